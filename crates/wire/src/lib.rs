@@ -1,0 +1,24 @@
+//! Sans-I/O codecs for IEC 61850 traffic and its IEC 62351-6 security extensions.
+//!
+//! Everything here works on byte slices: no sockets, clocks, threads or cryptography.
+//! Each protocol has its own module holding an owned `Repr` with `parse`, `buffer_len` and `emit`,
+//! and, where a caller needs to patch a field in place, a zero-copy view over `&[u8]`/`&mut [u8]`.
+//!
+//! # Panic contract
+//! No function in this crate panics on any input byte sequence. Parsers return
+//! [`Error`]; views check their length once (`new_checked`) after which no accessor panics.
+//! `emit` functions panic only if handed a buffer shorter than `buffer_len()` (a caller bug,
+//! never peer-controlled), and say so in their docs.
+
+pub mod ber;
+pub mod data;
+pub mod error;
+pub mod ethernet;
+pub mod goose;
+pub mod goose_frame;
+pub mod ip;
+pub mod l2_security;
+pub mod session;
+pub mod sv;
+
+pub use error::{Error, Result};
