@@ -1,1 +1,685 @@
-//! TODO
+//! BER tag-length-value reading and writing, restricted to what IEC 61850 needs.
+//!
+//! GOOSE (IEC 61850-8-1 Annex A), SV (IEC 61850-9-2 clause 8.5) and MMS (ISO 9506-2) are all
+//! encoded with the Basic Encoding Rules of ITU-T X.690. Their grammars only use tag numbers
+//! below 31, so every tag fits in one identifier octet (X.690 8.1.2.2); the high-tag-number
+//! form (low five bits all ones, X.690 8.1.2.4) is rejected rather than half-supported.
+//! Lengths are always definite (X.690 8.1.3.3/8.1.3.5); the indefinite form (8.1.3.6) and
+//! lengths of more than four octets are rejected because no IEC 61850 PDU needs them and a
+//! peer could otherwise make us reason about lengths beyond the address space.
+//!
+//! [`Reader`] borrows its input, never copies, and tracks the absolute offset of every value
+//! so that callers can patch fields (sequence numbers, MACs) in place. A bounded sub-reader
+//! ([`Reader::sub`], [`Tlv::reader`]) can never read past its parent's limit.
+
+use crate::{Error, Result};
+use core::ops::Range;
+
+/// Bit 6 of the identifier octet: the encoding is constructed (X.690 8.1.2.5).
+pub const CONSTRUCTED: u8 = 0x20;
+/// Class bits of a context-specific tag (X.690 8.1.2.2, Table 1).
+pub const CONTEXT: u8 = 0x80;
+/// Low five bits all ones: the high-tag-number form follows (X.690 8.1.2.4).
+const HIGH_TAG_FORM: u8 = 0x1f;
+/// The most length octets we accept after the 0x8n initial octet (X.690 8.1.3.5).
+pub const MAX_LENGTH_OCTETS: usize = 4;
+
+/// One tag-length-value element, borrowed from the input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tlv<'a> {
+    /// The single identifier octet.
+    pub tag: u8,
+    /// The contents octets.
+    pub value: &'a [u8],
+    /// Absolute offset of the identifier octet in the outermost buffer.
+    pub offset: usize,
+    /// Number of identifier plus length octets.
+    pub header_len: usize,
+}
+
+impl<'a> Tlv<'a> {
+    /// Absolute byte range of the contents octets.
+    pub fn value_range(&self) -> Range<usize> {
+        let start = self.offset + self.header_len;
+        start..start + self.value.len()
+    }
+
+    /// Absolute byte range of the whole element, identifier to last contents octet.
+    pub fn range(&self) -> Range<usize> {
+        self.offset..self.offset + self.header_len + self.value.len()
+    }
+
+    /// Whether the constructed bit is set (X.690 8.1.2.5).
+    pub fn is_constructed(&self) -> bool {
+        self.tag & CONSTRUCTED != 0
+    }
+
+    /// A reader over the contents, keeping absolute offsets.
+    pub fn reader(&self) -> Reader<'a> {
+        Reader {
+            buf: self.value,
+            pos: 0,
+            base: self.offset + self.header_len,
+        }
+    }
+}
+
+/// A borrowing cursor over BER-encoded bytes.
+#[derive(Debug, Clone)]
+pub struct Reader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+    /// Absolute offset of `buf[0]` in the outermost buffer.
+    base: usize,
+}
+
+impl<'a> Reader<'a> {
+    /// A reader over `buf`, whose first byte has absolute offset 0.
+    pub fn new(buf: &'a [u8]) -> Self {
+        Reader {
+            buf,
+            pos: 0,
+            base: 0,
+        }
+    }
+
+    /// A reader over `buf`, whose first byte has absolute offset `base`.
+    pub fn with_base(buf: &'a [u8], base: usize) -> Self {
+        Reader { buf, pos: 0, base }
+    }
+
+    /// Bytes not yet read.
+    pub fn remaining(&self) -> usize {
+        self.buf.len() - self.pos
+    }
+
+    /// Whether every byte has been read.
+    pub fn is_empty(&self) -> bool {
+        self.remaining() == 0
+    }
+
+    /// Absolute offset of the next byte to be read.
+    pub fn position(&self) -> usize {
+        self.base + self.pos
+    }
+
+    /// The unread bytes, without consuming them.
+    pub fn rest(&self) -> &'a [u8] {
+        &self.buf[self.pos..]
+    }
+
+    /// The identifier octet of the next element, if any.
+    pub fn peek_tag(&self) -> Option<u8> {
+        self.buf.get(self.pos).copied()
+    }
+
+    /// Consume exactly `len` raw bytes.
+    pub fn take(&mut self, len: usize, what: &'static str) -> Result<&'a [u8]> {
+        if len > self.remaining() {
+            return Err(Error::Truncated {
+                what,
+                need: len,
+                have: self.remaining(),
+            });
+        }
+        let out = &self.buf[self.pos..self.pos + len];
+        self.pos += len;
+        Ok(out)
+    }
+
+    /// A bounded reader over the next `len` bytes, which are consumed from `self`.
+    pub fn sub(&mut self, len: usize, what: &'static str) -> Result<Reader<'a>> {
+        let base = self.position();
+        let buf = self.take(len, what)?;
+        Ok(Reader { buf, pos: 0, base })
+    }
+
+    /// Fail with [`Error::TrailingBytes`] unless everything has been read.
+    pub fn expect_end(&self, what: &'static str) -> Result<()> {
+        match self.remaining() {
+            0 => Ok(()),
+            count => Err(Error::TrailingBytes { what, count }),
+        }
+    }
+
+    /// Read one element: identifier octet, definite length, contents.
+    pub fn read_tlv(&mut self, what: &'static str) -> Result<Tlv<'a>> {
+        let offset = self.position();
+        let start = self.pos;
+        let tag = *self.buf.get(self.pos).ok_or(Error::Truncated {
+            what,
+            need: 1,
+            have: 0,
+        })?;
+        if tag & HIGH_TAG_FORM == HIGH_TAG_FORM {
+            // X.690 8.1.2.4: tag numbers >= 31. No IEC 61850 grammar uses them.
+            return Err(Error::UnknownTag { what, tag });
+        }
+        self.pos += 1;
+        let len = match self.read_length(what) {
+            Ok(len) => len,
+            Err(e) => {
+                self.pos = start;
+                return Err(e);
+            }
+        };
+        let header_len = self.pos - start;
+        if len > self.remaining() {
+            let have = self.remaining();
+            self.pos = start;
+            return Err(Error::Truncated {
+                what,
+                need: len,
+                have,
+            });
+        }
+        let value = &self.buf[self.pos..self.pos + len];
+        self.pos += len;
+        Ok(Tlv {
+            tag,
+            value,
+            offset,
+            header_len,
+        })
+    }
+
+    /// Read one element and require its identifier octet to be `tag`.
+    pub fn read_expected(&mut self, tag: u8, what: &'static str) -> Result<Tlv<'a>> {
+        match self.peek_tag() {
+            Some(found) if found != tag => Err(Error::UnexpectedTag {
+                what,
+                expected: tag,
+                found,
+            }),
+            _ => self.read_tlv(what),
+        }
+    }
+
+    /// Read the next element only if its identifier octet is `tag`.
+    pub fn read_optional(&mut self, tag: u8, what: &'static str) -> Result<Option<Tlv<'a>>> {
+        if self.peek_tag() == Some(tag) {
+            self.read_tlv(what).map(Some)
+        } else {
+            Ok(None)
+        }
+    }
+
+    /// The length octets (X.690 8.1.3): short form below 128, long form with 1..=4 octets.
+    fn read_length(&mut self, what: &'static str) -> Result<usize> {
+        let first = *self.buf.get(self.pos).ok_or(Error::Truncated {
+            what,
+            need: 1,
+            have: 0,
+        })?;
+        self.pos += 1;
+        if first < 0x80 {
+            return Ok(first as usize);
+        }
+        let octets = (first & 0x7f) as usize;
+        if octets == 0 {
+            // X.690 8.1.3.6: indefinite form.
+            return Err(Error::IndefiniteLength { what });
+        }
+        if octets > MAX_LENGTH_OCTETS {
+            // Includes 0xFF, reserved by X.690 8.1.3.5 c).
+            return Err(Error::LengthTooLong { what, octets });
+        }
+        let bytes = self.take(octets, what)?;
+        // At most four octets, so this fits in u32 and therefore in usize on every
+        // platform this crate supports (16-bit targets are not among them).
+        let len = bytes.iter().fold(0u32, |acc, &b| (acc << 8) | b as u32);
+        usize::try_from(len).map_err(|_| Error::BadLength {
+            what,
+            value: usize::MAX,
+        })
+    }
+}
+
+/// Tracks the position of fields in an ASN.1 SEQUENCE so that a decoder can report a field
+/// that repeats ([`Error::DuplicateField`]) or comes before one it must follow
+/// ([`Error::OutOfOrder`]) (X.680 25: SEQUENCE components appear in definition order).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FieldOrder {
+    next: usize,
+}
+
+impl FieldOrder {
+    /// A tracker that has seen no field yet.
+    pub fn new() -> Self {
+        FieldOrder { next: 0 }
+    }
+
+    /// Record that field number `index` (its position in the SEQUENCE) was just read.
+    pub fn see(&mut self, index: usize, name: &'static str) -> Result<()> {
+        if index + 1 == self.next {
+            return Err(Error::DuplicateField(name));
+        }
+        if index < self.next {
+            return Err(Error::OutOfOrder(name));
+        }
+        self.next = index + 1;
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Writing
+// ---------------------------------------------------------------------------------------
+
+/// Number of length octets that [`write_len`] uses for `n` (X.690 8.1.3.4/8.1.3.5, minimal).
+pub fn encoded_len_len(n: usize) -> usize {
+    match n {
+        0..=0x7f => 1,
+        0x80..=0xff => 2,
+        0x100..=0xffff => 3,
+        0x1_0000..=0xff_ffff => 4,
+        _ => 5,
+    }
+}
+
+/// Total size of an element with `content_len` contents octets and a one-octet tag.
+pub fn tlv_len(content_len: usize) -> usize {
+    1 + encoded_len_len(content_len) + content_len
+}
+
+/// Big-endian bytes of `n` for the long form (at most four).
+fn long_len_bytes(n: usize) -> ([u8; 4], usize) {
+    let count = encoded_len_len(n) - 1;
+    // Lengths above u32::MAX cannot be represented in four octets. They cannot occur for
+    // any buffer this crate emits into (IEC 61850 frames are far below 64 KiB); saturating
+    // keeps this function total.
+    let v = u32::try_from(n).unwrap_or(u32::MAX);
+    (v.to_be_bytes(), count)
+}
+
+/// Append the minimal definite length octets for `n`.
+pub fn write_len(out: &mut Vec<u8>, n: usize) {
+    if n < 0x80 {
+        out.push(n as u8);
+    } else {
+        let (bytes, count) = long_len_bytes(n);
+        out.push(0x80 | count as u8);
+        out.extend_from_slice(&bytes[4 - count..]);
+    }
+}
+
+/// Append identifier and length octets for an element whose contents follow.
+pub fn write_header(out: &mut Vec<u8>, tag: u8, content_len: usize) {
+    out.push(tag);
+    write_len(out, content_len);
+}
+
+/// Append a whole primitive element.
+pub fn write_tlv(out: &mut Vec<u8>, tag: u8, value: &[u8]) {
+    write_header(out, tag, value.len());
+    out.extend_from_slice(value);
+}
+
+/// Write the minimal length octets for `n` into `buf` at `at`; returns the offset after them.
+///
+/// # Panics
+/// If `buf` is shorter than `at + encoded_len_len(n)` (a caller bug: size the buffer with
+/// `buffer_len` first).
+pub fn write_len_at(buf: &mut [u8], at: usize, n: usize) -> usize {
+    if n < 0x80 {
+        buf[at] = n as u8;
+        at + 1
+    } else {
+        let (bytes, count) = long_len_bytes(n);
+        buf[at] = 0x80 | count as u8;
+        buf[at + 1..at + 1 + count].copy_from_slice(&bytes[4 - count..]);
+        at + 1 + count
+    }
+}
+
+/// Write identifier and length octets into `buf` at `at`; returns the offset of the contents.
+///
+/// # Panics
+/// If `buf` is too short (a caller bug).
+pub fn write_header_at(buf: &mut [u8], at: usize, tag: u8, content_len: usize) -> usize {
+    buf[at] = tag;
+    write_len_at(buf, at + 1, content_len)
+}
+
+/// Write a whole primitive element into `buf` at `at`; returns the offset after it.
+///
+/// # Panics
+/// If `buf` is too short (a caller bug).
+pub fn write_tlv_at(buf: &mut [u8], at: usize, tag: u8, value: &[u8]) -> usize {
+    let start = write_header_at(buf, at, tag, value.len());
+    buf[start..start + value.len()].copy_from_slice(value);
+    start + value.len()
+}
+
+// ---------------------------------------------------------------------------------------
+// Integers (X.690 8.3) and booleans (X.690 8.2)
+// ---------------------------------------------------------------------------------------
+
+/// The contents octets of an encoded integer: at most nine (a u64 with its high bit set
+/// needs a leading zero octet to stay positive, X.690 8.3.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IntBytes {
+    buf: [u8; 9],
+    len: u8,
+}
+
+impl IntBytes {
+    /// Number of contents octets.
+    #[allow(clippy::len_without_is_empty)] // never empty: X.690 8.3.1
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+}
+
+impl AsRef<[u8]> for IntBytes {
+    fn as_ref(&self) -> &[u8] {
+        &self.buf[9 - self.len as usize..]
+    }
+}
+
+/// Minimal two's-complement contents octets of `v` (X.690 8.3.2: the first nine bits are
+/// never all equal).
+pub fn encode_i64(v: i64) -> IntBytes {
+    let mut buf = [0u8; 9];
+    let be = v.to_be_bytes();
+    buf[1..].copy_from_slice(&be);
+    buf[0] = if v < 0 { 0xff } else { 0 };
+    let mut start = 1;
+    while start < 8 {
+        let redundant = (buf[start] == 0x00 && buf[start + 1] & 0x80 == 0)
+            || (buf[start] == 0xff && buf[start + 1] & 0x80 != 0);
+        if !redundant {
+            break;
+        }
+        start += 1;
+    }
+    IntBytes {
+        buf,
+        len: (9 - start) as u8,
+    }
+}
+
+/// Minimal contents octets of the non-negative integer `v`, with a leading zero octet when
+/// the high bit would otherwise read as a sign (X.690 8.3.3).
+pub fn encode_u64(v: u64) -> IntBytes {
+    let mut buf = [0u8; 9];
+    buf[1..].copy_from_slice(&v.to_be_bytes());
+    let mut start = 0;
+    while start < 8 && buf[start] == 0 && buf[start + 1] & 0x80 == 0 {
+        start += 1;
+    }
+    IntBytes {
+        buf,
+        len: (9 - start) as u8,
+    }
+}
+
+/// Decode a two's-complement INTEGER of one to eight octets. Non-minimal encodings are
+/// accepted (BER allows them in practice; X.690 8.3.2 is a DER-style rule many IEDs break).
+pub fn decode_i64(bytes: &[u8], what: &'static str) -> Result<i64> {
+    if bytes.is_empty() {
+        // X.690 8.3.1: one or more octets.
+        return Err(Error::BadLength { what, value: 0 });
+    }
+    if bytes.len() > 8 {
+        return Err(Error::BadValue {
+            what,
+            detail: "integer wider than 64 bits",
+        });
+    }
+    let init: i64 = if bytes[0] & 0x80 != 0 { -1 } else { 0 };
+    Ok(bytes.iter().fold(init, |acc, &b| (acc << 8) | b as i64))
+}
+
+/// Decode a non-negative INTEGER of one to nine octets (nine only with a leading zero).
+pub fn decode_u64(bytes: &[u8], what: &'static str) -> Result<u64> {
+    if bytes.is_empty() {
+        return Err(Error::BadLength { what, value: 0 });
+    }
+    if bytes[0] & 0x80 != 0 {
+        return Err(Error::BadValue {
+            what,
+            detail: "negative value for an unsigned integer",
+        });
+    }
+    let digits = if bytes.len() == 9 {
+        if bytes[0] != 0 {
+            return Err(Error::BadValue {
+                what,
+                detail: "integer wider than 64 bits",
+            });
+        }
+        &bytes[1..]
+    } else if bytes.len() > 9 {
+        return Err(Error::BadValue {
+            what,
+            detail: "integer wider than 64 bits",
+        });
+    } else {
+        bytes
+    };
+    Ok(digits.iter().fold(0u64, |acc, &b| (acc << 8) | b as u64))
+}
+
+/// Decode a non-negative INTEGER that must fit in 32 bits (stNum, sqNum, confRev, ...).
+pub fn decode_u32(bytes: &[u8], what: &'static str) -> Result<u32> {
+    u32::try_from(decode_u64(bytes, what)?).map_err(|_| Error::BadValue {
+        what,
+        detail: "integer wider than 32 bits",
+    })
+}
+
+/// Decode a BOOLEAN: exactly one octet, zero is FALSE and anything else TRUE (X.690 8.2.2).
+pub fn decode_bool(bytes: &[u8], what: &'static str) -> Result<bool> {
+    match bytes {
+        [b] => Ok(*b != 0),
+        _ => Err(Error::BadLength {
+            what,
+            value: bytes.len(),
+        }),
+    }
+}
+
+/// The contents octet for a BOOLEAN. We write 0x01 for TRUE, as libiec61850 does on the wire;
+/// X.690 8.2.2 allows any non-zero value in BER (DER's 0xFF, X.690 11.1, is not required by
+/// IEC 61850-8-1).
+pub fn encode_bool(v: bool) -> u8 {
+    v as u8
+}
+
+/// Check that every octet is a VisibleString character, 0x20..=0x7E (X.680 41, ISO 646).
+pub fn visible_string(bytes: &[u8], what: &'static str) -> Result<String> {
+    if bytes.iter().all(|b| (0x20..=0x7e).contains(b)) {
+        // All ASCII, so this never allocates an error.
+        Ok(bytes.iter().map(|&b| b as char).collect())
+    } else {
+        Err(Error::BadValue {
+            what,
+            detail: "character outside VisibleString",
+        })
+    }
+}
+
+/// Whether `s` consists of VisibleString characters only (checked before emitting).
+pub fn is_visible(s: &str) -> bool {
+    s.bytes().all(|b| (0x20..=0x7e).contains(&b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn short_and_long_lengths() {
+        let mut r = Reader::new(&[0x80, 0x01, 0xaa, 0x81, 0x81, 0x02, 0x01, 0x02]);
+        let t = r.read_tlv("t").unwrap();
+        assert_eq!(
+            (t.tag, t.value, t.header_len, t.offset),
+            (0x80, &[0xaa][..], 2, 0)
+        );
+        let t = r.read_tlv("t").unwrap();
+        assert_eq!((t.tag, t.value, t.header_len), (0x81, &[0x01, 0x02][..], 3));
+        assert_eq!(t.value_range(), 6..8);
+        r.expect_end("t").unwrap();
+    }
+
+    #[test]
+    fn rejects_indefinite_high_tag_and_long_lengths() {
+        assert_eq!(
+            Reader::new(&[0x30, 0x80, 0, 0]).read_tlv("x"),
+            Err(Error::IndefiniteLength { what: "x" })
+        );
+        assert_eq!(
+            Reader::new(&[0x1f, 0x81, 0x01, 0x00]).read_tlv("x"),
+            Err(Error::UnknownTag {
+                what: "x",
+                tag: 0x1f
+            })
+        );
+        assert_eq!(
+            Reader::new(&[0x04, 0x85, 0, 0, 0, 0, 1, 0]).read_tlv("x"),
+            Err(Error::LengthTooLong {
+                what: "x",
+                octets: 5
+            })
+        );
+        assert!(matches!(
+            Reader::new(&[0x04, 0x84, 0xff, 0xff, 0xff, 0xff]).read_tlv("x"),
+            Err(Error::Truncated { .. })
+        ));
+        assert!(matches!(
+            Reader::new(&[0x04, 0x03, 1]).read_tlv("x"),
+            Err(Error::Truncated { .. })
+        ));
+        assert!(matches!(
+            Reader::new(&[0x04]).read_tlv("x"),
+            Err(Error::Truncated { .. })
+        ));
+    }
+
+    #[test]
+    fn sub_reader_is_bounded_and_keeps_offsets() {
+        let data = [0xa0, 0x03, 0x80, 0x01, 0x07, 0x81, 0x00];
+        let mut r = Reader::new(&data);
+        let outer = r.read_expected(0xa0, "outer").unwrap();
+        let mut inner = outer.reader();
+        let f = inner.read_expected(0x80, "f").unwrap();
+        assert_eq!(f.value_range(), 4..5);
+        inner.expect_end("outer").unwrap();
+        assert_eq!(
+            r.read_expected(0x80, "g"),
+            Err(Error::UnexpectedTag {
+                what: "g",
+                expected: 0x80,
+                found: 0x81
+            })
+        );
+        let mut s = Reader::new(&data).sub(2, "s").unwrap();
+        assert_eq!(
+            s.take(3, "s"),
+            Err(Error::Truncated {
+                what: "s",
+                need: 3,
+                have: 2
+            })
+        );
+        assert_eq!(s.position(), 0);
+    }
+
+    #[test]
+    fn integer_vectors() {
+        // X.690 8.3 examples and boundaries.
+        for (v, enc) in [
+            (0i64, &[0x00][..]),
+            (127, &[0x7f]),
+            (128, &[0x00, 0x80]),
+            (-128, &[0x80]),
+            (-129, &[0xff, 0x7f]),
+            (256, &[0x01, 0x00]),
+            (i64::MIN, &[0x80, 0, 0, 0, 0, 0, 0, 0]),
+            (i64::MAX, &[0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]),
+        ] {
+            assert_eq!(encode_i64(v).as_ref(), enc, "{v}");
+            assert_eq!(decode_i64(enc, "i").unwrap(), v);
+        }
+        assert_eq!(
+            encode_u64(u64::MAX).as_ref(),
+            &[0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]
+        );
+        assert_eq!(encode_u64(0x80).as_ref(), &[0x00, 0x80]);
+        assert_eq!(decode_u64(&[0, 0, 5], "u").unwrap(), 5);
+        assert!(decode_u64(&[0x80], "u").is_err());
+        assert!(decode_u64(&[1, 0, 0, 0, 0, 0, 0, 0, 0], "u").is_err());
+        assert!(decode_i64(&[0; 9], "i").is_err());
+        assert!(decode_i64(&[], "i").is_err());
+        assert_eq!(decode_i64(&[0xff, 0xff], "i").unwrap(), -1);
+        assert!(decode_u32(&[1, 0, 0, 0, 0], "u").is_err());
+    }
+
+    #[test]
+    fn field_order() {
+        let mut f = FieldOrder::new();
+        f.see(0, "a").unwrap();
+        f.see(2, "c").unwrap();
+        assert_eq!(f.see(2, "c"), Err(Error::DuplicateField("c")));
+        assert_eq!(f.see(1, "b"), Err(Error::OutOfOrder("b")));
+    }
+
+    proptest! {
+        #[test]
+        fn i64_round_trip(v: i64) {
+            let e = encode_i64(v);
+            prop_assert_eq!(decode_i64(e.as_ref(), "i").unwrap(), v);
+            // Minimal: no shorter encoding decodes to v.
+            if e.len() > 1 {
+                prop_assert!(!decode_i64(&e.as_ref()[1..], "i").is_ok_and(|w| w == v));
+            }
+        }
+
+        #[test]
+        fn u64_round_trip(v: u64) {
+            let e = encode_u64(v);
+            prop_assert_eq!(decode_u64(e.as_ref(), "u").unwrap(), v);
+            prop_assert_eq!(decode_i64(e.as_ref(), "i").ok().map(|x| x as u64).unwrap_or(v), v);
+        }
+
+        #[test]
+        fn tlv_round_trip(tag in (0u8..=0xff).prop_filter("single-octet tag", |t| t & 0x1f != 0x1f),
+                          value in proptest::collection::vec(any::<u8>(), 0..600)) {
+            let mut v = Vec::new();
+            write_tlv(&mut v, tag, &value);
+            prop_assert_eq!(v.len(), tlv_len(value.len()));
+            let mut buf = vec![0xa5; v.len()];
+            prop_assert_eq!(write_tlv_at(&mut buf, 0, tag, &value), v.len());
+            prop_assert_eq!(&buf, &v);
+            let mut r = Reader::new(&v);
+            let t = r.read_tlv("t").unwrap();
+            prop_assert_eq!(t.tag, tag);
+            prop_assert_eq!(t.value, &value[..]);
+            prop_assert!(r.expect_end("t").is_ok());
+        }
+
+        #[test]
+        fn len_round_trip(n in 0usize..0x0100_0000) {
+            let mut v = vec![0x04];
+            write_len(&mut v, n);
+            prop_assert_eq!(v.len(), 1 + encoded_len_len(n));
+            let mut body = v.clone();
+            body.resize(v.len() + n.min(4096), 0);
+            let r = Reader::new(&body).read_tlv("t");
+            if n <= 4096 { prop_assert_eq!(r.unwrap().value.len(), n); } else { prop_assert!(r.is_err()); }
+        }
+
+        #[test]
+        fn no_panic_on_arbitrary_bytes(data in proptest::collection::vec(any::<u8>(), 0..64)) {
+            let mut r = Reader::new(&data);
+            while let Ok(t) = r.read_tlv("x") {
+                let _ = t.reader().read_tlv("y");
+                if r.is_empty() { break; }
+            }
+            let _ = decode_i64(&data, "i");
+            let _ = decode_u64(&data, "u");
+        }
+    }
+}

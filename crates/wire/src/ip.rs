@@ -1,1 +1,557 @@
-//! TODO
+//! IPv4 (RFC 791) and UDP (RFC 768), as far as R-GOOSE and R-SV need them.
+//!
+//! IEC 61850-90-5 carries its session PDUs in UDP datagrams. gander has to find that payload
+//! in a captured Ethernet frame, and, after protecting or stripping a payload (which changes
+//! its size), rebuild the frame with correct IPv4 total length, header checksum, UDP length
+//! and UDP checksum (RFC 1071 one's-complement sum). IPv6 is not supported yet and is
+//! reported as such rather than misparsed.
+
+use crate::ethernet::{self, EthernetRepr, Frame};
+use crate::{Error, Result};
+use core::ops::Range;
+
+/// IP protocol number of UDP (IANA).
+pub const PROTOCOL_UDP: u8 = 17;
+/// Length of an IPv4 header without options.
+pub const IPV4_MIN_HEADER_LEN: usize = 20;
+/// Length of the UDP header.
+pub const UDP_HEADER_LEN: usize = 8;
+/// Default UDP port of R-GOOSE/R-SV (IEC 61850-90-5 uses ISO-TSAP port 102).
+pub const RGOOSE_PORT: u16 = 102;
+
+/// An IPv4 address.
+pub type Ipv4Address = [u8; 4];
+
+mod field {
+    use core::ops::Range;
+    pub const VER_IHL: usize = 0;
+    pub const TOTAL_LEN: Range<usize> = 2..4;
+    pub const FLAGS_FRAG: Range<usize> = 6..8;
+    pub const PROTOCOL: usize = 9;
+    pub const CHECKSUM: Range<usize> = 10..12;
+    pub const SRC: Range<usize> = 12..16;
+    pub const DST: Range<usize> = 16..20;
+
+    pub const UDP_SRC_PORT: Range<usize> = 0..2;
+    pub const UDP_DST_PORT: Range<usize> = 2..4;
+    pub const UDP_LEN: Range<usize> = 4..6;
+    pub const UDP_CHECKSUM: Range<usize> = 6..8;
+}
+
+fn be16(b: &[u8], r: Range<usize>) -> u16 {
+    u16::from_be_bytes([b[r.start], b[r.start + 1]])
+}
+
+/// The RFC 1071 one's-complement sum of `data` (odd length padded with a zero octet), folded
+/// to 16 bits but not complemented.
+pub fn ones_complement_sum(mut acc: u32, data: &[u8]) -> u32 {
+    let mut chunks = data.chunks_exact(2);
+    for c in &mut chunks {
+        acc += u16::from_be_bytes([c[0], c[1]]) as u32;
+        acc = (acc & 0xffff) + (acc >> 16);
+    }
+    if let [last] = chunks.remainder() {
+        acc += (*last as u32) << 8;
+    }
+    while acc > 0xffff {
+        acc = (acc & 0xffff) + (acc >> 16);
+    }
+    acc
+}
+
+/// The Internet checksum (RFC 1071) of `data`.
+pub fn checksum(data: &[u8]) -> u16 {
+    !(ones_complement_sum(0, data) as u16)
+}
+
+/// The UDP checksum over the IPv4 pseudo-header and `udp` (header with a zero checksum field,
+/// plus payload), RFC 768. A computed zero is sent as 0xFFFF, since zero means "no checksum".
+pub fn udp_checksum(src: Ipv4Address, dst: Ipv4Address, udp: &[u8]) -> u16 {
+    let mut acc = ones_complement_sum(0, &src);
+    acc = ones_complement_sum(acc, &dst);
+    acc += PROTOCOL_UDP as u32;
+    acc += (udp.len() as u32) & 0xffff;
+    acc = ones_complement_sum(acc, udp);
+    match !(acc as u16) {
+        0 => 0xffff,
+        c => c,
+    }
+}
+
+/// A zero-copy view of an IPv4 packet.
+#[derive(Debug, Clone)]
+pub struct Ipv4Packet<T: AsRef<[u8]>> {
+    buffer: T,
+}
+
+impl<T: AsRef<[u8]>> Ipv4Packet<T> {
+    /// Wrap a buffer and check version, header length and total length.
+    pub fn new_checked(buffer: T) -> Result<Self> {
+        let p = Ipv4Packet { buffer };
+        p.check_len()?;
+        Ok(p)
+    }
+
+    /// Check that the header and the `total_len` bytes it announces are present
+    /// (RFC 791 3.1); after success no accessor panics. Bytes beyond total length (Ethernet
+    /// padding) are allowed and ignored.
+    pub fn check_len(&self) -> Result<()> {
+        let b = self.buffer.as_ref();
+        if b.len() < IPV4_MIN_HEADER_LEN {
+            return Err(Error::Truncated {
+                what: "IPv4 header",
+                need: IPV4_MIN_HEADER_LEN,
+                have: b.len(),
+            });
+        }
+        if b[field::VER_IHL] >> 4 != 4 {
+            return Err(Error::NotUdp("IP version is not 4"));
+        }
+        let hl = self.header_len();
+        if hl < IPV4_MIN_HEADER_LEN {
+            return Err(Error::BadLength {
+                what: "IPv4 IHL",
+                value: hl,
+            });
+        }
+        let total = self.total_len() as usize;
+        if total < hl {
+            return Err(Error::BadLength {
+                what: "IPv4 total length",
+                value: total,
+            });
+        }
+        if total > b.len() {
+            return Err(Error::Truncated {
+                what: "IPv4 packet",
+                need: total,
+                have: b.len(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Header length in bytes (IHL x 4; options included).
+    pub fn header_len(&self) -> usize {
+        ((self.buffer.as_ref()[field::VER_IHL] & 0x0f) as usize) * 4
+    }
+
+    /// Total length field.
+    pub fn total_len(&self) -> u16 {
+        be16(self.buffer.as_ref(), field::TOTAL_LEN)
+    }
+
+    /// Whether this is a fragment (MF set or non-zero offset, RFC 791 3.1).
+    pub fn is_fragment(&self) -> bool {
+        be16(self.buffer.as_ref(), field::FLAGS_FRAG) & 0x3fff != 0
+    }
+
+    /// Protocol field.
+    pub fn protocol(&self) -> u8 {
+        self.buffer.as_ref()[field::PROTOCOL]
+    }
+
+    /// Header checksum field.
+    pub fn checksum(&self) -> u16 {
+        be16(self.buffer.as_ref(), field::CHECKSUM)
+    }
+
+    /// Whether the header checksum verifies (sum over the header is 0xFFFF, RFC 1071).
+    pub fn verify_checksum(&self) -> bool {
+        checksum(&self.buffer.as_ref()[..self.header_len()]) == 0
+    }
+
+    /// Source address.
+    pub fn src_addr(&self) -> Ipv4Address {
+        let mut a = [0; 4];
+        a.copy_from_slice(&self.buffer.as_ref()[field::SRC]);
+        a
+    }
+
+    /// Destination address.
+    pub fn dst_addr(&self) -> Ipv4Address {
+        let mut a = [0; 4];
+        a.copy_from_slice(&self.buffer.as_ref()[field::DST]);
+        a
+    }
+
+    /// The payload, bounded by the total length.
+    pub fn payload(&self) -> &[u8] {
+        &self.buffer.as_ref()[self.header_len()..self.total_len() as usize]
+    }
+}
+
+/// A zero-copy view of a UDP datagram.
+#[derive(Debug, Clone)]
+pub struct UdpPacket<T: AsRef<[u8]>> {
+    buffer: T,
+}
+
+impl<T: AsRef<[u8]>> UdpPacket<T> {
+    /// Wrap a buffer and check that the header and announced length fit.
+    pub fn new_checked(buffer: T) -> Result<Self> {
+        let p = UdpPacket { buffer };
+        let b = p.buffer.as_ref();
+        if b.len() < UDP_HEADER_LEN {
+            return Err(Error::Truncated {
+                what: "UDP header",
+                need: UDP_HEADER_LEN,
+                have: b.len(),
+            });
+        }
+        let len = p.len() as usize;
+        if len < UDP_HEADER_LEN {
+            return Err(Error::BadLength {
+                what: "UDP length",
+                value: len,
+            });
+        }
+        if len > b.len() {
+            return Err(Error::Truncated {
+                what: "UDP datagram",
+                need: len,
+                have: b.len(),
+            });
+        }
+        Ok(p)
+    }
+
+    /// Source port.
+    pub fn src_port(&self) -> u16 {
+        be16(self.buffer.as_ref(), field::UDP_SRC_PORT)
+    }
+
+    /// Destination port.
+    pub fn dst_port(&self) -> u16 {
+        be16(self.buffer.as_ref(), field::UDP_DST_PORT)
+    }
+
+    /// Length field (header plus payload).
+    #[allow(clippy::len_without_is_empty)]
+    pub fn len(&self) -> u16 {
+        be16(self.buffer.as_ref(), field::UDP_LEN)
+    }
+
+    /// Checksum field (0: not computed by the sender).
+    pub fn checksum(&self) -> u16 {
+        be16(self.buffer.as_ref(), field::UDP_CHECKSUM)
+    }
+
+    /// The payload, bounded by the length field.
+    pub fn payload(&self) -> &[u8] {
+        &self.buffer.as_ref()[UDP_HEADER_LEN..self.len() as usize]
+    }
+}
+
+/// Where the pieces of an Ethernet/IPv4/UDP frame are, and its addresses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UdpLocation {
+    pub eth: EthernetRepr,
+    /// Offset of the IPv4 header.
+    pub ip_offset: usize,
+    /// Offset of the UDP header.
+    pub udp_offset: usize,
+    /// Absolute range of the UDP payload.
+    pub payload: Range<usize>,
+    pub src_addr: Ipv4Address,
+    pub dst_addr: Ipv4Address,
+    pub src_port: u16,
+    pub dst_port: u16,
+    /// Whether the IPv4 header checksum verified.
+    pub ip_checksum_ok: bool,
+    /// Whether the UDP checksum verified (true when the sender sent none, RFC 768).
+    pub udp_checksum_ok: bool,
+}
+
+/// Find the UDP datagram in an Ethernet II frame (tagged or not).
+pub fn locate_udp(frame: &[u8]) -> Result<UdpLocation> {
+    let eth_frame = Frame::new_checked(frame)?;
+    let eth = EthernetRepr::parse(&eth_frame)?;
+    match eth.ethertype {
+        ethernet::ETHERTYPE_IPV4 => {}
+        ethernet::ETHERTYPE_IPV6 => return Err(Error::NotUdp("ipv6 not supported")),
+        _ => return Err(Error::NotUdp("not an IPv4 frame")),
+    }
+    let ip_offset = eth_frame.payload_offset();
+    let ip = Ipv4Packet::new_checked(&frame[ip_offset..])?;
+    if ip.protocol() != PROTOCOL_UDP {
+        return Err(Error::NotUdp("IPv4 protocol is not UDP"));
+    }
+    if ip.is_fragment() {
+        return Err(Error::NotUdp("fragmented IPv4 datagram"));
+    }
+    let udp_offset = ip_offset + ip.header_len();
+    let udp = UdpPacket::new_checked(ip.payload())?;
+    if udp.len() as usize != ip.payload().len() {
+        return Err(Error::BadLength {
+            what: "UDP length",
+            value: udp.len() as usize,
+        });
+    }
+    let udp_checksum_ok = udp.checksum() == 0 || {
+        let mut copy = ip.payload().to_vec();
+        copy[field::UDP_CHECKSUM].fill(0);
+        udp_checksum(ip.src_addr(), ip.dst_addr(), &copy) == udp.checksum()
+    };
+    let start = udp_offset + UDP_HEADER_LEN;
+    Ok(UdpLocation {
+        eth,
+        ip_offset,
+        udp_offset,
+        payload: start..start + udp.payload().len(),
+        src_addr: ip.src_addr(),
+        dst_addr: ip.dst_addr(),
+        src_port: udp.src_port(),
+        dst_port: udp.dst_port(),
+        ip_checksum_ok: ip.verify_checksum(),
+        udp_checksum_ok,
+    })
+}
+
+/// Rebuild `frame` with its UDP payload replaced by `new_payload`.
+///
+/// Ethernet, 802.1Q and IPv4 header bytes (options, TTL, identification, DSCP) are kept;
+/// the IPv4 total length and header checksum, the UDP length and the UDP checksum are
+/// recomputed. Ethernet padding after the old datagram is dropped (the sender's NIC pads).
+pub fn rewrite_udp_payload(frame: &[u8], new_payload: &[u8]) -> Result<Vec<u8>> {
+    let loc = locate_udp(frame)?;
+    let ip_header_len = loc.udp_offset - loc.ip_offset;
+    let udp_len = UDP_HEADER_LEN + new_payload.len();
+    let total = ip_header_len + udp_len;
+    if total > u16::MAX as usize {
+        return Err(Error::TooLarge {
+            what: "IPv4 datagram",
+        });
+    }
+    let mut out = Vec::with_capacity(loc.udp_offset + udp_len);
+    out.extend_from_slice(&frame[..loc.udp_offset + UDP_HEADER_LEN]);
+    out.extend_from_slice(new_payload);
+    finish_ipv4_udp(&mut out[loc.ip_offset..], ip_header_len);
+    Ok(out)
+}
+
+/// Fill in total length, header checksum, UDP length and UDP checksum of the IPv4 packet
+/// that fills `ip` exactly. The caller has checked that the sizes fit in 16 bits.
+fn finish_ipv4_udp(ip: &mut [u8], ip_header_len: usize) {
+    let total = ip.len() as u16;
+    ip[field::TOTAL_LEN].copy_from_slice(&total.to_be_bytes());
+    ip[field::CHECKSUM].fill(0);
+    let c = checksum(&ip[..ip_header_len]);
+    ip[field::CHECKSUM].copy_from_slice(&c.to_be_bytes());
+    let mut src = [0; 4];
+    src.copy_from_slice(&ip[field::SRC]);
+    let mut dst = [0; 4];
+    dst.copy_from_slice(&ip[field::DST]);
+    let udp = &mut ip[ip_header_len..];
+    let udp_len = udp.len() as u16;
+    udp[field::UDP_LEN].copy_from_slice(&udp_len.to_be_bytes());
+    udp[field::UDP_CHECKSUM].fill(0);
+    let c = udp_checksum(src, dst, udp);
+    udp[field::UDP_CHECKSUM].copy_from_slice(&c.to_be_bytes());
+}
+
+/// Everything needed to build an Ethernet/IPv4/UDP frame around a payload (for writing
+/// captures and for the UDP relay).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UdpFrameRepr {
+    /// Ethernet header; its `ethertype` is ignored and written as IPv4.
+    pub eth: EthernetRepr,
+    pub src_addr: Ipv4Address,
+    pub dst_addr: Ipv4Address,
+    pub src_port: u16,
+    pub dst_port: u16,
+    pub ttl: u8,
+    /// DSCP/ECN octet (IEC 61850-90-5 recommends a DSCP for priority).
+    pub tos: u8,
+    pub identification: u16,
+}
+
+impl UdpFrameRepr {
+    /// Read the header fields of an Ethernet/IPv4/UDP frame; returns them and the payload
+    /// range. IPv4 options are not represented, so [`UdpFrameRepr::emit`] drops them.
+    pub fn parse(frame: &[u8]) -> Result<(Self, Range<usize>)> {
+        let loc = locate_udp(frame)?;
+        let ip = &frame[loc.ip_offset..];
+        let repr = UdpFrameRepr {
+            eth: loc.eth,
+            src_addr: loc.src_addr,
+            dst_addr: loc.dst_addr,
+            src_port: loc.src_port,
+            dst_port: loc.dst_port,
+            ttl: ip[8],
+            tos: ip[1],
+            identification: be16(ip, 4..6),
+        };
+        Ok((repr, loc.payload))
+    }
+
+    /// Size of the frame for a payload of `payload_len` bytes.
+    pub fn buffer_len(&self, payload_len: usize) -> usize {
+        self.eth.buffer_len() + IPV4_MIN_HEADER_LEN + UDP_HEADER_LEN + payload_len
+    }
+
+    /// Build the frame (no options, DF set, no padding).
+    pub fn emit(&self, payload: &[u8]) -> Result<Vec<u8>> {
+        if IPV4_MIN_HEADER_LEN + UDP_HEADER_LEN + payload.len() > u16::MAX as usize {
+            return Err(Error::TooLarge {
+                what: "IPv4 datagram",
+            });
+        }
+        let mut out = vec![0u8; self.buffer_len(payload.len())];
+        let eth = EthernetRepr {
+            ethertype: ethernet::ETHERTYPE_IPV4,
+            ..self.eth
+        };
+        let ip_offset = eth.emit(&mut out);
+        let ip = &mut out[ip_offset..];
+        ip[field::VER_IHL] = 0x45;
+        ip[1] = self.tos;
+        ip[4..6].copy_from_slice(&self.identification.to_be_bytes());
+        ip[field::FLAGS_FRAG].copy_from_slice(&0x4000u16.to_be_bytes());
+        ip[8] = self.ttl;
+        ip[field::PROTOCOL] = PROTOCOL_UDP;
+        ip[field::SRC].copy_from_slice(&self.src_addr);
+        ip[field::DST].copy_from_slice(&self.dst_addr);
+        let udp = &mut ip[IPV4_MIN_HEADER_LEN..];
+        udp[field::UDP_SRC_PORT].copy_from_slice(&self.src_port.to_be_bytes());
+        udp[field::UDP_DST_PORT].copy_from_slice(&self.dst_port.to_be_bytes());
+        udp[UDP_HEADER_LEN..].copy_from_slice(payload);
+        finish_ipv4_udp(ip, IPV4_MIN_HEADER_LEN);
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ethernet::tests::arb_vlan;
+    use proptest::prelude::*;
+
+    /// slipz/RPi-Gateway `packet_hmacSHA256_80.bin` (rgoose-vectors.txt): a real capture
+    /// with valid IPv4 and UDP checksums.
+    const GW_FRAME: &str = "2c600cd50a8a00232414a2270800450001668b0c400040112923c0a80203c0a80204bda8006601521dbc0140a0118011000001403ba4c73e000100000000000000010000000000000122830003e8011a61820114802973696d706c65494f47656e65726963494f2f4c4c4e3024474f24676362416e616c6f6756616c756573810100822373696d706c65494f47656e65726963494f2f4c4c4e3024416e616c6f6756616c756573832973696d706c65494f47656e65726963494f2f4c4c4e3024474f24676362416e616c6f6756616c75657384085eec1a858666660a8501018601008701008801018901008a0114ab78850204d28c06000000000000850204d28c06000000000000850204d28c06000000000000850204d28c06000000000000850204d28c06000000000000850204d28c06000000000000850204d28c06000000000000850204d28c06000000000000850204d28c06000000000000850204d28c06000000000000850adeff696b712cc4e2fce0";
+
+    #[test]
+    fn locate_real_frame() {
+        let f = hex::decode(GW_FRAME).unwrap();
+        let loc = locate_udp(&f).unwrap();
+        assert_eq!(loc.src_addr, [192, 168, 2, 3]);
+        assert_eq!(loc.dst_addr, [192, 168, 2, 4]);
+        assert_eq!(loc.dst_port, RGOOSE_PORT);
+        assert_eq!((loc.ip_offset, loc.udp_offset), (14, 34));
+        assert_eq!(&f[loc.payload.clone()][..2], &[0x01, 0x40]);
+        assert_eq!(loc.payload.end, f.len());
+        assert!(loc.ip_checksum_ok && loc.udp_checksum_ok);
+    }
+
+    #[test]
+    fn rewrite_keeps_headers_and_fixes_checksums() {
+        let f = hex::decode(GW_FRAME).unwrap();
+        let loc = locate_udp(&f).unwrap();
+        // Same payload: byte-identical frame.
+        assert_eq!(rewrite_udp_payload(&f, &f[loc.payload.clone()]).unwrap(), f);
+        // Shorter payload: lengths and checksums fixed, headers kept.
+        let g = rewrite_udp_payload(&f, b"\x01\x40hello").unwrap();
+        let l2 = locate_udp(&g).unwrap();
+        assert_eq!(&g[l2.payload.clone()], b"\x01\x40hello");
+        assert!(l2.ip_checksum_ok && l2.udp_checksum_ok);
+        assert_eq!(&g[..16], &f[..16]);
+        assert_eq!(&g[18..24], &f[18..24]);
+        assert_eq!(&g[26..34], &f[26..34]);
+        assert!(rewrite_udp_payload(&f, &vec![0; 70_000]).is_err());
+    }
+
+    #[test]
+    fn ipv6_and_fragments_rejected() {
+        let mut f = hex::decode(GW_FRAME).unwrap();
+        f[12..14].copy_from_slice(&[0x86, 0xdd]);
+        assert_eq!(locate_udp(&f), Err(Error::NotUdp("ipv6 not supported")));
+        let mut f = hex::decode(GW_FRAME).unwrap();
+        f[20] = 0x20; // MF
+        assert_eq!(
+            locate_udp(&f),
+            Err(Error::NotUdp("fragmented IPv4 datagram"))
+        );
+    }
+
+    #[test]
+    fn options_are_kept() {
+        let repr = UdpFrameRepr {
+            eth: EthernetRepr {
+                dst: [1; 6],
+                src: [2; 6],
+                vlan: None,
+                ethertype: 0,
+            },
+            src_addr: [10, 0, 0, 1],
+            dst_addr: [10, 0, 0, 2],
+            src_port: 1000,
+            dst_port: 102,
+            ttl: 64,
+            tos: 0,
+            identification: 7,
+        };
+        let f = repr.emit(b"abc").unwrap();
+        // Insert a 4-byte NOP option block by hand: IHL 6.
+        let mut g = f[..34].to_vec();
+        g[14] = 0x46;
+        g.extend_from_slice(&[1, 1, 1, 0]);
+        g.extend_from_slice(&f[34..]);
+        let g = rewrite_udp_payload_unchecked_lengths(g);
+        let loc = locate_udp(&g).unwrap();
+        assert_eq!(loc.udp_offset, 38);
+        assert_eq!(&g[loc.payload.clone()], b"abc");
+        let h = rewrite_udp_payload(&g, b"abcdef").unwrap();
+        assert_eq!(&h[34..38], &[1, 1, 1, 0]);
+        assert!(locate_udp(&h).unwrap().ip_checksum_ok);
+    }
+
+    fn rewrite_udp_payload_unchecked_lengths(mut g: Vec<u8>) -> Vec<u8> {
+        let hl = ((g[14] & 0xf) * 4) as usize;
+        finish_ipv4_udp(&mut g[14..], hl);
+        g
+    }
+
+    #[test]
+    fn checksum_rfc1071_example() {
+        // RFC 1071 section 3 example: sum of 0001 f203 f4f5 f6f7 is 0xddf2.
+        assert_eq!(
+            ones_complement_sum(0, &[0x00, 0x01, 0xf2, 0x03, 0xf4, 0xf5, 0xf6, 0xf7]),
+            0xddf2
+        );
+    }
+
+    proptest! {
+        #[test]
+        fn build_parse_round_trip(dst: [u8; 6], src: [u8; 6], vlan in arb_vlan(),
+                                  sa: [u8; 4], da: [u8; 4], sp: u16, dp: u16, ttl: u8, tos: u8, id: u16,
+                                  payload in proptest::collection::vec(any::<u8>(), 0..300)) {
+            let repr = UdpFrameRepr {
+                eth: EthernetRepr { dst, src, vlan, ethertype: ethernet::ETHERTYPE_IPV4 },
+                src_addr: sa, dst_addr: da, src_port: sp, dst_port: dp, ttl, tos, identification: id,
+            };
+            let f = repr.emit(&payload).unwrap();
+            prop_assert_eq!(f.len(), repr.buffer_len(payload.len()));
+            let (p, range) = UdpFrameRepr::parse(&f).unwrap();
+            prop_assert_eq!(p, repr);
+            prop_assert_eq!(&f[range], &payload[..]);
+            let loc = locate_udp(&f).unwrap();
+            prop_assert!(loc.ip_checksum_ok && loc.udp_checksum_ok);
+            // Canonical frames re-emit identically.
+            prop_assert_eq!(p.emit(&payload).unwrap(), f);
+        }
+
+        #[test]
+        fn no_panic_on_arbitrary_bytes(mut data in proptest::collection::vec(any::<u8>(), 0..80), tag: bool) {
+            if data.len() > 14 {
+                data[12] = 0x08;
+                data[13] = 0x00;
+                if tag { data[12] = 0x81; }
+            }
+            if data.len() > 14 { data[14] = 0x45 | (data[14] & 0x0f); }
+            let _ = locate_udp(&data);
+            let _ = rewrite_udp_payload(&data, b"x");
+            let _ = UdpFrameRepr::parse(&data);
+        }
+    }
+}
