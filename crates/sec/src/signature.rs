@@ -1,1 +1,579 @@
-//! TODO
+//! Digital signatures for IEC 62351-6 (GOOSE/R-GOOSE signature option) and for the PKI parts
+//! of the measurement platform: RSASSA-PKCS1-v1_5 and RSASSA-PSS with SHA-256 (RFC 8017 §8.2,
+//! §8.1), ECDSA over P-256 with SHA-256 (FIPS 186-5 §6, SEC 1) and Ed25519 (RFC 8032 §5.1).
+//!
+//! All through the system OpenSSL (3.x) with the `openssl` crate.
+//!
+//! Encodings:
+//! * RSA signatures are the big-endian integer of the modulus' length (RFC 8017 §5.2.1 I2OSP).
+//! * ECDSA signatures are **DER** (`ECDSA-Sig-Value ::= SEQUENCE { r INTEGER, s INTEGER }`,
+//!   RFC 5480 §2.2 / X9.62), as X.509 and TLS carry them; [`SigningKey::sign`] produces and
+//!   [`VerifyingKey::verify`] accepts only that (strict DER: BER variants are rejected). For
+//!   a fixed-length field, as suits a GOOSE frame, convert with [`ecdsa_der_to_raw`] and
+//!   [`ecdsa_raw_to_der`]: `r || s`, 32 bytes each, big-endian (IEEE P1363 / RFC 7518 §3.4).
+//! * Ed25519 signatures are the 64 bytes `R || S` of RFC 8032 §5.1.6.
+//!
+//! RSASSA-PSS uses SHA-256 for both the message hash and MGF1 (RFC 8017 §B.2.1) and a salt of
+//! 32 bytes (the hash length, RFC 8017 §9.1 note 4) unless set otherwise with
+//! [`SigningKey::with_pss_salt_len`] / [`VerifyingKey::with_pss_salt_len`]; the verifier
+//! insists on the configured salt length.
+
+use core::fmt;
+use core::str::FromStr;
+
+use openssl::bn::BigNum;
+use openssl::ec::{EcGroup, EcKey, EcPoint, PointConversionForm};
+use openssl::ecdsa::EcdsaSig;
+use openssl::hash::MessageDigest;
+use openssl::nid::Nid;
+use openssl::pkey::{HasPublic, Id, PKey, PKeyRef, Private, Public};
+use openssl::rsa::{Padding, Rsa};
+use openssl::sign::{RsaPssSaltlen, Signer, Verifier};
+use zeroize::Zeroizing;
+
+use crate::algorithm::UnknownAlgorithm;
+use crate::provider::CryptoError;
+
+/// A signature algorithm, named as in key and scenario files.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SignatureAlgorithm {
+    /// RSASSA-PKCS1-v1_5 with SHA-256 (RFC 8017 §8.2).
+    RsaPkcs1v15Sha256,
+    /// RSASSA-PSS with SHA-256, MGF1-SHA-256 (RFC 8017 §8.1), salt length 32 by default.
+    RsaPssSha256,
+    /// ECDSA over NIST P-256 with SHA-256 (FIPS 186-5 §6.4), DER-encoded signatures.
+    EcdsaP256Sha256,
+    /// Ed25519 (RFC 8032 §5.1), pure (no pre-hash).
+    Ed25519,
+}
+
+impl SignatureAlgorithm {
+    /// Every algorithm.
+    pub const ALL: [SignatureAlgorithm; 4] = [
+        SignatureAlgorithm::RsaPkcs1v15Sha256,
+        SignatureAlgorithm::RsaPssSha256,
+        SignatureAlgorithm::EcdsaP256Sha256,
+        SignatureAlgorithm::Ed25519,
+    ];
+
+    /// The name used in files and on the command line.
+    pub const fn name(self) -> &'static str {
+        match self {
+            SignatureAlgorithm::RsaPkcs1v15Sha256 => "rsassa-pkcs1-v1_5-sha256",
+            SignatureAlgorithm::RsaPssSha256 => "rsassa-pss-sha256",
+            SignatureAlgorithm::EcdsaP256Sha256 => "ecdsa-p256-sha256",
+            SignatureAlgorithm::Ed25519 => "ed25519",
+        }
+    }
+
+    /// Whether the key is an RSA key (and `rsa_bits` matters in [`SigningKey::generate`]).
+    pub const fn is_rsa(self) -> bool {
+        matches!(
+            self,
+            SignatureAlgorithm::RsaPkcs1v15Sha256 | SignatureAlgorithm::RsaPssSha256
+        )
+    }
+}
+
+impl fmt::Display for SignatureAlgorithm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for SignatureAlgorithm {
+    type Err = UnknownAlgorithm;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let want = s.trim().to_ascii_lowercase();
+        Self::ALL
+            .iter()
+            .copied()
+            .find(|a| a.name() == want)
+            .ok_or_else(|| UnknownAlgorithm {
+                name: s.to_string(),
+                known: Self::ALL
+                    .iter()
+                    .map(|a| a.name())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })
+    }
+}
+
+/// Smallest RSA modulus accepted, for signing and verifying keys (bits).
+pub const RSA_MIN_BITS: u32 = 1024;
+/// Largest RSA modulus [`SigningKey::generate`] makes (OpenSSL's own limit).
+pub const RSA_MAX_BITS: u32 = 16384;
+/// Default RSASSA-PSS salt length: the SHA-256 output length (RFC 8017 §9.1, note 4).
+pub const PSS_DEFAULT_SALT_LEN: usize = 32;
+/// Length of a raw `r || s` ECDSA P-256 signature.
+pub const ECDSA_P256_RAW_LEN: usize = 64;
+/// Longest DER encoding of an ECDSA P-256 signature (two 33-byte INTEGERs in a SEQUENCE).
+pub const ECDSA_P256_DER_MAX_LEN: usize = 72;
+/// Length of an Ed25519 signature (RFC 8032 §5.1.6).
+pub const ED25519_SIG_LEN: usize = 64;
+
+fn backend(e: openssl::error::ErrorStack) -> CryptoError {
+    CryptoError::Backend(format!("openssl: {e}"))
+}
+
+fn p256() -> Result<EcGroup, CryptoError> {
+    EcGroup::from_curve_name(Nid::X9_62_PRIME256V1).map_err(backend)
+}
+
+/// Checks that `pkey` is the kind of key `alg` needs: RSA of at least [`RSA_MIN_BITS`], EC on
+/// P-256, or Ed25519.
+fn check_key_type<T: HasPublic>(
+    alg: SignatureAlgorithm,
+    pkey: &PKeyRef<T>,
+) -> Result<(), CryptoError> {
+    let ok = match alg {
+        SignatureAlgorithm::RsaPkcs1v15Sha256 | SignatureAlgorithm::RsaPssSha256 => {
+            if pkey.id() == Id::RSA && pkey.bits() < RSA_MIN_BITS {
+                return Err(CryptoError::BadKeyLength {
+                    alg: alg.name(),
+                    expected: "an RSA modulus of at least 1024 bits (128 bytes)",
+                    got: pkey.size(),
+                });
+            }
+            pkey.id() == Id::RSA
+        }
+        SignatureAlgorithm::EcdsaP256Sha256 => {
+            pkey.id() == Id::EC
+                && pkey.ec_key().map_err(backend)?.group().curve_name()
+                    == Some(Nid::X9_62_PRIME256V1)
+        }
+        SignatureAlgorithm::Ed25519 => pkey.id() == Id::ED25519,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(CryptoError::Backend(format!(
+            "key is not a {} key (OpenSSL key type {:?})",
+            alg.name(),
+            pkey.id()
+        )))
+    }
+}
+
+fn pss_saltlen(len: usize) -> Result<RsaPssSaltlen, CryptoError> {
+    i32::try_from(len)
+        .map(RsaPssSaltlen::custom)
+        .map_err(|_| CryptoError::Backend(format!("PSS salt length {len} too large")))
+}
+
+/// A private key for one signature algorithm.
+pub struct SigningKey {
+    alg: SignatureAlgorithm,
+    pkey: PKey<Private>,
+    pss_salt_len: usize,
+}
+
+impl fmt::Debug for SigningKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SigningKey")
+            .field("alg", &self.alg)
+            .field("bits", &self.pkey.bits())
+            .finish_non_exhaustive()
+    }
+}
+
+impl SigningKey {
+    /// Generates a fresh key. `rsa_bits` is the RSA modulus size (1024, 2048, 3072, 4096, ...;
+    /// below [`RSA_MIN_BITS`] or above [`RSA_MAX_BITS`] is refused) and is ignored for ECDSA
+    /// and Ed25519. RSA keys use the public exponent 65537.
+    pub fn generate(alg: SignatureAlgorithm, rsa_bits: u32) -> Result<Self, CryptoError> {
+        let pkey = match alg {
+            SignatureAlgorithm::RsaPkcs1v15Sha256 | SignatureAlgorithm::RsaPssSha256 => {
+                if !(RSA_MIN_BITS..=RSA_MAX_BITS).contains(&rsa_bits) {
+                    return Err(CryptoError::BadKeyLength {
+                        alg: alg.name(),
+                        expected: "an RSA modulus of 1024..=16384 bits",
+                        got: (rsa_bits / 8) as usize,
+                    });
+                }
+                PKey::from_rsa(Rsa::generate(rsa_bits).map_err(backend)?).map_err(backend)?
+            }
+            SignatureAlgorithm::EcdsaP256Sha256 => {
+                let group = p256()?;
+                PKey::from_ec_key(EcKey::generate(&group).map_err(backend)?).map_err(backend)?
+            }
+            SignatureAlgorithm::Ed25519 => PKey::generate_ed25519().map_err(backend)?,
+        };
+        Ok(SigningKey {
+            alg,
+            pkey,
+            pss_salt_len: PSS_DEFAULT_SALT_LEN,
+        })
+    }
+
+    /// Reads a private key from PEM: PKCS#8 (`BEGIN PRIVATE KEY`, RFC 5958), which
+    /// [`Self::to_pkcs8_pem`] writes; OpenSSL's traditional `BEGIN RSA/EC PRIVATE KEY` forms are
+    /// accepted too. Encrypted PEM is refused. The key must fit `alg`.
+    pub fn from_pkcs8_pem(alg: SignatureAlgorithm, pem: &[u8]) -> Result<Self, CryptoError> {
+        let pkey = PKey::private_key_from_pem_callback(pem, |_| Ok(0)).map_err(backend)?;
+        check_key_type(alg, &pkey)?;
+        Ok(SigningKey {
+            alg,
+            pkey,
+            pss_salt_len: PSS_DEFAULT_SALT_LEN,
+        })
+    }
+
+    /// Reads a PKCS#8 DER private key (RFC 5958 `OneAsymmetricKey`).
+    pub fn from_pkcs8_der(alg: SignatureAlgorithm, der: &[u8]) -> Result<Self, CryptoError> {
+        let pkey = PKey::private_key_from_pkcs8(der).map_err(backend)?;
+        check_key_type(alg, &pkey)?;
+        Ok(SigningKey {
+            alg,
+            pkey,
+            pss_salt_len: PSS_DEFAULT_SALT_LEN,
+        })
+    }
+
+    /// An Ed25519 key from its 32-byte private seed (RFC 8032 §5.1.5). Other algorithms have
+    /// no raw private form here.
+    pub fn from_raw(alg: SignatureAlgorithm, seed: &[u8]) -> Result<Self, CryptoError> {
+        if alg != SignatureAlgorithm::Ed25519 {
+            return Err(CryptoError::Unsupported(alg.name()));
+        }
+        if seed.len() != 32 {
+            return Err(CryptoError::BadKeyLength {
+                alg: alg.name(),
+                expected: "32",
+                got: seed.len(),
+            });
+        }
+        let pkey = PKey::private_key_from_raw_bytes(seed, Id::ED25519).map_err(backend)?;
+        Ok(SigningKey {
+            alg,
+            pkey,
+            pss_salt_len: PSS_DEFAULT_SALT_LEN,
+        })
+    }
+
+    /// Writes the key as unencrypted PKCS#8 PEM; the buffer is wiped when dropped.
+    pub fn to_pkcs8_pem(&self) -> Result<Zeroizing<String>, CryptoError> {
+        let pem = Zeroizing::new(self.pkey.private_key_to_pem_pkcs8().map_err(backend)?);
+        String::from_utf8(pem.to_vec())
+            .map(Zeroizing::new)
+            .map_err(|_| CryptoError::Backend("PEM is not UTF-8".into()))
+    }
+
+    /// Sets the RSASSA-PSS salt length used by [`Self::sign`] (default 32; ignored by the other
+    /// algorithms). The matching [`VerifyingKey`] from [`Self::verifying_key`] inherits it.
+    pub fn with_pss_salt_len(mut self, salt_len: usize) -> Self {
+        self.pss_salt_len = salt_len;
+        self
+    }
+
+    /// The algorithm this key signs with.
+    pub fn algorithm(&self) -> SignatureAlgorithm {
+        self.alg
+    }
+
+    /// RSA modulus size or curve size in bits.
+    pub fn bits(&self) -> u32 {
+        self.pkey.bits()
+    }
+
+    /// Signature length in bytes: the modulus length for RSA, 64 for Ed25519, and for ECDSA the
+    /// *maximum* DER length (72); an actual DER signature may be a few bytes shorter, its raw
+    /// form is always [`ECDSA_P256_RAW_LEN`].
+    pub fn signature_len(&self) -> usize {
+        match self.alg {
+            SignatureAlgorithm::EcdsaP256Sha256 => ECDSA_P256_DER_MAX_LEN,
+            SignatureAlgorithm::Ed25519 => ED25519_SIG_LEN,
+            _ => self.pkey.size(),
+        }
+    }
+
+    /// Signs `msg` (hashing it with SHA-256 first, except Ed25519 which signs the message
+    /// itself). ECDSA signatures are DER; see the module documentation.
+    pub fn sign(&self, msg: &[u8]) -> Result<Vec<u8>, CryptoError> {
+        let mut signer = match self.alg {
+            SignatureAlgorithm::Ed25519 => Signer::new_without_digest(&self.pkey),
+            _ => Signer::new(MessageDigest::sha256(), &self.pkey),
+        }
+        .map_err(backend)?;
+        match self.alg {
+            SignatureAlgorithm::RsaPkcs1v15Sha256 => {
+                signer.set_rsa_padding(Padding::PKCS1).map_err(backend)?
+            }
+            SignatureAlgorithm::RsaPssSha256 => {
+                signer
+                    .set_rsa_padding(Padding::PKCS1_PSS)
+                    .map_err(backend)?;
+                signer
+                    .set_rsa_pss_saltlen(pss_saltlen(self.pss_salt_len)?)
+                    .map_err(backend)?;
+                signer
+                    .set_rsa_mgf1_md(MessageDigest::sha256())
+                    .map_err(backend)?;
+            }
+            _ => {}
+        }
+        signer.sign_oneshot_to_vec(msg).map_err(backend)
+    }
+
+    /// The public half, with this key's algorithm and PSS salt length.
+    pub fn verifying_key(&self) -> Result<VerifyingKey, CryptoError> {
+        let der = self.pkey.public_key_to_der().map_err(backend)?;
+        Ok(VerifyingKey::from_spki_der(self.alg, &der)?.with_pss_salt_len(self.pss_salt_len))
+    }
+}
+
+/// A public key for one signature algorithm.
+#[derive(Clone)]
+pub struct VerifyingKey {
+    alg: SignatureAlgorithm,
+    pkey: PKey<Public>,
+    pss_salt_len: usize,
+}
+
+impl fmt::Debug for VerifyingKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("VerifyingKey")
+            .field("alg", &self.alg)
+            .field("bits", &self.pkey.bits())
+            .field("pss_salt_len", &self.pss_salt_len)
+            .finish()
+    }
+}
+
+impl VerifyingKey {
+    fn new(alg: SignatureAlgorithm, pkey: PKey<Public>) -> Result<Self, CryptoError> {
+        check_key_type(alg, &pkey)?;
+        Ok(VerifyingKey {
+            alg,
+            pkey,
+            pss_salt_len: PSS_DEFAULT_SALT_LEN,
+        })
+    }
+
+    /// Reads an X.509 `SubjectPublicKeyInfo` in PEM (`BEGIN PUBLIC KEY`, RFC 5280 §4.1.2.7).
+    pub fn from_spki_pem(alg: SignatureAlgorithm, pem: &[u8]) -> Result<Self, CryptoError> {
+        Self::new(alg, PKey::public_key_from_pem(pem).map_err(backend)?)
+    }
+
+    /// Reads a DER `SubjectPublicKeyInfo`.
+    pub fn from_spki_der(alg: SignatureAlgorithm, der: &[u8]) -> Result<Self, CryptoError> {
+        Self::new(alg, PKey::public_key_from_der(der).map_err(backend)?)
+    }
+
+    /// A key from its raw form: the 32-byte Ed25519 public key (RFC 8032 §5.1.5), or for ECDSA
+    /// a SEC 1 §2.3.3 P-256 point (65 bytes uncompressed or 33 compressed). RSA has none.
+    pub fn from_raw(alg: SignatureAlgorithm, raw: &[u8]) -> Result<Self, CryptoError> {
+        match alg {
+            SignatureAlgorithm::Ed25519 => {
+                if raw.len() != 32 {
+                    return Err(CryptoError::BadKeyLength {
+                        alg: alg.name(),
+                        expected: "32",
+                        got: raw.len(),
+                    });
+                }
+                Self::new(
+                    alg,
+                    PKey::public_key_from_raw_bytes(raw, Id::ED25519).map_err(backend)?,
+                )
+            }
+            SignatureAlgorithm::EcdsaP256Sha256 => {
+                if raw.len() != 65 && raw.len() != 33 {
+                    return Err(CryptoError::BadKeyLength {
+                        alg: alg.name(),
+                        expected: "65 or 33",
+                        got: raw.len(),
+                    });
+                }
+                let group = p256()?;
+                let mut ctx = openssl::bn::BigNumContext::new().map_err(backend)?;
+                let point = EcPoint::from_bytes(&group, raw, &mut ctx).map_err(backend)?;
+                let ec = EcKey::from_public_key(&group, &point).map_err(backend)?;
+                ec.check_key().map_err(backend)?;
+                Self::new(alg, PKey::from_ec_key(ec).map_err(backend)?)
+            }
+            _ => Err(CryptoError::Unsupported(alg.name())),
+        }
+    }
+
+    /// The raw public key: 32 bytes for Ed25519, the 65-byte uncompressed point for ECDSA.
+    pub fn to_raw(&self) -> Result<Vec<u8>, CryptoError> {
+        match self.alg {
+            SignatureAlgorithm::Ed25519 => self.pkey.raw_public_key().map_err(backend),
+            SignatureAlgorithm::EcdsaP256Sha256 => {
+                let ec = self.pkey.ec_key().map_err(backend)?;
+                let mut ctx = openssl::bn::BigNumContext::new().map_err(backend)?;
+                ec.public_key()
+                    .to_bytes(ec.group(), PointConversionForm::UNCOMPRESSED, &mut ctx)
+                    .map_err(backend)
+            }
+            _ => Err(CryptoError::Unsupported(self.alg.name())),
+        }
+    }
+
+    /// The DER `SubjectPublicKeyInfo`.
+    pub fn to_spki_der(&self) -> Result<Vec<u8>, CryptoError> {
+        self.pkey.public_key_to_der().map_err(backend)
+    }
+
+    /// The PEM `SubjectPublicKeyInfo`.
+    pub fn to_spki_pem(&self) -> Result<String, CryptoError> {
+        let pem = self.pkey.public_key_to_pem().map_err(backend)?;
+        String::from_utf8(pem).map_err(|_| CryptoError::Backend("PEM is not UTF-8".into()))
+    }
+
+    /// Sets the RSASSA-PSS salt length the verifier requires (default 32, the SHA-256 length;
+    /// RFC 8017 §9.1.2 step 10 needs the verifier to know it). Ignored by other algorithms.
+    pub fn with_pss_salt_len(mut self, salt_len: usize) -> Self {
+        self.pss_salt_len = salt_len;
+        self
+    }
+
+    /// The RSASSA-PSS salt length in force.
+    pub fn pss_salt_len(&self) -> usize {
+        self.pss_salt_len
+    }
+
+    /// The algorithm this key verifies.
+    pub fn algorithm(&self) -> SignatureAlgorithm {
+        self.alg
+    }
+
+    /// RSA modulus size or curve size in bits.
+    pub fn bits(&self) -> u32 {
+        self.pkey.bits()
+    }
+
+    /// Verifies `sig` over `msg`. Any failure, malformed signatures included, is
+    /// [`CryptoError::VerifyFailed`]; only a failure to set up the check is `Backend`.
+    pub fn verify(&self, msg: &[u8], sig: &[u8]) -> Result<(), CryptoError> {
+        let mut verifier = match self.alg {
+            SignatureAlgorithm::Ed25519 => Verifier::new_without_digest(&self.pkey),
+            _ => Verifier::new(MessageDigest::sha256(), &self.pkey),
+        }
+        .map_err(backend)?;
+        match self.alg {
+            SignatureAlgorithm::RsaPkcs1v15Sha256 => {
+                verifier.set_rsa_padding(Padding::PKCS1).map_err(backend)?
+            }
+            SignatureAlgorithm::RsaPssSha256 => {
+                verifier
+                    .set_rsa_padding(Padding::PKCS1_PSS)
+                    .map_err(backend)?;
+                verifier
+                    .set_rsa_pss_saltlen(pss_saltlen(self.pss_salt_len)?)
+                    .map_err(backend)?;
+                verifier
+                    .set_rsa_mgf1_md(MessageDigest::sha256())
+                    .map_err(backend)?;
+            }
+            _ => {}
+        }
+        match verifier.verify_oneshot(sig, msg) {
+            Ok(true) => Ok(()),
+            // A malformed signature shows up as an OpenSSL error; the error queue is drained by
+            // `ErrorStack::get`, so nothing leaks into later calls.
+            Ok(false) | Err(_) => Err(CryptoError::VerifyFailed),
+        }
+    }
+}
+
+/// Converts a DER ECDSA P-256 signature to raw `r || s` (32 bytes each, big-endian).
+pub fn ecdsa_der_to_raw(der: &[u8]) -> Result<[u8; ECDSA_P256_RAW_LEN], CryptoError> {
+    let sig = EcdsaSig::from_der(der).map_err(|_| CryptoError::VerifyFailed)?;
+    let mut out = [0u8; ECDSA_P256_RAW_LEN];
+    let r = sig
+        .r()
+        .to_vec_padded(32)
+        .map_err(|_| CryptoError::VerifyFailed)?;
+    let s = sig
+        .s()
+        .to_vec_padded(32)
+        .map_err(|_| CryptoError::VerifyFailed)?;
+    out[..32].copy_from_slice(&r);
+    out[32..].copy_from_slice(&s);
+    Ok(out)
+}
+
+/// Converts a raw `r || s` ECDSA P-256 signature (exactly 64 bytes) to DER.
+pub fn ecdsa_raw_to_der(raw: &[u8]) -> Result<Vec<u8>, CryptoError> {
+    if raw.len() != ECDSA_P256_RAW_LEN {
+        return Err(CryptoError::BadTagLength {
+            alg: "ecdsa-p256-sha256",
+            expected: ECDSA_P256_RAW_LEN,
+            got: raw.len(),
+        });
+    }
+    let r = BigNum::from_slice(&raw[..32]).map_err(backend)?;
+    let s = BigNum::from_slice(&raw[32..]).map_err(backend)?;
+    EcdsaSig::from_private_components(r, s)
+        .map_err(backend)?
+        .to_der()
+        .map_err(backend)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for a in SignatureAlgorithm::ALL {
+            assert_eq!(a.to_string().parse::<SignatureAlgorithm>().unwrap(), a);
+        }
+        assert!("rsa-md5".parse::<SignatureAlgorithm>().is_err());
+    }
+
+    #[test]
+    fn rejects_small_rsa_and_wrong_key_types() {
+        assert!(matches!(
+            SigningKey::generate(SignatureAlgorithm::RsaPssSha256, 512),
+            Err(CryptoError::BadKeyLength { .. })
+        ));
+        let ed = SigningKey::generate(SignatureAlgorithm::Ed25519, 0).unwrap();
+        let pem = ed.to_pkcs8_pem().unwrap();
+        assert!(
+            SigningKey::from_pkcs8_pem(SignatureAlgorithm::EcdsaP256Sha256, pem.as_bytes())
+                .is_err()
+        );
+        let spki = ed.verifying_key().unwrap().to_spki_der().unwrap();
+        assert!(VerifyingKey::from_spki_der(SignatureAlgorithm::RsaPkcs1v15Sha256, &spki).is_err());
+        assert!(VerifyingKey::from_spki_der(SignatureAlgorithm::Ed25519, b"garbage").is_err());
+        assert!(VerifyingKey::from_raw(SignatureAlgorithm::Ed25519, &[0; 31]).is_err());
+    }
+
+    #[test]
+    fn ecdsa_raw_der_round_trip() {
+        let k = SigningKey::generate(SignatureAlgorithm::EcdsaP256Sha256, 0).unwrap();
+        let vk = k.verifying_key().unwrap();
+        let der = k.sign(b"goose").unwrap();
+        assert!(der.len() <= k.signature_len());
+        let raw = ecdsa_der_to_raw(&der).unwrap();
+        assert_eq!(ecdsa_raw_to_der(&raw).unwrap(), der);
+        vk.verify(b"goose", &ecdsa_raw_to_der(&raw).unwrap())
+            .unwrap();
+        assert!(ecdsa_raw_to_der(&raw[..63]).is_err());
+        assert!(ecdsa_der_to_raw(&raw).is_err());
+        let vk2 =
+            VerifyingKey::from_raw(SignatureAlgorithm::EcdsaP256Sha256, &vk.to_raw().unwrap())
+                .unwrap();
+        vk2.verify(b"goose", &der).unwrap();
+    }
+
+    #[test]
+    fn verify_never_panics_on_junk() {
+        for alg in [
+            SignatureAlgorithm::EcdsaP256Sha256,
+            SignatureAlgorithm::Ed25519,
+        ] {
+            let vk = SigningKey::generate(alg, 0)
+                .unwrap()
+                .verifying_key()
+                .unwrap();
+            for junk in [&[][..], &[0u8; 1], &[0x30, 0x80], &[0xff; 64], &[0; 200]] {
+                assert_eq!(vk.verify(b"m", junk), Err(CryptoError::VerifyFailed));
+            }
+        }
+    }
+}
