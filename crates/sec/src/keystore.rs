@@ -18,6 +18,7 @@
 use crate::algorithm::{EncAlgorithm, MacAlgorithm};
 use crate::error::SecError;
 use crate::provider::{AeadKey, CryptoProvider, MacKey};
+use crate::signature::{SignatureAlgorithm, SigningKey, VerifyingKey};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -73,6 +74,12 @@ struct KeyEntryToml {
     #[serde(default)]
     key_file: Option<PathBuf>,
     #[serde(default)]
+    sig: Option<String>,
+    #[serde(default)]
+    private_key_file: Option<PathBuf>,
+    #[serde(default)]
+    public_key_file: Option<PathBuf>,
+    #[serde(default)]
     not_before: Option<toml::Value>,
     #[serde(default)]
     not_after: Option<toml::Value>,
@@ -93,6 +100,30 @@ pub struct KeyEntry {
     secret: Zeroizing<Vec<u8>>,
     mac_key: Option<Box<dyn MacKey>>,
     aead_key: Option<Box<dyn AeadKey>>,
+    /// Signature keys for layer-2 GOOSE (IEC 62351-6 digital signatures in the mAC field).
+    pub signature: Option<SignatureKeys>,
+}
+
+/// A signature key pair, or only its public half on a subscriber.
+#[derive(Debug)]
+pub struct SignatureKeys {
+    /// Algorithm.
+    pub algorithm: SignatureAlgorithm,
+    /// Private key (publishers).
+    pub signing: Option<SigningKey>,
+    /// Public key (subscribers; derived from the private key if absent).
+    pub verifying: VerifyingKey,
+}
+
+impl SignatureKeys {
+    /// Length of the signature on the wire (ECDSA as raw r||s, 64 bytes).
+    pub fn wire_len(&self) -> usize {
+        match self.algorithm {
+            SignatureAlgorithm::EcdsaP256Sha256 => crate::signature::ECDSA_P256_RAW_LEN,
+            SignatureAlgorithm::Ed25519 => 64,
+            _ => (self.verifying.bits() as usize).div_ceil(8),
+        }
+    }
 }
 
 impl std::fmt::Debug for KeyEntry {
@@ -154,7 +185,23 @@ impl KeyEntry {
             secret: Zeroizing::new(secret.to_vec()),
             mac_key,
             aead_key,
+            signature: None,
         })
+    }
+
+    /// A signature-only key (layer-2 GOOSE integrity with a digital signature).
+    pub fn signature_only(id: u32, keys: SignatureKeys) -> Self {
+        KeyEntry {
+            id,
+            mac: MacAlgorithm::None,
+            enc: EncAlgorithm::None,
+            not_before: None,
+            not_after: None,
+            secret: Zeroizing::new(Vec::new()),
+            mac_key: None,
+            aead_key: None,
+            signature: Some(keys),
+        }
     }
 
     /// Sets the validity window.
@@ -283,6 +330,34 @@ impl KeyStore {
                 Some(s) => s.parse().map_err(|e: crate::algorithm::UnknownAlgorithm| bad(e.to_string()))?,
                 None => EncAlgorithm::None,
             };
+            let nb = k.not_before.as_ref().map(|v| toml_time(v).map_err(|e| bad(format!("not_before: {e}")))).transpose()?;
+            let na = k.not_after.as_ref().map(|v| toml_time(v).map_err(|e| bad(format!("not_after: {e}")))).transpose()?;
+            if let (Some(a), Some(b)) = (nb, na) {
+                if b <= a {
+                    return Err(bad("not_after is not after not_before".into()));
+                }
+            }
+            if let Some(sig) = &k.sig {
+                if mac != MacAlgorithm::None || enc != EncAlgorithm::None || k.key.is_some() || k.key_ascii.is_some() || k.key_file.is_some() {
+                    return Err(bad("a signature key takes private_key_file/public_key_file, not mac/enc/key".into()));
+                }
+                let alg: SignatureAlgorithm = sig.parse().map_err(|e: crate::algorithm::UnknownAlgorithm| bad(e.to_string()))?;
+                let read = |p: &PathBuf| {
+                    let p = base.join(p);
+                    std::fs::read(&p).map_err(|e| bad(format!("cannot read {}: {e}", p.display())))
+                };
+                let signing = k.private_key_file.as_ref().map(|p| {
+                    SigningKey::from_pkcs8_pem(alg, &read(p)?).map_err(|e| bad(format!("private key: {e}")))
+                }).transpose()?;
+                let verifying = match (&k.public_key_file, &signing) {
+                    (Some(p), _) => VerifyingKey::from_spki_pem(alg, &read(p)?).map_err(|e| bad(format!("public key: {e}")))?,
+                    (None, Some(s)) => s.verifying_key().map_err(|e| bad(e.to_string()))?,
+                    (None, None) => return Err(bad("a signature key needs private_key_file or public_key_file".into())),
+                };
+                let entry = KeyEntry::signature_only(id, SignatureKeys { algorithm: alg, signing, verifying }).with_validity(nb, na);
+                store.insert(entry)?;
+                continue;
+            }
             let sources = k.key.is_some() as u8 + k.key_ascii.is_some() as u8 + k.key_file.is_some() as u8;
             if sources != 1 {
                 return Err(bad("give exactly one of key, key_ascii, key_file".into()));
@@ -296,13 +371,6 @@ impl KeyStore {
                 let p = base.join(k.key_file.as_ref().expect("one source is set"));
                 Zeroizing::new(std::fs::read(&p).map_err(|e| bad(format!("cannot read {}: {e}", p.display())))?)
             };
-            let nb = k.not_before.as_ref().map(|v| toml_time(v).map_err(|e| bad(format!("not_before: {e}")))).transpose()?;
-            let na = k.not_after.as_ref().map(|v| toml_time(v).map_err(|e| bad(format!("not_after: {e}")))).transpose()?;
-            if let (Some(a), Some(b)) = (nb, na) {
-                if b <= a {
-                    return Err(bad("not_after is not after not_before".into()));
-                }
-            }
             let entry = KeyEntry::new(id, mac, enc, &secret, provider)?.with_validity(nb, na);
             store.insert(entry)?;
         }

@@ -7,7 +7,9 @@
 
 pub mod algorithm;
 pub mod error;
+pub mod frame;
 pub mod keystore;
+pub mod l2;
 pub mod openssl_evp;
 pub mod profile;
 pub mod provider;
