@@ -1,1 +1,45 @@
-fn main() {}
+//! `gander`: IEC 62351 security on IEC 61850 traffic. This binary only parses arguments and calls
+//! the library crates; see `docs/` for what each command does.
+
+mod bench;
+mod frame;
+mod pcap_io;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "gander", version, about = "IEC 62351 security for IEC 61850 GOOSE, R-GOOSE, R-SV and MMS")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Show, verify or protect the GOOSE / R-GOOSE / R-SV frames of a capture.
+    Frame {
+        #[command(subcommand)]
+        command: frame::FrameCommand,
+    },
+    /// Benchmarks that print ratios against a baseline measured in the same run.
+    Bench {
+        #[command(subcommand)]
+        command: bench::BenchCommand,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Frame { command } => frame::run(command),
+        Command::Bench { command } => bench::run(command),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("gander: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

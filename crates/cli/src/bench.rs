@@ -1,0 +1,33 @@
+//! `gander bench ...`: argument parsing only; the benchmarks live in `gander-imp`.
+
+use clap::{Args, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Subcommand)]
+pub enum BenchCommand {
+    /// Per-operation cost of the security library (gateway paper Table 8, Figures 4-5;
+    /// Farooq et al. Table 1).
+    Crypto(CryptoArgs),
+}
+
+#[derive(Args)]
+pub struct CryptoArgs {
+    /// Repetitions per row (the paper used 500,000).
+    #[arg(long, default_value_t = 500_000)]
+    pub reps: usize,
+    /// A short run (a few thousand repetitions per row).
+    #[arg(long)]
+    pub quick: bool,
+    /// Print the rows as a JSON array.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(cmd: BenchCommand) -> anyhow::Result<ExitCode> {
+    match cmd {
+        BenchCommand::Crypto(a) => {
+            let _ = (a.reps, a.quick, a.json);
+            anyhow::bail!("gander bench crypto is being written (crates/imp)")
+        }
+    }
+}

@@ -1,0 +1,2 @@
+//! The impact measurement platform: statistics over kept raw samples and the benchmarks built
+//! on them.
