@@ -85,7 +85,8 @@ def publish(mode: Mode, count: int, *, app_id: int = APP_ID, timeout: float = 2.
         for i in range(count):
             state = i // STATE_EVERY
             if i and i % STATE_EVERY == 0:
-                st_num = int(L.GoosePublisher_increaseStNum(pub))
+                L.GoosePublisher_increaseStNum(pub)  # stNum + 1, sqNum = 0; returns a timestamp (ms)
+                st_num += 1
                 sq_num = 0
             vals = values_for(state)
             lst = L.LinkedList_create()
