@@ -1,1 +1,733 @@
-//! TODO
+//! The IEC 61850-90-5 session protocol: the CLTP-framed SPDU that carries R-GOOSE and R-SV over UDP,
+//! with the IEC 62351-6 security information in its header and the signature after its payload.
+//!
+//! Layout (big-endian; offsets from the first UDP payload byte):
+//!
+//! ```text
+//!  0  LI = 0x01            CLTP length indicator (ISO/IEC 8602 UD TPDU)
+//!  1  TI = 0x40            CLTP UD TPDU
+//!  2  SI                   0xA0 tunnelled, 0xA1 GOOSE, 0xA2 SV, 0xA3 management
+//!  3  session header length
+//!  4  0x80                 common session header
+//!  5  common header length
+//!  6  SPDU length (4)
+//! 10  SPDU number (4)
+//! 14  version (2)          1 or 2
+//! 16  TimeOfCurrentKey (4)
+//! 20  TimeToNextKey (2, signed)
+//! v1: 22 encryption algorithm (1), 23 MAC algorithm (1), 24 KeyID (4)            -> 28 PayloadLength
+//! v2: 22 KeyID (4), 26 IV length n (1), 27 IV (n)                                  -> 27+n PayloadLength
+//!     PayloadLength (4), then payload elements:
+//!         type (1) simulation (1) APPID (2) APDU length (2) APDU (N)
+//!     optional padding 0xAF len bytes
+//!     signature: 0x85 len value (zero or more such elements)
+//! ```
+//!
+//! Implementations disagree on every length field (see `docs/framing.md` and the reference
+//! notes, pitfalls P3/P4). [`Dialect`] says how lengths are written and which are checked on
+//! read; the security layer picks the dialect from its profile. Parsing never sizes anything from a
+//! length field without checking it against the bytes present.
+
+use crate::{Error, Result};
+
+/// CLTP length indicator of a UD TPDU header (one byte follows).
+pub const CLTP_LI: u8 = 0x01;
+/// CLTP UD TPDU code.
+pub const CLTP_UD: u8 = 0x40;
+/// Common session header parameter identifier.
+pub const COMMON_HEADER_TAG: u8 = 0x80;
+/// Signature element tag (the MAC, or the GCM tag, after the payload).
+pub const SIGNATURE_TAG: u8 = 0x85;
+/// Padding element tag (ahead of the signature).
+pub const PADDING_TAG: u8 = 0xAF;
+/// Size of a payload element header: type, simulation, APPID, APDU length.
+pub const ELEMENT_HEADER_LEN: usize = 6;
+/// Offset of the SPDU number.
+pub const SPDU_NUMBER_OFFSET: usize = 10;
+/// Offset of the version field.
+pub const VERSION_OFFSET: usize = 14;
+
+/// Session identifier (SI), an open enum: unknown values are rejected by the parser but
+/// printable in hex.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SpduId {
+    /// 0xA0: tunnelled (layer-2 frames carried whole).
+    Tunnelled,
+    /// 0xA1: GOOSE (R-GOOSE).
+    Goose,
+    /// 0xA2: sampled values (R-SV).
+    SampledValues,
+    /// 0xA3: management (key delivery and the like).
+    Management,
+}
+
+impl SpduId {
+    /// Decodes SI.
+    pub fn from_u8(v: u8) -> Result<Self> {
+        Ok(match v {
+            0xA0 => SpduId::Tunnelled,
+            0xA1 => SpduId::Goose,
+            0xA2 => SpduId::SampledValues,
+            0xA3 => SpduId::Management,
+            other => return Err(Error::BadSpduId(other)),
+        })
+    }
+    /// Encodes SI.
+    pub const fn to_u8(self) -> u8 {
+        match self {
+            SpduId::Tunnelled => 0xA0,
+            SpduId::Goose => 0xA1,
+            SpduId::SampledValues => 0xA2,
+            SpduId::Management => 0xA3,
+        }
+    }
+    /// The payload type an element of this SPDU normally carries ((SI & 0x0F) + 0x80).
+    pub const fn payload_type(self) -> u8 {
+        (self.to_u8() & 0x0F) + 0x80
+    }
+}
+
+/// How session header and common header lengths are written and checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HeaderLengths {
+    /// The true lengths: session header length = bytes from the common header tag up to the
+    /// PayloadLength field; common header length = that minus 2. On read both must match
+    /// (the common header length may also be 10, the reading in which it covers only SPDU
+    /// length, number and version).
+    Exact,
+    /// Constant values regardless of layout (libiec61850 writes 24/18, the gateway paper's
+    /// samples 17/17); not checked on read.
+    Fixed {
+        /// Value written at offset 3.
+        session: u8,
+        /// Value written at offset 5.
+        common: u8,
+    },
+}
+
+/// How the SPDU length (offset 6) is written and checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpduLengthRule {
+    /// Bytes following the SPDU length field up to the end of the SPDU, signature included.
+    Exact,
+    /// 20 + PayloadLength, as libiec61850 1.6 writes it (ignores IV and signature); not checked on read.
+    PayloadPlus20,
+}
+
+/// The length conventions of one family of implementations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dialect {
+    /// Name for messages.
+    pub name: &'static str,
+    /// Header length bytes.
+    pub header_lengths: HeaderLengths,
+    /// SPDU length field.
+    pub spdu_length: SpduLengthRule,
+    /// Whether PayloadLength counts its own 4 bytes (the gateway paper's library does).
+    pub payload_length_counts_itself: bool,
+    /// What is added to the true APDU size in an element's APDU length (2 in libiec61850 and
+    /// the gateway paper's library, pitfall P4; 0 as specified).
+    pub apdu_length_bias: u16,
+}
+
+impl Dialect {
+    /// What IEC 61850-90-5 describes: every length is the true length.
+    pub const STANDARD: Dialect = Dialect {
+        name: "standard",
+        header_lengths: HeaderLengths::Exact,
+        spdu_length: SpduLengthRule::Exact,
+        payload_length_counts_itself: false,
+        apdu_length_bias: 0,
+    };
+    /// libiec61850 1.6 (v1.6_develop_rgoose_sntp and the 1.6.1 release).
+    pub const LIBIEC61850: Dialect = Dialect {
+        name: "libiec61850",
+        header_lengths: HeaderLengths::Fixed { session: 24, common: 18 },
+        spdu_length: SpduLengthRule::PayloadPlus20,
+        payload_length_counts_itself: false,
+        apdu_length_bias: 2,
+    };
+    /// The gateway paper's R-GOOSE_SecLib and its 2020-era libiec61850 samples.
+    pub const SECLIB: Dialect = Dialect {
+        name: "seclib",
+        header_lengths: HeaderLengths::Fixed { session: 0x11, common: 0x11 },
+        spdu_length: SpduLengthRule::Exact,
+        payload_length_counts_itself: true,
+        apdu_length_bias: 2,
+    };
+}
+
+/// The security information of the session header.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum SecurityInfo {
+    /// Version 1: algorithm codes on the wire, no IV field.
+    V1 {
+        /// Encryption algorithm code.
+        enc_code: u8,
+        /// MAC algorithm code.
+        mac_code: u8,
+        /// Key identifier.
+        key_id: u32,
+    },
+    /// Version 2: algorithms implied by the key id; an IV field of 0..=255 bytes.
+    V2 {
+        /// Key identifier.
+        key_id: u32,
+        /// Initialisation vector (12 bytes for AES-GCM/GMAC, empty otherwise).
+        iv: Vec<u8>,
+    },
+}
+
+impl SecurityInfo {
+    /// The key identifier.
+    pub fn key_id(&self) -> u32 {
+        match self {
+            SecurityInfo::V1 { key_id, .. } | SecurityInfo::V2 { key_id, .. } => *key_id,
+        }
+    }
+    /// The protocol version this layout belongs to.
+    pub fn version(&self) -> u16 {
+        match self {
+            SecurityInfo::V1 { .. } => 1,
+            SecurityInfo::V2 { .. } => 2,
+        }
+    }
+    /// The IV carried (empty in version 1).
+    pub fn iv(&self) -> &[u8] {
+        match self {
+            SecurityInfo::V1 { .. } => &[],
+            SecurityInfo::V2 { iv, .. } => iv,
+        }
+    }
+    /// Bytes from offset 22 to the PayloadLength field.
+    fn wire_len(&self) -> usize {
+        match self {
+            SecurityInfo::V1 { .. } => 6,
+            SecurityInfo::V2 { iv, .. } => 5 + iv.len(),
+        }
+    }
+}
+
+/// The session header fields other than lengths (which the dialect derives).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SessionHeader {
+    /// SI.
+    pub spdu_id: SpduId,
+    /// SPDU number: a per-session counter, the replay-protection sequence.
+    pub spdu_number: u32,
+    /// TimeOfCurrentKey: seconds (UTC, since the epoch) when the current key became valid.
+    pub time_of_current_key: u32,
+    /// TimeToNextKey: minutes until the next key; negative if none is known.
+    pub time_to_next_key: i16,
+    /// Security information (also fixes the version).
+    pub security: SecurityInfo,
+}
+
+impl SessionHeader {
+    /// Offset of the PayloadLength field (= length of the AES-GCM associated data minus 4).
+    pub fn payload_length_offset(&self) -> usize {
+        22 + self.security.wire_len()
+    }
+    /// Offset of the first payload element.
+    pub fn payload_start(&self) -> usize {
+        self.payload_length_offset() + 4
+    }
+}
+
+/// One payload element, borrowed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PayloadElement<'a> {
+    /// Payload type: 0x81 GOOSE, 0x82 SV, 0x83 tunnelled, 0x84 management.
+    pub payload_type: u8,
+    /// Simulation flag byte (0 or 1 in every known sender; kept raw).
+    pub simulation: u8,
+    /// APPID.
+    pub appid: u16,
+    /// The APDU (GOOSE 0x61 or SV 0x60), exactly as many bytes as its own BER length says
+    /// where the dialect's APDU length is biased.
+    pub apdu: &'a [u8],
+}
+
+impl PayloadElement<'_> {
+    /// Bytes this element occupies.
+    pub fn wire_len(&self) -> usize {
+        ELEMENT_HEADER_LEN + self.apdu.len()
+    }
+}
+
+/// A session PDU parsed in place: header fields plus the offsets the security layer needs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionPdu<'a> {
+    buf: &'a [u8],
+    /// Decoded header.
+    pub header: SessionHeader,
+    /// Raw session header length byte (offset 3).
+    pub session_header_len_field: u8,
+    /// Raw common header length byte (offset 5).
+    pub common_header_len_field: u8,
+    /// Raw SPDU length.
+    pub spdu_length_field: u32,
+    /// Raw PayloadLength.
+    pub payload_length_field: u32,
+    /// Offset of the first payload element.
+    pub payload_start: usize,
+    /// Offset just past the payload (start of padding/signature).
+    pub payload_end: usize,
+}
+
+fn be16(b: &[u8], at: usize) -> u16 {
+    u16::from_be_bytes([b[at], b[at + 1]])
+}
+fn be32(b: &[u8], at: usize) -> u32 {
+    u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}
+
+fn need(buf: &[u8], what: &'static str, n: usize) -> Result<()> {
+    if buf.len() < n {
+        Err(Error::Truncated { what, need: n, have: buf.len() })
+    } else {
+        Ok(())
+    }
+}
+
+impl<'a> SessionPdu<'a> {
+    /// Parses the header of a session PDU and locates its payload, checking every length the
+    /// dialect says is reliable. The payload itself is not parsed (it may be ciphertext); see
+    /// [`parse_elements`].
+    pub fn parse(buf: &'a [u8], dialect: &Dialect) -> Result<Self> {
+        need(buf, "session header", 22)?;
+        if buf[0] != CLTP_LI {
+            return Err(Error::BadLi(buf[0]));
+        }
+        if buf[1] != CLTP_UD {
+            return Err(Error::BadTi(buf[1]));
+        }
+        let spdu_id = SpduId::from_u8(buf[2])?;
+        if buf[4] != COMMON_HEADER_TAG {
+            return Err(Error::UnexpectedTag {
+                what: "common session header",
+                expected: COMMON_HEADER_TAG,
+                found: buf[4],
+            });
+        }
+        let version = be16(buf, VERSION_OFFSET);
+        let security = match version {
+            1 => {
+                need(buf, "version-1 security information", 32)?;
+                SecurityInfo::V1 { enc_code: buf[22], mac_code: buf[23], key_id: be32(buf, 24) }
+            }
+            2 => {
+                need(buf, "version-2 security information", 27)?;
+                let n = buf[26] as usize;
+                need(buf, "initialisation vector", 27 + n + 4)?;
+                SecurityInfo::V2 { key_id: be32(buf, 22), iv: buf[27..27 + n].to_vec() }
+            }
+            v => return Err(Error::UnsupportedVersion(v)),
+        };
+        let header = SessionHeader {
+            spdu_id,
+            spdu_number: be32(buf, SPDU_NUMBER_OFFSET),
+            time_of_current_key: be32(buf, 16),
+            time_to_next_key: be16(buf, 20) as i16,
+            security,
+        };
+        let pl_off = header.payload_length_offset();
+        let payload_start = pl_off + 4;
+        let session_header_len_field = buf[3];
+        let common_header_len_field = buf[5];
+        let spdu_length_field = be32(buf, 6);
+        let payload_length_field = be32(buf, pl_off);
+
+        if dialect.header_lengths == HeaderLengths::Exact {
+            let true_len = pl_off - 4;
+            if session_header_len_field as usize != true_len {
+                return Err(Error::BadLength {
+                    what: "session header length",
+                    value: session_header_len_field as usize,
+                });
+            }
+            let c = common_header_len_field as usize;
+            if c != true_len - 2 && c != 10 {
+                return Err(Error::BadLength { what: "common session header length", value: c });
+            }
+        }
+        if dialect.spdu_length == SpduLengthRule::Exact && spdu_length_field as usize != buf.len() - 10 {
+            return Err(Error::BadLength { what: "SPDU length", value: spdu_length_field as usize });
+        }
+        let own = if dialect.payload_length_counts_itself { 4 } else { 0 };
+        let payload_len = (payload_length_field as usize)
+            .checked_sub(own)
+            .ok_or(Error::BadLength { what: "payload length", value: payload_length_field as usize })?;
+        let payload_end = payload_start
+            .checked_add(payload_len)
+            .filter(|&e| e <= buf.len())
+            .ok_or(Error::BadLength { what: "payload length", value: payload_length_field as usize })?;
+        Ok(SessionPdu {
+            buf,
+            header,
+            session_header_len_field,
+            common_header_len_field,
+            spdu_length_field,
+            payload_length_field,
+            payload_start,
+            payload_end,
+        })
+    }
+
+    /// The whole SPDU (from LI).
+    pub fn bytes(&self) -> &'a [u8] {
+        self.buf
+    }
+    /// The payload elements' bytes (possibly ciphertext).
+    pub fn payload(&self) -> &'a [u8] {
+        &self.buf[self.payload_start..self.payload_end]
+    }
+    /// Everything after the payload: padding and signature element(s).
+    pub fn trailer(&self) -> &'a [u8] {
+        &self.buf[self.payload_end..]
+    }
+}
+
+/// Parses the payload elements of a cleartext payload.
+///
+/// Under a biased dialect the APDU length overstates the APDU; the APDU is then delimited by its
+/// own BER length (which must fit within the stated length).
+pub fn parse_elements<'a>(payload: &'a [u8], dialect: &Dialect) -> Result<Vec<PayloadElement<'a>>> {
+    let mut out = Vec::new();
+    let mut rest = payload;
+    while !rest.is_empty() {
+        need(rest, "payload element header", ELEMENT_HEADER_LEN)?;
+        let stated = be16(rest, 4) as usize;
+        let body = &rest[ELEMENT_HEADER_LEN..];
+        let apdu_len = if dialect.apdu_length_bias == 0 {
+            if stated > body.len() {
+                return Err(Error::BadLength { what: "APDU length", value: stated });
+            }
+            stated
+        } else {
+            // The quirk is exactly "true size + bias"; anything else is a malformed element.
+            let ber = ber_tlv_len(body)?;
+            if stated != ber + dialect.apdu_length_bias as usize {
+                return Err(Error::BadLength { what: "APDU length", value: stated });
+            }
+            ber
+        };
+        out.push(PayloadElement {
+            payload_type: rest[0],
+            simulation: rest[1],
+            appid: be16(rest, 2),
+            apdu: &body[..apdu_len],
+        });
+        // A biased element occupies its true size only: the next element (if any) follows the APDU.
+        rest = &body[apdu_len..];
+    }
+    Ok(out)
+}
+
+/// Total length (tag + length octets + contents) of the BER TLV at the start of `b`.
+fn ber_tlv_len(b: &[u8]) -> Result<usize> {
+    need(b, "APDU", 2)?;
+    let first = b[1];
+    let (hdr, len) = if first < 0x80 {
+        (2usize, first as usize)
+    } else {
+        let n = (first & 0x7F) as usize;
+        if n == 0 {
+            return Err(Error::IndefiniteLength { what: "APDU" });
+        }
+        if n > 4 {
+            return Err(Error::LengthTooLong { what: "APDU", octets: n });
+        }
+        need(b, "APDU length", 2 + n)?;
+        let mut l = 0usize;
+        for &x in &b[2..2 + n] {
+            l = (l << 8) | x as usize;
+        }
+        (2 + n, l)
+    };
+    let total = hdr.checked_add(len).ok_or(Error::BadLength { what: "APDU", value: len })?;
+    if total > b.len() {
+        return Err(Error::Truncated { what: "APDU", need: total, have: b.len() });
+    }
+    Ok(total)
+}
+
+/// A signature (or GCM tag) element in the trailer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SignatureElement<'a> {
+    /// Offset of the 0x85 tag within the trailer.
+    pub offset: usize,
+    /// The length byte as written (libiec61850 writes 16 for a 32-byte HMAC, pitfall P1).
+    pub stated_len: u8,
+    /// The value.
+    pub value: &'a [u8],
+}
+
+/// Splits a trailer into optional padding and signature elements whose value lengths are given
+/// by the caller (`value_lens`, in order), checking each tag. The length byte must equal the
+/// value length unless `tolerate_len` returns true for (stated, actual).
+pub fn parse_trailer<'a>(
+    trailer: &'a [u8],
+    value_lens: &[usize],
+    tolerate_len: impl Fn(u8, usize) -> bool,
+) -> Result<(Option<&'a [u8]>, Vec<SignatureElement<'a>>)> {
+    let mut at = 0usize;
+    let mut padding = None;
+    if trailer.first() == Some(&PADDING_TAG) {
+        need(trailer, "padding", 2)?;
+        let n = trailer[1] as usize;
+        need(trailer, "padding", 2 + n)?;
+        padding = Some(&trailer[2..2 + n]);
+        at = 2 + n;
+    }
+    let mut sigs = Vec::with_capacity(value_lens.len());
+    for &len in value_lens {
+        let rest = &trailer[at..];
+        need(rest, "signature", 2)?;
+        if rest[0] != SIGNATURE_TAG {
+            return Err(Error::UnexpectedTag { what: "signature", expected: SIGNATURE_TAG, found: rest[0] });
+        }
+        let stated = rest[1];
+        if stated as usize != len && !tolerate_len(stated, len) {
+            return Err(Error::BadLength { what: "signature length", value: stated as usize });
+        }
+        need(rest, "signature value", 2 + len)?;
+        sigs.push(SignatureElement { offset: at, stated_len: stated, value: &rest[2..2 + len] });
+        at += 2 + len;
+    }
+    if at != trailer.len() {
+        return Err(Error::TrailingBytes { what: "signature", count: trailer.len() - at });
+    }
+    Ok((padding, sigs))
+}
+
+/// Where [`emit`] put things.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    /// Offset of the IV within the SPDU (version 2).
+    pub iv_offset: usize,
+    /// Offset of the first payload element (end of the GCM associated data).
+    pub payload_start: usize,
+    /// Offset just past the payload: where the trailer begins.
+    pub payload_end: usize,
+}
+
+/// Size of the SPDU [`emit`] writes before the trailer.
+pub fn emitted_len(header: &SessionHeader, elements: &[PayloadElement<'_>]) -> usize {
+    header.payload_start() + elements.iter().map(|e| e.wire_len()).sum::<usize>()
+}
+
+/// Appends a session PDU with `elements` to `out` and returns its layout. `trailer_len` is the
+/// number of bytes the caller will append after the payload (padding and signature elements):
+/// exact SPDU lengths count them.
+pub fn emit(
+    header: &SessionHeader,
+    elements: &[PayloadElement<'_>],
+    trailer_len: usize,
+    dialect: &Dialect,
+    out: &mut Vec<u8>,
+) -> Result<Layout> {
+    let base = out.len();
+    let pl_off = header.payload_length_offset();
+    if let SecurityInfo::V2 { iv, .. } = &header.security {
+        if iv.len() > 255 {
+            return Err(Error::TooLarge { what: "IV" });
+        }
+    }
+    let payload_len: usize = elements.iter().map(|e| e.wire_len()).sum();
+    let total = pl_off + 4 + payload_len + trailer_len;
+    let (sh, ch) = match dialect.header_lengths {
+        HeaderLengths::Exact => {
+            let l = pl_off - 4;
+            (u8::try_from(l).map_err(|_| Error::TooLarge { what: "session header" })?, (l - 2) as u8)
+        }
+        HeaderLengths::Fixed { session, common } => (session, common),
+    };
+    let pl_field = payload_len + if dialect.payload_length_counts_itself { 4 } else { 0 };
+    let pl_field = u32::try_from(pl_field).map_err(|_| Error::TooLarge { what: "payload" })?;
+    let spdu_len = match dialect.spdu_length {
+        SpduLengthRule::Exact => total - 10,
+        SpduLengthRule::PayloadPlus20 => 20 + pl_field as usize,
+    };
+    let spdu_len = u32::try_from(spdu_len).map_err(|_| Error::TooLarge { what: "SPDU" })?;
+    out.reserve(total);
+    out.extend_from_slice(&[CLTP_LI, CLTP_UD, header.spdu_id.to_u8(), sh, COMMON_HEADER_TAG, ch]);
+    out.extend_from_slice(&spdu_len.to_be_bytes());
+    out.extend_from_slice(&header.spdu_number.to_be_bytes());
+    out.extend_from_slice(&header.security.version().to_be_bytes());
+    out.extend_from_slice(&header.time_of_current_key.to_be_bytes());
+    out.extend_from_slice(&header.time_to_next_key.to_be_bytes());
+    let iv_offset;
+    match &header.security {
+        SecurityInfo::V1 { enc_code, mac_code, key_id } => {
+            out.extend_from_slice(&[*enc_code, *mac_code]);
+            out.extend_from_slice(&key_id.to_be_bytes());
+            iv_offset = 28;
+        }
+        SecurityInfo::V2 { key_id, iv } => {
+            out.extend_from_slice(&key_id.to_be_bytes());
+            out.push(iv.len() as u8);
+            out.extend_from_slice(iv);
+            iv_offset = 27;
+        }
+    }
+    out.extend_from_slice(&pl_field.to_be_bytes());
+    for e in elements {
+        let stated = e.apdu.len() + dialect.apdu_length_bias as usize;
+        let stated = u16::try_from(stated).map_err(|_| Error::TooLarge { what: "APDU" })?;
+        out.extend_from_slice(&[e.payload_type, e.simulation]);
+        out.extend_from_slice(&e.appid.to_be_bytes());
+        out.extend_from_slice(&stated.to_be_bytes());
+        out.extend_from_slice(e.apdu);
+    }
+    Ok(Layout {
+        iv_offset,
+        payload_start: pl_off + 4,
+        payload_end: out.len() - base,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unhex(s: &str) -> Vec<u8> {
+        (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+    }
+
+    /// libiec61850 1.6 mode 0 (no security), from `shared/reference/rgoose-vectors.txt`.
+    const LIB_PLAIN: &str = "0140a1188012000000c10000000000020000000000000000000000000000ad8100400100a96181a4802973696d706c65494f47656e65726963494f2f4c4c4e3024474f24676362416e616c6f6756616c756573810201f4822373696d706c65494f47656e65726963494f2f4c4c4e3024416e616c6f6756616c756573832973696d706c65494f47656e65726963494f2f4c4c4e3024474f24676362416e616c6f6756616c75657384086b022a6fcb020c0a8501018601008701008801018901008a0102ab07850204d2830101";
+
+    #[test]
+    fn parses_libiec61850_plain_and_rejects_it_as_standard() {
+        let b = unhex(LIB_PLAIN);
+        let pdu = SessionPdu::parse(&b, &Dialect::LIBIEC61850).unwrap();
+        assert_eq!(pdu.header.spdu_id, SpduId::Goose);
+        assert_eq!(pdu.header.security, SecurityInfo::V2 { key_id: 0, iv: vec![] });
+        assert_eq!(pdu.payload_start, 31);
+        assert_eq!(pdu.payload_end, b.len());
+        let els = parse_elements(pdu.payload(), &Dialect::LIBIEC61850).unwrap();
+        assert_eq!(els.len(), 1);
+        assert_eq!(els[0].appid, 0x4001);
+        assert_eq!(els[0].apdu[0], 0x61);
+        assert_eq!(els[0].apdu.len(), 0xa4 + 3);
+        // The same bytes break the standard's length rules.
+        assert!(matches!(SessionPdu::parse(&b, &Dialect::STANDARD), Err(Error::BadLength { .. })));
+    }
+
+    #[test]
+    fn re_emits_libiec61850_byte_for_byte() {
+        let b = unhex(LIB_PLAIN);
+        let pdu = SessionPdu::parse(&b, &Dialect::LIBIEC61850).unwrap();
+        let els = parse_elements(pdu.payload(), &Dialect::LIBIEC61850).unwrap();
+        let mut out = Vec::new();
+        emit(&pdu.header, &els, 0, &Dialect::LIBIEC61850, &mut out).unwrap();
+        assert_eq!(out, b);
+    }
+
+    #[test]
+    fn standard_round_trip_with_iv_and_trailer() {
+        let apdu = [0x61, 0x03, 0x80, 0x01, 0x41];
+        let h = SessionHeader {
+            spdu_id: SpduId::Goose,
+            spdu_number: 7,
+            time_of_current_key: 1_700_000_000,
+            time_to_next_key: -1,
+            security: SecurityInfo::V2 { key_id: 5, iv: vec![9; 12] },
+        };
+        let el = PayloadElement { payload_type: 0x81, simulation: 0, appid: 0x3001, apdu: &apdu };
+        let mut out = vec![0xa5; 3];
+        let lay = emit(&h, &[el], 18, &Dialect::STANDARD, &mut out).unwrap();
+        let mut spdu = out.split_off(3);
+        assert_eq!(lay.payload_end, spdu.len());
+        spdu.extend_from_slice(&[0x85, 16]);
+        spdu.extend_from_slice(&[0xee; 16]);
+        let p = SessionPdu::parse(&spdu, &Dialect::STANDARD).unwrap();
+        assert_eq!(p.header, h);
+        assert_eq!(p.session_header_len_field as usize, 23 + 12);
+        let els = parse_elements(p.payload(), &Dialect::STANDARD).unwrap();
+        assert_eq!(els, vec![el]);
+        let (pad, sigs) = parse_trailer(p.trailer(), &[16], |_, _| false).unwrap();
+        assert!(pad.is_none());
+        assert_eq!(sigs[0].value, &[0xee; 16]);
+        // A trailer shorter than promised is an exact-length violation.
+        spdu.pop();
+        assert!(SessionPdu::parse(&spdu, &Dialect::STANDARD).is_err());
+    }
+
+    #[test]
+    fn seclib_sample_lengths() {
+        // Header of the gateway paper's packet_hmacSHA256_80.bin (UDP payload), version 1.
+        let hex = "0140a0118011000001403ba4c73e000100000000000000010000000000000122830003e8011a";
+        let mut b = unhex(hex);
+        // Pad out a fake 280-byte APDU and 12-byte signature so lengths are self-consistent.
+        b.extend_from_slice(&[0x61, 0x82, 0x01, 0x14]);
+        b.extend_from_slice(&[0u8; 276]);
+        b.extend_from_slice(&[0x85, 10]);
+        b.extend_from_slice(&[0u8; 10]);
+        let p = SessionPdu::parse(&b, &Dialect::SECLIB).unwrap();
+        assert_eq!(p.header.security, SecurityInfo::V1 { enc_code: 0, mac_code: 1, key_id: 0 });
+        assert_eq!(p.payload_start, 32);
+        let els = parse_elements(p.payload(), &Dialect::SECLIB).unwrap();
+        assert_eq!(els[0].apdu.len(), 280);
+        assert_eq!(els[0].payload_type, 0x83);
+    }
+
+    #[test]
+    fn rejects_bad_leading_bytes() {
+        let mut b = unhex(LIB_PLAIN);
+        b[0] = 2;
+        assert_eq!(SessionPdu::parse(&b, &Dialect::LIBIEC61850), Err(Error::BadLi(2)));
+        b[0] = 1;
+        b[2] = 0xA7;
+        assert_eq!(SessionPdu::parse(&b, &Dialect::LIBIEC61850), Err(Error::BadSpduId(0xA7)));
+        b[2] = 0xA1;
+        b[15] = 3;
+        assert_eq!(SessionPdu::parse(&b, &Dialect::LIBIEC61850), Err(Error::UnsupportedVersion(3)));
+    }
+
+    mod props {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        fn dialects() -> impl Strategy<Value = Dialect> {
+            prop_oneof![Just(Dialect::STANDARD), Just(Dialect::LIBIEC61850), Just(Dialect::SECLIB)]
+        }
+
+        proptest! {
+            #[test]
+            fn never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..200), d in dialects()) {
+                if let Ok(p) = SessionPdu::parse(&bytes, &d) {
+                    let _ = parse_elements(p.payload(), &d);
+                    let _ = parse_trailer(p.trailer(), &[16, 16], |_, _| true);
+                }
+            }
+
+            #[test]
+            fn emit_then_parse(
+                d in dialects(),
+                num in any::<u32>(), tock in any::<u32>(), ttnk in any::<i16>(), key in any::<u32>(),
+                v2 in any::<bool>(), iv in proptest::collection::vec(any::<u8>(), 0..20),
+                content in proptest::collection::vec(any::<u8>(), 0..300), appid in any::<u16>(),
+                trailer in proptest::collection::vec(any::<u8>(), 0..40),
+            ) {
+                let mut apdu = vec![0x61];
+                if content.len() < 128 { apdu.push(content.len() as u8); } else { apdu.extend_from_slice(&[0x82, 0, content.len() as u8]); apdu[2] = (content.len() >> 8) as u8; apdu[3] = content.len() as u8; }
+                apdu.extend_from_slice(&content);
+                let security = if v2 { SecurityInfo::V2 { key_id: key, iv } } else { SecurityInfo::V1 { enc_code: 1, mac_code: 2, key_id: key } };
+                let h = SessionHeader { spdu_id: SpduId::Goose, spdu_number: num, time_of_current_key: tock, time_to_next_key: ttnk, security };
+                let el = PayloadElement { payload_type: 0x81, simulation: 0, appid, apdu: &apdu };
+                let mut out = Vec::new();
+                let lay = emit(&h, &[el], trailer.len(), &d, &mut out).unwrap();
+                out.extend_from_slice(&trailer);
+                let p = SessionPdu::parse(&out, &d).unwrap();
+                prop_assert_eq!(&p.header, &h);
+                prop_assert_eq!(p.payload_start, lay.payload_start);
+                prop_assert_eq!(p.payload_end, lay.payload_end);
+                prop_assert_eq!(p.trailer(), &trailer[..]);
+                let els = parse_elements(p.payload(), &d).unwrap();
+                prop_assert_eq!(els, vec![el]);
+            }
+        }
+    }
+}

@@ -1,0 +1,114 @@
+//! Why a frame was not protected or did not verify: one variant per kind of failure, so the CLI
+//! can print it, the gateway can count it, and tests can assert on it.
+
+use crate::provider::CryptoError;
+
+/// Which replay rule a frame broke.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplayKind {
+    /// The sequence number was already accepted.
+    Duplicate,
+    /// The sequence number is older than the window still remembers.
+    TooOld,
+    /// GOOSE: stNum/sqNum do not advance (IEC 61850-8-1 retransmission rules).
+    NotNewer,
+}
+
+/// A protect or verify failure.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SecError {
+    /// The frame does not parse.
+    #[error("malformed frame: {0}")]
+    Malformed(#[from] gander_wire::Error),
+    /// The key id is not in the key store.
+    #[error("unknown key id {0}")]
+    UnknownKeyId(u32),
+    /// The key's validity window has not started.
+    #[error("key {id} is not valid before {not_before}")]
+    KeyNotYetValid {
+        /// Key id.
+        id: u32,
+        /// Start of validity, Unix seconds.
+        not_before: u64,
+    },
+    /// The key's validity window has ended.
+    #[error("key {id} expired at {not_after}")]
+    KeyExpired {
+        /// Key id.
+        id: u32,
+        /// End of validity, Unix seconds.
+        not_after: u64,
+    },
+    /// Version-1 algorithm codes on the wire do not match the key's algorithms.
+    #[error("algorithm codes enc={enc_code} mac={mac_code} do not match key {id}")]
+    AlgorithmMismatch {
+        /// Key id.
+        id: u32,
+        /// Encryption code on the wire.
+        enc_code: u8,
+        /// MAC code on the wire.
+        mac_code: u8,
+    },
+    /// An algorithm code that the profile does not define.
+    #[error("unknown {what} algorithm code {code} in profile {profile}")]
+    UnknownAlgorithmCode {
+        /// "MAC" or "encryption".
+        what: &'static str,
+        /// The code.
+        code: u8,
+        /// Profile name.
+        profile: &'static str,
+    },
+    /// The key requires a MAC or tag that the frame does not carry.
+    #[error("missing {0}")]
+    MissingAuthenticator(&'static str),
+    /// The IV is absent or of the wrong length.
+    #[error("IV of {0} bytes; AES-GCM/GMAC need 12")]
+    BadIv(usize),
+    /// The MAC or signature does not verify.
+    #[error("MAC or signature does not verify")]
+    BadMac,
+    /// The AES-GCM tag does not verify (payload left encrypted).
+    #[error("AES-GCM tag does not verify")]
+    BadTag,
+    /// A replayed or stale frame.
+    #[error("replay ({kind:?}) of sequence {seq}")]
+    Replay {
+        /// The rule broken.
+        kind: ReplayKind,
+        /// The offending sequence (SPDU number, or stNum<<32|sqNum for GOOSE).
+        seq: u64,
+    },
+    /// The frame is already secured (protect refuses to secure twice).
+    #[error("frame is already secured (key id {0})")]
+    AlreadySecured(u32),
+    /// The combination cannot be done in this profile (with the reason).
+    #[error("unsupported: {0}")]
+    Unsupported(&'static str),
+    /// The crypto provider failed.
+    #[error("crypto: {0}")]
+    Crypto(#[from] CryptoError),
+}
+
+impl SecError {
+    /// A short stable name for counters and JSON output.
+    pub fn code(&self) -> &'static str {
+        match self {
+            SecError::Malformed(_) => "malformed",
+            SecError::UnknownKeyId(_) => "unknown-key",
+            SecError::KeyNotYetValid { .. } => "key-not-yet-valid",
+            SecError::KeyExpired { .. } => "key-expired",
+            SecError::AlgorithmMismatch { .. } => "algorithm-mismatch",
+            SecError::UnknownAlgorithmCode { .. } => "unknown-algorithm",
+            SecError::MissingAuthenticator(_) => "missing-authenticator",
+            SecError::BadIv(_) => "bad-iv",
+            SecError::BadMac => "bad-mac",
+            SecError::BadTag => "bad-tag",
+            SecError::Replay { .. } => "replay",
+            SecError::AlreadySecured(_) => "already-secured",
+            SecError::Unsupported(_) => "unsupported",
+            SecError::Crypto(_) => "crypto",
+        }
+    }
+}

@@ -1,0 +1,445 @@
+//! Protect and verify IEC 61850-90-5 session PDUs (R-GOOSE, R-SV) with the IEC 62351-6
+//! algorithms.
+//!
+//! What is protected, by profile (details and sources in `docs/framing.md`):
+//!
+//! | | standard / libiec61850 (v2) | seclib (v1) |
+//! |---|---|---|
+//! | MAC input | LI .. end of payload (padding included) | SI .. end of payload |
+//! | GMAC IV | 12 bytes carried in the header's IV field | 12 zero bytes, not carried |
+//! | AES-GCM | IV in the header, AAD = LI .. PayloadLength, payload (and inner MAC) encrypted, tag as `85 10 tag` | not verifiable (SecLib discards the tag): refused |
+//! | MAC + GCM | MAC over the cleartext, then encrypted with the payload (libiec61850's order) | - |
+//!
+//! Verification authenticates before anything is parsed from the payload and before the replay
+//! window moves; the result is a [`VerifiedSession`], which only this module can make.
+
+use crate::algorithm::{EncAlgorithm, MacAlgorithm};
+use crate::error::SecError;
+use crate::keystore::{KeyEntry, KeyStore};
+use crate::profile::Profile;
+use crate::replay::ReplayGuard;
+use gander_wire::session::{
+    self, Dialect, PayloadElement, SecurityInfo, SessionHeader, SessionPdu, SpduId, SIGNATURE_TAG,
+};
+use std::borrow::Cow;
+use std::hash::Hash;
+use std::ops::Range;
+
+/// A source of 96-bit IVs for AES-GCM and GMAC.
+pub trait IvSource {
+    /// The next IV; never repeats for one key (SP 800-38D §8).
+    fn next_iv(&mut self) -> [u8; 12];
+}
+
+/// IVs from the thread-local CSPRNG: the RBG-based construction of SP 800-38D §8.2.2, fine for
+/// up to 2^32 messages per key.
+#[derive(Debug, Default)]
+pub struct RandomIv;
+
+impl IvSource for RandomIv {
+    fn next_iv(&mut self) -> [u8; 12] {
+        use rand::RngCore;
+        let mut iv = [0u8; 12];
+        rand::thread_rng().fill_bytes(&mut iv);
+        iv
+    }
+}
+
+/// The header fields a sender chooses per message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SendParams {
+    /// SI.
+    pub spdu_id: SpduId,
+    /// SPDU number (the sender's counter).
+    pub spdu_number: u32,
+    /// Current time, Unix seconds (key validity and TimeToNextKey).
+    pub now: u64,
+}
+
+/// Appends a protected SPDU carrying `elements` to `out`, secured with `key` as `profile` writes it.
+pub fn protect(
+    profile: Profile,
+    key: &KeyEntry,
+    params: SendParams,
+    elements: &[PayloadElement<'_>],
+    ivs: &mut dyn IvSource,
+    out: &mut Vec<u8>,
+) -> Result<(), SecError> {
+    key.check_valid_at(params.now)?;
+    let dialect = profile.dialect();
+    let mac = key.mac;
+    let enc = key.enc;
+    if enc != EncAlgorithm::None && !profile.supports_encryption() {
+        return Err(SecError::Unsupported("the seclib profile cannot encrypt verifiably (SecLib discards the GCM tag)"));
+    }
+    let iv: Vec<u8> = if enc != EncAlgorithm::None || (mac.needs_iv() && !profile.gmac_zero_iv()) {
+        ivs.next_iv().to_vec()
+    } else {
+        Vec::new()
+    };
+    let security = if profile.session_version() == 1 {
+        SecurityInfo::V1 {
+            enc_code: Profile::enc_code(enc),
+            mac_code: profile.mac_code(mac, key.key_len())?,
+            key_id: key.id,
+        }
+    } else {
+        SecurityInfo::V2 { key_id: key.id, iv: iv.clone() }
+    };
+    let header = SessionHeader {
+        spdu_id: params.spdu_id,
+        spdu_number: params.spdu_number,
+        time_of_current_key: key.time_of_current_key(),
+        time_to_next_key: key.time_to_next_key(params.now),
+        security,
+    };
+    // SecLib always writes a signature element, `85 00` when unsigned.
+    let mac_elem = if mac != MacAlgorithm::None || profile == Profile::Seclib { 2 + mac.tag_len() } else { 0 };
+    let enc_elem = if enc != EncAlgorithm::None { 2 + enc.tag_len() } else { 0 };
+    let base = out.len();
+    let layout = session::emit(&header, elements, mac_elem + enc_elem, &dialect, out)?;
+    if mac_elem > 0 {
+        let mut tag = [0u8; 32];
+        let tag = &mut tag[..mac.tag_len()];
+        if let Some(k) = key.mac_key() {
+            let zero = [0u8; 12];
+            let mac_iv: &[u8] = if profile.gmac_zero_iv() { &zero } else { &iv };
+            k.sign(mac_iv, &out[base + profile.mac_start()..base + layout.payload_end], tag)?;
+        }
+        out.push(SIGNATURE_TAG);
+        out.push(profile.written_mac_len(mac));
+        out.extend_from_slice(tag);
+    }
+    if let Some(k) = key.aead_key() {
+        let iv12: [u8; 12] = iv.as_slice().try_into().map_err(|_| SecError::BadIv(iv.len()))?;
+        let (aad, body) = out[base..].split_at_mut(layout.payload_start);
+        let tag = k.seal_in_place(&iv12, aad, body)?;
+        out.push(SIGNATURE_TAG);
+        out.push(16);
+        out.extend_from_slice(&tag);
+    }
+    Ok(())
+}
+
+/// What protected a verified SPDU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Protection {
+    /// Key id used.
+    pub key_id: u32,
+    /// MAC algorithm.
+    pub mac: MacAlgorithm,
+    /// Encryption algorithm.
+    pub enc: EncAlgorithm,
+}
+
+/// An SPDU whose MAC and/or tag verified under a known, valid key; its payload is cleartext.
+/// Only [`verify`] makes these.
+#[derive(Clone, Debug)]
+pub struct VerifiedSession<'a> {
+    header: SessionHeader,
+    protection: Protection,
+    data: Cow<'a, [u8]>,
+    payload: Range<usize>,
+    dialect: Dialect,
+}
+
+impl<'a> VerifiedSession<'a> {
+    /// The session header.
+    pub fn header(&self) -> &SessionHeader {
+        &self.header
+    }
+    /// How it was protected.
+    pub fn protection(&self) -> Protection {
+        self.protection
+    }
+    /// The cleartext payload elements.
+    pub fn elements(&self) -> Result<Vec<PayloadElement<'_>>, SecError> {
+        Ok(session::parse_elements(&self.data[self.payload.clone()], &self.dialect)?)
+    }
+    /// The cleartext SPDU (inner MAC, if any, still in place; outer GCM tag still appended).
+    pub fn cleartext(&self) -> &[u8] {
+        &self.data
+    }
+}
+
+/// The result of checking one SPDU.
+#[derive(Clone, Debug)]
+pub enum Checked<'a> {
+    /// Secured and verified.
+    Verified(VerifiedSession<'a>),
+    /// Carries no security at all (KeyID 0, no IV, no signature): nothing to verify. Callers
+    /// that require security must treat this as a failure.
+    Unsecured(SessionPdu<'a>),
+}
+
+/// Verifies one SPDU statelessly (no replay check): parse, find the key, check its validity,
+/// check the GCM tag and decrypt, check the MAC, parse the payload.
+pub fn verify<'a>(profile: Profile, store: &KeyStore, bytes: &'a [u8], now: u64) -> Result<Checked<'a>, SecError> {
+    let dialect = profile.dialect();
+    let pdu = SessionPdu::parse(bytes, &dialect)?;
+    let (key, mac, enc) = match &pdu.header.security {
+        SecurityInfo::V2 { key_id: 0, iv } if iv.is_empty() && pdu.trailer().is_empty() => {
+            session::parse_elements(pdu.payload(), &dialect)?;
+            return Ok(Checked::Unsecured(pdu));
+        }
+        SecurityInfo::V1 { enc_code: 0, mac_code: 0, .. }
+            if pdu.trailer().is_empty() || pdu.trailer() == [SIGNATURE_TAG, 0] =>
+        {
+            session::parse_elements(pdu.payload(), &dialect)?;
+            return Ok(Checked::Unsecured(pdu));
+        }
+        SecurityInfo::V2 { key_id, .. } => {
+            let k = store.require(*key_id)?;
+            (k, k.mac, k.enc)
+        }
+        SecurityInfo::V1 { enc_code, mac_code, key_id } => {
+            let k = store.require(*key_id)?;
+            let wire_enc = profile.enc_from_code(*enc_code)?;
+            let (wire_mac, implied_len) = profile.mac_from_code(*mac_code)?;
+            if wire_enc != k.enc || wire_mac != k.mac || implied_len.is_some_and(|l| l != k.key_len()) {
+                return Err(SecError::AlgorithmMismatch { id: *key_id, enc_code: *enc_code, mac_code: *mac_code });
+            }
+            (k, k.mac, k.enc)
+        }
+    };
+    key.check_valid_at(now)?;
+    let iv = pdu.header.security.iv();
+    let mut data: Cow<'a, [u8]> = Cow::Borrowed(bytes);
+
+    // Outer AES-GCM: the last 18 bytes are `85 10 tag`.
+    let mut inner_end = bytes.len();
+    if enc != EncAlgorithm::None {
+        if !profile.supports_encryption() {
+            return Err(SecError::Unsupported("seclib-encrypted payloads carry no tag and cannot be verified"));
+        }
+        let aead = key.aead_key().ok_or(SecError::Unsupported("key has no AEAD"))?;
+        let iv12: [u8; 12] = iv.try_into().map_err(|_| SecError::BadIv(iv.len()))?;
+        let tag_at = bytes
+            .len()
+            .checked_sub(18)
+            .filter(|&t| t >= pdu.payload_end)
+            .ok_or(SecError::MissingAuthenticator("AES-GCM tag"))?;
+        if bytes[tag_at] != SIGNATURE_TAG || bytes[tag_at + 1] != 16 {
+            return Err(SecError::MissingAuthenticator("AES-GCM tag"));
+        }
+        let mut buf = bytes.to_vec();
+        let (aad, rest) = buf.split_at_mut(pdu.payload_start);
+        let (body, tag) = rest.split_at_mut(tag_at - pdu.payload_start);
+        aead.open_in_place(&iv12, aad, body, &tag[2..]).map_err(|_| SecError::BadTag)?;
+        data = Cow::Owned(buf);
+        inner_end = tag_at;
+    }
+
+    // MAC: signature element in the (now cleartext) trailer.
+    let trailer = &data[pdu.payload_end..inner_end];
+    if mac != MacAlgorithm::None {
+        let mk = key.mac_key().ok_or(SecError::Unsupported("key has no MAC"))?;
+        let (_, sigs) = session::parse_trailer(trailer, &[mac.tag_len()], |stated, _| {
+            profile.tolerates_mac_len(mac, stated)
+        })
+        .map_err(|e| match e {
+            gander_wire::Error::Truncated { .. } => SecError::MissingAuthenticator("MAC"),
+            other => SecError::Malformed(other),
+        })?;
+        let zero = [0u8; 12];
+        let mac_iv: &[u8] = if profile.gmac_zero_iv() {
+            &zero
+        } else if mac.needs_iv() {
+            if iv.len() != 12 {
+                return Err(SecError::BadIv(iv.len()));
+            }
+            iv
+        } else {
+            &[]
+        };
+        mk.verify(mac_iv, &data[profile.mac_start()..pdu.payload_end], sigs[0].value)
+            .map_err(|_| SecError::BadMac)?;
+    } else {
+        // Nothing may follow the payload but padding (and SecLib's empty `85 00`).
+        session::parse_trailer(trailer, &[], |_, _| false).or_else(|e| {
+            if profile == Profile::Seclib && trailer == [SIGNATURE_TAG, 0] {
+                Ok((None, vec![]))
+            } else {
+                Err(e)
+            }
+        })?;
+    }
+
+    session::parse_elements(&data[pdu.payload_start..pdu.payload_end], &dialect)?;
+    Ok(Checked::Verified(VerifiedSession {
+        protection: Protection { key_id: key.id, mac, enc },
+        payload: pdu.payload_start..pdu.payload_end,
+        header: pdu.header,
+        data,
+        dialect,
+    }))
+}
+
+/// A stateful receiver: [`verify`] plus the replay window per sender, APPID and key id.
+#[derive(Debug)]
+pub struct SessionReceiver<S: Eq + Hash + Clone> {
+    /// Profile of the peers.
+    pub profile: Profile,
+    /// Whether unsecured SPDUs are refused.
+    pub require_security: bool,
+    replay: ReplayGuard<(S, u16, u32)>,
+}
+
+impl<S: Eq + Hash + Clone> SessionReceiver<S> {
+    /// A receiver with empty replay state.
+    pub fn new(profile: Profile, require_security: bool) -> Self {
+        SessionReceiver { profile, require_security, replay: ReplayGuard::new() }
+    }
+
+    /// Verifies `bytes` from `sender`, then checks and advances the replay window.
+    pub fn receive<'a>(&mut self, store: &KeyStore, sender: S, bytes: &'a [u8], now: u64) -> Result<Checked<'a>, SecError> {
+        let checked = verify(self.profile, store, bytes, now)?;
+        match &checked {
+            Checked::Unsecured(_) if self.require_security => {
+                return Err(SecError::MissingAuthenticator("security (unsecured SPDU)"))
+            }
+            Checked::Unsecured(_) => {}
+            Checked::Verified(v) => {
+                let appid = v.elements()?.first().map(|e| e.appid).unwrap_or(0);
+                let key = (sender, appid, v.protection.key_id);
+                self.replay.check_and_accept(key, v.header.spdu_number)?;
+            }
+        }
+        Ok(checked)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::default_provider;
+
+    struct CountingIv(u8);
+    impl IvSource for CountingIv {
+        fn next_iv(&mut self) -> [u8; 12] {
+            self.0 += 1;
+            [self.0; 12]
+        }
+    }
+
+    const APDU: &[u8] = &[0x61, 0x08, 0x80, 0x01, 0x41, 0x85, 0x01, 0x05, 0x86, 0x00];
+
+    fn element() -> PayloadElement<'static> {
+        PayloadElement { payload_type: 0x81, simulation: 0, appid: 0x1234, apdu: APDU }
+    }
+
+    fn store_with(mac: MacAlgorithm, enc: EncAlgorithm, key: &[u8]) -> KeyStore {
+        let mut s = KeyStore::new();
+        s.insert(KeyEntry::new(9, mac, enc, key, default_provider()).unwrap()).unwrap();
+        s
+    }
+
+    fn every_combination() -> Vec<(Profile, MacAlgorithm, EncAlgorithm, usize)> {
+        let mut v = vec![];
+        for p in Profile::ALL {
+            for mac in MacAlgorithm::ALL {
+                for enc in EncAlgorithm::ALL {
+                    if mac == MacAlgorithm::None && enc == EncAlgorithm::None {
+                        continue;
+                    }
+                    if mac.needs_iv() && enc != EncAlgorithm::None {
+                        continue;
+                    }
+                    if p == Profile::Seclib && enc != EncAlgorithm::None {
+                        continue;
+                    }
+                    if p != Profile::Seclib && matches!(mac, MacAlgorithm::HmacBlake2b80 | MacAlgorithm::HmacBlake2s80) && p.session_version() == 1 {
+                        continue;
+                    }
+                    let key_len = if enc == EncAlgorithm::Aes256Gcm { 32 } else { 16 };
+                    v.push((p, mac, enc, key_len));
+                    if mac.needs_iv() {
+                        v.push((p, mac, enc, 32));
+                    }
+                }
+            }
+        }
+        v
+    }
+
+    #[test]
+    fn protect_verify_every_combination_and_every_bit_flip() {
+        for (p, mac, enc, key_len) in every_combination() {
+            let key: Vec<u8> = (0..key_len as u8).collect();
+            let store = store_with(mac, enc, &key);
+            let mut out = Vec::new();
+            let params = SendParams { spdu_id: SpduId::Goose, spdu_number: 77, now: 0 };
+            protect(p, store.require(9).unwrap(), params, &[element()], &mut CountingIv(0), &mut out)
+                .unwrap_or_else(|e| panic!("{p} {mac} {enc}: {e}"));
+            let Checked::Verified(v) = verify(p, &store, &out, 0).unwrap_or_else(|e| panic!("{p} {mac} {enc}: {e}")) else {
+                panic!("not verified")
+            };
+            assert_eq!(v.elements().unwrap(), vec![element()], "{p} {mac} {enc}");
+            assert_eq!(v.protection(), Protection { key_id: 9, mac, enc });
+            if enc != EncAlgorithm::None {
+                assert!(!out.windows(APDU.len()).any(|w| w == APDU), "{p} {enc}: payload visible");
+            }
+            for i in 0..out.len() * 8 {
+                let mut bad = out.clone();
+                bad[i / 8] ^= 1 << (i % 8);
+                // Under SecLib LI and TI are outside the MAC (pitfall P5): flipping them must
+                // still fail, via the CLTP checks.
+                assert!(
+                    !matches!(verify(p, &store, &bad, 0), Ok(Checked::Verified(_))),
+                    "{p} {mac} {enc}: flip of bit {i} verified"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn wrong_key_unknown_key_and_expired_key_fail() {
+        let store = store_with(MacAlgorithm::HmacSha256_128, EncAlgorithm::None, b"0123456789ABCDEF");
+        let other = store_with(MacAlgorithm::HmacSha256_128, EncAlgorithm::None, b"0123456789ABCDEX");
+        let mut out = Vec::new();
+        let params = SendParams { spdu_id: SpduId::Goose, spdu_number: 1, now: 0 };
+        protect(Profile::Standard, store.require(9).unwrap(), params, &[element()], &mut RandomIv, &mut out).unwrap();
+        assert_eq!(verify(Profile::Standard, &other, &out, 0).unwrap_err(), SecError::BadMac);
+        assert_eq!(verify(Profile::Standard, &KeyStore::new(), &out, 0).unwrap_err(), SecError::UnknownKeyId(9));
+        let mut s = KeyStore::new();
+        s.insert(
+            KeyEntry::new(9, MacAlgorithm::HmacSha256_128, EncAlgorithm::None, b"0123456789ABCDEF", default_provider())
+                .unwrap()
+                .with_validity(Some(10), Some(20)),
+        )
+        .unwrap();
+        assert!(matches!(verify(Profile::Standard, &s, &out, 25), Err(SecError::KeyExpired { .. })));
+        assert!(matches!(verify(Profile::Standard, &s, &out, 5), Err(SecError::KeyNotYetValid { .. })));
+    }
+
+    #[test]
+    fn receiver_refuses_replays_and_unsecured() {
+        let store = store_with(MacAlgorithm::HmacSha256_80, EncAlgorithm::None, b"k");
+        let mut rx = SessionReceiver::new(Profile::Standard, true);
+        let mut frames = vec![];
+        for n in [1u32, 2, 3] {
+            let mut out = Vec::new();
+            let params = SendParams { spdu_id: SpduId::Goose, spdu_number: n, now: 0 };
+            protect(Profile::Standard, store.require(9).unwrap(), params, &[element()], &mut RandomIv, &mut out).unwrap();
+            frames.push(out);
+        }
+        rx.receive(&store, 1u8, &frames[0], 0).unwrap();
+        rx.receive(&store, 1u8, &frames[2], 0).unwrap();
+        rx.receive(&store, 1u8, &frames[1], 0).unwrap();
+        assert!(matches!(rx.receive(&store, 1u8, &frames[1], 0), Err(SecError::Replay { .. })));
+        // Another sender has its own window.
+        rx.receive(&store, 2u8, &frames[1], 0).unwrap();
+        // An unsecured SPDU is refused when security is required.
+        let mut plain = Vec::new();
+        let h = SessionHeader {
+            spdu_id: SpduId::Goose,
+            spdu_number: 4,
+            time_of_current_key: 0,
+            time_to_next_key: 0,
+            security: SecurityInfo::V2 { key_id: 0, iv: vec![] },
+        };
+        session::emit(&h, &[element()], 0, &Dialect::STANDARD, &mut plain).unwrap();
+        assert!(rx.receive(&store, 1u8, &plain, 0).is_err());
+        assert!(matches!(verify(Profile::Standard, &store, &plain, 0), Ok(Checked::Unsecured(_))));
+    }
+}
