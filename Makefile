@@ -1,0 +1,54 @@
+# gander: build, test and demo. GNU make. Quick start: `make demo`, `make test`.
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := build
+
+export PATH := $(HOME)/.cargo/bin:$(PATH)
+export DEBIAN_FRONTEND := noninteractive
+
+# pyiec61850-ng's wheel is built for CPython 3.11 only.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+VPY := $(VENV)/bin/python
+VENV_STAMP := $(VENV)/.requirements.stamp
+GANDER := $(CURDIR)/target/release/gander
+CRYPTO_VECTORS = $(shell $(VPY) -c 'import cryptography_vectors, os; print(os.path.dirname(cryptography_vectors.__file__))')
+
+.PHONY: setup venv build test demo fuzz-smoke clean
+
+## setup: system packages (tshark, libpcap, OpenSSL, GnuTLS, ...) and Rust if cargo is missing
+setup:
+	PYTHON=$(PYTHON) scripts/setup.sh
+
+## venv: project-local Python with the pinned interop peers (libiec61850 wheel) and vectors
+venv: $(VENV_STAMP)
+
+$(VENV_STAMP): interop/requirements.txt
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "venv: CPython 3.11 is required (pyiec61850-ng is cp311-only); set PYTHON=")'
+	test -x $(VPY) || $(PYTHON) -m venv $(VENV)
+	$(VPY) -m pip install -q --disable-pip-version-check -r interop/requirements.txt
+	touch $@
+
+## build: the gander binary and every crate
+build:
+	cargo build --release --workspace
+
+## test: Rust tests, then the interop suite against libiec61850 and tshark
+test: setup venv build
+	GANDER_CRYPTO_VECTORS=$(CRYPTO_VECTORS) cargo test --workspace --release
+	GANDER=$(GANDER) $(VPY) -m pytest -q interop/tests
+
+## demo: crypto costs and a protect/verify round on a libiec61850 capture
+demo: setup venv build
+	GANDER=$(GANDER) PY=$(VPY) scripts/demo.sh
+
+## fuzz-smoke: run each fuzz target briefly (needs cargo-fuzz and a nightly toolchain)
+fuzz-smoke:
+	@if [[ ! -f fuzz/Cargo.toml ]]; then echo "fuzz-smoke: no fuzz/ crate yet"; exit 0; fi; \
+	for t in $$(cargo +nightly fuzz list); do \
+		cargo +nightly fuzz run "$$t" -- -max_total_time=20 -rss_limit_mb=2048; \
+	done
+
+clean:
+	cargo clean
+	rm -rf out

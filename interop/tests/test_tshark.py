@@ -1,0 +1,159 @@
+"""(d) tshark (Debian's Wireshark 4.0) dissects what gander writes without malformed-packet or
+expert warnings/errors, and shows the fields we expect (so this test can fail).
+
+R-GOOSE: UDP -> CLTP heuristic -> R-GOOSE heuristic, on by default in 4.0 (`tshark -G
+heuristic-decodes` lists `udp goose T` and `cltp goose T`); we enable them explicitly anyway by their
+short names `cltp_udp` and `rgoose_cltp`. tshark
+cannot decrypt, so for encrypted frames only the session header (SPDU number, KeyID, IV) is checked;
+for unencrypted frames stNum/sqNum must match what libiec61850 published.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import struct
+
+import pytest
+
+import pcap
+from conftest import FRAMES, protect, run
+from modes import MODES
+
+WARN_SEVERITY = 0x00600000  # PI_WARN; clean libiec61850 frames carry no expert info at all
+PROTECT_MODES = ["aes-128-gcm", "aes-256-gcm", "hmac-sha256-128", "hmac-sha256-256",
+                 "aes-128-gcm+hmac-sha256-128", "aes-256-gcm+hmac-sha256-256"]
+
+
+def tshark_frames(path) -> list[dict]:
+    """Frames as tshark's JSON layers; fails if tshark is missing or errors."""
+    if shutil.which("tshark") is None:
+        pytest.fail("tshark not installed: run `make setup`")
+    p = run(["tshark", "-r", path, "-n", "--enable-heuristic", "cltp_udp", "--enable-heuristic", "rgoose_cltp",
+             "-o", "ip.check_checksum:TRUE", "-o", "udp.check_checksum:TRUE",
+             "-T", "json", "--no-duplicate-keys"])
+    if "can't enable" in p.stderr:
+        # heuristic names differ between versions; they are enabled by default in 4.0
+        p = run(["tshark", "-r", path, "-n", "-o", "ip.check_checksum:TRUE", "-o", "udp.check_checksum:TRUE",
+                 "-T", "json", "--no-duplicate-keys"])
+    assert p.returncode == 0, p.stderr
+    return [pkt["_source"]["layers"] for pkt in json.loads(p.stdout or "[]")]
+
+
+def walk(node, found: dict):
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if isinstance(v, (dict, list)):
+                walk(v, found)
+            found.setdefault(k, [])
+            if not isinstance(v, (dict, list)):
+                found[k].append(v)
+            elif isinstance(v, list) and all(not isinstance(x, (dict, list)) for x in v):
+                found[k].extend(v)
+            if k == "_ws.expert" and isinstance(v, dict):
+                found.setdefault("__expert__", []).append(v)
+    elif isinstance(node, list):
+        for x in node:
+            walk(x, found)
+
+
+def problems(layers: dict) -> list[str]:
+    found: dict = {}
+    walk(layers, found)
+    out = []
+    if "_ws.malformed" in found or any(k.startswith("_ws.malformed") for k in found):
+        out.append("Malformed Packet")
+    for e in found.get("__expert__", []):
+        sev = int(e.get("_ws.expert.severity", "0"))
+        if sev >= WARN_SEVERITY:
+            out.append(f"expert info (severity {sev:#x}): {e.get('_ws.expert.message')}")
+    for k in ("ip.checksum.status", "udp.checksum.status"):
+        if any(v not in ("1", "2") for v in found.get(k, [])):  # 1 good, 2 unverified
+            out.append(f"{k}={found[k]}")
+    return out
+
+
+def fields(layers: dict) -> dict:
+    found: dict = {}
+    walk(layers, found)
+    return found
+
+
+def check_capture(path, *, expect_frames: int, published=None, key_id=None, encrypted=False):
+    frames = tshark_frames(path)
+    assert len(frames) == expect_frames
+    bad = {i: problems(f) for i, f in enumerate(frames)}
+    bad = {i: p for i, p in bad.items() if p}
+    assert not bad, f"tshark reports problems in {path}: {dict(list(bad.items())[:5])}"
+    for i, f in enumerate(frames):
+        fl = fields(f)
+        protos = fl.get("frame.protocols", [""])[0]
+        assert "goose" in protos, f"frame {i} not dissected as (R-)GOOSE: {protos}"
+        if key_id is not None:
+            assert [int(x, 0) for x in fl.get("rgoose.key_id", [])] == [key_id], (i, fl.get("rgoose.key_id"))
+            assert fl.get("rgoose.init_v_len") == [("12" if encrypted else "0")], (i, fl.get("rgoose.init_v_len"))
+        if published is not None and not encrypted:
+            assert [int(x) for x in fl.get("goose.stNum", [])] == [published[i]["st_num"]], i
+            assert [int(x) for x in fl.get("goose.sqNum", [])] == [published[i]["sq_num"]], i
+
+
+# every mode under profile libiec61850; a representative subset under the standard profile
+PROTECT_CASES = [(m, "libiec61850") for m in PROTECT_MODES] + [
+    (m, "standard") for m in ("aes-128-gcm", "hmac-sha256-128", "hmac-sha256-256")]
+
+
+@pytest.mark.parametrize("mode,profile", PROTECT_CASES)
+def test_tshark_dissects_gander_rgoose(gander, captures, tmp_path, mode, profile):
+    m = MODES[mode]
+    keys = tmp_path / "keys.toml"
+    keys.write_text(m.key_toml())
+    out = tmp_path / f"{mode}.{profile}.pcap"
+    protect(gander, keys, m.key_id, captures["none"]["pcap"], out, profile=profile)
+    check_capture(out, expect_frames=FRAMES, published=captures["none"]["meta"]["frames"],
+                  key_id=m.key_id, encrypted=m.encrypted)
+
+
+def test_tshark_dissects_plain_captures(captures):
+    """libiec61850's unsecured R-GOOSE as the harness writes it (the input of every protect test)."""
+    check_capture(captures["none"]["pcap"], expect_frames=FRAMES, published=captures["none"]["meta"]["frames"],
+                  key_id=0)
+
+
+def l2_goose(apdu: bytes, appid: int = 0x1000, vlan: bool = False) -> bytes:
+    """IEC 61850-8-1 GOOSE frame (EtherType 0x88B8) around a GOOSE APDU."""
+    eth = bytes.fromhex("010ccd010001") + pcap.SRC_MAC
+    if vlan:
+        eth += struct.pack("!HH", 0x8100, (4 << 13) | 10)
+    return eth + struct.pack("!HHHHH", 0x88B8, appid, 8 + len(apdu), 0, 0) + apdu
+
+
+@pytest.fixture
+def plain_l2(captures, tmp_path):
+    frames = []
+    for i, p in enumerate(pcap.rgoose_payloads(captures["none"]["pcap"])):
+        ps = 27 + p[26] + 4
+        apdu = p[ps + 6:ps + 6 + int.from_bytes(p[ps + 4:ps + 6], "big") - 2]  # APDU length is N + 2
+        frames.append(l2_goose(apdu, vlan=bool(i % 2)))
+    path = tmp_path / "goose-l2.pcap"
+    pcap.write_pcap(path, frames)
+    return path
+
+
+def test_tshark_dissects_plain_l2_goose(captures, plain_l2):
+    check_capture(plain_l2, expect_frames=FRAMES, published=captures["none"]["meta"]["frames"])
+
+
+def test_gander_reports_plain_goose_unsecured(gander, captures, plain_l2):
+    from conftest import verify
+    v = verify(gander, captures["none"]["keys"], plain_l2, profile=None)
+    assert v.rc == 0, v.describe()
+    for f in v.require(FRAMES):
+        assert f["ok"] is True and f["kind"] == "goose" and f["verdict"] == "unsecured", f
+
+
+def test_checker_detects_malformed_frames(captures, tmp_path):
+    """Control: truncated R-GOOSE must trip the checker, or the tests above prove nothing."""
+    ps = pcap.rgoose_payloads(captures["hmac-sha256-128"]["pcap"])
+    bad = tmp_path / "truncated.pcap"
+    pcap.write_udp_pcap(bad, [ps[0][:150], ps[1][:100]])
+    frames = tshark_frames(bad)
+    assert all(problems(f) for f in frames), [problems(f) for f in frames]

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Install the system packages and toolchain gander's build, tests and demo need. Idempotent:
+# apt-get runs only when a package is missing; rustup only when cargo is absent.
+set -euo pipefail
+
+PKGS=(tshark iproute2 libpcap-dev libssl-dev libgnutls28-dev pkg-config iperf3)
+PYTHON=${PYTHON:-$(command -v python3.11 || command -v python3)}
+
+missing=()
+for p in "${PKGS[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+# The venv needs ensurepip; Debian's python3 only has it with python3-venv.
+if ! "$PYTHON" -c 'import ensurepip, venv' >/dev/null 2>&1; then
+    missing+=(python3-venv)
+fi
+
+if ((${#missing[@]})); then
+    echo "setup: installing ${missing[*]}"
+    SUDO=""
+    [[ $(id -u) -eq 0 ]] || SUDO="sudo"
+    export DEBIAN_FRONTEND=noninteractive
+    # tshark's wireshark-common asks whether non-root users may capture; answer it up front.
+    echo "wireshark-common wireshark-common/install-setuid boolean false" | $SUDO debconf-set-selections
+    $SUDO apt-get update -qq
+    $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+    echo "setup: system packages present"
+fi
+
+if ! command -v cargo >/dev/null 2>&1 && [[ ! -x "$HOME/.cargo/bin/cargo" ]]; then
+    echo "setup: installing Rust with rustup"
+    curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal
+else
+    echo "setup: cargo present ($(PATH="$HOME/.cargo/bin:$PATH" cargo --version))"
+fi
