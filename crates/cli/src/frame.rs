@@ -181,9 +181,9 @@ fn verify(a: VerifyArgs) -> Result<ExitCode> {
             Outcome::Failed(_) => failed += 1,
         }
         if a.json {
-            println!("{}", verdict_json(i, &v));
+            crate::out(verdict_json(i, &v));
         } else {
-            println!("{}", verdict_line(i, &v));
+            crate::out(verdict_line(i, &v));
         }
     }
     let summary = format!(
@@ -318,9 +318,9 @@ fn show(a: ShowArgs) -> Result<ExitCode> {
         v["index"] = json!(i);
         v["time"] = json!(p.timestamp.as_secs_f64());
         if a.json {
-            println!("{v}");
+            crate::out(&v);
         } else {
-            println!("#{i} {}", serde_json::to_string_pretty(&v)?);
+            crate::out(format!("#{i} {}", serde_json::to_string_pretty(&v)?));
         }
     }
     Ok(ExitCode::SUCCESS)

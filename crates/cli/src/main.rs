@@ -29,6 +29,20 @@ enum Command {
     },
 }
 
+/// Prints one line to stdout. A closed pipe (`gander ... | head`) ends the program quietly
+/// instead of panicking inside `println!`.
+pub fn out(line: impl std::fmt::Display) {
+    use std::io::Write;
+    let mut o = std::io::stdout().lock();
+    if let Err(e) = writeln!(o, "{line}") {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(141);
+        }
+        eprintln!("gander: cannot write to stdout: {e}");
+        std::process::exit(2);
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {

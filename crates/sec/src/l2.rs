@@ -7,10 +7,10 @@
 //! EtherType through the end of the `A4` element. Layer 2 carries no encryption in IEC 62351-6,
 //! so a key with `enc` set is refused here.
 //!
-//! Profiles differ only in Reserved2: `standard` writes the CRC-16/X-25 of EtherType..Reserved1
-//! (as they are emitted) big-endian and checks it on receipt; `libiec61850` writes it low byte
-//! first and, like that receiver, does not check it (its publisher computes it over stale
-//! fields, pitfall P12).
+//! Profiles differ only in Reserved2, the CRC-16/X-25 (RFC 1662 FCS) of EtherType..Reserved1 as
+//! emitted: `standard` writes it big-endian like every other IEC 61850-8-1 header field;
+//! `libiec61850` writes it low byte first, as its development publisher does (RFC 1662's
+//! transmission order). Each profile checks its own order on receipt.
 
 use crate::algorithm::{EncAlgorithm, MacAlgorithm};
 use crate::error::SecError;
@@ -126,7 +126,7 @@ pub fn verify(profile: Profile, store: &KeyStore, frame: &[u8], now: u64) -> Res
         return Ok(CheckedGoose::Unsecured(l2));
     };
     let (ext, ext_layout) = SecurityExtension::parse_with_layout(ext_bytes)?;
-    if profile != Profile::Libiec61850 && l2.crc_order() != Some(CrcByteOrder::HighFirst) {
+    if l2.crc_order() != Some(crc_order(profile)) {
         return Err(SecError::Malformed(gander_wire::Error::BadChecksum {
             what: "IEC 62351-6 header CRC",
             computed: 0,
