@@ -1,6 +1,8 @@
 //! Whole captured frames: find the IEC 61850 traffic in an Ethernet frame and protect or verify it.
 //!
 //! R-GOOSE and R-SV are UDP datagrams whose payload starts `01 40` (CLTP UD, IEC 61850-90-5);
+//! any UDP datagram to or from port 102 (the IEC 61850-90-5 port) is treated as a session PDU too,
+//! so that a frame whose first bytes were damaged fails verification instead of being skipped;
 //! GOOSE is EtherType 0x88B8, with or without an 802.1Q tag (IEC 61850-8-1). Everything else is
 //! reported as `other` and left alone. This is what `gander frame` and the gateway share.
 
@@ -12,6 +14,9 @@ use gander_wire::ethernet::{self, EthernetRepr, Frame};
 use gander_wire::ip::{self, Ipv4Address};
 use gander_wire::session::{SessionPdu, SpduId};
 use std::ops::Range;
+
+/// The UDP port of IEC 61850-90-5 sessions.
+pub const SESSION_PORT: u16 = 102;
 
 /// What a frame carries.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -42,8 +47,13 @@ pub fn locate(frame: &[u8]) -> Located {
         ethernet::ETHERTYPE_IPV4 => match ip::locate_udp(frame) {
             Ok(loc) => {
                 let p = &frame[loc.payload.clone()];
-                if p.len() >= 3 && p[0] == gander_wire::session::CLTP_LI && p[1] == gander_wire::session::CLTP_UD {
-                    Located::Session { spdu_id: p[2], payload: loc.payload, src: (loc.src_addr, loc.src_port) }
+                let cltp = p.len() >= 2 && p[0] == gander_wire::session::CLTP_LI && p[1] == gander_wire::session::CLTP_UD;
+                if cltp || loc.dst_port == SESSION_PORT || loc.src_port == SESSION_PORT {
+                    Located::Session {
+                        spdu_id: p.get(2).copied().unwrap_or(0),
+                        payload: loc.payload,
+                        src: (loc.src_addr, loc.src_port),
+                    }
                 } else {
                     Located::Other
                 }
