@@ -13,3 +13,4 @@ pub mod signature;
 
 pub use algorithm::{EncAlgorithm, MacAlgorithm};
 pub use provider::{default_provider, AeadKey, CryptoError, CryptoProvider, MacKey};
+pub use signature::{SignatureAlgorithm, SigningKey, VerifyingKey};
