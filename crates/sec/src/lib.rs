@@ -23,3 +23,4 @@ pub use error::{ReplayKind, SecError};
 pub use keystore::{KeyEntry, KeyFileError, KeyStore};
 pub use profile::Profile;
 pub use provider::{default_provider, AeadKey, CryptoError, CryptoProvider, MacKey};
+pub use signature::{SignatureAlgorithm, SigningKey, VerifyingKey};

@@ -7,17 +7,17 @@
 //!
 //! | tag  | alternative       | IEC 61850 use                         |
 //! |------|-------------------|---------------------------------------|
-//! | 0xA1 | array [1]         | arrays of data attributes             |
-//! | 0xA2 | structure [2]     | data objects and constructed attrs    |
-//! | 0x83 | boolean [3]       | BOOLEAN                               |
-//! | 0x84 | bit-string [4]    | Quality, Dbpos, Tcmd, coded enums     |
-//! | 0x85 | integer [5]       | INT8..INT64                           |
-//! | 0x86 | unsigned [6]      | INT8U..INT32U                         |
-//! | 0x87 | floating-point [7]| FLOAT32, FLOAT64                      |
-//! | 0x89 | octet-string [9]  | OCTET STRING                          |
-//! | 0x8A | visible-string [10]| VISIBLE STRING                       |
-//! | 0x8C | binary-time [12]  | TimeOfDay / EntryTime (4 or 6 octets) |
-//! | 0x91 | utc-time [17]     | TimeStamp (8 octets)                  |
+//! | 0xA1 | array \[1\]         | arrays of data attributes             |
+//! | 0xA2 | structure \[2\]     | data objects and constructed attrs    |
+//! | 0x83 | boolean \[3\]       | BOOLEAN                               |
+//! | 0x84 | bit-string \[4\]    | Quality, Dbpos, Tcmd, coded enums     |
+//! | 0x85 | integer \[5\]       | INT8..INT64                           |
+//! | 0x86 | unsigned \[6\]      | INT8U..INT32U                         |
+//! | 0x87 | floating-point \[7\]| FLOAT32, FLOAT64                      |
+//! | 0x89 | octet-string \[9\]  | OCTET STRING                          |
+//! | 0x8A | visible-string \[10\]| VISIBLE STRING                       |
+//! | 0x8C | binary-time \[12\]  | TimeOfDay / EntryTime (4 or 6 octets) |
+//! | 0x91 | utc-time \[17\]     | TimeStamp (8 octets)                  |
 
 use crate::ber::{self, Reader};
 use crate::{Error, Result};
