@@ -111,7 +111,10 @@ pub fn run(cmd: FrameCommand) -> Result<ExitCode> {
 }
 
 fn now() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
 }
 
 fn load_keys(path: &PathBuf) -> Result<KeyStore> {
@@ -169,10 +172,16 @@ fn verify(a: VerifyArgs) -> Result<ExitCode> {
     let mut verifier = CaptureVerifier::new(a.profile.into(), &store);
     let (mut verified, mut unsecured, mut failed, mut skipped) = (0, 0, 0, 0);
     for (i, p) in packets.iter().enumerate() {
-        let t = if a.at == TimeBase::Now { now() } else { p.timestamp.as_secs() };
+        let t = if a.at == TimeBase::Now {
+            now()
+        } else {
+            p.timestamp.as_secs()
+        };
         let mut v = verifier.verify(&p.data, t);
         if a.require_security && v.outcome == Outcome::Unsecured {
-            v.outcome = Outcome::Failed(gander_sec::SecError::MissingAuthenticator("security (unsecured frame)"));
+            v.outcome = Outcome::Failed(gander_sec::SecError::MissingAuthenticator(
+                "security (unsecured frame)",
+            ));
         }
         match &v.outcome {
             Outcome::Verified => verified += 1,
@@ -191,7 +200,11 @@ fn verify(a: VerifyArgs) -> Result<ExitCode> {
         packets.len()
     );
     eprintln!("{summary}");
-    Ok(if failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if failed > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 fn protect(a: ProtectArgs) -> Result<ExitCode> {
@@ -208,17 +221,29 @@ fn protect(a: ProtectArgs) -> Result<ExitCode> {
         match protect_frame(a.profile.into(), key, &p.data, &mut ivs, t) {
             Ok(Some(data)) => {
                 secured += 1;
-                out.push(Packet { timestamp: p.timestamp, orig_len: data.len() as u32, data });
+                out.push(Packet {
+                    timestamp: p.timestamp,
+                    orig_len: data.len() as u32,
+                    data,
+                });
             }
             Ok(None) => {
                 copied += 1;
-                out.push(Packet { timestamp: p.timestamp, orig_len: p.orig_len, data: p.data.clone() });
+                out.push(Packet {
+                    timestamp: p.timestamp,
+                    orig_len: p.orig_len,
+                    data: p.data.clone(),
+                });
             }
             Err(e) => bail!("frame #{i}: {e}"),
         }
     }
     pcap_io::write(&a.output, &out)?;
-    eprintln!("{} frames: {secured} secured with key {}, {copied} copied unchanged", packets.len(), a.key_id);
+    eprintln!(
+        "{} frames: {secured} secured with key {}, {copied} copied unchanged",
+        packets.len(),
+        a.key_id
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -286,7 +311,10 @@ fn show_frame(data: &[u8], profile: Profile) -> Value {
                         "payload_length": p.payload_length_field,
                         "trailer": hex::encode(p.trailer()),
                     });
-                    if let gander_wire::session::SecurityInfo::V1 { enc_code, mac_code, .. } = h.security {
+                    if let gander_wire::session::SecurityInfo::V1 {
+                        enc_code, mac_code, ..
+                    } = h.security
+                    {
                         o["enc_code"] = json!(enc_code);
                         o["mac_code"] = json!(mac_code);
                     }
@@ -301,7 +329,9 @@ fn show_frame(data: &[u8], profile: Profile) -> Value {
                                 })
                                 .collect();
                         }
-                        Err(e) => o["elements"] = json!(format!("not readable without the key ({e})")),
+                        Err(e) => {
+                            o["elements"] = json!(format!("not readable without the key ({e})"))
+                        }
                     }
                     o
                 }

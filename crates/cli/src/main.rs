@@ -9,7 +9,11 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "gander", version, about = "IEC 62351 security for IEC 61850 GOOSE, R-GOOSE, R-SV and MMS")]
+#[command(
+    name = "gander",
+    version,
+    about = "IEC 62351 security for IEC 61850 GOOSE, R-GOOSE, R-SV and MMS"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -25,7 +25,8 @@ pub struct Packet {
 pub fn read(path: &Path) -> Result<Vec<Packet>> {
     let mut f = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
     let mut magic = [0u8; 4];
-    f.read_exact(&mut magic).with_context(|| format!("{}: too short to be a capture", path.display()))?;
+    f.read_exact(&mut magic)
+        .with_context(|| format!("{}: too short to be a capture", path.display()))?;
     let f = BufReader::new(File::open(path)?);
     let ctx = || format!("{}: corrupt capture", path.display());
     let mut out = Vec::new();
@@ -42,27 +43,46 @@ pub fn read(path: &Path) -> Result<Vec<Packet>> {
                     if link != Some(DataLink::ETHERNET) {
                         bail!("{}: link type {:?} is not Ethernet", path.display(), link);
                     }
-                    out.push(Packet { timestamp: p.timestamp, orig_len: p.original_len, data: p.data.into_owned() });
+                    out.push(Packet {
+                        timestamp: p.timestamp,
+                        orig_len: p.original_len,
+                        data: p.data.into_owned(),
+                    });
                 }
                 Block::SimplePacket(p) => {
                     let link = links.first().copied();
                     if link != Some(DataLink::ETHERNET) {
                         bail!("{}: link type {:?} is not Ethernet", path.display(), link);
                     }
-                    out.push(Packet { timestamp: Duration::ZERO, orig_len: p.original_len, data: p.data.into_owned() });
+                    out.push(Packet {
+                        timestamp: Duration::ZERO,
+                        orig_len: p.original_len,
+                        data: p.data.into_owned(),
+                    });
                 }
-                Block::Packet(_) => bail!("{}: obsolete pcapng Packet Blocks are not supported", path.display()),
+                Block::Packet(_) => bail!(
+                    "{}: obsolete pcapng Packet Blocks are not supported",
+                    path.display()
+                ),
                 _ => {}
             }
         }
     } else {
         let mut r = PcapReader::new(f).with_context(ctx)?;
         if r.header().datalink != DataLink::ETHERNET {
-            bail!("{}: link type {:?} is not Ethernet", path.display(), r.header().datalink);
+            bail!(
+                "{}: link type {:?} is not Ethernet",
+                path.display(),
+                r.header().datalink
+            );
         }
         while let Some(p) = r.next_packet() {
             let p = p.with_context(ctx)?;
-            out.push(Packet { timestamp: p.timestamp, orig_len: p.orig_len, data: p.data.into_owned() });
+            out.push(Packet {
+                timestamp: p.timestamp,
+                orig_len: p.orig_len,
+                data: p.data.into_owned(),
+            });
         }
     }
     Ok(out)
@@ -70,8 +90,16 @@ pub fn read(path: &Path) -> Result<Vec<Packet>> {
 
 /// Writes frames as a pcap file (microsecond timestamps, Ethernet).
 pub fn write(path: &Path, packets: &[Packet]) -> Result<()> {
-    let f = BufWriter::new(File::create(path).with_context(|| format!("cannot create {}", path.display()))?);
-    let mut w = PcapWriter::with_header(f, PcapHeader { datalink: DataLink::ETHERNET, ..Default::default() })?;
+    let f = BufWriter::new(
+        File::create(path).with_context(|| format!("cannot create {}", path.display()))?,
+    );
+    let mut w = PcapWriter::with_header(
+        f,
+        PcapHeader {
+            datalink: DataLink::ETHERNET,
+            ..Default::default()
+        },
+    )?;
     for p in packets {
         // Frames gander rewrote changed size; the capture holds them whole.
         w.write_packet(&PcapPacket::new(p.timestamp, p.data.len() as u32, &p.data))

@@ -102,8 +102,11 @@ pub enum EncAlgorithm {
 
 impl EncAlgorithm {
     /// Every algorithm, `None` first.
-    pub const ALL: [EncAlgorithm; 3] =
-        [EncAlgorithm::None, EncAlgorithm::Aes128Gcm, EncAlgorithm::Aes256Gcm];
+    pub const ALL: [EncAlgorithm; 3] = [
+        EncAlgorithm::None,
+        EncAlgorithm::Aes128Gcm,
+        EncAlgorithm::Aes256Gcm,
+    ];
 
     /// The key-file name.
     pub const fn name(self) -> &'static str {
@@ -153,10 +156,18 @@ macro_rules! name_impls {
             type Err = UnknownAlgorithm;
             fn from_str(s: &str) -> Result<Self, Self::Err> {
                 let want = s.trim().to_ascii_lowercase();
-                Self::ALL.iter().copied().find(|a| a.name() == want).ok_or_else(|| UnknownAlgorithm {
-                    name: s.to_string(),
-                    known: Self::ALL.iter().map(|a| a.name()).collect::<Vec<_>>().join(", "),
-                })
+                Self::ALL
+                    .iter()
+                    .copied()
+                    .find(|a| a.name() == want)
+                    .ok_or_else(|| UnknownAlgorithm {
+                        name: s.to_string(),
+                        known: Self::ALL
+                            .iter()
+                            .map(|a| a.name())
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                    })
             }
         }
     };

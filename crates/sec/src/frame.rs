@@ -41,13 +41,19 @@ pub enum Located {
 
 /// Finds the IEC 61850 traffic in an Ethernet frame.
 pub fn locate(frame: &[u8]) -> Located {
-    let Ok(eth) = Frame::new_checked(frame) else { return Located::Other };
+    let Ok(eth) = Frame::new_checked(frame) else {
+        return Located::Other;
+    };
     match eth.ethertype() {
-        ethernet::ETHERTYPE_GOOSE => Located::Goose { offset: eth.payload_offset() },
+        ethernet::ETHERTYPE_GOOSE => Located::Goose {
+            offset: eth.payload_offset(),
+        },
         ethernet::ETHERTYPE_IPV4 => match ip::locate_udp(frame) {
             Ok(loc) => {
                 let p = &frame[loc.payload.clone()];
-                let cltp = p.len() >= 2 && p[0] == gander_wire::session::CLTP_LI && p[1] == gander_wire::session::CLTP_UD;
+                let cltp = p.len() >= 2
+                    && p[0] == gander_wire::session::CLTP_LI
+                    && p[1] == gander_wire::session::CLTP_UD;
                 if cltp || loc.dst_port == SESSION_PORT || loc.src_port == SESSION_PORT {
                     Located::Session {
                         spdu_id: p.get(2).copied().unwrap_or(0),
@@ -134,7 +140,15 @@ pub struct Verdict {
 
 impl Verdict {
     pub(crate) fn new(kind: Kind, outcome: Outcome) -> Self {
-        Verdict { kind, outcome, key_id: None, spdu_number: None, appid: None, st_sq: None, algorithms: None }
+        Verdict {
+            kind,
+            outcome,
+            key_id: None,
+            spdu_number: None,
+            appid: None,
+            st_sq: None,
+            algorithms: None,
+        }
     }
     /// Whether the frame is acceptable: verified, unsecured or not ours.
     pub fn ok(&self) -> bool {
@@ -152,7 +166,9 @@ impl Verdict {
 }
 
 fn goose_numbers(apdu: &[u8]) -> Option<(u32, u32)> {
-    gander_wire::goose::GoosePdu::parse(apdu).ok().map(|g| (g.st_num, g.sq_num))
+    gander_wire::goose::GoosePdu::parse(apdu)
+        .ok()
+        .map(|g| (g.st_num, g.sq_num))
 }
 
 /// Verifies every frame of a capture in order, keeping replay state across frames.
@@ -166,7 +182,11 @@ pub struct CaptureVerifier<'s> {
 impl<'s> CaptureVerifier<'s> {
     /// A verifier for `profile` with the keys of `store`.
     pub fn new(profile: Profile, store: &'s KeyStore) -> Self {
-        CaptureVerifier { store, sessions: SessionReceiver::new(profile, false), goose: Default::default() }
+        CaptureVerifier {
+            store,
+            sessions: SessionReceiver::new(profile, false),
+            goose: Default::default(),
+        }
     }
 
     /// Verifies one frame captured at `now` (Unix seconds).
@@ -174,7 +194,8 @@ impl<'s> CaptureVerifier<'s> {
         match locate(frame) {
             Located::Other => Verdict::new(Kind::Other, Outcome::Skipped),
             Located::Goose { .. } => {
-                let (mut v, seq) = crate::l2::verdict(self.sessions.profile, self.store, frame, now);
+                let (mut v, seq) =
+                    crate::l2::verdict(self.sessions.profile, self.store, frame, now);
                 if let (Outcome::Verified, Some((src, appid, st, sq))) = (&v.outcome, seq) {
                     let last = self.goose.entry((src, appid)).or_default();
                     match last.check(st, sq) {
@@ -184,7 +205,11 @@ impl<'s> CaptureVerifier<'s> {
                 }
                 v
             }
-            Located::Session { payload, src, spdu_id } => {
+            Located::Session {
+                payload,
+                src,
+                spdu_id,
+            } => {
                 let kind = session_kind(spdu_id);
                 let bytes = &frame[payload];
                 let header = SessionPdu::parse(bytes, &self.sessions.profile.dialect()).ok();
@@ -226,19 +251,34 @@ impl<'s> CaptureVerifier<'s> {
 
 /// Reads a cleartext session PDU written by any known implementation (the profile's own
 /// dialect first) and returns its header and elements.
-fn parse_plain_session(profile: Profile, bytes: &[u8]) -> Result<(SessionPdu<'_>, gander_wire::session::Dialect), SecError> {
+fn parse_plain_session(
+    profile: Profile,
+    bytes: &[u8],
+) -> Result<(SessionPdu<'_>, gander_wire::session::Dialect), SecError> {
     let mut first_err = None;
-    for p in [profile, Profile::Libiec61850, Profile::Standard, Profile::Seclib] {
+    for p in [
+        profile,
+        Profile::Libiec61850,
+        Profile::Standard,
+        Profile::Seclib,
+    ] {
         let d = p.dialect();
         match SessionPdu::parse(bytes, &d) {
-            Ok(pdu) if gander_wire::session::parse_elements(pdu.payload(), &d).is_ok() => return Ok((pdu, d)),
+            Ok(pdu) if gander_wire::session::parse_elements(pdu.payload(), &d).is_ok() => {
+                return Ok((pdu, d))
+            }
             Ok(_) => {}
             Err(e) => {
                 first_err.get_or_insert(e);
             }
         }
     }
-    Err(SecError::Malformed(first_err.unwrap_or(gander_wire::Error::BadLength { what: "payload", value: 0 })))
+    Err(SecError::Malformed(first_err.unwrap_or(
+        gander_wire::Error::BadLength {
+            what: "payload",
+            value: 0,
+        },
+    )))
 }
 
 /// Secures one frame with `key` as `profile` writes it. Returns `Ok(None)` for frames that are
@@ -266,7 +306,11 @@ pub fn protect_frame(
                 return Err(SecError::AlreadySecured(sec.key_id()));
             }
             let elements = gander_wire::session::parse_elements(pdu.payload(), &dialect)?;
-            let params = SendParams { spdu_id: pdu.header.spdu_id, spdu_number: pdu.header.spdu_number, now };
+            let params = SendParams {
+                spdu_id: pdu.header.spdu_id,
+                spdu_number: pdu.header.spdu_number,
+                now,
+            };
             let mut out = Vec::with_capacity(bytes.len() + 64);
             session::protect(profile, key, params, &elements, ivs, &mut out)?;
             Ok(Some(ip::rewrite_udp_payload(frame, &out)?))

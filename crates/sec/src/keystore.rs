@@ -151,7 +151,9 @@ impl KeyEntry {
     ) -> Result<Self, KeyFileError> {
         let bad = |reason: String| KeyFileError::BadKey { id, reason };
         if mac == MacAlgorithm::None && enc == EncAlgorithm::None {
-            return Err(bad("neither mac nor enc is set: an unsecured key id is meaningless".into()));
+            return Err(bad(
+                "neither mac nor enc is set: an unsecured key id is meaningless".into(),
+            ));
         }
         if secret.is_empty() {
             return Err(bad("empty key".into()));
@@ -161,18 +163,33 @@ impl KeyEntry {
             return Err(bad(format!("{mac} together with {enc} on one key would reuse the GCM nonce; GCM already authenticates")));
         }
         if enc != EncAlgorithm::None && secret.len() != enc.key_len() {
-            return Err(bad(format!("{enc} needs a {}-byte key, got {}", enc.key_len(), secret.len())));
+            return Err(bad(format!(
+                "{enc} needs a {}-byte key, got {}",
+                enc.key_len(),
+                secret.len()
+            )));
         }
         if !mac.accepts_key_len(secret.len()) {
-            return Err(bad(format!("{mac} does not take a {}-byte key", secret.len())));
+            return Err(bad(format!(
+                "{mac} does not take a {}-byte key",
+                secret.len()
+            )));
         }
         let mac_key = if mac != MacAlgorithm::None {
-            Some(provider.mac_key(mac, secret).map_err(|e| bad(e.to_string()))?)
+            Some(
+                provider
+                    .mac_key(mac, secret)
+                    .map_err(|e| bad(e.to_string()))?,
+            )
         } else {
             None
         };
         let aead_key = if enc != EncAlgorithm::None {
-            Some(provider.aead_key(enc, secret).map_err(|e| bad(e.to_string()))?)
+            Some(
+                provider
+                    .aead_key(enc, secret)
+                    .map_err(|e| bad(e.to_string()))?,
+            )
         } else {
             None
         };
@@ -235,12 +252,18 @@ impl KeyEntry {
     pub fn check_valid_at(&self, now: u64) -> Result<(), SecError> {
         if let Some(nb) = self.not_before {
             if now < nb {
-                return Err(SecError::KeyNotYetValid { id: self.id, not_before: nb });
+                return Err(SecError::KeyNotYetValid {
+                    id: self.id,
+                    not_before: nb,
+                });
             }
         }
         if let Some(na) = self.not_after {
             if now >= na {
-                return Err(SecError::KeyExpired { id: self.id, not_after: na });
+                return Err(SecError::KeyExpired {
+                    id: self.id,
+                    not_after: na,
+                });
             }
         }
         Ok(())
@@ -248,7 +271,9 @@ impl KeyEntry {
 
     /// TimeOfCurrentKey: when this key became valid (Unix seconds, 0 if unknown).
     pub fn time_of_current_key(&self) -> u32 {
-        self.not_before.map(|t| t.min(u32::MAX as u64) as u32).unwrap_or(0)
+        self.not_before
+            .map(|t| t.min(u32::MAX as u64) as u32)
+            .unwrap_or(0)
     }
 
     /// TimeToNextKey: whole minutes from `now` until this key expires, clamped to i16; -1 when
@@ -309,67 +334,121 @@ impl KeyStore {
 
     /// Loads a key file; relative `key_file` paths are resolved against the file's directory.
     pub fn load(path: &Path, provider: &dyn CryptoProvider) -> Result<Self, KeyFileError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| KeyFileError::Io { path: path.to_path_buf(), source })?;
+        let text = std::fs::read_to_string(path).map_err(|source| KeyFileError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
         let base = path.parent().unwrap_or(Path::new("."));
         Self::from_toml(&text, base, provider)
     }
 
     /// Parses key-file text.
-    pub fn from_toml(text: &str, base: &Path, provider: &dyn CryptoProvider) -> Result<Self, KeyFileError> {
-        let file: KeyFile = toml::from_str(text).map_err(|e| KeyFileError::Syntax(e.to_string()))?;
+    pub fn from_toml(
+        text: &str,
+        base: &Path,
+        provider: &dyn CryptoProvider,
+    ) -> Result<Self, KeyFileError> {
+        let file: KeyFile =
+            toml::from_str(text).map_err(|e| KeyFileError::Syntax(e.to_string()))?;
         let mut store = KeyStore::new();
         for k in file.key {
             let id = k.id;
             let bad = |reason: String| KeyFileError::BadKey { id, reason };
             let mac: MacAlgorithm = match &k.mac {
-                Some(s) => s.parse().map_err(|e: crate::algorithm::UnknownAlgorithm| bad(e.to_string()))?,
+                Some(s) => s
+                    .parse()
+                    .map_err(|e: crate::algorithm::UnknownAlgorithm| bad(e.to_string()))?,
                 None => MacAlgorithm::None,
             };
             let enc: EncAlgorithm = match &k.enc {
-                Some(s) => s.parse().map_err(|e: crate::algorithm::UnknownAlgorithm| bad(e.to_string()))?,
+                Some(s) => s
+                    .parse()
+                    .map_err(|e: crate::algorithm::UnknownAlgorithm| bad(e.to_string()))?,
                 None => EncAlgorithm::None,
             };
-            let nb = k.not_before.as_ref().map(|v| toml_time(v).map_err(|e| bad(format!("not_before: {e}")))).transpose()?;
-            let na = k.not_after.as_ref().map(|v| toml_time(v).map_err(|e| bad(format!("not_after: {e}")))).transpose()?;
+            let nb = k
+                .not_before
+                .as_ref()
+                .map(|v| toml_time(v).map_err(|e| bad(format!("not_before: {e}"))))
+                .transpose()?;
+            let na = k
+                .not_after
+                .as_ref()
+                .map(|v| toml_time(v).map_err(|e| bad(format!("not_after: {e}"))))
+                .transpose()?;
             if let (Some(a), Some(b)) = (nb, na) {
                 if b <= a {
                     return Err(bad("not_after is not after not_before".into()));
                 }
             }
             if let Some(sig) = &k.sig {
-                if mac != MacAlgorithm::None || enc != EncAlgorithm::None || k.key.is_some() || k.key_ascii.is_some() || k.key_file.is_some() {
-                    return Err(bad("a signature key takes private_key_file/public_key_file, not mac/enc/key".into()));
+                if mac != MacAlgorithm::None
+                    || enc != EncAlgorithm::None
+                    || k.key.is_some()
+                    || k.key_ascii.is_some()
+                    || k.key_file.is_some()
+                {
+                    return Err(bad(
+                        "a signature key takes private_key_file/public_key_file, not mac/enc/key"
+                            .into(),
+                    ));
                 }
-                let alg: SignatureAlgorithm = sig.parse().map_err(|e: crate::algorithm::UnknownAlgorithm| bad(e.to_string()))?;
+                let alg: SignatureAlgorithm = sig
+                    .parse()
+                    .map_err(|e: crate::algorithm::UnknownAlgorithm| bad(e.to_string()))?;
                 let read = |p: &PathBuf| {
                     let p = base.join(p);
                     std::fs::read(&p).map_err(|e| bad(format!("cannot read {}: {e}", p.display())))
                 };
-                let signing = k.private_key_file.as_ref().map(|p| {
-                    SigningKey::from_pkcs8_pem(alg, &read(p)?).map_err(|e| bad(format!("private key: {e}")))
-                }).transpose()?;
+                let signing = k
+                    .private_key_file
+                    .as_ref()
+                    .map(|p| {
+                        SigningKey::from_pkcs8_pem(alg, &read(p)?)
+                            .map_err(|e| bad(format!("private key: {e}")))
+                    })
+                    .transpose()?;
                 let verifying = match (&k.public_key_file, &signing) {
-                    (Some(p), _) => VerifyingKey::from_spki_pem(alg, &read(p)?).map_err(|e| bad(format!("public key: {e}")))?,
+                    (Some(p), _) => VerifyingKey::from_spki_pem(alg, &read(p)?)
+                        .map_err(|e| bad(format!("public key: {e}")))?,
                     (None, Some(s)) => s.verifying_key().map_err(|e| bad(e.to_string()))?,
-                    (None, None) => return Err(bad("a signature key needs private_key_file or public_key_file".into())),
+                    (None, None) => {
+                        return Err(bad(
+                            "a signature key needs private_key_file or public_key_file".into(),
+                        ))
+                    }
                 };
-                let entry = KeyEntry::signature_only(id, SignatureKeys { algorithm: alg, signing, verifying }).with_validity(nb, na);
+                let entry = KeyEntry::signature_only(
+                    id,
+                    SignatureKeys {
+                        algorithm: alg,
+                        signing,
+                        verifying,
+                    },
+                )
+                .with_validity(nb, na);
                 store.insert(entry)?;
                 continue;
             }
-            let sources = k.key.is_some() as u8 + k.key_ascii.is_some() as u8 + k.key_file.is_some() as u8;
+            let sources =
+                k.key.is_some() as u8 + k.key_ascii.is_some() as u8 + k.key_file.is_some() as u8;
             if sources != 1 {
                 return Err(bad("give exactly one of key, key_ascii, key_file".into()));
             }
             let secret: Zeroizing<Vec<u8>> = if let Some(h) = &k.key {
-                let h: String = h.chars().filter(|c| !c.is_whitespace() && *c != ':').collect();
+                let h: String = h
+                    .chars()
+                    .filter(|c| !c.is_whitespace() && *c != ':')
+                    .collect();
                 Zeroizing::new(hex::decode(&h).map_err(|e| bad(format!("key is not hex: {e}")))?)
             } else if let Some(a) = &k.key_ascii {
                 Zeroizing::new(a.as_bytes().to_vec())
             } else {
                 let p = base.join(k.key_file.as_ref().expect("one source is set"));
-                Zeroizing::new(std::fs::read(&p).map_err(|e| bad(format!("cannot read {}: {e}", p.display())))?)
+                Zeroizing::new(
+                    std::fs::read(&p)
+                        .map_err(|e| bad(format!("cannot read {}: {e}", p.display())))?,
+                )
             };
             let entry = KeyEntry::new(id, mac, enc, &secret, provider)?.with_validity(nb, na);
             store.insert(entry)?;
@@ -384,13 +463,21 @@ fn toml_time(v: &toml::Value) -> Result<u64, String> {
         toml::Value::Integer(i) if *i >= 0 => Ok(*i as u64),
         toml::Value::Datetime(dt) => {
             let date = dt.date.ok_or("a date is required")?;
-            let time = dt.time.unwrap_or(toml::value::Time { hour: 0, minute: 0, second: 0, nanosecond: 0 });
+            let time = dt.time.unwrap_or(toml::value::Time {
+                hour: 0,
+                minute: 0,
+                second: 0,
+                nanosecond: 0,
+            });
             let offset_min: i64 = match dt.offset {
                 None | Some(toml::value::Offset::Z) => 0,
                 Some(toml::value::Offset::Custom { minutes }) => minutes as i64,
             };
             let days = days_from_civil(date.year as i64, date.month as i64, date.day as i64);
-            let secs = days * 86_400 + time.hour as i64 * 3600 + time.minute as i64 * 60 + time.second as i64
+            let secs = days * 86_400
+                + time.hour as i64 * 3600
+                + time.minute as i64 * 60
+                + time.second as i64
                 - offset_min * 60;
             u64::try_from(secs).map_err(|_| "before 1970".to_string())
         }
@@ -438,11 +525,17 @@ mod tests {
         "#;
         let s = KeyStore::from_toml(text, Path::new("."), default_provider()).unwrap();
         let k = s.require(1).unwrap();
-        assert_eq!((k.mac, k.enc), (MacAlgorithm::HmacSha256_128, EncAlgorithm::Aes128Gcm));
+        assert_eq!(
+            (k.mac, k.enc),
+            (MacAlgorithm::HmacSha256_128, EncAlgorithm::Aes128Gcm)
+        );
         assert_eq!(k.not_before, Some(1_767_225_600));
         assert!(k.check_valid_at(1_767_225_599).is_err());
         assert!(k.check_valid_at(1_767_225_600).is_ok());
-        assert!(matches!(k.check_valid_at(1_798_761_600), Err(SecError::KeyExpired { .. })));
+        assert!(matches!(
+            k.check_valid_at(1_798_761_600),
+            Err(SecError::KeyExpired { .. })
+        ));
         assert_eq!(k.time_to_next_key(1_798_761_600 - 120), 2);
         assert_eq!(s.require(7).unwrap().key_len(), 32);
         assert!(matches!(s.require(3), Err(SecError::UnknownKeyId(3))));
@@ -462,7 +555,9 @@ mod tests {
             ("[[key]]\nid=1\nmac=\"hmac-sha256-80\"\nkey=\"00\"\nnot_before=10\nnot_after=5", "not after"),
         ];
         for (text, want) in cases {
-            let err = KeyStore::from_toml(text, Path::new("."), default_provider()).unwrap_err().to_string();
+            let err = KeyStore::from_toml(text, Path::new("."), default_provider())
+                .unwrap_err()
+                .to_string();
             assert!(err.contains(want), "{text:?}: {err}");
         }
     }

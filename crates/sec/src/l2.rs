@@ -33,7 +33,9 @@ fn crc_order(profile: Profile) -> CrcByteOrder {
 /// What authenticates an L2 frame under a key: a MAC, or a signature.
 fn auth_len(key: &KeyEntry) -> Result<usize, SecError> {
     if key.enc != EncAlgorithm::None {
-        return Err(SecError::Unsupported("IEC 62351-6 layer-2 GOOSE carries a MAC or signature, not encryption"));
+        return Err(SecError::Unsupported(
+            "IEC 62351-6 layer-2 GOOSE carries a MAC or signature, not encryption",
+        ));
     }
     if let Some(s) = &key.signature {
         if s.signing.is_none() {
@@ -62,7 +64,11 @@ pub fn protect(
         let id = SecurityExtension::parse(ext).map(|e| e.key_id).unwrap_or(0);
         return Err(SecError::AlreadySecured(id));
     }
-    let iv = if key.signature.is_none() && key.mac.needs_iv() { Some(ivs.next_iv().to_vec()) } else { None };
+    let iv = if key.signature.is_none() && key.mac.needs_iv() {
+        Some(ivs.next_iv().to_vec())
+    } else {
+        None
+    };
     let ext = SecurityExtension::with_placeholder_mac(
         key.id,
         key.time_of_current_key() as i64,
@@ -72,13 +78,17 @@ pub fn protect(
     );
     let ext_layout = ext.layout();
     l2.body.extension = Some(ext.to_vec());
-    l2.body.set_security_fields(l2.eth.ethertype, crc_order(profile))?;
+    l2.body
+        .set_security_fields(l2.eth.ethertype, crc_order(profile))?;
     let mut out = l2.to_vec()?;
     let ext_start = layout.apdu.end;
     let covered = layout.ethertype_offset..ext_start + ext_layout.auth_value.end;
     let mac_at = ext_start + ext_layout.mac.start..ext_start + ext_layout.mac.end;
     let tag = if let Some(s) = &key.signature {
-        let signer = s.signing.as_ref().ok_or(SecError::Unsupported("no private key"))?;
+        let signer = s
+            .signing
+            .as_ref()
+            .ok_or(SecError::Unsupported("no private key"))?;
         let sig = signer.sign(&out[covered])?;
         let sig = if s.algorithm == crate::signature::SignatureAlgorithm::EcdsaP256Sha256 {
             crate::signature::ecdsa_der_to_raw(&sig)?.to_vec()
@@ -86,11 +96,15 @@ pub fn protect(
             sig
         };
         if sig.len() != tag_len {
-            return Err(SecError::Unsupported("signature length differs from the key size"));
+            return Err(SecError::Unsupported(
+                "signature length differs from the key size",
+            ));
         }
         sig
     } else {
-        let mk = key.mac_key().ok_or(SecError::Unsupported("key has no MAC"))?;
+        let mk = key
+            .mac_key()
+            .ok_or(SecError::Unsupported("key has no MAC"))?;
         let mut t = vec![0u8; tag_len];
         mk.sign(iv.as_deref().unwrap_or(&[]), &out[covered], &mut t)?;
         t
@@ -120,7 +134,12 @@ pub enum CheckedGoose {
 }
 
 /// Verifies one layer-2 GOOSE frame statelessly.
-pub fn verify(profile: Profile, store: &KeyStore, frame: &[u8], now: u64) -> Result<CheckedGoose, SecError> {
+pub fn verify(
+    profile: Profile,
+    store: &KeyStore,
+    frame: &[u8],
+    now: u64,
+) -> Result<CheckedGoose, SecError> {
     let (l2, layout) = L2Frame::parse(frame)?;
     let (Some(ext_bytes), Some(ext_range)) = (&l2.body.extension, &layout.extension) else {
         return Ok(CheckedGoose::Unsecured(l2));
@@ -142,9 +161,13 @@ pub fn verify(profile: Profile, store: &KeyStore, frame: &[u8], now: u64) -> Res
         } else {
             ext.mac.clone()
         };
-        s.verifying.verify(covered, &sig).map_err(|_| SecError::BadMac)?;
+        s.verifying
+            .verify(covered, &sig)
+            .map_err(|_| SecError::BadMac)?;
     } else {
-        let mk = key.mac_key().ok_or(SecError::Unsupported("key has no MAC"))?;
+        let mk = key
+            .mac_key()
+            .ok_or(SecError::Unsupported("key has no MAC"))?;
         if ext.mac.len() != key.mac.tag_len() {
             return Err(SecError::BadMac);
         }
@@ -156,14 +179,24 @@ pub fn verify(profile: Profile, store: &KeyStore, frame: &[u8], now: u64) -> Res
         } else {
             &[]
         };
-        mk.verify(iv, covered, &ext.mac).map_err(|_| SecError::BadMac)?;
+        mk.verify(iv, covered, &ext.mac)
+            .map_err(|_| SecError::BadMac)?;
     }
     GoosePdu::parse(&l2.body.apdu)?;
-    Ok(CheckedGoose::Verified(VerifiedGoose { eth: l2.eth, body: l2.body, extension: ext }))
+    Ok(CheckedGoose::Verified(VerifiedGoose {
+        eth: l2.eth,
+        body: l2.body,
+        extension: ext,
+    }))
 }
 
 /// A verdict for `gander frame verify` (GOOSE replay rules are applied by the caller).
-pub(crate) fn verdict(profile: Profile, store: &KeyStore, frame: &[u8], now: u64) -> (Verdict, Option<([u8; 6], u16, u32, u32)>) {
+pub(crate) fn verdict(
+    profile: Profile,
+    store: &KeyStore,
+    frame: &[u8],
+    now: u64,
+) -> (Verdict, Option<([u8; 6], u16, u32, u32)>) {
     let mut v = Verdict::new(Kind::Goose, Outcome::Skipped);
     let mut seq = None;
     match verify(profile, store, frame, now) {
@@ -185,11 +218,18 @@ pub(crate) fn verdict(profile: Profile, store: &KeyStore, frame: &[u8], now: u64
         Ok(CheckedGoose::Unsecured(l2)) => {
             v.outcome = Outcome::Unsecured;
             v.appid = Some(l2.body.appid);
-            v.st_sq = GoosePdu::parse(&l2.body.apdu).ok().map(|p| (p.st_num, p.sq_num));
+            v.st_sq = GoosePdu::parse(&l2.body.apdu)
+                .ok()
+                .map(|p| (p.st_num, p.sq_num));
         }
         Err(e) => {
             if let Ok((l2, _)) = L2Frame::parse(frame) {
-                v.key_id = l2.body.extension.as_deref().and_then(|e| SecurityExtension::parse(e).ok()).map(|e| e.key_id);
+                v.key_id = l2
+                    .body
+                    .extension
+                    .as_deref()
+                    .and_then(|e| SecurityExtension::parse(e).ok())
+                    .map(|e| e.key_id);
             }
             v.outcome = Outcome::Failed(e);
         }

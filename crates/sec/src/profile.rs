@@ -106,14 +106,28 @@ impl Profile {
             (_, HmacSha256_80) => 1,
             (_, HmacSha256_128) => 2,
             (_, HmacSha256_256) => 3,
-            (Profile::Seclib, AesGmac64) => if aes256 { 4 } else { 8 },
-            (Profile::Seclib, AesGmac128) => if aes256 { 5 } else { 9 },
+            (Profile::Seclib, AesGmac64) => {
+                if aes256 {
+                    4
+                } else {
+                    8
+                }
+            }
+            (Profile::Seclib, AesGmac128) => {
+                if aes256 {
+                    5
+                } else {
+                    9
+                }
+            }
             (Profile::Seclib, HmacBlake2b80) => 6,
             (Profile::Seclib, HmacBlake2s80) => 7,
             (_, AesGmac64) => 4,
             (_, AesGmac128) => 5,
             (_, HmacBlake2b80 | HmacBlake2s80) => {
-                return Err(SecError::Unsupported("BLAKE2 MACs have no code outside the seclib profile"))
+                return Err(SecError::Unsupported(
+                    "BLAKE2 MACs have no code outside the seclib profile",
+                ))
             }
         })
     }
@@ -122,7 +136,11 @@ impl Profile {
     /// length the code implies.
     pub fn mac_from_code(self, code: u8) -> Result<(MacAlgorithm, Option<usize>), SecError> {
         use MacAlgorithm::*;
-        let unknown = || SecError::UnknownAlgorithmCode { what: "MAC", code, profile: self.name() };
+        let unknown = || SecError::UnknownAlgorithmCode {
+            what: "MAC",
+            code,
+            profile: self.name(),
+        };
         Ok(match (self, code) {
             (_, 0) => (None, Option::None),
             (_, 1) => (HmacSha256_80, Option::None),
@@ -155,7 +173,13 @@ impl Profile {
             0 => EncAlgorithm::None,
             1 => EncAlgorithm::Aes128Gcm,
             2 => EncAlgorithm::Aes256Gcm,
-            _ => return Err(SecError::UnknownAlgorithmCode { what: "encryption", code, profile: self.name() }),
+            _ => {
+                return Err(SecError::UnknownAlgorithmCode {
+                    what: "encryption",
+                    code,
+                    profile: self.name(),
+                })
+            }
         })
     }
 }
@@ -186,7 +210,9 @@ mod tests {
         for p in Profile::ALL {
             for alg in MacAlgorithm::ALL {
                 for key_len in [16usize, 32] {
-                    let Ok(code) = p.mac_code(alg, key_len) else { continue };
+                    let Ok(code) = p.mac_code(alg, key_len) else {
+                        continue;
+                    };
                     let (back, implied) = p.mac_from_code(code).unwrap();
                     assert_eq!(back, alg, "{p} {alg}");
                     if let Some(l) = implied {
@@ -196,6 +222,9 @@ mod tests {
             }
         }
         assert!(Profile::Standard.mac_from_code(6).is_err());
-        assert_eq!(Profile::Seclib.mac_from_code(9).unwrap(), (MacAlgorithm::AesGmac128, Some(16)));
+        assert_eq!(
+            Profile::Seclib.mac_from_code(9).unwrap(),
+            (MacAlgorithm::AesGmac128, Some(16))
+        );
     }
 }

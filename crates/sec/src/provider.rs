@@ -14,13 +14,21 @@ use crate::algorithm::{EncAlgorithm, MacAlgorithm};
 pub enum CryptoError {
     /// The key's length does not fit the algorithm.
     #[error("{alg}: key of {got} bytes not accepted (expected {expected})")]
-    BadKeyLength { alg: &'static str, expected: &'static str, got: usize },
+    BadKeyLength {
+        alg: &'static str,
+        expected: &'static str,
+        got: usize,
+    },
     /// IV of the wrong length (GCM/GMAC take exactly 12 bytes here).
     #[error("{alg}: IV of {got} bytes, expected 12")]
     BadIvLength { alg: &'static str, got: usize },
     /// Tag of the wrong length for the algorithm.
     #[error("{alg}: tag of {got} bytes, expected {expected}")]
-    BadTagLength { alg: &'static str, expected: usize, got: usize },
+    BadTagLength {
+        alg: &'static str,
+        expected: usize,
+        got: usize,
+    },
     /// The MAC, AEAD tag or signature did not verify.
     #[error("authentication failed")]
     VerifyFailed,
@@ -48,11 +56,22 @@ pub trait AeadKey: Send + Sync {
     /// The algorithm this key was prepared for.
     fn algorithm(&self) -> EncAlgorithm;
     /// Encrypts `buf` in place and returns the 16-byte tag over `aad` and the ciphertext.
-    fn seal_in_place(&self, iv: &[u8; 12], aad: &[u8], buf: &mut [u8]) -> Result<[u8; 16], CryptoError>;
+    fn seal_in_place(
+        &self,
+        iv: &[u8; 12],
+        aad: &[u8],
+        buf: &mut [u8],
+    ) -> Result<[u8; 16], CryptoError>;
     /// Checks the tag (constant time) and, only if it verifies, decrypts `buf` in place.
     /// `tag` may be shorter than 16 bytes (SP 800-38D §5.2.1.2 truncated tags, 4..=16).
     /// On failure `buf` is left as ciphertext.
-    fn open_in_place(&self, iv: &[u8; 12], aad: &[u8], buf: &mut [u8], tag: &[u8]) -> Result<(), CryptoError>;
+    fn open_in_place(
+        &self,
+        iv: &[u8; 12],
+        aad: &[u8],
+        buf: &mut [u8],
+        tag: &[u8],
+    ) -> Result<(), CryptoError>;
 }
 
 /// A source of prepared keys.

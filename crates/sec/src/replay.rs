@@ -54,7 +54,11 @@ impl SlidingWindow {
             }
             Some(h) if seq > h => {
                 let shift = seq - h;
-                self.seen = if shift >= WINDOW { 0 } else { self.seen << shift };
+                self.seen = if shift >= WINDOW {
+                    0
+                } else {
+                    self.seen << shift
+                };
                 self.seen |= 1;
                 self.highest = Some(seq);
             }
@@ -76,7 +80,9 @@ pub struct ReplayGuard<K: Eq + Hash> {
 
 impl<K: Eq + Hash> Default for ReplayGuard<K> {
     fn default() -> Self {
-        ReplayGuard { windows: HashMap::new() }
+        ReplayGuard {
+            windows: HashMap::new(),
+        }
     }
 }
 
@@ -90,7 +96,10 @@ impl<K: Eq + Hash + Clone> ReplayGuard<K> {
     pub fn check(&self, sender: &K, seq: u32) -> Result<(), SecError> {
         match self.windows.get(sender) {
             None => Ok(()),
-            Some(w) => w.check(seq).map_err(|kind| SecError::Replay { kind, seq: seq as u64 }),
+            Some(w) => w.check(seq).map_err(|kind| SecError::Replay {
+                kind,
+                seq: seq as u64,
+            }),
         }
     }
 
@@ -132,13 +141,19 @@ impl GooseSequence {
     /// Whether (st, sq) is newer than what was accepted: a later state, or the same state with
     /// a later sequence number.
     pub fn check(&self, st: u32, sq: u32) -> Result<(), SecError> {
-        let Some((ls, lq)) = self.last else { return Ok(()) };
+        let Some((ls, lq)) = self.last else {
+            return Ok(());
+        };
         let newer = serial_gt(st, ls) || (st == ls && serial_gt(sq, lq));
         if newer {
             Ok(())
         } else {
             Err(SecError::Replay {
-                kind: if st == ls && sq == lq { ReplayKind::Duplicate } else { ReplayKind::NotNewer },
+                kind: if st == ls && sq == lq {
+                    ReplayKind::Duplicate
+                } else {
+                    ReplayKind::NotNewer
+                },
                 seq: ((st as u64) << 32) | sq as u64,
             })
         }
@@ -175,8 +190,20 @@ mod tests {
         g.accept(5, 3);
         assert!(g.check(5, 4).is_ok());
         assert!(g.check(6, 0).is_ok());
-        assert!(matches!(g.check(5, 3), Err(SecError::Replay { kind: ReplayKind::Duplicate, .. })));
-        assert!(matches!(g.check(5, 2), Err(SecError::Replay { kind: ReplayKind::NotNewer, .. })));
+        assert!(matches!(
+            g.check(5, 3),
+            Err(SecError::Replay {
+                kind: ReplayKind::Duplicate,
+                ..
+            })
+        ));
+        assert!(matches!(
+            g.check(5, 2),
+            Err(SecError::Replay {
+                kind: ReplayKind::NotNewer,
+                ..
+            })
+        ));
         assert!(g.check(4, 100).is_err());
         g.accept(u32::MAX, 0);
         assert!(g.check(1, 0).is_ok(), "stNum wraps to 1");

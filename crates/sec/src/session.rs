@@ -70,7 +70,9 @@ pub fn protect(
     let mac = key.mac;
     let enc = key.enc;
     if enc != EncAlgorithm::None && !profile.supports_encryption() {
-        return Err(SecError::Unsupported("the seclib profile cannot encrypt verifiably (SecLib discards the GCM tag)"));
+        return Err(SecError::Unsupported(
+            "the seclib profile cannot encrypt verifiably (SecLib discards the GCM tag)",
+        ));
     }
     let iv: Vec<u8> = if enc != EncAlgorithm::None || (mac.needs_iv() && !profile.gmac_zero_iv()) {
         ivs.next_iv().to_vec()
@@ -84,7 +86,10 @@ pub fn protect(
             key_id: key.id,
         }
     } else {
-        SecurityInfo::V2 { key_id: key.id, iv: iv.clone() }
+        SecurityInfo::V2 {
+            key_id: key.id,
+            iv: iv.clone(),
+        }
     };
     let header = SessionHeader {
         spdu_id: params.spdu_id,
@@ -94,8 +99,16 @@ pub fn protect(
         security,
     };
     // SecLib always writes a signature element, `85 00` when unsigned.
-    let mac_elem = if mac != MacAlgorithm::None || profile == Profile::Seclib { 2 + mac.tag_len() } else { 0 };
-    let enc_elem = if enc != EncAlgorithm::None { 2 + enc.tag_len() } else { 0 };
+    let mac_elem = if mac != MacAlgorithm::None || profile == Profile::Seclib {
+        2 + mac.tag_len()
+    } else {
+        0
+    };
+    let enc_elem = if enc != EncAlgorithm::None {
+        2 + enc.tag_len()
+    } else {
+        0
+    };
     let base = out.len();
     let layout = session::emit(&header, elements, mac_elem + enc_elem, &dialect, out)?;
     if mac_elem > 0 {
@@ -104,14 +117,21 @@ pub fn protect(
         if let Some(k) = key.mac_key() {
             let zero = [0u8; 12];
             let mac_iv: &[u8] = if profile.gmac_zero_iv() { &zero } else { &iv };
-            k.sign(mac_iv, &out[base + profile.mac_start()..base + layout.payload_end], tag)?;
+            k.sign(
+                mac_iv,
+                &out[base + profile.mac_start()..base + layout.payload_end],
+                tag,
+            )?;
         }
         out.push(SIGNATURE_TAG);
         out.push(profile.written_mac_len(mac));
         out.extend_from_slice(tag);
     }
     if let Some(k) = key.aead_key() {
-        let iv12: [u8; 12] = iv.as_slice().try_into().map_err(|_| SecError::BadIv(iv.len()))?;
+        let iv12: [u8; 12] = iv
+            .as_slice()
+            .try_into()
+            .map_err(|_| SecError::BadIv(iv.len()))?;
         let (aad, body) = out[base..].split_at_mut(layout.payload_start);
         let tag = k.seal_in_place(&iv12, aad, body)?;
         out.push(SIGNATURE_TAG);
@@ -154,7 +174,10 @@ impl<'a> VerifiedSession<'a> {
     }
     /// The cleartext payload elements.
     pub fn elements(&self) -> Result<Vec<PayloadElement<'_>>, SecError> {
-        Ok(session::parse_elements(&self.data[self.payload.clone()], &self.dialect)?)
+        Ok(session::parse_elements(
+            &self.data[self.payload.clone()],
+            &self.dialect,
+        )?)
     }
     /// The cleartext SPDU (inner MAC, if any, still in place; outer GCM tag still appended).
     pub fn cleartext(&self) -> &[u8] {
@@ -174,7 +197,12 @@ pub enum Checked<'a> {
 
 /// Verifies one SPDU statelessly (no replay check): parse, find the key, check its validity,
 /// check the GCM tag and decrypt, check the MAC, parse the payload.
-pub fn verify<'a>(profile: Profile, store: &KeyStore, bytes: &'a [u8], now: u64) -> Result<Checked<'a>, SecError> {
+pub fn verify<'a>(
+    profile: Profile,
+    store: &KeyStore,
+    bytes: &'a [u8],
+    now: u64,
+) -> Result<Checked<'a>, SecError> {
     let dialect = profile.dialect();
     let pdu = SessionPdu::parse(bytes, &dialect)?;
     let (key, mac, enc) = match &pdu.header.security {
@@ -182,9 +210,11 @@ pub fn verify<'a>(profile: Profile, store: &KeyStore, bytes: &'a [u8], now: u64)
             session::parse_elements(pdu.payload(), &dialect)?;
             return Ok(Checked::Unsecured(pdu));
         }
-        SecurityInfo::V1 { enc_code: 0, mac_code: 0, .. }
-            if pdu.trailer().is_empty() || pdu.trailer() == [SIGNATURE_TAG, 0] =>
-        {
+        SecurityInfo::V1 {
+            enc_code: 0,
+            mac_code: 0,
+            ..
+        } if pdu.trailer().is_empty() || pdu.trailer() == [SIGNATURE_TAG, 0] => {
             session::parse_elements(pdu.payload(), &dialect)?;
             return Ok(Checked::Unsecured(pdu));
         }
@@ -192,12 +222,23 @@ pub fn verify<'a>(profile: Profile, store: &KeyStore, bytes: &'a [u8], now: u64)
             let k = store.require(*key_id)?;
             (k, k.mac, k.enc)
         }
-        SecurityInfo::V1 { enc_code, mac_code, key_id } => {
+        SecurityInfo::V1 {
+            enc_code,
+            mac_code,
+            key_id,
+        } => {
             let k = store.require(*key_id)?;
             let wire_enc = profile.enc_from_code(*enc_code)?;
             let (wire_mac, implied_len) = profile.mac_from_code(*mac_code)?;
-            if wire_enc != k.enc || wire_mac != k.mac || implied_len.is_some_and(|l| l != k.key_len()) {
-                return Err(SecError::AlgorithmMismatch { id: *key_id, enc_code: *enc_code, mac_code: *mac_code });
+            if wire_enc != k.enc
+                || wire_mac != k.mac
+                || implied_len.is_some_and(|l| l != k.key_len())
+            {
+                return Err(SecError::AlgorithmMismatch {
+                    id: *key_id,
+                    enc_code: *enc_code,
+                    mac_code: *mac_code,
+                });
             }
             (k, k.mac, k.enc)
         }
@@ -210,9 +251,13 @@ pub fn verify<'a>(profile: Profile, store: &KeyStore, bytes: &'a [u8], now: u64)
     let mut inner_end = bytes.len();
     if enc != EncAlgorithm::None {
         if !profile.supports_encryption() {
-            return Err(SecError::Unsupported("seclib-encrypted payloads carry no tag and cannot be verified"));
+            return Err(SecError::Unsupported(
+                "seclib-encrypted payloads carry no tag and cannot be verified",
+            ));
         }
-        let aead = key.aead_key().ok_or(SecError::Unsupported("key has no AEAD"))?;
+        let aead = key
+            .aead_key()
+            .ok_or(SecError::Unsupported("key has no AEAD"))?;
         let iv12: [u8; 12] = iv.try_into().map_err(|_| SecError::BadIv(iv.len()))?;
         let tag_at = bytes
             .len()
@@ -225,7 +270,8 @@ pub fn verify<'a>(profile: Profile, store: &KeyStore, bytes: &'a [u8], now: u64)
         let mut buf = bytes.to_vec();
         let (aad, rest) = buf.split_at_mut(pdu.payload_start);
         let (body, tag) = rest.split_at_mut(tag_at - pdu.payload_start);
-        aead.open_in_place(&iv12, aad, body, &tag[2..]).map_err(|_| SecError::BadTag)?;
+        aead.open_in_place(&iv12, aad, body, &tag[2..])
+            .map_err(|_| SecError::BadTag)?;
         data = Cow::Owned(buf);
         inner_end = tag_at;
     }
@@ -233,7 +279,9 @@ pub fn verify<'a>(profile: Profile, store: &KeyStore, bytes: &'a [u8], now: u64)
     // MAC: signature element in the (now cleartext) trailer.
     let trailer = &data[pdu.payload_end..inner_end];
     if mac != MacAlgorithm::None {
-        let mk = key.mac_key().ok_or(SecError::Unsupported("key has no MAC"))?;
+        let mk = key
+            .mac_key()
+            .ok_or(SecError::Unsupported("key has no MAC"))?;
         let (_, sigs) = session::parse_trailer(trailer, &[mac.tag_len()], |stated, _| {
             profile.tolerates_mac_len(mac, stated)
         })
@@ -252,8 +300,12 @@ pub fn verify<'a>(profile: Profile, store: &KeyStore, bytes: &'a [u8], now: u64)
         } else {
             &[]
         };
-        mk.verify(mac_iv, &data[profile.mac_start()..pdu.payload_end], sigs[0].value)
-            .map_err(|_| SecError::BadMac)?;
+        mk.verify(
+            mac_iv,
+            &data[profile.mac_start()..pdu.payload_end],
+            sigs[0].value,
+        )
+        .map_err(|_| SecError::BadMac)?;
     } else {
         // Nothing may follow the payload but padding (and SecLib's empty `85 00`).
         session::parse_trailer(trailer, &[], |_, _| false).or_else(|e| {
@@ -267,7 +319,11 @@ pub fn verify<'a>(profile: Profile, store: &KeyStore, bytes: &'a [u8], now: u64)
 
     session::parse_elements(&data[pdu.payload_start..pdu.payload_end], &dialect)?;
     Ok(Checked::Verified(VerifiedSession {
-        protection: Protection { key_id: key.id, mac, enc },
+        protection: Protection {
+            key_id: key.id,
+            mac,
+            enc,
+        },
         payload: pdu.payload_start..pdu.payload_end,
         header: pdu.header,
         data,
@@ -288,11 +344,21 @@ pub struct SessionReceiver<S: Eq + Hash + Clone> {
 impl<S: Eq + Hash + Clone> SessionReceiver<S> {
     /// A receiver with empty replay state.
     pub fn new(profile: Profile, require_security: bool) -> Self {
-        SessionReceiver { profile, require_security, replay: ReplayGuard::new() }
+        SessionReceiver {
+            profile,
+            require_security,
+            replay: ReplayGuard::new(),
+        }
     }
 
     /// Verifies `bytes` from `sender`, then checks and advances the replay window.
-    pub fn receive<'a>(&mut self, store: &KeyStore, sender: S, bytes: &'a [u8], now: u64) -> Result<Checked<'a>, SecError> {
+    pub fn receive<'a>(
+        &mut self,
+        store: &KeyStore,
+        sender: S,
+        bytes: &'a [u8],
+        now: u64,
+    ) -> Result<Checked<'a>, SecError> {
         let checked = verify(self.profile, store, bytes, now)?;
         match &checked {
             Checked::Unsecured(_) if self.require_security => {
@@ -325,12 +391,18 @@ mod tests {
     const APDU: &[u8] = &[0x61, 0x08, 0x80, 0x01, 0x41, 0x85, 0x01, 0x05, 0x86, 0x00];
 
     fn element() -> PayloadElement<'static> {
-        PayloadElement { payload_type: 0x81, simulation: 0, appid: 0x1234, apdu: APDU }
+        PayloadElement {
+            payload_type: 0x81,
+            simulation: 0,
+            appid: 0x1234,
+            apdu: APDU,
+        }
     }
 
     fn store_with(mac: MacAlgorithm, enc: EncAlgorithm, key: &[u8]) -> KeyStore {
         let mut s = KeyStore::new();
-        s.insert(KeyEntry::new(9, mac, enc, key, default_provider()).unwrap()).unwrap();
+        s.insert(KeyEntry::new(9, mac, enc, key, default_provider()).unwrap())
+            .unwrap();
         s
     }
 
@@ -348,10 +420,20 @@ mod tests {
                     if p == Profile::Seclib && enc != EncAlgorithm::None {
                         continue;
                     }
-                    if p != Profile::Seclib && matches!(mac, MacAlgorithm::HmacBlake2b80 | MacAlgorithm::HmacBlake2s80) && p.session_version() == 1 {
+                    if p != Profile::Seclib
+                        && matches!(
+                            mac,
+                            MacAlgorithm::HmacBlake2b80 | MacAlgorithm::HmacBlake2s80
+                        )
+                        && p.session_version() == 1
+                    {
                         continue;
                     }
-                    let key_len = if enc == EncAlgorithm::Aes256Gcm { 32 } else { 16 };
+                    let key_len = if enc == EncAlgorithm::Aes256Gcm {
+                        32
+                    } else {
+                        16
+                    };
                     v.push((p, mac, enc, key_len));
                     if mac.needs_iv() {
                         v.push((p, mac, enc, 32));
@@ -368,16 +450,39 @@ mod tests {
             let key: Vec<u8> = (0..key_len as u8).collect();
             let store = store_with(mac, enc, &key);
             let mut out = Vec::new();
-            let params = SendParams { spdu_id: SpduId::Goose, spdu_number: 77, now: 0 };
-            protect(p, store.require(9).unwrap(), params, &[element()], &mut CountingIv(0), &mut out)
-                .unwrap_or_else(|e| panic!("{p} {mac} {enc}: {e}"));
-            let Checked::Verified(v) = verify(p, &store, &out, 0).unwrap_or_else(|e| panic!("{p} {mac} {enc}: {e}")) else {
+            let params = SendParams {
+                spdu_id: SpduId::Goose,
+                spdu_number: 77,
+                now: 0,
+            };
+            protect(
+                p,
+                store.require(9).unwrap(),
+                params,
+                &[element()],
+                &mut CountingIv(0),
+                &mut out,
+            )
+            .unwrap_or_else(|e| panic!("{p} {mac} {enc}: {e}"));
+            let Checked::Verified(v) =
+                verify(p, &store, &out, 0).unwrap_or_else(|e| panic!("{p} {mac} {enc}: {e}"))
+            else {
                 panic!("not verified")
             };
             assert_eq!(v.elements().unwrap(), vec![element()], "{p} {mac} {enc}");
-            assert_eq!(v.protection(), Protection { key_id: 9, mac, enc });
+            assert_eq!(
+                v.protection(),
+                Protection {
+                    key_id: 9,
+                    mac,
+                    enc
+                }
+            );
             if enc != EncAlgorithm::None {
-                assert!(!out.windows(APDU.len()).any(|w| w == APDU), "{p} {enc}: payload visible");
+                assert!(
+                    !out.windows(APDU.len()).any(|w| w == APDU),
+                    "{p} {enc}: payload visible"
+                );
             }
             for i in 0..out.len() * 8 {
                 let mut bad = out.clone();
@@ -394,22 +499,60 @@ mod tests {
 
     #[test]
     fn wrong_key_unknown_key_and_expired_key_fail() {
-        let store = store_with(MacAlgorithm::HmacSha256_128, EncAlgorithm::None, b"0123456789ABCDEF");
-        let other = store_with(MacAlgorithm::HmacSha256_128, EncAlgorithm::None, b"0123456789ABCDEX");
+        let store = store_with(
+            MacAlgorithm::HmacSha256_128,
+            EncAlgorithm::None,
+            b"0123456789ABCDEF",
+        );
+        let other = store_with(
+            MacAlgorithm::HmacSha256_128,
+            EncAlgorithm::None,
+            b"0123456789ABCDEX",
+        );
         let mut out = Vec::new();
-        let params = SendParams { spdu_id: SpduId::Goose, spdu_number: 1, now: 0 };
-        protect(Profile::Standard, store.require(9).unwrap(), params, &[element()], &mut RandomIv, &mut out).unwrap();
-        assert_eq!(verify(Profile::Standard, &other, &out, 0).unwrap_err(), SecError::BadMac);
-        assert_eq!(verify(Profile::Standard, &KeyStore::new(), &out, 0).unwrap_err(), SecError::UnknownKeyId(9));
-        let mut s = KeyStore::new();
-        s.insert(
-            KeyEntry::new(9, MacAlgorithm::HmacSha256_128, EncAlgorithm::None, b"0123456789ABCDEF", default_provider())
-                .unwrap()
-                .with_validity(Some(10), Some(20)),
+        let params = SendParams {
+            spdu_id: SpduId::Goose,
+            spdu_number: 1,
+            now: 0,
+        };
+        protect(
+            Profile::Standard,
+            store.require(9).unwrap(),
+            params,
+            &[element()],
+            &mut RandomIv,
+            &mut out,
         )
         .unwrap();
-        assert!(matches!(verify(Profile::Standard, &s, &out, 25), Err(SecError::KeyExpired { .. })));
-        assert!(matches!(verify(Profile::Standard, &s, &out, 5), Err(SecError::KeyNotYetValid { .. })));
+        assert_eq!(
+            verify(Profile::Standard, &other, &out, 0).unwrap_err(),
+            SecError::BadMac
+        );
+        assert_eq!(
+            verify(Profile::Standard, &KeyStore::new(), &out, 0).unwrap_err(),
+            SecError::UnknownKeyId(9)
+        );
+        let mut s = KeyStore::new();
+        s.insert(
+            KeyEntry::new(
+                9,
+                MacAlgorithm::HmacSha256_128,
+                EncAlgorithm::None,
+                b"0123456789ABCDEF",
+                default_provider(),
+            )
+            .unwrap()
+            .with_validity(Some(10), Some(20)),
+        )
+        .unwrap();
+        assert!(matches!(
+            verify(Profile::Standard, &s, &out, 25),
+            Err(SecError::KeyExpired { .. })
+        ));
+        assert!(matches!(
+            verify(Profile::Standard, &s, &out, 5),
+            Err(SecError::KeyNotYetValid { .. })
+        ));
     }
 
     #[test]
@@ -419,14 +562,29 @@ mod tests {
         let mut frames = vec![];
         for n in [1u32, 2, 3] {
             let mut out = Vec::new();
-            let params = SendParams { spdu_id: SpduId::Goose, spdu_number: n, now: 0 };
-            protect(Profile::Standard, store.require(9).unwrap(), params, &[element()], &mut RandomIv, &mut out).unwrap();
+            let params = SendParams {
+                spdu_id: SpduId::Goose,
+                spdu_number: n,
+                now: 0,
+            };
+            protect(
+                Profile::Standard,
+                store.require(9).unwrap(),
+                params,
+                &[element()],
+                &mut RandomIv,
+                &mut out,
+            )
+            .unwrap();
             frames.push(out);
         }
         rx.receive(&store, 1u8, &frames[0], 0).unwrap();
         rx.receive(&store, 1u8, &frames[2], 0).unwrap();
         rx.receive(&store, 1u8, &frames[1], 0).unwrap();
-        assert!(matches!(rx.receive(&store, 1u8, &frames[1], 0), Err(SecError::Replay { .. })));
+        assert!(matches!(
+            rx.receive(&store, 1u8, &frames[1], 0),
+            Err(SecError::Replay { .. })
+        ));
         // Another sender has its own window.
         rx.receive(&store, 2u8, &frames[1], 0).unwrap();
         // An unsecured SPDU is refused when security is required.
@@ -436,10 +594,16 @@ mod tests {
             spdu_number: 4,
             time_of_current_key: 0,
             time_to_next_key: 0,
-            security: SecurityInfo::V2 { key_id: 0, iv: vec![] },
+            security: SecurityInfo::V2 {
+                key_id: 0,
+                iv: vec![],
+            },
         };
         session::emit(&h, &[element()], 0, &Dialect::STANDARD, &mut plain).unwrap();
         assert!(rx.receive(&store, 1u8, &plain, 0).is_err());
-        assert!(matches!(verify(Profile::Standard, &store, &plain, 0), Ok(Checked::Unsecured(_))));
+        assert!(matches!(
+            verify(Profile::Standard, &store, &plain, 0),
+            Ok(Checked::Unsecured(_))
+        ));
     }
 }

@@ -8,7 +8,9 @@
 //!   samples), key 11754cd72aec309bf52f7687212e8957, MAC over SI..end of APDU, GMAC IV zero.
 
 use gander_sec::session::{verify, Checked};
-use gander_sec::{default_provider, EncAlgorithm, KeyEntry, KeyStore, MacAlgorithm, Profile, SecError};
+use gander_sec::{
+    default_provider, EncAlgorithm, KeyEntry, KeyStore, MacAlgorithm, Profile, SecError,
+};
 
 fn unhex(parts: &[&str]) -> Vec<u8> {
     hex::decode(parts.concat()).unwrap()
@@ -98,11 +100,17 @@ const SEC_GMAC_AES128_128: &[&str] = &[
 
 fn store(mac: MacAlgorithm, enc: EncAlgorithm, id: u32, key: &[u8]) -> KeyStore {
     let mut s = KeyStore::new();
-    s.insert(KeyEntry::new(id, mac, enc, key, default_provider()).unwrap()).unwrap();
+    s.insert(KeyEntry::new(id, mac, enc, key, default_provider()).unwrap())
+        .unwrap();
     s
 }
 
-fn assert_verifies_and_bits_matter(profile: Profile, store: &KeyStore, frame: &[u8], covered_from: usize) {
+fn assert_verifies_and_bits_matter(
+    profile: Profile,
+    store: &KeyStore,
+    frame: &[u8],
+    covered_from: usize,
+) {
     let Checked::Verified(v) = verify(profile, store, frame, 0).expect("verifies") else {
         panic!("not verified")
     };
@@ -125,9 +133,21 @@ const LIB_KEY: &[u8] = b"0123456789ABCDEF";
 fn libiec61850_gcm_hmac_and_combined_verify() {
     let cases: [(&[&str], MacAlgorithm, EncAlgorithm); 4] = [
         (LIB_GCM128, MacAlgorithm::None, EncAlgorithm::Aes128Gcm),
-        (LIB_HMAC128, MacAlgorithm::HmacSha256_128, EncAlgorithm::None),
-        (LIB_HMAC256, MacAlgorithm::HmacSha256_256, EncAlgorithm::None),
-        (LIB_GCM128_HMAC128, MacAlgorithm::HmacSha256_128, EncAlgorithm::Aes128Gcm),
+        (
+            LIB_HMAC128,
+            MacAlgorithm::HmacSha256_128,
+            EncAlgorithm::None,
+        ),
+        (
+            LIB_HMAC256,
+            MacAlgorithm::HmacSha256_256,
+            EncAlgorithm::None,
+        ),
+        (
+            LIB_GCM128_HMAC128,
+            MacAlgorithm::HmacSha256_128,
+            EncAlgorithm::Aes128Gcm,
+        ),
     ];
     for (hex, mac, enc) in cases {
         let s = store(mac, enc, 1, LIB_KEY);
@@ -138,7 +158,10 @@ fn libiec61850_gcm_hmac_and_combined_verify() {
 #[test]
 fn libiec61850_quirks_are_refused_by_the_standard_profile() {
     let s = store(MacAlgorithm::HmacSha256_128, EncAlgorithm::None, 1, LIB_KEY);
-    assert!(matches!(verify(Profile::Standard, &s, &unhex(LIB_HMAC128), 0), Err(SecError::Malformed(_))));
+    assert!(matches!(
+        verify(Profile::Standard, &s, &unhex(LIB_HMAC128), 0),
+        Err(SecError::Malformed(_))
+    ));
     let s = store(MacAlgorithm::HmacSha256_256, EncAlgorithm::None, 1, LIB_KEY);
     assert!(verify(Profile::Standard, &s, &unhex(LIB_HMAC256), 0).is_err());
 }
@@ -146,13 +169,24 @@ fn libiec61850_quirks_are_refused_by_the_standard_profile() {
 #[test]
 fn libiec61850_plain_is_unsecured() {
     let s = store(MacAlgorithm::HmacSha256_128, EncAlgorithm::None, 1, LIB_KEY);
-    assert!(matches!(verify(Profile::Libiec61850, &s, &unhex(LIB_PLAIN), 0), Ok(Checked::Unsecured(_))));
+    assert!(matches!(
+        verify(Profile::Libiec61850, &s, &unhex(LIB_PLAIN), 0),
+        Ok(Checked::Unsecured(_))
+    ));
 }
 
 #[test]
 fn wrong_key_fails_libiec61850() {
-    let s = store(MacAlgorithm::HmacSha256_128, EncAlgorithm::Aes128Gcm, 1, b"0123456789ABCDEX");
-    assert_eq!(verify(Profile::Libiec61850, &s, &unhex(LIB_GCM128_HMAC128), 0).unwrap_err(), SecError::BadTag);
+    let s = store(
+        MacAlgorithm::HmacSha256_128,
+        EncAlgorithm::Aes128Gcm,
+        1,
+        b"0123456789ABCDEX",
+    );
+    assert_eq!(
+        verify(Profile::Libiec61850, &s, &unhex(LIB_GCM128_HMAC128), 0).unwrap_err(),
+        SecError::BadTag
+    );
 }
 
 #[test]

@@ -7,7 +7,9 @@ use gander_sec::keystore::SignatureKeys;
 use gander_sec::l2::{protect, verify, CheckedGoose};
 use gander_sec::session::RandomIv;
 use gander_sec::signature::{SignatureAlgorithm, SigningKey};
-use gander_sec::{default_provider, EncAlgorithm, KeyEntry, KeyStore, MacAlgorithm, Profile, SecError};
+use gander_sec::{
+    default_provider, EncAlgorithm, KeyEntry, KeyStore, MacAlgorithm, Profile, SecError,
+};
 
 const LIB_L2: &str = "010ccd01000102000000000188b8400100d10022c0356181a4802973696d706c65494f47656e65726963494f2f4c4c4e3024474f24676362416e616c6f6756616c756573810201f4822373696d706c65494f47656e65726963494f2f4c4c4e3024416e616c6f6756616c756573832973696d706c65494f47656e65726963494f2f4c4c4e3024474f24676362416e616c6f6756616c75657384086b022a6fcb020c0a8501018601008701008801018901008a0102ab07850204d2830101a020a40c800101810100820100840101851030f90ee17f312b2dd902094ef6496319";
 
@@ -31,17 +33,37 @@ fn flips_fail(profile: Profile, s: &KeyStore, frame: &[u8], from: usize) {
 #[test]
 fn libiec61850_l2_frame_verifies() {
     let frame = hex::decode(LIB_L2).unwrap();
-    let s = store(KeyEntry::new(1, MacAlgorithm::HmacSha256_128, EncAlgorithm::None, b"0123456789ABCDEF", default_provider()).unwrap());
-    let CheckedGoose::Verified(g) = verify(Profile::Libiec61850, &s, &frame, 0).unwrap() else { panic!() };
+    let s = store(
+        KeyEntry::new(
+            1,
+            MacAlgorithm::HmacSha256_128,
+            EncAlgorithm::None,
+            b"0123456789ABCDEF",
+            default_provider(),
+        )
+        .unwrap(),
+    );
+    let CheckedGoose::Verified(g) = verify(Profile::Libiec61850, &s, &frame, 0).unwrap() else {
+        panic!()
+    };
     assert_eq!(g.extension.key_id, 1);
     assert_eq!(g.body.appid, 0x4001);
     // Its Reserved2 CRC is stored low byte first: the standard profile refuses it.
-    assert!(matches!(verify(Profile::Standard, &s, &frame, 0), Err(SecError::Malformed(_))));
+    assert!(matches!(
+        verify(Profile::Standard, &s, &frame, 0),
+        Err(SecError::Malformed(_))
+    ));
     // Everything from the EtherType on is covered by the MAC, or (Reserved2) by the header CRC.
     for i in 12 * 8..frame.len() * 8 {
         let mut bad = frame.clone();
         bad[i / 8] ^= 1 << (i % 8);
-        assert!(!matches!(verify(Profile::Libiec61850, &s, &bad, 0), Ok(CheckedGoose::Verified(_))), "bit {i}");
+        assert!(
+            !matches!(
+                verify(Profile::Libiec61850, &s, &bad, 0),
+                Ok(CheckedGoose::Verified(_))
+            ),
+            "bit {i}"
+        );
     }
 }
 
@@ -65,11 +87,30 @@ fn standard_macs_round_trip_and_fail_on_flips() {
         (MacAlgorithm::AesGmac128, vec![7u8; 32]),
     ] {
         let s = store(KeyEntry::new(3, mac, EncAlgorithm::None, &key, default_provider()).unwrap());
-        let out = protect(Profile::Standard, s.require(3).unwrap(), &plain_frame(), &mut RandomIv, 0).unwrap();
-        assert!(matches!(verify(Profile::Standard, &s, &out, 0), Ok(CheckedGoose::Verified(_))), "{mac}");
+        let out = protect(
+            Profile::Standard,
+            s.require(3).unwrap(),
+            &plain_frame(),
+            &mut RandomIv,
+            0,
+        )
+        .unwrap();
+        assert!(
+            matches!(
+                verify(Profile::Standard, &s, &out, 0),
+                Ok(CheckedGoose::Verified(_))
+            ),
+            "{mac}"
+        );
         flips_fail(Profile::Standard, &s, &out, 12);
         assert!(matches!(
-            protect(Profile::Standard, s.require(3).unwrap(), &out, &mut RandomIv, 0),
+            protect(
+                Profile::Standard,
+                s.require(3).unwrap(),
+                &out,
+                &mut RandomIv,
+                0
+            ),
             Err(SecError::AlreadySecured(3))
         ));
     }
@@ -85,23 +126,81 @@ fn signatures_round_trip() {
     ] {
         let sk = SigningKey::generate(alg, bits).unwrap();
         let vk = sk.verifying_key().unwrap();
-        let publisher = store(KeyEntry::signature_only(4, SignatureKeys { algorithm: alg, signing: Some(sk), verifying: vk.clone() }));
-        let subscriber = store(KeyEntry::signature_only(4, SignatureKeys { algorithm: alg, signing: None, verifying: vk }));
-        let out = protect(Profile::Standard, publisher.require(4).unwrap(), &plain_frame(), &mut RandomIv, 0).unwrap();
-        assert!(matches!(verify(Profile::Standard, &subscriber, &out, 0), Ok(CheckedGoose::Verified(_))), "{alg}");
+        let publisher = store(KeyEntry::signature_only(
+            4,
+            SignatureKeys {
+                algorithm: alg,
+                signing: Some(sk),
+                verifying: vk.clone(),
+            },
+        ));
+        let subscriber = store(KeyEntry::signature_only(
+            4,
+            SignatureKeys {
+                algorithm: alg,
+                signing: None,
+                verifying: vk,
+            },
+        ));
+        let out = protect(
+            Profile::Standard,
+            publisher.require(4).unwrap(),
+            &plain_frame(),
+            &mut RandomIv,
+            0,
+        )
+        .unwrap();
+        assert!(
+            matches!(
+                verify(Profile::Standard, &subscriber, &out, 0),
+                Ok(CheckedGoose::Verified(_))
+            ),
+            "{alg}"
+        );
         // A sample of flips (RSA verification is slower; every 7th bit keeps the test quick).
         for i in (12 * 8..out.len() * 8).step_by(7) {
             let mut bad = out.clone();
             bad[i / 8] ^= 1 << (i % 8);
-            assert!(!matches!(verify(Profile::Standard, &subscriber, &bad, 0), Ok(CheckedGoose::Verified(_))), "{alg} bit {i}");
+            assert!(
+                !matches!(
+                    verify(Profile::Standard, &subscriber, &bad, 0),
+                    Ok(CheckedGoose::Verified(_))
+                ),
+                "{alg} bit {i}"
+            );
         }
         // A subscriber cannot sign.
-        assert!(protect(Profile::Standard, subscriber.require(4).unwrap(), &plain_frame(), &mut RandomIv, 0).is_err());
+        assert!(protect(
+            Profile::Standard,
+            subscriber.require(4).unwrap(),
+            &plain_frame(),
+            &mut RandomIv,
+            0
+        )
+        .is_err());
     }
 }
 
 #[test]
 fn encryption_keys_are_refused_at_layer_2() {
-    let s = store(KeyEntry::new(5, MacAlgorithm::None, EncAlgorithm::Aes128Gcm, &[1; 16], default_provider()).unwrap());
-    assert!(matches!(protect(Profile::Standard, s.require(5).unwrap(), &plain_frame(), &mut RandomIv, 0), Err(SecError::Unsupported(_))));
+    let s = store(
+        KeyEntry::new(
+            5,
+            MacAlgorithm::None,
+            EncAlgorithm::Aes128Gcm,
+            &[1; 16],
+            default_provider(),
+        )
+        .unwrap(),
+    );
+    assert!(matches!(
+        protect(
+            Profile::Standard,
+            s.require(5).unwrap(),
+            &plain_frame(),
+            &mut RandomIv,
+            0
+        ),
+        Err(SecError::Unsupported(_))
+    ));
 }

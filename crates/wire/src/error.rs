@@ -7,7 +7,11 @@
 pub enum Error {
     /// The input ends before a field that must be present.
     #[error("truncated {what}: need {need} bytes, have {have}")]
-    Truncated { what: &'static str, need: usize, have: usize },
+    Truncated {
+        what: &'static str,
+        need: usize,
+        have: usize,
+    },
     /// A length field disagrees with the bytes actually present or with a fixed size.
     #[error("bad length in {what}: {value}")]
     BadLength { what: &'static str, value: usize },
@@ -19,7 +23,11 @@ pub enum Error {
     LengthTooLong { what: &'static str, octets: usize },
     /// A tag other than the one the grammar requires at this position.
     #[error("unexpected tag in {what}: expected 0x{expected:02x}, found 0x{found:02x}")]
-    UnexpectedTag { what: &'static str, expected: u8, found: u8 },
+    UnexpectedTag {
+        what: &'static str,
+        expected: u8,
+        found: u8,
+    },
     /// A tag the grammar does not define at this position.
     #[error("unknown tag 0x{tag:02x} in {what}")]
     UnknownTag { what: &'static str, tag: u8 },
@@ -37,7 +45,10 @@ pub enum Error {
     TrailingBytes { what: &'static str, count: usize },
     /// A field's value is outside what its type allows (integer too wide, non-visible character, ...).
     #[error("bad value in {what}: {detail}")]
-    BadValue { what: &'static str, detail: &'static str },
+    BadValue {
+        what: &'static str,
+        detail: &'static str,
+    },
     /// Structures nested deeper than the decoder allows (protects the stack).
     #[error("nesting deeper than {0} levels")]
     NestingTooDeep(usize),
@@ -61,7 +72,11 @@ pub enum Error {
     UnsupportedVersion(u16),
     /// A checksum or CRC does not match.
     #[error("bad {what} checksum: computed 0x{computed:04x}, found 0x{found:04x}")]
-    BadChecksum { what: &'static str, computed: u16, found: u16 },
+    BadChecksum {
+        what: &'static str,
+        computed: u16,
+        found: u16,
+    },
     /// A value too large for the field it must be emitted into.
     #[error("{what} too large to encode")]
     TooLarge { what: &'static str },

@@ -142,7 +142,10 @@ impl Dialect {
     /// libiec61850 1.6 (v1.6_develop_rgoose_sntp and the 1.6.1 release).
     pub const LIBIEC61850: Dialect = Dialect {
         name: "libiec61850",
-        header_lengths: HeaderLengths::Fixed { session: 24, common: 18 },
+        header_lengths: HeaderLengths::Fixed {
+            session: 24,
+            common: 18,
+        },
         spdu_length: SpduLengthRule::PayloadPlus20,
         payload_length_counts_itself: false,
         apdu_length_bias: 2,
@@ -150,7 +153,10 @@ impl Dialect {
     /// The gateway paper's R-GOOSE_SecLib and its 2020-era libiec61850 samples.
     pub const SECLIB: Dialect = Dialect {
         name: "seclib",
-        header_lengths: HeaderLengths::Fixed { session: 0x11, common: 0x11 },
+        header_lengths: HeaderLengths::Fixed {
+            session: 0x11,
+            common: 0x11,
+        },
         spdu_length: SpduLengthRule::Exact,
         payload_length_counts_itself: true,
         apdu_length_bias: 2,
@@ -284,7 +290,11 @@ fn be32(b: &[u8], at: usize) -> u32 {
 
 fn need(buf: &[u8], what: &'static str, n: usize) -> Result<()> {
     if buf.len() < n {
-        Err(Error::Truncated { what, need: n, have: buf.len() })
+        Err(Error::Truncated {
+            what,
+            need: n,
+            have: buf.len(),
+        })
     } else {
         Ok(())
     }
@@ -314,13 +324,20 @@ impl<'a> SessionPdu<'a> {
         let security = match version {
             1 => {
                 need(buf, "version-1 security information", 32)?;
-                SecurityInfo::V1 { enc_code: buf[22], mac_code: buf[23], key_id: be32(buf, 24) }
+                SecurityInfo::V1 {
+                    enc_code: buf[22],
+                    mac_code: buf[23],
+                    key_id: be32(buf, 24),
+                }
             }
             2 => {
                 need(buf, "version-2 security information", 27)?;
                 let n = buf[26] as usize;
                 need(buf, "initialisation vector", 27 + n + 4)?;
-                SecurityInfo::V2 { key_id: be32(buf, 22), iv: buf[27..27 + n].to_vec() }
+                SecurityInfo::V2 {
+                    key_id: be32(buf, 22),
+                    iv: buf[27..27 + n].to_vec(),
+                }
             }
             v => return Err(Error::UnsupportedVersion(v)),
         };
@@ -348,20 +365,39 @@ impl<'a> SessionPdu<'a> {
             }
             let c = common_header_len_field as usize;
             if c != true_len - 2 && c != 10 {
-                return Err(Error::BadLength { what: "common session header length", value: c });
+                return Err(Error::BadLength {
+                    what: "common session header length",
+                    value: c,
+                });
             }
         }
-        if dialect.spdu_length == SpduLengthRule::Exact && spdu_length_field as usize != buf.len() - 10 {
-            return Err(Error::BadLength { what: "SPDU length", value: spdu_length_field as usize });
+        if dialect.spdu_length == SpduLengthRule::Exact
+            && spdu_length_field as usize != buf.len() - 10
+        {
+            return Err(Error::BadLength {
+                what: "SPDU length",
+                value: spdu_length_field as usize,
+            });
         }
-        let own = if dialect.payload_length_counts_itself { 4 } else { 0 };
-        let payload_len = (payload_length_field as usize)
-            .checked_sub(own)
-            .ok_or(Error::BadLength { what: "payload length", value: payload_length_field as usize })?;
+        let own = if dialect.payload_length_counts_itself {
+            4
+        } else {
+            0
+        };
+        let payload_len =
+            (payload_length_field as usize)
+                .checked_sub(own)
+                .ok_or(Error::BadLength {
+                    what: "payload length",
+                    value: payload_length_field as usize,
+                })?;
         let payload_end = payload_start
             .checked_add(payload_len)
             .filter(|&e| e <= buf.len())
-            .ok_or(Error::BadLength { what: "payload length", value: payload_length_field as usize })?;
+            .ok_or(Error::BadLength {
+                what: "payload length",
+                value: payload_length_field as usize,
+            })?;
         Ok(SessionPdu {
             buf,
             header,
@@ -401,14 +437,20 @@ pub fn parse_elements<'a>(payload: &'a [u8], dialect: &Dialect) -> Result<Vec<Pa
         let body = &rest[ELEMENT_HEADER_LEN..];
         let apdu_len = if dialect.apdu_length_bias == 0 {
             if stated > body.len() {
-                return Err(Error::BadLength { what: "APDU length", value: stated });
+                return Err(Error::BadLength {
+                    what: "APDU length",
+                    value: stated,
+                });
             }
             stated
         } else {
             // The quirk is exactly "true size + bias"; anything else is a malformed element.
             let ber = ber_tlv_len(body)?;
             if stated != ber + dialect.apdu_length_bias as usize {
-                return Err(Error::BadLength { what: "APDU length", value: stated });
+                return Err(Error::BadLength {
+                    what: "APDU length",
+                    value: stated,
+                });
             }
             ber
         };
@@ -436,7 +478,10 @@ fn ber_tlv_len(b: &[u8]) -> Result<usize> {
             return Err(Error::IndefiniteLength { what: "APDU" });
         }
         if n > 4 {
-            return Err(Error::LengthTooLong { what: "APDU", octets: n });
+            return Err(Error::LengthTooLong {
+                what: "APDU",
+                octets: n,
+            });
         }
         need(b, "APDU length", 2 + n)?;
         let mut l = 0usize;
@@ -445,9 +490,16 @@ fn ber_tlv_len(b: &[u8]) -> Result<usize> {
         }
         (2 + n, l)
     };
-    let total = hdr.checked_add(len).ok_or(Error::BadLength { what: "APDU", value: len })?;
+    let total = hdr.checked_add(len).ok_or(Error::BadLength {
+        what: "APDU",
+        value: len,
+    })?;
     if total > b.len() {
-        return Err(Error::Truncated { what: "APDU", need: total, have: b.len() });
+        return Err(Error::Truncated {
+            what: "APDU",
+            need: total,
+            have: b.len(),
+        });
     }
     Ok(total)
 }
@@ -485,18 +537,32 @@ pub fn parse_trailer<'a>(
         let rest = &trailer[at..];
         need(rest, "signature", 2)?;
         if rest[0] != SIGNATURE_TAG {
-            return Err(Error::UnexpectedTag { what: "signature", expected: SIGNATURE_TAG, found: rest[0] });
+            return Err(Error::UnexpectedTag {
+                what: "signature",
+                expected: SIGNATURE_TAG,
+                found: rest[0],
+            });
         }
         let stated = rest[1];
         if stated as usize != len && !tolerate_len(stated, len) {
-            return Err(Error::BadLength { what: "signature length", value: stated as usize });
+            return Err(Error::BadLength {
+                what: "signature length",
+                value: stated as usize,
+            });
         }
         need(rest, "signature value", 2 + len)?;
-        sigs.push(SignatureElement { offset: at, stated_len: stated, value: &rest[2..2 + len] });
+        sigs.push(SignatureElement {
+            offset: at,
+            stated_len: stated,
+            value: &rest[2..2 + len],
+        });
         at += 2 + len;
     }
     if at != trailer.len() {
-        return Err(Error::TrailingBytes { what: "signature", count: trailer.len() - at });
+        return Err(Error::TrailingBytes {
+            what: "signature",
+            count: trailer.len() - at,
+        });
     }
     Ok((padding, sigs))
 }
@@ -539,11 +605,21 @@ pub fn emit(
     let (sh, ch) = match dialect.header_lengths {
         HeaderLengths::Exact => {
             let l = pl_off - 4;
-            (u8::try_from(l).map_err(|_| Error::TooLarge { what: "session header" })?, (l - 2) as u8)
+            (
+                u8::try_from(l).map_err(|_| Error::TooLarge {
+                    what: "session header",
+                })?,
+                (l - 2) as u8,
+            )
         }
         HeaderLengths::Fixed { session, common } => (session, common),
     };
-    let pl_field = payload_len + if dialect.payload_length_counts_itself { 4 } else { 0 };
+    let pl_field = payload_len
+        + if dialect.payload_length_counts_itself {
+            4
+        } else {
+            0
+        };
     let pl_field = u32::try_from(pl_field).map_err(|_| Error::TooLarge { what: "payload" })?;
     let spdu_len = match dialect.spdu_length {
         SpduLengthRule::Exact => total - 10,
@@ -551,7 +627,14 @@ pub fn emit(
     };
     let spdu_len = u32::try_from(spdu_len).map_err(|_| Error::TooLarge { what: "SPDU" })?;
     out.reserve(total);
-    out.extend_from_slice(&[CLTP_LI, CLTP_UD, header.spdu_id.to_u8(), sh, COMMON_HEADER_TAG, ch]);
+    out.extend_from_slice(&[
+        CLTP_LI,
+        CLTP_UD,
+        header.spdu_id.to_u8(),
+        sh,
+        COMMON_HEADER_TAG,
+        ch,
+    ]);
     out.extend_from_slice(&spdu_len.to_be_bytes());
     out.extend_from_slice(&header.spdu_number.to_be_bytes());
     out.extend_from_slice(&header.security.version().to_be_bytes());
@@ -559,7 +642,11 @@ pub fn emit(
     out.extend_from_slice(&header.time_to_next_key.to_be_bytes());
     let iv_offset;
     match &header.security {
-        SecurityInfo::V1 { enc_code, mac_code, key_id } => {
+        SecurityInfo::V1 {
+            enc_code,
+            mac_code,
+            key_id,
+        } => {
             out.extend_from_slice(&[*enc_code, *mac_code]);
             out.extend_from_slice(&key_id.to_be_bytes());
             iv_offset = 28;
@@ -592,7 +679,10 @@ mod tests {
     use super::*;
 
     fn unhex(s: &str) -> Vec<u8> {
-        (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
     }
 
     /// libiec61850 1.6 mode 0 (no security), from `shared/reference/rgoose-vectors.txt`.
@@ -603,7 +693,13 @@ mod tests {
         let b = unhex(LIB_PLAIN);
         let pdu = SessionPdu::parse(&b, &Dialect::LIBIEC61850).unwrap();
         assert_eq!(pdu.header.spdu_id, SpduId::Goose);
-        assert_eq!(pdu.header.security, SecurityInfo::V2 { key_id: 0, iv: vec![] });
+        assert_eq!(
+            pdu.header.security,
+            SecurityInfo::V2 {
+                key_id: 0,
+                iv: vec![]
+            }
+        );
         assert_eq!(pdu.payload_start, 31);
         assert_eq!(pdu.payload_end, b.len());
         let els = parse_elements(pdu.payload(), &Dialect::LIBIEC61850).unwrap();
@@ -612,7 +708,10 @@ mod tests {
         assert_eq!(els[0].apdu[0], 0x61);
         assert_eq!(els[0].apdu.len(), 0xa4 + 3);
         // The same bytes break the standard's length rules.
-        assert!(matches!(SessionPdu::parse(&b, &Dialect::STANDARD), Err(Error::BadLength { .. })));
+        assert!(matches!(
+            SessionPdu::parse(&b, &Dialect::STANDARD),
+            Err(Error::BadLength { .. })
+        ));
     }
 
     #[test]
@@ -633,9 +732,17 @@ mod tests {
             spdu_number: 7,
             time_of_current_key: 1_700_000_000,
             time_to_next_key: -1,
-            security: SecurityInfo::V2 { key_id: 5, iv: vec![9; 12] },
+            security: SecurityInfo::V2 {
+                key_id: 5,
+                iv: vec![9; 12],
+            },
         };
-        let el = PayloadElement { payload_type: 0x81, simulation: 0, appid: 0x3001, apdu: &apdu };
+        let el = PayloadElement {
+            payload_type: 0x81,
+            simulation: 0,
+            appid: 0x3001,
+            apdu: &apdu,
+        };
         let mut out = vec![0xa5; 3];
         let lay = emit(&h, &[el], 18, &Dialect::STANDARD, &mut out).unwrap();
         let mut spdu = out.split_off(3);
@@ -666,7 +773,14 @@ mod tests {
         b.extend_from_slice(&[0x85, 10]);
         b.extend_from_slice(&[0u8; 10]);
         let p = SessionPdu::parse(&b, &Dialect::SECLIB).unwrap();
-        assert_eq!(p.header.security, SecurityInfo::V1 { enc_code: 0, mac_code: 1, key_id: 0 });
+        assert_eq!(
+            p.header.security,
+            SecurityInfo::V1 {
+                enc_code: 0,
+                mac_code: 1,
+                key_id: 0
+            }
+        );
         assert_eq!(p.payload_start, 32);
         let els = parse_elements(p.payload(), &Dialect::SECLIB).unwrap();
         assert_eq!(els[0].apdu.len(), 280);
@@ -677,13 +791,22 @@ mod tests {
     fn rejects_bad_leading_bytes() {
         let mut b = unhex(LIB_PLAIN);
         b[0] = 2;
-        assert_eq!(SessionPdu::parse(&b, &Dialect::LIBIEC61850), Err(Error::BadLi(2)));
+        assert_eq!(
+            SessionPdu::parse(&b, &Dialect::LIBIEC61850),
+            Err(Error::BadLi(2))
+        );
         b[0] = 1;
         b[2] = 0xA7;
-        assert_eq!(SessionPdu::parse(&b, &Dialect::LIBIEC61850), Err(Error::BadSpduId(0xA7)));
+        assert_eq!(
+            SessionPdu::parse(&b, &Dialect::LIBIEC61850),
+            Err(Error::BadSpduId(0xA7))
+        );
         b[2] = 0xA1;
         b[15] = 3;
-        assert_eq!(SessionPdu::parse(&b, &Dialect::LIBIEC61850), Err(Error::UnsupportedVersion(3)));
+        assert_eq!(
+            SessionPdu::parse(&b, &Dialect::LIBIEC61850),
+            Err(Error::UnsupportedVersion(3))
+        );
     }
 
     mod props {
@@ -691,7 +814,11 @@ mod tests {
         use proptest::prelude::*;
 
         fn dialects() -> impl Strategy<Value = Dialect> {
-            prop_oneof![Just(Dialect::STANDARD), Just(Dialect::LIBIEC61850), Just(Dialect::SECLIB)]
+            prop_oneof![
+                Just(Dialect::STANDARD),
+                Just(Dialect::LIBIEC61850),
+                Just(Dialect::SECLIB)
+            ]
         }
 
         proptest! {
