@@ -37,16 +37,19 @@ build:
 test: setup venv build
 	GANDER_CRYPTO_VECTORS=$(CRYPTO_VECTORS) cargo test --workspace --release
 	GANDER=$(GANDER) $(VPY) -m pytest -q interop/tests
+	$(MAKE) --no-print-directory fuzz-smoke
 
 ## demo: crypto costs and a protect/verify round on a libiec61850 capture
 demo: setup venv build
 	GANDER=$(GANDER) PY=$(VPY) scripts/demo.sh
 
-## fuzz-smoke: run each fuzz target briefly (needs cargo-fuzz and a nightly toolchain)
+## fuzz-smoke: every fuzz target for FUZZ_SECONDS each (cargo-fuzz on stable, no sanitizer)
+FUZZ_SECONDS ?= 10
 fuzz-smoke:
-	@if [[ ! -f fuzz/Cargo.toml ]]; then echo "fuzz-smoke: no fuzz/ crate yet"; exit 0; fi; \
-	for t in $$(cargo +nightly fuzz list); do \
-		cargo +nightly fuzz run "$$t" -- -max_total_time=20 -rss_limit_mb=2048; \
+	command -v cargo-fuzz >/dev/null || cargo install --locked cargo-fuzz@0.13.2
+	cd fuzz && for t in $$(cargo fuzz list); do \
+		mkdir -p corpus/$$t; \
+		cargo fuzz run -s none "$$t" corpus/$$t seeds/$$t -- -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 2>&1 | tail -n 1; \
 	done
 
 clean:
