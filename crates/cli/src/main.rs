@@ -2,6 +2,10 @@
 //! the library crates; see `docs/` for what each command does.
 
 mod bench;
+mod cmd_gateway;
+mod cmd_lab;
+mod cmd_mms;
+mod cmd_tls;
 mod frame;
 mod pcap_io;
 
@@ -31,6 +35,22 @@ enum Command {
         #[command(subcommand)]
         command: bench::BenchCommand,
     },
+    /// MMS over TLS peers (IEC 62351-3/-4).
+    Mms {
+        #[command(subcommand)]
+        command: cmd_mms::Command,
+    },
+    /// TLS: cipher-suite catalogue and PKI.
+    #[command(flatten)]
+    Tls(cmd_tls::Command),
+    /// The network-namespace lab.
+    Lab {
+        #[command(subcommand)]
+        command: cmd_lab::Command,
+    },
+    /// The security gateway.
+    #[command(flatten)]
+    Gateway(cmd_gateway::Command),
 }
 
 /// Prints one line to stdout. A closed pipe (`gander ... | head`) ends the program quietly
@@ -52,6 +72,10 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Frame { command } => frame::run(command),
         Command::Bench { command } => bench::run(command),
+        Command::Mms { command } => cmd_mms::run(command),
+        Command::Tls(command) => cmd_tls::run(command),
+        Command::Lab { command } => cmd_lab::run(command),
+        Command::Gateway(command) => cmd_gateway::run(command),
     };
     match result {
         Ok(code) => code,
