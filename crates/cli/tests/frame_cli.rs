@@ -1,0 +1,283 @@
+//! `gander frame` end to end on captures written here: exit codes, verdicts, protect/verify round
+//! trips for R-GOOSE and layer-2 GOOSE, and clear errors for bad key files and captures.
+//! The libiec61850 payloads are the golden frames of `crates/sec/tests/golden_rgoose.rs`.
+
+use gander_wire::ethernet::{EthernetRepr, ETHERTYPE_IPV4};
+use gander_wire::ip::UdpFrameRepr;
+use pcap_file::pcap::{PcapPacket, PcapWriter};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+const LIB_PLAIN: &str = "0140a1188012000000c10000000000020000000000000000000000000000ad8100400100a96181a4802973696d706c65494f47656e65726963494f2f4c4c4e3024474f24676362416e616c6f6756616c756573810201f4822373696d706c65494f47656e65726963494f2f4c4c4e3024416e616c6f6756616c756573832973696d706c65494f47656e65726963494f2f4c4c4e3024474f24676362416e616c6f6756616c75657384086b022a6fcb020c0a8501018601008701008801018901008a0102ab07850204d2830101";
+const LIB_HMAC128: &str = "0140a1188012000000c10000000000020000000000000000000100000000ad8100400100a96181a4802973696d706c65494f47656e65726963494f2f4c4c4e3024474f24676362416e616c6f6756616c756573810201f4822373696d706c65494f47656e65726963494f2f4c4c4e3024416e616c6f6756616c756573832973696d706c65494f47656e65726963494f2f4c4c4e3024474f24676362416e616c6f6756616c75657384086b022a6fcd0e560a8501018601008701008801018901008a0102ab07850204d28301018510f576ff0a6ab4e1c24bc5442cc6e12d9a";
+const LIB_L2: &str = "010ccd01000102000000000188b8400100d10022c0356181a4802973696d706c65494f47656e65726963494f2f4c4c4e3024474f24676362416e616c6f6756616c756573810201f4822373696d706c65494f47656e65726963494f2f4c4c4e3024416e616c6f6756616c756573832973696d706c65494f47656e65726963494f2f4c4c4e3024474f24676362416e616c6f6756616c75657384086b022a6fcb020c0a8501018601008701008801018901008a0102ab07850204d2830101a020a40c800101810100820100840101851030f90ee17f312b2dd902094ef6496319";
+
+const KEYS: &str = r#"
+[[key]]
+id = 1
+mac = "hmac-sha256-128"
+key_ascii = "0123456789ABCDEF"
+
+[[key]]
+id = 2
+enc = "aes-256-gcm"
+key = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+"#;
+
+fn gander() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_gander"))
+}
+
+fn udp_frame(payload: &[u8]) -> Vec<u8> {
+    UdpFrameRepr {
+        eth: EthernetRepr {
+            dst: [1, 0x0c, 0xcd, 1, 0, 1],
+            src: [2, 0, 0, 0, 0, 1],
+            vlan: None,
+            ethertype: ETHERTYPE_IPV4,
+        },
+        src_addr: [192, 0, 2, 1],
+        dst_addr: [192, 0, 2, 2],
+        src_port: 102,
+        dst_port: 102,
+        ttl: 64,
+        tos: 0,
+        identification: 7,
+    }
+    .emit(payload)
+    .unwrap()
+}
+
+fn write_pcap(path: &Path, frames: &[Vec<u8>]) {
+    let mut w = PcapWriter::new(std::fs::File::create(path).unwrap()).unwrap();
+    for (i, f) in frames.iter().enumerate() {
+        // Timestamps in 2026, inside any validity window used here.
+        let ts = Duration::from_secs(1_790_000_000 + i as u64);
+        w.write_packet(&PcapPacket::new(ts, f.len() as u32, f))
+            .unwrap();
+    }
+}
+
+struct Dir(tempfile::TempDir);
+impl Dir {
+    fn new() -> Self {
+        let d = Dir(tempfile::tempdir().unwrap());
+        std::fs::write(d.p("keys.toml"), KEYS).unwrap();
+        d
+    }
+    fn p(&self, name: &str) -> PathBuf {
+        self.0.path().join(name)
+    }
+}
+
+fn run(cmd: &mut Command) -> (i32, String, String) {
+    let o = cmd.output().unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into(),
+        String::from_utf8_lossy(&o.stderr).into(),
+    )
+}
+
+fn verdicts(stdout: &str) -> Vec<serde_json::Value> {
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn verify_libiec61850_frames_and_catch_tampering() {
+    let d = Dir::new();
+    let good = udp_frame(&hex::decode(LIB_HMAC128).unwrap());
+    let mut bad = good.clone();
+    let n = bad.len();
+    bad[n - 20] ^= 0x01; // inside the GOOSE APDU
+    write_pcap(
+        &d.p("in.pcap"),
+        &[
+            udp_frame(&hex::decode(LIB_PLAIN).unwrap()),
+            good.clone(),
+            bad,
+        ],
+    );
+    let (code, out, err) = run(gander()
+        .args([
+            "frame",
+            "verify",
+            "--json",
+            "--profile",
+            "libiec61850",
+            "--keys",
+        ])
+        .arg(d.p("keys.toml"))
+        .arg(d.p("in.pcap")));
+    assert_eq!(code, 1, "{err}");
+    let v = verdicts(&out);
+    assert_eq!(v.len(), 3);
+    assert_eq!(
+        (v[0]["verdict"].as_str(), v[0]["ok"].as_bool()),
+        (Some("unsecured"), Some(true))
+    );
+    assert_eq!(
+        (
+            v[1]["verdict"].as_str(),
+            v[1]["key_id"].as_u64(),
+            v[1]["st_num"].as_u64()
+        ),
+        (Some("verified"), Some(1), Some(1))
+    );
+    assert_eq!(
+        (v[2]["verdict"].as_str(), v[2]["ok"].as_bool()),
+        (Some("bad-mac"), Some(false))
+    );
+    assert!(err.contains("1 failed"), "{err}");
+
+    // The good frame alone passes; the same frame twice is a replay.
+    write_pcap(&d.p("one.pcap"), std::slice::from_ref(&good));
+    let (code, ..) = run(gander()
+        .args(["frame", "verify", "--profile", "libiec61850", "--keys"])
+        .arg(d.p("keys.toml"))
+        .arg(d.p("one.pcap")));
+    assert_eq!(code, 0);
+    write_pcap(&d.p("two.pcap"), &[good.clone(), good]);
+    let (code, out, _) = run(gander()
+        .args([
+            "frame",
+            "verify",
+            "--json",
+            "--profile",
+            "libiec61850",
+            "--keys",
+        ])
+        .arg(d.p("keys.toml"))
+        .arg(d.p("two.pcap")));
+    assert_eq!(code, 1);
+    assert_eq!(verdicts(&out)[1]["verdict"], "replay");
+}
+
+#[test]
+fn protect_then_verify_round_trips_r_goose_and_l2_goose() {
+    let d = Dir::new();
+    let l2_plain = {
+        // The libiec61850 L2 frame without its extension.
+        let mut f = hex::decode(LIB_L2).unwrap();
+        f.truncate(f.len() - 34);
+        let len = (f.len() - 14) as u16;
+        f[16..18].copy_from_slice(&len.to_be_bytes());
+        f[18..22].copy_from_slice(&[0; 4]);
+        f
+    };
+    write_pcap(
+        &d.p("plain.pcap"),
+        &[udp_frame(&hex::decode(LIB_PLAIN).unwrap()), l2_plain],
+    );
+    for (profile, key_id) in [("standard", "1"), ("libiec61850", "1")] {
+        let (code, _, err) = run(gander()
+            .args([
+                "frame",
+                "protect",
+                "--profile",
+                profile,
+                "--key-id",
+                key_id,
+                "--keys",
+            ])
+            .arg(d.p("keys.toml"))
+            .arg(d.p("plain.pcap"))
+            .arg(d.p("prot.pcap")));
+        assert_eq!(code, 0, "{err}");
+        let (code, out, err) = run(gander()
+            .args(["frame", "verify", "--json", "--profile", profile, "--keys"])
+            .arg(d.p("keys.toml"))
+            .arg(d.p("prot.pcap")));
+        assert_eq!(code, 0, "{profile}: {err}\n{out}");
+        let v = verdicts(&out);
+        assert_eq!(v[0]["kind"], "r-goose");
+        assert_eq!(v[0]["verdict"], "verified");
+        assert_eq!(v[1]["kind"], "goose");
+        assert_eq!(v[1]["verdict"], "verified");
+        // Protecting a protected capture is refused with the frame number.
+        let (code, _, err) = run(gander()
+            .args([
+                "frame",
+                "protect",
+                "--profile",
+                profile,
+                "--key-id",
+                "1",
+                "--keys",
+            ])
+            .arg(d.p("keys.toml"))
+            .arg(d.p("prot.pcap"))
+            .arg(d.p("again.pcap")));
+        assert_eq!(code, 2);
+        assert!(
+            err.contains("frame #0") && err.contains("already secured"),
+            "{err}"
+        );
+    }
+    // AES-256-GCM on R-GOOSE: the cleartext APDU disappears from the capture.
+    let (code, _, err) = run(gander()
+        .args(["frame", "protect", "--key-id", "2", "--keys"])
+        .arg(d.p("keys.toml"))
+        .arg(d.p("plain.pcap"))
+        .arg(d.p("enc.pcap")));
+    // Frame #1 is layer-2 GOOSE, which IEC 62351-6 does not encrypt: refused.
+    assert_eq!(code, 2);
+    assert!(err.contains("frame #1"), "{err}");
+}
+
+#[test]
+fn bad_inputs_give_clear_errors() {
+    let d = Dir::new();
+    write_pcap(
+        &d.p("in.pcap"),
+        &[udp_frame(&hex::decode(LIB_HMAC128).unwrap())],
+    );
+    std::fs::write(
+        d.p("bad.toml"),
+        "[[key]]\nid = 1\nmac = \"hmac-md5\"\nkey = \"00\"\n",
+    )
+    .unwrap();
+    let (code, _, err) = run(gander()
+        .args(["frame", "verify", "--keys"])
+        .arg(d.p("bad.toml"))
+        .arg(d.p("in.pcap")));
+    assert_eq!(code, 2);
+    assert!(err.contains("key 1") && err.contains("hmac-md5"), "{err}");
+    std::fs::write(d.p("junk.pcap"), b"this is not a capture").unwrap();
+    let (code, _, err) = run(gander()
+        .args(["frame", "verify", "--keys"])
+        .arg(d.p("keys.toml"))
+        .arg(d.p("junk.pcap")));
+    assert_eq!(code, 2);
+    assert!(err.contains("junk.pcap"), "{err}");
+    let (code, _, err) = run(gander()
+        .args(["frame", "protect", "--key-id", "9", "--keys"])
+        .arg(d.p("keys.toml"))
+        .arg(d.p("in.pcap"))
+        .arg(d.p("o.pcap")));
+    assert_eq!(code, 2);
+    assert!(err.contains("key id 9"), "{err}");
+    // Unknown key id in a frame: a verdict, not a crash.
+    std::fs::write(
+        d.p("other.toml"),
+        "[[key]]\nid = 5\nmac = \"hmac-sha256-80\"\nkey = \"00\"\n",
+    )
+    .unwrap();
+    let (code, out, _) = run(gander()
+        .args([
+            "frame",
+            "verify",
+            "--json",
+            "--profile",
+            "libiec61850",
+            "--keys",
+        ])
+        .arg(d.p("other.toml"))
+        .arg(d.p("in.pcap")));
+    assert_eq!(code, 1);
+    assert_eq!(verdicts(&out)[0]["verdict"], "unknown-key");
+}
