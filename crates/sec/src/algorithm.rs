@@ -145,6 +145,22 @@ pub struct UnknownAlgorithm {
     pub known: String,
 }
 
+/// Looks `s` up by name (case-insensitive) among `all`; the error lists the accepted names.
+pub(crate) fn from_name<T: Copy>(
+    s: &str,
+    all: &[T],
+    name: fn(T) -> &'static str,
+) -> Result<T, UnknownAlgorithm> {
+    let want = s.trim().to_ascii_lowercase();
+    all.iter()
+        .copied()
+        .find(|a| name(*a) == want)
+        .ok_or_else(|| UnknownAlgorithm {
+            name: s.to_string(),
+            known: all.iter().map(|a| name(*a)).collect::<Vec<_>>().join(", "),
+        })
+}
+
 macro_rules! name_impls {
     ($t:ty) => {
         impl fmt::Display for $t {
@@ -155,19 +171,7 @@ macro_rules! name_impls {
         impl FromStr for $t {
             type Err = UnknownAlgorithm;
             fn from_str(s: &str) -> Result<Self, Self::Err> {
-                let want = s.trim().to_ascii_lowercase();
-                Self::ALL
-                    .iter()
-                    .copied()
-                    .find(|a| a.name() == want)
-                    .ok_or_else(|| UnknownAlgorithm {
-                        name: s.to_string(),
-                        known: Self::ALL
-                            .iter()
-                            .map(|a| a.name())
-                            .collect::<Vec<_>>()
-                            .join(", "),
-                    })
+                from_name(s, &Self::ALL, Self::name)
             }
         }
     };

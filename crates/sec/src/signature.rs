@@ -84,19 +84,7 @@ impl fmt::Display for SignatureAlgorithm {
 impl FromStr for SignatureAlgorithm {
     type Err = UnknownAlgorithm;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let want = s.trim().to_ascii_lowercase();
-        Self::ALL
-            .iter()
-            .copied()
-            .find(|a| a.name() == want)
-            .ok_or_else(|| UnknownAlgorithm {
-                name: s.to_string(),
-                known: Self::ALL
-                    .iter()
-                    .map(|a| a.name())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            })
+        crate::algorithm::from_name(s, &Self::ALL, Self::name)
     }
 }
 
