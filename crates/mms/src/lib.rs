@@ -1,1 +1,8 @@
-//! Sans-I/O ISO upper layers (TPKT, COTP, session, presentation, ACSE) and MMS for IEC 61850, with client/server state machines and the IEC 61850 server model
+//! Sans-I/O ISO upper layers and MMS for IEC 61850.
+pub mod bit_string;
+pub mod cotp;
+pub mod error;
+pub mod session;
+pub mod tpkt;
+
+pub use error::{Error, Layer, Result};
