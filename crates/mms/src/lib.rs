@@ -1,7 +1,10 @@
 //! Sans-I/O ISO upper layers and MMS for IEC 61850.
+pub mod acse;
+pub mod asn1;
 pub mod bit_string;
 pub mod cotp;
 pub mod error;
+pub mod presentation;
 pub mod session;
 pub mod tpkt;
 
