@@ -4,7 +4,9 @@ pub mod asn1;
 pub mod bit_string;
 pub mod cotp;
 pub mod error;
+pub mod pdu;
 pub mod presentation;
+pub mod service;
 pub mod session;
 pub mod tpkt;
 
