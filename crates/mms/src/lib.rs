@@ -6,6 +6,8 @@ pub mod cotp;
 pub mod error;
 pub mod pdu;
 pub mod presentation;
+pub mod rcb;
+pub mod report;
 pub mod service;
 pub mod session;
 pub mod tpkt;
