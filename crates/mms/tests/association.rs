@@ -481,8 +481,10 @@ fn truncated_input_times_out_instead_of_hanging() {
 
 #[test]
 fn password_authentication() {
-    let mut sc = ServerConfig::default();
-    sc.password = Some(b"s3cret".to_vec());
+    let sc = ServerConfig {
+        password: Some(b"s3cret".to_vec()),
+        ..ServerConfig::default()
+    };
     for (pwd, ok) in [
         (Some(&b"s3cret"[..]), true),
         (Some(b"wrong"), false),
