@@ -1,0 +1,546 @@
+//! The MMS PDU (ISO 9506-2 7.1, `MMSpdu ::= CHOICE`), with the services IEC 61850-8-1 needs
+//! for association, reporting and control-block access.
+//!
+//! | tag | PDU                 | tag | PDU               |
+//! |-----|---------------------|-----|-------------------|
+//! | A0  | confirmed-Request   | A8  | initiate-Request  |
+//! | A1  | confirmed-Response  | A9  | initiate-Response |
+//! | A2  | confirmed-Error     | AA  | initiate-Error    |
+//! | A3  | unconfirmed         | 8B  | conclude-Request  |
+//! | A4  | reject              | 8C  | conclude-Response |
+//! |     |                     | AD  | conclude-Error    |
+//!
+//! Confirmed services other than Read and Write decode to `Other` with their raw body, so a
+//! server can answer them with a Reject (unrecognized-service, as libiec61850 does) while
+//! keeping the invoke ID.
+
+use gander_wire::ber::{self, Reader};
+
+use crate::asn1;
+use crate::error::{Error, Layer, Result};
+use crate::service::{
+    InformationReport, Initiate, ReadRequest, ReadResponse, Reject, ServiceError, WriteRequest,
+    WriteResponse,
+};
+
+const L: Layer = Layer::Mms;
+
+fn berr(e: gander_wire::Error) -> Error {
+    Error::Ber {
+        layer: L,
+        source: e,
+    }
+}
+
+/// Confirmed service tags (ISO 9506-2 `ConfirmedServiceRequest`).
+pub mod service_tag {
+    /// getNameList [1].
+    pub const GET_NAME_LIST: u8 = 0xa1;
+    /// read [4].
+    pub const READ: u8 = 0xa4;
+    /// write [5].
+    pub const WRITE: u8 = 0xa5;
+    /// getVariableAccessAttributes [6].
+    pub const GET_VARIABLE_ACCESS_ATTRIBUTES: u8 = 0xa6;
+    /// getNamedVariableListAttributes [12].
+    pub const GET_NAMED_VARIABLE_LIST_ATTRIBUTES: u8 = 0xac;
+    /// informationReport [0] (unconfirmed).
+    pub const INFORMATION_REPORT: u8 = 0xa0;
+}
+
+/// A confirmed service request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfirmedRequest {
+    /// Read.
+    Read(ReadRequest),
+    /// Write.
+    Write(WriteRequest),
+    /// Any other service, kept raw.
+    Other { tag: u8, body: Vec<u8> },
+}
+
+/// A confirmed service response.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfirmedResponse {
+    /// Read.
+    Read(ReadResponse),
+    /// Write.
+    Write(WriteResponse),
+    /// Any other service, kept raw.
+    Other { tag: u8, body: Vec<u8> },
+}
+
+/// An unconfirmed service.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unconfirmed {
+    /// InformationReport.
+    InformationReport(InformationReport),
+    /// Any other service, kept raw.
+    Other { tag: u8, body: Vec<u8> },
+}
+
+/// One MMS PDU.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MmsPdu {
+    /// confirmed-RequestPDU: `{ invokeID Unsigned32, service }`.
+    ConfirmedRequest {
+        invoke_id: u32,
+        request: ConfirmedRequest,
+    },
+    /// confirmed-ResponsePDU.
+    ConfirmedResponse {
+        invoke_id: u32,
+        response: ConfirmedResponse,
+    },
+    /// confirmed-ErrorPDU: `{ invokeID [0], modifierPosition [1] OPT, serviceError [2] }`.
+    ConfirmedError { invoke_id: u32, error: ServiceError },
+    /// unconfirmed-PDU.
+    Unconfirmed(Unconfirmed),
+    /// rejectPDU.
+    Reject(Reject),
+    /// initiate-RequestPDU.
+    InitiateRequest(Initiate),
+    /// initiate-ResponsePDU.
+    InitiateResponse(Initiate),
+    /// initiate-ErrorPDU.
+    InitiateError(ServiceError),
+    /// conclude-RequestPDU (`8B 00`).
+    ConcludeRequest,
+    /// conclude-ResponsePDU (`8C 00`).
+    ConcludeResponse,
+    /// conclude-ErrorPDU.
+    ConcludeError(ServiceError),
+}
+
+/// Largest raw body kept for services this crate does not decode.
+const MAX_OTHER_BODY: usize = 64 * 1024;
+
+fn other(tag: u8, body: &[u8]) -> Result<(u8, Vec<u8>)> {
+    if body.len() > MAX_OTHER_BODY {
+        return Err(Error::TooLarge {
+            layer: L,
+            what: "service body",
+            size: body.len(),
+            max: MAX_OTHER_BODY,
+        });
+    }
+    Ok((tag, body.to_vec()))
+}
+
+impl MmsPdu {
+    /// Parse exactly one PDU.
+    pub fn parse(bytes: &[u8]) -> Result<MmsPdu> {
+        let mut outer = Reader::new(bytes);
+        let t = outer.read_tlv("MMS PDU").map_err(berr)?;
+        outer.expect_end("MMS PDU").map_err(berr)?;
+        let v = t.value;
+        Ok(match t.tag {
+            0xa0 | 0xa1 => {
+                let mut r = t.reader();
+                let id = r.read_expected(0x02, "invokeID").map_err(berr)?;
+                let invoke_id = ber::decode_u32(id.value, "invokeID").map_err(berr)?;
+                let s = r.read_tlv("confirmed service").map_err(berr)?;
+                r.expect_end("confirmed PDU").map_err(berr)?;
+                if t.tag == 0xa0 {
+                    let request = match s.tag {
+                        service_tag::READ => {
+                            ConfirmedRequest::Read(ReadRequest::decode_contents(s.value)?)
+                        }
+                        service_tag::WRITE => {
+                            ConfirmedRequest::Write(WriteRequest::decode_contents(s.value)?)
+                        }
+                        tag => {
+                            let (tag, body) = other(tag, s.value)?;
+                            ConfirmedRequest::Other { tag, body }
+                        }
+                    };
+                    MmsPdu::ConfirmedRequest { invoke_id, request }
+                } else {
+                    let response = match s.tag {
+                        service_tag::READ => {
+                            ConfirmedResponse::Read(ReadResponse::decode_contents(s.value)?)
+                        }
+                        service_tag::WRITE => {
+                            ConfirmedResponse::Write(WriteResponse::decode_contents(s.value)?)
+                        }
+                        tag => {
+                            let (tag, body) = other(tag, s.value)?;
+                            ConfirmedResponse::Other { tag, body }
+                        }
+                    };
+                    MmsPdu::ConfirmedResponse {
+                        invoke_id,
+                        response,
+                    }
+                }
+            }
+            0xa2 => {
+                let mut r = t.reader();
+                let id = r.read_expected(0x80, "invokeID").map_err(berr)?;
+                let invoke_id = ber::decode_u32(id.value, "invokeID").map_err(berr)?;
+                let _ = r.read_optional(0x81, "modifierPosition").map_err(berr)?;
+                let e = r.read_expected(0xa2, "serviceError").map_err(berr)?;
+                r.expect_end("confirmed-ErrorPDU").map_err(berr)?;
+                MmsPdu::ConfirmedError {
+                    invoke_id,
+                    error: ServiceError::decode_contents(e.value)?,
+                }
+            }
+            0xa3 => {
+                let mut r = t.reader();
+                let s = r.read_tlv("unconfirmed service").map_err(berr)?;
+                r.expect_end("unconfirmed-PDU").map_err(berr)?;
+                MmsPdu::Unconfirmed(match s.tag {
+                    service_tag::INFORMATION_REPORT => {
+                        Unconfirmed::InformationReport(InformationReport::decode_contents(s.value)?)
+                    }
+                    tag => {
+                        let (tag, body) = other(tag, s.value)?;
+                        Unconfirmed::Other { tag, body }
+                    }
+                })
+            }
+            0xa4 => MmsPdu::Reject(Reject::decode_contents(v)?),
+            0xa8 => MmsPdu::InitiateRequest(Initiate::decode_contents(v)?),
+            0xa9 => MmsPdu::InitiateResponse(Initiate::decode_contents(v)?),
+            0xaa => MmsPdu::InitiateError(ServiceError::decode_contents(v)?),
+            0x8b | 0x8c => {
+                // ConcludeRequestPDU ::= NULL (X.690 8.8: no contents octets).
+                if !v.is_empty() {
+                    return Err(Error::malformed(L, "conclude PDU", "NULL with contents"));
+                }
+                if t.tag == 0x8b {
+                    MmsPdu::ConcludeRequest
+                } else {
+                    MmsPdu::ConcludeResponse
+                }
+            }
+            0xad => MmsPdu::ConcludeError(ServiceError::decode_contents(v)?),
+            tag => {
+                return Err(Error::UnknownCode {
+                    layer: L,
+                    what: "MMS PDU",
+                    code: tag,
+                })
+            }
+        })
+    }
+
+    /// Append the encoding.
+    pub fn emit(&self, out: &mut Vec<u8>) {
+        match self {
+            MmsPdu::ConfirmedRequest { invoke_id, request } => asn1::nested(out, 0xa0, |o| {
+                asn1::uint(o, 0x02, *invoke_id as u64);
+                match request {
+                    ConfirmedRequest::Read(r) => {
+                        asn1::nested(o, service_tag::READ, |o| r.encode_contents(o))
+                    }
+                    ConfirmedRequest::Write(w) => {
+                        asn1::nested(o, service_tag::WRITE, |o| w.encode_contents(o))
+                    }
+                    ConfirmedRequest::Other { tag, body } => asn1::tlv(o, *tag, body),
+                }
+            }),
+            MmsPdu::ConfirmedResponse {
+                invoke_id,
+                response,
+            } => asn1::nested(out, 0xa1, |o| {
+                asn1::uint(o, 0x02, *invoke_id as u64);
+                match response {
+                    ConfirmedResponse::Read(r) => {
+                        asn1::nested(o, service_tag::READ, |o| r.encode_contents(o))
+                    }
+                    ConfirmedResponse::Write(w) => {
+                        asn1::nested(o, service_tag::WRITE, |o| w.encode_contents(o))
+                    }
+                    ConfirmedResponse::Other { tag, body } => asn1::tlv(o, *tag, body),
+                }
+            }),
+            MmsPdu::ConfirmedError { invoke_id, error } => asn1::nested(out, 0xa2, |o| {
+                asn1::uint(o, 0x80, *invoke_id as u64);
+                asn1::nested(o, 0xa2, |o| error.encode_contents(o));
+            }),
+            MmsPdu::Unconfirmed(u) => asn1::nested(out, 0xa3, |o| match u {
+                Unconfirmed::InformationReport(r) => {
+                    asn1::nested(o, service_tag::INFORMATION_REPORT, |o| r.encode_contents(o))
+                }
+                Unconfirmed::Other { tag, body } => asn1::tlv(o, *tag, body),
+            }),
+            MmsPdu::Reject(r) => asn1::nested(out, 0xa4, |o| r.encode_contents(o)),
+            MmsPdu::InitiateRequest(i) => asn1::nested(out, 0xa8, |o| i.encode_contents(o)),
+            MmsPdu::InitiateResponse(i) => asn1::nested(out, 0xa9, |o| i.encode_contents(o)),
+            MmsPdu::InitiateError(e) => asn1::nested(out, 0xaa, |o| e.encode_contents(o)),
+            MmsPdu::ConcludeRequest => out.extend_from_slice(&[0x8b, 0]),
+            MmsPdu::ConcludeResponse => out.extend_from_slice(&[0x8c, 0]),
+            MmsPdu::ConcludeError(e) => asn1::nested(out, 0xad, |o| e.encode_contents(o)),
+        }
+    }
+
+    /// The encoding as a new vector.
+    pub fn to_vec(&self) -> Vec<u8> {
+        let mut v = Vec::new();
+        self.emit(&mut v);
+        v
+    }
+
+    /// A short name for logs and errors.
+    pub fn name(&self) -> &'static str {
+        match self {
+            MmsPdu::ConfirmedRequest { .. } => "confirmed-Request",
+            MmsPdu::ConfirmedResponse { .. } => "confirmed-Response",
+            MmsPdu::ConfirmedError { .. } => "confirmed-Error",
+            MmsPdu::Unconfirmed(_) => "unconfirmed",
+            MmsPdu::Reject(_) => "reject",
+            MmsPdu::InitiateRequest(_) => "initiate-Request",
+            MmsPdu::InitiateResponse(_) => "initiate-Response",
+            MmsPdu::InitiateError(_) => "initiate-Error",
+            MmsPdu::ConcludeRequest => "conclude-Request",
+            MmsPdu::ConcludeResponse => "conclude-Response",
+            MmsPdu::ConcludeError(_) => "conclude-Error",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::service::variable::tests::{arb_name, arb_spec};
+    use crate::service::{AccessResult, DataAccessError, ObjectName, VariableAccessSpecification};
+    use gander_wire::data::Data;
+    use proptest::prelude::*;
+
+    fn h(s: &str) -> Vec<u8> {
+        hex::decode(s.replace(' ', "")).unwrap()
+    }
+
+    #[test]
+    fn golden_initiate_request() {
+        // mms-tls.md section 1 [V].
+        let bytes = h("A8 26 80 03 00FDE8 81 01 05 82 01 05 83 01 0A \
+                       A4 16 80 01 01 81 03 05F100 82 0C 03EE1C00000408000079EF18");
+        let pdu = MmsPdu::InitiateRequest(Initiate::libiec61850_request());
+        assert_eq!(pdu.to_vec(), bytes);
+        assert_eq!(MmsPdu::parse(&bytes).unwrap(), pdu);
+    }
+
+    #[test]
+    fn initiate_response_negotiation() {
+        let mut limits = Initiate::libiec61850_request();
+        limits.services_supported = crate::service::initiate::libiec61850_server_services();
+        let mut req = Initiate::libiec61850_request();
+        req.max_serv_outstanding_calling = 20;
+        req.parameter_cbb = crate::bit_string::BitString::from_contents(&[5, 0xff, 0xe0]).unwrap();
+        let resp = Initiate::respond(&req, &limits);
+        assert_eq!(resp.max_serv_outstanding_calling, 5);
+        assert_eq!(resp.parameter_cbb.contents(), vec![5, 0xf1, 0]);
+        let bytes = MmsPdu::InitiateResponse(resp.clone()).to_vec();
+        assert_eq!(
+            bytes,
+            h("A9 26 80 03 00FDE8 81 01 05 82 01 05 83 01 0A \
+               A4 16 80 01 01 81 03 05F100 82 0C 03EE1C00000002000040ED18")
+        );
+        // Missing fields get defaults.
+        assert_eq!(
+            MmsPdu::parse(&h("A9 00")).unwrap(),
+            MmsPdu::InitiateResponse(Initiate::decode_contents(&[]).unwrap())
+        );
+    }
+
+    #[test]
+    fn golden_read() {
+        // mms-tls.md section 2 [V].
+        let req = h("A0 2D 02 01 01 A4 28 A1 26 A0 24 30 22 A0 20 A1 1E \
+                     1A 07 544553544C4430 1A 13 4747494F3124535424496E643124737456616C");
+        let pdu = MmsPdu::ConfirmedRequest {
+            invoke_id: 1,
+            request: ConfirmedRequest::Read(ReadRequest {
+                specification_with_result: false,
+                spec: VariableAccessSpecification::ListOfVariable(vec![ObjectName::domain(
+                    "TESTLD0",
+                    "GGIO1$ST$Ind1$stVal",
+                )]),
+            }),
+        };
+        assert_eq!(MmsPdu::parse(&req).unwrap(), pdu);
+        assert_eq!(pdu.to_vec(), req);
+        let resp = h("A1 0A 02 01 01 A4 05 A1 03 83 01 00");
+        let pdu = MmsPdu::ConfirmedResponse {
+            invoke_id: 1,
+            response: ConfirmedResponse::Read(ReadResponse {
+                spec: None,
+                results: vec![AccessResult::Success(Data::Boolean(false))],
+            }),
+        };
+        assert_eq!(MmsPdu::parse(&resp).unwrap(), pdu);
+        assert_eq!(pdu.to_vec(), resp);
+        // Failure: 80 01 <DataAccessError>.
+        let fail = h("A1 0A 02 01 02 A4 05 A1 03 80 01 0A");
+        let MmsPdu::ConfirmedResponse {
+            response: ConfirmedResponse::Read(r),
+            ..
+        } = MmsPdu::parse(&fail).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(
+            r.results,
+            vec![AccessResult::Failure(DataAccessError::OBJECT_NON_EXISTENT)]
+        );
+    }
+
+    #[test]
+    fn golden_write_reply_conclude_reject() {
+        assert_eq!(
+            MmsPdu::parse(&h("A1 0D 02 01 07 A5 08 81 00 81 00 81 00 81 00")).unwrap(),
+            MmsPdu::ConfirmedResponse {
+                invoke_id: 7,
+                response: ConfirmedResponse::Write(WriteResponse(vec![Ok(()); 4]))
+            }
+        );
+        assert_eq!(MmsPdu::parse(&h("8B00")).unwrap(), MmsPdu::ConcludeRequest);
+        assert_eq!(MmsPdu::ConcludeResponse.to_vec(), h("8C00"));
+        let rj = MmsPdu::Reject(Reject {
+            invoke_id: Some(9),
+            kind: Reject::CONFIRMED_REQUEST,
+            code: Reject::UNRECOGNIZED_SERVICE,
+        });
+        assert_eq!(rj.to_vec(), h("A4 06 80 01 09 81 01 01"));
+        assert_eq!(MmsPdu::parse(&rj.to_vec()).unwrap(), rj);
+        let ce = MmsPdu::ConfirmedError {
+            invoke_id: 3,
+            error: ServiceError::new(ServiceError::CLASS_ACCESS, 2),
+        };
+        assert_eq!(ce.to_vec(), h("A2 0A 80 01 03 A2 05 A0 03 87 01 02"));
+        assert_eq!(MmsPdu::parse(&ce.to_vec()).unwrap(), ce);
+        // Unknown services survive.
+        let gnl = h("A0 08 02 01 05 A1 03 80 01 00");
+        let p = MmsPdu::parse(&gnl).unwrap();
+        assert!(matches!(
+            p,
+            MmsPdu::ConfirmedRequest {
+                invoke_id: 5,
+                request: ConfirmedRequest::Other { tag: 0xa1, .. }
+            }
+        ));
+        assert_eq!(p.to_vec(), gnl);
+    }
+
+    #[test]
+    fn errors() {
+        for (b, why) in [
+            ("", "empty"),
+            ("8B 01 00", "conclude with contents"),
+            ("BF 00", "high tag"),
+            ("A5 00", "unknown PDU"),
+            ("A0 03 02 01 01", "no service"),
+            ("A0 06 02 01 01 A4 01 00", "bad read"),
+            ("A0 05 02 00 A4 00 00", "empty invoke id"),
+            ("A1 0A 02 01 01 A4 05 A1 03 88 01 00", "bad data tag"),
+            ("A1 07 02 01 01 A5 02 82 00", "bad write result"),
+            ("A4 03 80 01 01", "reject without reason"),
+            ("A3 02 A0 00", "report without spec"),
+            ("8B 00 00", "trailing"),
+        ] {
+            assert!(MmsPdu::parse(&h(b)).is_err(), "{why}");
+        }
+    }
+
+    fn arb_result() -> impl Strategy<Value = AccessResult> {
+        prop_oneof![
+            any::<i64>().prop_map(|v| AccessResult::Success(Data::Integer(v))),
+            any::<bool>().prop_map(|v| AccessResult::Success(Data::Boolean(v))),
+            "[ -~]{0,20}".prop_map(|s| AccessResult::Success(Data::VisibleString(s))),
+            any::<u8>().prop_map(|e| AccessResult::Failure(DataAccessError(e))),
+        ]
+    }
+
+    fn arb_pdu() -> impl Strategy<Value = MmsPdu> {
+        let id = any::<u32>();
+        prop_oneof![
+            (id, any::<bool>(), arb_spec()).prop_map(|(invoke_id, swr, spec)| {
+                MmsPdu::ConfirmedRequest {
+                    invoke_id,
+                    request: ConfirmedRequest::Read(ReadRequest {
+                        specification_with_result: swr,
+                        spec,
+                    }),
+                }
+            }),
+            (
+                id,
+                proptest::option::of(arb_spec()),
+                proptest::collection::vec(arb_result(), 0..5)
+            )
+                .prop_map(|(invoke_id, spec, results)| MmsPdu::ConfirmedResponse {
+                    invoke_id,
+                    response: ConfirmedResponse::Read(ReadResponse { spec, results }),
+                }),
+            (
+                id,
+                proptest::collection::vec(arb_name(), 0..4),
+                any::<i64>()
+            )
+                .prop_map(|(invoke_id, names, v)| MmsPdu::ConfirmedRequest {
+                    invoke_id,
+                    request: ConfirmedRequest::Write(WriteRequest {
+                        data: vec![Data::Integer(v); names.len()],
+                        spec: VariableAccessSpecification::ListOfVariable(names),
+                    }),
+                }),
+            (
+                id,
+                proptest::collection::vec(proptest::option::of(any::<u8>()), 0..6)
+            )
+                .prop_map(|(invoke_id, rs)| MmsPdu::ConfirmedResponse {
+                    invoke_id,
+                    response: ConfirmedResponse::Write(WriteResponse(
+                        rs.into_iter()
+                            .map(|r| r.map_or(Ok(()), |e| Err(DataAccessError(e))))
+                            .collect()
+                    )),
+                }),
+            proptest::collection::vec(arb_result(), 0..6).prop_map(|r| MmsPdu::Unconfirmed(
+                Unconfirmed::InformationReport(InformationReport::rpt(r))
+            )),
+            (
+                id,
+                0u8..13,
+                any::<i64>(),
+                proptest::option::of(any::<i64>())
+            )
+                .prop_map(|(invoke_id, class, code, additional_code)| {
+                    MmsPdu::ConfirmedError {
+                        invoke_id,
+                        error: ServiceError {
+                            class,
+                            code,
+                            additional_code,
+                        },
+                    }
+                }),
+            (proptest::option::of(id), 1u8..=10, any::<i64>()).prop_map(
+                |(invoke_id, kind, code)| MmsPdu::Reject(Reject {
+                    invoke_id,
+                    kind,
+                    code
+                })
+            ),
+            Just(MmsPdu::ConcludeRequest),
+            Just(MmsPdu::ConcludeResponse),
+            Just(MmsPdu::InitiateRequest(Initiate::libiec61850_request())),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn round_trip(p in arb_pdu()) {
+            let bytes = p.to_vec();
+            prop_assert_eq!(MmsPdu::parse(&bytes).unwrap(), p);
+        }
+
+        #[test]
+        fn no_panic(data in proptest::collection::vec(any::<u8>(), 0..128)) {
+            if let Ok(p) = MmsPdu::parse(&data) { let _ = p.to_vec(); }
+        }
+    }
+}

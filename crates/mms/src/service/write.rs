@@ -1,0 +1,94 @@
+//! Write (ISO 9506-2 14.7): `Write-Request ::= SEQUENCE { variableAccessSpecification,
+//! listOfData [0] IMPLICIT SEQUENCE OF Data }`, `Write-Response ::= SEQUENCE OF CHOICE {
+//! failure [0] IMPLICIT DataAccessError, success [1] IMPLICIT NULL }`.
+
+use gander_wire::ber::{self, Reader};
+use gander_wire::data::Data;
+
+use super::variable::{DataAccessError, VariableAccessSpecification, MAX_LIST_LEN};
+use super::{ber as berr, L};
+use crate::asn1;
+use crate::error::{Error, Result};
+
+/// A write request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WriteRequest {
+    /// The variables written.
+    pub spec: VariableAccessSpecification,
+    /// One value per variable.
+    pub data: Vec<Data>,
+}
+
+impl WriteRequest {
+    /// Decode the contents of the `A5` service element.
+    pub fn decode_contents(v: &[u8]) -> Result<Self> {
+        let mut r = Reader::new(v);
+        let spec = VariableAccessSpecification::decode(&mut r)?;
+        let t = r.read_expected(0xa0, "listOfData").map_err(berr)?;
+        r.expect_end("Write-Request").map_err(berr)?;
+        let data = Data::decode_seq(&mut t.reader(), 0).map_err(berr)?;
+        if data.len() > MAX_LIST_LEN {
+            return Err(Error::Limit {
+                layer: L,
+                what: "too many values in one write",
+            });
+        }
+        Ok(WriteRequest { spec, data })
+    }
+
+    /// Append the contents.
+    pub fn encode_contents(&self, out: &mut Vec<u8>) {
+        self.spec.encode(out);
+        asn1::nested(out, 0xa0, |o| self.data.iter().for_each(|d| d.emit_vec(o)));
+    }
+}
+
+/// A write response: one outcome per written variable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WriteResponse(pub Vec<core::result::Result<(), DataAccessError>>);
+
+impl WriteResponse {
+    /// Decode the contents of the `A5` service element.
+    pub fn decode_contents(v: &[u8]) -> Result<Self> {
+        let mut r = Reader::new(v);
+        let mut out = Vec::new();
+        while !r.is_empty() {
+            if out.len() == MAX_LIST_LEN {
+                return Err(Error::Limit {
+                    layer: L,
+                    what: "too many write results",
+                });
+            }
+            let t = r.read_tlv("Write-Response item").map_err(berr)?;
+            match t.tag {
+                0x81 if t.value.is_empty() => out.push(Ok(())),
+                0x80 => {
+                    let n = ber::decode_u64(t.value, "DataAccessError").map_err(berr)?;
+                    let n = u8::try_from(n).map_err(|_| {
+                        Error::malformed(L, "DataAccessError", "value out of range")
+                    })?;
+                    out.push(Err(DataAccessError(n)));
+                }
+                0x81 => return Err(Error::malformed(L, "Write-Response", "success is not NULL")),
+                tag => {
+                    return Err(Error::UnknownCode {
+                        layer: L,
+                        what: "Write-Response item",
+                        code: tag,
+                    })
+                }
+            }
+        }
+        Ok(WriteResponse(out))
+    }
+
+    /// Append the contents.
+    pub fn encode_contents(&self, out: &mut Vec<u8>) {
+        for r in &self.0 {
+            match r {
+                Ok(()) => asn1::tlv(out, 0x81, &[]),
+                Err(e) => asn1::uint(out, 0x80, e.0 as u64),
+            }
+        }
+    }
+}
