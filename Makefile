@@ -48,7 +48,7 @@ FUZZ_SECONDS ?= 10
 fuzz-smoke:
 	command -v cargo-fuzz >/dev/null || cargo install --locked cargo-fuzz@0.13.2
 	cd fuzz && for t in $$(cargo fuzz list); do \
-		mkdir -p corpus/$$t; \
+		mkdir -p corpus/$$t seeds/$$t; \
 		cargo fuzz run -s none "$$t" corpus/$$t seeds/$$t -- -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 2>&1 | tail -n 1; \
 	done
 
