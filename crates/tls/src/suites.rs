@@ -325,7 +325,7 @@ mod tests {
             if a.mac == "SHA256" || a.mac == "SHA384" || a.mac == AEAD {
                 assert!(a.min_version >= TlsVersion::Tls12, "{}", a.name);
             }
-            assert_eq!(a.name.starts_with("TLS_"), true);
+            assert!(a.name.starts_with("TLS_"));
         }
     }
 

@@ -185,6 +185,24 @@ pub(crate) fn set_timeouts(tcp: &TcpStream, profile: &TlsProfile) -> Result<(), 
     Ok(())
 }
 
+/// After a failed handshake: half-close and read what the peer still sends (briefly), so that the
+/// fatal alert just sent reaches it instead of being destroyed by a TCP reset. Without this a TLS 1.3
+/// client whose certificate is refused, and which has already written application data, often
+/// sees only "connection reset" (RFC 8446 §6.2 alerts are lost when the socket closes with unread data).
+pub(crate) fn drain_after_failure(tcp: &TcpStream) {
+    let _ = tcp.shutdown(std::net::Shutdown::Write);
+    let _ = tcp.set_read_timeout(Some(Duration::from_millis(200)));
+    let mut buf = [0u8; 4096];
+    let mut r = tcp;
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_millis(300) {
+        match r.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+    }
+}
+
 /// Checks after a handshake that the result is within the profile (defence in depth: a backend
 /// priority string may admit more than the listed suites).
 pub(crate) fn check_negotiated(profile: &TlsProfile, s: &dyn TlsStream) -> Result<(), TlsError> {

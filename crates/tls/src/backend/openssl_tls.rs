@@ -10,8 +10,8 @@ use crate::error::{from_alert, Side};
 use crate::suites::{self, CipherSuite};
 use crate::{TlsError, TlsProfile, TlsVersion};
 use openssl::ssl::{
-    ErrorCode, SslContext, SslContextBuilder, SslFiletype, SslMethod, SslOptions, SslRef,
-    SslSession, SslSessionCacheMode, SslStream, SslVerifyMode, SslVersion,
+    ErrorCode, ShutdownState, SslContext, SslContextBuilder, SslFiletype, SslMethod, SslOptions,
+    SslRef, SslSession, SslSessionCacheMode, SslStream, SslVerifyMode, SslVersion,
 };
 use openssl::x509::store::X509StoreBuilderRef;
 use openssl::x509::verify::X509VerifyFlags;
@@ -333,6 +333,7 @@ impl OpensslBackend {
             done: false,
             pin_failed,
             profile: self.profile.clone(),
+            failed: false,
         }))
     }
 }
@@ -361,6 +362,20 @@ struct OpensslStream {
     done: bool,
     pin_failed: Arc<AtomicBool>,
     profile: TlsProfile,
+    /// A fatal error occurred: the session must not be resumed (RFC 5246 §7.2.2).
+    failed: bool,
+}
+
+impl Drop for OpensslStream {
+    fn drop(&mut self) {
+        // OpenSSL drops a session from its cache when the connection ends without close_notify
+        // in both directions. A peer that just closes TCP after a clean exchange (common in IEC 61850
+        // stacks) should still be resumable; a connection that failed must not be.
+        if self.done && !self.failed {
+            self.s
+                .set_shutdown(ShutdownState::SENT | ShutdownState::RECEIVED);
+        }
+    }
 }
 
 /// Library reason code of a packed OpenSSL 3 error (`ERR_GET_REASON`).
@@ -399,6 +414,7 @@ fn map_error(e: &openssl::ssl::Error, ssl: &SslRef, pin_failed: bool) -> TlsErro
     }
     if let Some(stack) = e.ssl_error() {
         for err in stack.errors() {
+            #[allow(clippy::unnecessary_cast)] // c_ulong is u32 on some targets
             let r = reason(err.code() as u64);
             let text = err.reason().unwrap_or("?").to_string();
             let by = Side::Local;
@@ -423,7 +439,8 @@ fn map_error(e: &openssl::ssl::Error, ssl: &SslRef, pin_failed: bool) -> TlsErro
 }
 
 impl OpensslStream {
-    fn err(&self, e: &openssl::ssl::Error) -> TlsError {
+    fn err(&mut self, e: &openssl::ssl::Error) -> TlsError {
+        self.failed = true;
         map_error(e, self.s.ssl(), self.pin_failed.load(Ordering::SeqCst))
     }
 }
@@ -447,7 +464,10 @@ impl Write for OpensslStream {
         if !self.done {
             self.handshake()?;
         }
-        self.s.ssl_write(buf).map_err(|e| self.err(&e).into())
+        match self.s.ssl_write(buf) {
+            Ok(n) => Ok(n),
+            Err(e) => Err(self.err(&e).into()),
+        }
     }
     fn flush(&mut self) -> io::Result<()> {
         self.s.get_mut().flush()
@@ -465,10 +485,14 @@ impl TlsStream for OpensslStream {
             self.s.connect()
         };
         if let Err(e) = r {
-            return Err(self.err(&e));
+            let err = self.err(&e);
+            super::drain_after_failure(self.s.get_ref());
+            return Err(err);
         }
         self.done = true;
-        check_negotiated(&self.profile, self)
+        let r = check_negotiated(&self.profile, self);
+        self.failed = r.is_err();
+        r
     }
     fn negotiated_version(&self) -> Option<TlsVersion> {
         if !self.done {

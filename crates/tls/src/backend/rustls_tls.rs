@@ -448,7 +448,13 @@ impl TlsStream for RustlsStream {
             return Ok(());
         }
         while self.conn.is_handshaking() {
-            let (r, w) = self.conn.complete_io(&mut self.tcp).map_err(map_io)?;
+            let (r, w) = match self.conn.complete_io(&mut self.tcp) {
+                Ok(x) => x,
+                Err(e) => {
+                    super::drain_after_failure(&self.tcp);
+                    return Err(map_io(e));
+                }
+            };
             if r == 0 && w == 0 && self.conn.is_handshaking() {
                 return Err(TlsError::Closed);
             }

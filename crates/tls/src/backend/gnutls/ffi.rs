@@ -60,6 +60,7 @@ pub const GNUTLS_CERT_NOT_ACTIVATED: c_uint = 1 << 9;
 pub const GNUTLS_CERT_EXPIRED: c_uint = 1 << 10;
 // error codes
 pub const GNUTLS_E_SUCCESS: c_int = 0;
+pub const GNUTLS_E_INVALID_SESSION: c_int = -10;
 pub const GNUTLS_E_UNSUPPORTED_VERSION_PACKET: c_int = -8;
 pub const GNUTLS_E_FATAL_ALERT_RECEIVED: c_int = -12;
 pub const GNUTLS_E_WARNING_ALERT_RECEIVED: c_int = -16;
@@ -126,6 +127,7 @@ extern "C" {
         session: gnutls_session_t,
         list_size: *mut c_uint,
     ) -> *const gnutls_datum_t;
+    pub fn gnutls_certificate_send_x509_rdn_sequence(session: gnutls_session_t, status: c_int);
     pub fn gnutls_certificate_server_set_request(session: gnutls_session_t, req: c_int);
     pub fn gnutls_session_set_verify_function(
         session: gnutls_session_t,

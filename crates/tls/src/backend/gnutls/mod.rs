@@ -189,15 +189,19 @@ fn expand(priority: &str) -> Option<(Vec<u16>, Vec<c_int>)> {
     Some((codes, protos))
 }
 
+fn proto_of(v: TlsVersion) -> c_int {
+    match v {
+        TlsVersion::Tls10 => GNUTLS_TLS1_0,
+        TlsVersion::Tls11 => GNUTLS_TLS1_1,
+        TlsVersion::Tls12 => GNUTLS_TLS1_2,
+        TlsVersion::Tls13 => GNUTLS_TLS1_3,
+    }
+}
+
 pub(crate) fn capabilities() -> Capabilities {
     let mut versions = Vec::new();
     for v in TlsVersion::ALL {
-        let proto = match v {
-            TlsVersion::Tls10 => GNUTLS_TLS1_0,
-            TlsVersion::Tls11 => GNUTLS_TLS1_1,
-            TlsVersion::Tls12 => GNUTLS_TLS1_2,
-            TlsVersion::Tls13 => GNUTLS_TLS1_3,
-        };
+        let proto = proto_of(v);
         if let Some((codes, protos)) = expand(&priority_string(&[v], &[])) {
             if protos.contains(&proto) && !codes.is_empty() {
                 versions.push(v);
@@ -455,19 +459,23 @@ unsafe extern "C" fn verify_cb(session: gnutls_session_t) -> c_int {
             }
         };
         let by = Side::Local;
+        let fail = |st: &mut SessionState, e: TlsError, desc: u8| {
+            // Sent here: once the handshake has failed GnuTLS invalidates the session and sends nothing.
+            // SAFETY: live session inside its own handshake.
+            unsafe { gnutls_alert_send(session, GNUTLS_AL_FATAL, desc as c_int) };
+            st.verdict = Some((e, 0));
+            GNUTLS_E_CERTIFICATE_ERROR
+        };
         if r < 0 {
-            st.verdict = Some((
-                TlsError::BadCertificate {
-                    by,
-                    detail: strerror(r),
-                },
-                alert::BAD_CERTIFICATE,
-            ));
-            return GNUTLS_E_CERTIFICATE_ERROR;
+            let e = TlsError::BadCertificate {
+                by,
+                detail: strerror(r),
+            };
+            return fail(st, e, alert::BAD_CERTIFICATE);
         }
         if status != 0 {
             let detail = format!("GnuTLS verification status 0x{status:x}");
-            st.verdict = Some(if status & GNUTLS_CERT_SIGNER_NOT_FOUND != 0 {
+            let (e, desc) = if status & GNUTLS_CERT_SIGNER_NOT_FOUND != 0 {
                 (TlsError::UnknownCa { by, detail }, alert::UNKNOWN_CA)
             } else if status & GNUTLS_CERT_REVOKED != 0 {
                 (TlsError::Revoked { by, detail }, alert::CERTIFICATE_REVOKED)
@@ -478,8 +486,8 @@ unsafe extern "C" fn verify_cb(session: gnutls_session_t) -> c_int {
                     TlsError::BadCertificate { by, detail },
                     alert::BAD_CERTIFICATE,
                 )
-            });
-            return GNUTLS_E_CERTIFICATE_ERROR;
+            };
+            return fail(st, e, desc);
         }
         if let Some(pin) = &st.pin {
             let mut n: c_uint = 0;
@@ -491,8 +499,7 @@ unsafe extern "C" fn verify_cb(session: gnutls_session_t) -> c_int {
                         == pin.as_slice()
             };
             if !same {
-                st.verdict = Some((TlsError::PinMismatch, alert::BAD_CERTIFICATE));
-                return GNUTLS_E_CERTIFICATE_ERROR;
+                return fail(st, TlsError::PinMismatch, alert::BAD_CERTIFICATE);
             }
         }
         0
@@ -642,6 +649,9 @@ impl GnutlsStream {
                     GNUTLS_CERT_IGNORE
                 };
                 gnutls_certificate_server_set_request(s, req);
+                // No CA names in the CertificateRequest: GnuTLS clients would otherwise withhold a
+                // certificate from another CA, and the server could not report it as unknown.
+                gnutls_certificate_send_x509_rdn_sequence(s, 1);
                 if self.profile.session_resumption {
                     gnutls_db_set_ptr(s, Arc::as_ptr(&self.db) as *mut c_void);
                     gnutls_db_set_store_function(s, Some(db_store));
@@ -703,16 +713,25 @@ impl GnutlsStream {
 
     /// Maps a failed handshake, sending the alert that describes a local failure.
     fn handshake_error(&mut self, code: c_int) -> TlsError {
+        let e = self.classify(code);
+        if !self.done {
+            super::drain_after_failure(&self.tcp);
+        }
+        e
+    }
+
+    /// Maps `code` and sends the alert for a local failure (the verify callback sends its own).
+    fn classify(&mut self, code: c_int) -> TlsError {
         let s = self.session;
-        if let Some((e, desc)) = self.state.verdict.take() {
-            // SAFETY: live session.
-            unsafe { gnutls_alert_send(s, GNUTLS_AL_FATAL, desc as c_int) };
+        if let Some((e, _)) = self.state.verdict.take() {
             return e;
         }
         let by = Side::Local;
         let detail = strerror(code);
+        // SAFETY: live session.
+        let proto = unsafe { gnutls_protocol_get_version(s) };
         match code {
-            GNUTLS_E_FATAL_ALERT_RECEIVED => {
+            GNUTLS_E_FATAL_ALERT_RECEIVED | GNUTLS_E_INVALID_SESSION => {
                 // SAFETY: live session; the name is a static string.
                 let (desc, name) = unsafe {
                     let d = gnutls_alert_get(s);
@@ -726,7 +745,22 @@ impl GnutlsStream {
                         },
                     )
                 };
+                if code == GNUTLS_E_INVALID_SESSION && desc <= 0 {
+                    return TlsError::HandshakeFailed(detail);
+                }
                 from_alert(desc.clamp(0, 255) as u8, Side::Peer, &name)
+            }
+            // A server whose versions the client does not offer reports "no cipher suites"; the
+            // version it recorded from the ClientHello tells the two apart.
+            GNUTLS_E_NO_CIPHER_SUITES | GNUTLS_E_UNKNOWN_CIPHER_SUITE
+                if self.server && !self.profile.versions.iter().any(|v| proto_of(*v) == proto) =>
+            {
+                // SAFETY: live session.
+                unsafe { gnutls_alert_send(s, GNUTLS_AL_FATAL, alert::PROTOCOL_VERSION as c_int) };
+                TlsError::ProtocolVersion {
+                    by,
+                    detail: format!("{detail}; client offered protocol {proto}"),
+                }
             }
             GNUTLS_E_AGAIN | GNUTLS_E_TIMEDOUT => TlsError::Timeout,
             GNUTLS_E_PREMATURE_TERMINATION
@@ -754,6 +788,13 @@ impl GnutlsStream {
         }
     }
 
+    /// Whether the profile's I/O timeout has passed since `start` (the socket's own timeout
+    /// produces E_AGAIN; an early E_AGAIN is retried).
+    fn timed_out(&self, start: std::time::Instant) -> bool {
+        start.elapsed()
+            >= std::time::Duration::from_millis(self.profile.io_timeout_ms.saturating_sub(5))
+    }
+
     fn record_error(&mut self, code: isize) -> io::Error {
         let code = code.clamp(c_int::MIN as isize, 0) as c_int;
         self.handshake_error(code).into()
@@ -763,6 +804,7 @@ impl GnutlsStream {
 impl Read for GnutlsStream {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         self.handshake()?;
+        let start = std::time::Instant::now();
         loop {
             // SAFETY: `buf` is valid for `buf.len()` bytes.
             let n = unsafe {
@@ -771,6 +813,9 @@ impl Read for GnutlsStream {
             match n {
                 n if n >= 0 => return Ok(n as usize),
                 n if n == GNUTLS_E_INTERRUPTED as isize => continue,
+                // After a post-handshake message (e.g. a TLS 1.3 NewSessionTicket) GnuTLS may
+                // return E_AGAIN before the socket timeout has passed: keep reading.
+                n if n == GNUTLS_E_AGAIN as isize && !self.timed_out(start) => continue,
                 // A HelloRequest (TLS 1.2 renegotiation) is declined by ignoring it (RFC 5246 §7.4.1.1).
                 n if n == GNUTLS_E_REHANDSHAKE as isize => continue,
                 n if n == GNUTLS_E_WARNING_ALERT_RECEIVED as isize => continue,
@@ -792,6 +837,7 @@ impl Write for GnutlsStream {
         if buf.is_empty() {
             return Ok(0);
         }
+        let start = std::time::Instant::now();
         loop {
             // SAFETY: `buf` is valid for `buf.len()` bytes.
             let n = unsafe {
@@ -800,6 +846,7 @@ impl Write for GnutlsStream {
             match n {
                 n if n >= 0 => return Ok(n as usize),
                 n if n == GNUTLS_E_INTERRUPTED as isize => continue,
+                n if n == GNUTLS_E_AGAIN as isize && !self.timed_out(start) => continue,
                 n => return Err(self.record_error(n)),
             }
         }
@@ -814,6 +861,7 @@ impl TlsStream for GnutlsStream {
         if self.done {
             return Ok(());
         }
+        let start = std::time::Instant::now();
         loop {
             // SAFETY: live session with transport set.
             let r = unsafe { gnutls_handshake(self.session) };
@@ -821,6 +869,9 @@ impl TlsStream for GnutlsStream {
                 break;
             }
             if r == GNUTLS_E_INTERRUPTED || r == GNUTLS_E_WARNING_ALERT_RECEIVED {
+                continue;
+            }
+            if r == GNUTLS_E_AGAIN && !self.timed_out(start) {
                 continue;
             }
             return Err(self.handshake_error(r));
