@@ -31,6 +31,11 @@ use std::sync::Arc;
 
 pub(crate) fn capabilities() -> Capabilities {
     let p = rustls::crypto::ring::default_provider();
+    let mut versions: Vec<TlsVersion> = rustls::ALL_VERSIONS
+        .iter()
+        .filter_map(|v| TlsVersion::from_wire(u16::from(v.version)))
+        .collect();
+    versions.sort();
     let codes: Vec<u16> = p
         .cipher_suites
         .iter()
@@ -38,10 +43,7 @@ pub(crate) fn capabilities() -> Capabilities {
         .collect();
     Capabilities {
         library: "rustls 0.23 (ring)".into(),
-        versions: rustls::ALL_VERSIONS
-            .iter()
-            .filter_map(|v| TlsVersion::from_wire(u16::from(v.version)))
-            .collect(),
+        versions,
         suites: suites::CATALOGUE
             .iter()
             .map(|s| s.code)
