@@ -1,10 +1,218 @@
-//! `gander` subcommands of the tls crate (argument parsing only).
-use clap::Subcommand;
+//! `gander` subcommands of the tls crate (argument parsing only): `gander suites` and
+//! `gander pki init`.
+use anyhow::Context;
+use clap::{Subcommand, ValueEnum};
+use gander_tls::backend::{self, BackendKind};
+use gander_tls::pki::{self, KeySpec};
+use gander_tls::suites::{self, CipherSuite};
+use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Subcommand)]
-pub enum Command {}
+pub enum Command {
+    /// The IEC 62351-3/-4 cipher-suite catalogue, with what each TLS backend supports on this machine.
+    Suites {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// Only suites this backend supports.
+        #[arg(long)]
+        backend: Option<Backend>,
+    },
+    /// Lab PKI: CA, server and client certificates per key type, CRLs and negative-test certificates.
+    Pki {
+        #[command(subcommand)]
+        command: PkiCommand,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum PkiCommand {
+    /// Create (or complete) the PKI under DIR; existing files are kept.
+    Init {
+        /// Root directory; one subdirectory per key type (rsa2048/, p256/, ...).
+        #[arg(long)]
+        dir: PathBuf,
+        /// RSA key sizes (1024, 2048, 3072, 4096, 8192); `none` for no RSA. 8192-bit keys take a while.
+        #[arg(
+            long,
+            value_delimiter = ',',
+            default_value = "1024,2048,3072,4096,8192"
+        )]
+        rsa: Vec<String>,
+        /// ECDSA curves (p256, p384); `none` for no ECDSA.
+        #[arg(long, value_delimiter = ',', default_value = "p256,p384")]
+        ecdsa: Vec<String>,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum Backend {
+    Openssl,
+    Gnutls,
+    Rustls,
+}
+
+impl From<Backend> for BackendKind {
+    fn from(b: Backend) -> Self {
+        match b {
+            Backend::Openssl => BackendKind::Openssl,
+            Backend::Gnutls => BackendKind::Gnutls,
+            Backend::Rustls => BackendKind::Rustls,
+        }
+    }
+}
 
 pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
-    match cmd {}
+    match cmd {
+        Command::Suites { json, backend } => match suites_cmd(json, backend.map(Into::into)) {
+            // `gander suites | head` is not an error.
+            Err(e)
+                if e.downcast_ref::<std::io::Error>()
+                    .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) =>
+            {
+                Ok(ExitCode::SUCCESS)
+            }
+            r => r,
+        },
+        Command::Pki {
+            command: PkiCommand::Init { dir, rsa, ecdsa },
+        } => pki_init(dir, rsa, ecdsa),
+    }
+}
+
+fn supports(b: BackendKind, s: &CipherSuite) -> bool {
+    backend::capabilities(b).suites.contains(&s.code)
+}
+
+fn versions(s: &CipherSuite) -> String {
+    let v: Vec<&str> = s.versions().map(|v| v.short()).collect();
+    v.join(",")
+}
+
+fn suites_cmd(json: bool, only: Option<BackendKind>) -> anyhow::Result<ExitCode> {
+    let list: Vec<&CipherSuite> = suites::CATALOGUE
+        .iter()
+        .filter(|s| only.is_none_or(|b| supports(b, s)))
+        .collect();
+    let mut out = std::io::stdout().lock();
+    if json {
+        let libs: Vec<_> = BackendKind::ALL
+            .iter()
+            .map(|b| {
+                let c = backend::capabilities(*b);
+                serde_json::json!({
+                    "backend": b.name(), "library": c.library,
+                    "versions": c.versions.iter().map(|v| v.short()).collect::<Vec<_>>(),
+                    "renegotiation": c.renegotiation, "key_update": c.key_update,
+                })
+            })
+            .collect();
+        let rows: Vec<_> = list
+            .iter()
+            .map(|s| {
+                let backends: Vec<&str> =
+                    BackendKind::ALL.iter().filter(|b| supports(**b, s)).map(|b| b.name()).collect();
+                serde_json::json!({
+                    "name": s.name, "code": format!("0x{:04X}", s.code),
+                    "versions": s.versions().map(|v| v.short()).collect::<Vec<_>>(),
+                    "key_exchange": s.kx.name(), "auth": s.kx.auth(), "cipher": s.cipher, "mac": s.mac,
+                    "forward_secrecy": s.forward_secrecy(), "iec62351": s.iec.name(),
+                    "iec62351_source": s.iec_source, "rse2019": s.rse, "sandia2023": s.sandia,
+                    "backends": backends,
+                })
+            })
+            .collect();
+        let doc = serde_json::json!({ "backends": libs, "suites": rows });
+        writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    for b in BackendKind::ALL {
+        let c = backend::capabilities(b);
+        let v: Vec<&str> = c.versions.iter().map(|v| v.short()).collect();
+        writeln!(
+            out,
+            "# {:<8} {} (TLS {})",
+            b.name(),
+            c.library,
+            v.join(", ")
+        )?;
+    }
+    writeln!(
+        out,
+        "{:<46} {:<6} {:<11} {:<11} {:<17} {:<6} {:<3} {:<11} {:<4} {:<6} {:<7} {:<6} {:<6}",
+        "SUITE",
+        "CODE",
+        "TLS",
+        "KX",
+        "CIPHER",
+        "MAC",
+        "FS",
+        "IEC62351",
+        "RSE",
+        "SANDIA",
+        "OPENSSL",
+        "GNUTLS",
+        "RUSTLS"
+    )?;
+    let yes = |b| if b { "yes" } else { "-" };
+    for s in list {
+        writeln!(
+            out,
+            "{:<46} {:<6} {:<11} {:<11} {:<17} {:<6} {:<3} {:<11} {:<4} {:<6} {:<7} {:<6} {:<6}",
+            s.name,
+            format!("{:04X}", s.code),
+            versions(s),
+            s.kx.name(),
+            s.cipher,
+            s.mac,
+            yes(s.forward_secrecy()),
+            s.iec.name(),
+            s.rse.unwrap_or("-"),
+            s.sandia.unwrap_or("-"),
+            yes(supports(BackendKind::Openssl, s)),
+            yes(supports(BackendKind::Gnutls, s)),
+            yes(supports(BackendKind::Rustls, s)),
+        )?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn pki_init(dir: PathBuf, rsa: Vec<String>, ecdsa: Vec<String>) -> anyhow::Result<ExitCode> {
+    let mut specs = Vec::new();
+    for r in rsa
+        .iter()
+        .filter(|r| !r.eq_ignore_ascii_case("none") && !r.is_empty())
+    {
+        let s: KeySpec = format!("rsa{}", r.trim().trim_start_matches("rsa"))
+            .parse()
+            .map_err(anyhow::Error::msg)?;
+        specs.push(s);
+    }
+    for e in ecdsa
+        .iter()
+        .filter(|e| !e.eq_ignore_ascii_case("none") && !e.is_empty())
+    {
+        let s: KeySpec = e.parse().map_err(anyhow::Error::msg)?;
+        if matches!(s, KeySpec::Rsa(_)) {
+            anyhow::bail!("--ecdsa takes p256 or p384, not {e:?}");
+        }
+        specs.push(s);
+    }
+    let mut out = std::io::stdout().lock();
+    for spec in specs {
+        let r = pki::init(&dir, &[spec])
+            .with_context(|| format!("PKI for {spec} in {}", dir.display()))?;
+        for rep in r {
+            writeln!(
+                out,
+                "{}: {} ({} new files)",
+                spec,
+                rep.set.dir.display(),
+                rep.created.len()
+            )?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }

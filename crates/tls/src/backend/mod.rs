@@ -1,0 +1,334 @@
+//! Interchangeable TLS backends behind one trait.
+//!
+//! A [`TlsBackend`] is built once from a [`TlsProfile`] (contexts, credentials, CRLs, session
+//! caches) and then wraps any number of TCP connections. Wrapping exchanges no bytes:
+//! [`TlsStream::handshake`] runs the handshake as a separate call, so the measurement layer can
+//! stamp "TCP up" and "TLS up" (the RSE paper's HT sub-steps) around it.
+//!
+//! ```no_run
+//! # use gander_tls::{backend, TlsProfile};
+//! # fn main() -> Result<(), gander_tls::TlsError> {
+//! let profile = TlsProfile::from_file("client.toml".as_ref())?;
+//! let tls = backend::open(&profile)?;
+//! let tcp = std::net::TcpStream::connect("127.0.0.1:3782")?;   // stamp TCP_UP after this
+//! let mut s = tls.client(tcp)?;
+//! s.handshake()?;                                               // stamp TLS_UP after this
+//! println!("{:?} {:?}", s.negotiated_version(), s.negotiated_suite().map(|c| c.name));
+//! # Ok(()) }
+//! ```
+use crate::suites::{self, CipherSuite};
+use crate::{TlsError, TlsProfile, TlsVersion};
+use serde::{Deserialize, Serialize};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+pub(crate) mod files;
+pub mod gnutls;
+pub mod openssl_tls;
+pub mod rustls_tls;
+
+/// The TLS library behind a profile.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BackendKind {
+    /// The system OpenSSL (3.0 on Debian 12) through the `openssl` crate.
+    #[default]
+    Openssl,
+    /// The system GnuTLS (3.7 on Debian 12) through gander's own FFI binding.
+    Gnutls,
+    /// rustls with the *ring* provider: TLS 1.2/1.3, AEAD suites only.
+    Rustls,
+}
+
+impl BackendKind {
+    pub const ALL: [BackendKind; 3] = [Self::Openssl, Self::Gnutls, Self::Rustls];
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Openssl => "openssl",
+            Self::Gnutls => "gnutls",
+            Self::Rustls => "rustls",
+        }
+    }
+}
+
+impl std::fmt::Display for BackendKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for BackendKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Self::ALL
+            .into_iter()
+            .find(|b| b.name().eq_ignore_ascii_case(s.trim()))
+            .ok_or_else(|| {
+                format!("unknown TLS backend {s:?} (expected openssl, gnutls or rustls)")
+            })
+    }
+}
+
+/// What a backend library on this machine can do, asked of the library itself.
+#[derive(Clone, Debug, Serialize)]
+pub struct Capabilities {
+    /// Library name and version, e.g. `OpenSSL 3.0.19 ...`.
+    pub library: String,
+    pub versions: Vec<TlsVersion>,
+    /// Catalogue code points the library can negotiate.
+    pub suites: Vec<u16>,
+    /// TLS 1.2 renegotiation (RFC 5746) through [`TlsStream::rekey`].
+    pub renegotiation: bool,
+    /// TLS 1.3 KeyUpdate (RFC 8446 §4.6.3) through [`TlsStream::rekey`].
+    pub key_update: bool,
+}
+
+/// Capabilities of `kind`, computed once per process.
+pub fn capabilities(kind: BackendKind) -> &'static Capabilities {
+    static CAPS: [OnceLock<Capabilities>; 3] = [OnceLock::new(), OnceLock::new(), OnceLock::new()];
+    match kind {
+        BackendKind::Openssl => CAPS[0].get_or_init(openssl_tls::capabilities),
+        BackendKind::Gnutls => CAPS[1].get_or_init(gnutls::capabilities),
+        BackendKind::Rustls => CAPS[2].get_or_init(rustls_tls::capabilities),
+    }
+}
+
+/// Catalogue suites that `kind` supports here.
+pub fn supported_suites(kind: BackendKind) -> Vec<&'static CipherSuite> {
+    let caps = capabilities(kind);
+    suites::CATALOGUE
+        .iter()
+        .filter(|s| caps.suites.contains(&s.code))
+        .collect()
+}
+
+/// An established (or about to be established) TLS connection over TCP.
+///
+/// `Read`/`Write` errors that come from TLS carry a [`TlsError`] inside the `io::Error`
+/// (`TlsError::from(io_error)` recovers it). Reading or writing before [`TlsStream::handshake`]
+/// runs the handshake implicitly.
+pub trait TlsStream: Read + Write + Send {
+    /// Runs the handshake (RFC 5246 §7.3, RFC 8446 §2) to completion. Idempotent.
+    ///
+    /// In TLS 1.3 the client finishes before the server has checked the client certificate
+    /// (RFC 8446 §4.4.2.4): a rejection of the client's certificate reaches the client at its
+    /// first read, as the same `TlsError` wrapped in the `io::Error`.
+    fn handshake(&mut self) -> Result<(), TlsError>;
+    fn negotiated_version(&self) -> Option<TlsVersion>;
+    /// The negotiated suite, if it is in the catalogue.
+    fn negotiated_suite(&self) -> Option<&'static CipherSuite>;
+    /// The negotiated suite's IANA code point.
+    fn negotiated_suite_code(&self) -> Option<u16>;
+    /// The peer's leaf certificate (DER).
+    fn peer_certificate(&self) -> Option<Vec<u8>>;
+    /// Whether the handshake resumed a previous session (abbreviated handshake).
+    fn session_resumed(&self) -> bool;
+    /// Fresh keys now: TLS 1.2 renegotiation (RFC 5746) or TLS 1.3 KeyUpdate (RFC 8446 §4.6.3),
+    /// where the backend can ([`Capabilities`]). Completes on later reads/writes.
+    fn rekey(&mut self) -> Result<(), TlsError>;
+    /// Sends close_notify (RFC 5246 §7.2.1) and stops.
+    fn shutdown(&mut self) -> Result<(), TlsError>;
+    /// The TCP socket underneath (for addresses and socket options).
+    fn tcp(&self) -> &TcpStream;
+}
+
+/// A backend configured from one profile.
+pub trait TlsBackend: Send + Sync {
+    fn kind(&self) -> BackendKind;
+    /// The profile this backend was built from.
+    fn profile(&self) -> &TlsProfile;
+    /// Wraps a connected TCP stream as the TLS client; no bytes are sent yet.
+    fn client(&self, tcp: TcpStream) -> Result<Box<dyn TlsStream>, TlsError>;
+    /// Wraps an accepted TCP stream as the TLS server; no bytes are read yet.
+    fn server(&self, tcp: TcpStream) -> Result<Box<dyn TlsStream>, TlsError>;
+}
+
+/// Validates `profile` and builds its backend. Server credentials are needed only if
+/// [`TlsBackend::server`] is used.
+pub fn open(profile: &TlsProfile) -> Result<Box<dyn TlsBackend>, TlsError> {
+    profile.validate(profile.cert.is_some())?;
+    let inner: Box<dyn TlsBackend> = match profile.backend {
+        BackendKind::Openssl => Box::new(openssl_tls::OpensslBackend::new(profile)?),
+        BackendKind::Gnutls => Box::new(gnutls::GnutlsBackend::new(profile)?),
+        BackendKind::Rustls => Box::new(rustls_tls::RustlsBackend::new(profile)?),
+    };
+    Ok(
+        if profile.renegotiation_interval_s.is_some() || profile.key_update_interval_s.is_some() {
+            Box::new(Rekeying(inner))
+        } else {
+            inner
+        },
+    )
+}
+
+/// Convenience: wraps as client and runs the handshake.
+pub fn connect(backend: &dyn TlsBackend, tcp: TcpStream) -> Result<Box<dyn TlsStream>, TlsError> {
+    let mut s = backend.client(tcp)?;
+    s.handshake()?;
+    Ok(s)
+}
+
+/// Convenience: wraps as server and runs the handshake.
+pub fn accept(backend: &dyn TlsBackend, tcp: TcpStream) -> Result<Box<dyn TlsStream>, TlsError> {
+    let mut s = backend.server(tcp)?;
+    s.handshake()?;
+    Ok(s)
+}
+
+/// Sets the profile's socket timeouts so that no handshake or read can hang.
+pub(crate) fn set_timeouts(tcp: &TcpStream, profile: &TlsProfile) -> Result<(), TlsError> {
+    let t = Some(Duration::from_millis(profile.io_timeout_ms.max(1)));
+    tcp.set_read_timeout(t)?;
+    tcp.set_write_timeout(t)?;
+    Ok(())
+}
+
+/// After a failed handshake: half-close and read what the peer still sends (briefly), so that the
+/// fatal alert just sent reaches it instead of being destroyed by a TCP reset. Without this a TLS 1.3
+/// client whose certificate is refused, and which has already written application data, often
+/// sees only "connection reset" (RFC 8446 §6.2 alerts are lost when the socket closes with unread data).
+pub(crate) fn drain_after_failure(tcp: &TcpStream) {
+    let _ = tcp.shutdown(std::net::Shutdown::Write);
+    let _ = tcp.set_read_timeout(Some(Duration::from_millis(200)));
+    let mut buf = [0u8; 4096];
+    let mut r = tcp;
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_millis(300) {
+        match r.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+    }
+}
+
+/// Checks after a handshake that the result is within the profile (defence in depth: a backend
+/// priority string may admit more than the listed suites).
+pub(crate) fn check_negotiated(profile: &TlsProfile, s: &dyn TlsStream) -> Result<(), TlsError> {
+    if let Some(v) = s.negotiated_version() {
+        if !profile.versions.contains(&v) {
+            return Err(TlsError::VersionNotAllowed(v));
+        }
+    }
+    if !profile.cipher_suites.is_empty() {
+        let listed = profile.suites()?;
+        match s.negotiated_suite_code() {
+            Some(code) if listed.iter().any(|c| c.code == code) => {}
+            other => {
+                return Err(TlsError::NoSharedCipher {
+                    by: crate::Side::Local,
+                    detail: format!("negotiated suite {other:04X?} is not in the profile"),
+                })
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Wraps a backend so that its streams rekey on write once the profile's interval has passed,
+/// as libiec61850 does for renegotiation (IEC 62351-3: renegotiate at least every 24 h).
+struct Rekeying(Box<dyn TlsBackend>);
+
+impl TlsBackend for Rekeying {
+    fn kind(&self) -> BackendKind {
+        self.0.kind()
+    }
+    fn profile(&self) -> &TlsProfile {
+        self.0.profile()
+    }
+    fn client(&self, tcp: TcpStream) -> Result<Box<dyn TlsStream>, TlsError> {
+        let p = self.0.profile();
+        Ok(Box::new(RekeyingStream::new(self.0.client(tcp)?, p)))
+    }
+    fn server(&self, tcp: TcpStream) -> Result<Box<dyn TlsStream>, TlsError> {
+        let p = self.0.profile();
+        Ok(Box::new(RekeyingStream::new(self.0.server(tcp)?, p)))
+    }
+}
+
+struct RekeyingStream {
+    inner: Box<dyn TlsStream>,
+    reneg: Option<Duration>,
+    key_update: Option<Duration>,
+    last: Option<Instant>,
+}
+
+impl RekeyingStream {
+    fn new(inner: Box<dyn TlsStream>, p: &TlsProfile) -> Self {
+        RekeyingStream {
+            inner,
+            reneg: p.renegotiation_interval_s.map(Duration::from_secs),
+            key_update: p.key_update_interval_s.map(Duration::from_secs),
+            last: None,
+        }
+    }
+    fn due(&mut self) -> bool {
+        let interval = match self.inner.negotiated_version() {
+            Some(TlsVersion::Tls13) => self.key_update,
+            Some(_) => self.reneg,
+            None => None,
+        };
+        match (interval, self.last) {
+            (Some(i), Some(last)) => last.elapsed() >= i,
+            (Some(_), None) => {
+                self.last = Some(Instant::now());
+                false
+            }
+            _ => false,
+        }
+    }
+}
+
+impl Read for RekeyingStream {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.inner.read(buf)
+    }
+}
+
+impl Write for RekeyingStream {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.due() {
+            self.inner.rekey()?;
+            self.last = Some(Instant::now());
+        }
+        self.inner.write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+impl TlsStream for RekeyingStream {
+    fn handshake(&mut self) -> Result<(), TlsError> {
+        self.inner.handshake()?;
+        self.last.get_or_insert_with(Instant::now);
+        Ok(())
+    }
+    fn negotiated_version(&self) -> Option<TlsVersion> {
+        self.inner.negotiated_version()
+    }
+    fn negotiated_suite(&self) -> Option<&'static CipherSuite> {
+        self.inner.negotiated_suite()
+    }
+    fn negotiated_suite_code(&self) -> Option<u16> {
+        self.inner.negotiated_suite_code()
+    }
+    fn peer_certificate(&self) -> Option<Vec<u8>> {
+        self.inner.peer_certificate()
+    }
+    fn session_resumed(&self) -> bool {
+        self.inner.session_resumed()
+    }
+    fn rekey(&mut self) -> Result<(), TlsError> {
+        self.inner.rekey()?;
+        self.last = Some(Instant::now());
+        Ok(())
+    }
+    fn shutdown(&mut self) -> Result<(), TlsError> {
+        self.inner.shutdown()
+    }
+    fn tcp(&self) -> &TcpStream {
+        self.inner.tcp()
+    }
+}

@@ -1,0 +1,558 @@
+//! OpenSSL backend (the system library through the `openssl` crate).
+//!
+//! TLS 1.0/1.1 and SHA-1 or RSA-1024 material need `@SECLEVEL=0` on Debian (whose default is level 2):
+//! the security level is 0 when the profile allows a version below 1.2, else 1 (RSA >= 1024 bits).
+//! Debian's OpenSSL 3.0 is built without `enable-weak-ssl-ciphers`, so it has no 3DES suites.
+use super::{
+    check_negotiated, files, set_timeouts, BackendKind, Capabilities, TlsBackend, TlsStream,
+};
+use crate::error::{from_alert, Side};
+use crate::suites::{self, CipherSuite};
+use crate::{TlsError, TlsProfile, TlsVersion};
+use openssl::ssl::{
+    ErrorCode, ShutdownState, SslContext, SslContextBuilder, SslFiletype, SslMethod, SslOptions,
+    SslRef, SslSession, SslSessionCacheMode, SslStream, SslVerifyMode, SslVersion,
+};
+use openssl::x509::store::X509StoreBuilderRef;
+use openssl::x509::verify::X509VerifyFlags;
+use openssl::x509::X509VerifyResult;
+use openssl_sys as ffi;
+use std::collections::HashMap;
+use std::io::{self, Read, Write};
+use std::net::TcpStream;
+use std::os::raw::{c_char, c_int};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+extern "C" {
+    fn SSL_get_ciphers(ssl: *const ffi::SSL) -> *mut ffi::stack_st_SSL_CIPHER;
+    fn SSL_get1_supported_ciphers(ssl: *mut ffi::SSL) -> *mut ffi::stack_st_SSL_CIPHER;
+    fn SSL_CIPHER_get_name(c: *const ffi::SSL_CIPHER) -> *const c_char;
+    fn SSL_key_update(ssl: *mut ffi::SSL, updatetype: c_int) -> c_int;
+    fn SSL_renegotiate(ssl: *mut ffi::SSL) -> c_int;
+    fn X509_STORE_add_crl(store: *mut ffi::X509_STORE, crl: *mut ffi::X509_CRL) -> c_int;
+}
+
+const TLS13_ALL: &str =
+    "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256:TLS_AES_128_CCM_SHA256:TLS_AES_128_CCM_8_SHA256";
+/// `SSL_OP_ALLOW_CLIENT_RENEGOTIATION` (OpenSSL 3.0: off by default).
+const OP_ALLOW_CLIENT_RENEGOTIATION: u64 = 1 << 8;
+const SSL_KEY_UPDATE_REQUESTED: c_int = 1;
+
+fn ssl_version(v: TlsVersion) -> SslVersion {
+    match v {
+        TlsVersion::Tls10 => SslVersion::TLS1,
+        TlsVersion::Tls11 => SslVersion::TLS1_1,
+        TlsVersion::Tls12 => SslVersion::TLS1_2,
+        TlsVersion::Tls13 => SslVersion::TLS1_3,
+    }
+}
+
+/// Reads a cipher stack into (code, OpenSSL name) pairs.
+///
+/// # Safety
+/// `sk` must be a valid `STACK_OF(SSL_CIPHER)` or null.
+unsafe fn read_stack(sk: *mut ffi::stack_st_SSL_CIPHER) -> Vec<(u16, String)> {
+    let mut out = Vec::new();
+    if sk.is_null() {
+        return out;
+    }
+    let n = ffi::OPENSSL_sk_num(sk as *const ffi::OPENSSL_STACK);
+    for i in 0..n.max(0) {
+        let c = ffi::OPENSSL_sk_value(sk as *const ffi::OPENSSL_STACK, i) as *const ffi::SSL_CIPHER;
+        if c.is_null() {
+            continue;
+        }
+        let code = ffi::SSL_CIPHER_get_protocol_id(c);
+        let name = SSL_CIPHER_get_name(c);
+        if name.is_null() {
+            continue;
+        }
+        let name = std::ffi::CStr::from_ptr(name)
+            .to_string_lossy()
+            .into_owned();
+        out.push((code, name));
+    }
+    out
+}
+
+fn everything_ctx(v: Option<TlsVersion>) -> Option<SslContext> {
+    let mut b = SslContextBuilder::new(SslMethod::tls()).ok()?;
+    b.set_security_level(0);
+    b.set_cipher_list("ALL:COMPLEMENTOFALL:@SECLEVEL=0").ok()?;
+    b.set_ciphersuites(TLS13_ALL).ok()?;
+    if let Some(v) = v {
+        b.set_min_proto_version(Some(ssl_version(v))).ok()?;
+        b.set_max_proto_version(Some(ssl_version(v))).ok()?;
+    }
+    Some(b.build())
+}
+
+/// Code point -> OpenSSL cipher name, for every suite this OpenSSL has compiled in.
+fn names() -> &'static HashMap<u16, String> {
+    static N: OnceLock<HashMap<u16, String>> = OnceLock::new();
+    N.get_or_init(|| {
+        let Some(ctx) = everything_ctx(None) else {
+            return HashMap::new();
+        };
+        let Ok(ssl) = openssl::ssl::Ssl::new(&ctx) else {
+            return HashMap::new();
+        };
+        // SAFETY: the stack belongs to `ssl`, which outlives the call.
+        unsafe { read_stack(SSL_get_ciphers(foreign(&ssl))) }
+            .into_iter()
+            .collect()
+    })
+}
+
+fn foreign(ssl: &SslRef) -> *mut ffi::SSL {
+    use foreign_types::ForeignTypeRef;
+    ssl.as_ptr()
+}
+
+pub(crate) fn capabilities() -> Capabilities {
+    let mut versions = Vec::new();
+    for v in TlsVersion::ALL {
+        let usable = everything_ctx(Some(v))
+            .and_then(|ctx| openssl::ssl::Ssl::new(&ctx).ok())
+            .map(|mut ssl| {
+                ssl.set_connect_state();
+                // SAFETY: the returned stack is owned by us and freed here (not its ciphers).
+                unsafe {
+                    let sk = SSL_get1_supported_ciphers(foreign(&ssl));
+                    let n = read_stack(sk).len();
+                    if !sk.is_null() {
+                        ffi::OPENSSL_sk_free(sk as *mut ffi::OPENSSL_STACK);
+                    }
+                    n > 0
+                }
+            })
+            .unwrap_or(false);
+        if usable {
+            versions.push(v);
+        }
+    }
+    let n = names();
+    Capabilities {
+        library: openssl::version::version().to_string(),
+        versions,
+        suites: suites::CATALOGUE
+            .iter()
+            .map(|s| s.code)
+            .filter(|c| n.contains_key(c))
+            .collect(),
+        renegotiation: true,
+        key_update: true,
+    }
+}
+
+/// The OpenSSL backend.
+pub struct OpensslBackend {
+    profile: TlsProfile,
+    ctx: SslContext,
+    pin: Option<Arc<Vec<u8>>>,
+    session: Arc<Mutex<Option<SslSession>>>,
+}
+
+fn stack_err(what: &str, e: impl std::fmt::Display) -> TlsError {
+    TlsError::HandshakeFailed(format!("OpenSSL {what}: {e}"))
+}
+
+impl OpensslBackend {
+    pub fn new(profile: &TlsProfile) -> Result<Self, TlsError> {
+        let (min, max) = profile.version_range()?;
+        let suites = profile.suites()?;
+        let n = names();
+        let level = if min < TlsVersion::Tls12 { 0 } else { 1 };
+        let mut b =
+            SslContextBuilder::new(SslMethod::tls()).map_err(|e| stack_err("context", e))?;
+        b.set_min_proto_version(Some(ssl_version(min)))
+            .map_err(|e| stack_err("min version", e))?;
+        b.set_max_proto_version(Some(ssl_version(max)))
+            .map_err(|e| stack_err("max version", e))?;
+        let lookup = |s: &CipherSuite| {
+            n.get(&s.code).cloned().ok_or(TlsError::Unsupported {
+                backend: "openssl",
+                what: s.name.to_string(),
+            })
+        };
+        let legacy: Vec<String> = suites
+            .iter()
+            .filter(|s| !s.is_tls13())
+            .map(|s| lookup(s))
+            .collect::<Result<_, _>>()?;
+        let modern: Vec<String> = suites
+            .iter()
+            .filter(|s| s.is_tls13())
+            .map(|s| lookup(s))
+            .collect::<Result<_, _>>()?;
+        let list = if legacy.is_empty() {
+            "DEFAULT".to_string()
+        } else {
+            legacy.join(":")
+        };
+        b.set_cipher_list(&format!("{list}:@SECLEVEL={level}"))
+            .map_err(|e| stack_err("cipher list", e))?;
+        if !modern.is_empty() {
+            b.set_ciphersuites(&modern.join(":"))
+                .map_err(|e| stack_err("TLS 1.3 suites", e))?;
+        }
+        b.set_security_level(level);
+        // DHE suites need server DH parameters: let OpenSSL pick a group matching the key size.
+        // SAFETY: plain ctrl call on a live context.
+        unsafe {
+            ffi::SSL_CTX_set_dh_auto(b.as_ptr(), 1);
+        }
+        if let (Some(cert), Some(key)) = (&profile.cert, &profile.key) {
+            files::certs("cert", cert)?; // readable, parseable: a clear error before OpenSSL's
+            b.set_certificate_chain_file(cert)
+                .map_err(|e| stack_err("certificate", e))?;
+            b.set_private_key_file(key, SslFiletype::PEM)
+                .or_else(|_| b.set_private_key_file(key, SslFiletype::ASN1))
+                .map_err(|e| stack_err("private key", e))?;
+            b.check_private_key()
+                .map_err(|e| stack_err("key does not match certificate", e))?;
+        }
+        {
+            let store: &mut X509StoreBuilderRef = b.cert_store_mut();
+            for p in &profile.ca {
+                for c in files::certs("ca", p)? {
+                    store.add_cert(c).map_err(|e| stack_err("CA", e))?;
+                }
+            }
+            let mut any_crl = false;
+            for p in &profile.crl {
+                for crl in files::crls(p)? {
+                    use foreign_types::{ForeignType, ForeignTypeRef};
+                    // SAFETY: X509_STORE_add_crl takes its own reference; `crl` is dropped after.
+                    let ok = unsafe { X509_STORE_add_crl(store.as_ptr(), crl.as_ptr()) };
+                    if ok != 1 {
+                        return Err(stack_err("CRL", openssl::error::ErrorStack::get()));
+                    }
+                    any_crl = true;
+                }
+            }
+            if any_crl {
+                // RFC 5280 §6.3: check the leaf against its issuer's CRL.
+                store
+                    .set_flags(X509VerifyFlags::CRL_CHECK)
+                    .map_err(|e| stack_err("CRL flags", e))?;
+            }
+        }
+        let session = Arc::new(Mutex::new(None::<SslSession>));
+        b.set_session_id_context(b"gander-iec62351")
+            .map_err(|e| stack_err("session id context", e))?;
+        let mut opts = SslOptions::empty();
+        if profile.session_resumption {
+            b.set_session_cache_mode(SslSessionCacheMode::SERVER | SslSessionCacheMode::CLIENT);
+            let slot = session.clone();
+            b.set_new_session_callback(move |_, s| {
+                if let Ok(mut g) = slot.lock() {
+                    *g = Some(s);
+                }
+            });
+        } else {
+            b.set_session_cache_mode(SslSessionCacheMode::OFF);
+        }
+        if !(profile.session_resumption && profile.session_tickets) {
+            opts |= SslOptions::NO_TICKET;
+        }
+        if profile.renegotiation_interval_s.is_some() {
+            opts |= SslOptions::from_bits_retain(OP_ALLOW_CLIENT_RENEGOTIATION as _);
+        }
+        b.set_options(opts);
+        b.set_num_tickets(profile.effective_num_tickets() as usize)
+            .map_err(|e| stack_err("num_tickets", e))?;
+        let pin = match &profile.peer_cert {
+            Some(p) => Some(Arc::new(files::cert_der("peer_cert", p)?)),
+            None => None,
+        };
+        Ok(OpensslBackend {
+            profile: profile.clone(),
+            ctx: b.build(),
+            pin,
+            session,
+        })
+    }
+
+    fn wrap(&self, tcp: TcpStream, server: bool) -> Result<Box<dyn TlsStream>, TlsError> {
+        set_timeouts(&tcp, &self.profile)?;
+        let mut ssl = openssl::ssl::Ssl::new(&self.ctx).map_err(|e| stack_err("new", e))?;
+        let pin_failed = Arc::new(AtomicBool::new(false));
+        let mode = if !server {
+            SslVerifyMode::PEER
+        } else if self.profile.require_client_auth {
+            SslVerifyMode::PEER | SslVerifyMode::FAIL_IF_NO_PEER_CERT
+        } else {
+            SslVerifyMode::NONE
+        };
+        let pin = self.pin.clone();
+        let flag = pin_failed.clone();
+        ssl.set_verify_callback(mode, move |ok, ctx| {
+            if !ok || ctx.error_depth() != 0 {
+                return ok;
+            }
+            let Some(pin) = &pin else { return true };
+            let same = ctx
+                .current_cert()
+                .and_then(|c| c.to_der().ok())
+                .is_some_and(|d| d == **pin);
+            if !same {
+                flag.store(true, Ordering::SeqCst);
+                // X509_V_ERR_CERT_REJECTED: OpenSSL answers with a bad_certificate alert.
+                // SAFETY: 28 is a valid X509_V_ERR code.
+                ctx.set_error(unsafe { X509VerifyResult::from_raw(28) });
+            }
+            same
+        });
+        if !server {
+            if let Some(name) = &self.profile.server_name {
+                if name.parse::<std::net::IpAddr>().is_err() {
+                    ssl.set_hostname(name).map_err(|e| stack_err("SNI", e))?;
+                }
+                if self.profile.verify_hostname {
+                    let param = ssl.param_mut();
+                    match name.parse::<std::net::IpAddr>() {
+                        Ok(ip) => param.set_ip(ip),
+                        Err(_) => param.set_host(name),
+                    }
+                    .map_err(|e| stack_err("hostname check", e))?;
+                }
+            }
+            if self.profile.session_resumption {
+                if let Some(s) = self.session.lock().ok().and_then(|g| g.clone()) {
+                    // SAFETY: the session comes from this same context.
+                    unsafe { ssl.set_session(&s) }.map_err(|e| stack_err("set session", e))?;
+                }
+            }
+        }
+        let stream = SslStream::new(ssl, tcp).map_err(|e| stack_err("stream", e))?;
+        Ok(Box::new(OpensslStream {
+            s: stream,
+            server,
+            done: false,
+            pin_failed,
+            profile: self.profile.clone(),
+            failed: false,
+        }))
+    }
+}
+
+impl TlsBackend for OpensslBackend {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Openssl
+    }
+    fn profile(&self) -> &TlsProfile {
+        &self.profile
+    }
+    fn client(&self, tcp: TcpStream) -> Result<Box<dyn TlsStream>, TlsError> {
+        self.wrap(tcp, false)
+    }
+    fn server(&self, tcp: TcpStream) -> Result<Box<dyn TlsStream>, TlsError> {
+        if self.profile.cert.is_none() || self.profile.key.is_none() {
+            return Err(crate::profile::ProfileError::Missing("cert").into());
+        }
+        self.wrap(tcp, true)
+    }
+}
+
+struct OpensslStream {
+    s: SslStream<TcpStream>,
+    server: bool,
+    done: bool,
+    pin_failed: Arc<AtomicBool>,
+    profile: TlsProfile,
+    /// A fatal error occurred: the session must not be resumed (RFC 5246 §7.2.2).
+    failed: bool,
+}
+
+impl Drop for OpensslStream {
+    fn drop(&mut self) {
+        // OpenSSL drops a session from its cache when the connection ends without close_notify
+        // in both directions. A peer that just closes TCP after a clean exchange (common in IEC 61850
+        // stacks) should still be resumable; a connection that failed must not be.
+        if self.done && !self.failed {
+            self.s
+                .set_shutdown(ShutdownState::SENT | ShutdownState::RECEIVED);
+        }
+    }
+}
+
+/// Library reason code of a packed OpenSSL 3 error (`ERR_GET_REASON`).
+fn reason(code: u64) -> u64 {
+    code & 0x7F_FFFF
+}
+
+fn map_verify(vr: X509VerifyResult) -> Option<TlsError> {
+    if vr == X509VerifyResult::OK {
+        return None;
+    }
+    let detail = format!("{} (X509_V_ERR {})", vr.error_string(), vr.as_raw());
+    let by = Side::Local;
+    Some(match vr.as_raw() {
+        9 | 10 => TlsError::Expired { by, detail },
+        23 => TlsError::Revoked { by, detail },
+        2 | 18 | 19 | 20 | 21 => TlsError::UnknownCa { by, detail },
+        28 => TlsError::PinMismatch,
+        _ => TlsError::BadCertificate { by, detail },
+    })
+}
+
+/// Maps an OpenSSL error to a [`TlsError`], local verification first, then the error queue.
+fn map_error(e: &openssl::ssl::Error, ssl: &SslRef, pin_failed: bool) -> TlsError {
+    if pin_failed {
+        return TlsError::PinMismatch;
+    }
+    if let Some(err) = map_verify(ssl.verify_result()) {
+        return err;
+    }
+    if let Some(io) = e.io_error() {
+        return match io.kind() {
+            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => TlsError::Timeout,
+            _ => TlsError::from(io::Error::new(io.kind(), io.to_string())),
+        };
+    }
+    if let Some(stack) = e.ssl_error() {
+        for err in stack.errors() {
+            #[allow(clippy::unnecessary_cast)] // c_ulong is u32 on some targets
+            let r = reason(err.code() as u64);
+            let text = err.reason().unwrap_or("?").to_string();
+            let by = Side::Local;
+            match r {
+                1000..=1255 => return from_alert((r - 1000) as u8, Side::Peer, &text),
+                193 | 181 | 410 | 295 => return TlsError::NoSharedCipher { by, detail: text },
+                258 | 259 | 191 | 267 | 396 | 166 | 373 => {
+                    return TlsError::ProtocolVersion { by, detail: text }
+                }
+                199 => return TlsError::BadCertificate { by, detail: text },
+                294 => return TlsError::Closed,
+                _ => {}
+            }
+        }
+        return TlsError::HandshakeFailed(stack.to_string());
+    }
+    match e.code() {
+        ErrorCode::ZERO_RETURN | ErrorCode::SYSCALL => TlsError::Closed,
+        ErrorCode::WANT_READ | ErrorCode::WANT_WRITE => TlsError::Timeout,
+        _ => TlsError::HandshakeFailed(e.to_string()),
+    }
+}
+
+impl OpensslStream {
+    fn err(&mut self, e: &openssl::ssl::Error) -> TlsError {
+        self.failed = true;
+        map_error(e, self.s.ssl(), self.pin_failed.load(Ordering::SeqCst))
+    }
+}
+
+impl Read for OpensslStream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if !self.done {
+            self.handshake()?;
+        }
+        match self.s.ssl_read(buf) {
+            Ok(n) => Ok(n),
+            Err(e) if e.code() == ErrorCode::ZERO_RETURN => Ok(0),
+            Err(e) if e.code() == ErrorCode::SYSCALL && e.io_error().is_none() => Ok(0),
+            Err(e) => Err(self.err(&e).into()),
+        }
+    }
+}
+
+impl Write for OpensslStream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if !self.done {
+            self.handshake()?;
+        }
+        match self.s.ssl_write(buf) {
+            Ok(n) => Ok(n),
+            Err(e) => Err(self.err(&e).into()),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.s.get_mut().flush()
+    }
+}
+
+impl TlsStream for OpensslStream {
+    fn handshake(&mut self) -> Result<(), TlsError> {
+        if self.done {
+            return Ok(());
+        }
+        let r = if self.server {
+            self.s.accept()
+        } else {
+            self.s.connect()
+        };
+        if let Err(e) = r {
+            let err = self.err(&e);
+            super::drain_after_failure(self.s.get_ref());
+            return Err(err);
+        }
+        self.done = true;
+        let r = check_negotiated(&self.profile, self);
+        self.failed = r.is_err();
+        r
+    }
+    fn negotiated_version(&self) -> Option<TlsVersion> {
+        if !self.done {
+            return None;
+        }
+        match self.s.ssl().version2()? {
+            SslVersion::TLS1 => Some(TlsVersion::Tls10),
+            SslVersion::TLS1_1 => Some(TlsVersion::Tls11),
+            SslVersion::TLS1_2 => Some(TlsVersion::Tls12),
+            SslVersion::TLS1_3 => Some(TlsVersion::Tls13),
+            _ => None,
+        }
+    }
+    fn negotiated_suite(&self) -> Option<&'static CipherSuite> {
+        suites::by_code(self.negotiated_suite_code()?)
+    }
+    fn negotiated_suite_code(&self) -> Option<u16> {
+        if !self.done {
+            return None;
+        }
+        let id = self.s.ssl().current_cipher()?.protocol_id();
+        Some(u16::from_be_bytes(id))
+    }
+    fn peer_certificate(&self) -> Option<Vec<u8>> {
+        self.s.ssl().peer_certificate()?.to_der().ok()
+    }
+    fn session_resumed(&self) -> bool {
+        self.done && self.s.ssl().session_reused()
+    }
+    fn rekey(&mut self) -> Result<(), TlsError> {
+        self.handshake()?;
+        let ssl = foreign(self.s.ssl());
+        // SAFETY: `ssl` is the live connection owned by `self.s`.
+        let ok = unsafe {
+            match self.negotiated_version() {
+                Some(TlsVersion::Tls13) => SSL_key_update(ssl, SSL_KEY_UPDATE_REQUESTED),
+                _ => SSL_renegotiate(ssl),
+            }
+        };
+        if ok != 1 {
+            return Err(stack_err("rekey", openssl::error::ErrorStack::get()));
+        }
+        // Sends the KeyUpdate / HelloRequest / ClientHello now; the rest completes in later I/O.
+        // SAFETY: as above.
+        let r = unsafe { ffi::SSL_do_handshake(ssl) };
+        if r != 1 {
+            return Err(stack_err("rekey", openssl::error::ErrorStack::get()));
+        }
+        Ok(())
+    }
+    fn shutdown(&mut self) -> Result<(), TlsError> {
+        match self.s.shutdown() {
+            Ok(_) => Ok(()),
+            Err(e) if e.code() == ErrorCode::ZERO_RETURN || e.code() == ErrorCode::SYSCALL => {
+                Ok(())
+            }
+            Err(e) => Err(self.err(&e)),
+        }
+    }
+    fn tcp(&self) -> &TcpStream {
+        self.s.get_ref()
+    }
+}

@@ -1,0 +1,528 @@
+//! rustls backend (ring provider): TLS 1.2 and 1.3, AEAD suites with ECDHE only, no renegotiation
+//! (rustls never implemented it), KeyUpdate for TLS 1.3.
+//!
+//! Certificate checks are webpki's (chain to the profile's CAs, validity, CRLs for the end entity,
+//! RFC 5280 §6); gander wraps the verifier to add pinning and to make the host-name check optional
+//! (IEC 61850 peers are usually addressed by IP and their certificates rarely name them).
+use super::{
+    check_negotiated, files, set_timeouts, BackendKind, Capabilities, TlsBackend, TlsStream,
+};
+use crate::error::{from_alert, Side};
+use crate::profile::ProfileError;
+use crate::suites::{self, CipherSuite};
+use crate::{TlsError, TlsProfile, TlsVersion};
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::client::{Resumption, Tls12Resumption};
+use rustls::crypto::CryptoProvider;
+use rustls::pki_types::{
+    CertificateDer, CertificateRevocationListDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName,
+    UnixTime,
+};
+use rustls::server::danger::{ClientCertVerified, ClientCertVerifier};
+use rustls::server::{NoServerSessionStorage, ServerSessionMemoryCache, WebPkiClientVerifier};
+use rustls::{
+    CertificateError, ClientConfig, ClientConnection, DigitallySignedStruct, DistinguishedName,
+    Error as RError, HandshakeKind, PeerIncompatible, RootCertStore, ServerConfig,
+    ServerConnection, SignatureScheme,
+};
+use std::io::{self, Read, Write};
+use std::net::TcpStream;
+use std::sync::Arc;
+
+pub(crate) fn capabilities() -> Capabilities {
+    let p = rustls::crypto::ring::default_provider();
+    let mut versions: Vec<TlsVersion> = rustls::ALL_VERSIONS
+        .iter()
+        .filter_map(|v| TlsVersion::from_wire(u16::from(v.version)))
+        .collect();
+    versions.sort();
+    let codes: Vec<u16> = p
+        .cipher_suites
+        .iter()
+        .map(|s| u16::from(s.suite()))
+        .collect();
+    Capabilities {
+        library: "rustls 0.23 (ring)".into(),
+        versions,
+        suites: suites::CATALOGUE
+            .iter()
+            .map(|s| s.code)
+            .filter(|c| codes.contains(c))
+            .collect(),
+        renegotiation: false,
+        key_update: true,
+    }
+}
+
+fn cfg(what: &str, e: impl std::fmt::Display) -> TlsError {
+    TlsError::HandshakeFailed(format!("rustls {what}: {e}"))
+}
+
+#[derive(Debug)]
+struct PinnedServer {
+    inner: Arc<dyn ServerCertVerifier>,
+    pin: Option<Vec<u8>>,
+    check_name: bool,
+}
+
+impl ServerCertVerifier for PinnedServer {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, RError> {
+        match self
+            .inner
+            .verify_server_cert(end_entity, intermediates, server_name, ocsp, now)
+        {
+            Ok(_) => {}
+            // webpki checks the name last, after chain, validity and revocation.
+            Err(RError::InvalidCertificate(
+                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
+            )) if !self.check_name => {}
+            Err(e) => return Err(e),
+        }
+        if let Some(pin) = &self.pin {
+            if end_entity.as_ref() != pin.as_slice() {
+                return Err(RError::InvalidCertificate(
+                    CertificateError::ApplicationVerificationFailure,
+                ));
+            }
+        }
+        Ok(ServerCertVerified::assertion())
+    }
+    fn verify_tls12_signature(
+        &self,
+        m: &[u8],
+        c: &CertificateDer<'_>,
+        d: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, RError> {
+        self.inner.verify_tls12_signature(m, c, d)
+    }
+    fn verify_tls13_signature(
+        &self,
+        m: &[u8],
+        c: &CertificateDer<'_>,
+        d: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, RError> {
+        self.inner.verify_tls13_signature(m, c, d)
+    }
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.inner.supported_verify_schemes()
+    }
+}
+
+#[derive(Debug)]
+struct PinnedClient {
+    inner: Arc<dyn ClientCertVerifier>,
+    pin: Option<Vec<u8>>,
+}
+
+impl ClientCertVerifier for PinnedClient {
+    fn offer_client_auth(&self) -> bool {
+        self.inner.offer_client_auth()
+    }
+    fn client_auth_mandatory(&self) -> bool {
+        self.inner.client_auth_mandatory()
+    }
+    fn root_hint_subjects(&self) -> &[DistinguishedName] {
+        self.inner.root_hint_subjects()
+    }
+    fn verify_client_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        now: UnixTime,
+    ) -> Result<ClientCertVerified, RError> {
+        self.inner
+            .verify_client_cert(end_entity, intermediates, now)?;
+        if let Some(pin) = &self.pin {
+            if end_entity.as_ref() != pin.as_slice() {
+                return Err(RError::InvalidCertificate(
+                    CertificateError::ApplicationVerificationFailure,
+                ));
+            }
+        }
+        Ok(ClientCertVerified::assertion())
+    }
+    fn verify_tls12_signature(
+        &self,
+        m: &[u8],
+        c: &CertificateDer<'_>,
+        d: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, RError> {
+        self.inner.verify_tls12_signature(m, c, d)
+    }
+    fn verify_tls13_signature(
+        &self,
+        m: &[u8],
+        c: &CertificateDer<'_>,
+        d: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, RError> {
+        self.inner.verify_tls13_signature(m, c, d)
+    }
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.inner.supported_verify_schemes()
+    }
+}
+
+/// The rustls backend.
+pub struct RustlsBackend {
+    profile: TlsProfile,
+    client: Arc<ClientConfig>,
+    server: Option<Arc<ServerConfig>>,
+    server_name: ServerName<'static>,
+}
+
+impl RustlsBackend {
+    pub fn new(profile: &TlsProfile) -> Result<Self, TlsError> {
+        let mut provider = rustls::crypto::ring::default_provider();
+        let wanted = profile.suites()?;
+        if !wanted.is_empty() {
+            let mut chosen = Vec::new();
+            for w in &wanted {
+                let s = provider
+                    .cipher_suites
+                    .iter()
+                    .find(|s| u16::from(s.suite()) == w.code)
+                    .ok_or(TlsError::Profile(ProfileError::SuiteNotInBackend {
+                        suite: w.name,
+                        backend: "rustls",
+                    }))?;
+                chosen.push(*s);
+            }
+            provider.cipher_suites = chosen;
+        }
+        let provider: Arc<CryptoProvider> = Arc::new(provider);
+        let mut versions = Vec::new();
+        for v in &profile.versions {
+            match v {
+                TlsVersion::Tls12 => versions.push(&rustls::version::TLS12),
+                TlsVersion::Tls13 => versions.push(&rustls::version::TLS13),
+                other => {
+                    return Err(TlsError::Profile(ProfileError::VersionNotInBackend {
+                        version: *other,
+                        backend: "rustls",
+                    }))
+                }
+            }
+        }
+        let mut roots = RootCertStore::empty();
+        for p in &profile.ca {
+            for c in files::certs("ca", p)? {
+                let der = c.to_der().map_err(|e| cfg("CA", e))?;
+                roots
+                    .add(CertificateDer::from(der))
+                    .map_err(|e| cfg("CA", e))?;
+            }
+        }
+        let roots = Arc::new(roots);
+        let mut crls = Vec::new();
+        for p in &profile.crl {
+            for c in files::crls(p)? {
+                crls.push(CertificateRevocationListDer::from(
+                    c.to_der().map_err(|e| cfg("CRL", e))?,
+                ));
+            }
+        }
+        let pin = match &profile.peer_cert {
+            Some(p) => Some(files::cert_der("peer_cert", p)?),
+            None => None,
+        };
+        let creds = match (&profile.cert, &profile.key) {
+            (Some(c), Some(k)) => {
+                let chain: Vec<CertificateDer<'static>> = files::certs("cert", c)?
+                    .iter()
+                    .map(|x| x.to_der().map(CertificateDer::from))
+                    .collect::<Result<_, _>>()
+                    .map_err(|e| cfg("certificate", e))?;
+                let key = files::key(k)?
+                    .private_key_to_pkcs8()
+                    .map_err(|e| cfg("key", e))?;
+                Some((chain, PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key))))
+            }
+            _ => None,
+        };
+
+        // Client.
+        let server_verifier = rustls::client::WebPkiServerVerifier::builder_with_provider(
+            roots.clone(),
+            provider.clone(),
+        )
+        .with_crls(crls.clone())
+        .only_check_end_entity_revocation()
+        .build()
+        .map_err(|e| cfg("server verifier", e))?;
+        let verifier = Arc::new(PinnedServer {
+            inner: server_verifier,
+            pin: pin.clone(),
+            check_name: profile.verify_hostname,
+        });
+        let b = ClientConfig::builder_with_provider(provider.clone())
+            .with_protocol_versions(&versions)
+            .map_err(|e| cfg("versions", e))?
+            .dangerous()
+            .with_custom_certificate_verifier(verifier);
+        let mut client = match &creds {
+            Some((chain, key)) => b
+                .with_client_auth_cert(chain.clone(), key.clone_key())
+                .map_err(|e| cfg("client certificate", e))?,
+            None => b.with_no_client_auth(),
+        };
+        client.resumption = if profile.session_resumption {
+            Resumption::in_memory_sessions(64).tls12_resumption(if profile.session_tickets {
+                Tls12Resumption::SessionIdOrTickets
+            } else {
+                Tls12Resumption::SessionIdOnly
+            })
+        } else {
+            Resumption::disabled()
+        };
+
+        // Server.
+        let server = match &creds {
+            Some((chain, key)) => {
+                let mut vb =
+                    WebPkiClientVerifier::builder_with_provider(roots.clone(), provider.clone())
+                        .with_crls(crls)
+                        .only_check_end_entity_revocation();
+                if !profile.require_client_auth {
+                    vb = vb.allow_unauthenticated();
+                }
+                let inner = vb.build().map_err(|e| cfg("client verifier", e))?;
+                let mut sc = ServerConfig::builder_with_provider(provider)
+                    .with_protocol_versions(&versions)
+                    .map_err(|e| cfg("versions", e))?
+                    .with_client_cert_verifier(Arc::new(PinnedClient { inner, pin }))
+                    .with_single_cert(chain.clone(), key.clone_key())
+                    .map_err(|e| cfg("server certificate", e))?;
+                if profile.session_resumption {
+                    sc.session_storage = ServerSessionMemoryCache::new(256);
+                    if profile.session_tickets {
+                        sc.ticketer = rustls::crypto::ring::Ticketer::new()
+                            .map_err(|e| cfg("ticketer", e))?;
+                    }
+                } else {
+                    sc.session_storage = Arc::new(NoServerSessionStorage {});
+                }
+                sc.send_tls13_tickets = profile.effective_num_tickets() as usize;
+                Some(Arc::new(sc))
+            }
+            _ => None,
+        };
+        let name = profile
+            .server_name
+            .clone()
+            .unwrap_or_else(|| "localhost".into());
+        let server_name = ServerName::try_from(name.clone())
+            .map_err(|e| cfg(&format!("server name {name:?}"), e))?;
+        Ok(RustlsBackend {
+            profile: profile.clone(),
+            client: Arc::new(client),
+            server,
+            server_name,
+        })
+    }
+}
+
+impl TlsBackend for RustlsBackend {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Rustls
+    }
+    fn profile(&self) -> &TlsProfile {
+        &self.profile
+    }
+    fn client(&self, tcp: TcpStream) -> Result<Box<dyn TlsStream>, TlsError> {
+        set_timeouts(&tcp, &self.profile)?;
+        let conn = ClientConnection::new(self.client.clone(), self.server_name.clone())
+            .map_err(|e| map_error(&e))?;
+        Ok(Box::new(RustlsStream {
+            conn: rustls::Connection::Client(conn),
+            tcp,
+            done: false,
+            profile: self.profile.clone(),
+        }))
+    }
+    fn server(&self, tcp: TcpStream) -> Result<Box<dyn TlsStream>, TlsError> {
+        let cfg = self
+            .server
+            .clone()
+            .ok_or(TlsError::Profile(ProfileError::Missing("cert")))?;
+        set_timeouts(&tcp, &self.profile)?;
+        let conn = ServerConnection::new(cfg).map_err(|e| map_error(&e))?;
+        Ok(Box::new(RustlsStream {
+            conn: rustls::Connection::Server(conn),
+            tcp,
+            done: false,
+            profile: self.profile.clone(),
+        }))
+    }
+}
+
+/// Maps a rustls error (ours: local; `AlertReceived`: the peer's).
+fn map_error(e: &RError) -> TlsError {
+    let by = Side::Local;
+    let detail = e.to_string();
+    match e {
+        RError::InvalidCertificate(ce) => match ce {
+            CertificateError::UnknownIssuer => TlsError::UnknownCa { by, detail },
+            CertificateError::Expired
+            | CertificateError::ExpiredContext { .. }
+            | CertificateError::NotValidYet
+            | CertificateError::NotValidYetContext { .. } => TlsError::Expired { by, detail },
+            CertificateError::Revoked => TlsError::Revoked { by, detail },
+            CertificateError::ApplicationVerificationFailure => TlsError::PinMismatch,
+            _ => TlsError::BadCertificate { by, detail },
+        },
+        RError::NoCertificatesPresented => TlsError::BadCertificate { by, detail },
+        RError::AlertReceived(a) => from_alert(u8::from(*a), Side::Peer, &format!("{a:?}")),
+        RError::PeerIncompatible(p) => match p {
+            PeerIncompatible::NoCipherSuitesInCommon | PeerIncompatible::NoKxGroupsInCommon => {
+                TlsError::NoSharedCipher { by, detail }
+            }
+            PeerIncompatible::ServerDoesNotSupportTls12Or13
+            | PeerIncompatible::ServerTlsVersionIsDisabledByOurConfig
+            | PeerIncompatible::SupportedVersionsExtensionRequired
+            | PeerIncompatible::Tls12NotOffered
+            | PeerIncompatible::Tls12NotOfferedOrEnabled => {
+                TlsError::ProtocolVersion { by, detail }
+            }
+            _ => TlsError::HandshakeFailed(detail),
+        },
+        _ => TlsError::HandshakeFailed(detail),
+    }
+}
+
+fn map_io(e: io::Error) -> TlsError {
+    if e.kind() == io::ErrorKind::InvalidData {
+        if let Some(r) = e.get_ref().and_then(|x| x.downcast_ref::<RError>()) {
+            return map_error(r);
+        }
+    }
+    TlsError::from(e)
+}
+
+trait ReadWrite: Read + Write {}
+impl<T: Read + Write> ReadWrite for T {}
+
+struct RustlsStream {
+    conn: rustls::Connection,
+    tcp: TcpStream,
+    done: bool,
+    profile: TlsProfile,
+}
+
+impl RustlsStream {
+    fn with_stream<R>(&mut self, f: impl FnOnce(&mut dyn ReadWrite) -> R) -> R {
+        match &mut self.conn {
+            rustls::Connection::Client(c) => f(&mut rustls::Stream::new(c, &mut self.tcp)),
+            rustls::Connection::Server(c) => f(&mut rustls::Stream::new(c, &mut self.tcp)),
+        }
+    }
+}
+
+impl Read for RustlsStream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.handshake()?;
+        self.with_stream(|s| s.read(buf))
+            .map_err(|e| map_io(e).into())
+    }
+}
+
+impl Write for RustlsStream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.handshake()?;
+        self.with_stream(|s| s.write(buf))
+            .map_err(|e| map_io(e).into())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.with_stream(|s| s.flush())
+            .map_err(|e| map_io(e).into())
+    }
+}
+
+impl TlsStream for RustlsStream {
+    fn handshake(&mut self) -> Result<(), TlsError> {
+        if self.done {
+            return Ok(());
+        }
+        while self.conn.is_handshaking() {
+            let (r, w) = match self.conn.complete_io(&mut self.tcp) {
+                Ok(x) => x,
+                Err(e) => {
+                    super::drain_after_failure(&self.tcp);
+                    return Err(map_io(e));
+                }
+            };
+            if r == 0 && w == 0 && self.conn.is_handshaking() {
+                return Err(TlsError::Closed);
+            }
+        }
+        // Flush anything queued after the last flight (e.g. TLS 1.3 server tickets).
+        while self.conn.wants_write() {
+            self.conn.write_tls(&mut self.tcp).map_err(map_io)?;
+        }
+        self.done = true;
+        check_negotiated(&self.profile, self)
+    }
+    fn negotiated_version(&self) -> Option<TlsVersion> {
+        TlsVersion::from_wire(u16::from(self.conn.protocol_version()?))
+    }
+    fn negotiated_suite(&self) -> Option<&'static CipherSuite> {
+        suites::by_code(self.negotiated_suite_code()?)
+    }
+    fn negotiated_suite_code(&self) -> Option<u16> {
+        Some(u16::from(self.conn.negotiated_cipher_suite()?.suite()))
+    }
+    fn peer_certificate(&self) -> Option<Vec<u8>> {
+        self.conn
+            .peer_certificates()?
+            .first()
+            .map(|c| c.as_ref().to_vec())
+    }
+    fn session_resumed(&self) -> bool {
+        self.conn.handshake_kind() == Some(HandshakeKind::Resumed)
+    }
+    fn rekey(&mut self) -> Result<(), TlsError> {
+        self.handshake()?;
+        match self.negotiated_version() {
+            Some(TlsVersion::Tls13) => {
+                self.conn
+                    .refresh_traffic_keys()
+                    .map_err(|e| map_error(&e))?;
+                while self.conn.wants_write() {
+                    self.conn.write_tls(&mut self.tcp).map_err(map_io)?;
+                }
+                Ok(())
+            }
+            _ => Err(TlsError::Unsupported {
+                backend: "rustls",
+                what: "TLS 1.2 renegotiation".into(),
+            }),
+        }
+    }
+    fn shutdown(&mut self) -> Result<(), TlsError> {
+        self.conn.send_close_notify();
+        while self.conn.wants_write() {
+            match self.conn.write_tls(&mut self.tcp) {
+                Ok(_) => {}
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset
+                    ) =>
+                {
+                    break
+                }
+                Err(e) => return Err(map_io(e)),
+            }
+        }
+        Ok(())
+    }
+    fn tcp(&self) -> &TcpStream {
+        &self.tcp
+    }
+}
