@@ -5,6 +5,7 @@ mod bench;
 mod cmd_gateway;
 mod cmd_lab;
 mod cmd_mms;
+mod cmd_run;
 mod cmd_tls;
 mod frame;
 mod pcap_io;
@@ -40,6 +41,9 @@ enum Command {
         #[command(subcommand)]
         command: cmd_mms::Command,
     },
+    /// Scenario runs and reports (the impact measurement platform).
+    #[command(flatten)]
+    Run(cmd_run::Command),
     /// TLS: cipher-suite catalogue and PKI.
     #[command(flatten)]
     Tls(cmd_tls::Command),
@@ -74,6 +78,7 @@ fn main() -> ExitCode {
         Command::Bench { command } => bench::run(command),
         Command::Mms { command } => cmd_mms::run(command),
         Command::Tls(command) => cmd_tls::run(command),
+        Command::Run(command) => cmd_run::run(command),
         Command::Lab { command } => cmd_lab::run(command),
         Command::Gateway(command) => cmd_gateway::run(command),
     };
