@@ -384,6 +384,11 @@ impl Lab {
             self.up_dev(r, d)?;
         }
         self.bridge(Role::Net, &["ng0", "nd0", "ns0", "na0"])?;
+        // The switch must not filter: with br_netfilter built in, bridged IPv4 would otherwise
+        // be validated (bad headers dropped) before it reaches the gateway under test.
+        for t in ["iptables", "ip6tables", "arptables"] {
+            let _ = self.sysctl(Role::Net, &format!("net.bridge.bridge-nf-call-{t}"), "0");
+        }
         self.addr(Role::Ied, "ied1", DIRECT_IED_IP, 24)?;
         self.addr(Role::Sub, "sub0", DIRECT_SUB_IP, 24)?;
         match self.mode {
