@@ -290,7 +290,8 @@ fn l2_driver_fails_closed_and_delivers_in_order() {
     assert_eq!(c.inbound.verified, 2 * legit_n as u64);
     assert_eq!(c.outbound.protected, 2 * legit_n as u64);
     // Only the legit frames were forwarded; everything else that reached the gateway was
-    // dropped with a reason: every attack and every replay.
+    // dropped with a reason: every attack and every replay (plus the odd frame of the
+    // namespaces' own kernels, e.g. ARP, which `other_inbound = "drop"` also drops).
     assert_eq!(c.inbound.forwarded, 2 * legit_n as u64, "{c:?}");
     assert_eq!(
         c.inbound.received,
