@@ -23,7 +23,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 /// `gander bench gateway` options.
 #[derive(ClapArgs, Debug, Clone)]
@@ -97,6 +97,7 @@ fn config(key_id: u32) -> String {
         r#"
 driver = "l2"
 keys = "unused"
+rt_priority = 50
 [l2]
 ied = "gi0"
 net = "gn0"
@@ -184,18 +185,24 @@ fn stats(v: &[f64]) -> Stats {
     }
 }
 
-type Times = Arc<Mutex<Vec<Option<Instant>>>>;
+type Times = Arc<Mutex<Vec<Option<SystemTime>>>>;
 
 fn times(n: usize) -> Times {
     Arc::new(Mutex::new(vec![None; n]))
 }
 
-fn mark(t: &Times, i: usize) {
+/// Records when message `i` was seen: the kernel's receive timestamp if there is one, else now.
+/// Both ends use CLOCK_REALTIME, so sender marks and kernel stamps compare directly.
+fn mark_at(t: &Times, i: usize, at: Option<SystemTime>) {
     if let Ok(mut v) = t.lock() {
         if let Some(x) = v.get_mut(i) {
-            x.get_or_insert(Instant::now());
+            x.get_or_insert(at.unwrap_or_else(SystemTime::now));
         }
     }
+}
+
+fn mark(t: &Times, i: usize) {
+    mark_at(t, i, None)
 }
 
 fn spdu_number(f: &[u8]) -> Option<(usize, [u8; 4])> {
@@ -245,13 +252,14 @@ fn latency(lab: &Lab, n: usize) -> anyhow::Result<Latency> {
     let echo = std::thread::spawn(move || -> anyhow::Result<()> {
         gander_lab::enter(&ns)?;
         let s = RawSocket::open("sub0")?;
+        s.enable_timestamps()?;
         r2.fetch_add(1, Ordering::SeqCst);
         let mut buf = vec![0u8; 70000];
         while !s2.load(Ordering::Relaxed) {
             if !poll_fds(&[s.fd()], 20)?[0] {
                 continue;
             }
-            while let Some(len) = s.recv(&mut buf, true)? {
+            while let Some((len, ts)) = s.recv_ts(&mut buf, true)? {
                 let f = &mut buf[..len];
                 let Some((i, dst)) = spdu_number(f) else {
                     continue;
@@ -263,7 +271,7 @@ fn latency(lab: &Lab, n: usize) -> anyhow::Result<Latency> {
                 } else {
                     continue;
                 };
-                mark(&a2[path], i);
+                mark_at(&a2[path], i, ts);
                 swap(f);
                 let _ = s.send(f);
             }
@@ -275,6 +283,9 @@ fn latency(lab: &Lab, n: usize) -> anyhow::Result<Latency> {
     let ied_rx = std::thread::spawn(move || -> anyhow::Result<()> {
         gander_lab::enter(&ns)?;
         let socks = [RawSocket::open("ied0")?, RawSocket::open("ied1")?];
+        for s in &socks {
+            s.enable_timestamps()?;
+        }
         r3.fetch_add(1, Ordering::SeqCst);
         let mut buf = vec![0u8; 70000];
         while !s3.load(Ordering::Relaxed) {
@@ -283,9 +294,9 @@ fn latency(lab: &Lab, n: usize) -> anyhow::Result<Latency> {
                 if !r[p] {
                     continue;
                 }
-                while let Some(len) = socks[p].recv(&mut buf, true)? {
+                while let Some((len, ts)) = socks[p].recv_ts(&mut buf, true)? {
                     if let Some((i, _)) = spdu_number(&buf[..len]) {
-                        mark(&b2[p], i);
+                        mark_at(&b2[p], i, ts);
                     }
                 }
             }
@@ -355,7 +366,9 @@ fn latency(lab: &Lab, n: usize) -> anyhow::Result<Latency> {
         a.iter()
             .zip(b.iter())
             .skip(n / 20) // warm-up discarded
-            .filter_map(|(x, y)| Some(y.as_ref()?.duration_since(*x.as_ref()?).as_secs_f64() * 1e6))
+            .filter_map(|(x, y)| {
+                Some(y.as_ref()?.duration_since(*x.as_ref()?).ok()?.as_secs_f64() * 1e6)
+            })
             .collect()
     };
     Ok(Latency {

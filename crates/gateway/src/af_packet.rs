@@ -140,9 +140,30 @@ impl RawSocket {
         self.fd.as_raw_fd()
     }
 
+    /// Asks the kernel to timestamp every received frame (`SO_TIMESTAMPNS`, CLOCK_REALTIME),
+    /// read with [`RawSocket::recv_ts`]: the time the frame reached the socket, independent of
+    /// when the receiving thread is scheduled.
+    pub fn enable_timestamps(&self) -> io::Result<()> {
+        setopt(
+            self.fd.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_TIMESTAMPNS,
+            &1i32,
+        )
+    }
+
     /// Receives one frame into `buf` (which needs 4 spare bytes for a restored VLAN tag);
     /// `Ok(None)` if nothing is waiting (with `nonblocking`).
     pub fn recv(&self, buf: &mut [u8], nonblocking: bool) -> io::Result<Option<usize>> {
+        Ok(self.recv_ts(buf, nonblocking)?.map(|(n, _)| n))
+    }
+
+    /// [`RawSocket::recv`] plus the kernel receive timestamp, if enabled.
+    pub fn recv_ts(
+        &self,
+        buf: &mut [u8],
+        nonblocking: bool,
+    ) -> io::Result<Option<(usize, Option<std::time::SystemTime>)>> {
         let cap = buf.len().saturating_sub(4);
         let mut iov = libc::iovec {
             iov_base: buf.as_mut_ptr() as *mut libc::c_void,
@@ -169,6 +190,7 @@ impl RawSocket {
             return Err(e);
         }
         let mut n = (n as usize).min(cap);
+        let mut ts = None;
         // SAFETY: walking the control messages the kernel wrote into cbuf.
         unsafe {
             let mut c = libc::CMSG_FIRSTHDR(&msg);
@@ -188,10 +210,18 @@ impl RawSocket {
                         n += 4;
                     }
                 }
+                if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SO_TIMESTAMPNS {
+                    let t: libc::timespec =
+                        std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::timespec);
+                    ts = Some(
+                        std::time::UNIX_EPOCH
+                            + std::time::Duration::new(t.tv_sec as u64, t.tv_nsec as u32),
+                    );
+                }
                 c = libc::CMSG_NXTHDR(&msg, c);
             }
         }
-        Ok(Some(n))
+        Ok(Some((n, ts)))
     }
 
     /// Sends one whole Ethernet frame out of the interface.

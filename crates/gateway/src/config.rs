@@ -225,6 +225,9 @@ pub struct ConfigToml {
     pub pcap: Option<PathBuf>,
     /// Run the driver inside this network namespace (`/run/netns/NAME`).
     pub netns: Option<String>,
+    /// Run the packet thread with SCHED_FIFO at this priority (1-99; needs CAP_SYS_NICE):
+    /// the gateway's wake-up latency is most of its added latency on a busy host.
+    pub rt_priority: Option<i32>,
     /// `[l2]`.
     pub l2: Option<L2Toml>,
     /// `[nfqueue]`.

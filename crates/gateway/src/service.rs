@@ -19,6 +19,18 @@ use std::time::Duration;
 
 /// Runs the configured driver on the calling thread until `ctl.stop`.
 pub fn run_driver(cfg: &Config, policy: Policy, ctl: &Control) -> io::Result<Policy> {
+    if let Some(prio) = cfg.raw.rt_priority {
+        let p = libc::sched_param {
+            sched_priority: prio.clamp(1, 99),
+        };
+        // SAFETY: p is valid; pid 0 is the calling thread.
+        if unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) } != 0 {
+            eprintln!(
+                "gander gateway: SCHED_FIFO {prio} refused ({}); running at normal priority",
+                io::Error::last_os_error()
+            );
+        }
+    }
     match cfg.raw.driver {
         DriverKind::L2 => crate::af_packet::run(
             cfg.raw
