@@ -424,7 +424,7 @@ impl Policy {
                     appid,
                     apdu: &apdu,
                 };
-                let out = self.to_rgoose(&rule, el, now)?;
+                let out = self.build_rgoose(&rule, el, now)?;
                 self.bump(dir, |c| c.translated += 1);
                 Ok(Decision::Forward(Cow::Owned(out)))
             }
@@ -456,7 +456,7 @@ impl Policy {
         Ok(g)
     }
 
-    fn to_rgoose(
+    fn build_rgoose(
         &mut self,
         rule: &Rule,
         el: PayloadElement<'_>,

@@ -53,6 +53,7 @@ pub fn run_driver(cfg: &Config, policy: Policy, ctl: &Control) -> io::Result<Pol
                 .nfqueue
                 .as_ref()
                 .ok_or_else(|| io::Error::other("no [nfqueue]"))?,
+            cfg.raw.other,
             policy,
             ctl,
         ),
