@@ -8,6 +8,9 @@ pub enum BenchCommand {
     /// Per-operation cost of the security library (gateway paper Table 8, Figures 4-5;
     /// Farooq et al. Table 1).
     Crypto(CryptoArgs),
+    /// The security gateway in the lab (gateway paper Tables 9-10): latency, bandwidth, ping,
+    /// frame rate and junk flood, as ratios against the direct path.
+    Gateway(crate::bench_gateway::Args),
 }
 
 #[derive(Args)]
@@ -25,6 +28,7 @@ pub struct CryptoArgs {
 
 pub fn run(cmd: BenchCommand) -> anyhow::Result<ExitCode> {
     match cmd {
+        BenchCommand::Gateway(a) => crate::bench_gateway::run(a),
         BenchCommand::Crypto(a) => {
             let _ = (a.reps, a.quick, a.json);
             anyhow::bail!("gander bench crypto is being written (crates/imp)")
