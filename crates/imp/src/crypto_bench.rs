@@ -4,11 +4,13 @@
 //!
 //! # What a row measures
 //!
-//! Every MAC and AEAD row exists in three implementations, all on the **same bytes**:
+//! Every MAC and AEAD row exists in four implementations, all on the **same bytes**:
 //!
 //! * `primitive`: the bare primitive with a prepared key ([`MacKey::sign`] / [`MacKey::verify`],
 //!   [`AeadKey::seal_in_place`] / [`AeadKey::open_in_place`] from the default provider). The
 //!   floor: what the algorithm itself costs here.
+//! * `openssl`: the same primitive through the system OpenSSL with prepared keys
+//!   ([`OpensslProvider`]), a second floor from the library the paper used.
 //! * `gander`: the library on a whole R-GOOSE SPDU: [`session::protect`] (profile `standard`,
 //!   key from a [`KeyStore`], fresh IV from [`RandomIv`], output `Vec` cleared and reused so the
 //!   allocator's first-touch cost is not what is measured) and [`session::verify`] (parse, key
@@ -31,7 +33,7 @@
 //!
 //! The APDU carries the paper's 1, 12 or 72 INTEGER data objects, and its gocbRef and datSet
 //! strings are lengthened until the encoding has the exact size ([`goose_apdu`]). The
-//! `primitive` and `evp-per-message` rows take their input from that very frame (the
+//! `primitive`, `openssl` and `evp-per-message` rows take their input from that very frame (the
 //! authenticated range and its IV; the AAD, cleartext payload and tag).
 //!
 //! # How time is taken
@@ -50,18 +52,18 @@
 //! [`CryptoConfig::rsa_sign_cap`] samples (2,000; 200 with `--quick`) unless `reps` is lower.
 //! Every timed operation's result is checked; a failure aborts the benchmark.
 //!
-//! Decrypt rows (and, for symmetry, encrypt rows of `primitive` and `evp-per-message`) copy the
+//! Decrypt rows (and, for symmetry, the encrypt rows other than `gander`) copy the
 //! input into the work buffer inside the timed region, because in-place decryption consumes
 //! it: at most 408 bytes, a few nanoseconds.
 
 use crate::stats::{self, Summary};
 use crate::transfer_time::{TRIP_P1, TRIP_P2_P3};
-use gander_sec::openssl_evp::evp_per_message;
+use gander_sec::openssl_evp::{evp_per_message, OpensslProvider};
 use gander_sec::session::{self, Checked, IvSource, RandomIv, SendParams};
 use gander_sec::signature::{SignatureAlgorithm, SigningKey, VerifyingKey};
 use gander_sec::{
-    default_provider, AeadKey, CryptoError, EncAlgorithm, KeyEntry, KeyFileError, KeyStore,
-    MacAlgorithm, MacKey, Profile, SecError,
+    default_provider, AeadKey, CryptoError, CryptoProvider, EncAlgorithm, KeyEntry, KeyFileError,
+    KeyStore, MacAlgorithm, MacKey, Profile, SecError,
 };
 use gander_wire::data::Data;
 use gander_wire::goose::GoosePdu;
@@ -122,6 +124,10 @@ pub enum BenchError {
 pub enum Impl {
     /// The bare primitive with a prepared key.
     Primitive,
+    /// The same primitive through the system OpenSSL with prepared keys
+    /// ([`OpensslProvider`]: keyed `EVP_PKEY` / `EVP_CIPHER_CTX` made once, IV set per
+    /// message): a second floor, from the library the paper used.
+    Openssl,
     /// The library on a whole R-GOOSE frame.
     Gander,
     /// OpenSSL EVP with a fresh context per message.
@@ -133,6 +139,7 @@ impl Impl {
     pub const fn name(self) -> &'static str {
         match self {
             Impl::Primitive => "primitive",
+            Impl::Openssl => "openssl",
             Impl::Gander => "gander",
             Impl::EvpPerMessage => "evp-per-message",
         }
@@ -646,6 +653,7 @@ fn mac_rows(r: &mut Runner<'_>, mac: MacAlgorithm, key_len: usize) -> Result<(),
     let mk: &dyn MacKey = entry
         .mac_key()
         .ok_or_else(|| BenchError::Setup("no MAC key".into()))?;
+    let ossl_mk = OpensslProvider.mac_key(mac, &secret)?;
     let header = if mac.needs_iv() {
         HEADER_LEN_IV
     } else {
@@ -700,6 +708,15 @@ fn mac_rows(r: &mut Runner<'_>, mac: MacAlgorithm, key_len: usize) -> Result<(),
         })?;
         r.row(id(Impl::Primitive, Op::Verify), reps, || {
             mk.verify(black_box(&iv), black_box(&data), black_box(&tag))
+        })?;
+
+        r.row(id(Impl::Openssl, Op::Mac), reps, || {
+            ossl_mk.sign(black_box(&iv), black_box(&data), &mut out_tag)?;
+            black_box(&out_tag);
+            Ok::<_, CryptoError>(())
+        })?;
+        r.row(id(Impl::Openssl, Op::Verify), reps, || {
+            ossl_mk.verify(black_box(&iv), black_box(&data), black_box(&tag))
         })?;
 
         let mut out = Vec::with_capacity(frame.len());
@@ -759,6 +776,7 @@ fn enc_rows(r: &mut Runner<'_>, enc: EncAlgorithm) -> Result<(), BenchError> {
     let ak: &dyn AeadKey = entry
         .aead_key()
         .ok_or_else(|| BenchError::Setup("no AEAD key".into()))?;
+    let ossl_ak = OpensslProvider.aead_key(enc, &secret)?;
     let reps = r.cfg.reps;
     for (bytes, objects) in ENC_SIZES {
         let apdu = goose_apdu(bytes - ELEMENT_HEADER_LEN, objects)?;
@@ -816,6 +834,19 @@ fn enc_rows(r: &mut Runner<'_>, enc: EncAlgorithm) -> Result<(), BenchError> {
         r.row(id(Impl::Primitive, Op::Decrypt), reps, || {
             work.copy_from_slice(&ciphertext);
             ak.open_in_place(black_box(&iv), black_box(&aad), &mut work, black_box(&tag))?;
+            black_box(&work);
+            Ok::<_, CryptoError>(())
+        })?;
+
+        r.row(id(Impl::Openssl, Op::Encrypt), reps, || {
+            work.copy_from_slice(&plaintext);
+            let t = ossl_ak.seal_in_place(&ivs.next_iv(), black_box(&aad), &mut work)?;
+            black_box((&work, t));
+            Ok::<_, CryptoError>(())
+        })?;
+        r.row(id(Impl::Openssl, Op::Decrypt), reps, || {
+            work.copy_from_slice(&ciphertext);
+            ossl_ak.open_in_place(black_box(&iv), black_box(&aad), &mut work, black_box(&tag))?;
             black_box(&work);
             Ok::<_, CryptoError>(())
         })?;
