@@ -355,19 +355,24 @@ pub fn measure<E>(
     max_batch: usize,
     mut op: impl FnMut() -> Result<(), E>,
 ) -> Result<(Timing, usize), E> {
-    // A first call outside the timing surfaces set-up mistakes as errors, not as failures.
-    let t = Instant::now();
+    // A first call outside the timing surfaces set-up mistakes as errors, not as failures;
+    // it may be slow (lazy initialisation), so the batch size is chosen from the calls after it:
+    // four to tell slow operations (one per sample) from fast ones, then 64 to size the batch.
     op()?;
-    let first = t.elapsed().as_nanos() as u64;
-    let batch = if first >= target_batch_ns.saturating_mul(4) {
+    let t = Instant::now();
+    for _ in 0..4 {
+        op()?;
+    }
+    let per_op = t.elapsed().as_nanos() as u64 / 4;
+    let batch = if per_op >= target_batch_ns {
         1
     } else {
-        const CAL: u32 = 64;
+        const CAL: u64 = 64;
         let t = Instant::now();
         for _ in 0..CAL {
             op()?;
         }
-        let per_op = (t.elapsed().as_nanos() as u64 / CAL as u64).max(1);
+        let per_op = (t.elapsed().as_nanos() as u64 / CAL).max(1);
         (target_batch_ns.div_ceil(per_op) as usize).clamp(1, max_batch.max(1))
     };
     let mut samples = Vec::with_capacity(warmup + reps);
@@ -979,7 +984,7 @@ mod tests {
         let mut calls = 0u32;
         let (t, failures) = measure(10, 2, 1_000, 32, || {
             calls += 1;
-            if calls > 1 + 64 + 5 {
+            if calls > 1 + 4 + 64 + 5 {
                 Err(())
             } else {
                 Ok(())
