@@ -75,7 +75,7 @@ pub fn rgoose_spdu(profile: Profile, appid: u16, spdu_number: u32, st: u32, sq: 
         } else {
             SecurityInfo::V2 {
                 key_id: 0,
-                iv: vec![],
+                iv: gander_wire::session::Iv::EMPTY,
             }
         },
     };

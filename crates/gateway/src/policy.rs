@@ -707,7 +707,7 @@ fn unsecured_header(profile: Profile, spdu_id: SpduId, spdu_number: u32) -> Sess
         } else {
             SecurityInfo::V2 {
                 key_id: 0,
-                iv: Vec::new(),
+                iv: gander_wire::session::Iv::EMPTY,
             }
         },
     }

@@ -19,7 +19,8 @@ use crate::keystore::{KeyEntry, KeyStore};
 use crate::profile::Profile;
 use crate::replay::ReplayGuard;
 use gander_wire::session::{
-    self, Dialect, PayloadElement, SecurityInfo, SessionHeader, SessionPdu, SpduId, SIGNATURE_TAG,
+    self, Dialect, Iv, PayloadElement, SecurityInfo, SessionHeader, SessionPdu, SpduId,
+    SIGNATURE_TAG,
 };
 use std::borrow::Cow;
 use std::hash::Hash;
@@ -74,11 +75,10 @@ pub fn protect(
             "the seclib profile cannot encrypt verifiably (SecLib discards the GCM tag)",
         ));
     }
-    let iv: Vec<u8> = if enc != EncAlgorithm::None || (mac.needs_iv() && !profile.gmac_zero_iv()) {
-        ivs.next_iv().to_vec()
-    } else {
-        Vec::new()
-    };
+    let iv12: Option<[u8; 12]> = (enc != EncAlgorithm::None
+        || (mac.needs_iv() && !profile.gmac_zero_iv()))
+    .then(|| ivs.next_iv());
+    let iv: &[u8] = iv12.as_ref().map_or(&[], |v| v.as_slice());
     let security = if profile.session_version() == 1 {
         SecurityInfo::V1 {
             enc_code: Profile::enc_code(enc),
@@ -88,7 +88,7 @@ pub fn protect(
     } else {
         SecurityInfo::V2 {
             key_id: key.id,
-            iv: iv.clone(),
+            iv: iv12.map(Iv::from).unwrap_or(Iv::EMPTY),
         }
     };
     let header = SessionHeader {
@@ -116,7 +116,7 @@ pub fn protect(
         let tag = &mut tag[..mac.tag_len()];
         if let Some(k) = key.mac_key() {
             let zero = [0u8; 12];
-            let mac_iv: &[u8] = if profile.gmac_zero_iv() { &zero } else { &iv };
+            let mac_iv: &[u8] = if profile.gmac_zero_iv() { &zero } else { iv };
             k.sign(
                 mac_iv,
                 &out[base + profile.mac_start()..base + layout.payload_end],
@@ -128,10 +128,7 @@ pub fn protect(
         out.extend_from_slice(tag);
     }
     if let Some(k) = key.aead_key() {
-        let iv12: [u8; 12] = iv
-            .as_slice()
-            .try_into()
-            .map_err(|_| SecError::BadIv(iv.len()))?;
+        let iv12 = iv12.ok_or(SecError::BadIv(0))?;
         let (aad, body) = out[base..].split_at_mut(layout.payload_start);
         let tag = k.seal_in_place(&iv12, aad, body)?;
         out.push(SIGNATURE_TAG);
@@ -179,6 +176,15 @@ impl<'a> VerifiedSession<'a> {
             &self.dialect,
         )?)
     }
+    /// The first cleartext payload element (APPID for replay windows and rules), without
+    /// allocating.
+    pub fn first_element(&self) -> Result<Option<PayloadElement<'_>>, SecError> {
+        Ok(
+            session::elements(&self.data[self.payload.clone()], &self.dialect)
+                .next()
+                .transpose()?,
+        )
+    }
     /// The cleartext SPDU (inner MAC, if any, still in place; outer GCM tag still appended).
     pub fn cleartext(&self) -> &[u8] {
         &self.data
@@ -207,7 +213,7 @@ pub fn verify<'a>(
     let pdu = SessionPdu::parse(bytes, &dialect)?;
     let (key, mac, enc) = match &pdu.header.security {
         SecurityInfo::V2 { key_id: 0, iv } if iv.is_empty() && pdu.trailer().is_empty() => {
-            session::parse_elements(pdu.payload(), &dialect)?;
+            session::validate_elements(pdu.payload(), &dialect)?;
             return Ok(Checked::Unsecured(pdu));
         }
         SecurityInfo::V1 {
@@ -215,7 +221,7 @@ pub fn verify<'a>(
             mac_code: 0,
             ..
         } if pdu.trailer().is_empty() || pdu.trailer() == [SIGNATURE_TAG, 0] => {
-            session::parse_elements(pdu.payload(), &dialect)?;
+            session::validate_elements(pdu.payload(), &dialect)?;
             return Ok(Checked::Unsecured(pdu));
         }
         SecurityInfo::V2 { key_id, .. } => {
@@ -282,7 +288,7 @@ pub fn verify<'a>(
         let mk = key
             .mac_key()
             .ok_or(SecError::Unsupported("key has no MAC"))?;
-        let (_, sigs) = session::parse_trailer(trailer, &[mac.tag_len()], |stated, _| {
+        let sig = session::parse_signature(trailer, mac.tag_len(), |stated, _| {
             profile.tolerates_mac_len(mac, stated)
         })
         .map_err(|e| match e {
@@ -303,7 +309,7 @@ pub fn verify<'a>(
         mk.verify(
             mac_iv,
             &data[profile.mac_start()..pdu.payload_end],
-            sigs[0].value,
+            sig.value,
         )
         .map_err(|_| SecError::BadMac)?;
     } else {
@@ -317,7 +323,7 @@ pub fn verify<'a>(
         })?;
     }
 
-    session::parse_elements(&data[pdu.payload_start..pdu.payload_end], &dialect)?;
+    session::validate_elements(&data[pdu.payload_start..pdu.payload_end], &dialect)?;
     Ok(Checked::Verified(VerifiedSession {
         protection: Protection {
             key_id: key.id,
@@ -366,7 +372,7 @@ impl<S: Eq + Hash + Clone> SessionReceiver<S> {
             }
             Checked::Unsecured(_) => {}
             Checked::Verified(v) => {
-                let appid = v.elements()?.first().map(|e| e.appid).unwrap_or(0);
+                let appid = v.first_element()?.map(|e| e.appid).unwrap_or(0);
                 let key = (sender, appid, v.protection.key_id);
                 self.replay.check_and_accept(key, v.header.spdu_number)?;
             }
@@ -596,7 +602,7 @@ mod tests {
             time_to_next_key: 0,
             security: SecurityInfo::V2 {
                 key_id: 0,
-                iv: vec![],
+                iv: Iv::EMPTY,
             },
         };
         session::emit(&h, &[element()], 0, &Dialect::STANDARD, &mut plain).unwrap();

@@ -163,6 +163,81 @@ impl Dialect {
     };
 }
 
+/// Longest IV accepted: AES-GCM and GMAC use 12 bytes (SP 800-38D §8.2); the field allows 255,
+/// but nothing in IEC 62351-6 needs more than a block, so longer IVs are refused rather than
+/// allocated.
+pub const MAX_IV_LEN: usize = 32;
+
+/// An IV held inline (no allocation per frame).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Iv {
+    len: u8,
+    bytes: [u8; MAX_IV_LEN],
+}
+
+impl Iv {
+    /// No IV.
+    pub const EMPTY: Iv = Iv {
+        len: 0,
+        bytes: [0; MAX_IV_LEN],
+    };
+
+    /// An IV of up to [`MAX_IV_LEN`] bytes.
+    pub fn new(b: &[u8]) -> Result<Self> {
+        if b.len() > MAX_IV_LEN {
+            return Err(Error::BadLength {
+                what: "IV length",
+                value: b.len(),
+            });
+        }
+        let mut bytes = [0; MAX_IV_LEN];
+        bytes[..b.len()].copy_from_slice(b);
+        Ok(Iv {
+            len: b.len() as u8,
+            bytes,
+        })
+    }
+
+    /// The IV bytes.
+    pub fn as_slice(&self) -> &[u8] {
+        &self.bytes[..self.len as usize]
+    }
+
+    /// Length in bytes.
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    /// Whether there is no IV.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl Default for Iv {
+    fn default() -> Self {
+        Iv::EMPTY
+    }
+}
+
+impl From<[u8; 12]> for Iv {
+    fn from(b: [u8; 12]) -> Self {
+        let mut bytes = [0; MAX_IV_LEN];
+        bytes[..12].copy_from_slice(&b);
+        Iv { len: 12, bytes }
+    }
+}
+
+impl core::fmt::Debug for Iv {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "Iv(")?;
+        for b in self.as_slice() {
+            write!(f, "{b:02x}")?;
+        }
+        write!(f, ")")
+    }
+}
+
 /// The security information of the session header.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum SecurityInfo {
@@ -180,7 +255,7 @@ pub enum SecurityInfo {
         /// Key identifier.
         key_id: u32,
         /// Initialisation vector (12 bytes for AES-GCM/GMAC, empty otherwise).
-        iv: Vec<u8>,
+        iv: Iv,
     },
 }
 
@@ -202,7 +277,7 @@ impl SecurityInfo {
     pub fn iv(&self) -> &[u8] {
         match self {
             SecurityInfo::V1 { .. } => &[],
-            SecurityInfo::V2 { iv, .. } => iv,
+            SecurityInfo::V2 { iv, .. } => iv.as_slice(),
         }
     }
     /// Bytes from offset 22 to the PayloadLength field.
@@ -336,7 +411,7 @@ impl<'a> SessionPdu<'a> {
                 need(buf, "initialisation vector", 27 + n + 4)?;
                 SecurityInfo::V2 {
                     key_id: be32(buf, 22),
-                    iv: buf[27..27 + n].to_vec(),
+                    iv: Iv::new(&buf[27..27 + n])?,
                 }
             }
             v => return Err(Error::UnsupportedVersion(v)),
@@ -427,15 +502,40 @@ impl<'a> SessionPdu<'a> {
 /// Parses the payload elements of a cleartext payload.
 ///
 /// Under a biased dialect the APDU length overstates the APDU; the APDU is then delimited by its
-/// own BER length (which must fit within the stated length).
+/// own BER length (which must be exactly the stated length minus the bias).
 pub fn parse_elements<'a>(payload: &'a [u8], dialect: &Dialect) -> Result<Vec<PayloadElement<'a>>> {
-    let mut out = Vec::new();
-    let mut rest = payload;
-    while !rest.is_empty() {
+    elements(payload, dialect).collect()
+}
+
+/// The payload elements one by one, without allocating; stops after the first error.
+pub fn elements<'a>(payload: &'a [u8], dialect: &Dialect) -> Elements<'a> {
+    Elements {
+        rest: payload,
+        bias: dialect.apdu_length_bias,
+        failed: false,
+    }
+}
+
+/// Checks that a cleartext payload is a well-formed sequence of elements; returns how many.
+pub fn validate_elements(payload: &[u8], dialect: &Dialect) -> Result<usize> {
+    elements(payload, dialect).try_fold(0, |n, e| e.map(|_| n + 1))
+}
+
+/// Iterator over payload elements (see [`elements`]).
+#[derive(Clone, Debug)]
+pub struct Elements<'a> {
+    rest: &'a [u8],
+    bias: u16,
+    failed: bool,
+}
+
+impl<'a> Elements<'a> {
+    fn step(&mut self) -> Result<PayloadElement<'a>> {
+        let rest = self.rest;
         need(rest, "payload element header", ELEMENT_HEADER_LEN)?;
         let stated = be16(rest, 4) as usize;
         let body = &rest[ELEMENT_HEADER_LEN..];
-        let apdu_len = if dialect.apdu_length_bias == 0 {
+        let apdu_len = if self.bias == 0 {
             if stated > body.len() {
                 return Err(Error::BadLength {
                     what: "APDU length",
@@ -446,7 +546,7 @@ pub fn parse_elements<'a>(payload: &'a [u8], dialect: &Dialect) -> Result<Vec<Pa
         } else {
             // The quirk is exactly "true size + bias"; anything else is a malformed element.
             let ber = ber_tlv_len(body)?;
-            if stated != ber + dialect.apdu_length_bias as usize {
+            if stated != ber + self.bias as usize {
                 return Err(Error::BadLength {
                     what: "APDU length",
                     value: stated,
@@ -454,16 +554,27 @@ pub fn parse_elements<'a>(payload: &'a [u8], dialect: &Dialect) -> Result<Vec<Pa
             }
             ber
         };
-        out.push(PayloadElement {
+        // A biased element occupies its true size only: the next element (if any) follows the APDU.
+        self.rest = &body[apdu_len..];
+        Ok(PayloadElement {
             payload_type: rest[0],
             simulation: rest[1],
             appid: be16(rest, 2),
             apdu: &body[..apdu_len],
-        });
-        // A biased element occupies its true size only: the next element (if any) follows the APDU.
-        rest = &body[apdu_len..];
+        })
     }
-    Ok(out)
+}
+
+impl<'a> Iterator for Elements<'a> {
+    type Item = Result<PayloadElement<'a>>;
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed || self.rest.is_empty() {
+            return None;
+        }
+        let r = self.step();
+        self.failed = r.is_err();
+        Some(r)
+    }
 }
 
 /// Total length (tag + length octets + contents) of the BER TLV at the start of `b`.
@@ -567,6 +678,52 @@ pub fn parse_trailer<'a>(
     Ok((padding, sigs))
 }
 
+/// Parses a trailer holding optional padding and exactly one signature element whose value is
+/// `value_len` bytes (see [`parse_trailer`]), without allocating.
+pub fn parse_signature(
+    trailer: &[u8],
+    value_len: usize,
+    tolerate_len: impl Fn(u8, usize) -> bool,
+) -> Result<SignatureElement<'_>> {
+    let at = match trailer.first() {
+        Some(&PADDING_TAG) => {
+            need(trailer, "padding", 2)?;
+            let n = 2 + trailer[1] as usize;
+            need(trailer, "padding", n)?;
+            n
+        }
+        _ => 0,
+    };
+    let rest = &trailer[at..];
+    need(rest, "signature", 2)?;
+    if rest[0] != SIGNATURE_TAG {
+        return Err(Error::UnexpectedTag {
+            what: "signature",
+            expected: SIGNATURE_TAG,
+            found: rest[0],
+        });
+    }
+    let stated = rest[1];
+    if stated as usize != value_len && !tolerate_len(stated, value_len) {
+        return Err(Error::BadLength {
+            what: "signature length",
+            value: stated as usize,
+        });
+    }
+    need(rest, "signature value", 2 + value_len)?;
+    if rest.len() != 2 + value_len {
+        return Err(Error::TrailingBytes {
+            what: "signature",
+            count: rest.len() - 2 - value_len,
+        });
+    }
+    Ok(SignatureElement {
+        offset: at,
+        stated_len: stated,
+        value: &rest[2..],
+    })
+}
+
 /// Where [`emit`] put things.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Layout {
@@ -595,11 +752,6 @@ pub fn emit(
 ) -> Result<Layout> {
     let base = out.len();
     let pl_off = header.payload_length_offset();
-    if let SecurityInfo::V2 { iv, .. } = &header.security {
-        if iv.len() > 255 {
-            return Err(Error::TooLarge { what: "IV" });
-        }
-    }
     let payload_len: usize = elements.iter().map(|e| e.wire_len()).sum();
     let total = pl_off + 4 + payload_len + trailer_len;
     let (sh, ch) = match dialect.header_lengths {
@@ -654,7 +806,7 @@ pub fn emit(
         SecurityInfo::V2 { key_id, iv } => {
             out.extend_from_slice(&key_id.to_be_bytes());
             out.push(iv.len() as u8);
-            out.extend_from_slice(iv);
+            out.extend_from_slice(iv.as_slice());
             iv_offset = 27;
         }
     }
@@ -697,7 +849,7 @@ mod tests {
             pdu.header.security,
             SecurityInfo::V2 {
                 key_id: 0,
-                iv: vec![]
+                iv: Iv::EMPTY
             }
         );
         assert_eq!(pdu.payload_start, 31);
@@ -734,7 +886,7 @@ mod tests {
             time_to_next_key: -1,
             security: SecurityInfo::V2 {
                 key_id: 5,
-                iv: vec![9; 12],
+                iv: Iv::new(&[9; 12]).unwrap(),
             },
         };
         let el = PayloadElement {
@@ -823,6 +975,13 @@ mod tests {
 
         proptest! {
             #[test]
+            fn signature_parsers_agree(trailer in proptest::collection::vec(any::<u8>(), 0..40), len in 0usize..20) {
+                let one = parse_signature(&trailer, len, |_, _| false).map(|s| (s.offset, s.value.to_vec()));
+                let many = parse_trailer(&trailer, &[len], |_, _| false).map(|(_, v)| (v[0].offset, v[0].value.to_vec()));
+                prop_assert_eq!(one.ok(), many.ok());
+            }
+
+            #[test]
             fn never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..200), d in dialects()) {
                 if let Ok(p) = SessionPdu::parse(&bytes, &d) {
                     let _ = parse_elements(p.payload(), &d);
@@ -834,14 +993,14 @@ mod tests {
             fn emit_then_parse(
                 d in dialects(),
                 num in any::<u32>(), tock in any::<u32>(), ttnk in any::<i16>(), key in any::<u32>(),
-                v2 in any::<bool>(), iv in proptest::collection::vec(any::<u8>(), 0..20),
+                v2 in any::<bool>(), iv in proptest::collection::vec(any::<u8>(), 0..=MAX_IV_LEN),
                 content in proptest::collection::vec(any::<u8>(), 0..300), appid in any::<u16>(),
                 trailer in proptest::collection::vec(any::<u8>(), 0..40),
             ) {
                 let mut apdu = vec![0x61];
                 if content.len() < 128 { apdu.push(content.len() as u8); } else { apdu.extend_from_slice(&[0x82, 0, content.len() as u8]); apdu[2] = (content.len() >> 8) as u8; apdu[3] = content.len() as u8; }
                 apdu.extend_from_slice(&content);
-                let security = if v2 { SecurityInfo::V2 { key_id: key, iv } } else { SecurityInfo::V1 { enc_code: 1, mac_code: 2, key_id: key } };
+                let security = if v2 { SecurityInfo::V2 { key_id: key, iv: Iv::new(&iv).unwrap() } } else { SecurityInfo::V1 { enc_code: 1, mac_code: 2, key_id: key } };
                 let h = SessionHeader { spdu_id: SpduId::Goose, spdu_number: num, time_of_current_key: tock, time_to_next_key: ttnk, security };
                 let el = PayloadElement { payload_type: 0x81, simulation: 0, appid, apdu: &apdu };
                 let mut out = Vec::new();
