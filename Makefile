@@ -36,8 +36,8 @@ build:
 ## test: Rust tests, then the interop suite against libiec61850 and tshark
 test: setup venv build
 	GANDER_CRYPTO_VECTORS=$(CRYPTO_VECTORS) cargo test --workspace --release
-	GANDER=$(GANDER) $(VPY) -m pytest -q interop/tests
 	$(MAKE) --no-print-directory fuzz-smoke
+	GANDER=$(GANDER) $(VPY) -m pytest -q interop/tests
 
 ## demo: crypto costs and a protect/verify round on a libiec61850 capture
 demo: setup venv build
