@@ -1,2 +1,3 @@
 //! The impact measurement platform: statistics over kept raw samples and the benchmarks built
 //! on them.
+pub mod peer;
