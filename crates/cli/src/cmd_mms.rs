@@ -26,7 +26,9 @@ pub enum Command {
 
 fn sink(path: &Option<PathBuf>) -> anyhow::Result<Sink> {
     Ok(match path {
-        Some(p) => Sink::file(p).with_context(|| format!("cannot create event log {}", p.display()))?,
+        Some(p) => {
+            Sink::file(p).with_context(|| format!("cannot create event log {}", p.display()))?
+        }
         None => Sink::null(),
     })
 }
@@ -58,5 +60,9 @@ fn run_client(path: &Path) -> anyhow::Result<ExitCode> {
     };
     let s = client::run(&cfg, tls.as_deref(), &sink);
     crate::out(serde_json::to_string(&s)?);
-    Ok(if s.ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if s.ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }

@@ -18,7 +18,12 @@ fn server_cfg(period_ms: u64) -> ServerConfig {
     }
 }
 
-fn client_cfg(addr: std::net::SocketAddr, connections: u64, reports: u64, gi: bool) -> ClientConfig {
+fn client_cfg(
+    addr: std::net::SocketAddr,
+    connections: u64,
+    reports: u64,
+    gi: bool,
+) -> ClientConfig {
     ClientConfig {
         connect: addr.to_string(),
         events: None,
@@ -32,7 +37,9 @@ fn client_cfg(addr: std::net::SocketAddr, connections: u64, reports: u64, gi: bo
 }
 
 fn of<'a>(ev: &'a [Event], n: &str, conn: u64) -> Vec<&'a Event> {
-    ev.iter().filter(|e| e.event == n && e.conn == conn).collect()
+    ev.iter()
+        .filter(|e| e.event == n && e.conn == conn)
+        .collect()
 }
 
 #[test]
@@ -53,7 +60,12 @@ fn ht_and_rt_loops_over_plain_tcp() {
     let sev = ssink.take();
     // HT: every connection has HT_START < TCP_UP < COTP_UP < HT_END, no TLS_UP.
     for c in 1..=3 {
-        let t = |n| of(&cev, n, c).first().map(|e| e.t_ns).unwrap_or_else(|| panic!("{n} {c}"));
+        let t = |n| {
+            of(&cev, n, c)
+                .first()
+                .map(|e| e.t_ns)
+                .unwrap_or_else(|| panic!("{n} {c}"))
+        };
         assert!(t(name::HT_START) < t(name::TCP_UP));
         assert!(t(name::TCP_UP) < t(name::COTP_UP));
         assert!(t(name::COTP_UP) < t(name::HT_END));
@@ -70,13 +82,19 @@ fn ht_and_rt_loops_over_plain_tcp() {
     }
     // Matching: the server's conn for the client's connection 3 is the one whose peer address is
     // the client's local address.
-    let local = of(&cev, name::TCP_UP, 3)[0].get_str("local").unwrap().to_owned();
+    let local = of(&cev, name::TCP_UP, 3)[0]
+        .get_str("local")
+        .unwrap()
+        .to_owned();
     let sconn = sev
         .iter()
         .find(|e| e.event == name::TCP_UP && e.get_str("peer") == Some(local.as_str()))
         .unwrap()
         .conn;
-    assert_eq!(sconn, 3, "a fresh server numbers connections as the client does");
+    assert_eq!(
+        sconn, 3,
+        "a fresh server numbers connections as the client does"
+    );
     for e in &ends {
         let st = sev
             .iter()
@@ -102,7 +120,10 @@ fn ht_and_rt_loops_over_plain_tcp() {
         // Causality. (WRITE_END may follow READ_START on loopback: the kernel delivers to the
         // reader inside the writer's send call.)
         assert!(ws.t_ns <= rs.t_ns, "write start before read start");
-        assert!(rs.t_ns <= re.t_ns && re.t_ns <= e.t_ns, "{rs:?} {re:?} {e:?}");
+        assert!(
+            rs.t_ns <= re.t_ns && re.t_ns <= e.t_ns,
+            "{rs:?} {re:?} {e:?}"
+        );
         let rt = e.t_ns - st.t_ns;
         assert!(rt < 1_000_000_000, "RT {rt} ns");
     }
@@ -118,7 +139,9 @@ fn ht_and_rt_loops_over_plain_tcp() {
 fn second_client_cannot_take_the_reserved_rcb() {
     let srv = Server::bind(server_cfg(50), Sink::null()).unwrap();
     let (addr, stop, h) = srv.spawn();
-    let t = std::thread::spawn(move || client::run(&client_cfg(addr, 1, 20, false), None, &Sink::null()));
+    let t = std::thread::spawn(move || {
+        client::run(&client_cfg(addr, 1, 20, false), None, &Sink::null())
+    });
     std::thread::sleep(std::time::Duration::from_millis(200));
     let s2 = client::run(&client_cfg(addr, 1, 1, false), None, &Sink::null());
     assert!(!s2.ok);
@@ -136,5 +159,8 @@ fn nothing_listening_is_tcp_refused() {
     let sink = Sink::memory();
     let s = client::run(&client_cfg(addr, 1, 0, false), None, &sink);
     assert_eq!(s.error.as_deref(), Some("tcp-refused"));
-    assert!(sink.take().iter().any(|e| e.event == name::ERROR && e.get_str("kind") == Some("tcp-refused")));
+    assert!(sink
+        .take()
+        .iter()
+        .any(|e| e.event == name::ERROR && e.get_str("kind") == Some("tcp-refused")));
 }

@@ -172,17 +172,9 @@ fn closed_fail(reason: CloseReason) -> Fail {
 
 /// Runs the HT loop then the RT loop. `tls` is the backend built from `config.tls` (built once,
 /// outside the loops, as a real peer loads its credentials once).
-pub fn run(
-    config: &ClientConfig,
-    tls: Option<&dyn TlsBackend>,
-    sink: &Sink,
-) -> ClientSummary {
+pub fn run(config: &ClientConfig, tls: Option<&dyn TlsBackend>, sink: &Sink) -> ClientSummary {
     let mut s = ClientSummary::default();
-    let addr = match config
-        .connect
-        .to_socket_addrs()
-        .map(|mut a| a.next())
-    {
+    let addr = match config.connect.to_socket_addrs().map(|mut a| a.next()) {
         Ok(Some(a)) => a,
         Ok(None) | Err(_) => {
             s.error = Some("address".into());
@@ -199,7 +191,16 @@ pub fn run(
     let timeout = Duration::from_millis(config.timeout_ms);
     for c in 1..=config.connections {
         let last = c == config.connections;
-        let r = one_connection(config, tls, sink, addr, c, last && config.reports > 0, timeout, &mut s);
+        let r = one_connection(
+            config,
+            tls,
+            sink,
+            addr,
+            c,
+            last && config.reports > 0,
+            timeout,
+            &mut s,
+        );
         if let Err((kind, detail)) = r {
             sink.emit(
                 Event::new(name::ERROR, now_ns(), c)
@@ -376,7 +377,14 @@ fn receive_reports(
     let report_timeout = Duration::from_millis(config.report_timeout_ms).as_nanos() as u64;
     let mut deadline = c.deadline();
     while n < config.reports || !enabled {
-        let b = c.pump(deadline, if enabled { "report" } else { "the RCB write response" })?;
+        let b = c.pump(
+            deadline,
+            if enabled {
+                "report"
+            } else {
+                "the RCB write response"
+            },
+        )?;
         for ev in b.events {
             match ev {
                 AEvent::Response {
@@ -385,19 +393,28 @@ fn receive_reports(
                     at,
                 } if invoke_id == write_id => {
                     let ConfirmedResponse::Write(w) = response else {
-                        return Err(fail("rcb-enable-refused", "response is not a Write response"));
+                        return Err(fail(
+                            "rcb-enable-refused",
+                            "response is not a Write response",
+                        ));
                     };
                     if let Some(bad) = w.0.iter().find_map(|r| r.err()) {
                         return Err(fail(
                             "rcb-enable-refused",
-                            format!("Write of {} refused: DataAccessError {}", gander_mms::model::RCB_REF, bad.0),
+                            format!(
+                                "Write of {} refused: DataAccessError {}",
+                                gander_mms::model::RCB_REF,
+                                bad.0
+                            ),
                         ));
                     }
                     enabled = true;
                     sink.emit(Event::new(name::RCB_ENABLED, at, id));
                     deadline = now_ns().saturating_add(report_timeout);
                 }
-                AEvent::ServiceError { invoke_id, error, .. } if invoke_id == write_id => {
+                AEvent::ServiceError {
+                    invoke_id, error, ..
+                } if invoke_id == write_id => {
                     return Err(fail("rcb-enable-refused", format!("{error:?}")));
                 }
                 AEvent::Rejected { reject, .. } => {
@@ -412,8 +429,16 @@ fn receive_reports(
                     }
                     let seq = r.seq_num.map(u64::from).unwrap_or(n);
                     if n < config.reports {
-                        sink.emit(Event::new(name::READ_START, b.t_ready, id).seq(seq).with("n", n));
-                        sink.emit(Event::new(name::READ_END, b.t_read, id).seq(seq).with("n", n));
+                        sink.emit(
+                            Event::new(name::READ_START, b.t_ready, id)
+                                .seq(seq)
+                                .with("n", n),
+                        );
+                        sink.emit(
+                            Event::new(name::READ_END, b.t_read, id)
+                                .seq(seq)
+                                .with("n", n),
+                        );
                         sink.emit(Event::new(name::RT_END, t_end, id).seq(seq).with("n", n));
                         n += 1;
                         s.reports = n;

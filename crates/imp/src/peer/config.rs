@@ -196,10 +196,14 @@ impl ClientConfig {
     pub fn check(&self) -> Result<(), ConfigError> {
         check_common(self.timeout_ms, &self.tls)?;
         if self.connections == 0 {
-            return Err(ConfigError::Invalid("connections must be at least 1".into()));
+            return Err(ConfigError::Invalid(
+                "connections must be at least 1".into(),
+            ));
         }
         if self.report_timeout_ms == 0 {
-            return Err(ConfigError::Invalid("report_timeout_ms must be at least 1".into()));
+            return Err(ConfigError::Invalid(
+                "report_timeout_ms must be at least 1".into(),
+            ));
         }
         Ok(())
     }

@@ -9,8 +9,8 @@
 //! - [`bench`]: `gander bench mms`.
 //!
 //! Where each stamp is taken, and how server and client events are matched: docs/mms-peers.md.
-pub mod clock;
 pub mod client;
+pub mod clock;
 pub mod config;
 pub mod events;
 pub mod server;

@@ -65,7 +65,9 @@ impl Server {
     /// Binds the listening socket and builds the TLS backend (certificates are loaded here, so
     /// a bad `[tls]` table fails before READY).
     pub fn bind(config: ServerConfig, sink: Sink) -> Result<Server, PeerError> {
-        config.check().map_err(|e| PeerError::Config(e.to_string()))?;
+        config
+            .check()
+            .map_err(|e| PeerError::Config(e.to_string()))?;
         let model_cfg = ModelConfig::for_report_size(config.reports.size)
             .map_err(|e| PeerError::Config(format!("reports.size: {e}")))?;
         let tls = match &config.tls {
@@ -109,13 +111,14 @@ impl Server {
     pub fn run(self) -> Result<ServerSummary, PeerError> {
         let addr = self.local_addr();
         let sh = self.shared;
-        sh.sink.emit(Event::new(name::READY, now_ns(), 0).with("addr", addr.to_string()).with(
-            "tls",
-            sh.tls
-                .as_ref()
-                .map(|b| b.kind().name())
-                .unwrap_or("none"),
-        ));
+        sh.sink.emit(
+            Event::new(name::READY, now_ns(), 0)
+                .with("addr", addr.to_string())
+                .with(
+                    "tls",
+                    sh.tls.as_ref().map(|b| b.kind().name()).unwrap_or("none"),
+                ),
+        );
         sh.sink.flush();
         self.listener
             .set_nonblocking(true)
@@ -310,9 +313,7 @@ fn serve(sh: &Shared, conn: u64, tcp: TcpStream, peer: SocketAddr, t_accept: u64
     };
     c.run();
     c.stream.close();
-    sink.emit(
-        Event::new(name::CLOSED, now_ns(), conn).with("reports", c.reports_sent),
-    );
+    sink.emit(Event::new(name::CLOSED, now_ns(), conn).with("reports", c.reports_sent));
     sink.flush();
 }
 
@@ -387,7 +388,9 @@ impl Conn<'_> {
             match (enabled, next_due) {
                 (false, _) => next_due = None,
                 (true, None) => {
-                    self.sh.sink.emit(Event::new(name::RCB_ENABLED, now, self.id));
+                    self.sh
+                        .sink
+                        .emit(Event::new(name::RCB_ENABLED, now, self.id));
                     next_due = Some(now);
                 }
                 (true, Some(_)) => {}
@@ -407,9 +410,8 @@ impl Conn<'_> {
                         continue;
                     }
                     // Back to back: look at the socket only when it has something.
-                    match self.stream.wait_readable(Some(Duration::ZERO)) {
-                        Ok(false) => continue,
-                        _ => {}
+                    if let Ok(false) = self.stream.wait_readable(Some(Duration::ZERO)) {
+                        continue;
                     }
                 }
             }
@@ -441,11 +443,18 @@ impl Conn<'_> {
                 Ok(0) => {
                     if !self.assoc.is_closed() {
                         if tracker.mid_packet() {
-                            self.error("tpkt-truncated", "peer closed TCP inside a TPKT packet", "read");
+                            self.error(
+                                "tpkt-truncated",
+                                "peer closed TCP inside a TPKT packet",
+                                "read",
+                            );
                         } else {
                             self.error(
                                 "closed",
-                                format!("peer closed the connection in state {:?}", self.assoc.state()),
+                                format!(
+                                    "peer closed the connection in state {:?}",
+                                    self.assoc.state()
+                                ),
                                 "read",
                             );
                         }
@@ -488,22 +497,26 @@ impl Conn<'_> {
                     at,
                 } => self.sh.sink.emit(Event::new(name::COTP_UP, at, self.id)),
                 AEvent::Associated { at, .. } => {
-                    self.sh.counters.associations.fetch_add(1, Ordering::Relaxed);
+                    self.sh
+                        .counters
+                        .associations
+                        .fetch_add(1, Ordering::Relaxed);
                     self.sh.sink.emit(Event::new(name::ASSOCIATED, at, self.id));
                 }
                 AEvent::Closed { at, reason } => {
                     out = Outcome::Done;
                     match reason {
-                        CloseReason::Released => self
-                            .sh
-                            .sink
-                            .emit(Event::new(name::RELEASED, at, self.id)),
+                        CloseReason::Released => {
+                            self.sh.sink.emit(Event::new(name::RELEASED, at, self.id))
+                        }
                         CloseReason::Error(e) => self.error(&mms_kind(&e), e.to_string(), "mms"),
                         CloseReason::Timeout(state) => {
                             self.error("timeout", format!("no input in state {state}"), "mms")
                         }
                         CloseReason::Refused(d) => self.error("refused", d, "mms"),
-                        CloseReason::PeerAborted => self.error("peer-aborted", "peer aborted", "mms"),
+                        CloseReason::PeerAborted => {
+                            self.error("peer-aborted", "peer aborted", "mms")
+                        }
                         CloseReason::PeerDisconnected => {
                             self.error("peer-disconnected", "COTP DR/ER from peer", "mms")
                         }
@@ -546,9 +559,21 @@ impl Conn<'_> {
         self.reports_sent += 1;
         self.sh.counters.reports.fetch_add(1, Ordering::Relaxed);
         let s = &self.sh.sink;
-        s.emit(Event::new(name::RT_START, t_rt, self.id).seq(seq).with("n", n));
-        s.emit(Event::new(name::WRITE_START, t_w0, self.id).seq(seq).with("n", n));
-        s.emit(Event::new(name::WRITE_END, t_w1, self.id).seq(seq).with("n", n));
+        s.emit(
+            Event::new(name::RT_START, t_rt, self.id)
+                .seq(seq)
+                .with("n", n),
+        );
+        s.emit(
+            Event::new(name::WRITE_START, t_w0, self.id)
+                .seq(seq)
+                .with("n", n),
+        );
+        s.emit(
+            Event::new(name::WRITE_END, t_w1, self.id)
+                .seq(seq)
+                .with("n", n),
+        );
         Ok(())
     }
 }

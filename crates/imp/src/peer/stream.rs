@@ -23,11 +23,15 @@ impl Stream {
     /// Waits until the socket is readable, for at most `timeout` (`None`: forever).
     /// Returns false on timeout.
     ///
-    /// TLS libraries can hold decrypted bytes that the socket no longer shows; the peers read
-    /// into a 64 KiB buffer (larger than a TLS record), so that after each read nothing is left
-    /// behind in OpenSSL (one record per read), GnuTLS (one record per read) or rustls (all
-    /// decoded plaintext is returned at once).
-    pub fn wait_readable(&self, timeout: Option<Duration>) -> io::Result<bool> {
+    /// TLS libraries can hold received bytes that the socket no longer shows (e.g. the first
+    /// COTP CR read by the server's handshake together with the client's Finished): those count
+    /// as readable ([`TlsStream::has_buffered_data`]).
+    pub fn wait_readable(&mut self, timeout: Option<Duration>) -> io::Result<bool> {
+        if let Stream::Tls(s) = self {
+            if s.has_buffered_data() {
+                return Ok(true);
+            }
+        }
         wait_fd(self.tcp().as_raw_fd(), timeout)
     }
 
