@@ -9,6 +9,7 @@
 //! - [`bench`]: `gander bench mms`.
 //!
 //! Where each stamp is taken, and how server and client events are matched: docs/mms-peers.md.
+pub mod bench;
 pub mod client;
 pub mod clock;
 pub mod config;

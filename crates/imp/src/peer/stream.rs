@@ -74,23 +74,24 @@ impl Write for Stream {
     }
 }
 
-/// poll(2) for POLLIN on `fd`. Errors and hang-ups count as readable (the read reports them).
+/// ppoll(2) for POLLIN on `fd` (nanosecond timeout, so paced reports can be 100 us apart).
+/// Errors and hang-ups count as readable (the read reports them).
 pub fn wait_fd(fd: i32, timeout: Option<Duration>) -> io::Result<bool> {
-    let ms: i32 = match timeout {
-        None => -1,
-        Some(d) => {
-            let ms = d.as_micros().div_ceil(1000);
-            ms.min(i32::MAX as u128) as i32
-        }
-    };
+    let ts = timeout.map(|d| libc::timespec {
+        tv_sec: d.as_secs().min(i32::MAX as u64) as libc::time_t,
+        tv_nsec: d.subsec_nanos() as libc::c_long,
+    });
     let mut p = libc::pollfd {
         fd,
         events: libc::POLLIN,
         revents: 0,
     };
     loop {
-        // SAFETY: one valid pollfd.
-        let rc = unsafe { libc::poll(&mut p, 1, ms) };
+        let tsp = ts
+            .as_ref()
+            .map_or(std::ptr::null(), |t| t as *const libc::timespec);
+        // SAFETY: one valid pollfd; `tsp` is null or points to a live timespec; no signal mask.
+        let rc = unsafe { libc::ppoll(&mut p, 1, tsp, std::ptr::null()) };
         if rc < 0 {
             let e = io::Error::last_os_error();
             if e.kind() == io::ErrorKind::Interrupted {
