@@ -250,7 +250,7 @@ fn rt_phase(
     reports: u64,
     rate: u64,
 ) -> Result<RtPhase, String> {
-    let period_us = if rate == 0 { 0 } else { 1_000_000 / rate };
+    let period_us = 1_000_000u64.checked_div(rate).unwrap_or(0);
     let (sp, cp) = match tls {
         Some((s, c)) => (Some(s), Some(c)),
         None => (None, None),
