@@ -11,3 +11,4 @@ pub mod crypto_report;
 pub mod machine;
 pub mod stats;
 pub mod transfer_time;
+pub mod peer;
