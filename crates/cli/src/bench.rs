@@ -16,6 +16,9 @@ pub enum BenchCommand {
     /// The security gateway in the lab (gateway paper Tables 9-10): latency, bandwidth, ping,
     /// frame rate and junk flood, as ratios against the direct path.
     Gateway(crate::bench_gateway::Args),
+    /// MMS over TLS: full HT against a bare TLS handshake, and the report rate one server
+    /// sustains to one client, as ratios from one run.
+    Mms(crate::bench_mms::Args),
 }
 
 #[derive(Args)]
@@ -41,6 +44,7 @@ pub struct CryptoArgs {
 pub fn run(cmd: BenchCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         BenchCommand::Gateway(a) => crate::bench_gateway::run(a),
+        BenchCommand::Mms(a) => crate::bench_mms::run(a),
         BenchCommand::Crypto(a) => crypto(a),
     }
 }

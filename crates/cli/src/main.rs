@@ -3,6 +3,7 @@
 
 mod bench;
 mod bench_gateway;
+mod bench_mms;
 mod cmd_gateway;
 mod cmd_lab;
 mod cmd_mms;

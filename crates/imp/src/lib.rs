@@ -9,6 +9,6 @@
 pub mod crypto_bench;
 pub mod crypto_report;
 pub mod machine;
+pub mod peer;
 pub mod stats;
 pub mod transfer_time;
-pub mod peer;
