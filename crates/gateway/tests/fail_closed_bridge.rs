@@ -234,10 +234,17 @@ fn scenario(tag: &str, mode: Mode, config: &str, goose: bool) {
     let (pub_ns, atk_ns) = (lab.ns(Role::Sub), lab.ns(Role::Atk));
     let legit2 = legit.clone();
     let n_attacks = attacks.len();
+    let mut attacks = attacks;
     let attacker = std::thread::spawn(move || {
         gander_lab::enter(&atk_ns).unwrap();
         let s = RawSocket::open("atk0").unwrap();
-        for (i, f) in attacks.iter().enumerate() {
+        for (i, f) in attacks.iter_mut().enumerate() {
+            // The attacker sends from its own MAC: spoofing the subscriber's would teach the
+            // network switch to deliver the subscriber's traffic to the attacker's port
+            // (FDB poisoning, outside IEC 62351-6: Ethernet addresses are not covered).
+            if f.len() >= 12 {
+                f[6..12].copy_from_slice(&addr::ATK_MAC);
+            }
             let _ = s.send(f);
             pace(i);
         }
@@ -332,14 +339,8 @@ fn scenario(tag: &str, mode: Mode, config: &str, goose: bool) {
     assert_eq!(seen.unreadable, 0, "{seen:?}");
     if goose {
         assert_eq!(got("goose"), expect_goose);
-        assert_eq!(got("r-goose"), expect_goose);
-    } else {
-        // KNOWN ISSUE (nfqueue): the verdicts carrying the protected (longer) packets are
-        // accepted by the kernel but the packets do not reach the subscriber; shortened
-        // packets (verify + strip, above) do. Until that is understood, outbound protection
-        // through the nfqueue driver is not claimed; nothing unprotected gets out either.
-        assert!(got("r-goose").iter().all(|n| expect_goose.contains(n)));
     }
+    assert_eq!(got("r-goose"), expect_goose);
 
     let policy = gw.stop();
     let c = policy.counters();
