@@ -306,12 +306,11 @@ pub fn verify<'a>(
         } else {
             &[]
         };
-        mk.verify(
-            mac_iv,
-            &data[profile.mac_start()..pdu.payload_end],
-            sig.value,
-        )
-        .map_err(|_| SecError::BadMac)?;
+        // The MAC covers everything ahead of the signature element: header, payload and any
+        // padding, so no byte of the SPDU outside the MAC itself is unauthenticated.
+        let covered_end = pdu.payload_end + sig.offset;
+        mk.verify(mac_iv, &data[profile.mac_start()..covered_end], sig.value)
+            .map_err(|_| SecError::BadMac)?;
     } else {
         // Nothing may follow the payload but padding (and SecLib's empty `85 00`).
         session::parse_trailer(trailer, &[], |_, _| false).or_else(|e| {
@@ -501,6 +500,45 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn padding_is_covered_by_the_mac() {
+        let store = store_with(
+            MacAlgorithm::HmacSha256_128,
+            EncAlgorithm::None,
+            b"0123456789ABCDEF",
+        );
+        let key = store.require(9).unwrap();
+        let h = SessionHeader {
+            spdu_id: SpduId::Goose,
+            spdu_number: 3,
+            time_of_current_key: 0,
+            time_to_next_key: -1,
+            security: SecurityInfo::V2 {
+                key_id: 9,
+                iv: Iv::EMPTY,
+            },
+        };
+        // A sender that pads: `AF 03 00 00 00`, then the MAC over everything before it.
+        let mut out = Vec::new();
+        let lay = session::emit(&h, &[element()], 5 + 18, &Dialect::STANDARD, &mut out).unwrap();
+        out.extend_from_slice(&[0xAF, 3, 0, 0, 0]);
+        let mut tag = [0u8; 16];
+        key.mac_key().unwrap().sign(&[], &out, &mut tag).unwrap();
+        out.extend_from_slice(&[0x85, 16]);
+        out.extend_from_slice(&tag);
+        assert_eq!(lay.payload_end + 5 + 18, out.len());
+        assert!(matches!(
+            verify(Profile::Standard, &store, &out, 0),
+            Ok(Checked::Verified(_))
+        ));
+        let mut bad = out.clone();
+        bad[lay.payload_end + 3] ^= 1;
+        assert_eq!(
+            verify(Profile::Standard, &store, &bad, 0).unwrap_err(),
+            SecError::BadMac
+        );
     }
 
     #[test]
