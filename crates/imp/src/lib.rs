@@ -11,3 +11,8 @@ pub mod crypto_report;
 pub mod machine;
 pub mod stats;
 pub mod transfer_time;
+
+// The measurement platform: scenarios, manager, floors, results and reports (`gander run`).
+pub mod builtin;
+pub mod link;
+pub mod scenario;
