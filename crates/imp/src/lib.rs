@@ -16,3 +16,7 @@ pub mod transfer_time;
 pub mod builtin;
 pub mod link;
 pub mod scenario;
+pub mod floor;
+pub mod manager;
+pub mod report;
+pub mod results;
