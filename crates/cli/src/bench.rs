@@ -13,6 +13,9 @@ pub enum BenchCommand {
     /// Per-operation cost of the security library (gateway paper Table 8, Figures 4-5;
     /// Farooq et al. Table 1).
     Crypto(CryptoArgs),
+    /// The security gateway in the lab (gateway paper Tables 9-10): latency, bandwidth, ping,
+    /// frame rate and junk flood, as ratios against the direct path.
+    Gateway(crate::bench_gateway::Args),
 }
 
 #[derive(Args)]
@@ -37,6 +40,7 @@ pub struct CryptoArgs {
 
 pub fn run(cmd: BenchCommand) -> anyhow::Result<ExitCode> {
     match cmd {
+        BenchCommand::Gateway(a) => crate::bench_gateway::run(a),
         BenchCommand::Crypto(a) => crypto(a),
     }
 }
@@ -100,11 +104,11 @@ fn crypto(a: CryptoArgs) -> anyhow::Result<ExitCode> {
     }
     let targets = crypto_report::targets(&report);
     if a.json {
-        println!("{}", crypto_report::render_json(&report));
+        crate::out(crypto_report::render_json(&report));
         eprint!("{}", crypto_report::render_header(&report));
         eprint!("{}", crypto_report::render_targets(&targets));
     } else {
-        print!("{}", crypto_report::render_text(&report));
+        crate::out(crypto_report::render_text(&report).trim_end());
     }
     Ok(if a.check && targets.iter().any(|t| !t.pass) {
         ExitCode::from(1)

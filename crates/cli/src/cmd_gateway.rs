@@ -1,10 +1,37 @@
-//! `gander` subcommands of the gateway crate (argument parsing only).
-use clap::Subcommand;
+//! `gander gateway --config FILE`: the bump-in-the-wire (see `docs/gateway.md`).
+use clap::{Args, Subcommand};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Subcommand)]
-pub enum Command {}
+pub enum Command {
+    /// Run the security gateway (drivers l2, nfqueue, udp) until SIGTERM/SIGINT.
+    Gateway(GatewayArgs),
+}
+
+#[derive(Args)]
+pub struct GatewayArgs {
+    /// Gateway configuration (TOML, docs/gateway.md).
+    #[arg(long)]
+    pub config: PathBuf,
+    /// Only read and check the configuration and keys, then exit.
+    #[arg(long)]
+    pub check: bool,
+}
 
 pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
-    match cmd {}
+    match cmd {
+        Command::Gateway(a) => {
+            if a.check {
+                let cfg = gander_gateway::Config::load(&a.config)?;
+                let keys =
+                    gander_sec::KeyStore::load(&cfg.keys_path, gander_sec::default_provider())?;
+                gander_gateway::Policy::new(&cfg, keys)?;
+                crate::out(format!("{}: ok", a.config.display()));
+                return Ok(ExitCode::SUCCESS);
+            }
+            gander_gateway::service::run(&a.config).map_err(anyhow::Error::msg)?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
 }

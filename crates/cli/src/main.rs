@@ -2,6 +2,7 @@
 //! the library crates; see `docs/` for what each command does.
 
 mod bench;
+mod bench_gateway;
 mod cmd_gateway;
 mod cmd_lab;
 mod cmd_mms;

@@ -1,1 +1,22 @@
-//! The bump-in-the-wire security gateway: a pure policy core and its packet drivers (AF_PACKET, NFQUEUE, UDP)
+//! The bump-in-the-wire security gateway (the Andrade et al. bridging device, done fail-closed).
+//!
+//! Layers: [`config`] reads the TOML file; [`policy`] is the sans-I/O core that decides per frame
+//! (protect, verify, translate, pass, drop) with counters; the drivers move bytes between the IED
+//! side and the network side and call the core: [`af_packet`] (two raw interfaces),
+//! [`nfqueue`] (a kernel bridge plus an iptables NFQUEUE rule), [`udp_relay`] (R-GOOSE over
+//! routed networks). [`pcap`] is a tap around any driver; [`driver`] holds what they share;
+//! [`service`] ties config, keys, signals and a driver together for `gander gateway`.
+
+pub mod af_packet;
+pub mod config;
+pub mod craft;
+pub mod driver;
+pub mod nfqueue;
+pub mod pcap;
+pub mod policy;
+pub mod service;
+pub mod udp_relay;
+
+pub use config::{Action, Config, ConfigError, Direction, DriverKind};
+pub use driver::Control;
+pub use policy::{Counters, Decision, DirCounters, Policy};

@@ -1,0 +1,352 @@
+//! The gateway's TOML configuration (documented in `docs/gateway.md`).
+//!
+//! Every field is checked when the file is read: unknown fields, a rule that protects without a
+//! key, a translation without its addresses, and a driver without its section are refused with
+//! the rule number and the reason, before any packet is touched.
+
+use gander_sec::Profile;
+use serde::Deserialize;
+use std::net::{Ipv4Addr, SocketAddrV4};
+use std::path::{Path, PathBuf};
+
+/// Why a configuration was refused.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read gateway config {path}: {source}")]
+    Io {
+        /// Path.
+        path: PathBuf,
+        /// Cause.
+        source: std::io::Error,
+    },
+    /// Not valid TOML or wrong field types.
+    #[error("gateway config: {0}")]
+    Syntax(String),
+    /// A semantic error.
+    #[error("gateway config: {0}")]
+    Invalid(String),
+}
+
+/// Which packet driver carries the frames.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DriverKind {
+    /// AF_PACKET bridge between two interfaces.
+    L2,
+    /// Kernel bridge plus an iptables NFQUEUE rule (the gateway paper's design).
+    Nfqueue,
+    /// R-GOOSE/R-SV relay between two UDP sockets (routed networks).
+    Udp,
+}
+
+/// Traffic direction, seen from the legacy IED.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    /// IED side to network side.
+    Outbound,
+    /// Network side to IED side.
+    Inbound,
+}
+
+impl Direction {
+    /// Name in JSON and logs.
+    pub fn name(self) -> &'static str {
+        match self {
+            Direction::Outbound => "outbound",
+            Direction::Inbound => "inbound",
+        }
+    }
+}
+
+/// What a rule does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Action {
+    /// Add security with the rule's key.
+    Protect,
+    /// Require verified security; keep it or strip it.
+    Verify,
+    /// Layer-2 GOOSE <-> R-GOOSE.
+    Translate,
+    /// Forward unchanged.
+    Pass,
+    /// Drop.
+    Drop,
+}
+
+/// Which traffic a rule matches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum KindMatch {
+    /// Every IEC 61850 kind.
+    #[default]
+    Any,
+    /// Layer-2 GOOSE (EtherType 0x88B8).
+    Goose,
+    /// R-GOOSE (session SI 0xA1 or 0xA0).
+    RGoose,
+    /// R-SV (session SI 0xA2).
+    RSv,
+}
+
+/// Pass or drop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PassDrop {
+    /// Forward unchanged.
+    Pass,
+    /// Drop (counted).
+    Drop,
+}
+
+/// Where translated frames go.
+#[derive(Clone, Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct TranslateToml {
+    /// Ethernet source of the frames the gateway writes.
+    pub src_mac: Option<String>,
+    /// Ethernet destination (GOOSE: a 01-0C-CD-01-xx-xx multicast; R-GOOSE: next hop or
+    /// IPv4 multicast MAC).
+    pub dst_mac: Option<String>,
+    /// 802.1Q VLAN id for layer-2 output.
+    pub vlan: Option<u16>,
+    /// 802.1Q priority for layer-2 output (IEC 61850-8-1 default 4).
+    pub priority: Option<u8>,
+    /// IPv4 source for R-GOOSE output.
+    pub src_ip: Option<Ipv4Addr>,
+    /// IPv4 destination for R-GOOSE output (unicast or multicast).
+    pub dst_ip: Option<Ipv4Addr>,
+    /// UDP port (default 102).
+    pub port: Option<u16>,
+}
+
+/// One policy rule as written.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleToml {
+    /// outbound | inbound.
+    pub direction: Direction,
+    /// APPID to match; absent: any.
+    pub appid: Option<u16>,
+    /// Kind to match.
+    #[serde(default)]
+    pub kind: KindMatch,
+    /// What to do.
+    pub action: Action,
+    /// Key for protect (and for protecting translated output).
+    pub key_id: Option<u32>,
+    /// Keys for protect, chosen by validity window (rotation).
+    pub key_ids: Option<Vec<u32>>,
+    /// verify: forward with the security kept (true) or stripped for a legacy subscriber.
+    #[serde(default)]
+    pub keep_security: bool,
+    /// translate: require verified input (default: true inbound, false outbound).
+    pub verify_input: Option<bool>,
+    /// Pin the Ethernet source address (IEC 62351-6 does not cover it).
+    pub src_mac: Option<String>,
+    /// translate: output addressing.
+    pub translate: Option<TranslateToml>,
+}
+
+/// `[l2]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct L2Toml {
+    /// Interface towards the IED.
+    pub ied: String,
+    /// Interface towards the network.
+    pub net: String,
+}
+
+/// `[nfqueue]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NfqueueToml {
+    /// Queue number.
+    #[serde(default)]
+    pub queue: u16,
+    /// Bridge port towards the IED (its frames are `outbound`).
+    pub ied: String,
+    /// Bridge port towards the network.
+    pub net: String,
+    /// Install and remove the iptables rules (default true).
+    #[serde(default = "yes")]
+    pub install_rules: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// `[udp]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UdpToml {
+    /// Where the IED sends its R-GOOSE.
+    pub ied_listen: SocketAddrV4,
+    /// Where outbound R-GOOSE goes.
+    pub net_peer: SocketAddrV4,
+    /// Where the network sends R-GOOSE for the IED.
+    pub net_listen: SocketAddrV4,
+    /// Where inbound R-GOOSE goes.
+    pub ied_peer: SocketAddrV4,
+}
+
+/// The whole file.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigToml {
+    /// l2 | nfqueue | udp.
+    pub driver: DriverKind,
+    /// Key file (docs/keys.md), relative to the config file.
+    pub keys: PathBuf,
+    /// standard | libiec61850 | seclib.
+    #[serde(default)]
+    pub profile: Option<String>,
+    /// Non-IEC 61850 traffic.
+    #[serde(default = "pass")]
+    pub other: PassDrop,
+    /// Non-IEC 61850 traffic from the network side (default: `other`).
+    pub other_inbound: Option<PassDrop>,
+    /// Non-IEC 61850 traffic from the IED side (default: `other`).
+    pub other_outbound: Option<PassDrop>,
+    /// IEC 61850 traffic that no rule matches.
+    #[serde(default = "drop")]
+    pub default: PassDrop,
+    /// Seconds between counter reports (0: only on SIGUSR1).
+    #[serde(default)]
+    pub stats_interval: u64,
+    /// Counter reports go to this file (replaced atomically) instead of stdout.
+    pub stats_file: Option<PathBuf>,
+    /// Optional pcap of every frame the gateway forwards (after policy).
+    pub pcap: Option<PathBuf>,
+    /// Run the driver inside this network namespace (`/run/netns/NAME`).
+    pub netns: Option<String>,
+    /// Run the packet thread with SCHED_FIFO at this priority (1-99; needs CAP_SYS_NICE):
+    /// the gateway's wake-up latency is most of its added latency on a busy host.
+    pub rt_priority: Option<i32>,
+    /// `[l2]`.
+    pub l2: Option<L2Toml>,
+    /// `[nfqueue]`.
+    pub nfqueue: Option<NfqueueToml>,
+    /// `[udp]`.
+    pub udp: Option<UdpToml>,
+    /// Rules, first match wins.
+    #[serde(default, rename = "rule")]
+    pub rules: Vec<RuleToml>,
+}
+
+fn pass() -> PassDrop {
+    PassDrop::Pass
+}
+fn drop() -> PassDrop {
+    PassDrop::Drop
+}
+
+/// A checked configuration.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// The parsed file.
+    pub raw: ConfigToml,
+    /// Profile.
+    pub profile: Profile,
+    /// Key file path, resolved.
+    pub keys_path: PathBuf,
+}
+
+/// Parses `aa:bb:cc:dd:ee:ff` or `aa-bb-...`.
+pub fn parse_mac(s: &str) -> Result<[u8; 6], ConfigError> {
+    let parts: Vec<&str> = s.split([':', '-']).collect();
+    let bad = || ConfigError::Invalid(format!("bad MAC address {s:?}"));
+    if parts.len() != 6 {
+        return Err(bad());
+    }
+    let mut m = [0u8; 6];
+    for (i, p) in parts.iter().enumerate() {
+        if p.len() != 2 {
+            return Err(bad());
+        }
+        m[i] = u8::from_str_radix(p, 16).map_err(|_| bad())?;
+    }
+    Ok(m)
+}
+
+impl Config {
+    /// Reads and checks a config file.
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::from_toml(&text, path.parent().unwrap_or(Path::new(".")))
+    }
+
+    /// Parses config text; relative paths are resolved against `base`.
+    pub fn from_toml(text: &str, base: &Path) -> Result<Self, ConfigError> {
+        let raw: ConfigToml =
+            toml::from_str(text).map_err(|e| ConfigError::Syntax(e.to_string()))?;
+        let profile = match &raw.profile {
+            None => Profile::Standard,
+            Some(p) => p
+                .parse()
+                .map_err(|_| ConfigError::Invalid(format!("unknown profile {p:?}")))?,
+        };
+        let need = |ok: bool, what: &str| {
+            if ok {
+                Ok(())
+            } else {
+                Err(ConfigError::Invalid(format!(
+                    "driver needs a [{what}] section"
+                )))
+            }
+        };
+        match raw.driver {
+            DriverKind::L2 => need(raw.l2.is_some(), "l2")?,
+            DriverKind::Nfqueue => need(raw.nfqueue.is_some(), "nfqueue")?,
+            DriverKind::Udp => need(raw.udp.is_some(), "udp")?,
+        }
+        for (i, r) in raw.rules.iter().enumerate() {
+            let n = i + 1;
+            let bad = |why: &str| Err(ConfigError::Invalid(format!("rule {n}: {why}")));
+            if r.key_id.is_some() && r.key_ids.is_some() {
+                return bad("give key_id or key_ids, not both");
+            }
+            if r.action == Action::Protect && r.key_id.is_none() && r.key_ids.is_none() {
+                return bad("protect needs key_id or key_ids");
+            }
+            if let Some(m) = &r.src_mac {
+                parse_mac(m)?;
+            }
+            if r.action == Action::Translate {
+                let Some(t) = &r.translate else {
+                    return bad("translate needs a [rule.translate] table");
+                };
+                for m in [&t.src_mac, &t.dst_mac].into_iter().flatten() {
+                    parse_mac(m)?;
+                }
+                if t.src_mac.is_none() || t.dst_mac.is_none() {
+                    return bad("translate needs src_mac and dst_mac");
+                }
+                if r.kind == KindMatch::RSv {
+                    return bad("translate handles GOOSE only");
+                }
+                if t.vlan.is_some_and(|v| v >= 4095) || t.priority.is_some_and(|p| p > 7) {
+                    return bad("vlan must be < 4095 and priority <= 7");
+                }
+            }
+        }
+        let keys_path = if raw.keys.is_absolute() {
+            raw.keys.clone()
+        } else {
+            base.join(&raw.keys)
+        };
+        Ok(Config {
+            raw,
+            profile,
+            keys_path,
+        })
+    }
+}

@@ -1,0 +1,135 @@
+//! Builders for the unsecured GOOSE and R-GOOSE frames that tests and benchmarks send through
+//! the gateway (what a legacy IED publishes).
+
+use gander_sec::Profile;
+use gander_wire::data::Data;
+use gander_wire::ethernet::{self, EthernetRepr, VlanTag};
+use gander_wire::goose::GoosePdu;
+use gander_wire::goose_frame::{GooseFrameRepr, L2Frame};
+use gander_wire::ip::UdpFrameRepr;
+use gander_wire::session::{emit, PayloadElement, SecurityInfo, SessionHeader, SpduId};
+
+/// A GOOSE APDU with `entries` integer values (the gateway paper's 1/12/72-object sizes).
+pub fn goose_apdu(st: u32, sq: u32, entries: usize) -> Vec<u8> {
+    GoosePdu {
+        gocb_ref: "GANDERIED/LLN0$GO$gcb01".into(),
+        time_allowed_to_live: 2000,
+        dat_set: "GANDERIED/LLN0$DS1".into(),
+        go_id: Some("gander".into()),
+        t: [0x66, 0, 0, 0, 0, 0, 0, 0x0a],
+        st_num: st,
+        sq_num: sq,
+        simulation: false,
+        conf_rev: 1,
+        nds_com: false,
+        num_dat_set_entries: entries as u32,
+        all_data: (0..entries as i64)
+            .map(|i| Data::Integer(1000 + i))
+            .collect(),
+    }
+    .to_vec()
+}
+
+/// An unsecured layer-2 GOOSE frame (IEC 61850-8-1), untagged or 802.1Q-tagged.
+pub fn goose_frame(
+    src: [u8; 6],
+    dst: [u8; 6],
+    vlan: Option<VlanTag>,
+    appid: u16,
+    st: u32,
+    sq: u32,
+) -> Vec<u8> {
+    L2Frame {
+        eth: EthernetRepr {
+            dst,
+            src,
+            vlan,
+            ethertype: ethernet::ETHERTYPE_GOOSE,
+        },
+        body: GooseFrameRepr {
+            appid,
+            reserved1: 0,
+            reserved2: 0,
+            apdu: goose_apdu(st, sq, 4),
+            extension: None,
+        },
+    }
+    .to_vec()
+    .unwrap_or_default()
+}
+
+/// An unsecured R-GOOSE session PDU as `profile` writes it.
+pub fn rgoose_spdu(profile: Profile, appid: u16, spdu_number: u32, st: u32, sq: u32) -> Vec<u8> {
+    let apdu = goose_apdu(st, sq, 4);
+    let header = SessionHeader {
+        spdu_id: SpduId::Goose,
+        spdu_number,
+        time_of_current_key: 0,
+        time_to_next_key: 0,
+        security: if profile.session_version() == 1 {
+            SecurityInfo::V1 {
+                enc_code: 0,
+                mac_code: 0,
+                key_id: 0,
+            }
+        } else {
+            SecurityInfo::V2 {
+                key_id: 0,
+                iv: vec![],
+            }
+        },
+    };
+    let el = PayloadElement {
+        payload_type: 0x81,
+        simulation: 0,
+        appid,
+        apdu: &apdu,
+    };
+    let trailer: &[u8] = if profile == Profile::Seclib {
+        &[0x85, 0]
+    } else {
+        &[]
+    };
+    let mut out = Vec::new();
+    let _ = emit(&header, &[el], trailer.len(), &profile.dialect(), &mut out);
+    out.extend_from_slice(trailer);
+    out
+}
+
+/// Addresses of an R-GOOSE datagram.
+#[derive(Clone, Copy, Debug)]
+pub struct UdpAddrs {
+    /// Ethernet source.
+    pub src_mac: [u8; 6],
+    /// Ethernet destination.
+    pub dst_mac: [u8; 6],
+    /// IPv4 source.
+    pub src_ip: [u8; 4],
+    /// IPv4 destination.
+    pub dst_ip: [u8; 4],
+    /// UDP source port.
+    pub src_port: u16,
+    /// UDP destination port.
+    pub dst_port: u16,
+}
+
+/// An Ethernet/IPv4/UDP frame carrying `payload`.
+pub fn udp_frame(a: &UdpAddrs, payload: &[u8]) -> Vec<u8> {
+    UdpFrameRepr {
+        eth: EthernetRepr {
+            dst: a.dst_mac,
+            src: a.src_mac,
+            vlan: None,
+            ethertype: ethernet::ETHERTYPE_IPV4,
+        },
+        src_addr: a.src_ip,
+        dst_addr: a.dst_ip,
+        src_port: a.src_port,
+        dst_port: a.dst_port,
+        ttl: 64,
+        tos: 0,
+        identification: 0,
+    }
+    .emit(payload)
+    .unwrap_or_default()
+}

@@ -1,0 +1,160 @@
+//! What every packet driver shares: the control block the signal thread talks to, the clock the
+//! policy is given, and the housekeeping done between frames (key reload, counter reports).
+
+use crate::pcap::PcapTap;
+use crate::policy::{Counters, Policy};
+use gander_sec::KeyStore;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// Receives counter reports.
+pub type Reporter = Box<dyn FnMut(&Counters) + Send>;
+
+/// Shared between a driver's worker thread and whoever controls it (signals, tests).
+pub struct Control {
+    /// Ask the driver to stop after the current frame.
+    pub stop: AtomicBool,
+    /// Ask for a counter report now (SIGUSR1).
+    pub report: AtomicBool,
+    /// Keys to switch to between two frames (SIGHUP): no frame is lost, the sockets keep
+    /// queueing while the file is read by another thread.
+    pub new_keys: Mutex<Option<KeyStore>>,
+    /// The last counters published by the worker.
+    pub counters: Mutex<Counters>,
+    reporter: Mutex<Option<Reporter>>,
+    interval: Option<Duration>,
+    /// Optional pcap of forwarded frames.
+    pub tap: Mutex<Option<PcapTap>>,
+}
+
+impl Control {
+    /// A control block; `interval` for periodic reports, `reporter` to print them.
+    pub fn new(interval: Option<Duration>, reporter: Option<Reporter>) -> Self {
+        Control {
+            stop: AtomicBool::new(false),
+            report: AtomicBool::new(false),
+            new_keys: Mutex::new(None),
+            counters: Mutex::new(Counters::default()),
+            reporter: Mutex::new(reporter),
+            interval,
+            tap: Mutex::new(None),
+        }
+    }
+
+    /// Whether the driver should stop.
+    pub fn stopping(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// Hands new keys to the worker.
+    pub fn reload(&self, keys: KeyStore) {
+        if let Ok(mut k) = self.new_keys.lock() {
+            *k = Some(keys);
+        }
+    }
+
+    /// Publishes the counters and calls the reporter.
+    pub fn publish(&self, policy: &Policy, force_report: bool) {
+        if let Ok(mut c) = self.counters.lock() {
+            c.clone_from(policy.counters());
+        }
+        if force_report {
+            if let Ok(mut r) = self.reporter.lock() {
+                if let Some(r) = r.as_mut() {
+                    r(policy.counters());
+                }
+            }
+            if let Ok(mut t) = self.tap.lock() {
+                if let Some(t) = t.as_mut() {
+                    let _ = t.flush();
+                }
+            }
+        }
+    }
+}
+
+/// The driver side of [`Control`]: called between frames.
+pub struct Housekeeping {
+    last_report: Instant,
+    last_publish: Instant,
+}
+
+impl Default for Housekeeping {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Housekeeping {
+    /// Starts the clocks.
+    pub fn new() -> Self {
+        Housekeeping {
+            last_report: Instant::now(),
+            last_publish: Instant::now(),
+        }
+    }
+
+    /// Swaps keys, publishes counters (every 20 ms) and reports (on request or interval).
+    pub fn tick(&mut self, ctl: &Control, policy: &mut Policy) {
+        if let Ok(mut k) = ctl.new_keys.try_lock() {
+            if let Some(keys) = k.take() {
+                policy.replace_keys(keys);
+            }
+        }
+        let now = Instant::now();
+        let due = ctl
+            .interval
+            .is_some_and(|i| now.duration_since(self.last_report) >= i);
+        let asked = ctl.report.swap(false, Ordering::Relaxed);
+        if due || asked {
+            self.last_report = now;
+            ctl.publish(policy, true);
+            self.last_publish = now;
+        } else if now.duration_since(self.last_publish) >= Duration::from_millis(20) {
+            ctl.publish(policy, false);
+            self.last_publish = now;
+        }
+    }
+}
+
+/// Unix seconds now (key validity).
+pub fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// Writes a forwarded frame to the tap, if there is one.
+pub fn tap(ctl: &Control, frame: &[u8]) {
+    if let Ok(mut t) = ctl.tap.try_lock() {
+        if let Some(t) = t.as_mut() {
+            let _ = t.write(frame);
+        }
+    }
+}
+
+/// Waits until one of `fds` is readable or `timeout_ms` passes; returns the readiness flags.
+pub fn poll_fds(fds: &[i32], timeout_ms: i32) -> std::io::Result<Vec<bool>> {
+    let mut p: Vec<libc::pollfd> = fds
+        .iter()
+        .map(|&fd| libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
+    // SAFETY: p is a valid array of pollfd of the given length.
+    let r = unsafe { libc::poll(p.as_mut_ptr(), p.len() as libc::nfds_t, timeout_ms) };
+    if r < 0 {
+        let e = std::io::Error::last_os_error();
+        if e.kind() == std::io::ErrorKind::Interrupted {
+            return Ok(vec![false; fds.len()]);
+        }
+        return Err(e);
+    }
+    Ok(p.iter()
+        .map(|x| x.revents & (libc::POLLIN | libc::POLLERR) != 0)
+        .collect())
+}

@@ -1,0 +1,416 @@
+//! The `nfqueue` driver: the gateway paper's design done fail-closed. A Linux bridge joins the IED
+//! port and the network port; with `br_netfilter`, bridged IPv4 UDP traverses iptables' FORWARD
+//! chain, where a rule that gander installs (and removes on exit) queues it to this process
+//! (`-j NFQUEUE`, no `--queue-bypass`: if gander is not running, UDP is dropped, not passed).
+//! The verdict carries the policy's bytes (protected, stripped) or drops the packet.
+//!
+//! The netlink protocol (nfnetlink_queue) is spoken directly over an AF_NETLINK socket, so no
+//! C library is needed. On this kernel only iptables' NFQUEUE target works (nftables' `queue`
+//! statement is not built), so rules are installed with `iptables`.
+//!
+//! Limits: the kernel hands over IPv4 packets, not Ethernet frames, so a rule's `src_mac` cannot
+//! match here and `translate` to layer 2 is refused (`translate-unsupported`). Layer-2 GOOSE
+//! does not pass iptables at all: an `ebtables` rule drops EtherType 0x88B8 across the bridge
+//! (fail closed); use the `l2` driver for GOOSE.
+
+use crate::af_packet::ifindex;
+use crate::config::{Direction, NfqueueToml, PassDrop};
+use crate::driver::{tap, unix_now, Control, Housekeeping};
+use crate::policy::{Decision, Policy};
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::process::Command;
+
+const NETLINK_NETFILTER: libc::c_int = 12;
+const NFNL_SUBSYS_QUEUE: u16 = 3;
+const NFQNL_MSG_PACKET: u16 = 0;
+const NFQNL_MSG_VERDICT: u16 = 1;
+const NFQNL_MSG_CONFIG: u16 = 2;
+const NFQA_CFG_CMD: u16 = 1;
+const NFQA_CFG_PARAMS: u16 = 2;
+const NFQNL_CFG_CMD_BIND: u8 = 1;
+const NFQNL_CFG_CMD_UNBIND: u8 = 2;
+const NFQNL_COPY_PACKET: u8 = 2;
+const NFQA_PACKET_HDR: u16 = 1;
+const NFQA_VERDICT_HDR: u16 = 2;
+const NFQA_IFINDEX_PHYSINDEV: u16 = 7;
+const NFQA_PAYLOAD: u16 = 10;
+const NF_DROP: u32 = 0;
+const NF_ACCEPT: u32 = 1;
+const NLM_F_REQUEST: u16 = 1;
+const NLM_F_ACK: u16 = 4;
+const NLMSG_ERROR: u16 = 2;
+
+fn align4(n: usize) -> usize {
+    (n + 3) & !3
+}
+
+/// Builds one nfnetlink message: nlmsghdr, nfgenmsg, attributes.
+fn message(msg: u16, flags: u16, queue: u16, attrs: &[(u16, &[u8])]) -> Vec<u8> {
+    let mut b = vec![0u8; 16];
+    b.extend_from_slice(&[libc::AF_UNSPEC as u8, 0]);
+    b.extend_from_slice(&queue.to_be_bytes());
+    for (t, v) in attrs {
+        let len = 4 + v.len();
+        b.extend_from_slice(&(len as u16).to_ne_bytes());
+        b.extend_from_slice(&t.to_ne_bytes());
+        b.extend_from_slice(v);
+        b.resize(align4(b.len()), 0);
+    }
+    let total = b.len() as u32;
+    b[0..4].copy_from_slice(&total.to_ne_bytes());
+    b[4..6].copy_from_slice(&((NFNL_SUBSYS_QUEUE << 8) | msg).to_ne_bytes());
+    b[6..8].copy_from_slice(&(NLM_F_REQUEST | flags).to_ne_bytes());
+    b
+}
+
+struct Netlink {
+    fd: OwnedFd,
+}
+
+impl Netlink {
+    fn open() -> io::Result<Self> {
+        // SAFETY: plain socket call.
+        let fd = unsafe {
+            libc::socket(
+                libc::AF_NETLINK,
+                libc::SOCK_RAW | libc::SOCK_CLOEXEC,
+                NETLINK_NETFILTER,
+            )
+        };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: fd is a fresh descriptor owned here.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        // SAFETY: zeroed sockaddr_nl is valid (pid 0: the kernel assigns one).
+        let mut sa: libc::sockaddr_nl = unsafe { std::mem::zeroed() };
+        sa.nl_family = libc::AF_NETLINK as u16;
+        // SAFETY: sa is a valid sockaddr_nl.
+        let r = unsafe {
+            libc::bind(
+                fd.as_raw_fd(),
+                &sa as *const libc::sockaddr_nl as *const libc::sockaddr,
+                std::mem::size_of::<libc::sockaddr_nl>() as u32,
+            )
+        };
+        if r < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let big = 8i32 << 20;
+        // SAFETY: valid option value.
+        unsafe {
+            libc::setsockopt(
+                fd.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_RCVBUFFORCE,
+                &big as *const i32 as *const libc::c_void,
+                4,
+            );
+        }
+        Ok(Netlink { fd })
+    }
+
+    fn send(&self, b: &[u8]) -> io::Result<()> {
+        // SAFETY: b is a valid buffer; the kernel is the destination (zeroed sockaddr_nl).
+        let mut sa: libc::sockaddr_nl = unsafe { std::mem::zeroed() };
+        sa.nl_family = libc::AF_NETLINK as u16;
+        // SAFETY: as above.
+        let r = unsafe {
+            libc::sendto(
+                self.fd.as_raw_fd(),
+                b.as_ptr() as *const libc::c_void,
+                b.len(),
+                0,
+                &sa as *const libc::sockaddr_nl as *const libc::sockaddr,
+                std::mem::size_of::<libc::sockaddr_nl>() as u32,
+            )
+        };
+        if r < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    fn recv(&self, buf: &mut [u8], timeout_ms: i32) -> io::Result<usize> {
+        if !crate::driver::poll_fds(&[self.fd.as_raw_fd()], timeout_ms)?[0] {
+            return Ok(0);
+        }
+        // SAFETY: buf is a valid buffer.
+        let n = unsafe {
+            libc::recv(
+                self.fd.as_raw_fd(),
+                buf.as_mut_ptr() as *mut libc::c_void,
+                buf.len(),
+                libc::MSG_DONTWAIT,
+            )
+        };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            if matches!(
+                e.kind(),
+                io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+            ) {
+                return Ok(0);
+            }
+            return Err(e);
+        }
+        Ok(n as usize)
+    }
+
+    /// Sends a config request and waits for its acknowledgement.
+    fn config(&self, queue: u16, attrs: &[(u16, &[u8])]) -> io::Result<()> {
+        self.send(&message(NFQNL_MSG_CONFIG, NLM_F_ACK, queue, attrs))?;
+        let mut buf = vec![0u8; 8192];
+        for _ in 0..50 {
+            let n = self.recv(&mut buf, 100)?;
+            if n >= 20 && u16::from_ne_bytes([buf[4], buf[5]]) == NLMSG_ERROR {
+                let err = i32::from_ne_bytes([buf[16], buf[17], buf[18], buf[19]]);
+                if err == 0 {
+                    return Ok(());
+                }
+                return Err(io::Error::from_raw_os_error(-err));
+            }
+        }
+        Err(io::Error::other("nfnetlink_queue: no acknowledgement"))
+    }
+}
+
+/// The parts of one queued packet.
+struct Packet<'a> {
+    id: u32,
+    physin: Option<u32>,
+    payload: &'a [u8],
+}
+
+/// Parses the attributes of one NFQNL_MSG_PACKET (after nlmsghdr + nfgenmsg).
+fn parse_packet(attrs: &[u8]) -> Option<Packet<'_>> {
+    let (mut id, mut physin, mut payload) = (None, None, None);
+    let mut at = 0;
+    while at + 4 <= attrs.len() {
+        let len = u16::from_ne_bytes([attrs[at], attrs[at + 1]]) as usize;
+        let typ = u16::from_ne_bytes([attrs[at + 2], attrs[at + 3]]) & 0x3fff;
+        if len < 4 || at + len > attrs.len() {
+            return None;
+        }
+        let v = &attrs[at + 4..at + len];
+        match typ {
+            NFQA_PACKET_HDR if v.len() >= 4 => {
+                id = Some(u32::from_be_bytes([v[0], v[1], v[2], v[3]]))
+            }
+            NFQA_IFINDEX_PHYSINDEV if v.len() >= 4 => {
+                physin = Some(u32::from_be_bytes([v[0], v[1], v[2], v[3]]))
+            }
+            NFQA_PAYLOAD => payload = Some(v),
+            _ => {}
+        }
+        at += align4(len);
+    }
+    Some(Packet {
+        id: id?,
+        physin,
+        payload: payload?,
+    })
+}
+
+fn iptables(args: &[&str]) -> io::Result<bool> {
+    let s = Command::new("iptables")
+        .arg("-w")
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("iptables: {e} (install the iptables package)"),
+            )
+        })?;
+    Ok(s.success())
+}
+
+/// The iptables (and ebtables) rules of one queue; removed on drop.
+struct Rules {
+    chain: String,
+    ebtables: bool,
+}
+
+impl Rules {
+    fn install(queue: u16, other: PassDrop) -> io::Result<Rules> {
+        let chain = format!("GANDER-Q{queue}");
+        // Bridged IPv4 must traverse iptables.
+        std::fs::write("/proc/sys/net/bridge/bridge-nf-call-iptables", "1")
+            .map_err(|e| io::Error::new(e.kind(), format!("bridge-nf-call-iptables: {e}")))?;
+        let _ = iptables(&["-N", &chain]);
+        let q = queue.to_string();
+        let ok = iptables(&["-F", &chain])?
+            && iptables(&[
+                "-A",
+                &chain,
+                "-p",
+                "udp",
+                "-j",
+                "NFQUEUE",
+                "--queue-num",
+                &q,
+            ])?
+            && (other == PassDrop::Pass || iptables(&["-A", &chain, "-j", "DROP"])?)
+            && (iptables(&[
+                "-C",
+                "FORWARD",
+                "-m",
+                "physdev",
+                "--physdev-is-bridged",
+                "-j",
+                &chain,
+            ])? || iptables(&[
+                "-I",
+                "FORWARD",
+                "-m",
+                "physdev",
+                "--physdev-is-bridged",
+                "-j",
+                &chain,
+            ])?);
+        let mut rules = Rules {
+            chain,
+            ebtables: false,
+        };
+        if !ok {
+            return Err(io::Error::other(
+                "could not install the iptables NFQUEUE rules (CAP_NET_ADMIN and the iptables package are needed)",
+            ));
+        }
+        let eb = Command::new("ebtables")
+            .args(["-I", "FORWARD", "-p", "0x88b8", "-j", "DROP"])
+            .status()
+            .is_ok_and(|s| s.success());
+        if !eb {
+            eprintln!("gander gateway: warning: ebtables is missing; layer-2 GOOSE crosses the bridge unchecked");
+        }
+        rules.ebtables = eb;
+        Ok(rules)
+    }
+}
+
+impl Drop for Rules {
+    fn drop(&mut self) {
+        let c = self.chain.clone();
+        let _ = iptables(&[
+            "-D",
+            "FORWARD",
+            "-m",
+            "physdev",
+            "--physdev-is-bridged",
+            "-j",
+            &c,
+        ]);
+        let _ = iptables(&["-F", &c]);
+        let _ = iptables(&["-X", &c]);
+        if self.ebtables {
+            let _ = Command::new("ebtables")
+                .args(["-D", "FORWARD", "-p", "0x88b8", "-j", "DROP"])
+                .status();
+        }
+    }
+}
+
+/// Runs the queue until `ctl.stop`; installs and removes the rules if configured.
+pub fn run(
+    cfg: &NfqueueToml,
+    other: PassDrop,
+    mut policy: Policy,
+    ctl: &Control,
+) -> io::Result<Policy> {
+    let ied_index = ifindex(&cfg.ied)? as u32;
+    let _net_index = ifindex(&cfg.net)?;
+    let nl = Netlink::open()?;
+    let q = cfg.queue;
+    // Unbind first in case a previous run died; then bind and copy whole packets.
+    let _ = nl.config(q, &[(NFQA_CFG_CMD, &[NFQNL_CFG_CMD_UNBIND, 0, 0, 0])]);
+    nl.config(q, &[(NFQA_CFG_CMD, &[NFQNL_CFG_CMD_BIND, 0, 0, 0])])
+        .map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("bind queue {q}: {e} (CAP_NET_ADMIN needed)"),
+            )
+        })?;
+    let mut params = 0xffffu32.to_be_bytes().to_vec();
+    params.push(NFQNL_COPY_PACKET);
+    nl.config(q, &[(NFQA_CFG_PARAMS, &params)])?;
+    let rules = if cfg.install_rules {
+        Some(Rules::install(q, other)?)
+    } else {
+        None
+    };
+    let mut buf = vec![0u8; 1 << 17];
+    let mut frame = Vec::with_capacity(70000);
+    let mut hk = Housekeeping::new();
+    let mut verdict_errors = 0u64;
+    while !ctl.stopping() {
+        let n = nl.recv(&mut buf, 50)?;
+        let now = unix_now();
+        let mut at = 0;
+        while at + 16 <= n {
+            let len = u32::from_ne_bytes([buf[at], buf[at + 1], buf[at + 2], buf[at + 3]]) as usize;
+            let typ = u16::from_ne_bytes([buf[at + 4], buf[at + 5]]);
+            if len < 16 || at + len > n {
+                break;
+            }
+            if typ == NLMSG_ERROR && len >= 20 {
+                let err =
+                    i32::from_ne_bytes([buf[at + 16], buf[at + 17], buf[at + 18], buf[at + 19]]);
+                if err != 0 {
+                    verdict_errors += 1;
+                    if verdict_errors == 1 {
+                        eprintln!(
+                            "gander gateway: the kernel refused a verdict: {}",
+                            io::Error::from_raw_os_error(-err)
+                        );
+                    }
+                }
+            }
+            if typ == (NFNL_SUBSYS_QUEUE << 8) | NFQNL_MSG_PACKET && len >= 20 {
+                if let Some(p) = parse_packet(&buf[at + 20..at + len]) {
+                    let dir = if p.physin == Some(ied_index) {
+                        Direction::Outbound
+                    } else {
+                        Direction::Inbound
+                    };
+                    // The policy judges Ethernet frames: give the IPv4 packet a neutral header.
+                    frame.clear();
+                    frame.extend_from_slice(&[0u8; 12]);
+                    frame.extend_from_slice(&[0x08, 0x00]);
+                    frame.extend_from_slice(p.payload);
+                    let (verdict, out): (u32, Option<Vec<u8>>) =
+                        match policy.handle(dir, &frame, now) {
+                            Decision::Forward(b) if b.len() >= 14 && b[12..14] == [0x08, 0x00] => {
+                                tap(ctl, &b);
+                                if b[14..] == *p.payload {
+                                    (NF_ACCEPT, None)
+                                } else {
+                                    (NF_ACCEPT, Some(b[14..].to_vec()))
+                                }
+                            }
+                            // Layer-2 output cannot be re-injected into the IP path.
+                            Decision::Forward(_) => (NF_DROP, None),
+                            Decision::Drop(_) => (NF_DROP, None),
+                        };
+                    let mut vh = verdict.to_be_bytes().to_vec();
+                    vh.extend_from_slice(&p.id.to_be_bytes());
+                    let mut attrs: Vec<(u16, &[u8])> = vec![(NFQA_VERDICT_HDR, &vh)];
+                    if let Some(o) = &out {
+                        attrs.push((NFQA_PAYLOAD, o));
+                    }
+                    nl.send(&message(NFQNL_MSG_VERDICT, 0, q, &attrs))?;
+                }
+            }
+            at += align4(len);
+        }
+        hk.tick(ctl, &mut policy);
+    }
+    let _ = nl.config(q, &[(NFQA_CFG_CMD, &[NFQNL_CFG_CMD_UNBIND, 0, 0, 0])]);
+    drop(rules);
+    ctl.publish(&policy, false);
+    Ok(policy)
+}

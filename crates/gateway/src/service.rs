@@ -1,0 +1,170 @@
+//! `gander gateway --config FILE`: load the config and keys, start the driver on a worker
+//! thread (inside the configured network namespace), and serve signals:
+//!
+//! * SIGHUP: reload the key file; the worker switches keys between two frames (the sockets keep
+//!   queueing meanwhile, so no frame is lost). A key file that does not load is logged and the
+//!   old keys stay.
+//! * SIGUSR1: print the counters as one JSON line (also every `stats_interval` seconds).
+//! * SIGTERM / SIGINT: stop, remove installed rules, print the final counters.
+
+use crate::config::{Config, DriverKind};
+use crate::driver::{Control, Reporter};
+use crate::pcap::PcapTap;
+use crate::policy::{Counters, Policy};
+use gander_sec::{default_provider, KeyStore};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Runs the configured driver on the calling thread until `ctl.stop`.
+pub fn run_driver(cfg: &Config, policy: Policy, ctl: &Control) -> io::Result<Policy> {
+    if let Some(prio) = cfg.raw.rt_priority {
+        let p = libc::sched_param {
+            sched_priority: prio.clamp(1, 99),
+        };
+        // SAFETY: p is valid; pid 0 is the calling thread.
+        if unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) } != 0 {
+            eprintln!(
+                "gander gateway: SCHED_FIFO {prio} refused ({}); running at normal priority",
+                io::Error::last_os_error()
+            );
+        }
+    }
+    match cfg.raw.driver {
+        DriverKind::L2 => crate::af_packet::run(
+            cfg.raw
+                .l2
+                .as_ref()
+                .ok_or_else(|| io::Error::other("no [l2]"))?,
+            policy,
+            ctl,
+        ),
+        DriverKind::Udp => crate::udp_relay::run(
+            cfg.raw
+                .udp
+                .as_ref()
+                .ok_or_else(|| io::Error::other("no [udp]"))?,
+            policy,
+            ctl,
+        ),
+        DriverKind::Nfqueue => crate::nfqueue::run(
+            cfg.raw
+                .nfqueue
+                .as_ref()
+                .ok_or_else(|| io::Error::other("no [nfqueue]"))?,
+            cfg.raw.other,
+            policy,
+            ctl,
+        ),
+    }
+}
+
+/// One JSON report line.
+pub fn report_json(c: &Counters) -> String {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    serde_json::json!({ "time": t, "counters": c }).to_string()
+}
+
+fn reporter(stats_file: Option<PathBuf>) -> Reporter {
+    Box::new(move |c: &Counters| {
+        let line = report_json(c);
+        match &stats_file {
+            None => println!("{line}"),
+            Some(p) => {
+                let tmp = p.with_extension("tmp");
+                if std::fs::write(&tmp, format!("{line}\n")).is_ok() {
+                    let _ = std::fs::rename(&tmp, p);
+                }
+            }
+        }
+    })
+}
+
+fn load_keys(path: &Path) -> Result<KeyStore, String> {
+    KeyStore::load(path, default_provider()).map_err(|e| e.to_string())
+}
+
+/// Runs the gateway of config file `path` until SIGTERM/SIGINT; returns the final counters.
+pub fn run(path: &Path) -> Result<Counters, String> {
+    let cfg = Config::load(path).map_err(|e| e.to_string())?;
+    let keys = load_keys(&cfg.keys_path)?;
+    let policy = Policy::new(&cfg, keys).map_err(|e| e.to_string())?;
+    let interval =
+        (cfg.raw.stats_interval > 0).then(|| Duration::from_secs(cfg.raw.stats_interval));
+    let ctl = Arc::new(Control::new(
+        interval,
+        Some(reporter(cfg.raw.stats_file.clone())),
+    ));
+    if let Some(p) = &cfg.raw.pcap {
+        let tap = PcapTap::create(p).map_err(|e| format!("pcap {}: {e}", p.display()))?;
+        if let Ok(mut t) = ctl.tap.lock() {
+            *t = Some(tap);
+        }
+    }
+    // Block the signals in every thread; this thread takes them with sigtimedwait.
+    // SAFETY: sigset manipulation on a local set.
+    let set = unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for s in [libc::SIGHUP, libc::SIGUSR1, libc::SIGTERM, libc::SIGINT] {
+            libc::sigaddset(&mut set, s);
+        }
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        set
+    };
+    let worker_ctl = ctl.clone();
+    let worker_cfg = cfg.clone();
+    let worker = std::thread::Builder::new()
+        .name("gander-gateway".into())
+        .spawn(move || -> io::Result<Policy> {
+            if let Some(ns) = &worker_cfg.raw.netns {
+                gander_lab::enter(ns)
+                    .map_err(|e| io::Error::new(e.kind(), format!("netns {ns}: {e}")))?;
+            }
+            run_driver(&worker_cfg, policy, &worker_ctl)
+        })
+        .map_err(|e| e.to_string())?;
+    eprintln!(
+        "gander gateway: {:?} driver running ({} rules, {} keys, profile {}); SIGHUP reloads keys, SIGUSR1 prints counters",
+        cfg.raw.driver,
+        cfg.raw.rules.len(),
+        load_keys(&cfg.keys_path).map(|k| k.len()).unwrap_or(0),
+        cfg.profile
+    );
+    loop {
+        if worker.is_finished() {
+            break;
+        }
+        let ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 100_000_000,
+        };
+        // SAFETY: set and ts are valid.
+        let sig = unsafe { libc::sigtimedwait(&set, std::ptr::null_mut(), &ts) };
+        match sig {
+            libc::SIGHUP => match load_keys(&cfg.keys_path) {
+                Ok(k) => {
+                    eprintln!("gander gateway: SIGHUP: {} keys reloaded", k.len());
+                    ctl.reload(k);
+                }
+                Err(e) => eprintln!("gander gateway: SIGHUP: keeping the old keys: {e}"),
+            },
+            libc::SIGUSR1 => ctl.report.store(true, std::sync::atomic::Ordering::Relaxed),
+            libc::SIGTERM | libc::SIGINT => {
+                ctl.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                break;
+            }
+            _ => {}
+        }
+    }
+    let policy = worker
+        .join()
+        .map_err(|_| "gateway worker panicked".to_string())?
+        .map_err(|e| format!("driver: {e}"))?;
+    ctl.publish(&policy, true);
+    Ok(policy.counters().clone())
+}
