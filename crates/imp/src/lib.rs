@@ -20,3 +20,6 @@ pub mod floor;
 pub mod manager;
 pub mod report;
 pub mod results;
+
+// The MMS peers (`gander mms server|client`).
+pub mod peer;

@@ -132,6 +132,13 @@ pub trait TlsStream: Read + Write + Send {
     fn shutdown(&mut self) -> Result<(), TlsError>;
     /// The TCP socket underneath (for addresses and socket options).
     fn tcp(&self) -> &TcpStream;
+    /// Whether the library holds received data that a `read` would return without touching the
+    /// socket (so polling the socket for readability would miss it). A driver that polls the
+    /// socket checks this first: e.g. the first application data can arrive together with the
+    /// client's Finished and be buffered by the handshake.
+    fn has_buffered_data(&mut self) -> bool {
+        false
+    }
 }
 
 /// A backend configured from one profile.
@@ -300,6 +307,9 @@ impl Write for RekeyingStream {
 }
 
 impl TlsStream for RekeyingStream {
+    fn has_buffered_data(&mut self) -> bool {
+        self.inner.has_buffered_data()
+    }
     fn handshake(&mut self) -> Result<(), TlsError> {
         self.inner.handshake()?;
         self.last.get_or_insert_with(Instant::now);

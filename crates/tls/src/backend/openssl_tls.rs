@@ -474,7 +474,18 @@ impl Write for OpensslStream {
     }
 }
 
+extern "C" {
+    // OpenSSL >= 1.1.0; not bound by openssl-sys.
+    fn SSL_has_pending(ssl: *const openssl_sys::SSL) -> std::os::raw::c_int;
+}
+
 impl TlsStream for OpensslStream {
+    fn has_buffered_data(&mut self) -> bool {
+        // SSL_has_pending: processed plaintext or unprocessed record bytes in OpenSSL's buffers.
+        // SAFETY: the SSL pointer is valid for the life of the stream.
+        use foreign_types::ForeignTypeRef;
+        self.s.ssl().pending() > 0 || unsafe { SSL_has_pending(self.s.ssl().as_ptr()) == 1 }
+    }
     fn handshake(&mut self) -> Result<(), TlsError> {
         if self.done {
             return Ok(());

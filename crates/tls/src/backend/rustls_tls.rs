@@ -445,6 +445,13 @@ impl Write for RustlsStream {
 }
 
 impl TlsStream for RustlsStream {
+    fn has_buffered_data(&mut self) -> bool {
+        // Decrypts complete records already read from the socket; reports the plaintext waiting.
+        match self.conn.process_new_packets() {
+            Ok(st) => st.plaintext_bytes_to_read() > 0 || st.peer_has_closed(),
+            Err(_) => true, // the next read reports the error
+        }
+    }
     fn handshake(&mut self) -> Result<(), TlsError> {
         if self.done {
             return Ok(());

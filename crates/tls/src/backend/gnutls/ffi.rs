@@ -152,6 +152,7 @@ extern "C" {
     pub fn gnutls_handshake(session: gnutls_session_t) -> c_int;
     pub fn gnutls_handshake_set_timeout(session: gnutls_session_t, ms: c_uint);
     pub fn gnutls_record_recv(session: gnutls_session_t, data: *mut c_void, size: usize) -> isize;
+    pub fn gnutls_record_check_pending(session: gnutls_session_t) -> usize;
     pub fn gnutls_record_send(session: gnutls_session_t, data: *const c_void, size: usize)
         -> isize;
     pub fn gnutls_bye(session: gnutls_session_t, how: c_int) -> c_int;

@@ -857,6 +857,10 @@ impl Write for GnutlsStream {
 }
 
 impl TlsStream for GnutlsStream {
+    fn has_buffered_data(&mut self) -> bool {
+        // SAFETY: the session is valid for the life of the stream.
+        unsafe { gnutls_record_check_pending(self.session) > 0 }
+    }
     fn handshake(&mut self) -> Result<(), TlsError> {
         if self.done {
             return Ok(());

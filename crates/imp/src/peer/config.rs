@@ -1,0 +1,249 @@
+//! TOML configuration of the two peers (the RSE paper's 61850SER and 61850CLI settings).
+//!
+//! Server:
+//! ```toml
+//! listen = "127.0.0.1:3782"        # port 0: any free port (printed in READY)
+//! events = "server-events.jsonl"   # JSON lines, CLOCK_MONOTONIC ns; absent: no log
+//! timeout_ms = 10000               # per association step and per silent peer
+//! [tls]                            # absent: plain TCP (see gander_tls::TlsProfile)
+//! backend = "openssl"
+//! ca = "ca.pem"
+//! cert = "server.pem"
+//! key = "server.key"
+//! peer_cert = "client.pem"
+//! versions = ["1.2"]
+//! cipher_suites = ["TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"]
+//! session_resumption = false
+//! [reports]
+//! period_ms = 500                  # 0: back to back
+//! period_us = 100                  # optional, overrides period_ms
+//! size = 125                       # MMS InformationReport PDU octets
+//! ```
+//! Client: `connect` instead of `listen`, plus `connections` (HT loop), `reports` (RT loop),
+//! `gi` (ask for a general interrogation when enabling the RCB) and `report_timeout_ms`.
+//!
+//! Relative paths (TLS files, event log) are taken relative to the configuration file.
+use gander_tls::TlsProfile;
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read {path:?}: {reason}")]
+    Read { path: PathBuf, reason: String },
+    #[error("{path:?}: {reason}")]
+    Parse { path: PathBuf, reason: String },
+    #[error("{0}")]
+    Invalid(String),
+}
+
+fn default_timeout_ms() -> u64 {
+    10_000
+}
+fn default_period_ms() -> u64 {
+    500
+}
+fn default_size() -> usize {
+    gander_mms::model::DEFAULT_REPORT_SIZE
+}
+fn default_one() -> u64 {
+    1
+}
+
+/// `[reports]` of the server.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ReportsConfig {
+    #[serde(default = "default_period_ms")]
+    pub period_ms: u64,
+    #[serde(default)]
+    pub period_us: Option<u64>,
+    #[serde(default = "default_size")]
+    pub size: usize,
+}
+
+impl Default for ReportsConfig {
+    fn default() -> Self {
+        ReportsConfig {
+            period_ms: default_period_ms(),
+            period_us: None,
+            size: default_size(),
+        }
+    }
+}
+
+impl ReportsConfig {
+    pub fn period(&self) -> Duration {
+        match self.period_us {
+            Some(us) => Duration::from_micros(us),
+            None => Duration::from_millis(self.period_ms),
+        }
+    }
+}
+
+/// `gander mms server` configuration.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerConfig {
+    pub listen: String,
+    #[serde(default)]
+    pub events: Option<PathBuf>,
+    #[serde(default)]
+    pub tls: Option<TlsProfile>,
+    #[serde(default)]
+    pub reports: ReportsConfig,
+    #[serde(default = "default_timeout_ms")]
+    pub timeout_ms: u64,
+}
+
+/// `gander mms client` configuration.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClientConfig {
+    pub connect: String,
+    #[serde(default)]
+    pub events: Option<PathBuf>,
+    #[serde(default)]
+    pub tls: Option<TlsProfile>,
+    /// HT loop: connections opened one after the other (the paper: 1090). The last one stays
+    /// open for the RT loop when `reports` > 0.
+    #[serde(default = "default_one")]
+    pub connections: u64,
+    /// RT loop: reports to receive on the last connection (the paper: 4000).
+    #[serde(default)]
+    pub reports: u64,
+    /// Write GI=true after RptEna (the first report is then a general interrogation).
+    #[serde(default)]
+    pub gi: bool,
+    #[serde(default = "default_timeout_ms")]
+    pub timeout_ms: u64,
+    /// Longest wait for the next report before giving up with a `timeout` error.
+    #[serde(default = "default_timeout_ms")]
+    pub report_timeout_ms: u64,
+}
+
+fn read(path: &Path) -> Result<String, ConfigError> {
+    std::fs::read_to_string(path).map_err(|e| ConfigError::Read {
+        path: path.to_owned(),
+        reason: e.to_string(),
+    })
+}
+
+fn rebase(dir: &Path, events: &mut Option<PathBuf>, tls: &mut Option<TlsProfile>) {
+    if let Some(e) = events.as_mut() {
+        if e.is_relative() {
+            *e = dir.join(&*e);
+        }
+    }
+    if let Some(t) = tls.as_mut() {
+        t.rebase(dir);
+    }
+}
+
+fn check_common(timeout_ms: u64, tls: &Option<TlsProfile>) -> Result<(), ConfigError> {
+    if timeout_ms == 0 {
+        return Err(ConfigError::Invalid("timeout_ms must be at least 1".into()));
+    }
+    let _ = tls;
+    Ok(())
+}
+
+impl ServerConfig {
+    pub fn from_toml(text: &str) -> Result<Self, String> {
+        toml::from_str(text).map_err(|e| e.to_string())
+    }
+    pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
+        let mut c = Self::from_toml(&read(path)?).map_err(|reason| ConfigError::Parse {
+            path: path.to_owned(),
+            reason,
+        })?;
+        if let Some(dir) = path.parent() {
+            rebase(dir, &mut c.events, &mut c.tls);
+        }
+        c.check()?;
+        Ok(c)
+    }
+    pub fn check(&self) -> Result<(), ConfigError> {
+        check_common(self.timeout_ms, &self.tls)?;
+        gander_mms::model::ModelConfig::for_report_size(self.reports.size).map_err(|_| {
+            ConfigError::Invalid(format!(
+                "reports.size = {}: no report of exactly this size can be built (minimum {} octets; some sizes fall on a BER length step: try one more)",
+                self.reports.size,
+                gander_mms::model::ImpModel::new(gander_mms::model::ModelConfig { blob_len: 0 })
+                    .full_report_size()
+            ))
+        })?;
+        Ok(())
+    }
+}
+
+impl ClientConfig {
+    pub fn from_toml(text: &str) -> Result<Self, String> {
+        toml::from_str(text).map_err(|e| e.to_string())
+    }
+    pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
+        let mut c = Self::from_toml(&read(path)?).map_err(|reason| ConfigError::Parse {
+            path: path.to_owned(),
+            reason,
+        })?;
+        if let Some(dir) = path.parent() {
+            rebase(dir, &mut c.events, &mut c.tls);
+        }
+        c.check()?;
+        Ok(c)
+    }
+    pub fn check(&self) -> Result<(), ConfigError> {
+        check_common(self.timeout_ms, &self.tls)?;
+        if self.connections == 0 {
+            return Err(ConfigError::Invalid(
+                "connections must be at least 1".into(),
+            ));
+        }
+        if self.report_timeout_ms == 0 {
+            return Err(ConfigError::Invalid(
+                "report_timeout_ms must be at least 1".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn paper_settings_parse() {
+        let s = ServerConfig::from_toml(
+            r#"
+listen = "127.0.0.1:3782"
+events = "server-events.jsonl"
+[tls]
+backend = "openssl"
+ca = "ca.pem"
+cert = "server.pem"
+key = "server.key"
+peer_cert = "client.pem"
+versions = ["1.2"]
+cipher_suites = ["TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"]
+session_resumption = false
+[reports]
+period_ms = 500
+size = 125
+"#,
+        )
+        .unwrap();
+        assert_eq!(s.reports.period(), Duration::from_millis(500));
+        assert!(s.tls.is_some());
+        s.check().unwrap();
+        let c = ClientConfig::from_toml(
+            "connect = \"127.0.0.1:3782\"\nconnections = 1090\nreports = 4000\n",
+        )
+        .unwrap();
+        assert_eq!((c.connections, c.reports), (1090, 4000));
+        assert!(ClientConfig::from_toml("connect = \"x\"\nbogus = 1\n").is_err());
+        let mut bad = s.clone();
+        bad.reports.size = 3;
+        assert!(bad.check().is_err());
+    }
+}

@@ -1,0 +1,603 @@
+//! `gander mms server`: the RSE paper's 61850SER. Accepts MMS associations (plain or TLS),
+//! serves gander's fixed IEC 61850 model, and once a client enables `IMPLD0/LLN0.RP.urcb01`
+//! sends it a data-change report every `reports.period` (RT_START just before each).
+//!
+//! One thread per connection; the model (one URCB, owned by one connection at a time) is shared
+//! behind a mutex. Every failure of a connection is one ERROR event and a clean close of that
+//! connection; the server itself keeps accepting until [`StopHandle::stop`].
+use super::clock::{now_ns, unix_ms};
+use super::config::ServerConfig;
+use super::events::{name, Event, Sink};
+use super::stream::{io_kind, mms_kind, tls_kind, Stream};
+use super::PeerError;
+use gander_mms::association::{
+    CloseReason, Event as AEvent, Limits, ServerAssociation, ServerConfig as AssocConfig, Step,
+};
+use gander_mms::model::{ImpModel, ModelConfig, Trigger};
+use gander_tls::TlsBackend;
+use std::io::Read;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Stops a running server (from another thread or a signal handler's flag).
+#[derive(Clone, Default)]
+pub struct StopHandle(Arc<AtomicBool>);
+
+impl StopHandle {
+    pub fn stop(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+    pub fn is_stopped(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+struct Shared {
+    config: ServerConfig,
+    tls: Option<Box<dyn TlsBackend>>,
+    sink: Sink,
+    model: Mutex<ImpModel>,
+    stop: StopHandle,
+    counters: Counters,
+}
+
+/// What the server did, for its exit summary.
+#[derive(Default, Debug)]
+pub struct Counters {
+    pub connections: AtomicU64,
+    pub associations: AtomicU64,
+    pub reports: AtomicU64,
+    pub errors: AtomicU64,
+}
+
+/// A bound, not yet running server.
+pub struct Server {
+    listener: TcpListener,
+    shared: Arc<Shared>,
+}
+
+const STOP_POLL: Duration = Duration::from_millis(100);
+
+impl Server {
+    /// Binds the listening socket and builds the TLS backend (certificates are loaded here, so
+    /// a bad `[tls]` table fails before READY).
+    pub fn bind(config: ServerConfig, sink: Sink) -> Result<Server, PeerError> {
+        config
+            .check()
+            .map_err(|e| PeerError::Config(e.to_string()))?;
+        let model_cfg = ModelConfig::for_report_size(config.reports.size)
+            .map_err(|e| PeerError::Config(format!("reports.size: {e}")))?;
+        let tls = match &config.tls {
+            Some(p) => Some(gander_tls::backend::open(p).map_err(PeerError::Tls)?),
+            None => None,
+        };
+        let listener = TcpListener::bind(config.listen.as_str())
+            .map_err(|e| PeerError::Bind(config.listen.clone(), e.to_string()))?;
+        Ok(Server {
+            listener,
+            shared: Arc::new(Shared {
+                model: Mutex::new(ImpModel::new(model_cfg)),
+                config,
+                tls,
+                sink,
+                stop: StopHandle::default(),
+                counters: Counters::default(),
+            }),
+        })
+    }
+
+    pub fn local_addr(&self) -> SocketAddr {
+        self.listener
+            .local_addr()
+            .unwrap_or_else(|_| SocketAddr::from(([0, 0, 0, 0], 0)))
+    }
+
+    pub fn stop_handle(&self) -> StopHandle {
+        self.shared.stop.clone()
+    }
+
+    /// Uses `stop` (e.g. one set by a signal handler) instead of the server's own handle.
+    pub fn with_stop(mut self, stop: StopHandle) -> Self {
+        if let Some(s) = Arc::get_mut(&mut self.shared) {
+            s.stop = stop;
+        }
+        self
+    }
+
+    /// Emits READY, then accepts connections until stopped; waits for the connection threads.
+    pub fn run(self) -> Result<ServerSummary, PeerError> {
+        let addr = self.local_addr();
+        let sh = self.shared;
+        sh.sink.emit(
+            Event::new(name::READY, now_ns(), 0)
+                .with("addr", addr.to_string())
+                .with(
+                    "tls",
+                    sh.tls.as_ref().map(|b| b.kind().name()).unwrap_or("none"),
+                ),
+        );
+        sh.sink.flush();
+        self.listener
+            .set_nonblocking(true)
+            .map_err(|e| PeerError::Bind(addr.to_string(), e.to_string()))?;
+        let fd = self.listener.as_raw_fd();
+        let mut next_conn = 1u64;
+        let mut threads: Vec<std::thread::JoinHandle<()>> = Vec::new();
+        while !sh.stop.is_stopped() {
+            match super::stream::wait_fd(fd, Some(STOP_POLL)) {
+                Ok(true) => {}
+                Ok(false) => continue,
+                Err(_) => {
+                    std::thread::sleep(STOP_POLL);
+                    continue;
+                }
+            }
+            match self.listener.accept() {
+                Ok((tcp, peer)) => {
+                    let conn = next_conn;
+                    next_conn += 1;
+                    sh.counters.connections.fetch_add(1, Ordering::Relaxed);
+                    let t = now_ns();
+                    let sh2 = Arc::clone(&sh);
+                    threads.retain(|h| !h.is_finished());
+                    let spawned = std::thread::Builder::new()
+                        .name(format!("mms-conn-{conn}"))
+                        .spawn(move || serve(&sh2, conn, tcp, peer, t));
+                    match spawned {
+                        Ok(h) => threads.push(h),
+                        Err(e) => sh.sink.emit(
+                            Event::new(name::ERROR, now_ns(), conn)
+                                .with("kind", "resources")
+                                .with("detail", e.to_string()),
+                        ),
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    // EMFILE and the like: report and back off instead of spinning.
+                    sh.sink.emit(
+                        Event::new(name::ERROR, now_ns(), 0)
+                            .with("kind", "accept")
+                            .with("detail", e.to_string()),
+                    );
+                    std::thread::sleep(STOP_POLL);
+                }
+            }
+        }
+        for h in threads {
+            let _ = h.join();
+        }
+        sh.sink.flush();
+        let c = &sh.counters;
+        Ok(ServerSummary {
+            connections: c.connections.load(Ordering::Relaxed),
+            associations: c.associations.load(Ordering::Relaxed),
+            reports: c.reports.load(Ordering::Relaxed),
+            errors: c.errors.load(Ordering::Relaxed),
+        })
+    }
+
+    /// Runs on a background thread; returns the address, the stop handle and the thread.
+    pub fn spawn(
+        self,
+    ) -> (
+        SocketAddr,
+        StopHandle,
+        std::thread::JoinHandle<Result<ServerSummary, PeerError>>,
+    ) {
+        let addr = self.local_addr();
+        let stop = self.stop_handle();
+        (addr, stop, std::thread::spawn(move || self.run()))
+    }
+}
+
+/// Totals over the server's life.
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+pub struct ServerSummary {
+    pub connections: u64,
+    pub associations: u64,
+    pub reports: u64,
+    pub errors: u64,
+}
+
+/// Follows TPKT framing on the input stream, only to tell "peer closed mid-packet"
+/// (`tpkt-truncated`) from a plain early close.
+#[derive(Default)]
+struct TpktTracker {
+    header: Vec<u8>,
+    remaining: usize,
+}
+
+impl TpktTracker {
+    fn push(&mut self, mut b: &[u8]) {
+        while !b.is_empty() {
+            if self.remaining > 0 {
+                let k = self.remaining.min(b.len());
+                self.remaining -= k;
+                b = &b[k..];
+                continue;
+            }
+            let need = 4 - self.header.len();
+            let k = need.min(b.len());
+            self.header.extend_from_slice(&b[..k]);
+            b = &b[k..];
+            if self.header.len() == 4 {
+                let len = u16::from_be_bytes([self.header[2], self.header[3]]) as usize;
+                self.remaining = len.saturating_sub(4);
+                self.header.clear();
+            }
+        }
+    }
+    fn mid_packet(&self) -> bool {
+        self.remaining > 0 || !self.header.is_empty()
+    }
+}
+
+struct Conn<'a> {
+    sh: &'a Shared,
+    id: u64,
+    stream: Stream,
+    assoc: ServerAssociation,
+    reports_sent: u64,
+    tls: bool,
+}
+
+enum Outcome {
+    Continue,
+    Done,
+}
+
+fn serve(sh: &Shared, conn: u64, tcp: TcpStream, peer: SocketAddr, t_accept: u64) {
+    let sink = &sh.sink;
+    sink.emit(Event::new(name::TCP_UP, t_accept, conn).with("peer", peer.to_string()));
+    let _ = tcp.set_nodelay(true);
+    let io_timeout = Some(Duration::from_millis(sh.config.timeout_ms));
+    let _ = tcp.set_read_timeout(io_timeout);
+    let _ = tcp.set_write_timeout(io_timeout);
+    let stream = match &sh.tls {
+        None => Stream::Plain(tcp),
+        Some(b) => {
+            let r = b.server(tcp).and_then(|mut s| s.handshake().map(|_| s));
+            match r {
+                Ok(s) => {
+                    let mut e = Event::new(name::TLS_UP, now_ns(), conn)
+                        .with("resumed", s.session_resumed());
+                    if let Some(v) = s.negotiated_version() {
+                        e = e.with("version", v.to_string());
+                    }
+                    if let Some(c) = s.negotiated_suite() {
+                        e = e.with("suite", c.name);
+                    }
+                    sink.emit(e);
+                    Stream::Tls(s)
+                }
+                Err(e) => {
+                    sh.counters.errors.fetch_add(1, Ordering::Relaxed);
+                    sink.emit(
+                        Event::new(name::ERROR, now_ns(), conn)
+                            .with("kind", tls_kind(&e))
+                            .with("stage", "tls")
+                            .with("detail", e.to_string()),
+                    );
+                    sink.emit(Event::new(name::CLOSED, now_ns(), conn));
+                    sink.flush();
+                    return;
+                }
+            }
+        }
+    };
+    let limits = Limits {
+        step_timeout: sh.config.timeout_ms.saturating_mul(1_000_000),
+        ..Limits::default()
+    };
+    let assoc = ServerAssociation::new(
+        AssocConfig {
+            limits,
+            ..AssocConfig::default()
+        },
+        conn,
+        now_ns(),
+    );
+    let tls = sh.tls.is_some();
+    let mut c = Conn {
+        sh,
+        id: conn,
+        stream,
+        assoc,
+        reports_sent: 0,
+        tls,
+    };
+    c.run();
+    c.stream.close();
+    sink.emit(Event::new(name::CLOSED, now_ns(), conn).with("reports", c.reports_sent));
+    sink.flush();
+}
+
+impl Conn<'_> {
+    fn model(&self) -> std::sync::MutexGuard<'_, ImpModel> {
+        // A panicking connection thread cannot poison the model for the others.
+        self.sh.model.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn error(&self, kind: &str, detail: impl Into<String>, stage: &str) {
+        self.sh.counters.errors.fetch_add(1, Ordering::Relaxed);
+        self.sh.sink.emit(
+            Event::new(name::ERROR, now_ns(), self.id)
+                .with("kind", kind)
+                .with("stage", stage)
+                .with("detail", detail.into()),
+        );
+    }
+
+    /// Writes every queued packet. Returns the time the last write returned.
+    fn transmit(&mut self) -> Result<(), (String, String)> {
+        while let Some(p) = self.assoc.poll_transmit() {
+            self.stream.send(&p).map_err(|e| io_kind(e, self.tls))?;
+        }
+        Ok(())
+    }
+
+    fn abort_model(&mut self) {
+        let now = now_ns();
+        let sh = self.sh;
+        let mut m = sh.model.lock().unwrap_or_else(|p| p.into_inner());
+        self.assoc.abort(now, &mut *m);
+        drop(m);
+        while self.assoc.poll_event().is_some() {}
+        let _ = self.transmit();
+    }
+
+    fn run(&mut self) {
+        let mut buf = vec![0u8; 1 << 16];
+        let mut tracker = TpktTracker::default();
+        let mut next_due: Option<u64> = None;
+        let period = self.sh.config.reports.period().as_nanos() as u64;
+        loop {
+            if let Err((kind, detail)) = self.transmit() {
+                self.error(&kind, detail, "write");
+                self.abort_model();
+                return;
+            }
+            if let Outcome::Done = self.drain_events() {
+                let _ = self.transmit();
+                return;
+            }
+            if self.sh.stop.is_stopped() {
+                self.abort_model();
+                return;
+            }
+            // Reports: GI first if one is pending, then the periodic data changes.
+            let (enabled, gi) = {
+                let mut m = self.model();
+                let gi = m.take_gi(self.id);
+                (m.is_enabled_for(self.id), gi)
+            };
+            if gi {
+                if let Err((k, d)) = self.send_report(Trigger::GeneralInterrogation, false) {
+                    self.error(&k, d, "report");
+                    self.abort_model();
+                    return;
+                }
+                continue;
+            }
+            let now = now_ns();
+            match (enabled, next_due) {
+                (false, _) => next_due = None,
+                (true, None) => {
+                    self.sh
+                        .sink
+                        .emit(Event::new(name::RCB_ENABLED, now, self.id));
+                    next_due = Some(now);
+                }
+                (true, Some(_)) => {}
+            }
+            if let Some(due) = next_due {
+                if now >= due {
+                    let trigger = Trigger::DataChange(Vec::new());
+                    if let Err((k, d)) = self.send_report(trigger, true) {
+                        self.error(&k, d, "report");
+                        self.abort_model();
+                        return;
+                    }
+                    // Keep the schedule; never burst to catch up more than one period.
+                    let next = due.saturating_add(period);
+                    next_due = Some(if next + period < now { now } else { next });
+                    if period > 0 {
+                        continue;
+                    }
+                    // Back to back: look at the socket only when it has something.
+                    if let Ok(false) = self.stream.wait_readable(Some(Duration::ZERO)) {
+                        continue;
+                    }
+                }
+            }
+            // Wait for input, the next report, the association's deadline or the stop poll.
+            let now = now_ns();
+            let mut wait = STOP_POLL.as_nanos() as u64;
+            if let Some(d) = next_due {
+                wait = wait.min(d.saturating_sub(now));
+            }
+            if let Some(d) = self.assoc.poll_timeout() {
+                wait = wait.min(d.saturating_sub(now));
+            }
+            let readable = match self.stream.wait_readable(Some(Duration::from_nanos(wait))) {
+                Ok(r) => r,
+                Err(e) => {
+                    self.error("io", e.to_string(), "read");
+                    self.abort_model();
+                    return;
+                }
+            };
+            if !readable {
+                let now = now_ns();
+                let sh = self.sh;
+                let mut m = sh.model.lock().unwrap_or_else(|p| p.into_inner());
+                self.assoc.handle_timeout(now, &mut *m);
+                continue;
+            }
+            match self.stream.read(&mut buf) {
+                Ok(0) => {
+                    if !self.assoc.is_closed() {
+                        if tracker.mid_packet() {
+                            self.error(
+                                "tpkt-truncated",
+                                "peer closed TCP inside a TPKT packet",
+                                "read",
+                            );
+                        } else {
+                            self.error(
+                                "closed",
+                                format!(
+                                    "peer closed the connection in state {:?}",
+                                    self.assoc.state()
+                                ),
+                                "read",
+                            );
+                        }
+                        self.abort_model();
+                    }
+                    return;
+                }
+                Ok(n) => {
+                    tracker.push(&buf[..n]);
+                    let now = now_ns();
+                    let sh = self.sh;
+                    let mut m = sh.model.lock().unwrap_or_else(|p| p.into_inner());
+                    self.assoc.handle_input(now, &buf[..n], &mut *m);
+                }
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::Interrupted
+                    ) => {}
+                Err(e) => {
+                    let (k, d) = io_kind(e, self.tls);
+                    if k == "closed" && tracker.mid_packet() {
+                        self.error("tpkt-truncated", d, "read");
+                    } else {
+                        self.error(&k, d, "read");
+                    }
+                    self.abort_model();
+                    return;
+                }
+            }
+        }
+    }
+
+    fn drain_events(&mut self) -> Outcome {
+        let mut out = Outcome::Continue;
+        while let Some(ev) = self.assoc.poll_event() {
+            match ev {
+                AEvent::Step {
+                    step: Step::CotpConnected,
+                    at,
+                } => self.sh.sink.emit(Event::new(name::COTP_UP, at, self.id)),
+                AEvent::Associated { at, .. } => {
+                    self.sh
+                        .counters
+                        .associations
+                        .fetch_add(1, Ordering::Relaxed);
+                    self.sh.sink.emit(Event::new(name::ASSOCIATED, at, self.id));
+                }
+                AEvent::Closed { at, reason } => {
+                    out = Outcome::Done;
+                    match reason {
+                        CloseReason::Released => {
+                            self.sh.sink.emit(Event::new(name::RELEASED, at, self.id))
+                        }
+                        CloseReason::Error(e) => self.error(&mms_kind(&e), e.to_string(), "mms"),
+                        CloseReason::Timeout(state) => {
+                            self.error("timeout", format!("no input in state {state}"), "mms")
+                        }
+                        CloseReason::Refused(d) => self.error("refused", d, "mms"),
+                        CloseReason::PeerAborted => {
+                            self.error("peer-aborted", "peer aborted", "mms")
+                        }
+                        CloseReason::PeerDisconnected => {
+                            self.error("peer-disconnected", "COTP DR/ER from peer", "mms")
+                        }
+                        CloseReason::LocalAbort => {}
+                    }
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// One report: RT_START after the values are updated, just before the report is built and
+    /// encoded; WRITE_START/WRITE_END around the write to the (TLS) stream.
+    fn send_report(&mut self, trigger: Trigger, change: bool) -> Result<(), (String, String)> {
+        if !self.assoc.is_associated() {
+            // Concluded: the client is releasing; no more reports.
+            return Ok(());
+        }
+        let (t_rt, seq, ir) = {
+            let sh = self.sh;
+            let mut m = sh.model.lock().unwrap_or_else(|p| p.into_inner());
+            let ms = unix_ms();
+            let trigger = if change { m.change_all(ms) } else { trigger };
+            let t_rt = now_ns();
+            let seq = m.rcb().sq_num as u64;
+            let ir = m.build_report(self.id, trigger, ms);
+            (t_rt, seq, ir)
+        };
+        let Some(ir) = ir else {
+            return Ok(());
+        };
+        self.assoc
+            .send_information_report(&ir)
+            .map_err(|e| (mms_kind(&e), e.to_string()))?;
+        let t_w0 = now_ns();
+        self.transmit()?;
+        let t_w1 = now_ns();
+        let n = self.reports_sent;
+        self.reports_sent += 1;
+        self.sh.counters.reports.fetch_add(1, Ordering::Relaxed);
+        let s = &self.sh.sink;
+        s.emit(
+            Event::new(name::RT_START, t_rt, self.id)
+                .seq(seq)
+                .with("n", n),
+        );
+        s.emit(
+            Event::new(name::WRITE_START, t_w0, self.id)
+                .seq(seq)
+                .with("n", n),
+        );
+        s.emit(
+            Event::new(name::WRITE_END, t_w1, self.id)
+                .seq(seq)
+                .with("n", n),
+        );
+        Ok(())
+    }
+}
+
+static SIGNALLED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    SIGNALLED.store(true, Ordering::SeqCst);
+}
+
+/// SIGINT and SIGTERM stop `stop` (the server then flushes its event log and exits cleanly).
+pub fn stop_on_signals(stop: StopHandle) {
+    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+    unsafe {
+        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
+    }
+    let _ = std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || loop {
+            if SIGNALLED.load(Ordering::SeqCst) {
+                stop.stop();
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        });
+}
