@@ -28,15 +28,26 @@ pub struct Event {
     pub conn: Option<u64>,
     #[serde(default)]
     pub seq: Option<u64>,
+    /// Report index on its connection (the peers' `n`): `seq` is the report's SqNum, which
+    /// wraps (INT8U in libiec61850's unbuffered reports), so reports are matched by `n` when present.
+    #[serde(default)]
+    pub n: Option<u64>,
     #[serde(default)]
     pub kind: Option<String>,
     #[serde(default)]
     pub resumed: Option<bool>,
 }
 
+impl Event {
+    /// The key that pairs a report's server and client events.
+    fn report_key(&self) -> Option<u64> {
+        self.n.or(self.seq)
+    }
+}
+
 /// Names of the stamps around the server's TLS write and the client's TLS read (RT sub-steps):
 /// (server write start, server write end, client read start, client read end).
-pub const RT_STEP_EVENTS: [&str; 4] = ["TLS_WRITE_START", "TLS_WRITE_END", "TLS_READ_START", "TLS_READ_END"];
+pub const RT_STEP_EVENTS: [&str; 4] = ["WRITE_START", "WRITE_END", "READ_START", "READ_END"];
 
 /// Reads a JSON-lines event log. Blank lines are skipped; anything else that is not an event is
 /// an error naming the line.
@@ -112,7 +123,7 @@ pub fn extract(events: &[Event]) -> Samples {
                 }
             }
             "RT_START" | "RT_END" => {
-                let Some(q) = e.seq else { continue };
+                let Some(q) = e.report_key() else { continue };
                 let r = reps.entry(q).or_default();
                 let slot = if e.event == "RT_START" { &mut r.start } else { &mut r.end };
                 slot.get_or_insert(e.t_ns);
@@ -121,7 +132,7 @@ pub fn extract(events: &[Event]) -> Samples {
                 *s.errors.entry(e.kind.clone().unwrap_or_else(|| "unknown".into())).or_default() += 1;
             }
             other => {
-                if let (Some(i), Some(q)) = (RT_STEP_EVENTS.iter().position(|n| *n == other), e.seq) {
+                if let (Some(i), Some(q)) = (RT_STEP_EVENTS.iter().position(|n| *n == other), e.report_key()) {
                     reps.entry(q).or_default().stamps[i].get_or_insert(e.t_ns);
                 }
             }
@@ -563,16 +574,17 @@ mod tests {
 {"event":"TLS_UP","t_ns":13200,"conn":1}
 {"event":"HT_END","t_ns":14000,"conn":1,"resumed":true}
 {"event":"RT_START","t_ns":20000,"conn":1,"seq":0}
-{"event":"TLS_WRITE_START","t_ns":20010,"conn":1,"seq":0}
-{"event":"TLS_WRITE_END","t_ns":20110,"conn":1,"seq":0}
-{"event":"TLS_READ_START","t_ns":20500,"conn":1,"seq":0}
-{"event":"TLS_READ_END","t_ns":20700,"conn":1,"seq":0}
+{"event":"WRITE_START","t_ns":20010,"conn":1,"seq":0}
+{"event":"WRITE_END","t_ns":20110,"conn":1,"seq":0}
+{"event":"READ_START","t_ns":20500,"conn":1,"seq":0}
+{"event":"READ_END","t_ns":20700,"conn":1,"seq":0}
 {"event":"RT_END","t_ns":21000,"conn":1,"seq":0}
 {"event":"RT_START","t_ns":30000,"conn":1,"seq":1}
 {"event":"RT_END","t_ns":32000,"conn":1,"seq":1}
 
-{"event":"RT_START","t_ns":40000,"conn":1,"seq":2}
-{"event":"RT_END","t_ns":43000,"conn":1,"seq":2}
+{"event":"RT_START","t_ns":40000,"conn":1,"seq":255,"n":2}
+{"event":"RT_END","t_ns":43000,"conn":1,"seq":255,"n":2}
+{"event":"RT_START","t_ns":50000,"conn":1,"seq":255,"n":258}
 {"event":"ERROR","t_ns":50000,"kind":"Timeout"}
 "#;
 
