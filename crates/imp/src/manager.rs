@@ -98,9 +98,15 @@ struct PairRun {
 pub fn run(scenario: &Scenario, opts: &RunOptions) -> Result<RunResults, String> {
     let started = Instant::now();
     let started_unix = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    std::fs::create_dir_all(opts.out.join("scenarios")).map_err(|e| format!("cannot create {}: {e}", opts.out.display()))?;
+    std::fs::create_dir_all(opts.out.join("work")).map_err(|e| format!("cannot create {}: {e}", opts.out.display()))?;
+    std::fs::create_dir_all(&opts.pki_dir).map_err(|e| format!("cannot create {}: {e}", opts.pki_dir.display()))?;
+    // The peers resolve relative paths against their config file's directory: give them absolute ones.
+    let mut abs = opts.clone();
+    abs.out = std::fs::canonicalize(&opts.out).map_err(|e| format!("{}: {e}", opts.out.display()))?;
+    abs.pki_dir = std::fs::canonicalize(&opts.pki_dir).map_err(|e| format!("{}: {e}", opts.pki_dir.display()))?;
+    let opts = &abs;
     let dir = &opts.out;
-    std::fs::create_dir_all(dir.join("scenarios")).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    std::fs::create_dir_all(dir.join("work")).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let machine = serde_json::to_value(crate::machine::Machine::describe()).unwrap_or_default();
 
     // Keys first: every key type the scenario needs, generated once and kept.
