@@ -42,6 +42,14 @@ pub enum Command {
     },
     /// List the built-in scenarios.
     Scenarios,
+    /// The request/response peers `gander run` starts for the Sandia interaction (internal).
+    #[command(hide = true)]
+    RunPeer {
+        /// server or client
+        role: String,
+        #[arg(long)]
+        config: PathBuf,
+    },
     /// Re-render summary.md, samples.csv and report.html of a run directory from its results.
     Report {
         dir: PathBuf,
@@ -53,6 +61,16 @@ pub enum Command {
 
 pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
     match cmd {
+        Command::RunPeer { role, config } => {
+            let cfg = gander_imp::reqresp::load(&config).map_err(|e| anyhow!(e))?;
+            match role.as_str() {
+                "server" => gander_imp::reqresp::server(&cfg),
+                "client" => gander_imp::reqresp::client(&cfg),
+                other => Err(format!("unknown role {other:?} (server or client)")),
+            }
+            .map_err(|e| anyhow!(e))?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Scenarios => {
             crate::out(format!("{:<12} {:<26} {}", "NAME", "NEEDS", "WHAT"));
             for b in builtin::BUILTINS {

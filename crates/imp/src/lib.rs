@@ -19,6 +19,7 @@ pub mod scenario;
 pub mod floor;
 pub mod manager;
 pub mod report;
+pub mod reqresp;
 pub mod results;
 
 // The MMS peers (`gander mms server|client`).

@@ -352,8 +352,14 @@ fn run_case(case: &Case, opts: &RunOptions, baselines: &mut HashMap<String, Resu
 }
 
 /// The command that starts one peer.
-fn peer_command(stack: Stack, role: Role, config: &Path, opts: &RunOptions) -> Result<Command, String> {
+fn peer_command(stack: Stack, role: Role, interaction: Interaction, config: &Path, opts: &RunOptions) -> Result<Command, String> {
     match stack {
+        // Request/response (Sandia): gander's own request/response peers (`crate::reqresp`).
+        Stack::Gander if interaction != Interaction::Report => {
+            let mut c = Command::new(&opts.gander_exe);
+            c.args(["run-peer", role.name(), "--config"]).arg(config);
+            Ok(c)
+        }
         Stack::Gander => {
             let mut c = Command::new(&opts.gander_exe);
             c.args(["mms", role.name(), "--config"]).arg(config);
@@ -385,7 +391,7 @@ fn run_pair(case: &Case, opts: &RunOptions, work: &Path, with_tls: bool) -> Resu
     std::fs::write(&server_cfg, peer_config(case, Role::Server, &pki, work, None, with_tls))
         .map_err(|e| format!("cannot write {}: {e}", server_cfg.display()))?;
 
-    let mut cmd = peer_command(case.params.server_stack, Role::Server, &server_cfg, opts)?;
+    let mut cmd = peer_command(case.params.server_stack, Role::Server, case.params.interaction, &server_cfg, opts)?;
     let server_err = std::fs::File::create(work.join("server.stderr")).map_err(|e| e.to_string())?;
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(server_err);
     let child = cmd.spawn().map_err(|e| format!("cannot start the server ({}): {e}", opts.gander_exe.display()))?;
@@ -394,7 +400,7 @@ fn run_pair(case: &Case, opts: &RunOptions, work: &Path, with_tls: bool) -> Resu
 
     std::fs::write(&client_cfg, peer_config(case, Role::Client, &pki, work, Some(&addr), with_tls))
         .map_err(|e| format!("cannot write {}: {e}", client_cfg.display()))?;
-    let mut cmd = peer_command(case.params.client_stack, Role::Client, &client_cfg, opts)?;
+    let mut cmd = peer_command(case.params.client_stack, Role::Client, case.params.interaction, &client_cfg, opts)?;
     let client_err = std::fs::File::create(work.join("client.stderr")).map_err(|e| e.to_string())?;
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(client_err);
     let child = cmd.spawn().map_err(|e| format!("cannot start the client: {e}"))?;

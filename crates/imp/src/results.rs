@@ -460,10 +460,10 @@ pub fn targets(results: &[ScenarioResult]) -> Vec<Target> {
     let worst = results
         .iter()
         .filter(ok)
-        .filter(|r| r.stack == "gander" && r.link == "loopback" && r.rt_cleartext_ratio.is_some())
+        .filter(|r| r.stack == "gander" && r.link == "loopback" && r.interaction == "report" && r.rt_cleartext_ratio.is_some())
         .max_by(|a, b| a.rt_cleartext_ratio.partial_cmp(&b.rt_cleartext_ratio).unwrap_or(std::cmp::Ordering::Equal));
     out.push(Target {
-        what: "RT over TLS / RT in cleartext (median; worst case of the run)".into(),
+        what: "MMS report RT over TLS / RT in cleartext (median; worst case of the run)".into(),
         case: worst.map(|r| r.name.clone()),
         ratio: worst.and_then(|r| r.rt_cleartext_ratio),
         limit: 1.2,
