@@ -162,6 +162,15 @@ pub fn run(scenario: &Scenario, opts: &RunOptions) -> Result<RunResults, String>
                 let expect_ht = case.params.connections as usize;
                 let got_ht = samples.ht.len();
                 r.compute(samples, case.params.warmup as usize);
+                if case.params.session_resumption != Resumption::Off && r.resumed_handshakes + 1 < got_ht {
+                    notes.push(format!(
+                        "{}: session resumption ({}) requested, but the peers resumed only {} of {} handshakes",
+                        case.name(),
+                        case.params.session_resumption.name(),
+                        r.resumed_handshakes,
+                        got_ht
+                    ));
+                }
                 if got_ht < expect_ht || !errors.is_empty() {
                     let msg = format!(
                         "{got_ht} of {expect_ht} handshakes completed{}",
@@ -304,6 +313,7 @@ pub fn blank_result(case: &Case) -> ScenarioResult {
         status: "ok".into(),
         error: None,
         discarded: Default::default(),
+        resumed_handshakes: 0,
         ht: None,
         ht_steps: None,
         rt: None,

@@ -118,7 +118,8 @@ pub fn extract(events: &[Event]) -> Samples {
                     _ => &mut c.end,
                 };
                 slot.get_or_insert(e.t_ns);
-                if e.event == "HT_END" && e.resumed == Some(true) {
+                // The peers put `resumed` on TLS_UP; accept it on HT_END too.
+                if matches!(e.event.as_str(), "TLS_UP" | "HT_END") && e.resumed == Some(true) {
                     s.resumed += 1;
                 }
             }
@@ -288,6 +289,9 @@ pub struct ScenarioResult {
     /// Why it failed.
     pub error: Option<String>,
     pub discarded: Discarded,
+    /// Handshakes the peers reported as resumed (all connections, warm-up included).
+    #[serde(default)]
+    pub resumed_handshakes: usize,
     pub ht: Option<Stat>,
     pub ht_steps: Option<HtSteps>,
     pub rt: Option<Stat>,
@@ -341,6 +345,7 @@ impl ScenarioResult {
             None
         };
         self.set_floor(self.floor.clone());
+        self.resumed_handshakes = samples.resumed;
         self.samples = Some(samples);
     }
 
@@ -639,6 +644,7 @@ mod tests {
             status: "ok".into(),
             error: None,
             discarded: Discarded::default(),
+            resumed_handshakes: 0,
             ht: None,
             ht_steps: None,
             rt: None,

@@ -144,7 +144,7 @@ pub fn steps_svg(rows: &[&ScenarioResult], title: &str) -> String {
     let h = 40.0 + items.len() as f64 * (bh + 6.0);
     let mut o = format!(r#"<svg class="chart steps" xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" role="img" aria-label="{}">"#, esc(title));
     let max = items.iter().map(|(_, v)| v.iter().sum::<f64>()).fold(0.0, f64::max).max(1e-6);
-    let pw = w - ml - 20.0;
+    let pw = w - ml - 60.0;
     let names = ["TCP", "TLS", "MMS"];
     let cols = ["#999999", "#d62728", "#1f77b4"];
     for (i, (name, v)) in items.iter().enumerate() {
@@ -288,7 +288,7 @@ pub fn report_html(run: &RunResults) -> String {
             let Some(s) = st else { continue };
             let _ = write!(o, "<tr class=\"{}\"><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{} {} B / {} ms, resumption {}</td><td class=\"l\">{} / {}</td><td class=\"l\">{ind}</td><td>{}</td><td>{disc}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                 if r.status == "ok" { "ok" } else { "failed" }, esc(&r.name), esc(&r.stack), esc(&format!("{} {}", r.backend, r.tls_version)), esc(&r.cipher_suite), esc(&r.key),
-                esc(&r.interaction), r.payload, r.period_ms, esc(&r.session_resumption), esc(&r.link), esc(&r.emulator),
+                esc(&r.interaction), r.payload, r.period_ms, esc(&if r.session_resumption == "off" { "off".to_string() } else { format!("{} ({} resumed)", r.session_resumption, r.resumed_handshakes) }), esc(&r.link), esc(&r.emulator),
                 s.n, ms(Some(s.mean_ms)), ms(Some(s.sd_ms)), ms(Some(s.median_ms)), ms(Some(s.p95_ms)), ms(Some(s.p99_ms)), ms(Some(s.min_ms)), ms(Some(s.max_ms)), ms(Some(s.ci95_ms)), pct(s.var_pct));
         }
         if r.status != "ok" {
