@@ -9,6 +9,7 @@
 //! `ok` are not run again. The cleartext baseline of each distinct exchange is run once per run.
 
 use crate::floor::FloorMeter;
+use crate::link::LinkEnv;
 use crate::results::{self, extract, read_events, RunResults, Samples, ScenarioResult, TransferClass};
 use crate::scenario::{file_stem, Case, Interaction, Resumption, Scenario, Stack};
 use gander_tls::backend::{self, BackendKind};
@@ -130,6 +131,7 @@ pub fn run(scenario: &Scenario, opts: &RunOptions) -> Result<RunResults, String>
     let mut baselines: HashMap<String, Result<Samples, String>> = HashMap::new();
     let mut out: Vec<ScenarioResult> = Vec::new();
     let mut notes = Vec::new();
+    let mut link_env: Option<Result<LinkEnv, String>> = None;
     for (i, case) in scenario.cases.iter().enumerate() {
         let file = dir.join("scenarios").join(format!("{}.json", case.file_stem()));
         if opts.resume {
@@ -144,8 +146,12 @@ pub fn run(scenario: &Scenario, opts: &RunOptions) -> Result<RunResults, String>
         }
         let t = Instant::now();
         let mut r = blank_result(case);
-        match run_case(case, opts, &mut baselines) {
-            Ok((tls, clear)) => {
+        match run_case(case, opts, &mut baselines, &mut link_env) {
+            Ok((tls, clear, link)) => {
+                if let Some((emulator, achieved)) = link {
+                    r.emulator = emulator;
+                    r.link_achieved = Some(achieved);
+                }
                 let mut samples = tls.samples;
                 if let Some(c) = clear {
                     samples.rt_clear = c.rt;
@@ -331,16 +337,36 @@ pub fn blank_result(case: &Case) -> ScenarioResult {
     }
 }
 
-/// Runs a case and (once per distinct exchange) its cleartext baseline.
-fn run_case(case: &Case, opts: &RunOptions, baselines: &mut HashMap<String, Result<Samples, String>>) -> Result<(PairRun, Option<Samples>), String> {
+/// Namespaces the peers run in (link emulation).
+struct Net {
+    server_ns: String,
+    client_ns: String,
+}
+
+type LinkInfo = Option<(String, serde_json::Value)>;
+
+/// Runs a case and (once per distinct exchange) its cleartext baseline; with a link profile,
+/// both through the emulator, whose achieved delay and rate are measured first.
+fn run_case(
+    case: &Case,
+    opts: &RunOptions,
+    baselines: &mut HashMap<String, Result<Samples, String>>,
+    link_env: &mut Option<Result<LinkEnv, String>>,
+) -> Result<(PairRun, Option<Samples>, LinkInfo), String> {
+    let mut _active = None;
+    let mut info = None;
+    let mut net = None;
     if !case.link.is_loopback() {
-        return Err(format!(
-            "link profile {} needs the namespace link emulator, which this build does not have yet",
-            case.link.name
-        ));
+        let env = link_env.get_or_insert_with(LinkEnv::up).as_ref().map_err(|e| e.clone())?;
+        let active = env.start(case.link, case.params.emulator)?;
+        let achieved = env.measure(&case.link)?;
+        info = Some((active.emulator.clone(), achieved));
+        _active = Some(active);
+        net = Some(Net { server_ns: env.server_ns(), client_ns: env.client_ns() });
     }
+    let net = net.as_ref();
     let work = opts.out.join("work").join(case.file_stem());
-    let tls = run_pair(case, opts, &work, true)?;
+    let tls = run_pair(case, opts, &work, true, net)?;
     let clear = if case.tls.is_some() && case.params.cleartext_baseline {
         let p = &case.params;
         let key = format!(
@@ -350,7 +376,7 @@ fn run_case(case: &Case, opts: &RunOptions, baselines: &mut HashMap<String, Resu
         let stem = format!("cleartext-{}", file_stem(&key));
         let entry = baselines
             .entry(key)
-            .or_insert_with(|| run_pair(case, opts, &opts.out.join("work").join(stem), false).map(|r| r.samples));
+            .or_insert_with(|| run_pair(case, opts, &opts.out.join("work").join(stem), false, net).map(|r| r.samples));
         match entry {
             Ok(s) => Some(s.clone()),
             Err(e) => return Err(format!("cleartext baseline failed: {e}")),
@@ -358,7 +384,7 @@ fn run_case(case: &Case, opts: &RunOptions, baselines: &mut HashMap<String, Resu
     } else {
         None
     };
-    Ok((tls, clear))
+    Ok((tls, clear, info))
 }
 
 /// The command that starts one peer.
@@ -390,7 +416,7 @@ fn peer_command(stack: Stack, role: Role, interaction: Interaction, config: &Pat
 }
 
 /// Writes the configs, runs server and client, returns the merged samples.
-fn run_pair(case: &Case, opts: &RunOptions, work: &Path, with_tls: bool) -> Result<PairRun, String> {
+fn run_pair(case: &Case, opts: &RunOptions, work: &Path, with_tls: bool, net: Option<&Net>) -> Result<PairRun, String> {
     std::fs::create_dir_all(work).map_err(|e| format!("cannot create {}: {e}", work.display()))?;
     for f in ["server.events", "client.events"] {
         let _ = std::fs::remove_file(work.join(f));
@@ -398,10 +424,11 @@ fn run_pair(case: &Case, opts: &RunOptions, work: &Path, with_tls: bool) -> Resu
     let pki = PkiSet::paths(&opts.pki_dir, case.key.0);
     let server_cfg = work.join("server.toml");
     let client_cfg = work.join("client.toml");
-    std::fs::write(&server_cfg, peer_config(case, Role::Server, &pki, work, None, with_tls))
+    let listen = if net.is_some() { format!("{}:0", crate::link::SERVER_IP) } else { "127.0.0.1:0".to_string() };
+    std::fs::write(&server_cfg, peer_config(case, Role::Server, &pki, work, Some(&listen), with_tls))
         .map_err(|e| format!("cannot write {}: {e}", server_cfg.display()))?;
 
-    let mut cmd = peer_command(case.params.server_stack, Role::Server, case.params.interaction, &server_cfg, opts)?;
+    let mut cmd = in_namespace(peer_command(case.params.server_stack, Role::Server, case.params.interaction, &server_cfg, opts)?, net.map(|n| n.server_ns.as_str()));
     let server_err = std::fs::File::create(work.join("server.stderr")).map_err(|e| e.to_string())?;
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(server_err);
     let child = cmd.spawn().map_err(|e| format!("cannot start the server ({}): {e}", opts.gander_exe.display()))?;
@@ -410,7 +437,7 @@ fn run_pair(case: &Case, opts: &RunOptions, work: &Path, with_tls: bool) -> Resu
 
     std::fs::write(&client_cfg, peer_config(case, Role::Client, &pki, work, Some(&addr), with_tls))
         .map_err(|e| format!("cannot write {}: {e}", client_cfg.display()))?;
-    let mut cmd = peer_command(case.params.client_stack, Role::Client, case.params.interaction, &client_cfg, opts)?;
+    let mut cmd = in_namespace(peer_command(case.params.client_stack, Role::Client, case.params.interaction, &client_cfg, opts)?, net.map(|n| n.client_ns.as_str()));
     let client_err = std::fs::File::create(work.join("client.stderr")).map_err(|e| e.to_string())?;
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(client_err);
     let child = cmd.spawn().map_err(|e| format!("cannot start the client: {e}"))?;
@@ -434,6 +461,14 @@ fn run_pair(case: &Case, opts: &RunOptions, work: &Path, with_tls: bool) -> Resu
         samples: extract(&events),
         client_summary,
     })
+}
+
+/// `ip netns exec NS <cmd>` (ip execs the program: the pid stays the peer's).
+fn in_namespace(cmd: Command, ns: Option<&str>) -> Command {
+    let Some(ns) = ns else { return cmd };
+    let mut c = Command::new("ip");
+    c.args(["netns", "exec", ns]).arg(cmd.get_program()).args(cmd.get_args());
+    c
 }
 
 /// Last lines of a peer's stderr, for error messages.
@@ -524,7 +559,7 @@ fn peer_config(case: &Case, role: Role, pki: &PkiSet, work: &Path, connect: Opti
     let _ = writeln!(s, "# written by gander run for case {}", q(&p.name));
     match role {
         Role::Server => {
-            let _ = writeln!(s, "listen = \"127.0.0.1:0\"");
+            let _ = writeln!(s, "listen = {}", q(connect.unwrap_or("127.0.0.1:0")));
         }
         Role::Client => {
             let _ = writeln!(s, "connect = {}", q(connect.unwrap_or("127.0.0.1:3782")));

@@ -281,6 +281,21 @@ pub fn report_html(run: &RunResults) -> String {
     }
     o.push_str("</tbody></table>\n");
 
+    // Link emulation: what was asked and what the emulator achieved.
+    let linked: Vec<&ScenarioResult> = run.scenarios.iter().filter(|r| r.link_achieved.is_some()).collect();
+    if !linked.is_empty() {
+        let _ = write!(o, "<h2 id=\"links\">Link emulation</h2><p class=\"note\">Server and client in separate network namespaces; the emulator between them is named per case. Achieved one-way delay = median TCP connect time / 2; rate = one bulk TCP transfer.</p><table id=\"links-table\"><thead><tr><th class=\"l\">case</th><th class=\"l\">profile</th><th class=\"l\">emulator</th><th>delay asked (ms)</th><th>delay achieved (ms)</th><th>rate asked (Mbit/s)</th><th>rate achieved (Mbit/s)</th><th>loss asked (%)</th><th>jitter asked (ms)</th></tr></thead><tbody>");
+        for r in linked {
+            let a = r.link_achieved.as_ref().cloned().unwrap_or_default();
+            let f = |v: &serde_json::Value| v.as_f64().map(|x| format!("{x:.3}")).unwrap_or_else(|| "-".into());
+            let _ = write!(o, "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(&r.name), esc(&r.link), esc(&r.emulator),
+                f(&a["requested"]["delay_ms"]), f(&a["achieved"]["one_way_delay_ms"]), f(&a["requested"]["rate_mbit"]), f(&a["achieved"]["rate_mbit"]),
+                f(&a["requested"]["loss_pct"]), f(&a["requested"]["jitter_ms"]));
+        }
+        o.push_str("</tbody></table>\n");
+    }
+
     // Every case, every statistic.
     let _ = write!(o, "<h2 id=\"cases\">All cases</h2><table id=\"cases-table\"><thead><tr><th class=\"l\">case</th><th class=\"l\">stack</th><th class=\"l\">TLS</th><th class=\"l\">suite</th><th class=\"l\">key</th><th class=\"l\">exchange</th><th class=\"l\">link / emulator</th><th class=\"l\">ind.</th><th>n</th><th>warm-up</th><th>mean</th><th>sd</th><th>median</th><th>p95</th><th>p99</th><th>min</th><th>max</th><th>CI95 ±</th><th>VAR%</th></tr></thead><tbody>");
     for r in &run.scenarios {
