@@ -151,6 +151,23 @@ pub fn extract(events: &[Event]) -> Samples {
         s.ht_tls.push(tls.saturating_sub(tcp));
         s.ht_mms.push(end.saturating_sub(tls));
     }
+    let ends = events.iter().filter(|e| e.event == "RT_END").count();
+    let keyed = reps.values().filter(|r| r.start.is_some() && r.end.is_some()).count();
+    if ends > 0 && keyed * 2 < ends {
+        // No index shared by both sides (libiec61850 peers): pair every RT_END with the latest
+        // RT_START before it, which is right while the report period is much longer than RT.
+        let mut starts: Vec<u64> = events.iter().filter(|e| e.event == "RT_START").map(|e| e.t_ns).collect();
+        starts.sort_unstable();
+        let mut ends: Vec<u64> = events.iter().filter(|e| e.event == "RT_END").map(|e| e.t_ns).collect();
+        ends.sort_unstable();
+        for t in ends {
+            let i = starts.partition_point(|s| *s <= t);
+            if i > 0 {
+                s.rt.push(t - starts[i - 1]);
+            }
+        }
+        return s;
+    }
     for r in reps.values() {
         let (Some(a), Some(b)) = (r.start, r.end) else { continue };
         s.rt.push(b.saturating_sub(a));
@@ -605,6 +622,17 @@ mod tests {
         assert_eq!((s.rt_enc.as_slice(), s.rt_dec.as_slice(), s.rt_net.as_slice()), (&[100u64][..], &[200u64][..], &[700u64][..]));
         assert_eq!(s.resumed, 1);
         assert_eq!(s.errors.get("Timeout"), Some(&1));
+    }
+
+    #[test]
+    fn unkeyed_reports_pair_by_time() {
+        let log = r#"{"event":"RT_START","t_ns":100}
+{"event":"RT_START","t_ns":200}
+{"event":"RT_END","t_ns":230,"n":0}
+{"event":"RT_START","t_ns":300}
+{"event":"RT_END","t_ns":350,"n":1}
+{"event":"RT_END","t_ns":360,"n":2}"#;
+        assert_eq!(extract(&parse_events(log).unwrap()).rt, [30, 50, 60]);
     }
 
     #[test]
