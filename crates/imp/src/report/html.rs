@@ -327,7 +327,7 @@ fn sandia_table(o: &mut String, run: &RunResults, rows: &[&ScenarioResult], id: 
     let mut suites: Vec<String> = Vec::new();
     let mut payloads: Vec<u32> = Vec::new();
     for r in rows {
-        let l = row_label(r, "suite");
+        let l = row_label(r, "sandia");
         if !suites.contains(&l) {
             suites.push(l);
         }
@@ -347,7 +347,7 @@ fn sandia_table(o: &mut String, run: &RunResults, rows: &[&ScenarioResult], id: 
     for p in &payloads {
         let _ = write!(o, "<tr><td class=\"l\">{}</td>", if *p == 0 { "No payload".to_string() } else { format!("{p} Byte") });
         for s in &suites {
-            let cell = rows.iter().find(|r| r.payload == *p && &row_label(r, "suite") == s);
+            let cell = rows.iter().find(|r| r.payload == *p && &row_label(r, "sandia") == s);
             match cell.and_then(|r| r.rt_diff.as_ref()) {
                 Some(d) => {
                     let _ = write!(o, "<td>{:.3}</td><td>{:.3}</td>", d.mean_ms, d.sd_ms);

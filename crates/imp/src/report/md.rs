@@ -41,7 +41,7 @@ pub fn summary_md(run: &RunResults) -> String {
                 let _ = writeln!(
                     o,
                     "| {} | {} B | {} | {} | {} | {} | {} |",
-                    row_label(r, &t.row_label),
+                    row_label(r, "sandia"),
                     r.payload,
                     d.map(|d| d.n).unwrap_or(0),
                     ms(d.map(|d| d.mean_ms)),

@@ -30,6 +30,8 @@ pub fn row_label(r: &ScenarioResult, style: &str) -> String {
     };
     match style {
         "suite" => suite(),
+        // Sandia Table 2 names suites CS1..CS7 first.
+        "sandia" => r.sandia_label.clone().unwrap_or_else(suite),
         "version" => format!("{} (TLS v{})", suite(), r.tls_version),
         "key" => format!("{} ({}b keys)", suite(), r.key.trim_start_matches("rsa")),
         _ => r.name.clone(),
