@@ -734,8 +734,9 @@ pub fn choose_backend(
                     format!("auto: first backend with {} at TLS {}", suite.name, version.short())
                 } else {
                     format!(
-                        "auto: {} lack {} at TLS {} here",
+                        "auto: {} {} {} at TLS {} here",
                         lacking.join(" and "),
+                        if lacking.len() == 1 { "lacks" } else { "lack" },
                         suite.name,
                         version.short()
                     )
