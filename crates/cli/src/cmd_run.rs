@@ -1,10 +1,198 @@
-//! `gander run`, `gander scenarios`, `gander report` (argument parsing only).
+//! `gander run`, `gander scenarios`, `gander report` (argument parsing only; the work is in
+//! `gander_imp::{scenario, manager, report}`).
+use anyhow::{anyhow, Context};
 use clap::Subcommand;
+use gander_imp::builtin;
+use gander_imp::manager::{self, RunOptions};
+use gander_imp::report;
+use gander_imp::results::{self, RunResults};
+use gander_imp::scenario::Scenario;
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 #[derive(Subcommand)]
-pub enum Command {}
+pub enum Command {
+    /// Run a scenario matrix (a built-in name or a TOML file) and write results.json,
+    /// samples.csv, summary.md and report.html. No argument: `rse2019 --quick` on loopback.
+    Run {
+        /// Built-in name (see `gander scenarios`) or path to a scenario file.
+        scenario: Option<String>,
+        /// Same rows, smaller counts and a shorter period (the file's [quick] table).
+        #[arg(long)]
+        quick: bool,
+        /// Output directory (default: out/run-<scenario>[-quick]).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// IEC 61850-5 transfer-time class for the verdicts: TT1..TT6, trip, fast, medium, low.
+        #[arg(long, default_value = "TT3")]
+        class: String,
+        /// Keep the cases already completed in DIR/scenarios/ and run only the rest.
+        #[arg(long)]
+        resume: bool,
+        /// Lab PKI directory, reused across runs (default: ~/.cache/gander/pki).
+        #[arg(long)]
+        pki: Option<PathBuf>,
+        /// Python with pyiec61850-ng for the libiec61850 peer (default: .venv/bin/python).
+        #[arg(long, default_value = ".venv/bin/python")]
+        python: PathBuf,
+        /// Print the resolved cases and exit.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// List the built-in scenarios.
+    Scenarios,
+    /// The request/response peers `gander run` starts for the Sandia interaction (internal).
+    #[command(hide = true)]
+    RunPeer {
+        /// server or client
+        role: String,
+        #[arg(long)]
+        config: PathBuf,
+    },
+    /// Re-render summary.md, samples.csv and report.html of a run directory from its results.
+    Report {
+        dir: PathBuf,
+        /// Transfer-time class for the verdicts (default: the run's).
+        #[arg(long)]
+        class: Option<String>,
+    },
+}
 
 pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
-    match cmd {}
+    match cmd {
+        Command::RunPeer { role, config } => {
+            let cfg = gander_imp::reqresp::load(&config).map_err(|e| anyhow!(e))?;
+            match role.as_str() {
+                "server" => gander_imp::reqresp::server(&cfg),
+                "client" => gander_imp::reqresp::client(&cfg),
+                other => Err(format!("unknown role {other:?} (server or client)")),
+            }
+            .map_err(|e| anyhow!(e))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Scenarios => {
+            crate::out(format!("{:<12} {:<26} {}", "NAME", "NEEDS", "WHAT"));
+            for b in builtin::BUILTINS {
+                let s = Scenario::from_str(b.name, b.toml, false).map_err(|e| anyhow!("{e}"))?;
+                crate::out(format!(
+                    "{:<12} {:<26} {} ({} cases)",
+                    b.name,
+                    b.needs,
+                    b.summary,
+                    s.cases.len()
+                ));
+            }
+            crate::out(format!(
+                "\n`gander run` with no argument runs `{} --quick`.",
+                builtin::DEFAULT
+            ));
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Report { dir, class } => {
+            let mut run = RunResults::load(&dir).map_err(|e| anyhow!(e))?;
+            if let Some(c) = class {
+                run.class = results::transfer_class(&c).map_err(|e| anyhow!(e))?;
+            }
+            let path = report::write_all(&run, &dir).map_err(|e| anyhow!(e))?;
+            crate::out(format!("report: {}", path.display()));
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Run {
+            scenario,
+            quick,
+            out,
+            class,
+            resume,
+            pki,
+            python,
+            dry_run,
+        } => {
+            let (name, quick) = match scenario {
+                Some(s) => (s, quick),
+                None => (builtin::DEFAULT.to_string(), true),
+            };
+            let sc = Scenario::load(&name, quick).map_err(|e| anyhow!("{e}"))?;
+            let class = results::transfer_class(&class).map_err(|e| anyhow!(e))?;
+            if dry_run {
+                for c in &sc.cases {
+                    let tls = c
+                        .tls
+                        .as_ref()
+                        .map(|t| {
+                            format!(
+                                "{} TLS {} {} ({})",
+                                t.backend,
+                                t.version.short(),
+                                t.suite.name,
+                                t.backend_reason
+                            )
+                        })
+                        .unwrap_or_else(|| "cleartext".into());
+                    crate::out(format!("{:<28} {} {} {} {}B/{}ms conn={} reports={} warmup={} link={} resumption={}", c.name(), c.stack(), tls, c.key, c.params.payload, c.params.period_ms, c.params.connections, c.params.reports, c.params.warmup, c.link.name, c.params.session_resumption.name()));
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
+            let out = out.unwrap_or_else(|| {
+                PathBuf::from(format!(
+                    "out/run-{}{}",
+                    gander_imp::scenario::file_stem(&sc.name),
+                    if quick { "-quick" } else { "" }
+                ))
+            });
+            let pki_dir = pki.unwrap_or_else(|| {
+                std::env::var_os("XDG_CACHE_HOME")
+                    .map(PathBuf::from)
+                    .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+                    .unwrap_or_else(|| PathBuf::from("out"))
+                    .join("gander/pki")
+            });
+            let opts = RunOptions {
+                out: out.clone(),
+                pki_dir,
+                class,
+                resume,
+                gander_exe: std::env::current_exe().context("locating the gander binary")?,
+                python: python.clone(),
+                libiec61850_driver: PathBuf::from("interop/imp_libiec61850_peer.py"),
+                ready_timeout: Duration::from_secs(20),
+                progress: true,
+            };
+            let started = std::time::Instant::now();
+            let run = manager::run(&sc, &opts).map_err(|e| anyhow!(e))?;
+            let path = report::write_all(&run, &out).map_err(|e| anyhow!(e))?;
+            let failed: Vec<&str> = run
+                .scenarios
+                .iter()
+                .filter(|s| s.status != "ok")
+                .map(|s| s.name.as_str())
+                .collect();
+            for t in &run.targets {
+                crate::out(format!(
+                    "target: {} -> {} (limit {:.1}x): {}",
+                    t.what,
+                    t.ratio
+                        .map(|r| format!("{r:.2}x"))
+                        .unwrap_or_else(|| "-".into()),
+                    t.limit,
+                    t.verdict
+                ));
+            }
+            crate::out(format!(
+                "{} of {} cases ok in {:.1} s",
+                run.scenarios.len() - failed.len(),
+                run.scenarios.len(),
+                started.elapsed().as_secs_f64()
+            ));
+            if !failed.is_empty() {
+                crate::out(format!("failed: {}", failed.join(", ")));
+            }
+            crate::out(format!("report: {}", path.display()));
+            Ok(if failed.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
+        }
+    }
 }

@@ -12,3 +12,13 @@ pub mod machine;
 pub mod peer;
 pub mod stats;
 pub mod transfer_time;
+
+// The measurement platform: scenarios, manager, floors, results and reports (`gander run`).
+pub mod builtin;
+pub mod floor;
+pub mod link;
+pub mod manager;
+pub mod report;
+pub mod reqresp;
+pub mod results;
+pub mod scenario;

@@ -1,0 +1,336 @@
+//! The handshake floor: what a handshake's public-key operations cost on this machine, measured
+//! in the same run as the handshakes (`docs/design.md`, "How results are measured").
+//!
+//! HT can never be below the sum of its public-key operations; HT divided by that sum says how
+//! much the stack, the record layer, the kernel and the scheduler add. The count per full
+//! handshake, with IEC 62351-3's mandatory mutual authentication and a one-level chain (the lab
+//! PKI: CA → leaf, same key type), is:
+//!
+//! | key exchange | private-key ops | public-key ops | key agreement |
+//! |---|---|---|---|
+//! | RSA (TLS 1.0-1.2) | server decrypts the premaster (1), client CertificateVerify (1) | client encrypts the premaster (1), server verifies CertificateVerify (1), each side verifies the peer leaf's CA signature (2) | – |
+//! | DHE_RSA, ECDHE_RSA | ServerKeyExchange signature (1), client CertificateVerify (1) | their verifications (2), chain (2) | 2 key generations + 2 derivations |
+//! | ECDHE_ECDSA | the same with ECDSA | | |
+//! | TLS 1.3 | server and client CertificateVerify (2, RSA-PSS / ECDSA) | their verifications (2), chain (2) | 2 + 2 (X25519) |
+//! | resumed TLS 1.2 (ID, ticket) | – | – | – |
+//! | resumed TLS 1.3 (psk_dhe_ke) | – | – | 2 + 2 |
+//!
+//! A trust anchor's self-signature is not checked (OpenSSL, GnuTLS and rustls all skip it), so
+//! the chain costs one verification per side. DHE uses a 2048-bit group with a 256-bit subgroup
+//! (RFC 5114 §2.3: the exponent size OpenSSL's and GnuTLS's ffdhe2048 use); ECDHE uses X25519
+//! (the first group OpenSSL and rustls offer) and P-256 for GnuTLS (its first group). Every
+//! operation is timed with OpenSSL (the `openssl` crate) on the scenario's own keys: for OpenSSL
+//! rows this is the same library; for GnuTLS and rustls rows the floor says so.
+
+use crate::scenario::{Case, Resumption};
+use gander_tls::backend::BackendKind;
+use gander_tls::pki::{KeySpec, PkiSet};
+use gander_tls::suites::KeyExchange;
+use openssl::derive::Deriver;
+use openssl::dh::Dh;
+use openssl::ec::{EcGroup, EcKey};
+use openssl::hash::MessageDigest;
+use openssl::nid::Nid;
+use openssl::pkey::{PKey, Private};
+use openssl::rsa::Padding;
+use openssl::sign::{Signer, Verifier};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// One kind of operation in a floor, its count per handshake and its measured median.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FloorOp {
+    pub op: String,
+    pub count: u32,
+    /// Median of the timed repetitions, ms.
+    pub each_ms: f64,
+    pub reps: usize,
+}
+
+/// The floor of one case's handshake.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Floor {
+    pub total_ms: f64,
+    pub ops: Vec<FloorOp>,
+    /// The library that timed the operations.
+    pub library: String,
+    /// Whether that library is the one the handshake ran on.
+    pub same_library: bool,
+    pub note: String,
+}
+
+/// Times operations once per run and key, then sums them per case.
+pub struct FloorMeter {
+    /// Per-operation time budget: repetitions stop after this long (at least `min_reps`).
+    budget: Duration,
+    min_reps: usize,
+    max_reps: usize,
+    cache: HashMap<String, (f64, usize)>,
+}
+
+impl Default for FloorMeter {
+    fn default() -> Self {
+        FloorMeter {
+            budget: Duration::from_millis(250),
+            min_reps: 5,
+            max_reps: 200,
+            cache: HashMap::new(),
+        }
+    }
+}
+
+/// Median (upper middle) of a non-empty vector of nanoseconds, in ms.
+fn median_ms(mut v: Vec<u64>) -> f64 {
+    v.sort_unstable();
+    v[v.len() / 2] as f64 / 1e6
+}
+
+impl FloorMeter {
+    /// A meter with a smaller time budget (tests).
+    pub fn quick() -> Self {
+        FloorMeter {
+            budget: Duration::from_millis(30),
+            min_reps: 3,
+            max_reps: 50,
+            cache: HashMap::new(),
+        }
+    }
+
+    fn time(
+        &mut self,
+        key: String,
+        mut f: impl FnMut() -> Result<(), String>,
+    ) -> Result<(f64, usize), String> {
+        if let Some(v) = self.cache.get(&key) {
+            return Ok(*v);
+        }
+        f()?; // warm-up: first call pays for lazy initialisation
+        let mut samples = Vec::new();
+        let start = Instant::now();
+        while samples.len() < self.max_reps
+            && (samples.len() < self.min_reps || start.elapsed() < self.budget)
+        {
+            let t = Instant::now();
+            f()?;
+            samples.push(t.elapsed().as_nanos() as u64);
+        }
+        let v = (median_ms(samples.clone()), samples.len());
+        self.cache.insert(key, v);
+        Ok(v)
+    }
+
+    /// The floor of `case`'s handshake with the keys of `pki`; `None` for cleartext.
+    pub fn floor(&mut self, case: &Case, pki: &PkiSet) -> Result<Option<Floor>, String> {
+        let Some(tls) = &case.tls else {
+            return Ok(None);
+        };
+        let spec = case.key.0;
+        let resumed = case.params.session_resumption != Resumption::Off;
+        let mut ops: Vec<(String, u32)> = Vec::new();
+        let kx = tls.suite.kx;
+        let ecdh_curve = if tls.backend == BackendKind::Gnutls {
+            "P-256"
+        } else {
+            "X25519"
+        };
+        let (sig_name, sig_alg) = match spec {
+            KeySpec::Rsa(b) => (
+                format!("RSA-{b}"),
+                if kx == KeyExchange::AnyTls13 {
+                    "PSS"
+                } else {
+                    "PKCS1"
+                },
+            ),
+            KeySpec::P256 => ("ECDSA P-256".into(), "SHA256"),
+            KeySpec::P384 => ("ECDSA P-384".into(), "SHA384"),
+        };
+        let verify_chain = format!("{sig_name} verify (certificate)");
+        let sign = format!("{sig_name} {sig_alg} sign");
+        let verify = format!("{sig_name} {sig_alg} verify");
+        let ecdh_gen = format!("{ecdh_curve} key generation");
+        let ecdh_der = format!("{ecdh_curve} derivation");
+        let note;
+        if resumed {
+            if case.params.session_resumption == Resumption::Psk {
+                ops.push((ecdh_gen.clone(), 2));
+                ops.push((ecdh_der.clone(), 2));
+                note = "resumed TLS 1.3 (psk_dhe_ke): key agreement only".to_string();
+            } else {
+                note = "resumed TLS 1.2: no public-key operations".to_string();
+            }
+        } else {
+            match kx {
+                KeyExchange::Rsa => {
+                    ops.push((format!("{sig_name} decrypt (premaster)"), 1));
+                    ops.push((format!("{sig_name} encrypt (premaster)"), 1));
+                    ops.push((sign.clone(), 1));
+                    ops.push((verify.clone(), 1));
+                    ops.push((verify_chain.clone(), 2));
+                    note = "RSA key transport, mutual authentication, one-level chain".into();
+                }
+                KeyExchange::DheRsa | KeyExchange::DhRsa => {
+                    ops.push((sign.clone(), 2));
+                    ops.push((verify.clone(), 2));
+                    ops.push((verify_chain.clone(), 2));
+                    ops.push(("DH-2048/256 key generation".into(), 2));
+                    ops.push(("DH-2048/256 derivation".into(), 2));
+                    note = "DHE (2048-bit group), mutual authentication, one-level chain".into();
+                }
+                KeyExchange::EcdheRsa | KeyExchange::EcdheEcdsa | KeyExchange::AnyTls13 => {
+                    ops.push((sign.clone(), 2));
+                    ops.push((verify.clone(), 2));
+                    ops.push((verify_chain.clone(), 2));
+                    ops.push((ecdh_gen.clone(), 2));
+                    ops.push((ecdh_der.clone(), 2));
+                    note = format!(
+                        "(EC)DHE over {ecdh_curve}, mutual authentication, one-level chain"
+                    );
+                }
+            }
+        }
+        let key = load_key(&pki.server_key)?;
+        let mut out = Vec::new();
+        let mut total = 0.0;
+        for (op, count) in ops {
+            let (each, reps) = self.measure_op(&op, &key, spec)?;
+            total += each * count as f64;
+            out.push(FloorOp {
+                op,
+                count,
+                each_ms: each,
+                reps,
+            });
+        }
+        Ok(Some(Floor {
+            total_ms: total,
+            ops: out,
+            library: openssl::version::version().to_string(),
+            same_library: tls.backend == BackendKind::Openssl,
+            note,
+        }))
+    }
+
+    fn measure_op(
+        &mut self,
+        op: &str,
+        key: &PKey<Private>,
+        spec: KeySpec,
+    ) -> Result<(f64, usize), String> {
+        let e = |x: openssl::error::ErrorStack| x.to_string();
+        let cache_key = format!("{}:{op}", spec.dir_name());
+        let msg = [0x5au8; 64];
+        let md = if spec == KeySpec::P384 {
+            MessageDigest::sha384()
+        } else {
+            MessageDigest::sha256()
+        };
+        let pss = op.contains("PSS");
+        if op.ends_with(" sign") {
+            return self.time(cache_key, || {
+                let mut s = Signer::new(md, key).map_err(e)?;
+                if pss {
+                    s.set_rsa_padding(Padding::PKCS1_PSS).map_err(e)?;
+                }
+                s.update(&msg).map_err(e)?;
+                s.sign_to_vec().map_err(e)?;
+                Ok(())
+            });
+        }
+        if op.contains("verify") {
+            let mut s = Signer::new(md, key).map_err(e)?;
+            if pss {
+                s.set_rsa_padding(Padding::PKCS1_PSS).map_err(e)?;
+            }
+            s.update(&msg).map_err(e)?;
+            let sig = s.sign_to_vec().map_err(e)?;
+            return self.time(cache_key, || {
+                let mut v = Verifier::new(md, key).map_err(e)?;
+                if pss {
+                    v.set_rsa_padding(Padding::PKCS1_PSS).map_err(e)?;
+                }
+                v.update(&msg).map_err(e)?;
+                if !v.verify(&sig).map_err(e)? {
+                    return Err("floor: verification of own signature failed".into());
+                }
+                Ok(())
+            });
+        }
+        if op.contains("premaster") {
+            let rsa = key.rsa().map_err(e)?;
+            let mut ct = vec![0u8; rsa.size() as usize];
+            let pm = [3u8; 48];
+            let n = rsa
+                .public_encrypt(&pm, &mut ct, Padding::PKCS1)
+                .map_err(e)?;
+            ct.truncate(n);
+            let encrypt = op.contains("encrypt");
+            return self.time(cache_key, || {
+                let mut buf = vec![0u8; rsa.size() as usize];
+                if encrypt {
+                    rsa.public_encrypt(&pm, &mut buf, Padding::PKCS1)
+                        .map_err(e)?;
+                } else {
+                    rsa.private_decrypt(&ct, &mut buf, Padding::PKCS1)
+                        .map_err(e)?;
+                }
+                Ok(())
+            });
+        }
+        let cache_key = op.to_string(); // key agreement does not depend on the certificate key
+        if op.starts_with("X25519") {
+            let peer = PKey::generate_x25519().map_err(e)?;
+            let peer_pub = PKey::public_key_from_raw_bytes(
+                &peer.raw_public_key().map_err(e)?,
+                openssl::pkey::Id::X25519,
+            )
+            .map_err(e)?;
+            let mine = PKey::generate_x25519().map_err(e)?;
+            if op.ends_with("generation") {
+                return self.time(cache_key, || PKey::generate_x25519().map(|_| ()).map_err(e));
+            }
+            return self.time(cache_key, || {
+                let mut d = Deriver::new(&mine).map_err(e)?;
+                d.set_peer(&peer_pub).map_err(e)?;
+                d.derive_to_vec().map(|_| ()).map_err(e)
+            });
+        }
+        if op.starts_with("P-256") {
+            let g = EcGroup::from_curve_name(Nid::X9_62_PRIME256V1).map_err(e)?;
+            if op.ends_with("generation") {
+                return self.time(cache_key, || EcKey::generate(&g).map(|_| ()).map_err(e));
+            }
+            let mine = PKey::from_ec_key(EcKey::generate(&g).map_err(e)?).map_err(e)?;
+            let peer = EcKey::generate(&g).map_err(e)?;
+            let peer_pub =
+                PKey::from_ec_key(EcKey::from_public_key(&g, peer.public_key()).map_err(e)?)
+                    .map_err(e)?;
+            return self.time(cache_key, || {
+                let mut d = Deriver::new(&mine).map_err(e)?;
+                d.set_peer(&peer_pub).map_err(e)?;
+                d.derive_to_vec().map(|_| ()).map_err(e)
+            });
+        }
+        if op.starts_with("DH-2048") {
+            let mk = || Dh::get_2048_256().map_err(e);
+            if op.ends_with("generation") {
+                return self.time(cache_key, || mk()?.generate_key().map(|_| ()).map_err(e));
+            }
+            let mine = mk()?.generate_key().map_err(e)?;
+            let peer = mk()?.generate_key().map_err(e)?;
+            let peer_pub = peer.public_key().to_owned().map_err(e)?;
+            return self.time(cache_key, || {
+                mine.compute_key(&peer_pub).map(|_| ()).map_err(e)
+            });
+        }
+        Err(format!("floor: unknown operation {op:?}"))
+    }
+}
+
+fn load_key(path: &Path) -> Result<PKey<Private>, String> {
+    let pem =
+        std::fs::read(path).map_err(|e| format!("floor: cannot read {}: {e}", path.display()))?;
+    PKey::private_key_from_pem(&pem).map_err(|e| format!("floor: {}: {e}", path.display()))
+}

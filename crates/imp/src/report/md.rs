@@ -1,0 +1,108 @@
+//! `summary.md`: the run's tables in Markdown, for a terminal or a pull request.
+use super::{ms, pct, ratio, row_label, table_rows, table_var, verdict};
+use crate::results::RunResults;
+use std::fmt::Write;
+
+pub fn summary_md(run: &RunResults) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "# gander run: {}{}\n",
+        run.scenario,
+        if run.quick { " (--quick)" } else { "" }
+    );
+    let _ = writeln!(o, "{}\n", run.description);
+    let m = &run.machine;
+    let _ = writeln!(
+        o,
+        "Machine: {} ({}, {} CPUs), Linux {}, load {}; {} build. Duration {:.1} s.\n",
+        m["hostname"].as_str().unwrap_or("?"),
+        m["cpu_model"].as_str().unwrap_or("?"),
+        m["cores"],
+        m["kernel"].as_str().unwrap_or("?"),
+        m["loadavg"],
+        m["build_profile"].as_str().unwrap_or("?"),
+        run.duration_s
+    );
+    for (k, v) in &run.libraries {
+        let _ = writeln!(o, "- TLS library `{k}`: {v}");
+    }
+    let _ = writeln!(o, "- Floors timed with: {}", run.floor_library);
+    let _ = writeln!(
+        o,
+        "- Verdicts: RT p99 against {} ({} ms: {})\n",
+        run.class.class, run.class.limit_ms, run.class.applies_to
+    );
+    let _ = writeln!(
+        o,
+        "## Targets\n\n| target | case | ratio | limit | verdict |\n|---|---|---|---|---|"
+    );
+    for t in &run.targets {
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {:.1}x | {} |",
+            t.what,
+            t.case.as_deref().unwrap_or("-"),
+            ratio(t.ratio),
+            t.limit,
+            t.verdict
+        );
+    }
+    for t in &run.tables {
+        let rows = table_rows(run, &t.id);
+        if rows.is_empty() {
+            continue;
+        }
+        let _ = writeln!(o, "\n## {}\n", t.title);
+        if t.layout == "sandia" {
+            let _ = writeln!(o, "| case | payload | n | mean diff (ms) | sd diff (ms) | TLS median (ms) | clear median (ms) |\n|---|---|---|---|---|---|---|");
+            for r in rows {
+                let d = r.rt_diff.as_ref();
+                let _ = writeln!(
+                    o,
+                    "| {} | {} B | {} | {} | {} | {} | {} |",
+                    row_label(r, "sandia"),
+                    r.payload,
+                    d.map(|d| d.n).unwrap_or(0),
+                    ms(d.map(|d| d.mean_ms)),
+                    ms(d.map(|d| d.sd_ms)),
+                    ms(r.rt.as_ref().map(|s| s.median_ms)),
+                    ms(r.rt_cleartext_median_ms)
+                );
+            }
+            continue;
+        }
+        let _ = writeln!(o, "| CYPHER S. | backend | HT mean | HT sd | HT VAR | HT floor | HT/floor | RT mean | RT sd | RT VAR | RT/clear | verdict | status |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+        for r in rows {
+            let reference = t.reference.as_deref();
+            let _ = writeln!(
+                o,
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                row_label(r, &t.row_label),
+                r.backend,
+                ms(r.ht.as_ref().map(|s| s.mean_ms)),
+                ms(r.ht.as_ref().map(|s| s.sd_ms)),
+                pct(table_var(run, reference, r, true)),
+                ms(r.ht_floor_ms),
+                ratio(r.ht_floor_ratio),
+                ms(r.rt.as_ref().map(|s| s.mean_ms)),
+                ms(r.rt.as_ref().map(|s| s.sd_ms)),
+                pct(table_var(run, reference, r, false)),
+                ratio(r.rt_cleartext_ratio),
+                verdict(run, r),
+                if r.status == "ok" {
+                    "ok".to_string()
+                } else {
+                    format!("FAILED: {}", r.error.as_deref().unwrap_or("?"))
+                }
+            );
+        }
+    }
+    if !run.notes.is_empty() {
+        let _ = writeln!(o, "\n## Notes\n");
+        for n in &run.notes {
+            let _ = writeln!(o, "- {n}");
+        }
+    }
+    o
+}

@@ -1,0 +1,852 @@
+//! From the peers' event logs to samples, statistics and the result store of a run.
+//!
+//! The peers write one JSON object per line (`docs/mms-peers.md`): `{"event", "t_ns", "conn",
+//! "seq", ...}` with CLOCK_MONOTONIC nanoseconds that both processes share. Indicators, where the
+//! RSE paper defines them:
+//!
+//! * HT = `HT_END - HT_START` per connection (client), with the sub-steps TCP connect
+//!   (`TCP_UP - HT_START`), TLS handshake (`TLS_UP - TCP_UP`, 0 in cleartext) and MMS association
+//!   (`HT_END - TLS_UP`).
+//! * RT = `RT_END - RT_START` per report or request (matched by `seq`), with the sub-steps
+//!   server-side encryption, transmission and client-side decryption when the peers stamp the TLS
+//!   write and read ([`RT_STEP_EVENTS`]).
+//!
+//! The first `warmup` samples of each loop are discarded and counted. Raw samples are kept in
+//! `DIR/scenarios/<name>.json` and `DIR/samples.csv`; every statistic comes from them.
+
+use crate::stats::Summary;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// One line of an event log.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    pub event: String,
+    pub t_ns: u64,
+    #[serde(default)]
+    pub conn: Option<u64>,
+    #[serde(default)]
+    pub seq: Option<u64>,
+    /// Report index on its connection (the peers' `n`): `seq` is the report's SqNum, which
+    /// wraps (INT8U in libiec61850's unbuffered reports), so reports are matched by `n` when present.
+    #[serde(default)]
+    pub n: Option<u64>,
+    #[serde(default)]
+    pub kind: Option<String>,
+    #[serde(default)]
+    pub resumed: Option<bool>,
+}
+
+impl Event {
+    /// The key that pairs a report's server and client events.
+    fn report_key(&self) -> Option<u64> {
+        self.n.or(self.seq)
+    }
+}
+
+/// Names of the stamps around the server's TLS write and the client's TLS read (RT sub-steps):
+/// (server write start, server write end, client read start, client read end).
+pub const RT_STEP_EVENTS: [&str; 4] = ["WRITE_START", "WRITE_END", "READ_START", "READ_END"];
+
+/// Reads a JSON-lines event log. Blank lines are skipped; anything else that is not an event is
+/// an error naming the line.
+pub fn read_events(path: &Path) -> Result<Vec<Event>, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read event log {}: {e}", path.display()))?;
+    parse_events(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+pub fn parse_events(text: &str) -> Result<Vec<Event>, String> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        let ev: Event =
+            serde_json::from_str(line).map_err(|e| format!("line {}: not an event: {e}", i + 1))?;
+        out.push(ev);
+    }
+    Ok(out)
+}
+
+/// Raw samples of one case (ns), in measurement order, warm-up included.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Samples {
+    pub ht: Vec<u64>,
+    pub ht_tcp: Vec<u64>,
+    pub ht_tls: Vec<u64>,
+    pub ht_mms: Vec<u64>,
+    pub rt: Vec<u64>,
+    pub rt_enc: Vec<u64>,
+    pub rt_net: Vec<u64>,
+    pub rt_dec: Vec<u64>,
+    /// RT of the same exchange in cleartext (the RT floor), warm-up included.
+    pub rt_clear: Vec<u64>,
+    /// Handshakes that the peers reported as resumed.
+    pub resumed: usize,
+    /// ERROR events by kind.
+    pub errors: BTreeMap<String, usize>,
+}
+
+/// Extracts HT, RT and their sub-steps from the merged events of both peers.
+pub fn extract(events: &[Event]) -> Samples {
+    #[derive(Default)]
+    struct Conn {
+        start: Option<u64>,
+        tcp: Option<u64>,
+        tls: Option<u64>,
+        end: Option<u64>,
+    }
+    #[derive(Default)]
+    struct Rep {
+        start: Option<u64>,
+        end: Option<u64>,
+        stamps: [Option<u64>; 4],
+    }
+    let mut conns: BTreeMap<u64, Conn> = BTreeMap::new();
+    let mut reps: BTreeMap<u64, Rep> = BTreeMap::new();
+    let mut s = Samples::default();
+    for e in events {
+        match e.event.as_str() {
+            "HT_START" | "TCP_UP" | "TLS_UP" | "HT_END" => {
+                let Some(c) = e.conn else { continue };
+                let c = conns.entry(c).or_default();
+                let slot = match e.event.as_str() {
+                    "HT_START" => &mut c.start,
+                    "TCP_UP" => &mut c.tcp,
+                    "TLS_UP" => &mut c.tls,
+                    _ => &mut c.end,
+                };
+                slot.get_or_insert(e.t_ns);
+                // The peers put `resumed` on TLS_UP; accept it on HT_END too.
+                if matches!(e.event.as_str(), "TLS_UP" | "HT_END") && e.resumed == Some(true) {
+                    s.resumed += 1;
+                }
+            }
+            "RT_START" | "RT_END" => {
+                let Some(q) = e.report_key() else { continue };
+                let r = reps.entry(q).or_default();
+                let slot = if e.event == "RT_START" {
+                    &mut r.start
+                } else {
+                    &mut r.end
+                };
+                slot.get_or_insert(e.t_ns);
+            }
+            "ERROR" => {
+                *s.errors
+                    .entry(e.kind.clone().unwrap_or_else(|| "unknown".into()))
+                    .or_default() += 1;
+            }
+            other => {
+                if let (Some(i), Some(q)) = (
+                    RT_STEP_EVENTS.iter().position(|n| *n == other),
+                    e.report_key(),
+                ) {
+                    reps.entry(q).or_default().stamps[i].get_or_insert(e.t_ns);
+                }
+            }
+        }
+    }
+    // Connections in the order they started (conn ids are per client run).
+    let mut cs: Vec<&Conn> = conns
+        .values()
+        .filter(|c| c.start.is_some() && c.end.is_some())
+        .collect();
+    cs.sort_by_key(|c| c.start);
+    for c in cs {
+        let (start, end) = (c.start.unwrap_or(0), c.end.unwrap_or(0));
+        s.ht.push(end.saturating_sub(start));
+        let tcp = c.tcp.unwrap_or(start);
+        s.ht_tcp.push(tcp.saturating_sub(start));
+        let tls = c.tls.unwrap_or(tcp);
+        s.ht_tls.push(tls.saturating_sub(tcp));
+        s.ht_mms.push(end.saturating_sub(tls));
+    }
+    let ends = events.iter().filter(|e| e.event == "RT_END").count();
+    let keyed = reps
+        .values()
+        .filter(|r| r.start.is_some() && r.end.is_some())
+        .count();
+    if ends > 0 && keyed * 2 < ends {
+        // No index shared by both sides (libiec61850 peers): pair every RT_END with the latest
+        // RT_START before it, which is right while the report period is much longer than RT.
+        let mut starts: Vec<u64> = events
+            .iter()
+            .filter(|e| e.event == "RT_START")
+            .map(|e| e.t_ns)
+            .collect();
+        starts.sort_unstable();
+        let mut ends: Vec<u64> = events
+            .iter()
+            .filter(|e| e.event == "RT_END")
+            .map(|e| e.t_ns)
+            .collect();
+        ends.sort_unstable();
+        for t in ends {
+            let i = starts.partition_point(|s| *s <= t);
+            if i > 0 {
+                s.rt.push(t - starts[i - 1]);
+            }
+        }
+        return s;
+    }
+    for r in reps.values() {
+        let (Some(a), Some(b)) = (r.start, r.end) else {
+            continue;
+        };
+        s.rt.push(b.saturating_sub(a));
+        if let [Some(ws), Some(we), Some(rs), Some(re)] = r.stamps {
+            s.rt_enc.push(we.saturating_sub(ws));
+            s.rt_dec.push(re.saturating_sub(rs));
+            s.rt_net.push(
+                b.saturating_sub(a)
+                    .saturating_sub(we.saturating_sub(ws))
+                    .saturating_sub(re.saturating_sub(rs)),
+            );
+        }
+    }
+    s
+}
+
+/// The statistics of one indicator, in milliseconds (`results.json`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Stat {
+    pub n: usize,
+    pub mean_ms: f64,
+    pub sd_ms: f64,
+    pub median_ms: f64,
+    pub p95_ms: f64,
+    pub p99_ms: f64,
+    pub min_ms: f64,
+    pub max_ms: f64,
+    /// Half-width of the 95% confidence interval of the mean.
+    pub ci95_ms: f64,
+    /// Mean relative to the reference case's mean, percent (the papers' VAR.).
+    pub var_pct: Option<f64>,
+}
+
+impl Stat {
+    /// Statistics of kept samples (ns); `None` if there are none.
+    pub fn of(kept_ns: &[u64]) -> Option<Stat> {
+        let s = Summary::from_samples(kept_ns)?.scaled(1e-6);
+        Some(Stat {
+            n: s.n,
+            mean_ms: s.mean,
+            sd_ms: s.sd,
+            median_ms: s.p50,
+            p95_ms: s.p95,
+            p99_ms: s.p99,
+            min_ms: s.min,
+            max_ms: s.max,
+            ci95_ms: s.ci95,
+            var_pct: None,
+        })
+    }
+}
+
+/// Mean and standard deviation of signed differences (the Sandia layout), ms.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DiffStat {
+    pub n: usize,
+    pub mean_ms: f64,
+    pub sd_ms: f64,
+}
+
+impl DiffStat {
+    /// Pairs the i-th kept TLS sample with the i-th kept cleartext sample (Sandia ran them
+    /// consecutively and subtracted); extra samples on either side are left out.
+    pub fn of(tls_ns: &[u64], clear_ns: &[u64]) -> Option<DiffStat> {
+        let d: Vec<f64> = tls_ns
+            .iter()
+            .zip(clear_ns)
+            .map(|(a, b)| (*a as f64 - *b as f64) / 1e6)
+            .collect();
+        if d.is_empty() {
+            return None;
+        }
+        let n = d.len();
+        let mean = d.iter().sum::<f64>() / n as f64;
+        let sd = if n > 1 {
+            (d.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt()
+        } else {
+            0.0
+        };
+        Some(DiffStat {
+            n,
+            mean_ms: mean,
+            sd_ms: sd,
+        })
+    }
+}
+
+/// HT sub-steps.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HtSteps {
+    pub tcp: Stat,
+    pub tls: Stat,
+    pub mms: Stat,
+}
+
+/// RT sub-steps.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RtSteps {
+    pub encrypt: Stat,
+    pub transmit: Stat,
+    pub decrypt: Stat,
+}
+
+/// Warm-up samples discarded.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Discarded {
+    pub ht: usize,
+    pub rt: usize,
+    pub rt_clear: usize,
+}
+
+/// The result of one case (`DIR/scenarios/<name>.json`, and an entry of `results.json`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ScenarioResult {
+    pub name: String,
+    pub tables: Vec<String>,
+    pub stack: String,
+    pub server_stack: String,
+    pub client_stack: String,
+    /// `none` in cleartext.
+    pub backend: String,
+    pub backend_reason: String,
+    /// TLS library and version.
+    pub library: String,
+    /// `1.2`, ... or `none`.
+    pub tls_version: String,
+    /// IANA name, or `none`.
+    pub cipher_suite: String,
+    /// The RSE (i-v) and Sandia (CS1-CS7) labels of the suite.
+    pub rse_label: Option<String>,
+    pub sandia_label: Option<String>,
+    pub key: String,
+    pub interaction: String,
+    pub payload: u32,
+    pub period_ms: u64,
+    pub connections: u32,
+    pub reports: u32,
+    pub warmup: u32,
+    pub session_resumption: String,
+    pub link: String,
+    /// Which emulator applied the link profile (`none (loopback)`, `netem`, `userspace relay`).
+    pub emulator: String,
+    /// What the emulator achieved (measured delay and rate), when one ran.
+    pub link_achieved: Option<serde_json::Value>,
+    pub reference: Option<String>,
+    /// `ok` or `failed`.
+    pub status: String,
+    /// Why it failed.
+    pub error: Option<String>,
+    pub discarded: Discarded,
+    /// Handshakes the peers reported as resumed (all connections, warm-up included).
+    #[serde(default)]
+    pub resumed_handshakes: usize,
+    pub ht: Option<Stat>,
+    pub ht_steps: Option<HtSteps>,
+    pub rt: Option<Stat>,
+    pub rt_steps: Option<RtSteps>,
+    pub ht_floor_ms: Option<f64>,
+    pub floor: Option<crate::floor::Floor>,
+    /// Median HT over the floor.
+    pub ht_floor_ratio: Option<f64>,
+    pub rt_cleartext: Option<Stat>,
+    pub rt_cleartext_median_ms: Option<f64>,
+    /// Median RT over the cleartext median RT.
+    pub rt_cleartext_ratio: Option<f64>,
+    /// Paired differences TLS - cleartext (Sandia Table 2).
+    pub rt_diff: Option<DiffStat>,
+    /// The client's one-line JSON summary.
+    pub client_summary: Option<serde_json::Value>,
+    pub duration_s: f64,
+    /// Raw samples; left out of `results.json` (they are in `samples.csv`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples: Option<Samples>,
+}
+
+impl ScenarioResult {
+    /// Fills every statistic from `samples` with `warmup` discarded per loop.
+    pub fn compute(&mut self, samples: Samples, warmup: usize) {
+        let keep = |v: &[u64]| v[warmup.min(v.len())..].to_vec();
+        self.discarded = Discarded {
+            ht: warmup.min(samples.ht.len()),
+            rt: warmup.min(samples.rt.len()),
+            rt_clear: warmup.min(samples.rt_clear.len()),
+        };
+        self.ht = Stat::of(&keep(&samples.ht));
+        self.ht_steps = match (
+            Stat::of(&keep(&samples.ht_tcp)),
+            Stat::of(&keep(&samples.ht_tls)),
+            Stat::of(&keep(&samples.ht_mms)),
+        ) {
+            (Some(tcp), Some(tls), Some(mms)) => Some(HtSteps { tcp, tls, mms }),
+            _ => None,
+        };
+        self.rt = Stat::of(&keep(&samples.rt));
+        self.rt_steps = match (
+            Stat::of(&keep(&samples.rt_enc)),
+            Stat::of(&keep(&samples.rt_net)),
+            Stat::of(&keep(&samples.rt_dec)),
+        ) {
+            (Some(encrypt), Some(transmit), Some(decrypt)) => Some(RtSteps {
+                encrypt,
+                transmit,
+                decrypt,
+            }),
+            _ => None,
+        };
+        self.rt_cleartext = Stat::of(&keep(&samples.rt_clear));
+        self.rt_cleartext_median_ms = self.rt_cleartext.as_ref().map(|s| s.median_ms);
+        self.rt_cleartext_ratio = match (&self.rt, &self.rt_cleartext) {
+            (Some(r), Some(c)) if c.median_ms > 0.0 => Some(r.median_ms / c.median_ms),
+            _ => None,
+        };
+        self.rt_diff = if self.interaction != "report" {
+            DiffStat::of(&keep(&samples.rt), &keep(&samples.rt_clear))
+        } else {
+            None
+        };
+        self.set_floor(self.floor.clone());
+        self.resumed_handshakes = samples.resumed;
+        self.samples = Some(samples);
+    }
+
+    pub fn set_floor(&mut self, floor: Option<crate::floor::Floor>) {
+        self.ht_floor_ms = floor.as_ref().map(|f| f.total_ms);
+        self.ht_floor_ratio = match (&self.ht, &floor) {
+            (Some(h), Some(f)) if f.total_ms > 0.0 => Some(h.median_ms / f.total_ms),
+            _ => None,
+        };
+        self.floor = floor;
+    }
+}
+
+/// Sets every case's VAR% against its `reference` case's means.
+pub fn apply_var_pct(results: &mut [ScenarioResult]) {
+    let means: BTreeMap<String, (Option<f64>, Option<f64>)> = results
+        .iter()
+        .map(|r| {
+            (
+                r.name.clone(),
+                (
+                    r.ht.as_ref().map(|s| s.mean_ms),
+                    r.rt.as_ref().map(|s| s.mean_ms),
+                ),
+            )
+        })
+        .collect();
+    for r in results.iter_mut() {
+        let Some(reference) = &r.reference else {
+            continue;
+        };
+        let Some((ht_ref, rt_ref)) = means.get(reference) else {
+            continue;
+        };
+        if let (Some(h), Some(m)) = (r.ht.as_mut(), ht_ref) {
+            h.var_pct = var_pct(h.mean_ms, *m);
+        }
+        if let (Some(h), Some(m)) = (r.rt.as_mut(), rt_ref) {
+            h.var_pct = var_pct(h.mean_ms, *m);
+        }
+    }
+}
+
+/// `(x - reference) / reference` in percent; `None` for a zero reference.
+pub fn var_pct(x: f64, reference: f64) -> Option<f64> {
+    (reference > 0.0).then(|| (x - reference) / reference * 100.0)
+}
+
+/// An IEC 61850-5 transfer-time class (IEC 61850-5:2013 §13.7, Table 4): the verdict column of
+/// every RT table compares the p99 RT with its limit.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TransferClass {
+    pub class: String,
+    pub limit_ms: f64,
+    pub applies_to: String,
+}
+
+/// The classes TT1..TT6 with the message types that use them.
+pub fn transfer_classes() -> Vec<TransferClass> {
+    [
+        ("TT6", 3.0, "type 1A trips (P2/P3), type 4 raw data (P2/P3)"),
+        ("TT5", 10.0, "type 1A trips (P1), type 4 raw data (P1)"),
+        ("TT4", 20.0, "type 1B other fast messages (P2/P3)"),
+        (
+            "TT3",
+            100.0,
+            "type 2 medium-speed messages (reports of measured values), type 1B (P1)",
+        ),
+        ("TT2", 500.0, "type 3 low-speed messages, type 7 commands"),
+        (
+            "TT1",
+            1000.0,
+            "type 3 low-speed messages (slow), events and alarms",
+        ),
+    ]
+    .into_iter()
+    .map(|(c, l, a)| TransferClass {
+        class: c.into(),
+        limit_ms: l,
+        applies_to: a.into(),
+    })
+    .collect()
+}
+
+/// Looks a class up by name (`TT3`) or message-type alias (`trip`, `fast`, `medium`, `low`).
+pub fn transfer_class(name: &str) -> Result<TransferClass, String> {
+    let n = name.trim().to_ascii_uppercase();
+    let n = match n.as_str() {
+        "TRIP" | "1A" => "TT6",
+        "FAST" | "1B" => "TT4",
+        "MEDIUM" | "2" => "TT3",
+        "LOW" | "3" => "TT2",
+        other => other,
+    };
+    transfer_classes()
+        .into_iter()
+        .find(|c| c.class == n)
+        .ok_or_else(|| format!("unknown transfer-time class {name:?} (expected TT1..TT6, trip, fast, medium or low)"))
+}
+
+/// One headline target of issue #4, measured as a ratio in one run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Target {
+    pub what: String,
+    pub case: Option<String>,
+    pub ratio: Option<f64>,
+    pub limit: f64,
+    /// `met`, `missed` or `not measured`.
+    pub verdict: String,
+}
+
+/// The targets: HT of ECDHE-RSA-AES128-GCM with RSA-2048 within 1.3x its floor; RT over TLS
+/// within 1.2x cleartext (median); gander no slower than libiec61850 on the same suite.
+pub fn targets(results: &[ScenarioResult]) -> Vec<Target> {
+    let ok = |r: &&ScenarioResult| r.status == "ok";
+    let verdict = |ratio: Option<f64>, limit: f64| match ratio {
+        Some(x) if x <= limit => "met",
+        Some(_) => "missed",
+        None => "not measured",
+    };
+    let iv = results.iter().filter(ok).find(|r| {
+        r.cipher_suite == "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"
+            && r.key == "rsa2048"
+            && r.session_resumption == "off"
+            && r.stack == "gander"
+            && r.link == "loopback"
+            && r.ht_floor_ratio.is_some()
+    });
+    let mut out = vec![Target {
+        what:
+            "HT of TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256 (RSA-2048) / its public-key floor (median)"
+                .into(),
+        case: iv.map(|r| r.name.clone()),
+        ratio: iv.and_then(|r| r.ht_floor_ratio),
+        limit: 1.3,
+        verdict: verdict(iv.and_then(|r| r.ht_floor_ratio), 1.3).into(),
+    }];
+    // The worst RT ratio over every gander TLS case on loopback.
+    let worst = results
+        .iter()
+        .filter(ok)
+        .filter(|r| {
+            r.stack == "gander"
+                && r.link == "loopback"
+                && r.interaction == "report"
+                && r.rt_cleartext_ratio.is_some()
+        })
+        .max_by(|a, b| {
+            a.rt_cleartext_ratio
+                .partial_cmp(&b.rt_cleartext_ratio)
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
+    out.push(Target {
+        what: "MMS report RT over TLS / RT in cleartext (median; worst case of the run)".into(),
+        case: worst.map(|r| r.name.clone()),
+        ratio: worst.and_then(|r| r.rt_cleartext_ratio),
+        limit: 1.2,
+        verdict: verdict(worst.and_then(|r| r.rt_cleartext_ratio), 1.2).into(),
+    });
+    for (what, pick) in [("HT", 0usize), ("RT", 1usize)] {
+        let mut best: Option<(String, f64)> = None;
+        for g in results.iter().filter(ok).filter(|r| r.stack == "gander") {
+            let Some(l) = results.iter().filter(ok).find(|r| {
+                r.stack == "libiec61850"
+                    && r.cipher_suite == g.cipher_suite
+                    && r.tls_version == g.tls_version
+                    && r.link == g.link
+            }) else {
+                continue;
+            };
+            let m = |r: &ScenarioResult| {
+                if pick == 0 {
+                    r.ht.as_ref().map(|s| s.median_ms)
+                } else {
+                    r.rt.as_ref().map(|s| s.median_ms)
+                }
+            };
+            if let (Some(a), Some(b)) = (m(g), m(l)) {
+                if b > 0.0 && best.as_ref().map_or(true, |(_, x)| a / b > *x) {
+                    best = Some((format!("{} vs {}", g.name, l.name), a / b));
+                }
+            }
+        }
+        out.push(Target {
+            what: format!(
+                "gander {what} / libiec61850 {what} on the same suite (median; worst pair)"
+            ),
+            case: best.as_ref().map(|b| b.0.clone()),
+            ratio: best.as_ref().map(|b| b.1),
+            limit: 1.0,
+            verdict: verdict(best.map(|b| b.1), 1.0).into(),
+        });
+    }
+    out
+}
+
+/// A whole run (`DIR/results.json`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RunResults {
+    pub gander_version: String,
+    pub scenario: String,
+    pub description: String,
+    pub source: String,
+    pub quick: bool,
+    pub started_unix: u64,
+    pub duration_s: f64,
+    /// `crate::machine::Machine`, as JSON.
+    pub machine: serde_json::Value,
+    /// Every TLS library this machine offers, with its version.
+    pub libraries: BTreeMap<String, String>,
+    /// The library the floors were timed with.
+    pub floor_library: String,
+    /// The transfer-time class the verdicts use.
+    pub class: TransferClass,
+    pub tables: Vec<crate::scenario::TableSpec>,
+    pub scenarios: Vec<ScenarioResult>,
+    pub targets: Vec<Target>,
+    /// Cases that failed, with their reasons, and other things a reader must know.
+    pub notes: Vec<String>,
+}
+
+impl RunResults {
+    /// Loads `DIR/results.json`.
+    pub fn load(dir: &Path) -> Result<RunResults, String> {
+        let p = dir.join("results.json");
+        let text =
+            std::fs::read_to_string(&p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+        let mut r: RunResults = serde_json::from_str(&text)
+            .map_err(|e| format!("{}: not a gander results file: {e}", p.display()))?;
+        // Raw samples live per case; attach them for the report's charts.
+        for s in &mut r.scenarios {
+            if s.samples.is_none() {
+                let f = dir
+                    .join("scenarios")
+                    .join(format!("{}.json", crate::scenario::file_stem(&s.name)));
+                if let Ok(t) = std::fs::read_to_string(&f) {
+                    if let Ok(full) = serde_json::from_str::<ScenarioResult>(&t) {
+                        s.samples = full.samples;
+                    }
+                }
+            }
+        }
+        Ok(r)
+    }
+
+    /// Writes `results.json` (without raw samples).
+    pub fn save(&self, dir: &Path) -> Result<(), String> {
+        let mut slim = self.clone();
+        for s in &mut slim.scenarios {
+            s.samples = None;
+        }
+        let text = serde_json::to_string_pretty(&slim).map_err(|e| e.to_string())?;
+        write_atomic(&dir.join("results.json"), text.as_bytes())
+    }
+}
+
+/// Writes via a temporary file and a rename, so an interrupted run never leaves half a file.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, bytes).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, path).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A hand-written log following the peers' contract: two connections, three reports, one
+    /// error; server and client lines interleaved as the manager merges them.
+    pub const LOG: &str = r#"
+{"event":"HT_START","t_ns":1000,"conn":0}
+{"event":"TCP_UP","t_ns":1100,"conn":0}
+{"event":"TLS_UP","t_ns":5100,"conn":0}
+{"event":"HT_END","t_ns":6100,"conn":0}
+{"event":"HT_START","t_ns":10000,"conn":1}
+{"event":"TCP_UP","t_ns":10200,"conn":1}
+{"event":"TLS_UP","t_ns":13200,"conn":1}
+{"event":"HT_END","t_ns":14000,"conn":1,"resumed":true}
+{"event":"RT_START","t_ns":20000,"conn":1,"seq":0}
+{"event":"WRITE_START","t_ns":20010,"conn":1,"seq":0}
+{"event":"WRITE_END","t_ns":20110,"conn":1,"seq":0}
+{"event":"READ_START","t_ns":20500,"conn":1,"seq":0}
+{"event":"READ_END","t_ns":20700,"conn":1,"seq":0}
+{"event":"RT_END","t_ns":21000,"conn":1,"seq":0}
+{"event":"RT_START","t_ns":30000,"conn":1,"seq":1}
+{"event":"RT_END","t_ns":32000,"conn":1,"seq":1}
+
+{"event":"RT_START","t_ns":40000,"conn":1,"seq":255,"n":2}
+{"event":"RT_END","t_ns":43000,"conn":1,"seq":255,"n":2}
+{"event":"RT_START","t_ns":50000,"conn":1,"seq":255,"n":258}
+{"event":"ERROR","t_ns":50000,"kind":"Timeout"}
+"#;
+
+    #[test]
+    fn extracts_ht_rt_and_steps() {
+        let ev = parse_events(LOG).unwrap();
+        let s = extract(&ev);
+        assert_eq!(s.ht, [5100, 4000]);
+        assert_eq!(s.ht_tcp, [100, 200]);
+        assert_eq!(s.ht_tls, [4000, 3000]);
+        assert_eq!(s.ht_mms, [1000, 800]);
+        assert_eq!(s.rt, [1000, 2000, 3000]);
+        assert_eq!(
+            (
+                s.rt_enc.as_slice(),
+                s.rt_dec.as_slice(),
+                s.rt_net.as_slice()
+            ),
+            (&[100u64][..], &[200u64][..], &[700u64][..])
+        );
+        assert_eq!(s.resumed, 1);
+        assert_eq!(s.errors.get("Timeout"), Some(&1));
+    }
+
+    #[test]
+    fn unkeyed_reports_pair_by_time() {
+        let log = r#"{"event":"RT_START","t_ns":100}
+{"event":"RT_START","t_ns":200}
+{"event":"RT_END","t_ns":230,"n":0}
+{"event":"RT_START","t_ns":300}
+{"event":"RT_END","t_ns":350,"n":1}
+{"event":"RT_END","t_ns":360,"n":2}"#;
+        assert_eq!(extract(&parse_events(log).unwrap()).rt, [30, 50, 60]);
+    }
+
+    #[test]
+    fn bad_lines_are_errors_with_line_numbers() {
+        let e = parse_events("{\"event\":\"HT_START\",\"t_ns\":1}\nnot json").unwrap_err();
+        assert!(e.starts_with("line 2"), "{e}");
+        let e = parse_events("{\"event\":\"HT_START\"}").unwrap_err();
+        assert!(e.contains("t_ns"), "{e}");
+    }
+
+    pub fn result(name: &str) -> ScenarioResult {
+        ScenarioResult {
+            name: name.into(),
+            tables: vec![],
+            stack: "gander".into(),
+            server_stack: "gander".into(),
+            client_stack: "gander".into(),
+            backend: "openssl".into(),
+            backend_reason: "test".into(),
+            library: "OpenSSL".into(),
+            tls_version: "1.2".into(),
+            cipher_suite: "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256".into(),
+            rse_label: Some("iv".into()),
+            sandia_label: Some("CS6".into()),
+            key: "rsa2048".into(),
+            interaction: "report".into(),
+            payload: 125,
+            period_ms: 5,
+            connections: 2,
+            reports: 3,
+            warmup: 0,
+            session_resumption: "off".into(),
+            link: "loopback".into(),
+            emulator: "none (loopback)".into(),
+            link_achieved: None,
+            reference: None,
+            status: "ok".into(),
+            error: None,
+            discarded: Discarded::default(),
+            resumed_handshakes: 0,
+            ht: None,
+            ht_steps: None,
+            rt: None,
+            rt_steps: None,
+            ht_floor_ms: None,
+            floor: None,
+            ht_floor_ratio: None,
+            rt_cleartext: None,
+            rt_cleartext_median_ms: None,
+            rt_cleartext_ratio: None,
+            rt_diff: None,
+            client_summary: None,
+            duration_s: 0.0,
+            samples: None,
+        }
+    }
+
+    #[test]
+    fn compute_warmup_ratios_var_and_targets() {
+        let mut s = extract(&parse_events(LOG).unwrap());
+        s.rt_clear = vec![9_000_000, 500, 1000];
+        let mut a = result("a");
+        a.floor = Some(crate::floor::Floor {
+            total_ms: 0.002,
+            ops: vec![],
+            library: "x".into(),
+            same_library: true,
+            note: String::new(),
+        });
+        a.compute(s, 1);
+        assert_eq!(
+            a.discarded,
+            Discarded {
+                ht: 1,
+                rt: 1,
+                rt_clear: 1
+            }
+        );
+        let ht = a.ht.as_ref().unwrap();
+        assert_eq!((ht.n, ht.median_ms), (1, 0.004));
+        // median RT of the kept (2000, 3000) is 2000 ns (nearest rank); cleartext (500, 1000) -> 500.
+        assert_eq!(a.rt.as_ref().unwrap().median_ms, 0.002);
+        assert_eq!(a.rt_cleartext_median_ms, Some(0.0005));
+        assert_eq!(a.rt_cleartext_ratio, Some(4.0));
+        assert_eq!(a.ht_floor_ratio, Some(2.0));
+        let mut b = a.clone();
+        b.name = "b".into();
+        b.reference = Some("a".into());
+        b.ht.as_mut().unwrap().mean_ms = 0.006;
+        let mut v = vec![a, b];
+        apply_var_pct(&mut v);
+        assert!((v[1].ht.as_ref().unwrap().var_pct.unwrap() - 50.0).abs() < 1e-9);
+        let t = targets(&v);
+        assert_eq!(t[0].verdict, "missed");
+        assert_eq!(t[1].ratio, Some(4.0));
+        assert_eq!(t[2].verdict, "not measured");
+    }
+
+    #[test]
+    fn sandia_differences_pair_samples() {
+        let d = DiffStat::of(&[3_000_000, 5_000_000], &[1_000_000, 2_000_000, 7]).unwrap();
+        assert_eq!(d.n, 2);
+        assert!((d.mean_ms - 2.5).abs() < 1e-12);
+        assert!((d.sd_ms - 0.5f64.sqrt()).abs() < 1e-12);
+    }
+
+    #[test]
+    fn classes() {
+        assert_eq!(transfer_class("trip").unwrap().limit_ms, 3.0);
+        assert_eq!(transfer_class("tt3").unwrap().limit_ms, 100.0);
+        assert!(transfer_class("TT9").is_err());
+    }
+}
