@@ -3,7 +3,7 @@
 # apt-get runs only when a package is missing; rustup only when cargo is absent.
 set -euo pipefail
 
-PKGS=(tshark iproute2 libpcap-dev libssl-dev libgnutls28-dev pkg-config iperf3 iptables iputils-ping ethtool)
+PKGS=(tshark iproute2 libpcap-dev libssl-dev libgnutls28-dev pkg-config iperf3 iptables iputils-ping ethtool chromium)
 PYTHON=${PYTHON:-$(command -v python3.11 || command -v python3)}
 
 missing=()
