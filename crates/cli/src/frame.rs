@@ -10,7 +10,7 @@ use gander_wire::goose::GoosePdu;
 use gander_wire::goose_frame::L2Frame;
 use gander_wire::session::{parse_elements, SessionPdu};
 use serde_json::{json, Value};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -117,7 +117,7 @@ fn now() -> u64 {
         .unwrap_or(0)
 }
 
-fn load_keys(path: &PathBuf) -> Result<KeyStore> {
+fn load_keys(path: &Path) -> Result<KeyStore> {
     KeyStore::load(path, default_provider()).map_err(anyhow::Error::from)
 }
 

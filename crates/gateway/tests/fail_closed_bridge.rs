@@ -234,7 +234,6 @@ fn scenario(tag: &str, mode: Mode, config: &str, goose: bool) {
     let (pub_ns, atk_ns) = (lab.ns(Role::Sub), lab.ns(Role::Atk));
     let legit2 = legit.clone();
     let n_attacks = attacks.len();
-    let mut attacks = attacks;
     let attacker = std::thread::spawn(move || {
         gander_lab::enter(&atk_ns).unwrap();
         let s = RawSocket::open("atk0").unwrap();

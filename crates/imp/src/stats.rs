@@ -80,6 +80,29 @@ impl Summary {
         })
     }
 
+    /// Summarises signed samples, e.g. differences of timestamps taken in two threads, which can be
+    /// negative on loopback. They are shifted by their minimum, summarised exactly as
+    /// [`Summary::from_samples`] (same conventions) and shifted back; `None` if there are none.
+    pub fn from_signed_samples(samples: &[i64]) -> Option<Summary> {
+        let low = *samples.iter().min()?;
+        // i128: the span of two i64 always fits in a u64.
+        let shifted: Vec<u64> = samples
+            .iter()
+            .map(|&s| (s as i128 - low as i128) as u64)
+            .collect();
+        let s = Summary::from_samples(&shifted)?;
+        let m = low as f64;
+        Some(Summary {
+            mean: s.mean + m,
+            min: s.min + m,
+            max: s.max + m,
+            p50: s.p50 + m,
+            p95: s.p95 + m,
+            p99: s.p99 + m,
+            ..s
+        })
+    }
+
     /// Every statistic multiplied by `factor` (all of them are linear in the samples). Used to
     /// turn batch totals into per-operation times: `scaled(1.0 / batch as f64)`.
     pub fn scaled(self, factor: f64) -> Summary {
@@ -229,6 +252,24 @@ mod tests {
         let s = Summary::from_samples(&[u64::MAX, u64::MAX]).unwrap();
         assert!(close(s.mean, u64::MAX as f64));
         assert_eq!(s.sd, 0.0);
+    }
+
+    #[test]
+    fn signed_samples_match_unsigned_and_allow_negatives() {
+        let u = Summary::from_samples(&[9, 4, 5, 4, 2, 7, 4, 5]).unwrap();
+        let s = Summary::from_signed_samples(&[9, 4, 5, 4, 2, 7, 4, 5]).unwrap();
+        assert_eq!(
+            (s.n, s.min, s.max, s.p50, s.p95, s.p99),
+            (u.n, u.min, u.max, u.p50, u.p95, u.p99)
+        );
+        assert!(close(s.mean, u.mean) && close(s.sd, u.sd) && close(s.ci95, u.ci95));
+        // The same set moved down by 6: -4 -2 -2 -2 -1 -1 1 3.
+        let n = Summary::from_signed_samples(&[3, -2, -1, -2, -4, 1, -2, -1]).unwrap();
+        assert!(close(n.mean, -1.0) && close(n.sd, u.sd));
+        assert_eq!((n.min, n.p50, n.p99, n.max), (-4.0, -2.0, 3.0, 3.0));
+        let e = Summary::from_signed_samples(&[i64::MIN, i64::MAX]).unwrap();
+        assert_eq!((e.min, e.max), (i64::MIN as f64, i64::MAX as f64));
+        assert!(Summary::from_signed_samples(&[]).is_none());
     }
 
     #[test]

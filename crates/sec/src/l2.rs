@@ -190,13 +190,16 @@ pub fn verify(
     }))
 }
 
+/// What the caller's GOOSE replay check needs of a verified frame: source MAC, APPID, stNum, sqNum.
+pub(crate) type GooseSequenceKey = ([u8; 6], u16, u32, u32);
+
 /// A verdict for `gander frame verify` (GOOSE replay rules are applied by the caller).
 pub(crate) fn verdict(
     profile: Profile,
     store: &KeyStore,
     frame: &[u8],
     now: u64,
-) -> (Verdict, Option<([u8; 6], u16, u32, u32)>) {
+) -> (Verdict, Option<GooseSequenceKey>) {
     let mut v = Verdict::new(Kind::Goose, Outcome::Skipped);
     let mut seq = None;
     match verify(profile, store, frame, now) {

@@ -792,8 +792,7 @@ pub fn emit(
     out.extend_from_slice(&header.security.version().to_be_bytes());
     out.extend_from_slice(&header.time_of_current_key.to_be_bytes());
     out.extend_from_slice(&header.time_to_next_key.to_be_bytes());
-    let iv_offset;
-    match &header.security {
+    let iv_offset = match &header.security {
         SecurityInfo::V1 {
             enc_code,
             mac_code,
@@ -801,15 +800,15 @@ pub fn emit(
         } => {
             out.extend_from_slice(&[*enc_code, *mac_code]);
             out.extend_from_slice(&key_id.to_be_bytes());
-            iv_offset = 28;
+            28
         }
         SecurityInfo::V2 { key_id, iv } => {
             out.extend_from_slice(&key_id.to_be_bytes());
             out.push(iv.len() as u8);
             out.extend_from_slice(iv.as_slice());
-            iv_offset = 27;
+            27
         }
-    }
+    };
     out.extend_from_slice(&pl_field.to_be_bytes());
     for e in elements {
         let stated = e.apdu.len() + dialect.apdu_length_bias as usize;

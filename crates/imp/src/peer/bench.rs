@@ -12,6 +12,8 @@ use super::clock::now_ns;
 use super::config::{ClientConfig, ReportsConfig, ServerConfig};
 use super::events::{name, Event, Sink};
 use super::server::Server;
+use crate::machine::Machine;
+use crate::stats::Summary;
 use gander_tls::pki::{self, KeySpec};
 use gander_tls::{backend, BackendKind, TlsProfile, TlsVersion};
 use serde::Serialize;
@@ -36,7 +38,8 @@ pub struct BenchOptions {
     pub pki_dir: PathBuf,
 }
 
-/// n, mean, p50, p99 (nanoseconds).
+/// n, mean, p50, p99 (nanoseconds): the part of the shared [`Summary`] this report prints, under
+/// the JSON names it has always had. Percentiles are nearest-rank (`crate::stats`).
 #[derive(Debug, Clone, Copy, Serialize, Default)]
 pub struct Stats {
     pub n: usize,
@@ -45,23 +48,23 @@ pub struct Stats {
     pub p99_ns: f64,
 }
 
-impl Stats {
-    pub fn of(v: &[i64]) -> Stats {
-        if v.is_empty() {
-            return Stats::default();
-        }
-        let mut s = v.to_vec();
-        s.sort_unstable();
-        let q = |p: f64| {
-            let i = ((s.len() - 1) as f64 * p).round() as usize;
-            s[i.min(s.len() - 1)] as f64
-        };
+impl From<Summary> for Stats {
+    fn from(s: Summary) -> Stats {
         Stats {
-            n: s.len(),
-            mean_ns: s.iter().map(|&x| x as f64).sum::<f64>() / s.len() as f64,
-            p50_ns: q(0.5),
-            p99_ns: q(0.99),
+            n: s.n,
+            mean_ns: s.mean,
+            p50_ns: s.p50,
+            p99_ns: s.p99,
         }
+    }
+}
+
+impl Stats {
+    /// The statistics of `v` (signed: a cross-thread step can be negative); all zero if empty.
+    pub fn of(v: &[i64]) -> Stats {
+        Summary::from_signed_samples(v)
+            .map(Stats::from)
+            .unwrap_or_default()
     }
 }
 
@@ -79,6 +82,7 @@ pub struct RtPhase {
 
 #[derive(Debug, Serialize)]
 pub struct BenchResult {
+    /// The shared machine description, taken at the start of the run.
     pub machine: Machine,
     pub backend: String,
     pub library: String,
@@ -98,45 +102,6 @@ pub struct BenchResult {
     pub paced_plain: RtPhase,
     pub rt_ratio_p50: f64,
     pub rate_pass: bool,
-}
-
-#[derive(Debug, Serialize)]
-pub struct Machine {
-    pub cpu: String,
-    pub cores: usize,
-    pub kernel: String,
-    /// 1-minute load average at the start; above the core count the run is noisy.
-    pub load1: f64,
-    pub noisy: bool,
-}
-
-pub fn machine() -> Machine {
-    let cpu = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split(':').nth(1))
-                .map(|x| x.trim().to_owned())
-        })
-        .unwrap_or_else(|| "unknown".into());
-    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
-        .map(|s| s.trim().to_owned())
-        .unwrap_or_default();
-    let load1 = std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .and_then(|s| s.split_whitespace().next().and_then(|x| x.parse().ok()))
-        .unwrap_or(0.0);
-    let cores = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1);
-    Machine {
-        cpu,
-        load1,
-        noisy: load1 > cores as f64 * 0.75,
-        cores,
-        kernel,
-    }
 }
 
 fn profile(o: &BenchOptions, server: bool) -> Result<TlsProfile, String> {
@@ -321,6 +286,7 @@ fn rt_phase(
 }
 
 pub fn run(o: &BenchOptions) -> Result<BenchResult, String> {
+    let machine = Machine::describe();
     let sp = profile(o, true)?;
     let cp = profile(o, false)?;
     let sb: Arc<dyn gander_tls::TlsBackend> =
@@ -391,7 +357,7 @@ pub fn run(o: &BenchOptions) -> Result<BenchResult, String> {
     };
     let rate_pass = throughput.rate_per_s >= 10_000.0;
     Ok(BenchResult {
-        machine: machine(),
+        machine,
         backend: o.backend.name().into(),
         library,
         version: o.version.to_string(),
@@ -421,11 +387,11 @@ pub fn render(r: &BenchResult) -> String {
     let pf = |b: bool| if b { "PASS" } else { "FAIL" };
     s += &format!(
         "machine: {} ({} cores), Linux {}, load {:.2}{}\nTLS: {} [{}], {} {}, {}\n\n",
-        r.machine.cpu,
+        r.machine.cpu_model,
         r.machine.cores,
         r.machine.kernel,
-        r.machine.load1,
-        if r.machine.noisy {
+        r.machine.loadavg[0],
+        if r.machine.busy() {
             " (NOISY: other load on this machine; ratios less reliable)"
         } else {
             ""

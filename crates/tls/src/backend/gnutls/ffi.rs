@@ -45,7 +45,10 @@ pub const GNUTLS_X509_FMT_PEM: c_int = 1;
 pub const GNUTLS_CERT_IGNORE: c_int = 0;
 pub const GNUTLS_CERT_REQUIRE: c_int = 2;
 pub const GNUTLS_SHUT_WR: c_int = 1;
+pub const GNUTLS_AL_WARNING: c_int = 1;
 pub const GNUTLS_AL_FATAL: c_int = 2;
+// gnutls_alert_description_t
+pub const GNUTLS_A_NO_RENEGOTIATION: c_int = 100;
 pub const GNUTLS_SEC_PARAM_MEDIUM: c_int = 35;
 pub const GNUTLS_KU_PEER: c_uint = 1;
 pub const GNUTLS_TLS1_0: c_int = 2;
@@ -68,6 +71,7 @@ pub const GNUTLS_E_UNKNOWN_CIPHER_SUITE: c_int = -21;
 pub const GNUTLS_E_AGAIN: c_int = -28;
 pub const GNUTLS_E_INSUFFICIENT_CREDENTIALS: c_int = -32;
 pub const GNUTLS_E_REHANDSHAKE: c_int = -37;
+pub const GNUTLS_E_GOT_APPLICATION_DATA: c_int = -38;
 pub const GNUTLS_E_CERTIFICATE_ERROR: c_int = -43;
 pub const GNUTLS_E_NO_CERTIFICATE_FOUND: c_int = -49;
 pub const GNUTLS_E_INTERRUPTED: c_int = -52;
@@ -75,11 +79,13 @@ pub const GNUTLS_E_PUSH_ERROR: c_int = -53;
 pub const GNUTLS_E_PULL_ERROR: c_int = -54;
 pub const GNUTLS_E_REQUESTED_DATA_NOT_AVAILABLE: c_int = -56;
 pub const GNUTLS_E_NO_CIPHER_SUITES: c_int = -87;
+pub const GNUTLS_E_UNSAFE_RENEGOTIATION_DENIED: c_int = -108;
 pub const GNUTLS_E_PREMATURE_TERMINATION: c_int = -110;
 pub const GNUTLS_E_CERTIFICATE_REQUIRED: c_int = -112;
 pub const GNUTLS_E_TIMEDOUT: c_int = -319;
 pub const GNUTLS_E_SESSION_EOF: c_int = -328;
 pub const GNUTLS_E_CERTIFICATE_VERIFICATION_ERROR: c_int = -348;
+pub const GNUTLS_E_SESSION_USER_ID_CHANGED: c_int = -406;
 pub const GNUTLS_E_NO_COMMON_KEY_SHARE: c_int = -423;
 
 extern "C" {
@@ -161,6 +167,8 @@ extern "C" {
     pub fn gnutls_alert_send(session: gnutls_session_t, level: c_int, desc: c_int) -> c_int;
     pub fn gnutls_alert_send_appropriate(session: gnutls_session_t, err: c_int) -> c_int;
     pub fn gnutls_session_key_update(session: gnutls_session_t, flags: c_uint) -> c_int;
+    pub fn gnutls_rehandshake(session: gnutls_session_t) -> c_int;
+    pub fn gnutls_safe_renegotiation_status(session: gnutls_session_t) -> c_uint;
 
     pub fn gnutls_protocol_get_version(session: gnutls_session_t) -> c_int;
     pub fn gnutls_ciphersuite_get(session: gnutls_session_t) -> *const c_char;

@@ -15,7 +15,25 @@
 //!
 //! Session resumption: TLS 1.2 session IDs through an in-memory server cache (`gnutls_db_*`),
 //! RFC 5077 / TLS 1.3 tickets when enabled; the client keeps the last session's data.
-//! Rekeying: TLS 1.3 KeyUpdate; TLS 1.2 renegotiation is not offered by this backend.
+//! Rekeying: TLS 1.3 KeyUpdate; TLS 1.0-1.2 secure renegotiation (RFC 5746). A server rekeys with
+//! `gnutls_rehandshake` (HelloRequest), reads until the client's ClientHello shows up as
+//! `GNUTLS_E_REHANDSHAKE`, then runs `gnutls_handshake`; a client rekeys by calling
+//! `gnutls_handshake` again. On the other side the same `GNUTLS_E_REHANDSHAKE` from a read starts
+//! the handshake: a client always follows a HelloRequest (as OpenSSL clients do), a server accepts a
+//! client-initiated renegotiation only if its profile sets `renegotiation_interval_s` (as OpenSSL 3
+//! servers need `SSL_OP_ALLOW_CLIENT_RENEGOTIATION`) and otherwise refuses it with a fatal
+//! `no_renegotiation` alert, since GnuTLS leaves a server that saw a ClientHello only those two
+//! choices. Application data that arrives while a renegotiation starts is kept and returned by
+//! later reads. GnuTLS 3.7 aborts a client's renegotiation handshake when application data arrives
+//! before the ServerHello (`GNUTLS_E_GOT_APPLICATION_DATA` resets the handshake state), so a GnuTLS
+//! client renegotiates reliably only with a server that stops sending once it has asked for (or
+//! received) a ClientHello: gander's GnuTLS server does, by reading until the ClientHello before
+//! it writes again; an OpenSSL server that keeps writing after its HelloRequest does not. Renegotiation is refused
+//! unless the peer signalled RFC 5746 support (`gnutls_safe_renegotiation_status`); GnuTLS's own
+//! default (`%PARTIAL_RENEGOTIATION`) refuses unsafe renegotiation as well, while still allowing
+//! initial handshakes with legacy peers. The peer may not change its certificate during a
+//! renegotiation (GnuTLS without `GNUTLS_ALLOW_ID_CHANGE`), and the verify callback and the
+//! profile's suite check run again on the new handshake.
 pub mod ffi;
 
 use super::{check_negotiated, set_timeouts, BackendKind, Capabilities, TlsBackend, TlsStream};
@@ -222,7 +240,7 @@ pub(crate) fn capabilities() -> Capabilities {
         library: library_version(),
         versions,
         suites: codes,
-        renegotiation: false,
+        renegotiation: true,
         key_update: true,
     }
 }
@@ -409,6 +427,7 @@ impl GnutlsBackend {
             tcp,
             server,
             done: false,
+            pending: Vec::new(),
             profile: self.profile.clone(),
         };
         stream.setup(&self.priority)?;
@@ -593,6 +612,8 @@ struct GnutlsStream {
     tcp: TcpStream,
     server: bool,
     done: bool,
+    /// Application data that arrived while a renegotiation started, returned by the next reads.
+    pending: Vec<u8>,
     profile: TlsProfile,
 }
 
@@ -795,6 +816,186 @@ impl GnutlsStream {
             >= std::time::Duration::from_millis(self.profile.io_timeout_ms.saturating_sub(5))
     }
 
+    /// The error for a renegotiation this side cannot or will not do.
+    fn reneg_unsupported(what: &str) -> TlsError {
+        TlsError::Unsupported {
+            backend: "gnutls",
+            what: what.into(),
+        }
+    }
+
+    /// RFC 5746: renegotiate only with a peer that sent the renegotiation_info extension (or SCSV).
+    fn require_safe_renegotiation(&self) -> Result<(), TlsError> {
+        // SAFETY: live session.
+        if unsafe { gnutls_safe_renegotiation_status(self.session) } == 0 {
+            return Err(Self::reneg_unsupported(
+                "renegotiation with a peer without RFC 5746 secure renegotiation",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Moves application data GnuTLS buffered during a renegotiation (`GNUTLS_E_GOT_APPLICATION_DATA`)
+    /// into `pending`; it is returned by later reads.
+    fn keep_application_data(&mut self) -> Result<(), TlsError> {
+        let mut tmp = [0u8; 16 * 1024];
+        loop {
+            // SAFETY: `tmp` is valid for its length; the data is already buffered, so this does not
+            // wait for the socket.
+            let n = unsafe {
+                gnutls_record_recv(self.session, tmp.as_mut_ptr() as *mut c_void, tmp.len())
+            };
+            if n > 0 {
+                self.pending.extend_from_slice(&tmp[..n as usize]);
+            } else if n == 0 {
+                return Err(TlsError::Closed);
+            } else if n != GNUTLS_E_INTERRUPTED as isize {
+                return Err(self.classify(n as c_int));
+            }
+            // SAFETY: live session.
+            if unsafe { gnutls_record_check_pending(self.session) } == 0 {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Whether the last warning alert was the peer's `no_renegotiation`.
+    fn got_no_renegotiation(&self) -> bool {
+        // SAFETY: live session.
+        unsafe { gnutls_alert_get(self.session) == GNUTLS_A_NO_RENEGOTIATION }
+    }
+
+    /// Runs `gnutls_handshake` on an established TLS 1.0-1.2 session until the renegotiation is
+    /// complete, then checks the result against the profile as after the first handshake.
+    fn run_renegotiation(&mut self) -> Result<(), TlsError> {
+        let start = std::time::Instant::now();
+        loop {
+            // SAFETY: live session with transport set.
+            let r = unsafe { gnutls_handshake(self.session) };
+            match r {
+                GNUTLS_E_SUCCESS => break,
+                GNUTLS_E_INTERRUPTED => {}
+                GNUTLS_E_AGAIN if !self.timed_out(start) => {}
+                // Application data where GnuTLS awaited the peer's hello. GnuTLS then resets the
+                // handshake (it reads this as "the peer declined"): a server simply awaits the
+                // ClientHello again, but a client that already sent its ClientHello cannot take
+                // the ServerHello that follows, so it reports the renegotiation as failed.
+                GNUTLS_E_GOT_APPLICATION_DATA => {
+                    self.keep_application_data()?;
+                    if !self.server {
+                        return Err(TlsError::HandshakeFailed(
+                            "renegotiation aborted: the server sent application data before its \
+                             ServerHello, which GnuTLS clients cannot interleave"
+                                .into(),
+                        ));
+                    }
+                }
+                GNUTLS_E_WARNING_ALERT_RECEIVED if self.got_no_renegotiation() => {
+                    return Err(Self::reneg_unsupported(
+                        "renegotiation: the peer answered no_renegotiation",
+                    ))
+                }
+                GNUTLS_E_WARNING_ALERT_RECEIVED => {}
+                GNUTLS_E_UNSAFE_RENEGOTIATION_DENIED => {
+                    return Err(Self::reneg_unsupported(
+                        "renegotiation with a peer without RFC 5746 secure renegotiation",
+                    ))
+                }
+                GNUTLS_E_SESSION_USER_ID_CHANGED => {
+                    // SAFETY: live session.
+                    unsafe {
+                        gnutls_alert_send(
+                            self.session,
+                            GNUTLS_AL_FATAL,
+                            alert::BAD_CERTIFICATE as c_int,
+                        )
+                    };
+                    return Err(TlsError::BadCertificate {
+                        by: Side::Local,
+                        detail: "the peer changed its certificate during renegotiation".into(),
+                    });
+                }
+                _ => return Err(self.classify(r)),
+            }
+        }
+        self.save_session();
+        if let Err(e) = check_negotiated(&self.profile, self) {
+            // SAFETY: live session.
+            unsafe {
+                gnutls_alert_send(
+                    self.session,
+                    GNUTLS_AL_FATAL,
+                    alert::HANDSHAKE_FAILURE as c_int,
+                )
+            };
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// This side starts a TLS 1.0-1.2 renegotiation and returns once it is complete.
+    fn renegotiate_now(&mut self) -> Result<(), TlsError> {
+        self.require_safe_renegotiation()?;
+        if !self.server {
+            return self.run_renegotiation();
+        }
+        // SAFETY: live server session.
+        let r = unsafe { gnutls_rehandshake(self.session) };
+        if r < 0 {
+            return Err(self.classify(r));
+        }
+        // Read until the client's ClientHello arrives, keeping the data it sent before.
+        let start = std::time::Instant::now();
+        let mut tmp = [0u8; 16 * 1024];
+        loop {
+            // SAFETY: `tmp` is valid for its length.
+            let n = unsafe {
+                gnutls_record_recv(self.session, tmp.as_mut_ptr() as *mut c_void, tmp.len())
+            };
+            match n {
+                n if n > 0 => self.pending.extend_from_slice(&tmp[..n as usize]),
+                0 => return Err(TlsError::Closed),
+                n if n == GNUTLS_E_REHANDSHAKE as isize => break,
+                n if n == GNUTLS_E_INTERRUPTED as isize => {}
+                n if n == GNUTLS_E_AGAIN as isize && !self.timed_out(start) => {}
+                n if n == GNUTLS_E_AGAIN as isize => return Err(TlsError::Timeout),
+                n if n == GNUTLS_E_WARNING_ALERT_RECEIVED as isize
+                    && self.got_no_renegotiation() =>
+                {
+                    return Err(Self::reneg_unsupported(
+                        "renegotiation: the client answered no_renegotiation",
+                    ))
+                }
+                n if n == GNUTLS_E_WARNING_ALERT_RECEIVED as isize => {}
+                n => return Err(self.classify(n as c_int)),
+            }
+        }
+        self.run_renegotiation()
+    }
+
+    /// The peer started a renegotiation (a read returned `GNUTLS_E_REHANDSHAKE`).
+    fn peer_renegotiation(&mut self) -> Result<(), TlsError> {
+        let refuse = |s: &mut Self, what: &str| {
+            // SAFETY: live session. A GnuTLS server that has read a ClientHello can only run the
+            // handshake or end the session, so the refusal is fatal.
+            unsafe { gnutls_alert_send(s.session, GNUTLS_AL_FATAL, GNUTLS_A_NO_RENEGOTIATION) };
+            Err(Self::reneg_unsupported(what))
+        };
+        if self.server && self.profile.renegotiation_interval_s.is_none() {
+            return refuse(
+                self,
+                "client-initiated renegotiation (the server profile sets no renegotiation_interval_s)",
+            );
+        }
+        if self.require_safe_renegotiation().is_err() {
+            return refuse(
+                self,
+                "renegotiation with a peer without RFC 5746 secure renegotiation",
+            );
+        }
+        self.run_renegotiation()
+    }
+
     fn record_error(&mut self, code: isize) -> io::Error {
         let code = code.clamp(c_int::MIN as isize, 0) as c_int;
         self.handshake_error(code).into()
@@ -804,6 +1005,12 @@ impl GnutlsStream {
 impl Read for GnutlsStream {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         self.handshake()?;
+        if !self.pending.is_empty() {
+            let n = buf.len().min(self.pending.len());
+            buf[..n].copy_from_slice(&self.pending[..n]);
+            self.pending.drain(..n);
+            return Ok(n);
+        }
         let start = std::time::Instant::now();
         loop {
             // SAFETY: `buf` is valid for `buf.len()` bytes.
@@ -816,8 +1023,14 @@ impl Read for GnutlsStream {
                 // After a post-handshake message (e.g. a TLS 1.3 NewSessionTicket) GnuTLS may
                 // return E_AGAIN before the socket timeout has passed: keep reading.
                 n if n == GNUTLS_E_AGAIN as isize && !self.timed_out(start) => continue,
-                // A HelloRequest (TLS 1.2 renegotiation) is declined by ignoring it (RFC 5246 §7.4.1.1).
-                n if n == GNUTLS_E_REHANDSHAKE as isize => continue,
+                // The peer started a TLS 1.2 renegotiation (our client got a HelloRequest, or our
+                // server a ClientHello): run it, then go on reading.
+                n if n == GNUTLS_E_REHANDSHAKE as isize => {
+                    self.peer_renegotiation()?;
+                    if !self.pending.is_empty() {
+                        return self.read(buf);
+                    }
+                }
                 n if n == GNUTLS_E_WARNING_ALERT_RECEIVED as isize => continue,
                 n if n == GNUTLS_E_PREMATURE_TERMINATION as isize => {
                     return Err(io::Error::new(
@@ -859,7 +1072,7 @@ impl Write for GnutlsStream {
 impl TlsStream for GnutlsStream {
     fn has_buffered_data(&mut self) -> bool {
         // SAFETY: the session is valid for the life of the stream.
-        unsafe { gnutls_record_check_pending(self.session) > 0 }
+        !self.pending.is_empty() || unsafe { gnutls_record_check_pending(self.session) > 0 }
     }
     fn handshake(&mut self) -> Result<(), TlsError> {
         if self.done {
@@ -946,10 +1159,7 @@ impl TlsStream for GnutlsStream {
     fn rekey(&mut self) -> Result<(), TlsError> {
         self.handshake()?;
         if self.negotiated_version() != Some(TlsVersion::Tls13) {
-            return Err(TlsError::Unsupported {
-                backend: "gnutls",
-                what: "TLS 1.2 renegotiation".into(),
-            });
+            return self.renegotiate_now();
         }
         // SAFETY: live session.
         let r = unsafe { gnutls_session_key_update(self.session, GNUTLS_KU_PEER) };
