@@ -592,7 +592,7 @@ pub fn targets(results: &[ScenarioResult]) -> Vec<Target> {
                 }
             };
             if let (Some(a), Some(b)) = (m(g), m(l)) {
-                if b > 0.0 && best.as_ref().map_or(true, |(_, x)| a / b > *x) {
+                if b > 0.0 && best.as_ref().is_none_or(|(_, x)| a / b > *x) {
                     best = Some((format!("{} vs {}", g.name, l.name), a / b));
                 }
             }

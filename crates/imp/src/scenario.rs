@@ -691,12 +691,10 @@ pub fn resolve(scenario: &str, p: Params) -> Result<Case, ScenarioError> {
                 suite.max_version.short()
             )));
         }
-        let auth_ok = match (suite.kx.auth(), key) {
-            ("RSA", KeySpec::Rsa(_)) | ("ECDSA", KeySpec::P256 | KeySpec::P384) | ("any", _) => {
-                true
-            }
-            _ => false,
-        };
+        let auth_ok = matches!(
+            (suite.kx.auth(), key),
+            ("RSA", KeySpec::Rsa(_)) | ("ECDSA", KeySpec::P256 | KeySpec::P384) | ("any", _)
+        );
         if !auth_ok {
             return Err(err(format!(
                 "{} needs {} keys, not {}",

@@ -151,7 +151,7 @@ impl RawSocket {
             if n <= 0 {
                 return None;
             }
-            if sll.sll_pkttype == libc::PACKET_OUTGOING as u8 {
+            if sll.sll_pkttype == libc::PACKET_OUTGOING {
                 continue;
             }
             return Some(n as usize);

@@ -92,6 +92,7 @@ pub fn histogram_svg(v: &[f64], title: &str, bins: usize) -> String {
     o
 }
 
+#[allow(clippy::too_many_arguments)] // plot geometry: origin, size, value range, labels
 fn axes(
     o: &mut String,
     x: f64,
@@ -307,9 +308,9 @@ pub fn report_html(run: &RunResults) -> String {
         if run.quick { " (--quick)" } else { "" }
     );
     let _ = write!(o, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{STYLE}</style></head><body>\n", esc(&title));
-    let _ = write!(
+    let _ = writeln!(
         o,
-        "<h1>{}</h1><p>{}</p><p class=\"note\">Source: {}</p>\n",
+        "<h1>{}</h1><p>{}</p><p class=\"note\">Source: {}</p>",
         esc(&title),
         esc(&run.description),
         esc(&run.source)
@@ -552,7 +553,7 @@ pub fn report_html(run: &RunResults) -> String {
         }
         o.push_str("</ul>");
     }
-    let _ = write!(o, "<p class=\"note\">Raw samples: <code>samples.csv</code>; statistics: <code>results.json</code>. Percentiles are nearest-rank, sd is the sample sd, CI95 uses Student's t. gander {}.</p></body></html>\n", esc(&run.gander_version));
+    let _ = writeln!(o, "<p class=\"note\">Raw samples: <code>samples.csv</code>; statistics: <code>results.json</code>. Percentiles are nearest-rank, sd is the sample sd, CI95 uses Student's t. gander {}.</p></body></html>", esc(&run.gander_version));
     o
 }
 
