@@ -78,10 +78,19 @@ def fields(layers: dict) -> dict:
     return found
 
 
+# tshark cannot decrypt: it reads the encrypted payload element as if it were cleartext. When the
+# first ciphertext byte happens to be 0x81 (the GOOSE payload type, 1 in 256 frames) it tries to
+# decode random bytes as a GOOSE PDU and reports this error. libiec61850's own encrypted frames
+# show it at the same rate (test_harness.py); it says nothing about gander's framing.
+CIPHERTEXT_MISREAD = "Internal error, zero-byte GOOSE PDU"
+
+
 def check_capture(path, *, expect_frames: int, published=None, key_id=None, encrypted=False):
     frames = tshark_frames(path)
     assert len(frames) == expect_frames
     bad = {i: problems(f) for i, f in enumerate(frames)}
+    if encrypted:
+        bad = {i: [x for x in p if not x.endswith(CIPHERTEXT_MISREAD)] for i, p in bad.items()}
     bad = {i: p for i, p in bad.items() if p}
     assert not bad, f"tshark reports problems in {path}: {dict(list(bad.items())[:5])}"
     for i, f in enumerate(frames):
