@@ -66,7 +66,10 @@ fn runs_cases_records_failures_and_resumes() {
     assert_eq!((ht.n, a.discarded.ht), (4, 2));
     // RT in 2 interleaved TLS/cleartext block pairs of 6 reports, 2 warm-up discarded per block.
     assert_eq!((a.rt.as_ref().unwrap().n, a.discarded.rt), (8, 4));
-    assert_eq!((a.rt_cleartext.as_ref().unwrap().n, a.discarded.rt_clear), (8, 4));
+    assert_eq!(
+        (a.rt_cleartext.as_ref().unwrap().n, a.discarded.rt_clear),
+        (8, 4)
+    );
     assert_eq!((a.rt_blocks, a.rt_cleartext_block_ratios.len()), (2, 2));
     assert!(a.rt_cleartext_median_ms.is_some() && a.rt_cleartext_ratio.is_some());
     assert!(a.ht_floor_ms.unwrap() > 0.0 && a.ht_floor_ratio.is_some());
@@ -99,9 +102,16 @@ fn runs_cases_records_failures_and_resumes() {
     let csv = std::fs::read_to_string(o.out.join("samples.csv")).unwrap();
     assert!(csv.starts_with("scenario,metric,index,warmup,ns\n") && csv.contains("\na,ht,0,1,"));
     // Per-block warm-up is marked in the CSV: the 7th RT sample opens the second block.
-    assert!(csv.contains("\na,rt,6,1,") && csv.contains("\na,rt,5,0,"), "{csv}");
+    assert!(
+        csv.contains("\na,rt,6,1,") && csv.contains("\na,rt,5,0,"),
+        "{csv}"
+    );
     // No headline case (RSA-1024): the RT target judges the worst row and gives the range.
-    assert!(run.targets[1].detail.contains("all 2 rows"), "{:?}", run.targets[1]);
+    assert!(
+        run.targets[1].detail.contains("all 2 rows"),
+        "{:?}",
+        run.targets[1]
+    );
     let md = std::fs::read_to_string(o.out.join("summary.md")).unwrap();
     assert!(md.contains("failed") || md.contains("FAILED"));
     let back = RunResults::load(&o.out).unwrap();

@@ -494,13 +494,20 @@ pub fn report_html(run: &RunResults) -> String {
             .iter()
             .map(|op| format!("{} x {} ({:.4})", op.count, op.op, op.each_ms))
             .collect();
+        let mut note = f.note.clone();
+        for op in &f.not_counted {
+            note.push_str(&format!(
+                "; not counted (not cryptography): {} x {} ({:.4})",
+                op.count, op.op, op.each_ms
+            ));
+        }
         let lib = if f.same_library {
             format!("{} (same library)", f.library)
         } else {
             format!("{} (the handshake ran on {})", f.library, r.backend)
         };
         let _ = write!(o, "<tr><td class=\"l\">{}</td><td class=\"l\">{}<br><span class=\"note\">{}</span></td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td></tr>",
-            esc(&r.name), esc(&ops.join("; ")), esc(&f.note), ms(Some(f.total_ms)), ms(r.ht.as_ref().map(|s| s.median_ms)), ratio(r.ht_floor_ratio), esc(&lib));
+            esc(&r.name), esc(&ops.join("; ")), esc(&note), ms(Some(f.total_ms)), ms(r.ht.as_ref().map(|s| s.median_ms)), ratio(r.ht_floor_ratio), esc(&lib));
     }
     o.push_str("</tbody></table>\n");
 
