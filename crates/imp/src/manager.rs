@@ -490,7 +490,7 @@ pub fn block_sizes(total: u32, blocks: u32) -> Vec<u32> {
 /// Which transport goes first in block `b`: TLS, clear | clear, TLS | TLS, clear | ... so that a
 /// drift in the machine's state during the run favours neither.
 pub fn block_order(b: u32) -> [bool; 2] {
-    if b % 2 == 0 {
+    if b.is_multiple_of(2) {
         [true, false]
     } else {
         [false, true]
