@@ -6,6 +6,7 @@
 //! * [`transfer_time`]: IEC 61850-5 transfer-time requirements as data, for verdicts.
 //! * [`crypto_bench`] and [`crypto_report`]: `gander bench crypto`.
 
+pub mod anatomy;
 pub mod crypto_bench;
 pub mod crypto_report;
 pub mod machine;

@@ -393,6 +393,8 @@ pub fn blank_result(case: &Case) -> ScenarioResult {
         rt_cleartext: None,
         rt_cleartext_median_ms: None,
         rt_cleartext_ratio: None,
+        rt_blocks: 0,
+        rt_cleartext_block_ratios: vec![],
         rt_diff: None,
         client_summary: None,
         duration_s: 0.0,
@@ -435,6 +437,10 @@ fn run_case(
     }
     let net = net.as_ref();
     let work = opts.out.join("work").join(case.file_stem());
+    if interleaved(case) {
+        let run = run_interleaved(case, opts, &work, net)?;
+        return Ok((run, None, info));
+    }
     let tls = run_pair(case, opts, &work, true, net)?;
     let clear = if case.tls.is_some() && case.params.cleartext_baseline {
         let p = &case.params;
@@ -461,6 +467,81 @@ fn run_case(
         None
     };
     Ok((tls, clear, info))
+}
+
+/// Whether a case's RT and cleartext RT are measured in alternating blocks (`rt_blocks`).
+pub fn interleaved(case: &Case) -> bool {
+    let p = &case.params;
+    case.tls.is_some()
+        && p.cleartext_baseline
+        && p.interaction == Interaction::Report
+        && p.rt_blocks > 0
+        && p.reports > 0
+}
+
+/// Sizes of `blocks` blocks that together hold `total` reports (the first ones one larger).
+pub fn block_sizes(total: u32, blocks: u32) -> Vec<u32> {
+    let blocks = blocks.clamp(1, total.max(1));
+    (0..blocks)
+        .map(|b| total / blocks + u32::from(b < total % blocks))
+        .collect()
+}
+
+/// Which transport goes first in block `b`: TLS, clear | clear, TLS | TLS, clear | ... so that a
+/// drift in the machine's state during the run favours neither.
+pub fn block_order(b: u32) -> [bool; 2] {
+    if b.is_multiple_of(2) {
+        [true, false]
+    } else {
+        [false, true]
+    }
+}
+
+/// The HT loop on its own (TLS, no reports), then the RT loop in `rt_blocks` blocks, TLS and
+/// cleartext alternating, each block a fresh pair of peers with one connection.
+fn run_interleaved(
+    case: &Case,
+    opts: &RunOptions,
+    work: &Path,
+    net: Option<&Net>,
+) -> Result<PairRun, String> {
+    let p = &case.params;
+    let mut ht_case = case.clone();
+    ht_case.params.reports = 0;
+    let ht = run_pair(&ht_case, opts, work, true, net)?;
+    let mut samples = ht.samples;
+    for (b, n) in block_sizes(p.reports, p.rt_blocks).into_iter().enumerate() {
+        let b = b as u32;
+        let mut bc = case.clone();
+        bc.params.connections = 1;
+        bc.params.reports = n;
+        for with_tls in block_order(b) {
+            let what = if with_tls { "tls" } else { "clear" };
+            let dir = work.join(format!("rt-{b}-{what}"));
+            let r = run_pair(&bc, opts, &dir, with_tls, net)
+                .map_err(|e| format!("RT block {b} ({what}): {e}"))?;
+            let s = r.samples;
+            for (k, v) in s.errors {
+                *samples.errors.entry(k).or_default() += v;
+            }
+            if with_tls {
+                samples.rt_block.extend(std::iter::repeat_n(b, s.rt.len()));
+                samples.rt.extend(s.rt);
+                samples.rt_enc.extend(s.rt_enc);
+                samples.rt_net.extend(s.rt_net);
+                samples.rt_dec.extend(s.rt_dec);
+            } else {
+                samples
+                    .rt_clear_block
+                    .extend(std::iter::repeat_n(b, s.rt.len()));
+                samples.rt_clear.extend(s.rt);
+            }
+        }
+    }
+    Ok(PairRun {
+        samples,
+        client_summary: ht.client_summary,
+    })
 }
 
 /// The command that starts one peer.
@@ -796,4 +877,19 @@ fn peer_config(
         let _ = writeln!(s, "session_resumption = {ids}\nsession_tickets = {tickets}");
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_split_the_reports_and_alternate() {
+        assert_eq!(block_sizes(400, 4), [100, 100, 100, 100]);
+        assert_eq!(block_sizes(10, 4), [3, 3, 2, 2]);
+        assert_eq!(block_sizes(2, 8), [1, 1]);
+        assert_eq!(block_sizes(0, 3), [0]);
+        assert_eq!(block_order(0), [true, false]);
+        assert_eq!(block_order(1), [false, true]);
+    }
 }

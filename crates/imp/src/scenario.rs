@@ -174,6 +174,13 @@ pub struct Params {
     /// Also run the same exchange in cleartext for the RT floor.
     #[serde(default = "default_true")]
     pub cleartext_baseline: bool,
+    /// Report cases with a cleartext baseline: the RT loop is split into this many TLS blocks
+    /// alternating (TLS, clear, clear, TLS, ...) with as many cleartext blocks of the same size,
+    /// each on its own pair of peers, so that the machine's state weighs on both alike; the
+    /// first `warmup` reports of every block are discarded. 0: one RT loop after the HT loop,
+    /// and one cleartext run shared by every case with the same exchange.
+    #[serde(default = "default_rt_blocks")]
+    pub rt_blocks: u32,
 }
 
 fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
@@ -253,6 +260,9 @@ fn default_warmup() -> u32 {
 }
 fn default_resumption() -> Resumption {
     Resumption::Off
+}
+fn default_rt_blocks() -> u32 {
+    8
 }
 fn default_true() -> bool {
     true

@@ -16,6 +16,7 @@ connections = 6
 reports = 12
 period_ms = 2
 warmup = 2
+rt_blocks = 2
 [[table]]
 id = "t"
 title = "test table"
@@ -30,6 +31,7 @@ name = "b/dhe"
 table = "t"
 cipher_suite = "TLS_DHE_RSA_WITH_AES_128_GCM_SHA256"
 reference = "a"
+rt_blocks = 0
 [[row]]
 name = "c/iec"
 table = "t"
@@ -62,7 +64,13 @@ fn runs_cases_records_failures_and_resumes() {
     assert_eq!(a.status, "ok", "{:?}", a.error);
     let ht = a.ht.as_ref().unwrap();
     assert_eq!((ht.n, a.discarded.ht), (4, 2));
-    assert_eq!(a.rt.as_ref().unwrap().n, 10);
+    // RT in 2 interleaved TLS/cleartext block pairs of 6 reports, 2 warm-up discarded per block.
+    assert_eq!((a.rt.as_ref().unwrap().n, a.discarded.rt), (8, 4));
+    assert_eq!(
+        (a.rt_cleartext.as_ref().unwrap().n, a.discarded.rt_clear),
+        (8, 4)
+    );
+    assert_eq!((a.rt_blocks, a.rt_cleartext_block_ratios.len()), (2, 2));
     assert!(a.rt_cleartext_median_ms.is_some() && a.rt_cleartext_ratio.is_some());
     assert!(a.ht_floor_ms.unwrap() > 0.0 && a.ht_floor_ratio.is_some());
     assert!(a.ht_steps.is_some());
@@ -76,6 +84,9 @@ fn runs_cases_records_failures_and_resumes() {
         .iter()
         .any(|op| op.op.starts_with("DH-2048")));
     assert!(b.ht.as_ref().unwrap().var_pct.is_some());
+    // rt_blocks = 0: one RT loop after the HT loop, and a separate cleartext run.
+    assert_eq!((b.rt.as_ref().unwrap().n, b.rt_blocks), (10, 0));
+    assert!(b.rt_cleartext_ratio.is_some());
     // The libiec61850 case fails with its reason, and the run went on.
     let c = &run.scenarios[2];
     assert_eq!(c.status, "failed");
@@ -90,6 +101,17 @@ fn runs_cases_records_failures_and_resumes() {
     assert!(html.contains("<svg") && html.contains("tbl-t") && !html.contains("NaN"));
     let csv = std::fs::read_to_string(o.out.join("samples.csv")).unwrap();
     assert!(csv.starts_with("scenario,metric,index,warmup,ns\n") && csv.contains("\na,ht,0,1,"));
+    // Per-block warm-up is marked in the CSV: the 7th RT sample opens the second block.
+    assert!(
+        csv.contains("\na,rt,6,1,") && csv.contains("\na,rt,5,0,"),
+        "{csv}"
+    );
+    // No headline case (RSA-1024): the RT target judges the worst row and gives the range.
+    assert!(
+        run.targets[1].detail.contains("all 2 rows"),
+        "{:?}",
+        run.targets[1]
+    );
     let md = std::fs::read_to_string(o.out.join("summary.md")).unwrap();
     assert!(md.contains("failed") || md.contains("FAILED"));
     let back = RunResults::load(&o.out).unwrap();

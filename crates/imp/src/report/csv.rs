@@ -10,6 +10,8 @@ pub fn samples_csv(run: &RunResults) -> String {
         let Some(s) = &r.samples else { continue };
         let w = r.warmup as usize;
         let name = csv_field(&r.name);
+        let rt_mask = crate::results::warmup_mask(s.rt.len(), &s.rt_block, w);
+        let clear_mask = crate::results::warmup_mask(s.rt_clear.len(), &s.rt_clear_block, w);
         for (metric, v) in [
             ("ht", &s.ht),
             ("ht_tcp", &s.ht_tcp),
@@ -21,8 +23,14 @@ pub fn samples_csv(run: &RunResults) -> String {
             ("rt_dec", &s.rt_dec),
             ("rt_clear", &s.rt_clear),
         ] {
+            let mask = match metric {
+                "rt_clear" => Some(&clear_mask),
+                "rt" | "rt_enc" | "rt_net" | "rt_dec" if v.len() == s.rt.len() => Some(&rt_mask),
+                _ => None,
+            };
             for (i, ns) in v.iter().enumerate() {
-                let _ = writeln!(out, "{name},{metric},{i},{},{ns}", u8::from(i < w));
+                let warm = mask.map_or(i < w, |m| m[i]);
+                let _ = writeln!(out, "{name},{metric},{i},{},{ns}", u8::from(warm));
             }
         }
     }

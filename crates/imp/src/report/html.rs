@@ -384,10 +384,10 @@ pub fn report_html(run: &RunResults) -> String {
     o.push_str("</tbody></table>\n");
 
     // Targets.
-    let _ = write!(o, "<h2 id=\"targets\">Targets (ratios from this run)</h2><table id=\"targets-table\"><thead><tr><th class=\"l\">target</th><th class=\"l\">case</th><th>ratio</th><th>limit</th><th class=\"l\">verdict</th></tr></thead><tbody>");
+    let _ = write!(o, "<h2 id=\"targets\">Targets (ratios from this run)</h2><table id=\"targets-table\"><thead><tr><th class=\"l\">target</th><th class=\"l\">case</th><th>ratio</th><th>limit</th><th class=\"l\">verdict</th><th class=\"l\">how judged, spread</th></tr></thead><tbody>");
     for t in &run.targets {
-        let _ = write!(o, "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{:.1}x</td><td class=\"l {}\">{}</td></tr>",
-            esc(&t.what), esc(t.case.as_deref().unwrap_or("-")), ratio(t.ratio), t.limit, t.verdict.replace(' ', "-"), esc(&t.verdict));
+        let _ = write!(o, "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{:.1}x</td><td class=\"l {}\">{}</td><td class=\"l note\">{}</td></tr>",
+            esc(&t.what), esc(t.case.as_deref().unwrap_or("-")), ratio(t.ratio), t.limit, t.verdict.replace(' ', "-"), esc(&t.verdict), esc(&t.detail));
     }
     o.push_str("</tbody></table>\n");
 
@@ -494,13 +494,20 @@ pub fn report_html(run: &RunResults) -> String {
             .iter()
             .map(|op| format!("{} x {} ({:.4})", op.count, op.op, op.each_ms))
             .collect();
+        let mut note = f.note.clone();
+        for op in &f.not_counted {
+            note.push_str(&format!(
+                "; not counted (not cryptography): {} x {} ({:.4})",
+                op.count, op.op, op.each_ms
+            ));
+        }
         let lib = if f.same_library {
             format!("{} (same library)", f.library)
         } else {
             format!("{} (the handshake ran on {})", f.library, r.backend)
         };
         let _ = write!(o, "<tr><td class=\"l\">{}</td><td class=\"l\">{}<br><span class=\"note\">{}</span></td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td></tr>",
-            esc(&r.name), esc(&ops.join("; ")), esc(&f.note), ms(Some(f.total_ms)), ms(r.ht.as_ref().map(|s| s.median_ms)), ratio(r.ht_floor_ratio), esc(&lib));
+            esc(&r.name), esc(&ops.join("; ")), esc(&note), ms(Some(f.total_ms)), ms(r.ht.as_ref().map(|s| s.median_ms)), ratio(r.ht_floor_ratio), esc(&lib));
     }
     o.push_str("</tbody></table>\n");
 

@@ -35,17 +35,18 @@ pub fn summary_md(run: &RunResults) -> String {
     );
     let _ = writeln!(
         o,
-        "## Targets\n\n| target | case | ratio | limit | verdict |\n|---|---|---|---|---|"
+        "## Targets\n\n| target | case | ratio | limit | verdict | how judged, spread |\n|---|---|---|---|---|---|"
     );
     for t in &run.targets {
         let _ = writeln!(
             o,
-            "| {} | {} | {} | {:.1}x | {} |",
+            "| {} | {} | {} | {:.1}x | {} | {} |",
             t.what,
             t.case.as_deref().unwrap_or("-"),
             ratio(t.ratio),
             t.limit,
-            t.verdict
+            t.verdict,
+            t.detail
         );
     }
     for t in &run.tables {
