@@ -334,10 +334,23 @@ impl KeyStore {
 
     /// Loads a key file; relative `key_file` paths are resolved against the file's directory.
     pub fn load(path: &Path, provider: &dyn CryptoProvider) -> Result<Self, KeyFileError> {
-        let text = std::fs::read_to_string(path).map_err(|source| KeyFileError::Io {
+        use std::io::Read;
+        let io = |source| KeyFileError::Io {
             path: path.to_path_buf(),
             source,
-        })?;
+        };
+        let mut text = String::new();
+        std::fs::File::open(path)
+            .map_err(io)?
+            .take(MAX_KEY_STORE_FILE + 1)
+            .read_to_string(&mut text)
+            .map_err(io)?;
+        if text.len() as u64 > MAX_KEY_STORE_FILE {
+            return Err(KeyFileError::Syntax(format!(
+                "{} is larger than {MAX_KEY_STORE_FILE} bytes: not a key file",
+                path.display()
+            )));
+        }
         let base = path.parent().unwrap_or(Path::new("."));
         Self::from_toml(&text, base, provider)
     }
@@ -396,10 +409,7 @@ impl KeyStore {
                 let alg: SignatureAlgorithm = sig
                     .parse()
                     .map_err(|e: crate::algorithm::UnknownAlgorithm| bad(e.to_string()))?;
-                let read = |p: &PathBuf| {
-                    let p = base.join(p);
-                    std::fs::read(&p).map_err(|e| bad(format!("cannot read {}: {e}", p.display())))
-                };
+                let read = |p: &PathBuf| read_capped(&base.join(p)).map_err(bad);
                 let signing = k
                     .private_key_file
                     .as_ref()
@@ -445,16 +455,37 @@ impl KeyStore {
                 Zeroizing::new(a.as_bytes().to_vec())
             } else {
                 let p = base.join(k.key_file.as_ref().expect("one source is set"));
-                Zeroizing::new(
-                    std::fs::read(&p)
-                        .map_err(|e| bad(format!("cannot read {}: {e}", p.display())))?,
-                )
+                Zeroizing::new(read_capped(&p).map_err(bad)?)
             };
             let entry = KeyEntry::new(id, mac, enc, &secret, provider)?.with_validity(nb, na);
             store.insert(entry)?;
         }
         Ok(store)
     }
+}
+
+/// Largest key file (the TOML) accepted: thousands of keys fit in far less.
+const MAX_KEY_STORE_FILE: u64 = 4 * 1024 * 1024;
+
+/// Largest key or key-pair file accepted: an RSA-8192 PKCS#8 PEM is under 7 KiB.
+const MAX_KEY_FILE: u64 = 64 * 1024;
+
+/// Reads a key file, refusing anything larger than [`MAX_KEY_FILE`] (a key file pointing at
+/// `/dev/zero` or a log must fail, not exhaust memory).
+fn read_capped(p: &Path) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let f = std::fs::File::open(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+    let mut buf = Vec::new();
+    f.take(MAX_KEY_FILE + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+    if buf.len() as u64 > MAX_KEY_FILE {
+        return Err(format!(
+            "{} is larger than {MAX_KEY_FILE} bytes: not a key file",
+            p.display()
+        ));
+    }
+    Ok(buf)
 }
 
 /// A TOML offset date-time (or local date-time taken as UTC, or an integer) as Unix seconds.
@@ -500,6 +531,20 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
 mod tests {
     use super::*;
     use crate::provider::default_provider;
+
+    #[test]
+    fn endless_key_files_are_refused() {
+        // Found by fuzz_keyfile: a key_file naming a device that never ends.
+        let text = "[[key]]\nid = 7\nmac = \"hmac-blake2s-80\"\nkey_file = \"/dev/zero\"\n";
+        let err = KeyStore::from_toml(text, Path::new("."), default_provider()).unwrap_err();
+        assert!(err.to_string().contains("larger than"), "{err}");
+    }
+
+    #[test]
+    fn an_endless_key_store_file_is_refused() {
+        let err = KeyStore::load(Path::new("/dev/zero"), default_provider()).unwrap_err();
+        assert!(err.to_string().contains("larger than"), "{err}");
+    }
 
     #[test]
     fn civil_dates() {
