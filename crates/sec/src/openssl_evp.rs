@@ -30,6 +30,7 @@ use crate::algorithm::{EncAlgorithm, MacAlgorithm};
 use crate::provider::{AeadKey, CryptoError, CryptoProvider, MacKey};
 use crate::rustcrypto::{
     check_aead_key, check_gcm_tag_len, check_mac_key, check_mac_tag_len, ct_verify_prefix, gcm_iv,
+    sign_truncated, verify_truncated,
 };
 
 /// The OpenSSL provider (system OpenSSL through the `openssl` crate).
@@ -271,16 +272,11 @@ impl MacKey for OsslGmacKey {
     }
 
     fn sign(&self, iv: &[u8], data: &[u8], tag_out: &mut [u8]) -> Result<(), CryptoError> {
-        check_mac_tag_len(self.alg, tag_out.len())?;
-        let full = self.full_tag(iv, data)?;
-        let n = tag_out.len();
-        tag_out.copy_from_slice(&full[..n]);
-        Ok(())
+        sign_truncated(self.alg, tag_out, || self.full_tag(iv, data))
     }
 
     fn verify(&self, iv: &[u8], data: &[u8], tag: &[u8]) -> Result<(), CryptoError> {
-        check_mac_tag_len(self.alg, tag.len())?;
-        ct_verify_prefix(&self.full_tag(iv, data)?, tag)
+        verify_truncated(self.alg, tag, || self.full_tag(iv, data))
     }
 }
 

@@ -163,6 +163,30 @@ pub(crate) fn check_gcm_tag_len(alg: &'static str, len: usize) -> Result<(), Cry
     Ok(())
 }
 
+/// Writes the leading `tag_out.len()` bytes of a full 16-byte tag (SP 800-38D §5.2.1.2
+/// truncation), after checking that length suits `alg`.
+pub(crate) fn sign_truncated(
+    alg: MacAlgorithm,
+    tag_out: &mut [u8],
+    full: impl FnOnce() -> Result<[u8; 16], CryptoError>,
+) -> Result<(), CryptoError> {
+    check_mac_tag_len(alg, tag_out.len())?;
+    let full = full()?;
+    let n = tag_out.len();
+    tag_out.copy_from_slice(&full[..n]);
+    Ok(())
+}
+
+/// Checks a (possibly truncated) tag against the leading bytes of the full tag, in constant time.
+pub(crate) fn verify_truncated(
+    alg: MacAlgorithm,
+    tag: &[u8],
+    full: impl FnOnce() -> Result<[u8; 16], CryptoError>,
+) -> Result<(), CryptoError> {
+    check_mac_tag_len(alg, tag.len())?;
+    ct_verify_prefix(&full()?, tag)
+}
+
 /// Constant-time comparison of a received (possibly truncated) tag with the leftmost bytes of
 /// the full tag. Returns `VerifyFailed` if they differ; the caller has checked the length.
 pub(crate) fn ct_verify_prefix(full: &[u8], received: &[u8]) -> Result<(), CryptoError> {
@@ -358,16 +382,11 @@ impl<C: AesBlock> MacKey for GmacKey<C> {
     }
 
     fn sign(&self, iv: &[u8], data: &[u8], tag_out: &mut [u8]) -> Result<(), CryptoError> {
-        check_mac_tag_len(self.alg, tag_out.len())?;
-        let full = self.full_tag(iv, data)?;
-        let n = tag_out.len();
-        tag_out.copy_from_slice(&full[..n]);
-        Ok(())
+        sign_truncated(self.alg, tag_out, || self.full_tag(iv, data))
     }
 
     fn verify(&self, iv: &[u8], data: &[u8], tag: &[u8]) -> Result<(), CryptoError> {
-        check_mac_tag_len(self.alg, tag.len())?;
-        ct_verify_prefix(&self.full_tag(iv, data)?, tag)
+        verify_truncated(self.alg, tag, || self.full_tag(iv, data))
     }
 }
 
