@@ -84,40 +84,86 @@ fn main() -> Result<(), String> {
             h.server_chain_len
         );
     }
+    println!(
+        "\n## 2b. Record layer in memory after the handshake (gander's configuration, AES-128-GCM)\n\n\
+         | application data | SSL_write median | SSL_read median | n |\n|---|---|---|---|"
+    );
+    {
+        let v = &anatomy::variants()[1];
+        let (sctx, spin) = anatomy::context(true, &server, v)?;
+        let (cctx, cpin) = anatomy::context(false, &client, v)?;
+        for len in [125usize, 1024] {
+            let n = 100_000;
+            let (w, r) = anatomy::mem_records(&sctx, &cctx, v, &spin, &cpin, len, n)?;
+            println!(
+                "| {len} B | {:.2} us | {:.2} us | {n} |",
+                w as f64 / 1e3,
+                r as f64 / 1e3
+            );
+        }
+    }
     println!("\n## 3. Components (median ms)\n\n| operation | median | n |\n|---|---|---|");
     for (name, s) in anatomy::components(&server, &client, budget)? {
         println!("| {name} | {} | {} |", ms(s.p50), s.n);
     }
-    println!("\n## 4. Two threads, blocking sockets (client-side median ms)\n\n| transport | handshake | p95 | n |\n|---|---|---|---|");
+    println!(
+        "\n## 4. Two threads (medians, ms): the client's wall time and each side's thread CPU time\n\n\
+         | transport | handshake | p95 | client CPU | server CPU | n |\n|---|---|---|---|---|---|"
+    );
     for v in &anatomy::variants()[..2] {
         let (sctx, spin) = anatomy::context(true, &server, v)?;
         let (cctx, cpin) = anatomy::context(false, &client, v)?;
-        let s = anatomy::time(budget, 30, || {
-            let pair = std::os::unix::net::UnixStream::pair().map_err(|e| e.to_string())?;
-            anatomy::threaded_handshake(&sctx, &cctx, v, &spin, &cpin, pair).map(|_| ())
-        })?;
-        println!(
-            "| Unix socketpair | {} | {} | {} |",
-            ms(s.p50),
-            ms(s.p95),
-            s.n
-        );
         let l = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
         let addr = l.local_addr().map_err(|e| e.to_string())?;
-        let s = anatomy::time(budget, 30, || {
+        let tcp = || -> Result<_, String> {
             let c = std::net::TcpStream::connect(addr).map_err(|e| e.to_string())?;
             let (sv, _) = l.accept().map_err(|e| e.to_string())?;
             let _ = c.set_nodelay(true);
             let _ = sv.set_nodelay(true);
-            anatomy::threaded_handshake(&sctx, &cctx, v, &spin, &cpin, (c, sv)).map(|_| ())
-        })?;
-        println!(
-            "| loopback TCP (after connect) | {} | {} | {} |",
-            ms(s.p50),
-            ms(s.p95),
-            s.n
-        );
-        println!("| (above: {}) | | | |", v.name);
+            Ok((c, sv))
+        };
+        for transport in [
+            "Unix socketpair, blocking",
+            "loopback TCP (after connect), blocking",
+            "loopback TCP, both peers busy-polling",
+        ] {
+            let mut runs = Vec::new();
+            let s = anatomy::time(budget, 30, || {
+                let t = match transport {
+                    "Unix socketpair, blocking" => {
+                        let pair =
+                            std::os::unix::net::UnixStream::pair().map_err(|e| e.to_string())?;
+                        anatomy::threaded_handshake(&sctx, &cctx, v, &spin, &cpin, pair)?
+                    }
+                    "loopback TCP (after connect), blocking" => {
+                        anatomy::threaded_handshake(&sctx, &cctx, v, &spin, &cpin, tcp()?)?
+                    }
+                    _ => {
+                        let (c, sv) = tcp()?;
+                        let c = anatomy::Spin::new(c).map_err(|e| e.to_string())?;
+                        let sv = anatomy::Spin::new(sv).map_err(|e| e.to_string())?;
+                        anatomy::threaded_handshake(&sctx, &cctx, v, &spin, &cpin, (c, sv))?
+                    }
+                };
+                runs.push(t);
+                Ok(())
+            })?;
+            let med = |f: fn(&anatomy::Threaded) -> u64| {
+                let v: Vec<u64> = runs.iter().map(f).collect();
+                gander_imp::stats::Summary::from_samples(&v)
+                    .map(|s| s.p50)
+                    .unwrap_or(0.0)
+            };
+            println!(
+                "| {transport} | {} | {} | {} | {} | {} |",
+                ms(s.p50),
+                ms(s.p95),
+                ms(med(|t| t.client_cpu_ns)),
+                ms(med(|t| t.server_cpu_ns)),
+                s.n
+            );
+        }
+        println!("| (above: {}) | | | | | |", v.name);
     }
     Ok(())
 }

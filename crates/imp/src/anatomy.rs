@@ -12,7 +12,11 @@
 //!    verification at all, P-256 instead of X25519;
 //! 3. the components: `SSL_new`, certificate decoding, chain verification, the public-key
 //!    operations of the floor, and RSA verification with a freshly decoded key;
-//! 4. the same handshake over loopback TCP and over a Unix socketpair between two threads.
+//! 4. the same handshake over loopback TCP and over a Unix socketpair between two threads,
+//!    blocking and busy-polling, with each thread's CPU time beside the wall time (what the
+//!    sockets add to the work itself, and what is waiting);
+//! 5. the record layer after the handshake: `SSL_write` and `SSL_read` of one report-sized
+//!    record in memory, the floor of what TLS can add to RT.
 //!
 //! Two processes (as `gander run` runs the peers) are the TLS sub-step of `gander run`.
 
@@ -470,8 +474,16 @@ pub fn components(
     Ok(out)
 }
 
-/// A handshake between two threads over a connected pair of blocking streams; the client's
-/// elapsed time from `SSL_new` to a finished handshake, ns.
+/// One handshake between two threads: the client's elapsed time from `SSL_new` to a finished
+/// handshake and the CPU time each side's thread spent in it, ns.
+#[derive(Clone, Copy, Debug)]
+pub struct Threaded {
+    pub wall_ns: u64,
+    pub client_cpu_ns: u64,
+    pub server_cpu_ns: u64,
+}
+
+/// A handshake between two threads over a connected pair of streams.
 pub fn threaded_handshake<S: Read + Write + Send + 'static + std::fmt::Debug>(
     sctx: &SslContext,
     cctx: &SslContext,
@@ -479,21 +491,128 @@ pub fn threaded_handshake<S: Read + Write + Send + 'static + std::fmt::Debug>(
     spin: &[u8],
     cpin: &[u8],
     pair: (S, S),
-) -> Result<u64, String> {
+) -> Result<Threaded, String> {
     let (cs, ss) = pair;
     let sssl = ssl(sctx, true, v, spin)?;
     let h = std::thread::spawn(move || {
+        let c0 = thread_cpu_ns();
         let mut s = sssl.accept(ss).map_err(|x| x.to_string())?;
+        let c1 = thread_cpu_ns();
         let mut b = [0u8; 1];
         let _ = s.read(&mut b);
-        Ok::<(), String>(())
+        Ok::<u64, String>(c1 - c0)
     });
     let t = Instant::now();
+    let c0 = thread_cpu_ns();
     let c = ssl(cctx, false, v, cpin)?;
     let mut c = c.connect(cs).map_err(|x| x.to_string())?;
+    let ccpu = thread_cpu_ns() - c0;
     let ns = t.elapsed().as_nanos() as u64;
     let _ = c.write(b"x");
-    h.join()
+    let scpu = h
+        .join()
         .map_err(|_| "server thread panicked".to_string())??;
-    Ok(ns)
+    Ok(Threaded {
+        wall_ns: ns,
+        client_cpu_ns: ccpu,
+        server_cpu_ns: scpu,
+    })
+}
+
+/// A non-blocking TCP stream whose reads and writes spin on `WouldBlock` instead of sleeping
+/// (busy-polling peers): separates the cost of the scheduler's wake-ups from the rest.
+#[derive(Debug)]
+pub struct Spin(pub std::net::TcpStream);
+
+impl Spin {
+    pub fn new(t: std::net::TcpStream) -> io::Result<Self> {
+        t.set_nonblocking(true)?;
+        Ok(Spin(t))
+    }
+}
+
+impl Read for Spin {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            match self.0.read(buf) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => std::hint::spin_loop(),
+                r => return r,
+            }
+        }
+    }
+}
+
+impl Write for Spin {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        loop {
+            match self.0.write(buf) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => std::hint::spin_loop(),
+                r => return r,
+            }
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
+}
+
+/// CPU time of the calling thread (CLOCK_THREAD_CPUTIME_ID), ns: what one side of a
+/// handshake spent computing, as opposed to waiting for the other.
+fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid out pointer; the clock id is a constant the kernel supports.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// After an in-memory handshake, `n` records of `len` bytes from server to client: median ns
+/// of `SSL_write` and of `SSL_read`.
+pub fn mem_records(
+    sctx: &SslContext,
+    cctx: &SslContext,
+    v: &Variant,
+    spin: &[u8],
+    cpin: &[u8],
+    len: usize,
+    n: usize,
+) -> Result<(u64, u64), String> {
+    let a = Pipe::default();
+    let b = Pipe {
+        rx: a.tx.clone(),
+        tx: a.rx.clone(),
+    };
+    let mut c = step(ssl(cctx, false, v, cpin)?.connect(a))?;
+    let mut s = step(ssl(sctx, true, v, spin)?.accept(b))?;
+    for _ in 0..20 {
+        if let Side::Mid(m) = c {
+            c = step(m.handshake())?;
+        }
+        if let Side::Mid(m) = s {
+            s = step(m.handshake())?;
+        }
+    }
+    let (Side::Done(mut c), Side::Done(mut s)) = (c, s) else {
+        return Err("handshake did not finish".into());
+    };
+    let msg = vec![0x5au8; len];
+    let mut buf = vec![0u8; len + 64];
+    let (mut w, mut r) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for _ in 0..n {
+        let t = Instant::now();
+        s.ssl_write(&msg).map_err(|e| e.to_string())?;
+        let t1 = Instant::now();
+        let got = c.ssl_read(&mut buf).map_err(|e| e.to_string())?;
+        let t2 = Instant::now();
+        if got != len {
+            return Err(format!("read {got} of {len}"));
+        }
+        w.push((t1 - t).as_nanos() as u64);
+        r.push((t2 - t1).as_nanos() as u64);
+    }
+    w.sort_unstable();
+    r.sort_unstable();
+    Ok((w[n / 2], r[n / 2]))
 }
