@@ -15,8 +15,12 @@
 //! | resumed TLS 1.2 (ID, ticket) | – | – | – | – |
 //! | resumed TLS 1.3 (psk_dhe_ke) | – | – | – | 2 + 2 |
 //!
-//! How each is timed (OpenSSL, the `openssl` crate, the scenario's own server key; median of
-//! repetitions):
+//! Each operation is timed with the library the handshake runs on ([`FloorLib`]): OpenSSL for
+//! the `openssl` backend ([`openssl`]), *ring* for `rustls` ([`ring`]), GnuTLS and the nettle
+//! and GMP libraries under it for `gnutls` ([`gnutls`]). An operation a library cannot do
+//! through a public interface is timed with OpenSSL and the floor says so
+//! ([`FloorOp::library`], [`Floor::same_library`]). With OpenSSL (the scenario's own server
+//! key; median of repetitions):
 //! * signatures: `EVP_DigestSign` over 64 bytes with the loaded private key; RSA-PSS (SHA-256)
 //!   at TLS 1.2 and 1.3, which is what OpenSSL 3.0 negotiates for RSA keys at 1.2 too
 //!   (`rsa_pss_rsae_sha256` heads its `signature_algorithms`; checked with
@@ -33,7 +37,7 @@
 //! the chain costs one verification per side. DHE uses a 2048-bit group with a 256-bit subgroup
 //! (RFC 5114 §2.3: the exponent size OpenSSL's and GnuTLS's ffdhe2048 use); ECDHE uses X25519
 //! (what OpenSSL and rustls negotiate: checked with `examples/handshake_anatomy.rs`) and P-256
-//! for GnuTLS (its first group). For GnuTLS and rustls rows the floor says that OpenSSL timed it.
+//! for GnuTLS (its first group).
 //!
 //! Not counted, but measured beside the floor ([`Floor::not_counted`]): decoding the peer's
 //! certificate (d2i_X509 of the leaf, once per side). Every stack must parse the certificate it
@@ -45,18 +49,14 @@ use gander_tls::backend::BackendKind;
 use gander_tls::pki::{KeySpec, PkiSet};
 use gander_tls::suites::KeyExchange;
 use gander_tls::TlsVersion;
-use openssl::derive::Deriver;
-use openssl::dh::Dh;
-use openssl::ec::{EcGroup, EcKey};
-use openssl::hash::MessageDigest;
-use openssl::nid::Nid;
-use openssl::pkey::{PKey, PKeyRef, Private, Public};
-use openssl::rsa::{Padding, Rsa};
-use openssl::sign::{Signer, Verifier};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
+
+pub mod gnutls;
+pub mod openssl;
+pub mod ring;
 
 /// One kind of operation in a floor, its count per handshake and its measured median.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -66,6 +66,10 @@ pub struct FloorOp {
     /// Median of the timed repetitions, ms.
     pub each_ms: f64,
     pub reps: usize,
+    /// The library that timed this operation (empty in results from before per-operation
+    /// libraries: then [`Floor::library`]).
+    #[serde(default)]
+    pub library: String,
 }
 
 /// The floor of one case's handshake.
@@ -73,9 +77,10 @@ pub struct FloorOp {
 pub struct Floor {
     pub total_ms: f64,
     pub ops: Vec<FloorOp>,
-    /// The library that timed the operations.
+    /// The library that timed the operations (several, joined with " + ", when one had to be
+    /// timed with another library).
     pub library: String,
-    /// Whether that library is the one the handshake ran on.
+    /// Whether every operation was timed with the library the handshake ran on.
     pub same_library: bool,
     pub note: String,
     /// Measured beside the floor, not part of it: decoding the peer certificate on each side.
@@ -83,7 +88,86 @@ pub struct Floor {
     pub not_counted: Vec<FloorOp>,
 }
 
-/// Times operations once per run and key, then sums them per case.
+/// A key-agreement group as a handshake uses it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Group {
+    X25519,
+    P256,
+    /// Finite-field DH with a 2048-bit prime; which prime and how long the secret exponent is
+    /// are the library's ([`FloorLib::dh_name`]).
+    Dh2048,
+}
+
+/// What one timed repetition does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OpKind {
+    /// A handshake signature (ServerKeyExchange, CertificateVerify) with the own key.
+    Sign,
+    /// Checking the peer's handshake signature with a public key that arrived in this
+    /// handshake: the library's per-key set-up (e.g. RSA Montgomery constants) is counted.
+    VerifyFresh,
+    /// Checking a certificate's signature with the CA key, kept decoded in the trust store.
+    VerifyCert,
+    /// RSA key transport, server side: decrypting the premaster secret.
+    PremasterDecrypt,
+    /// RSA key transport, client side: encrypting the premaster secret to the server key.
+    PremasterEncrypt,
+    Keygen(Group),
+    Derive(Group),
+    /// Parsing the peer's certificate (not counted in the floor).
+    DecodeCert,
+}
+
+/// The inputs of an operation: the scenario's key and certificate, and the signature scheme.
+pub struct OpInput<'a> {
+    pub spec: KeySpec,
+    /// RSA-PSS (TLS 1.2 and 1.3) rather than PKCS#1 v1.5 (TLS 1.0/1.1) for handshake signatures.
+    pub pss: bool,
+    pub key: &'a Path,
+    pub cert: &'a Path,
+}
+
+/// One repetition of an operation, with everything it needs prepared outside the timing.
+pub type Rep<'a> = Box<dyn FnMut() -> Result<(), String> + 'a>;
+
+/// Why a library did not time an operation.
+#[derive(Debug)]
+pub enum PrepError {
+    /// The library has no public interface for it (the floor falls back to OpenSSL).
+    Unsupported(String),
+    Failed(String),
+}
+
+impl From<String> for PrepError {
+    fn from(s: String) -> Self {
+        PrepError::Failed(s)
+    }
+}
+
+/// A library that times a floor's operations the way its TLS stack performs them.
+pub trait FloorLib {
+    /// Short id for caches, e.g. `openssl`.
+    fn id(&self) -> &'static str;
+    /// Name and version, e.g. `OpenSSL 3.0.19 27 Jan 2026`.
+    fn name(&self) -> String;
+    /// The group its handshakes use for ECDHE.
+    fn ecdh_group(&self) -> Group;
+    /// How it names its 2048-bit DHE, e.g. `DH-2048/256` (prime bits / exponent bits).
+    fn dh_name(&self) -> String;
+    /// One repetition of `op`.
+    fn prepare<'a>(&'a self, op: OpKind, input: &OpInput<'a>) -> Result<Rep<'a>, PrepError>;
+}
+
+/// The floor library for a backend.
+pub fn library_for(backend: BackendKind) -> Box<dyn FloorLib> {
+    match backend {
+        BackendKind::Openssl => Box::new(openssl::Openssl),
+        BackendKind::Rustls => Box::new(ring::Ring),
+        BackendKind::Gnutls => Box::new(gnutls::Gnutls),
+    }
+}
+
+/// Times operations once per run, library and key, then sums them per case.
 pub struct FloorMeter {
     /// Per-operation time budget: repetitions stop after this long (at least `min_reps`).
     budget: Duration,
@@ -91,7 +175,6 @@ pub struct FloorMeter {
     max_reps: usize,
     cache: HashMap<String, (f64, usize)>,
 }
-
 impl Default for FloorMeter {
     fn default() -> Self {
         FloorMeter {
@@ -172,14 +255,15 @@ impl FloorMeter {
         let Some(tls) = &case.tls else {
             return Ok(None);
         };
+        let lib = library_for(tls.backend);
         let spec = case.key.0;
         let resumed = case.params.session_resumption != Resumption::Off;
-        let mut ops: Vec<(String, u32)> = Vec::new();
         let kx = tls.suite.kx;
-        let ecdh_curve = if tls.backend == BackendKind::Gnutls {
-            "P-256"
-        } else {
-            "X25519"
+        let ecdh = lib.ecdh_group();
+        let group_name = |g: Group| match g {
+            Group::X25519 => "X25519".to_string(),
+            Group::P256 => "P-256".to_string(),
+            Group::Dh2048 => lib.dh_name(),
         };
         let modern = tls.version >= TlsVersion::Tls12;
         let (sig_name, sig_alg) = match spec {
@@ -192,16 +276,32 @@ impl FloorMeter {
             KeySpec::P256 => "SHA256",
             KeySpec::P384 => "SHA384",
         };
-        let verify_chain = format!("{sig_name} {cert_alg} verify (certificate, CA key)");
-        let sign = format!("{sig_name} {sig_alg} sign");
-        let verify = format!("{sig_name} {sig_alg} verify (peer key new in this handshake)");
-        let ecdh_gen = format!("{ecdh_curve} key generation");
-        let ecdh_der = format!("{ecdh_curve} derivation");
+        let mut ops: Vec<(OpKind, String, u32)> = Vec::new();
+        let sign = (OpKind::Sign, format!("{sig_name} {sig_alg} sign"));
+        let verify = (
+            OpKind::VerifyFresh,
+            format!("{sig_name} {sig_alg} verify (peer key new in this handshake)"),
+        );
+        let verify_chain = (
+            OpKind::VerifyCert,
+            format!("{sig_name} {cert_alg} verify (certificate, CA key)"),
+        );
+        let agree = |g: Group| {
+            [
+                (
+                    OpKind::Keygen(g),
+                    format!("{} key generation", group_name(g)),
+                ),
+                (OpKind::Derive(g), format!("{} derivation", group_name(g))),
+            ]
+        };
+        let mut push = |(k, l): (OpKind, String), n: u32| ops.push((k, l, n));
         let note;
         if resumed {
             if case.params.session_resumption == Resumption::Psk {
-                ops.push((ecdh_gen.clone(), 2));
-                ops.push((ecdh_der.clone(), 2));
+                for x in agree(ecdh) {
+                    push(x, 2);
+                }
                 note = "resumed TLS 1.3 (psk_dhe_ke): key agreement only".to_string();
             } else {
                 note = "resumed TLS 1.2: no public-key operations".to_string();
@@ -209,241 +309,132 @@ impl FloorMeter {
         } else {
             match kx {
                 KeyExchange::Rsa => {
-                    ops.push((format!("{sig_name} decrypt (premaster)"), 1));
-                    ops.push((
-                        format!("{sig_name} encrypt (premaster, peer key new in this handshake)"),
+                    push(
+                        (
+                            OpKind::PremasterDecrypt,
+                            format!("{sig_name} decrypt (premaster)"),
+                        ),
                         1,
-                    ));
-                    ops.push((sign.clone(), 1));
-                    ops.push((verify.clone(), 1));
-                    ops.push((verify_chain.clone(), 2));
+                    );
+                    push(
+                        (
+                            OpKind::PremasterEncrypt,
+                            format!(
+                                "{sig_name} encrypt (premaster, peer key new in this handshake)"
+                            ),
+                        ),
+                        1,
+                    );
+                    push(sign, 1);
+                    push(verify, 1);
+                    push(verify_chain, 2);
                     note = "RSA key transport, mutual authentication, one-level chain".into();
                 }
                 KeyExchange::DheRsa | KeyExchange::DhRsa => {
-                    ops.push((sign.clone(), 2));
-                    ops.push((verify.clone(), 2));
-                    ops.push((verify_chain.clone(), 2));
-                    ops.push(("DH-2048/256 key generation".into(), 2));
-                    ops.push(("DH-2048/256 derivation".into(), 2));
-                    note = "DHE (2048-bit group), mutual authentication, one-level chain".into();
+                    push(sign, 2);
+                    push(verify, 2);
+                    push(verify_chain, 2);
+                    for x in agree(Group::Dh2048) {
+                        push(x, 2);
+                    }
+                    note = format!(
+                        "DHE ({}), mutual authentication, one-level chain",
+                        lib.dh_name()
+                    );
                 }
                 KeyExchange::EcdheRsa | KeyExchange::EcdheEcdsa | KeyExchange::AnyTls13 => {
-                    ops.push((sign.clone(), 2));
-                    ops.push((verify.clone(), 2));
-                    ops.push((verify_chain.clone(), 2));
-                    ops.push((ecdh_gen.clone(), 2));
-                    ops.push((ecdh_der.clone(), 2));
+                    push(sign, 2);
+                    push(verify, 2);
+                    push(verify_chain, 2);
+                    for x in agree(ecdh) {
+                        push(x, 2);
+                    }
                     note = format!(
-                        "(EC)DHE over {ecdh_curve}, mutual authentication, one-level chain"
+                        "(EC)DHE over {}, mutual authentication, one-level chain",
+                        group_name(ecdh)
                     );
                 }
             }
         }
-        let key = load_key(&pki.server_key)?;
+        let input = OpInput {
+            spec,
+            pss: modern && matches!(spec, KeySpec::Rsa(_)),
+            key: &pki.server_key,
+            cert: &pki.server,
+        };
         let mut out = Vec::new();
         let mut total = 0.0;
-        for (op, count) in ops {
-            let (each, reps) = self.measure_op(&op, &key, spec)?;
+        for (kind, op, count) in ops {
+            let (each, reps, library) = self.measure(lib.as_ref(), kind, &op, &input)?;
             total += each * count as f64;
             out.push(FloorOp {
                 op,
                 count,
                 each_ms: each,
                 reps,
+                library,
             });
         }
         let mut not_counted = Vec::new();
         if !resumed {
-            let op = format!("decode the peer certificate (d2i_X509, {sig_name} leaf)");
-            let (each, reps) = self.measure_decode(&op, &pki.server, spec)?;
+            let op = format!("decode the peer certificate ({sig_name} leaf)");
+            let (each, reps, library) =
+                self.measure(lib.as_ref(), OpKind::DecodeCert, &op, &input)?;
             not_counted.push(FloorOp {
                 op,
                 count: 2,
                 each_ms: each,
                 reps,
+                library,
             });
         }
+        let mut libs: Vec<String> = Vec::new();
+        for o in out.iter().chain(&not_counted) {
+            if !libs.contains(&o.library) {
+                libs.push(o.library.clone());
+            }
+        }
+        let own = lib.name();
         Ok(Some(Floor {
             total_ms: total,
+            same_library: out.iter().all(|o| o.library == own),
+            library: libs.join(" + "),
             ops: out,
-            library: openssl::version::version().to_string(),
-            same_library: tls.backend == BackendKind::Openssl,
             note,
             not_counted,
         }))
     }
 
-    fn measure_decode(
+    /// Times `kind` with `lib`, or with OpenSSL when `lib` has no public interface for it.
+    fn measure(
         &mut self,
-        op: &str,
-        cert: &Path,
-        spec: KeySpec,
-    ) -> Result<(f64, usize), String> {
-        let pem = std::fs::read(cert)
-            .map_err(|e| format!("floor: cannot read {}: {e}", cert.display()))?;
-        let der = openssl::x509::X509::from_pem(&pem)
-            .and_then(|c| c.to_der())
-            .map_err(|e| format!("floor: {}: {e}", cert.display()))?;
-        self.time(format!("{}:{op}", spec.dir_name()), || {
-            openssl::x509::X509::from_der(&der)
-                .map(|_| ())
-                .map_err(|e| e.to_string())
-        })
-    }
-
-    fn measure_op(
-        &mut self,
-        op: &str,
-        key: &PKey<Private>,
-        spec: KeySpec,
-    ) -> Result<(f64, usize), String> {
-        let e = |x: openssl::error::ErrorStack| x.to_string();
-        let cache_key = format!("{}:{op}", spec.dir_name());
-        let msg = [0x5au8; 64];
-        let md = if spec == KeySpec::P384 {
-            MessageDigest::sha384()
-        } else {
-            MessageDigest::sha256()
+        lib: &dyn FloorLib,
+        kind: OpKind,
+        label: &str,
+        input: &OpInput,
+    ) -> Result<(f64, usize, String), String> {
+        // Key agreement does not depend on the certificate key.
+        let scope = match kind {
+            OpKind::Keygen(_) | OpKind::Derive(_) => "any".to_string(),
+            _ => input.spec.dir_name().to_string(),
         };
-        let pss = op.contains("PSS");
-        if op.ends_with(" sign") {
-            return self.time(cache_key, || {
-                let mut s = Signer::new(md, key).map_err(e)?;
-                if pss {
-                    s.set_rsa_padding(Padding::PKCS1_PSS).map_err(e)?;
-                }
-                s.update(&msg).map_err(e)?;
-                s.sign_to_vec().map_err(e)?;
-                Ok(())
-            });
+        let key = format!("{}:{scope}:{label}", lib.id());
+        if let Some(v) = self.cache.get(&key) {
+            return Ok((v.0, v.1, lib.name()));
         }
-        if op.contains("verify") {
-            let mut s = Signer::new(md, key).map_err(e)?;
-            if pss {
-                s.set_rsa_padding(Padding::PKCS1_PSS).map_err(e)?;
+        match lib.prepare(kind, input) {
+            Ok(mut rep) => {
+                let (each, reps) = self.time(key, &mut rep)?;
+                Ok((each, reps, lib.name()))
             }
-            s.update(&msg).map_err(e)?;
-            let sig = s.sign_to_vec().map_err(e)?;
-            let public = fresh_public(key)?;
-            let fresh = op.contains("new in this handshake");
-            return self.time(cache_key, || {
-                let fresh_key;
-                let k: &PKeyRef<_> = if fresh {
-                    fresh_key = fresh_public(key)?;
-                    &fresh_key
-                } else {
-                    public.as_ref()
-                };
-                let mut v = Verifier::new(md, k).map_err(e)?;
-                if pss {
-                    v.set_rsa_padding(Padding::PKCS1_PSS).map_err(e)?;
-                }
-                v.update(&msg).map_err(e)?;
-                if !v.verify(&sig).map_err(e)? {
-                    return Err("floor: verification of own signature failed".into());
-                }
-                Ok(())
-            });
-        }
-        if op.contains("premaster") {
-            let rsa = key.rsa().map_err(e)?;
-            let mut ct = vec![0u8; rsa.size() as usize];
-            let pm = [3u8; 48];
-            let n = rsa
-                .public_encrypt(&pm, &mut ct, Padding::PKCS1)
-                .map_err(e)?;
-            ct.truncate(n);
-            let encrypt = op.contains("encrypt");
-            return self.time(cache_key, || {
-                let mut buf = vec![0u8; rsa.size() as usize];
-                if encrypt {
-                    // The server's key is new to the client in every handshake.
-                    let fresh = Rsa::from_public_components(
-                        rsa.n().to_owned().map_err(e)?,
-                        rsa.e().to_owned().map_err(e)?,
-                    )
-                    .map_err(e)?;
-                    fresh
-                        .public_encrypt(&pm, &mut buf, Padding::PKCS1)
-                        .map_err(e)?;
-                } else {
-                    rsa.private_decrypt(&ct, &mut buf, Padding::PKCS1)
-                        .map_err(e)?;
-                }
-                Ok(())
-            });
-        }
-        let cache_key = op.to_string(); // key agreement does not depend on the certificate key
-        if op.starts_with("X25519") {
-            let peer = PKey::generate_x25519().map_err(e)?;
-            let peer_pub = PKey::public_key_from_raw_bytes(
-                &peer.raw_public_key().map_err(e)?,
-                openssl::pkey::Id::X25519,
-            )
-            .map_err(e)?;
-            let mine = PKey::generate_x25519().map_err(e)?;
-            if op.ends_with("generation") {
-                return self.time(cache_key, || PKey::generate_x25519().map(|_| ()).map_err(e));
+            Err(PrepError::Unsupported(_)) if lib.id() != "openssl" => {
+                self.measure(&openssl::Openssl, kind, label, input)
             }
-            return self.time(cache_key, || {
-                let mut d = Deriver::new(&mine).map_err(e)?;
-                d.set_peer(&peer_pub).map_err(e)?;
-                d.derive_to_vec().map(|_| ()).map_err(e)
-            });
-        }
-        if op.starts_with("P-256") {
-            let g = EcGroup::from_curve_name(Nid::X9_62_PRIME256V1).map_err(e)?;
-            if op.ends_with("generation") {
-                return self.time(cache_key, || EcKey::generate(&g).map(|_| ()).map_err(e));
+            Err(PrepError::Unsupported(why)) | Err(PrepError::Failed(why)) => {
+                Err(format!("floor ({}): {label}: {why}", lib.name()))
             }
-            let mine = PKey::from_ec_key(EcKey::generate(&g).map_err(e)?).map_err(e)?;
-            let peer = EcKey::generate(&g).map_err(e)?;
-            let peer_pub =
-                PKey::from_ec_key(EcKey::from_public_key(&g, peer.public_key()).map_err(e)?)
-                    .map_err(e)?;
-            return self.time(cache_key, || {
-                let mut d = Deriver::new(&mine).map_err(e)?;
-                d.set_peer(&peer_pub).map_err(e)?;
-                d.derive_to_vec().map(|_| ()).map_err(e)
-            });
         }
-        if op.starts_with("DH-2048") {
-            let mk = || Dh::get_2048_256().map_err(e);
-            if op.ends_with("generation") {
-                return self.time(cache_key, || mk()?.generate_key().map(|_| ()).map_err(e));
-            }
-            let mine = mk()?.generate_key().map_err(e)?;
-            let peer = mk()?.generate_key().map_err(e)?;
-            let peer_pub = peer.public_key().to_owned().map_err(e)?;
-            return self.time(cache_key, || {
-                mine.compute_key(&peer_pub).map(|_| ()).map_err(e)
-            });
-        }
-        Err(format!("floor: unknown operation {op:?}"))
     }
-}
-
-/// The public half of `key`, rebuilt from its components (RSA n and e, the EC point): a key as
-/// new to the library as one that just arrived in a certificate, without the generic decoder.
-fn fresh_public(key: &PKey<Private>) -> Result<PKey<Public>, String> {
-    let e = |x: openssl::error::ErrorStack| x.to_string();
-    if let Ok(rsa) = key.rsa() {
-        let r = Rsa::from_public_components(
-            rsa.n().to_owned().map_err(e)?,
-            rsa.e().to_owned().map_err(e)?,
-        )
-        .map_err(e)?;
-        return PKey::from_rsa(r).map_err(e);
-    }
-    let ec = key.ec_key().map_err(e)?;
-    let k = EcKey::from_public_key(ec.group(), ec.public_key()).map_err(e)?;
-    PKey::from_ec_key(k).map_err(e)
-}
-
-fn load_key(path: &Path) -> Result<PKey<Private>, String> {
-    let pem =
-        std::fs::read(path).map_err(|e| format!("floor: cannot read {}: {e}", path.display()))?;
-    PKey::private_key_from_pem(&pem).map_err(|e| format!("floor: {}: {e}", path.display()))
 }
 
 #[cfg(test)]
