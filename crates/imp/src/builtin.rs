@@ -16,7 +16,7 @@ pub struct Builtin {
 pub const BUILTINS: [Builtin; 5] = [
     Builtin {
         name: "rse2019",
-        summary: "RSE 2019 Tables 1-6: five suites at TLS 1.2, suite iii at TLS 1.0/1.1/1.2, suite v at RSA 1024-8192; 1090 connections, 4000 reports at 500 ms",
+        summary: "RSE 2019 Tables 1-6: five suites at TLS 1.2, suite iii at TLS 1.0/1.1/1.2, suite v at RSA 1024-8192, plus suite iv on rustls and GnuTLS; 1090 connections, 4000 reports at 500 ms",
         needs: "-",
         toml: include_str!("../../../scenarios/rse2019.toml"),
     },

@@ -504,9 +504,9 @@ pub fn parse(
                 spec.id, spec.layout
             )));
         }
-        if !["suite", "version", "key", "name"].contains(&spec.row_label.as_str()) {
+        if !["suite", "version", "key", "library", "name"].contains(&spec.row_label.as_str()) {
             return Err(file_err(format!(
-                "[[table]] {}: unknown row_label {:?} (expected suite, version, key or name)",
+                "[[table]] {}: unknown row_label {:?} (expected suite, version, key, library or name)",
                 spec.id, spec.row_label
             )));
         }

@@ -464,4 +464,72 @@ mod tests {
             (each, reps)
         );
     }
+
+    /// Every library prepares and runs every operation it claims, for RSA and ECDSA keys,
+    /// and says `Unsupported` only where its TLS stack cannot do the operation at all.
+    #[test]
+    fn every_library_runs_its_operations() {
+        let dir = tempfile::tempdir().unwrap();
+        let specs = [KeySpec::Rsa(2048), KeySpec::P256];
+        gander_tls::pki::init(dir.path(), &specs).unwrap();
+        let groups = [Group::X25519, Group::P256, Group::Dh2048];
+        let mut kinds = vec![
+            OpKind::Sign,
+            OpKind::VerifyFresh,
+            OpKind::VerifyCert,
+            OpKind::PremasterDecrypt,
+            OpKind::PremasterEncrypt,
+            OpKind::DecodeCert,
+        ];
+        for g in groups {
+            kinds.push(OpKind::Keygen(g));
+            kinds.push(OpKind::Derive(g));
+        }
+        for backend in [
+            BackendKind::Openssl,
+            BackendKind::Rustls,
+            BackendKind::Gnutls,
+        ] {
+            let lib = library_for(backend);
+            for spec in specs {
+                let set = PkiSet::paths(dir.path(), spec);
+                let input = OpInput {
+                    spec,
+                    pss: matches!(spec, KeySpec::Rsa(_)),
+                    key: &set.server_key,
+                    cert: &set.server,
+                };
+                for &op in &kinds {
+                    let rsa_only =
+                        matches!(op, OpKind::PremasterDecrypt | OpKind::PremasterEncrypt);
+                    match lib.prepare(op, &input) {
+                        Ok(mut rep) => {
+                            rep().unwrap_or_else(|e| panic!("{} {op:?} {spec:?}: {e}", lib.id()));
+                            rep().unwrap_or_else(|e| panic!("{} {op:?} {spec:?}: {e}", lib.id()));
+                        }
+                        Err(PrepError::Unsupported(why)) => {
+                            let expected = match backend {
+                                BackendKind::Openssl => false,
+                                BackendKind::Rustls => {
+                                    rsa_only
+                                        || op == OpKind::Keygen(Group::Dh2048)
+                                        || op == OpKind::Derive(Group::Dh2048)
+                                }
+                                BackendKind::Gnutls => true,
+                            };
+                            assert!(expected, "{} {op:?} {spec:?} unsupported: {why}", lib.id());
+                        }
+                        Err(PrepError::Failed(why)) => {
+                            // RSA key transport with an ECDSA key is a configuration error.
+                            assert!(
+                                rsa_only && spec == KeySpec::P256,
+                                "{} {op:?} {spec:?}: {why}",
+                                lib.id()
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
 }

@@ -34,6 +34,7 @@ pub fn row_label(r: &ScenarioResult, style: &str) -> String {
         "sandia" => r.sandia_label.clone().unwrap_or_else(suite),
         "version" => format!("{} (TLS v{})", suite(), r.tls_version),
         "key" => format!("{} ({}b keys)", suite(), r.key.trim_start_matches("rsa")),
+        "library" => format!("{} on {}", suite(), r.library),
         _ => r.name.clone(),
     }
 }
