@@ -265,6 +265,15 @@ pub fn run(scenario: &Scenario, opts: &RunOptions) -> Result<RunResults, String>
         );
     }
     let targets = results::targets(&out);
+    // Each floor is timed with its handshake's library; name them all.
+    let mut floor_libs: Vec<String> = Vec::new();
+    for f in out.iter().filter_map(|r| r.floor.as_ref()) {
+        for l in f.library.split(" + ") {
+            if !floor_libs.iter().any(|x| x == l) {
+                floor_libs.push(l.to_string());
+            }
+        }
+    }
     let run = RunResults {
         gander_version: env!("CARGO_PKG_VERSION").to_string(),
         scenario: scenario.name.clone(),
@@ -275,7 +284,11 @@ pub fn run(scenario: &Scenario, opts: &RunOptions) -> Result<RunResults, String>
         duration_s: started.elapsed().as_secs_f64(),
         machine,
         libraries,
-        floor_library: openssl::version::version().to_string(),
+        floor_library: if floor_libs.is_empty() {
+            "-".into()
+        } else {
+            floor_libs.join("; ")
+        },
         class: opts.class.clone(),
         tables: scenario.tables.clone(),
         scenarios: out,

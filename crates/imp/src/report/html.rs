@@ -492,7 +492,14 @@ pub fn report_html(run: &RunResults) -> String {
         let ops: Vec<String> = f
             .ops
             .iter()
-            .map(|op| format!("{} x {} ({:.4})", op.count, op.op, op.each_ms))
+            .map(|op| {
+                // Mixed floors name the library of each operation.
+                if f.library.contains(" + ") && !op.library.is_empty() {
+                    format!("{} x {} ({:.4}, {})", op.count, op.op, op.each_ms, op.library)
+                } else {
+                    format!("{} x {} ({:.4})", op.count, op.op, op.each_ms)
+                }
+            })
             .collect();
         let mut note = f.note.clone();
         for op in &f.not_counted {
