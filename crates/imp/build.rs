@@ -1,5 +1,9 @@
 //! Records the compiler version for the machine description of every report
 //! (`src/machine.rs`): one `rustc --version` at build time, exposed as `GANDER_RUSTC_VERSION`.
+//!
+//! Links the libraries the GnuTLS floor (`src/floor/gnutls.rs`) calls directly: GnuTLS, and
+//! nettle, hogweed and GMP under it for key agreement (Debian: libgnutls28-dev, which pulls in
+//! nettle-dev and libgmp-dev), found through pkg-config.
 
 use std::process::Command;
 
@@ -18,4 +22,17 @@ fn main() {
     println!("cargo:rustc-env=GANDER_BUILD_PROFILE={profile}");
     println!("cargo:rerun-if-env-changed=RUSTC");
     println!("cargo:rerun-if-changed=build.rs");
+
+    for (lib, min) in [
+        ("gnutls", "3.6"),
+        ("hogweed", "3.4"),
+        ("nettle", "3.4"),
+        ("gmp", "6"),
+    ] {
+        if let Err(e) = pkg_config::Config::new().atleast_version(min).probe(lib) {
+            // Fall back to the plain library name; the link step reports a clear error if absent.
+            println!("cargo:warning=pkg-config could not find {lib} ({e}); trying -l{lib}");
+            println!("cargo:rustc-link-lib={lib}");
+        }
+    }
 }

@@ -495,7 +495,10 @@ pub fn report_html(run: &RunResults) -> String {
             .map(|op| {
                 // Mixed floors name the library of each operation.
                 if f.library.contains(" + ") && !op.library.is_empty() {
-                    format!("{} x {} ({:.4}, {})", op.count, op.op, op.each_ms, op.library)
+                    format!(
+                        "{} x {} ({:.4}, {})",
+                        op.count, op.op, op.each_ms, op.library
+                    )
                 } else {
                     format!("{} x {} ({:.4})", op.count, op.op, op.each_ms)
                 }
