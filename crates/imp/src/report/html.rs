@@ -513,6 +513,8 @@ pub fn report_html(run: &RunResults) -> String {
         }
         let lib = if f.same_library {
             format!("{} (same library)", f.library)
+        } else if r.server_stack == "libiec61850" || r.client_stack == "libiec61850" {
+            format!("{} (a libiec61850 peer runs on mbedTLS)", f.library)
         } else {
             format!("{} (the handshake ran on {})", f.library, r.backend)
         };
