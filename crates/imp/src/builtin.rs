@@ -75,7 +75,15 @@ mod tests {
     #[test]
     fn rse2019_is_the_published_matrix() {
         let s = Scenario::from_str("rse2019", lookup("rse2019").unwrap().toml, false).unwrap();
-        assert_eq!(s.cases.len(), 10);
+        // The paper's 10 rows, plus suite iv on rustls and GnuTLS (the `libraries` table).
+        assert_eq!(s.cases.len(), 12);
+        let backends: Vec<_> = s
+            .cases
+            .iter()
+            .filter(|c| c.name().starts_with("libraries/"))
+            .map(|c| c.tls.as_ref().unwrap().backend.name())
+            .collect();
+        assert_eq!(backends, ["rustls", "gnutls"]);
         for c in &s.cases {
             assert_eq!(c.params.connections, 1090);
             assert_eq!(c.params.reports, 4000);
@@ -97,7 +105,7 @@ mod tests {
             .collect();
         assert_eq!(keys, ["rsa2048", "rsa1024", "rsa4096", "rsa8192"]);
         let q = Scenario::from_str("rse2019", lookup("rse2019").unwrap().toml, true).unwrap();
-        assert_eq!(q.cases.len(), 10);
+        assert_eq!(q.cases.len(), 12);
         assert!(q
             .cases
             .iter()
