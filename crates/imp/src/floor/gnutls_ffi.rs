@@ -30,13 +30,11 @@ pub type gnutls_privkey_t = *mut gnutls_privkey_st;
 pub type gnutls_pubkey_t = *mut gnutls_pubkey_st;
 pub type gnutls_x509_crt_t = *mut gnutls_x509_crt_int;
 
-/// `gnutls_datum_t`: `{ unsigned char *data; unsigned int size; }`.
-#[repr(C)]
-#[derive(Clone, Copy)]
-pub struct gnutls_datum_t {
-    pub data: *mut u8,
-    pub size: c_uint,
-}
+// Shared with the TLS backend's declarations rather than declared twice.
+pub use gander_tls::backend::gnutls::ffi::{
+    gnutls_check_version, gnutls_datum_t, gnutls_free, gnutls_global_init, gnutls_strerror,
+    GNUTLS_X509_FMT_DER, GNUTLS_X509_FMT_PEM,
+};
 
 /// `gnutls_pcert_st` (`<gnutls/abstract.h>`): a parsed certificate as the handshake keeps it.
 #[repr(C)]
@@ -47,9 +45,6 @@ pub struct gnutls_pcert_st {
     pub type_: c_int,
 }
 
-// gnutls_x509_crt_fmt_t
-pub const GNUTLS_X509_FMT_DER: c_int = 0;
-pub const GNUTLS_X509_FMT_PEM: c_int = 1;
 // gnutls_pk_algorithm_t
 pub const GNUTLS_PK_RSA: c_int = 1;
 pub const GNUTLS_PK_ECDSA: c_int = 4;
@@ -67,17 +62,12 @@ pub const GNUTLS_RND_RANDOM: c_int = 1;
 pub const GNUTLS_E_PK_SIG_VERIFY_FAILED: c_int = -89;
 
 extern "C" {
-    pub static gnutls_free: Option<unsafe extern "C" fn(*mut c_void)>;
-
     /// RFC 7919 ffdhe2048 as GnuTLS's TLS stack uses it (`lib/dh-primes.c`, `lib/algorithms/groups.c`).
     pub static gnutls_ffdhe_2048_group_prime: gnutls_datum_t;
     pub static gnutls_ffdhe_2048_group_generator: gnutls_datum_t;
     pub static gnutls_ffdhe_2048_group_q: gnutls_datum_t;
     pub static gnutls_ffdhe_2048_key_bits: c_uint;
 
-    pub fn gnutls_global_init() -> c_int;
-    pub fn gnutls_check_version(req: *const c_char) -> *const c_char;
-    pub fn gnutls_strerror(error: c_int) -> *const c_char;
     pub fn gnutls_rnd(level: c_int, data: *mut c_void, len: usize) -> c_int;
 
     pub fn gnutls_privkey_init(key: *mut gnutls_privkey_t) -> c_int;
