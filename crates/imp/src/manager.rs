@@ -268,7 +268,7 @@ pub fn run(scenario: &Scenario, opts: &RunOptions) -> Result<RunResults, String>
     // Each floor is timed with its handshake's library; name them all.
     let mut floor_libs: Vec<String> = Vec::new();
     for f in out.iter().filter_map(|r| r.floor.as_ref()) {
-        for l in f.library.split(" + ") {
+        for l in f.libraries() {
             if !floor_libs.iter().any(|x| x == l) {
                 floor_libs.push(l.to_string());
             }

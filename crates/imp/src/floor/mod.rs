@@ -94,6 +94,19 @@ pub struct Floor {
     pub not_counted: Vec<FloorOp>,
 }
 
+impl Floor {
+    /// The libraries that timed its operations (counted or not), in order of first use.
+    pub fn libraries(&self) -> Vec<&str> {
+        let mut libs: Vec<&str> = Vec::new();
+        for o in self.ops.iter().chain(&self.not_counted) {
+            if !o.library.is_empty() && !libs.contains(&o.library.as_str()) {
+                libs.push(&o.library);
+            }
+        }
+        libs
+    }
+}
+
 /// A key-agreement group as a handshake uses it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Group {
@@ -400,12 +413,6 @@ impl FloorMeter {
                 library,
             });
         }
-        let mut libs: Vec<String> = Vec::new();
-        for o in out.iter().chain(&not_counted) {
-            if !libs.contains(&o.library) {
-                libs.push(o.library.clone());
-            }
-        }
         let own = lib.name();
         // libiec61850 runs its TLS on the mbedTLS it bundles, which gander cannot time: a
         // handshake with a libiec61850 peer gets the backend's floor, marked as another library's.
@@ -415,14 +422,16 @@ impl FloorMeter {
         if mbedtls {
             note.push_str("; a libiec61850 peer runs on its bundled mbedTLS, not timed here");
         }
-        Ok(Some(Floor {
+        let mut floor = Floor {
             total_ms: total,
             same_library: !mbedtls && out.iter().all(|o| o.library == own),
-            library: libs.join(" + "),
+            library: String::new(),
             ops: out,
             note,
             not_counted,
-        }))
+        };
+        floor.library = floor.libraries().join(" + ");
+        Ok(Some(floor))
     }
 
     /// Times `kind` with `lib`, or with OpenSSL when `lib` has no public interface for it.

@@ -489,12 +489,13 @@ pub fn report_html(run: &RunResults) -> String {
     let _ = write!(o, "<h2 id=\"floors\">Handshake floors</h2><p class=\"note\">Public-key operations per full handshake with mutual authentication (counts in <code>crates/imp/src/floor.rs</code>), each timed as the median of repeated runs in this run on the case's own key.</p><table id=\"floors-table\"><thead><tr><th class=\"l\">case</th><th class=\"l\">operations (count x median ms)</th><th>floor (ms)</th><th>HT median (ms)</th><th>HT/floor</th><th class=\"l\">timed with</th></tr></thead><tbody>");
     for r in &run.scenarios {
         let Some(f) = &r.floor else { continue };
+        let mixed = f.libraries().len() > 1;
         let ops: Vec<String> = f
             .ops
             .iter()
             .map(|op| {
                 // Mixed floors name the library of each operation.
-                if f.library.contains(" + ") && !op.library.is_empty() {
+                if mixed && !op.library.is_empty() {
                     format!(
                         "{} x {} ({:.4}, {})",
                         op.count, op.op, op.each_ms, op.library
