@@ -98,6 +98,8 @@ fn config(key_id: u32) -> String {
 driver = "l2"
 keys = "unused"
 rt_priority = 50
+# The latency test echoes the IED's own protected frames back through the gateway.
+reflected = "allow"
 [l2]
 ied = "gi0"
 net = "gn0"

@@ -3,8 +3,9 @@
 use crate::pcap_io::{self, Packet};
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
-use gander_sec::frame::{locate, protect_frame, CaptureVerifier, Located, Outcome, Verdict};
+use gander_sec::frame::{protect_frame, CaptureVerifier, Outcome, Verdict};
 use gander_sec::session::RandomIv;
+use gander_sec::view::{self, Content};
 use gander_sec::{default_provider, KeyStore, Profile};
 use gander_wire::goose::GoosePdu;
 use gander_wire::goose_frame::L2Frame;
@@ -268,9 +269,31 @@ fn goose_json(apdu: &[u8]) -> Value {
 }
 
 fn show_frame(data: &[u8], profile: Profile) -> Value {
-    match locate(data) {
-        Located::Other => json!({ "kind": "other", "len": data.len() }),
-        Located::Goose { .. } => match L2Frame::parse(data) {
+    let v = match view::classify(profile, data) {
+        Ok(v) => v,
+        Err(e) => return json!({ "kind": "malformed", "error": e.to_string(), "len": data.len() }),
+    };
+    let tags: Vec<Value> = (0..v.tags)
+        .filter_map(|i| v.tag(i))
+        .map(|t| json!({"tpid": format!("0x{:04x}", t.tpid), "vid": t.tag.vid, "pcp": t.tag.pcp}))
+        .collect();
+    let mut o = show_content(data, profile, &v);
+    if !tags.is_empty() {
+        o["tags"] = json!(tags);
+    }
+    o
+}
+
+fn show_content(data: &[u8], profile: Profile, v: &view::FrameView<'_>) -> Value {
+    match &v.content {
+        Content::Other => json!({ "kind": "other", "len": data.len() }),
+        Content::L2(l) if v.kind() != view::Kind::Goose => json!({
+            "kind": v.kind().name(),
+            "appid": l.appid,
+            "length": l.length(),
+            "secured": l.secured(),
+        }),
+        Content::L2(_) => match L2Frame::parse(data) {
             Ok((l2, _)) => json!({
                 "kind": "goose",
                 "dst": hex::encode(l2.eth.dst),
@@ -291,15 +314,15 @@ fn show_frame(data: &[u8], profile: Profile) -> Value {
             }),
             Err(e) => json!({ "kind": "goose", "error": e.to_string() }),
         },
-        Located::Session { payload, src, .. } => {
-            let bytes = &data[payload];
+        Content::Session(s) => {
+            let bytes = &data[s.udp.payload.clone()];
             let d = profile.dialect();
             match SessionPdu::parse(bytes, &d) {
                 Ok(p) => {
                     let h = &p.header;
                     let mut o = json!({
                         "kind": "session",
-                        "src": format!("{}:{}", std::net::Ipv4Addr::from(src.0), src.1),
+                        "src": std::net::SocketAddr::new(s.udp.ip.src(), s.udp.src_port).to_string(),
                         "spdu_id": format!("0x{:02x}", h.spdu_id.to_u8()),
                         "version": h.security.version(),
                         "spdu_number": h.spdu_number,

@@ -6,7 +6,7 @@
 
 use gander_sec::Profile;
 use serde::Deserialize;
-use std::net::{Ipv4Addr, SocketAddrV4};
+use std::net::{IpAddr, Ipv4Addr, SocketAddrV4};
 use std::path::{Path, PathBuf};
 
 /// Why a configuration was refused.
@@ -90,6 +90,11 @@ pub enum KindMatch {
     RGoose,
     /// R-SV (session SI 0xA2).
     RSv,
+    /// Layer-2 sampled values (EtherType 0x88BA; IEC 62351-6 protection not implemented yet:
+    /// `pass` or `drop` only, a `verify` rule drops it).
+    Sv,
+    /// GSE management (EtherType 0x88B9; no IEC 62351-6 protection exists).
+    GseManagement,
 }
 
 /// Pass or drop.
@@ -149,6 +154,44 @@ pub struct RuleToml {
     pub src_mac: Option<String>,
     /// translate: output addressing.
     pub translate: Option<TranslateToml>,
+}
+
+/// What happens to a frame the gateway itself would have protected in the other direction
+/// (an IED's own stream sent back at it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Reflected {
+    /// Dropped as `reflected` (default).
+    #[default]
+    Drop,
+    /// Judged like any other frame (benchmarks that echo frames back).
+    Allow,
+}
+
+/// `[[pin]]`: the unauthenticated fields one publisher's frames must carry. IEC 62351-6 does
+/// not cover Ethernet addresses, VLAN tags, IP addresses or UDP ports; a site that knows them
+/// can pin them per publisher, identified by its (authenticated) APPID.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PinToml {
+    /// The publisher's APPID.
+    pub appid: u16,
+    /// Kind (default: any).
+    #[serde(default)]
+    pub kind: KindMatch,
+    /// Direction (default: both).
+    pub direction: Option<Direction>,
+    /// Ethernet source.
+    pub src_mac: Option<String>,
+    /// Outermost VLAN id (0 for priority-tagged frames); `untagged = true` for none.
+    pub vlan: Option<u16>,
+    /// The frame must carry no VLAN tag.
+    #[serde(default)]
+    pub untagged: bool,
+    /// IP source (R-GOOSE/R-SV), IPv4 or IPv6.
+    pub src_ip: Option<IpAddr>,
+    /// UDP source port (R-GOOSE/R-SV).
+    pub src_port: Option<u16>,
 }
 
 /// `[l2]`.
@@ -234,9 +277,15 @@ pub struct ConfigToml {
     pub nfqueue: Option<NfqueueToml>,
     /// `[udp]`.
     pub udp: Option<UdpToml>,
+    /// Frames the gateway would itself have protected in the other direction: drop | allow.
+    #[serde(default)]
+    pub reflected: Reflected,
     /// Rules, first match wins.
     #[serde(default, rename = "rule")]
     pub rules: Vec<RuleToml>,
+    /// Per-publisher pins of unauthenticated fields.
+    #[serde(default, rename = "pin")]
+    pub pins: Vec<PinToml>,
 }
 
 fn pass() -> PassDrop {
@@ -314,6 +363,31 @@ impl Config {
             if r.key_id.is_some() && r.key_ids.is_some() {
                 return bad("give key_id or key_ids, not both");
             }
+            if r.key_ids.as_ref().is_some_and(Vec::is_empty) {
+                return bad("key_ids is empty");
+            }
+            // A field that has no effect on this action is an error, never silently ignored.
+            let keyed = matches!(
+                r.action,
+                Action::Protect | Action::Verify | Action::Translate
+            );
+            if !keyed && (r.key_id.is_some() || r.key_ids.is_some()) {
+                return bad("key_id/key_ids apply to protect, verify and translate rules only");
+            }
+            if r.keep_security && r.action != Action::Verify {
+                return bad("keep_security applies to verify rules only");
+            }
+            if r.verify_input.is_some() && r.action != Action::Translate {
+                return bad("verify_input applies to translate rules only");
+            }
+            if r.translate.is_some() && r.action != Action::Translate {
+                return bad("a [rule.translate] table applies to translate rules only");
+            }
+            if matches!(r.kind, KindMatch::Sv | KindMatch::GseManagement)
+                && !matches!(r.action, Action::Pass | Action::Drop | Action::Verify)
+            {
+                return bad("layer-2 SV and GSE management can only be passed, dropped or verified (verify drops them: IEC 62351-6 protection for them is not implemented)");
+            }
             if r.action == Action::Protect && r.key_id.is_none() && r.key_ids.is_none() {
                 return bad("protect needs key_id or key_ids");
             }
@@ -336,6 +410,32 @@ impl Config {
                 if t.vlan.is_some_and(|v| v >= 4095) || t.priority.is_some_and(|p| p > 7) {
                     return bad("vlan must be < 4095 and priority <= 7");
                 }
+            }
+        }
+        for (i, p) in raw.pins.iter().enumerate() {
+            let n = i + 1;
+            if let Some(m) = &p.src_mac {
+                parse_mac(m)?;
+            }
+            if p.untagged && p.vlan.is_some() {
+                return Err(ConfigError::Invalid(format!(
+                    "pin {n}: give vlan or untagged, not both"
+                )));
+            }
+            if p.vlan.is_some_and(|v| v >= 4095) {
+                return Err(ConfigError::Invalid(format!(
+                    "pin {n}: vlan must be < 4095"
+                )));
+            }
+            if p.src_mac.is_none()
+                && p.vlan.is_none()
+                && !p.untagged
+                && p.src_ip.is_none()
+                && p.src_port.is_none()
+            {
+                return Err(ConfigError::Invalid(format!(
+                    "pin {n}: pins nothing (give src_mac, vlan, untagged, src_ip or src_port)"
+                )));
             }
         }
         let keys_path = if raw.keys.is_absolute() {

@@ -14,9 +14,11 @@ pub mod driver;
 pub mod nfqueue;
 pub mod pcap;
 pub mod policy;
+pub mod reason;
 pub mod service;
 pub mod udp_relay;
 
 pub use config::{Action, Config, ConfigError, Direction, DriverKind};
 pub use driver::Control;
 pub use policy::{Counters, Decision, DirCounters, Policy};
+pub use reason::DropReason;

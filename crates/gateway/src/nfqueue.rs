@@ -9,9 +9,12 @@
 //! statement is not built), so rules are installed with `iptables`.
 //!
 //! Limits: the kernel hands over IPv4 packets, not Ethernet frames, so a rule's `src_mac` cannot
-//! match here and `translate` to layer 2 is refused (`translate-unsupported`). Layer-2 GOOSE
-//! does not pass iptables at all: an `ebtables` rule drops EtherType 0x88B8 across the bridge
-//! (fail closed); use the `l2` driver for GOOSE.
+//! match here and `translate` to layer 2 is refused (`translate-unsupported`). What iptables
+//! never sees is dropped across the bridge by `ebtables` rules (fail closed; see [`EBTABLES`]):
+//! layer-2 GOOSE, SV and GSE management, IPv6 UDP to or from port 102, and every tag stack the
+//! bridge cannot hand to iptables (802.1ad and pre-standard QinQ outer tags, two 802.1Q tags,
+//! IEC 61850 EtherTypes behind an 802.1Q tag). IPv4 behind one 802.1Q tag is queued like
+//! untagged IPv4 (`bridge-nf-filter-vlan-tagged=1`). Use the `l2` driver for GOOSE and IPv6.
 
 use crate::af_packet::ifindex;
 use crate::config::{Direction, NfqueueToml, PassDrop};
@@ -229,18 +232,50 @@ fn iptables(args: &[&str]) -> io::Result<bool> {
     Ok(s.success())
 }
 
+/// The ebtables rules (FORWARD chain) that drop what the queue cannot see: whatever an IED
+/// could read as IEC 61850 traffic without it having crossed iptables.
+pub const EBTABLES: &[&[&str]] = &[
+    &["-p", "0x88b8"],
+    &["-p", "0x88ba"],
+    &["-p", "0x88b9"],
+    &["-p", "0x88a8"],
+    &["-p", "0x9100"],
+    &["-p", "0x9200"],
+    &["-p", "0x9300"],
+    &["-p", "802_1Q", "--vlan-encap", "802_1Q"],
+    &["-p", "802_1Q", "--vlan-encap", "0x88a8"],
+    &["-p", "802_1Q", "--vlan-encap", "0x88b8"],
+    &["-p", "802_1Q", "--vlan-encap", "0x88ba"],
+    &["-p", "802_1Q", "--vlan-encap", "0x88b9"],
+    &["-p", "802_1Q", "--vlan-encap", "IPv6"],
+    &["-p", "IPv6", "--ip6-proto", "udp", "--ip6-dport", "102"],
+    &["-p", "IPv6", "--ip6-proto", "udp", "--ip6-sport", "102"],
+];
+
+fn ebtables(op: &str, rule: &[&str]) -> bool {
+    let mut args = vec![op, "FORWARD"];
+    args.extend_from_slice(rule);
+    args.extend_from_slice(&["-j", "DROP"]);
+    Command::new("ebtables")
+        .args(&args)
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
 /// The iptables (and ebtables) rules of one queue; removed on drop.
 struct Rules {
     chain: String,
-    ebtables: bool,
+    ebtables: usize,
 }
 
 impl Rules {
     fn install(queue: u16, other: PassDrop) -> io::Result<Rules> {
         let chain = format!("GANDER-Q{queue}");
-        // Bridged IPv4 must traverse iptables.
-        std::fs::write("/proc/sys/net/bridge/bridge-nf-call-iptables", "1")
-            .map_err(|e| io::Error::new(e.kind(), format!("bridge-nf-call-iptables: {e}")))?;
+        // Bridged IPv4, also behind one 802.1Q tag, must traverse iptables.
+        for knob in ["bridge-nf-call-iptables", "bridge-nf-filter-vlan-tagged"] {
+            std::fs::write(format!("/proc/sys/net/bridge/{knob}"), "1")
+                .map_err(|e| io::Error::new(e.kind(), format!("{knob}: {e}")))?;
+        }
         let _ = iptables(&["-N", &chain]);
         let q = queue.to_string();
         let ok = iptables(&["-F", &chain])?
@@ -272,23 +307,23 @@ impl Rules {
                 "-j",
                 &chain,
             ])?);
-        let mut rules = Rules {
-            chain,
-            ebtables: false,
-        };
+        let mut rules = Rules { chain, ebtables: 0 };
         if !ok {
             return Err(io::Error::other(
                 "could not install the iptables NFQUEUE rules (CAP_NET_ADMIN and the iptables package are needed)",
             ));
         }
-        let eb = Command::new("ebtables")
-            .args(["-I", "FORWARD", "-p", "0x88b8", "-j", "DROP"])
-            .status()
-            .is_ok_and(|s| s.success());
-        if !eb {
-            eprintln!("gander gateway: warning: ebtables is missing; layer-2 GOOSE crosses the bridge unchecked");
+        // Without these the bridge would forward IEC 61850 traffic that no check saw: refuse
+        // to run rather than warn.
+        for rule in EBTABLES {
+            if !ebtables("-I", rule) {
+                return Err(io::Error::other(format!(
+                    "could not install the ebtables rule `{}` (the nfqueue driver needs ebtables to fail closed)",
+                    rule.join(" ")
+                )));
+            }
+            rules.ebtables += 1;
         }
-        rules.ebtables = eb;
         Ok(rules)
     }
 }
@@ -307,10 +342,8 @@ impl Drop for Rules {
         ]);
         let _ = iptables(&["-F", &c]);
         let _ = iptables(&["-X", &c]);
-        if self.ebtables {
-            let _ = Command::new("ebtables")
-                .args(["-D", "FORWARD", "-p", "0x88b8", "-j", "DROP"])
-                .status();
+        for rule in &EBTABLES[..self.ebtables] {
+            ebtables("-D", rule);
         }
     }
 }

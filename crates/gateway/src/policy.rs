@@ -2,46 +2,53 @@
 //!
 //! [`Policy::handle`] takes a whole Ethernet frame, the direction it travels and the current time
 //! (Unix seconds, for key validity) and returns a [`Decision`]: forward these bytes, or drop for
-//! this reason. It owns the key store, the replay state and the counters; the drivers only move
-//! bytes. Nothing here opens a socket or reads a clock, so every rule is unit-tested.
+//! a [`DropReason`]. It owns the key store, the replay state and the counters; the drivers only
+//! move bytes. Nothing here opens a socket or reads a clock, so every rule is unit-tested.
 //!
-//! Fail-closed rules, in the order they are applied:
-//! 1. A frame that looks like IEC 61850 traffic but does not parse (truncated Ethernet/IPv4/UDP,
-//!    GOOSE or session headers, IPv4 UDP fragments, bad IPv4 or UDP checksums) is dropped.
-//! 2. A secured frame whose payload is encrypted is authenticated before its APPID is read, so the
-//!    rule is chosen by an authenticated APPID.
-//! 3. `verify` (and `translate` with verified input) refuses unsecured frames, unknown and
-//!    expired key ids, bad MACs and tags, and replays (session SPDU-number window per sender,
-//!    APPID and key id; GOOSE stNum/sqNum per APPID and key id). The replay state only moves
-//!    after the frame verified.
-//! 4. IEC 61850 traffic that no rule matches takes the configured default (drop unless set).
+//! Every frame is classified once ([`gander_sec::view::classify`]): the tag stack, IPv4/IPv6,
+//! UDP, the session header, the layer-2 header. That one view is what the rule lookup, the
+//! verifier, the replay check, the pins and the forwarder read. Fail-closed rules, in order:
+//! 1. A frame an IED could read as IEC 61850 traffic (GOOSE/SV/GSE EtherTypes behind any tag
+//!    stack, UDP to or from port 102 or starting `01 40`, over IPv4 or IPv6) that does not
+//!    parse, a fragment of a UDP datagram, a bad IPv4 or UDP checksum: dropped.
+//! 2. A secured frame whose payload is encrypted is authenticated before its APPID is read, so
+//!    the rule is chosen by an authenticated APPID.
+//! 3. `verify` (and `translate` of verified input) refuses unsecured frames, unknown, expired
+//!    and not-allowed keys (key file `appids`, rule `key_ids`), bad MACs and tags, frames not
+//!    well formed at every layer, frames the gateway would itself protect in the other
+//!    direction (reflection), pin mismatches and replays. Replay state is keyed on
+//!    authenticated fields only ([`gander_sec::replay`]) and moves only after every other check.
+//! 4. IEC 61850 traffic that no rule matches takes the configured default (drop unless set);
+//!    only traffic that is not IEC 61850 at all takes `other`.
 
 use crate::config::{
-    parse_mac, Action, Config, ConfigError, Direction, KindMatch, PassDrop, RuleToml,
+    parse_mac, Action, Config, ConfigError, Direction, KindMatch, PassDrop, PinToml, Reflected,
+    RuleToml,
 };
-use gander_sec::frame::{locate, protect_frame, Located};
-use gander_sec::l2::{self, CheckedGoose};
-use gander_sec::replay::{GooseSequence, ReplayGuard};
-use gander_sec::session::{self, Checked, IvSource, RandomIv, SendParams};
-use gander_sec::{EncAlgorithm, KeyEntry, KeyStore, Profile, SecError};
-use gander_wire::ethernet::{self, EthernetRepr, Frame, VlanTag};
+pub use crate::reason::DropReason;
+use gander_sec::frame::protect_view;
+use gander_sec::l2;
+use gander_sec::replay::ReplayState;
+use gander_sec::session::{self, IvSource, RandomIv, SendParams};
+use gander_sec::view::{self, Content, FrameView, IpAddrs, Judged, Kind, Verified};
+use gander_sec::{KeyEntry, KeyStore, Profile};
+use gander_wire::ethernet::{self, EthernetRepr, VlanTag};
 use gander_wire::goose::GoosePdu;
 use gander_wire::goose_frame::{GooseFrameRepr, L2Frame};
-use gander_wire::ip::{self, Ipv4Packet, UdpFrameRepr};
-use gander_wire::session::{
-    parse_elements, PayloadElement, SecurityInfo, SessionHeader, SessionPdu, SpduId,
-};
+use gander_wire::ip::{self, UdpFrameRepr};
+use gander_wire::session::{PayloadElement, SecurityInfo, SessionHeader, SpduId};
 use serde::Serialize;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
+use std::net::IpAddr;
 
 /// What to do with one frame.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decision<'a> {
     /// Send these bytes out of the other side (borrowed: unchanged).
     Forward(Cow<'a, [u8]>),
-    /// Do not forward; the reason is a stable counter name.
-    Drop(&'static str),
+    /// Do not forward.
+    Drop(DropReason),
 }
 
 impl Decision<'_> {
@@ -129,6 +136,17 @@ struct Rule {
     translate: Option<Translate>,
 }
 
+fn kind_match(k: Kind) -> KindMatch {
+    match k {
+        Kind::Goose => KindMatch::Goose,
+        Kind::RGoose | Kind::Session => KindMatch::RGoose,
+        Kind::RSv => KindMatch::RSv,
+        Kind::Sv => KindMatch::Sv,
+        Kind::GseManagement => KindMatch::GseManagement,
+        Kind::Other => KindMatch::Any,
+    }
+}
+
 impl Rule {
     fn from_toml(n: usize, r: &RuleToml) -> Result<Rule, ConfigError> {
         let translate = match &r.translate {
@@ -180,6 +198,64 @@ impl Rule {
             && self.appid.is_none_or(|a| a == appid)
             && self.src_mac.is_none_or(|m| &m == src)
     }
+
+    /// Whether this rule secures frames of (kind, appid) with `key` (protect, or translate
+    /// with a key): the gateway's own output in its direction.
+    fn secures(&self, kind: KindMatch, appid: u16, key: u32) -> bool {
+        matches!(self.action, Action::Protect | Action::Translate)
+            && (self.kind == KindMatch::Any || self.kind == kind)
+            && self.appid.is_none_or(|a| a == appid)
+            && self.keys.contains(&key)
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Pin {
+    appid: u16,
+    kind: KindMatch,
+    direction: Option<Direction>,
+    src_mac: Option<[u8; 6]>,
+    vlan: Option<u16>,
+    untagged: bool,
+    src_ip: Option<IpAddr>,
+    src_port: Option<u16>,
+}
+
+impl Pin {
+    fn from_toml(p: &PinToml) -> Result<Pin, ConfigError> {
+        Ok(Pin {
+            appid: p.appid,
+            kind: p.kind,
+            direction: p.direction,
+            src_mac: p.src_mac.as_deref().map(parse_mac).transpose()?,
+            vlan: p.vlan,
+            untagged: p.untagged,
+            src_ip: p.src_ip,
+            src_port: p.src_port,
+        })
+    }
+
+    fn applies(&self, dir: Direction, kind: KindMatch, appid: u16) -> bool {
+        self.appid == appid
+            && (self.kind == KindMatch::Any || self.kind == kind)
+            && self.direction.is_none_or(|d| d == dir)
+    }
+
+    fn holds(&self, v: &FrameView<'_>) -> bool {
+        let udp = match &v.content {
+            Content::Session(s) => Some(&s.udp),
+            _ => None,
+        };
+        self.src_mac.is_none_or(|m| m == v.src)
+            && self.vlan.is_none_or(|vid| v.outer_vid() == Some(vid))
+            && (!self.untagged || v.tags == 0)
+            && self
+                .src_ip
+                .is_none_or(|ip| udp.is_some_and(|u| u.ip.src() == ip))
+            && self
+                .src_port
+                .is_none_or(|p| udp.is_some_and(|u| u.src_port == p))
+    }
 }
 
 /// The policy: rules, keys, replay state and counters.
@@ -187,10 +263,12 @@ pub struct Policy {
     profile: Profile,
     store: KeyStore,
     rules: Vec<Rule>,
+    pins: Vec<Pin>,
+    reflected: Reflected,
     other: [PassDrop; 2],
     default: PassDrop,
-    sessions: ReplayGuard<(Direction, [u8; 4], u16, u16, u32)>,
-    goose: HashMap<(Direction, u16, u32), GooseSequence>,
+    /// Replay state per direction (the receiver of each direction is a different party).
+    replay: [ReplayState; 2],
     spdu_numbers: HashMap<u16, u32>,
     ivs: Box<dyn IvSource + Send>,
     counters: Counters,
@@ -206,18 +284,7 @@ impl std::fmt::Debug for Policy {
     }
 }
 
-type Verdict<'a> = Result<Decision<'a>, &'static str>;
-
-fn session_kind(si: u8) -> KindMatch {
-    match SpduId::from_u8(si) {
-        Ok(SpduId::SampledValues) => KindMatch::RSv,
-        _ => KindMatch::RGoose,
-    }
-}
-
-fn code(e: &SecError) -> &'static str {
-    e.code()
-}
+type Verdict<'a> = Result<Decision<'a>, DropReason>;
 
 impl Policy {
     /// Builds the policy of a checked config with its keys.
@@ -239,17 +306,24 @@ impl Policy {
                 }
             }
         }
+        let pins = config
+            .raw
+            .pins
+            .iter()
+            .map(Pin::from_toml)
+            .collect::<Result<Vec<_>, _>>()?;
         Ok(Policy {
             profile: config.profile,
             store,
             rules,
+            pins,
+            reflected: config.raw.reflected,
             other: [
                 config.raw.other_outbound.unwrap_or(config.raw.other),
                 config.raw.other_inbound.unwrap_or(config.raw.other),
             ],
             default: config.raw.default,
-            sessions: ReplayGuard::new(),
-            goose: HashMap::new(),
+            replay: [ReplayState::new(), ReplayState::new()],
             spdu_numbers: HashMap::new(),
             ivs: Box::new(RandomIv),
             counters: Counters::default(),
@@ -286,7 +360,12 @@ impl Policy {
         c.received += 1;
         match &d {
             Decision::Forward(_) => c.forwarded += 1,
-            Decision::Drop(r) => *c.dropped.entry((*r).to_string()).or_default() += 1,
+            Decision::Drop(r) => match c.dropped.get_mut(r.name()) {
+                Some(n) => *n += 1,
+                None => {
+                    c.dropped.insert(r.name().to_string(), 1);
+                }
+            },
         }
         d
     }
@@ -309,7 +388,7 @@ impl Policy {
                 self.bump(dir, |c| c.passed += 1);
                 Ok(Decision::Forward(Cow::Borrowed(frame)))
             }
-            PassDrop::Drop => Err("no-rule"),
+            PassDrop::Drop => Err(DropReason::NoRule),
         }
     }
 
@@ -319,141 +398,239 @@ impl Policy {
         store: &'s KeyStore,
         rule: &Rule,
         now: u64,
-    ) -> Result<&'s KeyEntry, &'static str> {
+    ) -> Result<&'s KeyEntry, DropReason> {
         rule.keys
             .iter()
             .filter_map(|k| store.get(*k))
             .filter(|k| k.check_valid_at(now).is_ok())
             .max_by_key(|k| k.not_before.unwrap_or(0))
-            .ok_or("no-valid-key")
+            .ok_or(DropReason::NoValidKey)
     }
 
-    fn decide<'a>(&mut self, dir: Direction, frame: &'a [u8], now: u64) -> Verdict<'a> {
-        self.precheck_ip(frame)?;
-        match locate(frame) {
-            Located::Other => match self.other[dir as usize] {
-                PassDrop::Pass => {
-                    self.bump(dir, |c| c.other_passed += 1);
-                    Ok(Decision::Forward(Cow::Borrowed(frame)))
-                }
-                PassDrop::Drop => Err("other"),
-            },
-            Located::Goose { .. } => self.goose(dir, frame, now),
-            Located::Session {
-                payload,
-                src,
-                spdu_id,
-            } => self.session(dir, frame, payload, src, spdu_id, now),
-        }
-    }
-
-    /// IPv4 carrying UDP must parse whole and carry good checksums, and is never a fragment:
-    /// otherwise a damaged or fragmented R-GOOSE datagram would be "not ours" and pass.
-    fn precheck_ip(&self, frame: &[u8]) -> Result<(), &'static str> {
-        let Ok(eth) = Frame::new_checked(frame) else {
-            return Ok(());
-        };
-        if eth.ethertype() != ethernet::ETHERTYPE_IPV4 {
-            return Ok(());
-        }
-        let ipk = Ipv4Packet::new_checked(eth.payload()).map_err(|_| "malformed")?;
-        if !ipk.verify_checksum() {
-            return Err("bad-checksum");
-        }
-        if ipk.protocol() != ip::PROTOCOL_UDP {
-            return Ok(());
-        }
-        if ipk.is_fragment() {
-            return Err("ip-fragment");
-        }
-        let loc = ip::locate_udp(frame).map_err(|_| "malformed")?;
-        if !loc.udp_checksum_ok {
-            return Err("bad-checksum");
+    /// Pins of the publisher `appid`: every pin that applies must hold.
+    fn check_pins(
+        &self,
+        dir: Direction,
+        kind: KindMatch,
+        appid: u16,
+        v: &FrameView<'_>,
+    ) -> Result<(), DropReason> {
+        if self
+            .pins
+            .iter()
+            .any(|p| p.applies(dir, kind, appid) && !p.holds(v))
+        {
+            return Err(DropReason::PinMismatch);
         }
         Ok(())
     }
 
-    // ---- layer-2 GOOSE ----
-
-    fn goose<'a>(&mut self, dir: Direction, frame: &'a [u8], now: u64) -> Verdict<'a> {
-        let (l2f, _) = L2Frame::parse(frame).map_err(|_| "malformed")?;
-        let appid = l2f.body.appid;
-        let Some(rule) = self.rule(dir, KindMatch::Goose, appid, &l2f.eth.src) else {
+    fn decide<'a>(&mut self, dir: Direction, frame: &'a [u8], now: u64) -> Verdict<'a> {
+        let v = view::classify(self.profile, frame)?;
+        let kind = kind_match(v.kind());
+        if v.kind() == Kind::Other {
+            return match self.other[dir as usize] {
+                PassDrop::Pass => {
+                    self.bump(dir, |c| c.other_passed += 1);
+                    Ok(Decision::Forward(Cow::Borrowed(frame)))
+                }
+                PassDrop::Drop => Err(DropReason::Other),
+            };
+        }
+        // The rule is chosen by the APPID readable now; an encrypted payload is authenticated
+        // first and its rule chosen by the authenticated APPID.
+        let visible = v.visible_appid(self.profile, &self.store);
+        let mut verified = None;
+        let appid = match visible {
+            Some(a) => a,
+            None => {
+                let ok = self.authenticate(&v, now)?;
+                let a = ok.appid();
+                verified = Some(ok);
+                a
+            }
+        };
+        let Some(rule) = self.rule(dir, kind, appid, &v.src) else {
             return self.unmatched(dir, frame);
         };
-        let secured = l2f.body.extension.is_some();
         match rule.action {
             Action::Pass => {
+                self.check_pins(dir, kind, appid, &v)?;
                 self.bump(dir, |c| c.passed += 1);
                 Ok(Decision::Forward(Cow::Borrowed(frame)))
             }
-            Action::Drop => Err("policy"),
+            Action::Drop => Err(DropReason::Policy),
             Action::Protect => {
-                if secured {
-                    return Err("already-secured");
+                if v.secured() {
+                    return Err(DropReason::AlreadySecured);
                 }
-                GoosePdu::parse(&l2f.body.apdu).map_err(|_| "malformed")?;
+                self.check_pins(dir, kind, appid, &v)?;
                 let key = Self::protect_key(&self.store, &rule, now)?;
-                let out = l2::protect(self.profile, key, frame, self.ivs.as_mut(), now)
-                    .map_err(|e| code(&e))?;
+                let out = protect_view(self.profile, key, &v, self.ivs.as_mut(), now)?
+                    .ok_or(DropReason::Malformed)?;
                 self.bump(dir, |c| c.protected += 1);
                 Ok(Decision::Forward(Cow::Owned(out)))
             }
-            Action::Verify => {
-                let g = self.verify_goose(dir, frame, now)?;
+            Action::Verify | Action::Translate => {
+                let needs_security = rule.action == Action::Verify || rule.verify_input;
+                if !v.secured() {
+                    if needs_security {
+                        return Err(DropReason::Unsecured);
+                    }
+                    self.check_pins(dir, kind, appid, &v)?;
+                    return self.translate_unsecured(dir, &rule, &v, now);
+                }
+                let ok = match verified {
+                    Some(ok) => ok,
+                    None => self.authenticate(&v, now)?,
+                };
+                self.admit(dir, kind, &rule, &v, &ok)?;
+                self.bump(dir, |c| c.verified += 1);
+                if rule.action == Action::Translate {
+                    return self.translate_verified(dir, &rule, &v, &ok, now);
+                }
                 if rule.keep_security {
                     return Ok(Decision::Forward(Cow::Borrowed(frame)));
                 }
-                let out = strip_goose(g.eth, g.body)?;
+                let out = self.strip(&v, &ok)?;
                 self.bump(dir, |c| c.stripped += 1);
-                Ok(Decision::Forward(Cow::Owned(out)))
-            }
-            Action::Translate => {
-                let (sim, apdu) = if secured {
-                    let g = self.verify_goose(dir, frame, now)?;
-                    (g.body.simulation(), g.body.apdu)
-                } else if rule.verify_input {
-                    return Err("unsecured");
-                } else {
-                    GoosePdu::parse(&l2f.body.apdu).map_err(|_| "malformed")?;
-                    (l2f.body.simulation(), l2f.body.apdu)
-                };
-                let el = PayloadElement {
-                    payload_type: SpduId::Goose.payload_type(),
-                    simulation: sim as u8,
-                    appid,
-                    apdu: &apdu,
-                };
-                let out = self.build_rgoose(&rule, el, now)?;
-                self.bump(dir, |c| c.translated += 1);
                 Ok(Decision::Forward(Cow::Owned(out)))
             }
         }
     }
 
-    /// Verifies a secured GOOSE frame and applies the stNum/sqNum rule per direction, APPID and
-    /// key id (not per source MAC, which the IEC 62351-6 MAC does not cover: a copy with another
-    /// source address is still a replay).
-    fn verify_goose(
+    /// Authenticates a secured frame and parses every layer behind it.
+    fn authenticate<'a>(&self, v: &FrameView<'a>, now: u64) -> Result<Verified<'a>, DropReason> {
+        match view::verify(self.profile, &self.store, v, now)? {
+            Judged::Verified(ok) => Ok(ok),
+            Judged::Unsecured => Err(DropReason::Unsecured),
+        }
+    }
+
+    /// The checks a verified frame passes before it is forwarded, replay last so that a frame
+    /// refused for any other reason does not move the window.
+    fn admit(
         &mut self,
         dir: Direction,
-        frame: &[u8],
+        kind: KindMatch,
+        rule: &Rule,
+        v: &FrameView<'_>,
+        ok: &Verified<'_>,
+    ) -> Result<(), DropReason> {
+        let key = ok.key_id();
+        let appid = ok.appid();
+        if ok.mixed_appids() {
+            return Err(DropReason::MixedAppids);
+        }
+        if !rule.keys.is_empty() && !rule.keys.contains(&key) {
+            return Err(DropReason::KeyNotAllowed);
+        }
+        if self.reflected == Reflected::Drop
+            && self
+                .rules
+                .iter()
+                .any(|r| r.direction != dir && r.secures(kind, appid, key))
+        {
+            return Err(DropReason::Reflected);
+        }
+        self.check_pins(dir, kind, appid, v)?;
+        self.replay[dir as usize].check_and_accept(&ok.freshness())?;
+        Ok(())
+    }
+
+    /// A verified frame without its security, everything in front of the secured part kept
+    /// byte for byte (tags, IP options).
+    fn strip(&self, v: &FrameView<'_>, ok: &Verified<'_>) -> Result<Vec<u8>, DropReason> {
+        match (&v.content, ok) {
+            (Content::L2(l), Verified::Goose { .. }) => {
+                let body = GooseFrameRepr {
+                    appid: l.appid,
+                    // Reserved1 keeps only the simulation bit and Reserved2 returns to 0, as a
+                    // legacy subscriber expects.
+                    reserved1: l.reserved1 & 0x8000,
+                    reserved2: 0,
+                    apdu: v.frame[l.apdu.clone()].to_vec(),
+                    extension: None,
+                };
+                let mut out = v.frame[..l.header_offset].to_vec();
+                out.resize(l.header_offset + body.buffer_len(), 0);
+                body.emit(&mut out[l.header_offset..])?;
+                Ok(out)
+            }
+            (Content::Session(s), Verified::Session { session, .. }) => {
+                let dialect = self.profile.dialect();
+                let header = unsecured_header(
+                    self.profile,
+                    session.header().spdu_id,
+                    session.header().spdu_number,
+                );
+                let trailer = seclib_trailer(self.profile);
+                let elements = session.elements()?;
+                let mut out = Vec::with_capacity(s.pdu.bytes().len());
+                gander_wire::session::emit(&header, &elements, trailer.len(), &dialect, &mut out)?;
+                out.extend_from_slice(trailer);
+                Ok(s.udp.rewrite_payload(v.frame, &out)?)
+            }
+            _ => Err(DropReason::Malformed),
+        }
+    }
+
+    fn translate_unsecured<'a>(
+        &mut self,
+        dir: Direction,
+        rule: &Rule,
+        v: &FrameView<'_>,
         now: u64,
-    ) -> Result<l2::VerifiedGoose, &'static str> {
-        let g = match l2::verify(self.profile, &self.store, frame, now) {
-            Ok(CheckedGoose::Verified(g)) => g,
-            Ok(CheckedGoose::Unsecured(_)) => return Err("unsecured"),
-            Err(e) => return Err(code(&e)),
-        };
-        let pdu = GoosePdu::parse(&g.body.apdu).map_err(|_| "malformed")?;
-        let seq = self
-            .goose
-            .entry((dir, g.body.appid, g.extension.key_id))
-            .or_default();
-        seq.check(pdu.st_num, pdu.sq_num).map_err(|e| code(&e))?;
-        seq.accept(pdu.st_num, pdu.sq_num);
-        self.bump(dir, |c| c.verified += 1);
-        Ok(g)
+    ) -> Verdict<'a> {
+        match &v.content {
+            Content::L2(l) if l.ethertype == ethernet::ETHERTYPE_GOOSE => {
+                let apdu = &v.frame[l.apdu.clone()];
+                GoosePdu::parse(apdu)?;
+                let el = PayloadElement {
+                    payload_type: SpduId::Goose.payload_type(),
+                    simulation: l.simulation() as u8,
+                    appid: l.appid,
+                    apdu,
+                };
+                let out = self.build_rgoose(rule, el, now)?;
+                self.bump(dir, |c| c.translated += 1);
+                Ok(Decision::Forward(Cow::Owned(out)))
+            }
+            Content::Session(s) => {
+                let dialect = self.profile.dialect();
+                let elements = gander_wire::session::parse_elements(s.pdu.payload(), &dialect)?;
+                self.session_to_goose(dir, rule, &elements, now)
+            }
+            _ => Err(DropReason::TranslateNotGoose),
+        }
+    }
+
+    fn translate_verified<'a>(
+        &mut self,
+        dir: Direction,
+        rule: &Rule,
+        v: &FrameView<'_>,
+        ok: &Verified<'_>,
+        now: u64,
+    ) -> Verdict<'a> {
+        match (&v.content, ok) {
+            (Content::L2(l), Verified::Goose { appid, .. }) => {
+                let el = PayloadElement {
+                    payload_type: SpduId::Goose.payload_type(),
+                    simulation: l.simulation() as u8,
+                    appid: *appid,
+                    apdu: &v.frame[l.apdu.clone()],
+                };
+                let out = self.build_rgoose(rule, el, now)?;
+                self.bump(dir, |c| c.translated += 1);
+                Ok(Decision::Forward(Cow::Owned(out)))
+            }
+            (_, Verified::Session { session, .. }) => {
+                let elements = session.elements()?;
+                self.session_to_goose(dir, rule, &elements, now)
+            }
+            _ => Err(DropReason::Malformed),
+        }
     }
 
     fn build_rgoose(
@@ -461,10 +638,13 @@ impl Policy {
         rule: &Rule,
         el: PayloadElement<'_>,
         now: u64,
-    ) -> Result<Vec<u8>, &'static str> {
-        let t = rule.translate.as_ref().ok_or("translate-unconfigured")?;
+    ) -> Result<Vec<u8>, DropReason> {
+        let t = rule
+            .translate
+            .as_ref()
+            .ok_or(DropReason::TranslateUnconfigured)?;
         let (Some(src_ip), Some(dst_ip)) = (t.src_ip, t.dst_ip) else {
-            return Err("translate-unconfigured");
+            return Err(DropReason::TranslateUnconfigured);
         };
         let n = self.spdu_numbers.entry(el.appid).or_insert(0);
         let spdu_number = *n;
@@ -479,11 +659,11 @@ impl Policy {
                 trailer.len(),
                 &self.profile.dialect(),
                 &mut spdu,
-            )
-            .map_err(|_| "malformed")?;
+            )?;
             spdu.extend_from_slice(trailer);
         } else {
             let key = Self::protect_key(&self.store, rule, now)?;
+            key.check_appid(el.appid)?;
             let params = SendParams {
                 spdu_id: SpduId::Goose,
                 spdu_number,
@@ -496,8 +676,7 @@ impl Policy {
                 &[el],
                 self.ivs.as_mut(),
                 &mut spdu,
-            )
-            .map_err(|e| code(&e))?;
+            )?;
         }
         let repr = UdpFrameRepr {
             eth: EthernetRepr {
@@ -515,139 +694,7 @@ impl Policy {
             tos: 46 << 2,
             identification: (spdu_number & 0xffff) as u16,
         };
-        repr.emit(&spdu).map_err(|_| "malformed")
-    }
-
-    // ---- sessions (R-GOOSE, R-SV) ----
-
-    fn session<'a>(
-        &mut self,
-        dir: Direction,
-        frame: &'a [u8],
-        payload: std::ops::Range<usize>,
-        src: ([u8; 4], u16),
-        spdu_id: u8,
-        now: u64,
-    ) -> Verdict<'a> {
-        let bytes = &frame[payload];
-        let dialect = self.profile.dialect();
-        let pdu = SessionPdu::parse(bytes, &dialect).map_err(|_| "malformed")?;
-        let kind = session_kind(spdu_id);
-        let eth_src = Frame::new_checked(frame)
-            .map(|f| f.src_addr())
-            .unwrap_or([0; 6]);
-        let sec = &pdu.header.security;
-        let trailer = pdu.trailer();
-        let secured = sec.key_id() != 0
-            || !sec.iv().is_empty()
-            || matches!(sec, SecurityInfo::V1 { enc_code, mac_code, .. } if *enc_code != 0 || *mac_code != 0)
-            || !(trailer.is_empty() || (self.profile == Profile::Seclib && trailer == [0x85, 0]));
-
-        if !secured {
-            let elements = parse_elements(pdu.payload(), &dialect).map_err(|_| "malformed")?;
-            let appid = elements.first().map(|e| e.appid).ok_or("malformed")?;
-            let Some(rule) = self.rule(dir, kind, appid, &eth_src) else {
-                return self.unmatched(dir, frame);
-            };
-            return match rule.action {
-                Action::Pass => {
-                    self.bump(dir, |c| c.passed += 1);
-                    Ok(Decision::Forward(Cow::Borrowed(frame)))
-                }
-                Action::Drop => Err("policy"),
-                Action::Verify => Err("unsecured"),
-                Action::Protect => {
-                    let key = Self::protect_key(&self.store, &rule, now)?;
-                    match protect_frame(self.profile, key, frame, self.ivs.as_mut(), now) {
-                        Ok(Some(out)) => {
-                            self.bump(dir, |c| c.protected += 1);
-                            Ok(Decision::Forward(Cow::Owned(out)))
-                        }
-                        Ok(None) => Err("malformed"),
-                        Err(e) => Err(code(&e)),
-                    }
-                }
-                Action::Translate => {
-                    if rule.verify_input {
-                        return Err("unsecured");
-                    }
-                    self.session_to_goose(dir, &rule, &elements, now)
-                }
-            };
-        }
-
-        // Secured. If the key encrypts, nothing in the payload is readable before the tag is
-        // checked; otherwise the cleartext APPID picks the rule, and only `pass` skips checks.
-        let encrypted = self
-            .store
-            .get(sec.key_id())
-            .is_some_and(|k| k.enc != EncAlgorithm::None);
-        let visible = if encrypted {
-            None
-        } else {
-            parse_elements(pdu.payload(), &dialect)
-                .ok()
-                .and_then(|e| e.first().map(|e| e.appid))
-        };
-        if let Some(appid) = visible {
-            match self.rule(dir, kind, appid, &eth_src).map(|r| r.action) {
-                None => return self.unmatched(dir, frame),
-                Some(Action::Pass) => {
-                    self.bump(dir, |c| c.passed += 1);
-                    return Ok(Decision::Forward(Cow::Borrowed(frame)));
-                }
-                Some(Action::Drop) => return Err("policy"),
-                Some(Action::Protect) => return Err("already-secured"),
-                Some(Action::Verify | Action::Translate) => {}
-            }
-        }
-        let verified = match session::verify(self.profile, &self.store, bytes, now) {
-            Ok(Checked::Verified(v)) => v,
-            Ok(Checked::Unsecured(_)) => return Err("unsecured"),
-            Err(e) => return Err(code(&e)),
-        };
-        let elements = verified.elements().map_err(|e| code(&e))?;
-        let appid = elements.first().map(|e| e.appid).ok_or("malformed")?;
-        let Some(rule) = self.rule(dir, kind, appid, &eth_src) else {
-            return self.unmatched(dir, frame);
-        };
-        match rule.action {
-            // Only reachable for encrypted frames: the authenticated APPID says pass.
-            Action::Pass => {
-                self.bump(dir, |c| c.passed += 1);
-                return Ok(Decision::Forward(Cow::Borrowed(frame)));
-            }
-            Action::Drop => return Err("policy"),
-            Action::Protect => return Err("already-secured"),
-            Action::Verify | Action::Translate => {}
-        }
-        let key_id = verified.protection().key_id;
-        self.sessions
-            .check_and_accept(
-                (dir, src.0, src.1, appid, key_id),
-                verified.header().spdu_number,
-            )
-            .map_err(|e| code(&e))?;
-        self.bump(dir, |c| c.verified += 1);
-        if rule.action == Action::Translate {
-            return self.session_to_goose(dir, &rule, &elements, now);
-        }
-        if rule.keep_security {
-            return Ok(Decision::Forward(Cow::Borrowed(frame)));
-        }
-        let header = unsecured_header(
-            self.profile,
-            verified.header().spdu_id,
-            verified.header().spdu_number,
-        );
-        let trailer = seclib_trailer(self.profile);
-        let mut out = Vec::with_capacity(bytes.len());
-        gander_wire::session::emit(&header, &elements, trailer.len(), &dialect, &mut out)
-            .map_err(|_| "malformed")?;
-        out.extend_from_slice(trailer);
-        let out = ip::rewrite_udp_payload(frame, &out).map_err(|_| "malformed")?;
-        self.bump(dir, |c| c.stripped += 1);
-        Ok(Decision::Forward(Cow::Owned(out)))
+        Ok(repr.emit(&spdu)?)
     }
 
     fn session_to_goose<'a>(
@@ -658,13 +705,16 @@ impl Policy {
         now: u64,
     ) -> Verdict<'a> {
         let [el] = elements else {
-            return Err("translate-multi-element");
+            return Err(DropReason::TranslateMultiElement);
         };
         if el.payload_type != SpduId::Goose.payload_type() {
-            return Err("translate-not-goose");
+            return Err(DropReason::TranslateNotGoose);
         }
-        GoosePdu::parse(el.apdu).map_err(|_| "malformed")?;
-        let t = rule.translate.as_ref().ok_or("translate-unconfigured")?;
+        GoosePdu::parse(el.apdu)?;
+        let t = rule
+            .translate
+            .as_ref()
+            .ok_or(DropReason::TranslateUnconfigured)?;
         let l2f = L2Frame {
             eth: EthernetRepr {
                 dst: t.dst_mac,
@@ -680,14 +730,21 @@ impl Policy {
                 extension: None,
             },
         };
-        let mut out = l2f.to_vec().map_err(|_| "malformed")?;
+        let mut out = l2f.to_vec()?;
         if !rule.keys.is_empty() {
             let key = Self::protect_key(&self.store, rule, now)?;
-            out = l2::protect(self.profile, key, &out, self.ivs.as_mut(), now)
-                .map_err(|e| code(&e))?;
+            out = l2::protect(self.profile, key, &out, self.ivs.as_mut(), now)?;
         }
         self.bump(dir, |c| c.translated += 1);
         Ok(Decision::Forward(Cow::Owned(out)))
+    }
+}
+
+/// The source address of a session frame, for logs and tests.
+pub fn session_source(v: &FrameView<'_>) -> Option<(IpAddrs, u16)> {
+    match &v.content {
+        Content::Session(s) => Some((s.udp.ip, s.udp.src_port)),
+        _ => None,
     }
 }
 
@@ -722,20 +779,13 @@ fn seclib_trailer(profile: Profile) -> &'static [u8] {
     }
 }
 
-/// A verified GOOSE frame without its IEC 62351-6 extension: Reserved1 keeps only the
-/// simulation bit and Reserved2 returns to 0, as a legacy subscriber expects.
-fn strip_goose(eth: EthernetRepr, mut body: GooseFrameRepr) -> Result<Vec<u8>, &'static str> {
-    body.extension = None;
-    body.reserved1 &= 0x8000;
-    body.reserved2 = 0;
-    L2Frame { eth, body }.to_vec().map_err(|_| "malformed")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::craft::{self, UdpAddrs};
     use gander_sec::default_provider;
+    use gander_sec::session::{RandomIv, SendParams};
+    use gander_wire::session::SessionPdu;
     use std::path::Path;
 
     const KEYS: &str = r#"
@@ -758,6 +808,10 @@ id = 4
 mac = "hmac-sha256-80"
 key_ascii = "new-key-new-key!"
 not_before = 150
+[[key]]
+id = 5
+mac = "hmac-sha256-128"
+key_ascii = "ied-outbound-key"
 "#;
 
     const IED_MAC: [u8; 6] = [2, 0, 0, 0, 0, 1];
@@ -795,16 +849,25 @@ not_before = 150
         )
     }
 
+    /// The gateway under test: the IED's own traffic leaves protected with key 5; inbound
+    /// traffic must verify.
     const PROTECT_VERIFY: &str = r#"
 other_inbound = "drop"
 [[rule]]
 direction = "outbound"
 action = "protect"
-key_id = 1
+key_id = 5
 [[rule]]
 direction = "inbound"
 action = "verify"
 "#;
+
+    /// A remote publisher's gateway: protects with key 1 (AES-GCM key 2 in some tests).
+    fn publisher(key: u32) -> Policy {
+        policy(&format!(
+            "[[rule]]\ndirection = \"outbound\"\naction = \"protect\"\nkey_id = {key}\n"
+        ))
+    }
 
     fn fwd(d: Decision<'_>) -> Vec<u8> {
         match d {
@@ -815,28 +878,33 @@ action = "verify"
 
     #[test]
     fn protect_then_verify_strip_round_trips() {
+        let mut tx = publisher(1);
         let mut gw = policy(PROTECT_VERIFY);
         let plain = rgoose(0x1000, 7);
-        let secured = fwd(gw.handle(Direction::Outbound, &plain, 0));
+        let secured = fwd(tx.handle(Direction::Outbound, &plain, 0));
         assert_ne!(secured, plain);
         let back = fwd(gw.handle(Direction::Inbound, &secured, 0));
         assert_eq!(back, plain, "stripping restores the legacy frame");
         let c = gw.counters();
         assert_eq!(
-            (c.outbound.protected, c.inbound.verified, c.inbound.stripped),
+            (
+                tx.counters().outbound.protected,
+                c.inbound.verified,
+                c.inbound.stripped
+            ),
             (1, 1, 1)
         );
         // The same frame again is a replay.
         assert_eq!(
             gw.handle(Direction::Inbound, &secured, 0),
-            Decision::Drop("replay")
+            Decision::Drop(DropReason::Replay)
         );
         assert_eq!(gw.counters().inbound.dropped["replay"], 1);
     }
 
     #[test]
     fn any_flipped_bit_is_dropped() {
-        let mut tx = policy(PROTECT_VERIFY);
+        let mut tx = publisher(1);
         let mut n = 0;
         let base = fwd(tx.handle(Direction::Outbound, &rgoose(0x1000, 0), 0));
         for i in 12 * 8..base.len() * 8 {
@@ -857,7 +925,7 @@ action = "verify"
     #[test]
     fn with_other_pass_only_non_iec_damage_gets_through() {
         let rules = PROTECT_VERIFY.replace("other_inbound = \"drop\"", "");
-        let mut tx = policy(&rules);
+        let mut tx = publisher(1);
         let mut n = 0;
         let len = fwd(tx.handle(Direction::Outbound, &rgoose(0x1000, 0), 0)).len();
         for i in 0..len * 8 {
@@ -869,14 +937,19 @@ action = "verify"
                 // Only Ethernet addresses (outside every IEC 62351-6 MAC) and the EtherType
                 // (which makes it not IPv4 at all) can be hit and still be forwarded.
                 assert!(i < 14 * 8, "bit {i}");
-                assert!(i < 12 * 8 || locate(&out) == Located::Other, "bit {i}");
+                assert!(
+                    i < 12 * 8
+                        || view::classify(Profile::Standard, &out).map(|v| v.kind())
+                            == Ok(Kind::Other),
+                    "bit {i}"
+                );
             }
         }
     }
 
     #[test]
     fn truncations_unsecured_unknown_and_expired_keys_are_dropped() {
-        let mut tx = policy(PROTECT_VERIFY);
+        let mut tx = publisher(1);
         let f = fwd(tx.handle(Direction::Outbound, &rgoose(0x1000, 1), 0));
         let mut rx = policy(PROTECT_VERIFY);
         for len in 0..f.len() {
@@ -887,25 +960,25 @@ action = "verify"
         }
         assert_eq!(
             rx.handle(Direction::Inbound, &rgoose(0x1000, 2), 0),
-            Decision::Drop("unsecured")
+            Decision::Drop(DropReason::Unsecured)
         );
         // Unknown key id: a receiver without key 1.
         let mut other = policy("[[rule]]\ndirection = \"inbound\"\naction = \"verify\"\n");
         other.replace_keys(KeyStore::new());
         assert_eq!(
             other.handle(Direction::Inbound, &f, 0),
-            Decision::Drop("unknown-key")
+            Decision::Drop(DropReason::UnknownKey)
         );
         // Expired key: key 3 ends at 200.
         let mut tx3 = policy("[[rule]]\ndirection = \"outbound\"\naction = \"protect\"\nkey_id = 3\n[[rule]]\ndirection = \"inbound\"\naction = \"verify\"\n");
         let f3 = fwd(tx3.handle(Direction::Outbound, &rgoose(0x1000, 1), 120));
         assert_eq!(
             tx3.handle(Direction::Inbound, &f3, 250),
-            Decision::Drop("key-expired")
+            Decision::Drop(DropReason::KeyExpired)
         );
         assert_eq!(
             tx3.handle(Direction::Outbound, &rgoose(0x1000, 2), 250),
-            Decision::Drop("no-valid-key")
+            Decision::Drop(DropReason::NoValidKey)
         );
     }
 
@@ -935,7 +1008,7 @@ action = "verify"
         );
         assert_eq!(
             gw.handle(Direction::Outbound, &rgoose(1, 4), 50),
-            Decision::Drop("no-valid-key")
+            Decision::Drop(DropReason::NoValidKey)
         );
     }
 
@@ -943,10 +1016,6 @@ action = "verify"
     fn encrypted_frames_are_matched_by_their_authenticated_appid() {
         let mut gw = policy(
             r#"
-[[rule]]
-direction = "outbound"
-action = "protect"
-key_id = 2
 [[rule]]
 direction = "inbound"
 appid = 0x2000
@@ -957,12 +1026,13 @@ action = "verify"
 keep_security = true
 "#,
         );
-        let a = fwd(gw.handle(Direction::Outbound, &rgoose(0x1000, 1), 0));
-        let b = fwd(gw.handle(Direction::Outbound, &rgoose(0x2000, 2), 0));
+        let mut tx = publisher(2);
+        let a = fwd(tx.handle(Direction::Outbound, &rgoose(0x1000, 1), 0));
+        let b = fwd(tx.handle(Direction::Outbound, &rgoose(0x2000, 2), 0));
         assert_eq!(fwd(gw.handle(Direction::Inbound, &a, 0)), a);
         assert_eq!(
             gw.handle(Direction::Inbound, &b, 0),
-            Decision::Drop("policy")
+            Decision::Drop(DropReason::Policy)
         );
     }
 
@@ -979,17 +1049,18 @@ keep_security = true
     fn goose_protect_verify_strip_with_and_without_vlan() {
         for vlan in [false, true] {
             let mut gw = policy(PROTECT_VERIFY);
+            let mut tx = publisher(1);
             for sq in 0..3 {
                 let plain = goose(0x0001, 1, sq, vlan);
-                let secured = fwd(gw.handle(Direction::Outbound, &plain, 0));
+                let secured = fwd(tx.handle(Direction::Outbound, &plain, 0));
                 assert!(secured.len() > plain.len());
                 assert_eq!(fwd(gw.handle(Direction::Inbound, &secured, 0)), plain);
                 assert_eq!(
                     gw.handle(Direction::Inbound, &secured, 0),
-                    Decision::Drop("replay")
+                    Decision::Drop(DropReason::Replay)
                 );
             }
-            let s = fwd(gw.handle(Direction::Outbound, &goose(1, 2, 0, vlan), 0));
+            let s = fwd(tx.handle(Direction::Outbound, &goose(1, 2, 0, vlan), 0));
             let start = if vlan { 16 } else { 12 };
             for i in start * 8..s.len() * 8 {
                 let mut f = s.clone();
@@ -1003,7 +1074,7 @@ keep_security = true
             // Unsecured GOOSE does not pass a verify rule.
             assert_eq!(
                 gw.handle(Direction::Inbound, &goose(1, 9, 0, vlan), 0),
-                Decision::Drop("unsecured")
+                Decision::Drop(DropReason::Unsecured)
             );
         }
     }
@@ -1043,7 +1114,7 @@ dst_mac = "01:0c:cd:01:00:01"
         let unsecured = rgoose(0x0001, 5);
         assert_eq!(
             gw.handle(Direction::Inbound, &unsecured, 0),
-            Decision::Drop("unsecured")
+            Decision::Drop(DropReason::Unsecured)
         );
     }
 
@@ -1055,21 +1126,21 @@ dst_mac = "01:0c:cd:01:00:01"
         let arp = [0xffu8; 60];
         assert_eq!(
             gw.handle(Direction::Outbound, &arp, 0),
-            Decision::Drop("other")
+            Decision::Drop(DropReason::Other)
         );
         assert!(gw
             .handle(Direction::Outbound, &rgoose(5, 1), 0)
             .is_forward());
         assert_eq!(
             gw.handle(Direction::Outbound, &rgoose(6, 1), 0),
-            Decision::Drop("no-rule")
+            Decision::Drop(DropReason::NoRule)
         );
         let mut bad = rgoose(5, 2);
         let n = bad.len();
         bad[n - 1] ^= 1;
         assert_eq!(
             gw.handle(Direction::Outbound, &bad, 0),
-            Decision::Drop("bad-checksum")
+            Decision::Drop(DropReason::BadChecksum)
         );
         let mut frag = rgoose(5, 3);
         frag[14 + 6] |= 0x20; // more fragments
@@ -1082,7 +1153,7 @@ dst_mac = "01:0c:cd:01:00:01"
         frag[24..26].copy_from_slice(&c.to_be_bytes());
         assert_eq!(
             gw.handle(Direction::Outbound, &frag, 0),
-            Decision::Drop("ip-fragment")
+            Decision::Drop(DropReason::IpFragment)
         );
         let mut pass = policy("[[rule]]\ndirection = \"outbound\"\naction = \"drop\"\n");
         assert!(pass.handle(Direction::Outbound, &arp, 0).is_forward());
@@ -1111,5 +1182,426 @@ dst_mac = "01:0c:cd:01:00:01"
         )
         .unwrap();
         assert!(Policy::new(&cfg, KeyStore::new()).is_err());
+    }
+
+    // ---- the bypass classes: replay through unauthenticated fields, tag stacks, key
+    // bindings, junk behind a verified APDU, one replay semantics ----
+
+    /// `f` with its IPv4 source and UDP source port replaced (checksums recomputed).
+    fn resourced(f: &[u8], src_ip: [u8; 4], src_port: u16) -> Vec<u8> {
+        let (mut r, payload) = UdpFrameRepr::parse(f).unwrap();
+        r.src_addr = src_ip;
+        r.src_port = src_port;
+        r.emit(&f[payload]).unwrap()
+    }
+
+    /// `f` (untagged) behind a stack of (TPID, VID) tags.
+    fn tagged(f: &[u8], stack: &[(u16, u16)]) -> Vec<u8> {
+        let mut out = f[..12].to_vec();
+        for (tpid, vid) in stack {
+            out.extend_from_slice(&tpid.to_be_bytes());
+            out.extend_from_slice(&(0x8000 | vid).to_be_bytes());
+        }
+        out.extend_from_slice(&f[12..]);
+        out
+    }
+
+    #[test]
+    fn replay_from_another_address_or_port_is_a_replay() {
+        let mut tx = publisher(1);
+        let mut gw = policy(PROTECT_VERIFY);
+        let f = fwd(tx.handle(Direction::Outbound, &rgoose(0x1000, 7), 0));
+        assert!(gw.handle(Direction::Inbound, &f, 0).is_forward());
+        for copy in [
+            f.clone(),
+            resourced(&f, [10, 85, 0, 99], 102),
+            resourced(&f, [10, 85, 0, 1], 40000),
+            resourced(&f, [192, 0, 2, 1], 9),
+        ] {
+            assert_eq!(
+                gw.handle(Direction::Inbound, &copy, 0),
+                Decision::Drop(DropReason::Replay)
+            );
+        }
+        // An older number (a counter that "wrapped") from a fresh address is too old.
+        let newer = fwd(tx.handle(Direction::Outbound, &rgoose(0x1000, 300), 0));
+        assert!(gw.handle(Direction::Inbound, &newer, 0).is_forward());
+        let old = fwd(tx.handle(Direction::Outbound, &rgoose(0x1000, 8), 0));
+        assert_eq!(
+            gw.handle(
+                Direction::Inbound,
+                &resourced(&old, [10, 85, 0, 77], 7777),
+                0
+            ),
+            Decision::Drop(DropReason::Replay)
+        );
+    }
+
+    #[test]
+    fn layer2_goose_replay_ignores_the_source_mac() {
+        let mut tx = publisher(1);
+        let mut gw = policy(PROTECT_VERIFY);
+        let f = fwd(tx.handle(Direction::Outbound, &goose(1, 1, 0, false), 0));
+        assert!(gw.handle(Direction::Inbound, &f, 0).is_forward());
+        let mut other_src = f.clone();
+        other_src[6..12].copy_from_slice(&[2, 0, 0, 0, 0, 0x66]);
+        assert_eq!(
+            gw.handle(Direction::Inbound, &other_src, 0),
+            Decision::Drop(DropReason::Replay)
+        );
+    }
+
+    const STACKS: &[&[(u16, u16)]] = &[
+        &[(0x88a8, 100)],
+        &[(0x88a8, 100), (0x8100, 10)],
+        &[(0x8100, 100), (0x8100, 10)],
+        &[(0x9100, 5)],
+        &[(0x9200, 5), (0x8100, 0)],
+        &[(0x8100, 0), (0x8100, 0), (0x8100, 0), (0x88a8, 1)],
+    ];
+
+    #[test]
+    fn tag_stacks_do_not_hide_unsecured_traffic() {
+        // `other = "pass"` (the documented default): IEC traffic behind any stack is still
+        // IEC traffic, judged by the verify rule.
+        let rules = PROTECT_VERIFY.replace("other_inbound = \"drop\"", "");
+        let mut gw = policy(&rules);
+        for stack in STACKS {
+            for plain in [goose(1, 1, 0, false), rgoose(0x1000, 1)] {
+                assert_eq!(
+                    gw.handle(Direction::Inbound, &tagged(&plain, stack), 0),
+                    Decision::Drop(DropReason::Unsecured),
+                    "{stack:x?}"
+                );
+            }
+        }
+        // Deeper than MAX_TAGS: refused, never "other".
+        let deep: Vec<(u16, u16)> = vec![(0x8100, 0); ethernet::MAX_TAGS + 1];
+        assert_eq!(
+            gw.handle(
+                Direction::Inbound,
+                &tagged(&goose(1, 1, 0, false), &deep),
+                0
+            ),
+            Decision::Drop(DropReason::Malformed)
+        );
+        assert_eq!(gw.counters().inbound.other_passed, 0);
+    }
+
+    #[test]
+    fn secured_traffic_behind_tag_stacks_verifies_and_keeps_its_tags() {
+        let mut tx = publisher(1);
+        let mut gw = policy(PROTECT_VERIFY);
+        for (i, stack) in STACKS.iter().enumerate() {
+            let i = i as u32;
+            for plain in [goose(1, 1, i, false), rgoose(0x1000, i)] {
+                let plain = tagged(&plain, stack);
+                let secured = fwd(tx.handle(Direction::Outbound, &plain, 0));
+                assert_eq!(
+                    &secured[..12 + 4 * stack.len()],
+                    &plain[..12 + 4 * stack.len()]
+                );
+                assert_eq!(
+                    fwd(gw.handle(Direction::Inbound, &secured, 0)),
+                    plain,
+                    "{stack:x?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn key_ids_on_a_verify_rule_are_enforced() {
+        let mut gw =
+            policy("[[rule]]\ndirection = \"inbound\"\naction = \"verify\"\nkey_ids = [1]\n");
+        let f1 = fwd(publisher(1).handle(Direction::Outbound, &rgoose(0x1000, 1), 0));
+        let f2 = fwd(publisher(2).handle(Direction::Outbound, &rgoose(0x1000, 2), 0));
+        let g2 = fwd(publisher(5).handle(Direction::Outbound, &goose(1, 1, 0, false), 0));
+        assert!(gw.handle(Direction::Inbound, &f1, 0).is_forward());
+        assert_eq!(
+            gw.handle(Direction::Inbound, &f2, 0),
+            Decision::Drop(DropReason::KeyNotAllowed)
+        );
+        assert_eq!(
+            gw.handle(Direction::Inbound, &g2, 0),
+            Decision::Drop(DropReason::KeyNotAllowed)
+        );
+    }
+
+    #[test]
+    fn reflected_frames_are_refused() {
+        let mut gw = policy(PROTECT_VERIFY);
+        for plain in [goose(1, 1, 0, false), rgoose(0x1000, 1)] {
+            let out = fwd(gw.handle(Direction::Outbound, &plain, 0));
+            assert_eq!(
+                gw.handle(Direction::Inbound, &out, 0),
+                Decision::Drop(DropReason::Reflected)
+            );
+        }
+        // Allowed only when the config says so (benchmarks that echo frames).
+        let mut echo = policy(&format!("reflected = \"allow\"\n{PROTECT_VERIFY}"));
+        let out = fwd(echo.handle(Direction::Outbound, &rgoose(0x1000, 2), 0));
+        assert!(echo.handle(Direction::Inbound, &out, 0).is_forward());
+    }
+
+    #[test]
+    fn key_file_appids_bind_keys_to_publishers() {
+        let keys = format!("{KEYS}[[key]]\nid = 6\nmac = \"hmac-sha256-128\"\nkey_ascii = \"bound-to-0x1000!\"\nappids = [0x1000]\n");
+        let store = KeyStore::from_toml(&keys, Path::new("."), default_provider()).unwrap();
+        // A publisher that holds key 6 but has no binding on its side.
+        let mut loose = KeyEntry::new(
+            6,
+            gander_sec::MacAlgorithm::HmacSha256_128,
+            gander_sec::EncAlgorithm::None,
+            b"bound-to-0x1000!",
+            default_provider(),
+        )
+        .unwrap();
+        loose.appids = None;
+        let mut s = KeyStore::new();
+        s.insert(loose).unwrap();
+        let mut tx =
+            policy("[[rule]]\ndirection = \"outbound\"\naction = \"protect\"\nkey_id = 1\n");
+        tx.replace_keys(s);
+        tx.rules[0].keys = vec![6];
+        let ok = fwd(tx.handle(Direction::Outbound, &rgoose(0x1000, 1), 0));
+        let bad = fwd(tx.handle(Direction::Outbound, &rgoose(0x2000, 2), 0));
+        let mut gw = policy(PROTECT_VERIFY);
+        gw.replace_keys(store);
+        assert!(gw.handle(Direction::Inbound, &ok, 0).is_forward());
+        assert_eq!(
+            gw.handle(Direction::Inbound, &bad, 0),
+            Decision::Drop(DropReason::KeyNotAllowed)
+        );
+    }
+
+    #[test]
+    fn junk_behind_a_verified_apdu_is_refused() {
+        let store = KeyStore::from_toml(KEYS, Path::new("."), default_provider()).unwrap();
+        let key = store.get(1).unwrap();
+        // A key holder's element whose APDU is a valid GOOSE APDU plus junk.
+        let mut apdu = craft::goose_apdu(1, 1, 2);
+        apdu.extend_from_slice(&[0xde, 0xad]);
+        let el = PayloadElement {
+            payload_type: 0x81,
+            simulation: 0,
+            appid: 0x1000,
+            apdu: &apdu,
+        };
+        let params = SendParams {
+            spdu_id: SpduId::Goose,
+            spdu_number: 1,
+            now: 0,
+        };
+        let mut spdu = Vec::new();
+        session::protect(
+            Profile::Standard,
+            key,
+            params,
+            &[el],
+            &mut RandomIv,
+            &mut spdu,
+        )
+        .unwrap();
+        let f = craft::udp_frame(&addrs(), &spdu);
+        let mut gw = policy(PROTECT_VERIFY);
+        assert_eq!(
+            gw.handle(Direction::Inbound, &f, 0),
+            Decision::Drop(DropReason::Malformed)
+        );
+        // Layer 2: bytes after Length in a frame longer than the minimum are not padding, in
+        // keep mode too.
+        let mut keep = policy(&PROTECT_VERIFY.replace(
+            "action = \"verify\"",
+            "action = \"verify\"\nkeep_security = true",
+        ));
+        let mut g = fwd(publisher(1).handle(Direction::Outbound, &goose(1, 1, 0, false), 0));
+        g.extend_from_slice(&[0; 8]);
+        assert_eq!(
+            keep.handle(Direction::Inbound, &g, 0),
+            Decision::Drop(DropReason::Malformed)
+        );
+    }
+
+    #[test]
+    fn unknown_config_fields_and_useless_keys_are_errors() {
+        let base = "driver = \"l2\"\nkeys = \"k\"\n[l2]\nied = \"a\"\nnet = \"b\"\n";
+        for bad in [
+            "[[rule]]\ndirection = \"inbound\"\naction = \"pass\"\nkey_ids = [1]\n",
+            "[[rule]]\ndirection = \"inbound\"\naction = \"drop\"\nkey_id = 1\n",
+            "[[rule]]\ndirection = \"inbound\"\naction = \"pass\"\nkeep_security = true\n",
+            "[[rule]]\ndirection = \"inbound\"\naction = \"verify\"\nverify_input = true\n",
+            "[[rule]]\ndirection = \"inbound\"\naction = \"verify\"\nkey_ids = []\n",
+            "[[rule]]\ndirection = \"outbound\"\nkind = \"sv\"\naction = \"protect\"\nkey_id = 1\n",
+            "[[pin]]\nappid = 1\n",
+            "[[pin]]\nappid = 1\nsrc_mac = \"02:00:00:00:00:01\"\nbogus = 2\n",
+            "reflected = \"sometimes\"\n",
+        ] {
+            assert!(
+                Config::from_toml(&format!("{base}{bad}"), Path::new(".")).is_err(),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn pins_hold_the_unauthenticated_fields() {
+        let mut tx = publisher(1);
+        let cfg = format!(
+            "{PROTECT_VERIFY}[[pin]]\nappid = 0x1000\nsrc_mac = \"02:00:00:00:00:01\"\nsrc_ip = \"10.85.0.1\"\nsrc_port = 102\nuntagged = true\n"
+        );
+        let mut gw = policy(&cfg);
+        let f = fwd(tx.handle(Direction::Outbound, &rgoose(0x1000, 1), 0));
+        let moved = fwd(tx.handle(Direction::Outbound, &rgoose(0x1000, 2), 0));
+        let moved = resourced(&moved, [10, 85, 0, 9], 102);
+        let tagged_f = tagged(
+            &fwd(tx.handle(Direction::Outbound, &rgoose(0x1000, 3), 0)),
+            &[(0x8100, 4)],
+        );
+        assert!(gw.handle(Direction::Inbound, &f, 0).is_forward());
+        assert_eq!(
+            gw.handle(Direction::Inbound, &moved, 0),
+            Decision::Drop(DropReason::PinMismatch)
+        );
+        assert_eq!(
+            gw.handle(Direction::Inbound, &tagged_f, 0),
+            Decision::Drop(DropReason::PinMismatch)
+        );
+        // A refused frame did not move the replay window: the publisher's next frame passes.
+        let next = fwd(tx.handle(Direction::Outbound, &rgoose(0x1000, 4), 0));
+        assert!(gw.handle(Direction::Inbound, &next, 0).is_forward());
+    }
+
+    #[test]
+    fn ipv6_rgoose_is_judged_like_ipv4() {
+        let plain_v4 = rgoose(0x1000, 1);
+        let loc = ip::locate_udp(&plain_v4).unwrap();
+        let eth = EthernetRepr {
+            dst: [0x33, 0x33, 0, 0, 0, 1],
+            src: IED_MAC,
+            vlan: None,
+            ethertype: 0,
+        };
+        let v6 = |payload: &[u8]| {
+            gander_wire::ipv6::emit_udp_frame(&eth, [0xfd; 16], [0xff; 16], (102, 102), 0, payload)
+                .unwrap()
+        };
+        let plain = v6(&plain_v4[loc.payload]);
+        let mut gw = policy(PROTECT_VERIFY);
+        assert_eq!(
+            gw.handle(Direction::Inbound, &plain, 0),
+            Decision::Drop(DropReason::Unsecured)
+        );
+        let secured = fwd(publisher(1).handle(Direction::Outbound, &plain, 0));
+        assert_eq!(fwd(gw.handle(Direction::Inbound, &secured, 0)), plain);
+        assert_eq!(
+            gw.handle(Direction::Inbound, &secured, 0),
+            Decision::Drop(DropReason::Replay)
+        );
+    }
+
+    #[test]
+    fn frame_verify_and_the_gateway_agree() {
+        // One capture with every class: the gateway (verify, keep) forwards exactly the frames
+        // `gander frame verify` calls verified, and drops the others with the same word.
+        let mut tx = publisher(1);
+        let mut frames = vec![];
+        let f = fwd(tx.handle(Direction::Outbound, &rgoose(0x1000, 1), 0));
+        frames.push(f.clone());
+        frames.push(f.clone());
+        frames.push(resourced(&f, [10, 85, 0, 99], 102));
+        frames.push(resourced(&f, [10, 85, 0, 1], 4000));
+        let g = fwd(tx.handle(Direction::Outbound, &goose(1, 1, 0, false), 0));
+        frames.push(g.clone());
+        let mut g2 = g.clone();
+        g2[6..12].copy_from_slice(&[2, 0, 0, 0, 0, 0x77]);
+        frames.push(g2);
+        frames.push(tagged(&goose(1, 9, 0, false), &[(0x88a8, 1), (0x8100, 2)]));
+        frames.push(tagged(&rgoose(0x1000, 9), &[(0x8100, 1), (0x8100, 2)]));
+        let mut flipped = fwd(tx.handle(Direction::Outbound, &rgoose(0x1000, 10), 0));
+        let n = flipped.len();
+        flipped[n - 3] ^= 4;
+        frames.push(flipped);
+        let store = KeyStore::from_toml(KEYS, Path::new("."), default_provider()).unwrap();
+        let mut cv = gander_sec::frame::CaptureVerifier::new(Profile::Standard, &store);
+        let mut gw = policy(
+            "[[rule]]\ndirection = \"inbound\"\naction = \"verify\"\nkeep_security = true\n",
+        );
+        let mut words = vec![];
+        for f in &frames {
+            let v = cv.verify(f, 0);
+            let d = gw.handle(Direction::Inbound, f, 0);
+            let gw_word = match &d {
+                Decision::Forward(_) => "verified",
+                Decision::Drop(r) => r.name(),
+            };
+            assert_eq!(v.word(), gw_word, "{v:?}");
+            words.push(gw_word);
+        }
+        assert_eq!(
+            words,
+            [
+                "verified",
+                "replay",
+                "replay",
+                "replay",
+                "verified",
+                "replay",
+                "unsecured",
+                "unsecured",
+                "bad-checksum"
+            ]
+        );
+    }
+
+    mod props {
+        use super::*;
+        use proptest::prelude::*;
+
+        fn tpid() -> impl Strategy<Value = u16> {
+            prop_oneof![
+                Just(0x8100u16),
+                Just(0x88a8),
+                Just(0x9100),
+                Just(0x9200),
+                Just(0x9300)
+            ]
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(256))]
+            /// No tag stack and no change to a field outside the MAC turns a dropped frame into
+            /// a forwarded one: unsecured, replayed and reflected frames stay dropped.
+            #[test]
+            fn no_tag_stack_or_header_mutation_forwards_a_dropped_frame(
+                stack in proptest::collection::vec((tpid(), 0u16..4095), 0..10),
+                src_mac: [u8; 6],
+                dst_mac: [u8; 6],
+                src_ip: [u8; 4],
+                src_port: u16,
+                which in 0usize..5,
+            ) {
+                let rules = PROTECT_VERIFY.replace("other_inbound = \"drop\"", "");
+                let mut gw = policy(&rules);
+                let mut tx = publisher(1);
+                let secured_r = fwd(tx.handle(Direction::Outbound, &rgoose(0x1000, 1), 0));
+                let secured_g = fwd(tx.handle(Direction::Outbound, &goose(1, 1, 0, false), 0));
+                // Accept both once, so a copy is a replay.
+                prop_assert!(gw.handle(Direction::Inbound, &secured_r, 0).is_forward());
+                prop_assert!(gw.handle(Direction::Inbound, &secured_g, 0).is_forward());
+                let reflected = fwd(gw.handle(Direction::Outbound, &rgoose(0x1000, 5), 0));
+                let base = match which {
+                    0 => rgoose(0x1000, 2),
+                    1 => goose(1, 2, 0, false),
+                    2 => resourced(&secured_r, src_ip, src_port),
+                    3 => secured_g.clone(),
+                    _ => resourced(&reflected, src_ip, src_port),
+                };
+                let mut f = tagged(&base, &stack);
+                f[0..6].copy_from_slice(&dst_mac);
+                f[6..12].copy_from_slice(&src_mac);
+                prop_assert!(!gw.handle(Direction::Inbound, &f, 0).is_forward(), "{:?}", gw.counters().inbound);
+            }
+        }
     }
 }

@@ -35,7 +35,7 @@ net = "gn0"
 [[rule]]
 direction = "outbound"
 action = "protect"
-key_id = 1
+key_id = 2
 [[rule]]
 direction = "inbound"
 action = "verify"
@@ -159,7 +159,7 @@ net = "gn0"
 [[rule]]
 direction = "outbound"
 action = "protect"
-key_id = 1
+key_id = 2
 [[rule]]
 direction = "inbound"
 action = "verify"

@@ -24,7 +24,7 @@ ied_peer = "10.85.1.1:102"
 [[rule]]
 direction = "outbound"
 action = "protect"
-key_id = 1
+key_id = 2
 [[rule]]
 direction = "inbound"
 action = "verify"

@@ -21,6 +21,15 @@ pub enum SecError {
     /// The frame does not parse.
     #[error("malformed frame: {0}")]
     Malformed(#[from] gander_wire::Error),
+    /// The session header does not parse in the profile asked for, but does in another
+    /// profile's dialect: the capture was most likely written by that implementation.
+    #[error("malformed frame: {error} (the frame reads as profile {reads_as}: try --profile {reads_as})")]
+    WrongProfile {
+        /// The error in the profile asked for.
+        error: gander_wire::Error,
+        /// The profile whose dialect reads it.
+        reads_as: &'static str,
+    },
     /// The key id is not in the key store.
     #[error("unknown key id {0}")]
     UnknownKeyId(u32),
@@ -80,6 +89,25 @@ pub enum SecError {
         /// The offending sequence (SPDU number, or stNum<<32|sqNum for GOOSE).
         seq: u64,
     },
+    /// The key verified, but it is not bound to this publisher: the key file's `appids` (or a
+    /// gateway rule's `key_ids`) do not allow it for this APPID.
+    #[error("key {id} may not protect APPID 0x{appid:04x}")]
+    KeyNotAllowed {
+        /// Key id.
+        id: u32,
+        /// APPID of the frame.
+        appid: u16,
+    },
+    /// The frame carries no security where security is required.
+    #[error("unsecured frame where security is required")]
+    Unsecured,
+    /// An IPv4 header, UDP (IPv4 or IPv6) or other checksum does not verify.
+    #[error("bad {0} checksum")]
+    BadChecksum(&'static str),
+    /// An IP fragment: only the reassembled datagram could be judged, and the gateway does not
+    /// reassemble.
+    #[error("IP fragment of a UDP datagram")]
+    Fragment,
     /// The frame is already secured (protect refuses to secure twice).
     #[error("frame is already secured (key id {0})")]
     AlreadySecured(u32),
@@ -95,7 +123,7 @@ impl SecError {
     /// A short stable name for counters and JSON output.
     pub fn code(&self) -> &'static str {
         match self {
-            SecError::Malformed(_) => "malformed",
+            SecError::Malformed(_) | SecError::WrongProfile { .. } => "malformed",
             SecError::UnknownKeyId(_) => "unknown-key",
             SecError::KeyNotYetValid { .. } => "key-not-yet-valid",
             SecError::KeyExpired { .. } => "key-expired",
@@ -106,6 +134,10 @@ impl SecError {
             SecError::BadMac => "bad-mac",
             SecError::BadTag => "bad-tag",
             SecError::Replay { .. } => "replay",
+            SecError::KeyNotAllowed { .. } => "key-not-allowed",
+            SecError::Unsecured => "unsecured",
+            SecError::BadChecksum(_) => "bad-checksum",
+            SecError::Fragment => "ip-fragment",
             SecError::AlreadySecured(_) => "already-secured",
             SecError::Unsupported(_) => "unsupported",
             SecError::Crypto(_) => "crypto",

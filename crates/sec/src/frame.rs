@@ -1,110 +1,19 @@
-//! Whole captured frames: find the IEC 61850 traffic in an Ethernet frame and protect or verify it.
+//! Whole captured frames: protect or verify the IEC 61850 traffic of an Ethernet frame.
 //!
-//! R-GOOSE and R-SV are UDP datagrams whose payload starts `01 40` (CLTP UD, IEC 61850-90-5);
-//! any UDP datagram to or from port 102 (the IEC 61850-90-5 port) is treated as a session PDU too,
-//! so that a frame whose first bytes were damaged fails verification instead of being skipped;
-//! GOOSE is EtherType 0x88B8, with or without an 802.1Q tag (IEC 61850-8-1). Everything else is
-//! reported as `other` and left alone. This is what `gander frame` and the gateway share.
+//! Every frame is classified once by [`crate::view::classify`] (tag stacks, IPv4/IPv6, UDP
+//! port 102 or a `01 40` payload, GOOSE/SV EtherTypes); what it found decides what is checked.
+//! This is what `gander frame` and the gateway share, so both give the same verdict.
 
 use crate::error::SecError;
 use crate::keystore::{KeyEntry, KeyStore};
 use crate::profile::Profile;
-use crate::session::{self, Checked, IvSource, SendParams, SessionReceiver};
-use gander_wire::ethernet::{self, EthernetRepr, Frame};
-use gander_wire::ip::{self, Ipv4Address};
-use gander_wire::session::{SessionPdu, SpduId};
-use std::ops::Range;
+use crate::replay::ReplayState;
+use crate::session::{self, IvSource, SendParams};
+use crate::view::{self, Apdu, Content, FrameView, Judged};
+use gander_wire::ethernet::EthernetRepr;
+use gander_wire::session::SessionPdu;
 
-/// The UDP port of IEC 61850-90-5 sessions.
-pub const SESSION_PORT: u16 = 102;
-
-/// What a frame carries.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Located {
-    /// An IEC 61850-90-5 session PDU in UDP, at this byte range of the frame.
-    Session {
-        /// UDP payload range.
-        payload: Range<usize>,
-        /// Source address and port (the replay window's sender).
-        src: (Ipv4Address, u16),
-        /// SI byte.
-        spdu_id: u8,
-    },
-    /// A layer-2 GOOSE frame; `offset` is where APPID starts.
-    Goose {
-        /// Offset of the APPID field.
-        offset: usize,
-    },
-    /// Anything else.
-    Other,
-}
-
-/// Finds the IEC 61850 traffic in an Ethernet frame.
-pub fn locate(frame: &[u8]) -> Located {
-    let Ok(eth) = Frame::new_checked(frame) else {
-        return Located::Other;
-    };
-    match eth.ethertype() {
-        ethernet::ETHERTYPE_GOOSE => Located::Goose {
-            offset: eth.payload_offset(),
-        },
-        ethernet::ETHERTYPE_IPV4 => match ip::locate_udp(frame) {
-            Ok(loc) => {
-                let p = &frame[loc.payload.clone()];
-                let cltp = p.len() >= 2
-                    && p[0] == gander_wire::session::CLTP_LI
-                    && p[1] == gander_wire::session::CLTP_UD;
-                if cltp || loc.dst_port == SESSION_PORT || loc.src_port == SESSION_PORT {
-                    Located::Session {
-                        spdu_id: p.get(2).copied().unwrap_or(0),
-                        payload: loc.payload,
-                        src: (loc.src_addr, loc.src_port),
-                    }
-                } else {
-                    Located::Other
-                }
-            }
-            Err(_) => Located::Other,
-        },
-        _ => Located::Other,
-    }
-}
-
-/// The kind of traffic, for reports.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    /// R-GOOSE (SI 0xA1, or a tunnelled GOOSE APDU).
-    RGoose,
-    /// R-SV (SI 0xA2).
-    RSv,
-    /// Another session SPDU (management).
-    Session,
-    /// Layer-2 GOOSE.
-    Goose,
-    /// Not IEC 61850 traffic gander handles.
-    Other,
-}
-
-impl Kind {
-    /// Name in reports and JSON.
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::RGoose => "r-goose",
-            Kind::RSv => "r-sv",
-            Kind::Session => "session",
-            Kind::Goose => "goose",
-            Kind::Other => "other",
-        }
-    }
-}
-
-fn session_kind(si: u8) -> Kind {
-    match SpduId::from_u8(si) {
-        Ok(SpduId::Goose) | Ok(SpduId::Tunnelled) => Kind::RGoose,
-        Ok(SpduId::SampledValues) => Kind::RSv,
-        _ => Kind::Session,
-    }
-}
+pub use crate::view::{Kind, SESSION_PORT};
 
 /// What happened to one frame.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -165,87 +74,106 @@ impl Verdict {
     }
 }
 
-fn goose_numbers(apdu: &[u8]) -> Option<(u32, u32)> {
-    gander_wire::goose::GoosePdu::parse(apdu)
-        .ok()
-        .map(|g| (g.st_num, g.sq_num))
+/// What can be read of an unsecured frame's first APDU: APPID and stNum/sqNum.
+fn cleartext_numbers(profile: Profile, v: &FrameView<'_>) -> (Option<u16>, Option<(u32, u32)>) {
+    let goose = |b: &[u8]| {
+        gander_wire::goose::GoosePdu::parse(b)
+            .ok()
+            .map(|g| (g.st_num, g.sq_num))
+    };
+    match &v.content {
+        Content::L2(l) => (Some(l.appid), goose(&v.frame[l.apdu.clone()])),
+        Content::Session(s) => {
+            match gander_wire::session::elements(s.pdu.payload(), &profile.dialect()).next() {
+                Some(Ok(e)) => (Some(e.appid), goose(e.apdu)),
+                _ => (None, None),
+            }
+        }
+        Content::Other => (None, None),
+    }
 }
 
-/// Verifies every frame of a capture in order, keeping replay state across frames.
+/// Verifies every frame of a capture in order, keeping replay state across frames: the same
+/// classification, verification and replay state ([`ReplayState`], keyed on authenticated
+/// fields only) as the gateway's `verify` rules.
 #[derive(Debug)]
 pub struct CaptureVerifier<'s> {
+    profile: Profile,
     store: &'s KeyStore,
-    sessions: SessionReceiver<(Ipv4Address, u16)>,
-    goose: std::collections::HashMap<([u8; 6], u16), crate::replay::GooseSequence>,
+    replay: ReplayState,
 }
 
 impl<'s> CaptureVerifier<'s> {
     /// A verifier for `profile` with the keys of `store`.
     pub fn new(profile: Profile, store: &'s KeyStore) -> Self {
         CaptureVerifier {
+            profile,
             store,
-            sessions: SessionReceiver::new(profile, false),
-            goose: Default::default(),
+            replay: ReplayState::new(),
         }
     }
 
     /// Verifies one frame captured at `now` (Unix seconds).
     pub fn verify(&mut self, frame: &[u8], now: u64) -> Verdict {
-        match locate(frame) {
-            Located::Other => Verdict::new(Kind::Other, Outcome::Skipped),
-            Located::Goose { .. } => {
-                let (mut v, seq) =
-                    crate::l2::verdict(self.sessions.profile, self.store, frame, now);
-                if let (Outcome::Verified, Some((src, appid, st, sq))) = (&v.outcome, seq) {
-                    let last = self.goose.entry((src, appid)).or_default();
-                    match last.check(st, sq) {
-                        Ok(()) => last.accept(st, sq),
-                        Err(e) => v.outcome = Outcome::Failed(e),
-                    }
-                }
-                v
+        let view = match view::classify(self.profile, frame) {
+            Ok(v) => v,
+            Err(e) => {
+                let kind = guess_kind(frame);
+                return Verdict::new(kind, Outcome::Failed(e));
             }
-            Located::Session {
-                payload,
-                src,
-                spdu_id,
-            } => {
-                let kind = session_kind(spdu_id);
-                let bytes = &frame[payload];
-                let header = SessionPdu::parse(bytes, &self.sessions.profile.dialect()).ok();
-                let mut v = match self.sessions.receive(self.store, src, bytes, now) {
-                    Ok(Checked::Verified(s)) => {
-                        let mut v = Verdict::new(kind, Outcome::Verified);
-                        let p = s.protection();
-                        v.algorithms = Some((p.mac.name(), p.enc.name()));
-                        if let Ok(els) = s.elements() {
-                            if let Some(e) = els.first() {
-                                v.appid = Some(e.appid);
-                                v.st_sq = goose_numbers(e.apdu);
-                            }
-                        }
-                        v
-                    }
-                    Ok(Checked::Unsecured(pdu)) => {
-                        let mut v = Verdict::new(kind, Outcome::Unsecured);
-                        let d = self.sessions.profile.dialect();
-                        if let Ok(els) = gander_wire::session::parse_elements(pdu.payload(), &d) {
-                            if let Some(e) = els.first() {
-                                v.appid = Some(e.appid);
-                                v.st_sq = goose_numbers(e.apdu);
-                            }
-                        }
-                        v
-                    }
-                    Err(e) => Verdict::new(kind, Outcome::Failed(e)),
-                };
-                if let Some(h) = header {
-                    v.key_id = Some(h.header.security.key_id());
-                    v.spdu_number = Some(h.header.spdu_number);
-                }
-                v
-            }
+        };
+        let kind = view.kind();
+        if kind == Kind::Other {
+            return Verdict::new(kind, Outcome::Skipped);
         }
+        let mut v = Verdict::new(kind, Outcome::Unsecured);
+        match &view.content {
+            Content::Session(s) => {
+                v.key_id = Some(s.pdu.header.security.key_id());
+                v.spdu_number = Some(s.pdu.header.spdu_number);
+            }
+            Content::L2(l) => {
+                v.key_id = l.extension.as_ref().and_then(|r| {
+                    gander_wire::l2_security::SecurityExtension::parse(&frame[r.clone()])
+                        .ok()
+                        .map(|e| e.key_id)
+                });
+            }
+            Content::Other => {}
+        }
+        match view::verify(self.profile, self.store, &view, now) {
+            Ok(Judged::Unsecured) => {
+                (v.appid, v.st_sq) = cleartext_numbers(self.profile, &view);
+            }
+            Ok(Judged::Verified(ok)) => match self.replay.check_and_accept(&ok.freshness()) {
+                Ok(()) => {
+                    v.outcome = Outcome::Verified;
+                    v.key_id = Some(ok.key_id());
+                    v.appid = Some(ok.appid());
+                    v.st_sq = ok.st_sq();
+                    v.algorithms = Some(ok.algorithms());
+                }
+                Err(e) => v.outcome = Outcome::Failed(e),
+            },
+            Err(e) => v.outcome = Outcome::Failed(e),
+        }
+        v
+    }
+}
+
+/// The kind a frame that failed classification claims to be, for the report.
+fn guess_kind(frame: &[u8]) -> Kind {
+    let Ok(f) = gander_wire::ethernet::Frame::new_checked(frame) else {
+        return Kind::Other;
+    };
+    match f.ethertype() {
+        gander_wire::ethernet::ETHERTYPE_GOOSE => Kind::Goose,
+        gander_wire::ethernet::ETHERTYPE_SV => Kind::Sv,
+        gander_wire::ethernet::ETHERTYPE_GSE_MANAGEMENT => Kind::GseManagement,
+        gander_wire::ethernet::ETHERTYPE_IPV4 | gander_wire::ethernet::ETHERTYPE_IPV6 => {
+            Kind::RGoose
+        }
+        _ => Kind::Other,
     }
 }
 
@@ -282,8 +210,8 @@ fn parse_plain_session(
 }
 
 /// Secures one frame with `key` as `profile` writes it. Returns `Ok(None)` for frames that are
-/// not GOOSE/R-GOOSE/R-SV (the caller copies them unchanged), and an error for frames that are
-/// already secured or malformed.
+/// not IEC 61850 traffic (the caller copies them unchanged), and an error for frames that are
+/// already secured or malformed at any layer, and for layer-2 SV (not implemented).
 pub fn protect_frame(
     profile: Profile,
     key: &KeyEntry,
@@ -291,21 +219,49 @@ pub fn protect_frame(
     ivs: &mut dyn IvSource,
     now: u64,
 ) -> Result<Option<Vec<u8>>, SecError> {
-    match locate(frame) {
-        Located::Other => Ok(None),
-        Located::Goose { .. } => crate::l2::protect(profile, key, frame, ivs, now).map(Some),
-        Located::Session { payload, .. } => {
-            let bytes = &frame[payload];
+    let view = match view::classify(profile, frame) {
+        Ok(v) => v,
+        // A cleartext SPDU written in another implementation's dialect is still protected
+        // (re-framed in `profile`'s).
+        Err(SecError::WrongProfile { .. }) => {
+            let other = Profile::ALL
+                .into_iter()
+                .find(|p| view::classify(*p, frame).is_ok())
+                .ok_or(SecError::Unsupported("no profile reads this frame"))?;
+            view::classify(other, frame)?
+        }
+        Err(e) => return Err(e),
+    };
+    protect_view(profile, key, &view, ivs, now)
+}
+
+/// [`protect_frame`] of a classified frame.
+pub fn protect_view(
+    profile: Profile,
+    key: &KeyEntry,
+    view: &FrameView<'_>,
+    ivs: &mut dyn IvSource,
+    now: u64,
+) -> Result<Option<Vec<u8>>, SecError> {
+    match &view.content {
+        Content::Other => Ok(None),
+        Content::L2(l) if l.ethertype == gander_wire::ethernet::ETHERTYPE_GOOSE => {
+            crate::l2::protect(profile, key, view.frame, ivs, now).map(Some)
+        }
+        Content::L2(_) => Err(SecError::Unsupported(
+            "IEC 62351-6 security on layer-2 SV and GSE management is not implemented",
+        )),
+        Content::Session(s) => {
+            let bytes = s.pdu.bytes();
             let (pdu, dialect) = parse_plain_session(profile, bytes)?;
-            let sec = &pdu.header.security;
-            let secured = sec.key_id() != 0
-                || !sec.iv().is_empty()
-                || matches!(sec, gander_wire::session::SecurityInfo::V1 { enc_code, mac_code, .. } if *enc_code != 0 || *mac_code != 0)
-                || !(pdu.trailer().is_empty() || pdu.trailer() == [0x85, 0]);
-            if secured {
-                return Err(SecError::AlreadySecured(sec.key_id()));
+            if view::session_secured(Profile::Seclib, &pdu) {
+                return Err(SecError::AlreadySecured(pdu.header.security.key_id()));
             }
             let elements = gander_wire::session::parse_elements(pdu.payload(), &dialect)?;
+            for e in &elements {
+                key.check_appid(e.appid)?;
+                Apdu::parse(e.payload_type, e.apdu)?;
+            }
             let params = SendParams {
                 spdu_id: pdu.header.spdu_id,
                 spdu_number: pdu.header.spdu_number,
@@ -313,7 +269,7 @@ pub fn protect_frame(
             };
             let mut out = Vec::with_capacity(bytes.len() + 64);
             session::protect(profile, key, params, &elements, ivs, &mut out)?;
-            Ok(Some(ip::rewrite_udp_payload(frame, &out)?))
+            Ok(Some(s.udp.rewrite_payload(view.frame, &out)?))
         }
     }
 }

@@ -83,6 +83,8 @@ struct KeyEntryToml {
     not_before: Option<toml::Value>,
     #[serde(default)]
     not_after: Option<toml::Value>,
+    #[serde(default)]
+    appids: Option<Vec<u16>>,
 }
 
 /// One provisioned key with its prepared crypto state.
@@ -102,6 +104,10 @@ pub struct KeyEntry {
     aead_key: Option<Box<dyn AeadKey>>,
     /// Signature keys for layer-2 GOOSE (IEC 62351-6 digital signatures in the mAC field).
     pub signature: Option<SignatureKeys>,
+    /// The publishers (APPIDs) this key may protect; `None`: any. A frame that verifies under
+    /// the key but carries another APPID is refused, so a key holder of one stream cannot
+    /// speak for another (IEC 62351-9 distributes group keys per publisher group).
+    pub appids: Option<Vec<u16>>,
 }
 
 /// A signature key pair, or only its public half on a subscriber.
@@ -203,6 +209,7 @@ impl KeyEntry {
             mac_key,
             aead_key,
             signature: None,
+            appids: None,
         })
     }
 
@@ -218,6 +225,7 @@ impl KeyEntry {
             mac_key: None,
             aead_key: None,
             signature: Some(keys),
+            appids: None,
         }
     }
 
@@ -226,6 +234,22 @@ impl KeyEntry {
         self.not_before = not_before;
         self.not_after = not_after;
         self
+    }
+
+    /// Binds the key to these APPIDs.
+    pub fn with_appids(mut self, appids: Option<Vec<u16>>) -> Self {
+        self.appids = appids;
+        self
+    }
+
+    /// Fails unless the key may protect `appid`.
+    pub fn check_appid(&self, appid: u16) -> Result<(), SecError> {
+        match &self.appids {
+            Some(list) if !list.contains(&appid) => {
+                Err(SecError::KeyNotAllowed { id: self.id, appid })
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Key length in bytes.
@@ -394,6 +418,9 @@ impl KeyStore {
                     return Err(bad("not_after is not after not_before".into()));
                 }
             }
+            if k.appids.as_ref().is_some_and(Vec::is_empty) {
+                return Err(bad("appids is empty: the key could protect nothing".into()));
+            }
             if let Some(sig) = &k.sig {
                 if mac != MacAlgorithm::None
                     || enc != EncAlgorithm::None
@@ -436,7 +463,8 @@ impl KeyStore {
                         verifying,
                     },
                 )
-                .with_validity(nb, na);
+                .with_validity(nb, na)
+                .with_appids(k.appids.clone());
                 store.insert(entry)?;
                 continue;
             }
@@ -457,7 +485,9 @@ impl KeyStore {
                 let p = base.join(k.key_file.as_ref().expect("one source is set"));
                 Zeroizing::new(read_capped(&p).map_err(bad)?)
             };
-            let entry = KeyEntry::new(id, mac, enc, &secret, provider)?.with_validity(nb, na);
+            let entry = KeyEntry::new(id, mac, enc, &secret, provider)?
+                .with_validity(nb, na)
+                .with_appids(k.appids.clone());
             store.insert(entry)?;
         }
         Ok(store)

@@ -14,21 +14,15 @@
 
 use crate::algorithm::{EncAlgorithm, MacAlgorithm};
 use crate::error::SecError;
-use crate::frame::{Kind, Outcome, Verdict};
 use crate::keystore::{KeyEntry, KeyStore};
 use crate::profile::Profile;
 use crate::session::IvSource;
 use gander_wire::ethernet::EthernetRepr;
 use gander_wire::goose::GoosePdu;
 use gander_wire::goose_frame::{GooseFrameRepr, L2Frame};
-use gander_wire::l2_security::{CrcByteOrder, SecurityExtension};
+use gander_wire::l2_security::SecurityExtension;
 
-fn crc_order(profile: Profile) -> CrcByteOrder {
-    match profile {
-        Profile::Libiec61850 => CrcByteOrder::LowFirst,
-        _ => CrcByteOrder::HighFirst,
-    }
-}
+use crate::view::crc_order;
 
 /// What authenticates an L2 frame under a key: a MAC, or a signature.
 fn auth_len(key: &KeyEntry) -> Result<usize, SecError> {
@@ -77,10 +71,17 @@ pub fn protect(
         tag_len,
     );
     let ext_layout = ext.layout();
+    key.check_appid(l2.body.appid)?;
+    GoosePdu::parse(&l2.body.apdu)?;
     l2.body.extension = Some(ext.to_vec());
     l2.body
         .set_security_fields(l2.eth.ethertype, crc_order(profile))?;
-    let mut out = l2.to_vec()?;
+    // The received Ethernet header and tag stack are kept byte for byte; only the body is
+    // rebuilt.
+    let mut out = Vec::with_capacity(layout.header_offset + l2.body.buffer_len());
+    out.extend_from_slice(&frame[..layout.header_offset]);
+    out.resize(layout.header_offset + l2.body.buffer_len(), 0);
+    l2.body.emit(&mut out[layout.header_offset..])?;
     let ext_start = layout.apdu.end;
     let covered = layout.ethertype_offset..ext_start + ext_layout.auth_value.end;
     let mac_at = ext_start + ext_layout.mac.start..ext_start + ext_layout.mac.end;
@@ -133,109 +134,30 @@ pub enum CheckedGoose {
     Unsecured(L2Frame),
 }
 
-/// Verifies one layer-2 GOOSE frame statelessly.
+/// Verifies one layer-2 GOOSE frame statelessly (through [`crate::view::verify`]).
 pub fn verify(
     profile: Profile,
     store: &KeyStore,
     frame: &[u8],
     now: u64,
 ) -> Result<CheckedGoose, SecError> {
-    let (l2, layout) = L2Frame::parse(frame)?;
-    let (Some(ext_bytes), Some(ext_range)) = (&l2.body.extension, &layout.extension) else {
-        return Ok(CheckedGoose::Unsecured(l2));
-    };
-    let (ext, ext_layout) = SecurityExtension::parse_with_layout(ext_bytes)?;
-    if l2.crc_order() != Some(crc_order(profile)) {
-        return Err(SecError::Malformed(gander_wire::Error::BadChecksum {
-            what: "IEC 62351-6 header CRC",
-            computed: 0,
-            found: l2.body.reserved2,
-        }));
+    let view = crate::view::classify(profile, frame)?;
+    if view.kind() != crate::view::Kind::Goose {
+        return Err(SecError::Malformed(gander_wire::Error::WrongEtherType(
+            gander_wire::ethernet::Frame::new_unchecked(frame).ethertype(),
+        )));
     }
-    let key = store.require(ext.key_id)?;
-    key.check_valid_at(now)?;
-    let covered = &frame[layout.ethertype_offset..ext_range.start + ext_layout.auth_value.end];
-    if let Some(s) = &key.signature {
-        let sig = if s.algorithm == crate::signature::SignatureAlgorithm::EcdsaP256Sha256 {
-            crate::signature::ecdsa_raw_to_der(&ext.mac).map_err(|_| SecError::BadMac)?
-        } else {
-            ext.mac.clone()
-        };
-        s.verifying
-            .verify(covered, &sig)
-            .map_err(|_| SecError::BadMac)?;
-    } else {
-        let mk = key
-            .mac_key()
-            .ok_or(SecError::Unsupported("key has no MAC"))?;
-        if ext.mac.len() != key.mac.tag_len() {
-            return Err(SecError::BadMac);
+    let judged = crate::view::verify(profile, store, &view, now)?;
+    let (l2, _) = L2Frame::parse(frame)?;
+    match judged {
+        crate::view::Judged::Unsecured => Ok(CheckedGoose::Unsecured(l2)),
+        crate::view::Judged::Verified(crate::view::Verified::Goose { extension, .. }) => {
+            Ok(CheckedGoose::Verified(VerifiedGoose {
+                eth: l2.eth,
+                body: l2.body,
+                extension,
+            }))
         }
-        let iv: &[u8] = if key.mac.needs_iv() {
-            match &ext.iv {
-                Some(iv) if iv.len() == 12 => iv,
-                other => return Err(SecError::BadIv(other.as_ref().map_or(0, Vec::len))),
-            }
-        } else {
-            &[]
-        };
-        mk.verify(iv, covered, &ext.mac)
-            .map_err(|_| SecError::BadMac)?;
+        crate::view::Judged::Verified(_) => Err(SecError::Unsupported("not layer-2 GOOSE")),
     }
-    GoosePdu::parse(&l2.body.apdu)?;
-    Ok(CheckedGoose::Verified(VerifiedGoose {
-        eth: l2.eth,
-        body: l2.body,
-        extension: ext,
-    }))
-}
-
-/// What the caller's GOOSE replay check needs of a verified frame: source MAC, APPID, stNum, sqNum.
-pub(crate) type GooseSequenceKey = ([u8; 6], u16, u32, u32);
-
-/// A verdict for `gander frame verify` (GOOSE replay rules are applied by the caller).
-pub(crate) fn verdict(
-    profile: Profile,
-    store: &KeyStore,
-    frame: &[u8],
-    now: u64,
-) -> (Verdict, Option<GooseSequenceKey>) {
-    let mut v = Verdict::new(Kind::Goose, Outcome::Skipped);
-    let mut seq = None;
-    match verify(profile, store, frame, now) {
-        Ok(CheckedGoose::Verified(g)) => {
-            v.outcome = Outcome::Verified;
-            v.key_id = Some(g.extension.key_id);
-            v.appid = Some(g.body.appid);
-            if let Ok(p) = GoosePdu::parse(&g.body.apdu) {
-                v.st_sq = Some((p.st_num, p.sq_num));
-                seq = Some((g.eth.src, g.body.appid, p.st_num, p.sq_num));
-            }
-            if let Ok(k) = store.require(g.extension.key_id) {
-                v.algorithms = Some(match &k.signature {
-                    Some(s) => (s.algorithm.name(), "none"),
-                    None => (k.mac.name(), "none"),
-                });
-            }
-        }
-        Ok(CheckedGoose::Unsecured(l2)) => {
-            v.outcome = Outcome::Unsecured;
-            v.appid = Some(l2.body.appid);
-            v.st_sq = GoosePdu::parse(&l2.body.apdu)
-                .ok()
-                .map(|p| (p.st_num, p.sq_num));
-        }
-        Err(e) => {
-            if let Ok((l2, _)) = L2Frame::parse(frame) {
-                v.key_id = l2
-                    .body
-                    .extension
-                    .as_deref()
-                    .and_then(|e| SecurityExtension::parse(e).ok())
-                    .map(|e| e.key_id);
-            }
-            v.outcome = Outcome::Failed(e);
-        }
-    }
-    (v, seq)
 }

@@ -2,8 +2,10 @@
 //!
 //! Layers, bottom up: the algorithm catalogue ([`algorithm`]) and the crypto provider boundary
 //! ([`provider`]) with its implementations ([`rustcrypto`], [`openssl_evp`]); signatures
-//! ([`signature`]); the key store ([`keystore`]); replay protection ([`replay`]); and
-//! protect/verify for sessions ([`session`]), each parameterised by a [`profile::Profile`].
+//! ([`signature`]); the key store ([`keystore`]); replay protection ([`replay`]); one
+//! classification of a whole frame ([`view`]); and protect/verify for sessions ([`session`])
+//! and layer-2 GOOSE ([`l2`]), each parameterised by a [`profile::Profile`]. [`frame`] applies
+//! them to captures.
 
 pub mod algorithm;
 pub mod error;
@@ -17,6 +19,7 @@ pub mod replay;
 pub mod rustcrypto;
 pub mod session;
 pub mod signature;
+pub mod view;
 
 pub use algorithm::{EncAlgorithm, MacAlgorithm};
 pub use error::{ReplayKind, SecError};

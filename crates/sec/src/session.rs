@@ -17,13 +17,12 @@ use crate::algorithm::{EncAlgorithm, MacAlgorithm};
 use crate::error::SecError;
 use crate::keystore::{KeyEntry, KeyStore};
 use crate::profile::Profile;
-use crate::replay::ReplayGuard;
+use crate::replay::{Freshness, ReplayState};
 use gander_wire::session::{
     self, Dialect, Iv, PayloadElement, SecurityInfo, SessionHeader, SessionPdu, SpduId,
     SIGNATURE_TAG,
 };
 use std::borrow::Cow;
-use std::hash::Hash;
 use std::ops::Range;
 
 /// A source of 96-bit IVs for AES-GCM and GMAC.
@@ -189,6 +188,18 @@ impl<'a> VerifiedSession<'a> {
     pub fn cleartext(&self) -> &[u8] {
         &self.data
     }
+
+    /// The replay-check input of this SPDU: key id, SI and the first element's APPID, all
+    /// authenticated.
+    pub fn freshness(&self) -> Result<Freshness<'static>, SecError> {
+        let appid = self.first_element()?.map_or(0, |e| e.appid);
+        Ok(Freshness::Spdu {
+            key_id: self.protection.key_id,
+            spdu_id: self.header.spdu_id.to_u8(),
+            appid,
+            number: self.header.spdu_number,
+        })
+    }
 }
 
 /// The result of checking one SPDU.
@@ -209,8 +220,20 @@ pub fn verify<'a>(
     bytes: &'a [u8],
     now: u64,
 ) -> Result<Checked<'a>, SecError> {
+    let pdu = SessionPdu::parse(bytes, &profile.dialect())?;
+    verify_pdu(profile, store, pdu, now)
+}
+
+/// [`verify`] of an SPDU whose header is already parsed (with `profile`'s dialect), so a
+/// caller that classified the frame does not parse it again.
+pub fn verify_pdu<'a>(
+    profile: Profile,
+    store: &KeyStore,
+    pdu: SessionPdu<'a>,
+    now: u64,
+) -> Result<Checked<'a>, SecError> {
     let dialect = profile.dialect();
-    let pdu = SessionPdu::parse(bytes, &dialect)?;
+    let bytes = pdu.bytes();
     let (key, mac, enc) = match &pdu.header.security {
         SecurityInfo::V2 { key_id: 0, iv } if iv.is_empty() && pdu.trailer().is_empty() => {
             session::validate_elements(pdu.payload(), &dialect)?;
@@ -336,44 +359,40 @@ pub fn verify<'a>(
     }))
 }
 
-/// A stateful receiver: [`verify`] plus the replay window per sender, APPID and key id.
+/// A stateful receiver: [`verify`] plus the replay window per stream (key id, SI and APPID:
+/// authenticated fields only, never the sender's address; see [`crate::replay`]).
 #[derive(Debug)]
-pub struct SessionReceiver<S: Eq + Hash + Clone> {
+pub struct SessionReceiver {
     /// Profile of the peers.
     pub profile: Profile,
     /// Whether unsecured SPDUs are refused.
     pub require_security: bool,
-    replay: ReplayGuard<(S, u16, u32)>,
+    replay: ReplayState,
 }
 
-impl<S: Eq + Hash + Clone> SessionReceiver<S> {
+impl SessionReceiver {
     /// A receiver with empty replay state.
     pub fn new(profile: Profile, require_security: bool) -> Self {
         SessionReceiver {
             profile,
             require_security,
-            replay: ReplayGuard::new(),
+            replay: ReplayState::new(),
         }
     }
 
-    /// Verifies `bytes` from `sender`, then checks and advances the replay window.
+    /// Verifies `bytes`, then checks and advances the replay window of its stream.
     pub fn receive<'a>(
         &mut self,
         store: &KeyStore,
-        sender: S,
         bytes: &'a [u8],
         now: u64,
     ) -> Result<Checked<'a>, SecError> {
         let checked = verify(self.profile, store, bytes, now)?;
         match &checked {
-            Checked::Unsecured(_) if self.require_security => {
-                return Err(SecError::MissingAuthenticator("security (unsecured SPDU)"))
-            }
+            Checked::Unsecured(_) if self.require_security => return Err(SecError::Unsecured),
             Checked::Unsecured(_) => {}
             Checked::Verified(v) => {
-                let appid = v.first_element()?.map(|e| e.appid).unwrap_or(0);
-                let key = (sender, appid, v.protection.key_id);
-                self.replay.check_and_accept(key, v.header.spdu_number)?;
+                self.replay.check_and_accept(&v.freshness()?)?;
             }
         }
         Ok(checked)
@@ -622,15 +641,13 @@ mod tests {
             .unwrap();
             frames.push(out);
         }
-        rx.receive(&store, 1u8, &frames[0], 0).unwrap();
-        rx.receive(&store, 1u8, &frames[2], 0).unwrap();
-        rx.receive(&store, 1u8, &frames[1], 0).unwrap();
+        rx.receive(&store, &frames[0], 0).unwrap();
+        rx.receive(&store, &frames[2], 0).unwrap();
+        rx.receive(&store, &frames[1], 0).unwrap();
         assert!(matches!(
-            rx.receive(&store, 1u8, &frames[1], 0),
+            rx.receive(&store, &frames[1], 0),
             Err(SecError::Replay { .. })
         ));
-        // Another sender has its own window.
-        rx.receive(&store, 2u8, &frames[1], 0).unwrap();
         // An unsecured SPDU is refused when security is required.
         let mut plain = Vec::new();
         let h = SessionHeader {
@@ -644,7 +661,10 @@ mod tests {
             },
         };
         session::emit(&h, &[element()], 0, &Dialect::STANDARD, &mut plain).unwrap();
-        assert!(rx.receive(&store, 1u8, &plain, 0).is_err());
+        assert!(matches!(
+            rx.receive(&store, &plain, 0),
+            Err(SecError::Unsecured)
+        ));
         assert!(matches!(
             verify(Profile::Standard, &store, &plain, 0),
             Ok(Checked::Unsecured(_))

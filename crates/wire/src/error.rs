@@ -52,6 +52,9 @@ pub enum Error {
     /// Structures nested deeper than the decoder allows (protects the stack).
     #[error("nesting deeper than {0} levels")]
     NestingTooDeep(usize),
+    /// More VLAN tags in front of the EtherType than a frame may carry.
+    #[error("more than {0} VLAN tags")]
+    TooManyTags(usize),
     /// The Ethernet frame does not carry the protocol asked for.
     #[error("EtherType 0x{0:04x} is not the expected protocol")]
     WrongEtherType(u16),

@@ -13,8 +13,9 @@
 //!  8+m  n    extension   IEC 62351-6 security extension (optional)
 //! ```
 //!
-//! Length is authoritative: bytes after it are Ethernet padding up to the 60-octet minimum
-//! frame size (IEEE 802.3) and are ignored.
+//! Length is authoritative: bytes after it may only be Ethernet padding up to the 60-octet
+//! minimum frame size (IEEE 802.3); a longer tail is refused, so nothing unauthenticated rides
+//! behind a verified frame.
 
 use crate::ber::Reader;
 use crate::ethernet::{self, EthernetRepr, Frame};
@@ -253,7 +254,8 @@ pub struct L2Frame {
 }
 
 impl L2Frame {
-    /// Parse an Ethernet frame whose EtherType is GOOSE or SV; padding after Length is ignored.
+    /// Parse an Ethernet frame whose EtherType is GOOSE or SV; padding after Length is ignored
+    /// (and anything after Length that cannot be padding refused).
     pub fn parse(frame: &[u8]) -> Result<(L2Frame, L2Layout)> {
         let eth_frame = Frame::new_checked(frame)?;
         let eth = EthernetRepr::parse(&eth_frame)?;
@@ -263,13 +265,20 @@ impl L2Frame {
         let off = eth_frame.payload_offset();
         let view = GooseFrame::new_checked(&frame[off..])?;
         let body = GooseFrameRepr::parse(&view)?;
+        let end = off + view.length() as usize;
+        if !ethernet::is_padding(frame.len(), end, eth_frame.tag_count()) {
+            return Err(Error::TrailingBytes {
+                what: "GOOSE/SV Length (not Ethernet padding)",
+                count: frame.len() - end,
+            });
+        }
         let shift = |r: Range<usize>| r.start + off..r.end + off;
         let layout = L2Layout {
             ethertype_offset: eth_frame.ethertype_offset(),
             header_offset: off,
             apdu: shift(view.apdu_range()),
             extension: view.extension_range().map(shift),
-            end: off + view.length() as usize,
+            end,
         };
         Ok((L2Frame { eth, body }, layout))
     }
@@ -372,13 +381,33 @@ mod tests {
         }
         .to_vec()
         .unwrap();
-        f.extend_from_slice(&[0; 10]); // padding
         let (p, l) = L2Frame::parse(&f).unwrap();
         assert_eq!(p.body, body);
         assert!(p.body.simulation());
         assert_eq!(l.ethertype_offset, 16);
-        assert_eq!(l.end, f.len() - 10);
+        assert_eq!(l.end, f.len());
         assert_eq!(&f[l.apdu], &apdu[..]);
+        // Ten bytes after Length in a frame longer than the minimum are not padding.
+        f.extend_from_slice(&[0; 10]);
+        assert!(matches!(
+            L2Frame::parse(&f),
+            Err(Error::TrailingBytes { count: 10, .. })
+        ));
+        // A short frame padded up to the minimum (64 octets with one tag) is fine.
+        let short = GooseFrameRepr {
+            apdu: vec![0x61, 0x03, 0x80, 0x01, 0x41],
+            ..body
+        };
+        let mut f = L2Frame { eth, body: short }.to_vec().unwrap();
+        let unpadded = f.len();
+        f.resize(64, 0);
+        let (_, l) = L2Frame::parse(&f).unwrap();
+        assert_eq!(l.end, unpadded);
+        f.push(0);
+        assert!(
+            L2Frame::parse(&f).is_err(),
+            "65 octets: one byte more than padding"
+        );
     }
 
     #[test]

@@ -3,8 +3,7 @@
 //! IEC 61850-90-5 carries its session PDUs in UDP datagrams. gander has to find that payload
 //! in a captured Ethernet frame, and, after protecting or stripping a payload (which changes
 //! its size), rebuild the frame with correct IPv4 total length, header checksum, UDP length
-//! and UDP checksum (RFC 1071 one's-complement sum). IPv6 is not supported yet and is
-//! reported as such rather than misparsed.
+//! and UDP checksum (RFC 1071 one's-complement sum). IPv6 lives in [`crate::ipv6`].
 
 use crate::ethernet::{self, EthernetRepr, Frame};
 use crate::{Error, Result};
@@ -281,6 +280,13 @@ pub fn locate_udp(frame: &[u8]) -> Result<UdpLocation> {
         return Err(Error::NotUdp("fragmented IPv4 datagram"));
     }
     let udp_offset = ip_offset + ip.header_len();
+    let ip_end = ip_offset + ip.total_len() as usize;
+    if !ethernet::is_padding(frame.len(), ip_end, eth_frame.tag_count()) {
+        return Err(Error::TrailingBytes {
+            what: "IPv4 total length (not Ethernet padding)",
+            count: frame.len() - ip_end,
+        });
+    }
     let udp = UdpPacket::new_checked(ip.payload())?;
     if udp.len() as usize != ip.payload().len() {
         return Err(Error::BadLength {

@@ -17,6 +17,7 @@ pub mod ethernet;
 pub mod goose;
 pub mod goose_frame;
 pub mod ip;
+pub mod ipv6;
 pub mod l2_security;
 pub mod session;
 pub mod sv;

@@ -20,6 +20,10 @@ id = 1
 mac = "hmac-sha256-128"
 key_ascii = "0123456789ABCDEF"
 [[key]]
+id = 2
+mac = "hmac-sha256-128"
+key_ascii = "ied-outbound-key"
+[[key]]
 id = 5
 mac = "hmac-sha256-128"
 key_ascii = "expired-expired!"

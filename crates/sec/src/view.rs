@@ -1,0 +1,759 @@
+//! One classification per frame: every layer parsed once, into a [`FrameView`] that the
+//! policy, the replay check, the verifier and the forwarder all read.
+//!
+//! A check that parses the frame again may see a different frame than the check before it (a
+//! tag stack one parser skips and another does not is exactly how unsecured GOOSE once passed
+//! as "other" traffic). So [`classify`] walks the whole frame once:
+//!
+//! * the Ethernet header and the whole tag stack (802.1Q, 802.1ad, the pre-standard QinQ
+//!   TPIDs), up to the EtherType that names the payload;
+//! * layer-2 GOOSE (0x88B8), SV (0x88BA) and GSE management (0x88B9): APPID, Length, Reserved1/2,
+//!   the APDU element and the IEC 62351-6 extension; bytes after Length only as padding;
+//! * IPv4 and IPv6 (extension headers walked) to UDP; a datagram to or from port 102, or whose
+//!   payload starts `01 40` (CLTP UD), is an IEC 61850-90-5 session, whose header is parsed with
+//!   the profile's dialect; checksums are checked and fragments refused;
+//! * anything else is [`Content::Other`].
+//!
+//! A frame that an IED could read as IEC 61850 traffic but that does not parse is an error,
+//! never `Other`. [`verify`] then authenticates what the view found and parses the rest
+//! (payload elements and every GOOSE/SV APDU inside them), so a frame is reported verified only
+//! when every layer is well formed.
+
+use crate::algorithm::{EncAlgorithm, MacAlgorithm};
+use crate::error::SecError;
+use crate::keystore::{KeyEntry, KeyStore};
+use crate::profile::Profile;
+use crate::replay::Freshness;
+use crate::session::{self, VerifiedSession};
+use gander_wire::ethernet::{self, Frame, Tag};
+use gander_wire::goose::GoosePdu;
+use gander_wire::goose_frame::{GooseFrame, RESERVED1_SIMULATION};
+use gander_wire::ip::{self, Ipv4Packet};
+use gander_wire::ipv6::{self, Ipv6Payload, Udp6Location};
+use gander_wire::l2_security::{self, CrcByteOrder, SecurityExtension};
+use gander_wire::session::{
+    PayloadElement, SecurityInfo, SessionPdu, SpduId, CLTP_LI, CLTP_UD, SIGNATURE_TAG,
+};
+use gander_wire::sv::SavPdu;
+use std::ops::Range;
+
+/// The UDP port of IEC 61850-90-5 sessions.
+pub const SESSION_PORT: u16 = 102;
+
+/// The kind of IEC 61850 traffic a frame carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// R-GOOSE (SI 0xA1, or a tunnelled SPDU 0xA0).
+    RGoose,
+    /// R-SV (SI 0xA2).
+    RSv,
+    /// Another session SPDU (management, 0xA3).
+    Session,
+    /// Layer-2 GOOSE (EtherType 0x88B8).
+    Goose,
+    /// Layer-2 sampled values (EtherType 0x88BA).
+    Sv,
+    /// GSE management (EtherType 0x88B9).
+    GseManagement,
+    /// Not IEC 61850 traffic.
+    Other,
+}
+
+impl Kind {
+    /// Name in reports and JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::RGoose => "r-goose",
+            Kind::RSv => "r-sv",
+            Kind::Session => "session",
+            Kind::Goose => "goose",
+            Kind::Sv => "sv",
+            Kind::GseManagement => "gse-management",
+            Kind::Other => "other",
+        }
+    }
+
+    fn of_spdu(si: SpduId) -> Kind {
+        match si {
+            SpduId::Goose | SpduId::Tunnelled => Kind::RGoose,
+            SpduId::SampledValues => Kind::RSv,
+            SpduId::Management => Kind::Session,
+        }
+    }
+}
+
+/// A layer-2 GOOSE, SV or GSE-management frame body (offsets absolute in the frame).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct L2View {
+    /// The EtherType behind the tag stack.
+    pub ethertype: u16,
+    /// APPID.
+    pub appid: u16,
+    /// Reserved1 as on the wire.
+    pub reserved1: u16,
+    /// Reserved2 as on the wire.
+    pub reserved2: u16,
+    /// Offset of APPID.
+    pub header_offset: usize,
+    /// The APDU element.
+    pub apdu: Range<usize>,
+    /// The IEC 62351-6 extension, if any.
+    pub extension: Option<Range<usize>>,
+    /// End of the bytes Length counts (padding, if any, follows).
+    pub end: usize,
+}
+
+impl L2View {
+    /// Whether the frame carries an IEC 62351-6 extension.
+    pub fn secured(&self) -> bool {
+        self.extension.is_some()
+    }
+    /// The simulation bit of Reserved1.
+    pub fn simulation(&self) -> bool {
+        self.reserved1 & RESERVED1_SIMULATION != 0
+    }
+    /// The Length field.
+    pub fn length(&self) -> u16 {
+        (self.end - self.header_offset) as u16
+    }
+    /// The byte order of the IEC 62351-6 header CRC in Reserved2, if it carries one.
+    pub fn crc_order(&self) -> Option<CrcByteOrder> {
+        let crc =
+            l2_security::header_crc(self.ethertype, self.appid, self.length(), self.reserved1);
+        CrcByteOrder::detect(crc, self.reserved2)
+    }
+}
+
+/// IP addresses of a datagram.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum IpAddrs {
+    /// IPv4.
+    V4 {
+        /// Source.
+        src: [u8; 4],
+        /// Destination.
+        dst: [u8; 4],
+    },
+    /// IPv6.
+    V6 {
+        /// Source.
+        src: [u8; 16],
+        /// Destination.
+        dst: [u8; 16],
+    },
+}
+
+impl IpAddrs {
+    /// The source address as text.
+    pub fn src_string(&self) -> String {
+        match self {
+            IpAddrs::V4 { src, .. } => std::net::Ipv4Addr::from(*src).to_string(),
+            IpAddrs::V6 { src, .. } => std::net::Ipv6Addr::from(*src).to_string(),
+        }
+    }
+    /// The source address.
+    pub fn src(&self) -> std::net::IpAddr {
+        match self {
+            IpAddrs::V4 { src, .. } => std::net::IpAddr::from(*src),
+            IpAddrs::V6 { src, .. } => std::net::IpAddr::from(*src),
+        }
+    }
+}
+
+/// The UDP datagram of a frame (offsets absolute in the frame).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UdpView {
+    /// Addresses.
+    pub ip: IpAddrs,
+    /// Offset of the IP header.
+    pub ip_offset: usize,
+    /// Offset of the UDP header.
+    pub udp_offset: usize,
+    /// Source port.
+    pub src_port: u16,
+    /// Destination port.
+    pub dst_port: u16,
+    /// The UDP payload.
+    pub payload: Range<usize>,
+    v6: Option<Udp6Location>,
+}
+
+impl UdpView {
+    /// `frame` with this datagram's payload replaced; every header byte up to UDP (tags, IP
+    /// options, extension headers) is kept, lengths and checksums are recomputed.
+    pub fn rewrite_payload(&self, frame: &[u8], new_payload: &[u8]) -> Result<Vec<u8>, SecError> {
+        Ok(match &self.v6 {
+            None => ip::rewrite_udp_payload(frame, new_payload)?,
+            Some(loc) => ipv6::rewrite_udp_payload(frame, loc, new_payload)?,
+        })
+    }
+}
+
+/// An IEC 61850-90-5 session PDU in UDP.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionView<'a> {
+    /// Where it travels.
+    pub udp: UdpView,
+    /// The parsed header (payload possibly ciphertext).
+    pub pdu: SessionPdu<'a>,
+    /// Whether it carries security (a key id, an IV, algorithm codes or a signature).
+    pub secured: bool,
+}
+
+impl SessionView<'_> {
+    /// R-GOOSE, R-SV or another session.
+    pub fn kind(&self) -> Kind {
+        Kind::of_spdu(self.pdu.header.spdu_id)
+    }
+}
+
+/// What a frame carries.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Content<'a> {
+    /// Layer-2 GOOSE, SV or GSE management.
+    L2(L2View),
+    /// R-GOOSE, R-SV or another session PDU over UDP.
+    Session(SessionView<'a>),
+    /// Not IEC 61850 traffic.
+    Other,
+}
+
+/// A whole Ethernet frame, classified once.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FrameView<'a> {
+    /// The frame.
+    pub frame: &'a [u8],
+    /// Destination MAC address.
+    pub dst: [u8; 6],
+    /// Source MAC address.
+    pub src: [u8; 6],
+    /// Number of VLAN tags.
+    pub tags: usize,
+    /// Offset of the EtherType that names the payload.
+    pub ethertype_offset: usize,
+    /// The payload.
+    pub content: Content<'a>,
+}
+
+impl<'a> FrameView<'a> {
+    /// The kind of traffic.
+    pub fn kind(&self) -> Kind {
+        match &self.content {
+            Content::Other => Kind::Other,
+            Content::Session(s) => s.kind(),
+            Content::L2(l) => match l.ethertype {
+                ethernet::ETHERTYPE_GOOSE => Kind::Goose,
+                ethernet::ETHERTYPE_SV => Kind::Sv,
+                _ => Kind::GseManagement,
+            },
+        }
+    }
+    /// The `i`-th VLAN tag from the outside.
+    pub fn tag(&self, i: usize) -> Option<Tag> {
+        Frame::new_unchecked(self.frame).tag(i)
+    }
+    /// The VLAN id of the outermost tag.
+    pub fn outer_vid(&self) -> Option<u16> {
+        self.tag(0).map(|t| t.tag.vid)
+    }
+    /// The Ethernet header with its whole tag stack, up to (not including) the EtherType.
+    pub fn header(&self) -> &'a [u8] {
+        &self.frame[..self.ethertype_offset]
+    }
+    /// Whether the frame carries IEC 62351-6 security (or claims to).
+    pub fn secured(&self) -> bool {
+        match &self.content {
+            Content::L2(l) => l.secured(),
+            Content::Session(s) => s.secured,
+            Content::Other => false,
+        }
+    }
+    /// The APPID readable without a key: layer-2 APPID, or the first payload element's APPID of
+    /// a session whose payload is cleartext. `None` for encrypted payloads and other traffic.
+    pub fn visible_appid(&self, profile: Profile, store: &KeyStore) -> Option<u16> {
+        match &self.content {
+            Content::L2(l) => Some(l.appid),
+            Content::Session(s) => {
+                let key = s.pdu.header.security.key_id();
+                if s.secured && store.get(key).is_none_or(|k| k.enc != EncAlgorithm::None) {
+                    return None;
+                }
+                gander_wire::session::elements(s.pdu.payload(), &profile.dialect())
+                    .next()
+                    .and_then(Result::ok)
+                    .map(|e| e.appid)
+            }
+            Content::Other => None,
+        }
+    }
+}
+
+/// Whether a session header carries security, as `profile` writes "none".
+pub fn session_secured(profile: Profile, pdu: &SessionPdu<'_>) -> bool {
+    let sec = &pdu.header.security;
+    let trailer = pdu.trailer();
+    sec.key_id() != 0
+        || !sec.iv().is_empty()
+        || matches!(sec, SecurityInfo::V1 { enc_code, mac_code, .. } if *enc_code != 0 || *mac_code != 0)
+        || !(trailer.is_empty() || (profile == Profile::Seclib && trailer == [SIGNATURE_TAG, 0]))
+}
+
+/// Classifies one Ethernet frame (see the module documentation).
+///
+/// # Errors
+/// [`SecError::Malformed`] for a frame that is not valid Ethernet (runt, tag stack cut short or
+/// deeper than [`ethernet::MAX_TAGS`]) or that looks like IEC 61850 traffic and does not parse;
+/// [`SecError::BadChecksum`] for an IPv4 header or UDP checksum that does not verify;
+/// [`SecError::Fragment`] for a fragment of a UDP datagram.
+pub fn classify(profile: Profile, frame: &[u8]) -> Result<FrameView<'_>, SecError> {
+    let eth = Frame::new_checked(frame)?;
+    let ethertype_offset = eth.ethertype_offset();
+    let tags = eth.tag_count();
+    let payload_offset = eth.payload_offset();
+    let view = |content| FrameView {
+        frame,
+        dst: eth.dst_addr(),
+        src: eth.src_addr(),
+        tags,
+        ethertype_offset,
+        content,
+    };
+    let ethertype = eth.ethertype();
+    let content = match ethertype {
+        ethernet::ETHERTYPE_GOOSE | ethernet::ETHERTYPE_SV | ethernet::ETHERTYPE_GSE_MANAGEMENT => {
+            Content::L2(l2_view(frame, ethertype, payload_offset, tags)?)
+        }
+        ethernet::ETHERTYPE_IPV4 => match ipv4_udp(frame, payload_offset)? {
+            Some(udp) => session_or_other(profile, frame, udp)?,
+            None => Content::Other,
+        },
+        ethernet::ETHERTYPE_IPV6 => match ipv6::locate(frame, payload_offset)? {
+            Ipv6Payload::Fragment => return Err(SecError::Fragment),
+            Ipv6Payload::Other(_) => Content::Other,
+            Ipv6Payload::Udp(loc) => {
+                if !ethernet::is_padding(frame.len(), loc.end, tags) {
+                    return Err(SecError::Malformed(gander_wire::Error::TrailingBytes {
+                        what: "IPv6 payload length (not Ethernet padding)",
+                        count: frame.len() - loc.end,
+                    }));
+                }
+                if !loc.udp_checksum_ok {
+                    return Err(SecError::BadChecksum("UDP"));
+                }
+                let udp = UdpView {
+                    ip: IpAddrs::V6 {
+                        src: loc.src_addr,
+                        dst: loc.dst_addr,
+                    },
+                    ip_offset: loc.ip_offset,
+                    udp_offset: loc.udp_offset,
+                    src_port: loc.src_port,
+                    dst_port: loc.dst_port,
+                    payload: loc.payload.clone(),
+                    v6: Some(loc),
+                };
+                session_or_other(profile, frame, udp)?
+            }
+        },
+        _ => Content::Other,
+    };
+    Ok(view(content))
+}
+
+fn l2_view(frame: &[u8], ethertype: u16, off: usize, tags: usize) -> Result<L2View, SecError> {
+    let g = GooseFrame::new_checked(&frame[off..])?;
+    let end = off + g.length() as usize;
+    if !ethernet::is_padding(frame.len(), end, tags) {
+        return Err(SecError::Malformed(gander_wire::Error::TrailingBytes {
+            what: "GOOSE/SV Length (not Ethernet padding)",
+            count: frame.len() - end,
+        }));
+    }
+    let ext = g.extension_range();
+    let have = ext.as_ref().map_or(0, |r| r.len());
+    if g.announced_extension_len() != have {
+        return Err(SecError::Malformed(gander_wire::Error::BadLength {
+            what: "Reserved1 security extension length",
+            value: g.announced_extension_len(),
+        }));
+    }
+    let shift = |r: Range<usize>| r.start + off..r.end + off;
+    Ok(L2View {
+        ethertype,
+        appid: g.appid(),
+        reserved1: g.reserved1(),
+        reserved2: g.reserved2(),
+        header_offset: off,
+        apdu: shift(g.apdu_range()),
+        extension: ext.map(shift),
+        end,
+    })
+}
+
+/// The UDP datagram of an IPv4 packet, `None` for other protocols.
+fn ipv4_udp(frame: &[u8], off: usize) -> Result<Option<UdpView>, SecError> {
+    let p = Ipv4Packet::new_checked(&frame[off..])?;
+    if !p.verify_checksum() {
+        return Err(SecError::BadChecksum("IPv4 header"));
+    }
+    if p.protocol() != ip::PROTOCOL_UDP {
+        return Ok(None);
+    }
+    if p.is_fragment() {
+        return Err(SecError::Fragment);
+    }
+    let loc = ip::locate_udp(frame)?;
+    if !loc.udp_checksum_ok {
+        return Err(SecError::BadChecksum("UDP"));
+    }
+    Ok(Some(UdpView {
+        ip: IpAddrs::V4 {
+            src: loc.src_addr,
+            dst: loc.dst_addr,
+        },
+        ip_offset: loc.ip_offset,
+        udp_offset: loc.udp_offset,
+        src_port: loc.src_port,
+        dst_port: loc.dst_port,
+        payload: loc.payload,
+        v6: None,
+    }))
+}
+
+/// A datagram is a session if it uses port 102 (either way) or its payload starts `01 40`:
+/// a damaged first byte must fail verification, not make the frame "other".
+fn session_or_other(profile: Profile, frame: &[u8], udp: UdpView) -> Result<Content<'_>, SecError> {
+    let p = &frame[udp.payload.clone()];
+    let cltp = p.len() >= 2 && p[0] == CLTP_LI && p[1] == CLTP_UD;
+    if !(cltp || udp.dst_port == SESSION_PORT || udp.src_port == SESSION_PORT) {
+        return Ok(Content::Other);
+    }
+    let pdu = SessionPdu::parse(p, &profile.dialect()).map_err(|e| dialect_hint(profile, p, e))?;
+    let secured = session_secured(profile, &pdu);
+    Ok(Content::Session(SessionView { udp, pdu, secured }))
+}
+
+/// A session header that does not parse in `profile` but does in another profile's dialect is
+/// reported as such, so the user can pick the right `--profile`.
+fn dialect_hint(profile: Profile, bytes: &[u8], e: gander_wire::Error) -> SecError {
+    for other in Profile::ALL {
+        if other != profile && SessionPdu::parse(bytes, &other.dialect()).is_ok() {
+            return SecError::WrongProfile {
+                error: e,
+                reads_as: other.name(),
+            };
+        }
+    }
+    SecError::Malformed(e)
+}
+
+/// An APDU inside a verified frame, parsed whole.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Apdu {
+    /// A GOOSE APDU.
+    Goose(GoosePdu),
+    /// A sampled-values savPdu.
+    Sv(SavPdu),
+}
+
+impl Apdu {
+    /// Parses the APDU an element of `payload_type` carries; exactly one APDU, no trailing bytes.
+    pub fn parse(payload_type: u8, apdu: &[u8]) -> Result<Apdu, SecError> {
+        match payload_type {
+            t if t == SpduId::Goose.payload_type() => Ok(Apdu::Goose(GoosePdu::parse(apdu)?)),
+            t if t == SpduId::SampledValues.payload_type() => Ok(Apdu::Sv(SavPdu::parse(apdu)?)),
+            _ => Err(SecError::Unsupported(
+                "payload type other than GOOSE or SV: its contents cannot be checked",
+            )),
+        }
+    }
+}
+
+/// What verified, with every layer parsed.
+#[derive(Clone, Debug)]
+pub enum Verified<'a> {
+    /// Layer-2 GOOSE.
+    Goose {
+        /// Key id.
+        key_id: u32,
+        /// The decoded extension.
+        extension: SecurityExtension,
+        /// APPID.
+        appid: u16,
+        /// The APDU.
+        apdu: GoosePdu,
+        /// MAC or signature algorithm name.
+        algorithm: &'static str,
+    },
+    /// An R-GOOSE/R-SV SPDU.
+    Session {
+        /// The verified SPDU (cleartext).
+        session: VerifiedSession<'a>,
+        /// One APDU per payload element, in order.
+        apdus: Vec<Apdu>,
+    },
+}
+
+impl Verified<'_> {
+    /// Key id that verified the frame.
+    pub fn key_id(&self) -> u32 {
+        match self {
+            Verified::Goose { key_id, .. } => *key_id,
+            Verified::Session { session, .. } => session.protection().key_id,
+        }
+    }
+    /// APPID (of the first payload element).
+    pub fn appid(&self) -> u16 {
+        match self {
+            Verified::Goose { appid, .. } => *appid,
+            Verified::Session { session, .. } => session
+                .first_element()
+                .ok()
+                .flatten()
+                .map_or(0, |e| e.appid),
+        }
+    }
+    /// MAC and encryption algorithm names.
+    pub fn algorithms(&self) -> (&'static str, &'static str) {
+        match self {
+            Verified::Goose { algorithm, .. } => (algorithm, "none"),
+            Verified::Session { session, .. } => {
+                let p = session.protection();
+                (p.mac.name(), p.enc.name())
+            }
+        }
+    }
+    /// stNum/sqNum of the (first) GOOSE APDU.
+    pub fn st_sq(&self) -> Option<(u32, u32)> {
+        match self {
+            Verified::Goose { apdu, .. } => Some((apdu.st_num, apdu.sq_num)),
+            Verified::Session { apdus, .. } => match apdus.first() {
+                Some(Apdu::Goose(g)) => Some((g.st_num, g.sq_num)),
+                _ => None,
+            },
+        }
+    }
+    /// The replay-check input (authenticated fields only).
+    pub fn freshness(&self) -> Freshness<'_> {
+        match self {
+            Verified::Goose {
+                key_id,
+                appid,
+                apdu,
+                ..
+            } => Freshness::Goose {
+                key_id: *key_id,
+                appid: *appid,
+                gocb_ref: &apdu.gocb_ref,
+                st: apdu.st_num,
+                sq: apdu.sq_num,
+            },
+            Verified::Session { session, .. } => Freshness::Spdu {
+                key_id: session.protection().key_id,
+                spdu_id: session.header().spdu_id.to_u8(),
+                appid: self.appid(),
+                number: session.header().spdu_number,
+            },
+        }
+    }
+    /// Whether the payload elements carry more than one APPID.
+    pub fn mixed_appids(&self) -> bool {
+        match self {
+            Verified::Goose { .. } => false,
+            Verified::Session { session, .. } => {
+                let first = self.appid();
+                session
+                    .elements()
+                    .map(|els| els.iter().any(|e| e.appid != first))
+                    .unwrap_or(true)
+            }
+        }
+    }
+}
+
+/// The result of [`verify`].
+#[derive(Clone, Debug)]
+pub enum Judged<'a> {
+    /// Secured, authenticated and well formed at every layer.
+    Verified(Verified<'a>),
+    /// Carries no security.
+    Unsecured,
+}
+
+/// Authenticates a classified IEC 61850 frame statelessly (no replay check) and parses every
+/// layer behind the authentication: payload elements, and the GOOSE/SV APDU of each. The key
+/// must be valid at `now` and allowed for every APPID the frame carries (its `appids`).
+pub fn verify<'a>(
+    profile: Profile,
+    store: &KeyStore,
+    view: &FrameView<'a>,
+    now: u64,
+) -> Result<Judged<'a>, SecError> {
+    match &view.content {
+        Content::Other => Err(SecError::Unsupported("not IEC 61850 traffic")),
+        Content::L2(l) if l.ethertype != ethernet::ETHERTYPE_GOOSE => {
+            if l.secured() {
+                Err(SecError::Unsupported(
+                    "IEC 62351-6 security on layer-2 SV and GSE management is not implemented",
+                ))
+            } else {
+                Ok(Judged::Unsecured)
+            }
+        }
+        Content::L2(l) => verify_goose(profile, store, view.frame, l, now),
+        Content::Session(s) => {
+            let pdu = s.pdu.clone();
+            match session::verify_pdu(profile, store, pdu, now)? {
+                session::Checked::Unsecured(_) => Ok(Judged::Unsecured),
+                session::Checked::Verified(v) => {
+                    let key = store.require(v.protection().key_id)?;
+                    let si = v.header().spdu_id;
+                    let mut apdus = Vec::new();
+                    for e in v.elements()? {
+                        check_element_type(si, &e)?;
+                        key.check_appid(e.appid)?;
+                        apdus.push(Apdu::parse(e.payload_type, e.apdu)?);
+                    }
+                    if apdus.is_empty() {
+                        return Err(SecError::Malformed(gander_wire::Error::MissingField(
+                            "payload element",
+                        )));
+                    }
+                    Ok(Judged::Verified(Verified::Session { session: v, apdus }))
+                }
+            }
+        }
+    }
+}
+
+/// An SPDU's elements must carry what its SI announces (a GOOSE SPDU carries GOOSE), so the
+/// kind a rule matches on is the kind the subscriber will decode.
+fn check_element_type(si: SpduId, e: &PayloadElement<'_>) -> Result<(), SecError> {
+    let expected = match si {
+        SpduId::Goose => SpduId::Goose.payload_type(),
+        SpduId::SampledValues => SpduId::SampledValues.payload_type(),
+        _ => {
+            return Err(SecError::Unsupported(
+                "tunnelled and management SPDUs cannot be checked",
+            ))
+        }
+    };
+    if e.payload_type != expected {
+        return Err(SecError::Malformed(gander_wire::Error::BadValue {
+            what: "payload type",
+            detail: "does not match the SPDU identifier",
+        }));
+    }
+    Ok(())
+}
+
+/// The CRC byte order a profile writes in Reserved2.
+pub(crate) fn crc_order(profile: Profile) -> CrcByteOrder {
+    match profile {
+        Profile::Libiec61850 => CrcByteOrder::LowFirst,
+        _ => CrcByteOrder::HighFirst,
+    }
+}
+
+fn verify_goose<'a>(
+    profile: Profile,
+    store: &KeyStore,
+    frame: &'a [u8],
+    l: &L2View,
+    now: u64,
+) -> Result<Judged<'a>, SecError> {
+    let Some(ext_range) = l.extension.clone() else {
+        return Ok(Judged::Unsecured);
+    };
+    let (ext, ext_layout) = SecurityExtension::parse_with_layout(&frame[ext_range.clone()])?;
+    if l.crc_order() != Some(crc_order(profile)) {
+        return Err(SecError::Malformed(gander_wire::Error::BadChecksum {
+            what: "IEC 62351-6 header CRC",
+            computed: 0,
+            found: l.reserved2,
+        }));
+    }
+    let key = store.require(ext.key_id)?;
+    key.check_valid_at(now)?;
+    // The MAC covers the EtherType that names the payload through the AuthenticationValue
+    // element; the tag stack and addresses in front of it are not covered.
+    let covered = &frame[l.header_offset - 2..ext_range.start + ext_layout.auth_value.end];
+    let algorithm = verify_l2_tag(key, &ext, covered)?;
+    key.check_appid(l.appid)?;
+    let apdu = GoosePdu::parse(&frame[l.apdu.clone()])?;
+    Ok(Judged::Verified(Verified::Goose {
+        key_id: ext.key_id,
+        extension: ext,
+        appid: l.appid,
+        apdu,
+        algorithm,
+    }))
+}
+
+fn verify_l2_tag(
+    key: &KeyEntry,
+    ext: &SecurityExtension,
+    covered: &[u8],
+) -> Result<&'static str, SecError> {
+    if let Some(s) = &key.signature {
+        let sig = if s.algorithm == crate::signature::SignatureAlgorithm::EcdsaP256Sha256 {
+            crate::signature::ecdsa_raw_to_der(&ext.mac).map_err(|_| SecError::BadMac)?
+        } else {
+            ext.mac.clone()
+        };
+        s.verifying
+            .verify(covered, &sig)
+            .map_err(|_| SecError::BadMac)?;
+        return Ok(s.algorithm.name());
+    }
+    if key.enc != EncAlgorithm::None || key.mac == MacAlgorithm::None {
+        return Err(SecError::Unsupported(
+            "IEC 62351-6 layer-2 GOOSE carries a MAC or signature, not encryption",
+        ));
+    }
+    let mk = key
+        .mac_key()
+        .ok_or(SecError::Unsupported("key has no MAC"))?;
+    if ext.mac.len() != key.mac.tag_len() {
+        return Err(SecError::BadMac);
+    }
+    let iv: &[u8] = if key.mac.needs_iv() {
+        match &ext.iv {
+            Some(iv) if iv.len() == 12 => iv,
+            other => return Err(SecError::BadIv(other.as_ref().map_or(0, Vec::len))),
+        }
+    } else {
+        &[]
+    };
+    mk.verify(iv, covered, &ext.mac)
+        .map_err(|_| SecError::BadMac)?;
+    Ok(key.mac.name())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runts_and_deep_stacks_are_errors_not_other() {
+        assert!(classify(Profile::Standard, &[0u8; 13]).is_err());
+        let mut f = vec![0u8; 12];
+        for _ in 0..=ethernet::MAX_TAGS {
+            f.extend_from_slice(&[0x88, 0xa8, 0, 1]);
+        }
+        f.extend_from_slice(&[0x88, 0xb8]);
+        f.resize(100, 0);
+        assert!(matches!(
+            classify(Profile::Standard, &f),
+            Err(SecError::Malformed(gander_wire::Error::TooManyTags(_)))
+        ));
+    }
+
+    #[test]
+    fn arp_is_other() {
+        let mut f = vec![0xffu8; 60];
+        f[12] = 0x08;
+        f[13] = 0x06;
+        assert_eq!(classify(Profile::Standard, &f).unwrap().kind(), Kind::Other);
+    }
+}
