@@ -128,6 +128,33 @@ fn receiver(
     h
 }
 
+/// `f` (untagged) behind a stack of (TPID, VID) tags.
+fn tagged(f: &[u8], stack: &[(u16, u16)]) -> Vec<u8> {
+    let mut out = f[..12].to_vec();
+    for (tpid, vid) in stack {
+        out.extend_from_slice(&tpid.to_be_bytes());
+        out.extend_from_slice(&(0x8000 | vid).to_be_bytes());
+    }
+    out.extend_from_slice(&f[12..]);
+    out
+}
+
+/// `f` with another IPv4 source address and UDP source port (checksums recomputed).
+fn resourced(f: &[u8], ip: [u8; 4], port: u16) -> Vec<u8> {
+    let (mut r, payload) = gander_wire::ip::UdpFrameRepr::parse(f).unwrap();
+    r.src_addr = ip;
+    r.src_port = port;
+    r.emit(&f[payload]).unwrap()
+}
+
+const STACKS: &[&[(u16, u16)]] = &[
+    &[(0x88a8, 100)],
+    &[(0x88a8, 100), (0x8100, 10)],
+    &[(0x8100, 100), (0x8100, 10)],
+    &[(0x9100, 5)],
+    &[(0x8100, 0)],
+];
+
 fn goose_from_sub(sq: u32) -> Vec<u8> {
     craft::goose_frame(addr::SUB_MAC, MCAST, None, APPID, 1, sq)
 }
@@ -147,6 +174,14 @@ fn rgoose_from_sub(n: u32) -> Vec<u8> {
 #[test]
 fn l2_driver_fails_closed_and_delivers_in_order() {
     scenario("l2", Mode::L2, CONFIG, true);
+}
+
+/// With the documented default `other = "pass"`: tag stacks must not turn IEC 61850 traffic
+/// into "other" traffic that passes.
+#[test]
+fn l2_driver_with_other_pass_fails_closed() {
+    let config = CONFIG.replace("other_inbound = \"drop\"\n", "");
+    scenario("l2p", Mode::L2, &config, true);
 }
 
 const NFQ_CONFIG: &str = r#"
@@ -220,6 +255,21 @@ fn scenario(tag: &str, mode: Mode, config: &str, goose: bool) {
         for len in 14..f.len() {
             attacks.push(f[..len].to_vec());
         }
+        // Unsecured and forged frames behind every tag stack an IED's kernel strips.
+        for stack in STACKS {
+            attacks.push(tagged(&mk(next()), stack));
+            attacks.push(tagged(&secure(&bad, 1, &mk(next())), stack));
+        }
+        // The IED's own stream, protected with the gateway's outbound key, sent back at it.
+        attacks.push(secure(&good, 2, &mk(next())));
+        // A key holder's valid frame with bytes after Length / the IPv4 packet that are not
+        // padding. (On the nfqueue bridge the kernel trims an IPv4 frame to its total length
+        // before iptables, so the bytes never reach the IED either way.)
+        if goose {
+            let mut junk = secure(&good, 1, &mk(next()));
+            junk.extend_from_slice(&[0xde, 0xad, 0xbe, 0xef, 0, 0, 0, 0]);
+            attacks.push(junk);
+        }
         // Malformed: garbage behind the right headers.
         let mut g = f.clone();
         for (j, b) in g
@@ -255,11 +305,18 @@ fn scenario(tag: &str, mode: Mode, config: &str, goose: bool) {
             s.send(f).unwrap();
             std::thread::sleep(Duration::from_millis(4));
         }
-        // Replays of everything already delivered.
+        // Replays of everything already delivered, as they were, and R-GOOSE from another
+        // source address and port (fields outside every IEC 62351-6 MAC).
         std::thread::sleep(Duration::from_millis(50));
         for (i, f) in legit2.iter().enumerate() {
             s.send(f).unwrap();
             pace(i);
+            if f.len() > 14 && f[12..14] == [0x08, 0x00] {
+                s.send(&resourced(f, [10, 85, 0, 77], 102)).unwrap();
+                s.send(&resourced(f, addr::SUB_IP, 40000 + i as u16))
+                    .unwrap();
+                pace(i);
+            }
         }
     });
     attacker.join().unwrap();
@@ -349,7 +406,11 @@ fn scenario(tag: &str, mode: Mode, config: &str, goose: bool) {
     // Only the legit frames were forwarded; everything else that reached the gateway was
     // dropped with a reason: every attack and every replay (plus the odd frame of the
     // namespaces' own kernels, e.g. ARP, which `other_inbound = "drop"` also drops).
-    assert_eq!(c.inbound.forwarded, legit.len() as u64, "{c:?}");
+    assert_eq!(
+        c.inbound.forwarded - c.inbound.other_passed,
+        legit.len() as u64,
+        "{c:?}"
+    );
     assert_eq!(
         c.inbound.received,
         c.inbound.forwarded + c.inbound.dropped_total()
@@ -368,6 +429,7 @@ fn scenario(tag: &str, mode: Mode, config: &str, goose: bool) {
                 "unsecured",
                 "malformed",
                 "bad-checksum",
+                "reflected",
             ],
         )
     } else {
@@ -380,11 +442,14 @@ fn scenario(tag: &str, mode: Mode, config: &str, goose: bool) {
                 "replay",
                 "unsecured",
                 "bad-checksum",
+                "reflected",
             ],
         )
     };
     assert!(
-        !need_all || c.inbound.dropped_total() >= (n_attacks + legit.len()) as u64,
+        !need_all
+            || c.inbound.dropped_total() + c.inbound.other_passed
+                >= (n_attacks + legit.len()) as u64,
         "{c:?}"
     );
     for reason in reasons.iter().copied() {

@@ -144,9 +144,29 @@ fn udp_relay_fails_closed_and_delivers_in_order() {
         for f in &l2 {
             s.send_to(f, "10.85.2.254:102").unwrap();
         }
+        // The same frames from another source port: the port is outside every MAC.
+        let other_port = UdpSocket::bind("10.85.2.2:4000").unwrap();
+        for f in &l2 {
+            other_port.send_to(f, "10.85.2.254:102").unwrap();
+        }
     });
     a.join().unwrap();
     p.join().unwrap();
+    // Then the attacker replays the captured frames from its own address, and sends the IED's
+    // own stream (protected with the gateway's outbound key 2) back at it.
+    let (l3, atk_ns) = (legit.clone(), lab.ns(Role::Atk));
+    let reflected: Vec<Vec<u8>> = (0..4).map(|i| spdu(Some((&good, 2)), 2000 + i)).collect();
+    let late = l3.len() + reflected.len();
+    std::thread::spawn(move || {
+        gander_lab::enter(&atk_ns).unwrap();
+        let s = UdpSocket::bind("10.85.2.66:102").unwrap();
+        for (i, f) in l3.iter().chain(&reflected).enumerate() {
+            s.send_to(f, "10.85.2.254:102").unwrap();
+            pace(i);
+        }
+    })
+    .join()
+    .unwrap();
     let (ok, unreadable) = ied.join().unwrap();
     assert_eq!(unreadable, 0);
     assert_eq!(ok, (0..n).collect::<Vec<_>>());
@@ -177,8 +197,9 @@ fn udp_relay_fails_closed_and_delivers_in_order() {
     assert_eq!(c.inbound.forwarded, n as u64);
     assert_eq!(
         c.inbound.dropped_total(),
-        (n_attacks + legit.len()) as u64,
+        (n_attacks + 2 * legit.len() + late) as u64,
         "{c:?}"
     );
+    assert_eq!(c.inbound.dropped.get("reflected"), Some(&4), "{c:?}");
     assert_eq!(c.outbound.protected, n as u64);
 }
