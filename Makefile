@@ -14,7 +14,7 @@ VENV_STAMP := $(VENV)/.requirements.stamp
 GANDER := $(CURDIR)/target/release/gander
 CRYPTO_VECTORS = $(shell $(VPY) -c 'import cryptography_vectors, os; print(os.path.dirname(cryptography_vectors.__file__))')
 
-.PHONY: setup venv build test demo fuzz-smoke clean
+.PHONY: setup venv build test lint demo fuzz-smoke clean
 
 ## setup: system packages (tshark, libpcap, OpenSSL, GnuTLS, ...) and Rust if cargo is missing
 setup:
@@ -33,8 +33,14 @@ $(VENV_STAMP): interop/requirements.txt
 build:
 	cargo build --release --workspace
 
-## test: Rust tests, then the interop suite against libiec61850 and tshark
+## lint: formatting and clippy with warnings as errors
+lint:
+	cargo fmt --all -- --check
+	cargo clippy --release --workspace --all-targets -- -D warnings
+
+## test: lint, Rust tests, then the interop suite against libiec61850 and tshark
 test: setup venv build
+	$(MAKE) --no-print-directory lint
 	GANDER_CRYPTO_VECTORS=$(CRYPTO_VECTORS) cargo test --workspace --release
 	$(MAKE) --no-print-directory fuzz-smoke
 	GANDER=$(GANDER) $(VPY) -m pytest -q interop/tests

@@ -91,9 +91,12 @@ fn verdicts(stdout: &str) -> Vec<serde_json::Value> {
 fn verify_libiec61850_frames_and_catch_tampering() {
     let d = Dir::new();
     let good = udp_frame(&hex::decode(LIB_HMAC128).unwrap());
-    let mut bad = good.clone();
-    let n = bad.len();
-    bad[n - 20] ^= 0x01; // inside the GOOSE APDU
+    // A flip inside the GOOSE APDU, with the UDP checksum recomputed (a flip the checksum
+    // catches is `bad-checksum`, as in the gateway).
+    let mut tampered = hex::decode(LIB_HMAC128).unwrap();
+    let n = tampered.len();
+    tampered[n - 20] ^= 0x01;
+    let bad = udp_frame(&tampered);
     write_pcap(
         &d.p("in.pcap"),
         &[
@@ -155,6 +158,55 @@ fn verify_libiec61850_frames_and_catch_tampering() {
         .arg(d.p("two.pcap")));
     assert_eq!(code, 1);
     assert_eq!(verdicts(&out)[1]["verdict"], "replay");
+
+    // Replay state is keyed on authenticated fields only: the same frame from another source
+    // address or port is still a replay.
+    let hmac = hex::decode(LIB_HMAC128).unwrap();
+    let (mut r, payload) = UdpFrameRepr::parse(&udp_frame(&hmac)).unwrap();
+    let f = r.emit(&hmac).unwrap();
+    r.src_addr = [192, 0, 2, 99];
+    let other_ip = r.emit(&hmac).unwrap();
+    r.src_addr = [192, 0, 2, 1];
+    r.src_port = 40000;
+    let other_port = r.emit(&hmac).unwrap();
+    assert_eq!(payload.len(), hmac.len());
+    write_pcap(&d.p("moved.pcap"), &[f.clone(), f, other_ip, other_port]);
+    let (code, out, _) = run(gander()
+        .args([
+            "frame",
+            "verify",
+            "--json",
+            "--profile",
+            "libiec61850",
+            "--keys",
+        ])
+        .arg(d.p("keys.toml"))
+        .arg(d.p("moved.pcap")));
+    assert_eq!(code, 1);
+    let words: Vec<_> = verdicts(&out)
+        .iter()
+        .map(|v| v["verdict"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(words, ["verified", "replay", "replay", "replay"]);
+
+    // A capture read under another profile's dialect says which profile reads it.
+    let (code, out, _) = run(gander()
+        .args([
+            "frame",
+            "verify",
+            "--json",
+            "--profile",
+            "standard",
+            "--keys",
+        ])
+        .arg(d.p("keys.toml"))
+        .arg(d.p("one.pcap")));
+    assert_eq!(code, 1);
+    let err = verdicts(&out)[0]["error"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    assert!(err.contains("--profile libiec61850"), "{out}");
 }
 
 #[test]

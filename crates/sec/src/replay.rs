@@ -170,6 +170,9 @@ pub enum Freshness<'a> {
     },
 }
 
+/// The GOOSE control blocks behind one (key id, APPID), each with its sequence.
+type ControlBlocks = Vec<(Box<str>, GooseSequence)>;
+
 /// Replay state of one receiver (one direction of a gateway, one capture): SPDU-number windows
 /// and GOOSE sequences per stream.
 #[derive(Debug, Default)]
@@ -177,7 +180,7 @@ pub struct ReplayState {
     spdus: HashMap<(u32, u8, u16), SlidingWindow>,
     /// (key id, APPID) -> one entry per control block; almost always exactly one, so a linear
     /// search on gocbRef needs no allocation per frame.
-    goose: HashMap<(u32, u16), Vec<(Box<str>, GooseSequence)>>,
+    goose: HashMap<(u32, u16), ControlBlocks>,
 }
 
 impl ReplayState {

@@ -573,6 +573,7 @@ impl Verified<'_> {
 
 /// The result of [`verify`].
 #[derive(Clone, Debug)]
+#[allow(clippy::large_enum_variant)] // made once per frame and consumed at once: no boxing
 pub enum Judged<'a> {
     /// Secured, authenticated and well formed at every layer.
     Verified(Verified<'a>),
