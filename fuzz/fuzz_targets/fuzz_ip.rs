@@ -6,6 +6,11 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let _ = locate_udp(data);
+    // IPv6: extension-header walk and UDP rewrite round trip.
+    if let Ok(gander_wire::ipv6::Ipv6Payload::Udp(loc)) = gander_wire::ipv6::locate(data, 14) {
+        let out = gander_wire::ipv6::rewrite_udp_payload(data, &loc, &data[loc.payload.clone()]).expect("rewrite");
+        assert!(matches!(gander_wire::ipv6::locate(&out, 14), Ok(gander_wire::ipv6::Ipv6Payload::Udp(l)) if l.udp_checksum_ok));
+    }
     if let Ok((repr, payload)) = UdpFrameRepr::parse(data) {
         let payload = &data[payload];
         let out = repr.emit(payload).expect("emit");
