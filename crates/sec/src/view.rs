@@ -633,7 +633,9 @@ fn check_element_type(si: SpduId, e: &PayloadElement<'_>) -> Result<(), SecError
     let expected = match si {
         SpduId::Goose => SpduId::Goose.payload_type(),
         SpduId::SampledValues => SpduId::SampledValues.payload_type(),
-        _ => {
+        // SecLib sends its GOOSE APDUs under SI 0xA0: the element's payload type decides.
+        SpduId::Tunnelled => return Ok(()),
+        SpduId::Management => {
             return Err(SecError::Unsupported(
                 "tunnelled and management SPDUs cannot be checked",
             ))
