@@ -463,8 +463,8 @@ impl Apdu {
             t if t == SpduId::Goose.payload_type() => Ok(Apdu::Goose(GoosePdu::parse(apdu)?)),
             t if t == SpduId::SampledValues.payload_type() => Ok(Apdu::Sv(SavPdu::parse(apdu)?)),
             // Tunnelled (0x80, SecLib): the APDU's own tag says what it is.
-            0x80 if apdu.first() == Some(&0x61) => Ok(Apdu::Goose(GoosePdu::parse(apdu)?)),
-            0x80 if apdu.first() == Some(&0x60) => Ok(Apdu::Sv(SavPdu::parse(apdu)?)),
+            _ if apdu.first() == Some(&0x61) => Ok(Apdu::Goose(GoosePdu::parse(apdu)?)),
+            _ if apdu.first() == Some(&0x60) => Ok(Apdu::Sv(SavPdu::parse(apdu)?)),
             _ => Err(SecError::Unsupported(
                 "payload type other than GOOSE or SV: its contents cannot be checked",
             )),
