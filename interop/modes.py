@@ -2,7 +2,8 @@
 
 libiec61850 1.6.1 binds the algorithms to the key id (protocol version 2 does not carry algorithm
 codes), so every mode gets its own key id. 128-bit modes use the 16-byte ASCII key "0123456789ABCDEF"
-(the one in shared/reference/rgoose-vectors.txt); 256-bit modes use a 32-byte ASCII key.
+(the key of the libiec61850 records in crates/sec/tests/vectors/golden_frames.txt); 256-bit modes use
+a 32-byte ASCII key.
 """
 from __future__ import annotations
 
@@ -63,7 +64,7 @@ def _toml_str(s: str) -> str:
 
 def key_entry(key_id: int, mac: str, enc: str, *, key_ascii: str | None = None,
               key_hex: str | None = None) -> str:
-    """One `[[key]]` table in gander's key-file format (design.md)."""
+    """One `[[key]]` table in gander's key-file format (docs/keys.md)."""
     lines = ["[[key]]", f"id = {key_id}", f"mac = {_toml_str(mac)}", f"enc = {_toml_str(enc)}"]
     if key_hex is not None:
         lines.append(f"key = {_toml_str(key_hex)}")

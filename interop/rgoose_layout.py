@@ -2,7 +2,7 @@
 
 Used by the tests to name the field a flipped bit landed in and to check captures independently of
 gander (e.g. recompute libiec61850's HMAC with the stdlib). Offsets from the first UDP payload byte;
-see shared/reference/rgoose-62351-6.md section 1 for the table this follows.
+docs/session-layout.md §1 has the table this follows.
 """
 from __future__ import annotations
 

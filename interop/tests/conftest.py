@@ -22,9 +22,31 @@ PY = sys.executable
 FRAMES = 20  # messages per libiec61850 capture
 
 
-def shared_dir() -> Path:
-    """shared/ sits beside the repository (CI clones it there); GANDER_SHARED_DIR overrides."""
-    return Path(os.environ.get("GANDER_SHARED_DIR", REPO.parent / "shared"))
+GOLDEN_FRAMES = REPO / "crates" / "sec" / "tests" / "vectors" / "golden_frames.txt"
+
+
+def golden_frames() -> dict[str, dict[str, str]]:
+    """The records of the repository's golden-frame file (provenance in its header), by Name.
+
+    Format: `Name = value` lines, records separated by blank lines, `#` comments (the same reader
+    as crates/sec/tests/golden/frames.rs)."""
+    records, cur = {}, None
+    for i, raw in enumerate(GOLDEN_FRAMES.read_text().splitlines(), 1):
+        line = raw.strip()
+        if not line:
+            cur = None
+            continue
+        if line.startswith("#"):
+            continue
+        key, sep, value = line.partition("=")
+        assert sep, f"{GOLDEN_FRAMES}:{i}: not `Name = value`"
+        if cur is None:
+            cur = {}
+        cur[key.strip()] = value.strip()
+        if key.strip() == "Name":
+            assert cur["Name"] not in records, f"{GOLDEN_FRAMES}:{i}: duplicate Name"
+            records[cur["Name"]] = cur
+    return records
 
 
 @pytest.fixture(scope="session")

@@ -1,45 +1,42 @@
 """(c) The gateway paper's sample packets (slipz/RPi-Gateway packet_*.bin) verify with --profile seclib.
 
-They are whole Ethernet frames in shared/reference/rgoose-vectors.txt, which sits beside the repository
-(`<repo>/../shared`, as CI lays it out; GANDER_SHARED_DIR overrides). SEC frames carry KeyID 0; the
-MAC is over SI..end of the GOOSE PDU; GMAC uses a zero IV. Key 11754cd72aec309bf52f7687212e8957.
+They are whole Ethernet frames in the repository's golden-frame file,
+crates/sec/tests/vectors/golden_frames.txt (records `seclib-*`; where they come from is in its header).
+SEC frames carry KeyID 0; the MAC is over SI..end of the GOOSE PDU; GMAC uses a zero IV
+(docs/session-layout.md). Key 11754cd72aec309bf52f7687212e8957.
 """
 from __future__ import annotations
 
 import hashlib
 import hmac
-import re
 
 import pytest
 
 import pcap
-from conftest import shared_dir, verify
+from conftest import GOLDEN_FRAMES, golden_frames, verify
 from modes import key_entry
 
 KEY_HEX = "11754cd72aec309bf52f7687212e8957"
+# Record name in the golden-frame file -> gander key-file MAC name.
 PACKETS = {
-    "packet_hmacSHA256_80.bin": "hmac-sha256-80",
-    "packet_hmacBLAKE2B_80.bin": "hmac-blake2b-80",
-    "packet_gmacAES128_128.bin": "aes-gmac-128",
+    "seclib-hmac-sha256-80": "hmac-sha256-80",
+    "seclib-hmac-blake2b-80": "hmac-blake2b-80",
+    "seclib-aes-gmac-128": "aes-gmac-128",
 }
 
 
 @pytest.fixture(scope="module")
 def vectors() -> dict[str, bytes]:
-    path = shared_dir() / "reference" / "rgoose-vectors.txt"
-    if not path.is_file():
-        pytest.fail(f"{path} not found: the seclib vectors live in shared/ beside the repository "
-                    f"(set GANDER_SHARED_DIR to the shared/ directory when it is elsewhere)")
-    out, name = {}, None
-    for line in path.read_text().splitlines():
-        h = re.match(r"^###\s+(packet_\S+\.bin)", line)
-        if h:
-            name = h.group(1)
-        elif name and re.fullmatch(r"[0-9a-fA-F]+", line.strip()):
-            out[name] = bytes.fromhex(line.strip())
-            name = None
-    missing = set(PACKETS) - set(out)
-    assert not missing, f"{path}: no hex line for {sorted(missing)}"
+    records = golden_frames()
+    missing = set(PACKETS) - set(records)
+    assert not missing, f"{GOLDEN_FRAMES}: no record {sorted(missing)}"
+    out = {}
+    for name, mac in PACKETS.items():
+        r = records[name]
+        # The record's own provenance fields must say what this test assumes.
+        assert (r["Layer"], r["Profile"], r["KeyId"], r["Key"], r["Mac"], r["Enc"]) == \
+            ("ethernet", "seclib", "0", KEY_HEX, mac, "none"), r
+        out[name] = bytes.fromhex(r["Frame"])
     return out
 
 
@@ -58,13 +55,13 @@ def test_vectors_are_seclib_frames(vectors):
         assert u.payload[:3] == b"\x01\x40\xa0" and u.payload[14:16] == b"\x00\x01", name  # SI A0, version 1
 
 
-@pytest.mark.parametrize("name", ["packet_hmacSHA256_80.bin", "packet_hmacBLAKE2B_80.bin"])
+@pytest.mark.parametrize("name", ["seclib-hmac-sha256-80", "seclib-hmac-blake2b-80"])
 def test_vectors_mac_is_over_si_to_end_of_pdu(vectors, name):
     """Independent check (stdlib hmac) of what the seclib profile must compute: HMAC over SI..end of
     the GOOSE PDU, first 10 bytes, after `85 0a`."""
     p = pcap.udp_payload(vectors[name]).payload
     assert p[-12:-10] == b"\x85\x0a"
-    digest = hashlib.sha256 if "SHA256" in name else hashlib.blake2b
+    digest = hashlib.sha256 if "sha256" in name else hashlib.blake2b
     assert hmac.new(bytes.fromhex(KEY_HEX), p[2:-12], digest).digest()[:10] == p[-10:]
 
 

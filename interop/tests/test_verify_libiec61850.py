@@ -1,6 +1,6 @@
 """(a) gander verifies every libiec61850 1.6.1 R-GOOSE mode, and rejects every single-bit flip.
 
-Captures are published live by libiec61850 (interop/rgoose_publish.py). Contract (design.md):
+Captures are published live by libiec61850 (interop/rgoose_publish.py). Contract (docs/frame-cli.md):
 `gander frame verify --keys K --profile libiec61850 --json FILE` prints one JSON object per frame
 (`index`, `ok`, `kind`, `verdict`, `key_id`, ...) and exits non-zero if any secured frame fails.
 """

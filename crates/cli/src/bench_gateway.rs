@@ -615,7 +615,9 @@ fn machine() -> String {
     format!("{cpu}, {cores} cores, Linux {}", kernel.trim())
 }
 
-/// Runs the benchmark; exits 1 if a target of issue #5 is missed.
+/// Runs the benchmark; exits 1 if a gateway target is missed: at most 100 µs added to the one-way
+/// p99 latency (with at least 90 % delivered), at least 100,000 frames/s on one core for
+/// HMAC-SHA256-128 protect and verify, and no legitimate GOOSE lost under the flood.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     gander_lab::check_available()?;
     let n = if args.quick { 200 } else { args.samples };

@@ -33,9 +33,11 @@ pub enum Command {
         /// Lab PKI directory, reused across runs (default: ~/.cache/gander/pki).
         #[arg(long)]
         pki: Option<PathBuf>,
-        /// Python with pyiec61850-ng for the libiec61850 peer (default: .venv/bin/python).
-        #[arg(long, default_value = ".venv/bin/python")]
-        python: PathBuf,
+        /// Python with pyiec61850-ng for the libiec61850 peer (default: the .venv/bin/python
+        /// beside the interop/ directory that holds the peer driver; GANDER_INTEROP_DIR names
+        /// that directory, else it is found from the executable's or the source tree's location).
+        #[arg(long)]
+        python: Option<PathBuf>,
         /// Print the resolved cases and exit.
         #[arg(long)]
         dry_run: bool,
@@ -154,7 +156,9 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
                 resume,
                 gander_exe: std::env::current_exe().context("locating the gander binary")?,
                 python: python.clone(),
-                libiec61850_driver: PathBuf::from("interop/imp_libiec61850_peer.py"),
+                // Located when a libiec61850 case needs it, independently of the working
+                // directory (`gander_imp::assets`).
+                libiec61850_driver: None,
                 ready_timeout: Duration::from_secs(20),
                 progress: true,
             };

@@ -1,5 +1,5 @@
 //! Presenting a [`CryptoReport`]: the Table 8-style table, the Farooq-style signature table and
-//! the targets, i.e. ratios between rows of the same run (`docs/design.md`: "comparisons are
+//! the targets, i.e. ratios between rows of the same run (`docs/measurement.md`: "comparisons are
 //! ratios from one run").
 
 use crate::crypto_bench::{CryptoReport, Group, Impl, Op, Row};

@@ -7,6 +7,7 @@
 //! * [`crypto_bench`] and [`crypto_report`]: `gander bench crypto`.
 
 pub mod anatomy;
+pub mod assets;
 pub mod crypto_bench;
 pub mod crypto_report;
 pub mod machine;

@@ -1,5 +1,5 @@
 //! What a report was measured on. Absolute times mean nothing without the machine
-//! (`docs/design.md`, "Every table states the machine, the TLS library and its version"), so
+//! (`docs/measurement.md`, "Every table states the machine, the TLS library and its version"), so
 //! every benchmark prints this header and the JSON report carries it.
 //!
 //! Everything is read from `/proc` (Linux) and the linked OpenSSL; fields that cannot be read are

@@ -35,8 +35,11 @@ pub struct RunOptions {
     /// The `gander` binary that provides `mms server|client`.
     pub gander_exe: PathBuf,
     /// Python with pyiec61850-ng, and the libiec61850 peer driver (the `stacks` scenario).
-    pub python: PathBuf,
-    pub libiec61850_driver: PathBuf,
+    /// `None`: found when a libiec61850 case runs, by [`crate::assets`] (the driver in the
+    /// repository's `interop/`, the Python in the `.venv` beside it), whatever the working
+    /// directory.
+    pub python: Option<PathBuf>,
+    pub libiec61850_driver: Option<PathBuf>,
     /// How long a server may take to print `READY`.
     pub ready_timeout: Duration,
     /// Show a progress bar (only when stderr is a terminal).
@@ -578,23 +581,25 @@ fn peer_command(
             Ok(c)
         }
         Stack::Libiec61850 => {
-            if !opts.libiec61850_driver.exists() {
+            let driver = match &opts.libiec61850_driver {
+                Some(d) => d.clone(),
+                None => crate::assets::libiec61850_peer().map_err(|e| e.to_string())?,
+            };
+            if !driver.exists() {
                 return Err(format!(
                     "libiec61850 peer driver {} not found",
-                    opts.libiec61850_driver.display()
+                    driver.display()
                 ));
             }
-            if !opts.python.exists() {
-                return Err(format!(
-                    "Python {} not found (make venv)",
-                    opts.python.display()
-                ));
+            let python = match &opts.python {
+                Some(p) => p.clone(),
+                None => crate::assets::venv_python_for(&driver).map_err(|e| e.to_string())?,
+            };
+            if !python.exists() {
+                return Err(format!("Python {} not found (make venv)", python.display()));
             }
-            let mut c = Command::new(&opts.python);
-            c.arg(&opts.libiec61850_driver)
-                .arg(role.name())
-                .arg("--config")
-                .arg(config);
+            let mut c = Command::new(&python);
+            c.arg(&driver).arg(role.name()).arg("--config").arg(config);
             Ok(c)
         }
     }

@@ -609,7 +609,9 @@ pub fn transfer_class(name: &str) -> Result<TransferClass, String> {
         .ok_or_else(|| format!("unknown transfer-time class {name:?} (expected TT1..TT6, trip, fast, medium or low)"))
 }
 
-/// One headline target of issue #4, measured as a ratio in one run.
+/// One headline target of the measurement platform, measured as a ratio in one run: HT within
+/// 1.3x its floor, RT over TLS within 1.2x cleartext, gander no slower than libiec61850
+/// (`docs/scenarios.md`, "Floors and targets").
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Target {
     pub what: String,
@@ -739,7 +741,7 @@ fn fmt3(x: Option<f64>) -> String {
     x.map(|x| format!("{x:.3}")).unwrap_or_else(|| "-".into())
 }
 
-/// The RT target as the issue words it: RT over TLS of the headline case (`headline`: the HT
+/// The RT target as `docs/scenarios.md` states it: RT over TLS of the headline case (`headline`: the HT
 /// target's case) within 1.2x the median RT of the same exchange in cleartext. Judged on that
 /// row's ratio of medians; the detail gives how the cleartext was measured, the spread of the
 /// per-block ratios within the row and the range over every gander report row on loopback.

@@ -46,7 +46,8 @@ pub enum ScenarioError {
 pub enum Stack {
     /// `gander mms server|client`.
     Gander,
-    /// libiec61850 1.6 driven from Python (`interop/imp_libiec61850_peer.py`).
+    /// libiec61850 1.6 driven from Python (`interop/imp_libiec61850_peer.py`, found by
+    /// [`crate::assets`]).
     Libiec61850,
 }
 

@@ -1,6 +1,6 @@
 //! Summary statistics over kept raw samples.
 //!
-//! Every number a gander report prints comes from raw samples that are kept (`docs/design.md`,
+//! Every number a gander report prints comes from raw samples that are kept (`docs/measurement.md`,
 //! "How results are measured"): n, mean, sample standard deviation, min, max, median, p95, p99
 //! and the 95% confidence interval of the mean, the quantities the gateway paper reports in its
 //! Table 8 (average, max, min, C.I. 95%) plus the percentiles a latency budget needs.

@@ -1,5 +1,5 @@
 //! IEC 61850-5 transfer-time requirements as data, so every latency table can show a verdict
-//! against the class the reader cares about (`docs/design.md`, "How results are measured").
+//! against the class the reader cares about (`docs/measurement.md`, "How results are measured").
 //!
 //! The transfer time is the whole trip from the sender's application handing data to its stack
 //! to the receiver's application getting it (IEC 61850-5 §13.7, the gateway paper's Figure 2):

@@ -46,8 +46,8 @@ fn opts(dir: &std::path::Path) -> RunOptions {
         class: transfer_class("TT3").unwrap(),
         resume: false,
         gander_exe: root.join("tests/fake_peer.py"),
-        python: PathBuf::from("/nonexistent/python"),
-        libiec61850_driver: PathBuf::from("/nonexistent/driver.py"),
+        python: Some(PathBuf::from("/nonexistent/python")),
+        libiec61850_driver: Some(PathBuf::from("/nonexistent/driver.py")),
         ready_timeout: Duration::from_secs(10),
         progress: false,
     }

@@ -5,7 +5,7 @@
 //! * AP titles are form 2 (OBJECT IDENTIFIER), AE qualifiers form 2 (INTEGER).
 //! * Authentication is the optional password mechanism 2.2.3.1 (ISO 8650-1 "password"):
 //!   sender-acse-requirements `8A 02 04 80`, mechanism-name `8B 03 520301`,
-//!   calling-authentication-value `AC { 80 len pwd }` (mms-tls.md section 1). IEC 62351-4's
+//!   calling-authentication-value `AC { 80 len pwd }` (`docs/mms-bytes.md` §1). IEC 62351-4's
 //!   certificate-based A-profile is not implemented (libiec61850 does not either).
 //! * user-information is one EXTERNAL (`28 { 02 indirect-reference, A0 <MMS PDU> }`).
 
@@ -486,7 +486,7 @@ mod tests {
 
     #[test]
     fn golden_aarq() {
-        // mms-tls.md section 1 AARQ [V], with a two-byte stand-in for the initiate-Request.
+        // `docs/mms-bytes.md` §1 AARQ [V], with a two-byte stand-in for the initiate-Request.
         let a = Apdu::Aarq(Aarq::libiec61850(h("A800")));
         let expect = h(
             "60 2F A1 07 06 05 28CA220203 A2 07 06 05 2901876701 A3 03 02 01 0C \

@@ -137,7 +137,7 @@ mod tests {
 
     #[test]
     fn known_oids() {
-        // mms-tls.md: ACSE 2.2.1.0.1 = 52 01 00 01, MMS 1.0.9506.2.1 = 28 CA 22 02 01,
+        // `docs/mms-bytes.md` §1: ACSE 2.2.1.0.1 = 52 01 00 01, MMS 1.0.9506.2.1 = 28 CA 22 02 01,
         // BER 2.1.1 = 51 01, MMS context 1.0.9506.2.3 = 28 CA 22 02 03, AP title 1.1.1.999.1.
         for (arcs, enc) in [
             (&[2u64, 2, 1, 0, 1][..], "52010001"),

@@ -11,10 +11,10 @@
 //! CLOCK_MONOTONIC), echoed in [`Event::Step`] so the measurement layer can split the
 //! handshake time into its sub-steps exactly where each PDU is produced or consumed.
 //!
-//! The stack, bottom up (mms-tls.md section 1): TPKT (RFC 1006) / COTP class 0 (ISO 8073) /
+//! The stack, bottom up (`docs/mms-bytes.md` §1): TPKT (RFC 1006) / COTP class 0 (ISO 8073) /
 //! session kernel+duplex (ISO 8327-1) / presentation kernel (ISO 8823-1) / ACSE (ISO 8650-1) /
 //! MMS (ISO 9506-2). Association: CR→CC, then one DT carrying CN{CP{AARQ{initiate-Request}}}
-//! answered by AC{CPA{AARE{initiate-Response}}}. Release (mms-tls.md "Release"): conclude
+//! answered by AC{CPA{AARE{initiate-Response}}}. Release (`docs/mms-bytes.md` §3): conclude
 //! `8B 00`→`8C 00`, then FINISH{RLRQ}→DISCONNECT{RLRE}.
 //!
 //! Every malformed or unexpected input ends in one [`Event::Closed`] carrying the specific
@@ -412,7 +412,7 @@ impl ClientAssociation {
         Ok(invoke_id)
     }
 
-    /// Start the orderly release: conclude, then FINISH{RLRQ} (mms-tls.md "Release").
+    /// Start the orderly release: conclude, then FINISH{RLRQ} (`docs/mms-bytes.md` §3).
     pub fn release(&mut self, now: Nanos) -> Result<()> {
         if self.state != ClientState::Associated {
             return Err(self.invalid("release"));

@@ -136,7 +136,7 @@ mod tests {
 
     #[test]
     fn libiec61850_optflds_and_trgops() {
-        // OptFlds 84 03 06 7800: seq-num, time-stamp, reason, data-set (mms-tls.md section 2).
+        // OptFlds 84 03 06 7800: seq-num, time-stamp, reason, data-set (`docs/mms-bytes.md` §2).
         let o = BitString::from_contents(&[0x06, 0x78, 0x00]).unwrap();
         assert_eq!(o.len(), 10);
         assert_eq!(o.ones().collect::<Vec<_>>(), vec![1, 2, 3, 4]);

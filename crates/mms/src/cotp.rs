@@ -3,7 +3,7 @@
 //! Class 0 has no multiplexing, flow control or error recovery: one TPDU per TPKT packet,
 //! connection by CR/CC (ISO 8073 13.3/13.4), release by closing TCP or DR (13.5), data by DT
 //! with the EOT bit marking the last fragment of a TSDU (13.7), protocol errors by ER (13.12).
-//! The encodings below are what libiec61850 1.6.1 sends and accepts (mms-tls.md section 1):
+//! The encodings below are what libiec61850 1.6.1 sends and accepts (`docs/mms-bytes.md` §1):
 //! CR `E0`, dst-ref 0, src-ref 1, class 0, options TPDU size `C0 01 0D`, called TSEL
 //! `C2 02 0001` then calling TSEL `C1 02 0001`; DT header `02 F0 80`.
 
@@ -440,7 +440,7 @@ mod tests {
 
     #[test]
     fn golden_libiec61850_cr() {
-        // mms-tls.md section 1 [V]: 03 00 00 16 | 11 E0 0000 0001 00 | C0 01 0D | C2 02 0001 | C1 02 0001
+        // `docs/mms-bytes.md` §1 [V]: 03 00 00 16 | 11 E0 0000 0001 00 | C0 01 0D | C2 02 0001 | C1 02 0001
         let cr = h("11 E0 0000 0001 00 C0 01 0D C2 02 0001 C1 02 0001");
         let p = ConnectParams::libiec61850_request();
         assert_eq!(

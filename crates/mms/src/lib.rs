@@ -3,7 +3,7 @@
 //! gander's fixed IEC 61850 server model.
 //!
 //! No sockets, clocks or threads: the caller moves bytes and passes timestamps in. The byte
-//! layouts are those libiec61850 1.6.1 sends and accepts (`docs`: mms-tls.md), checked by
+//! layouts are those libiec61850 1.6.1 sends and accepts (`docs/mms-bytes.md`), checked by
 //! golden tests.
 //!
 //! # Layers (one module each, bottom up)
@@ -16,7 +16,7 @@
 //! | [`acse`] | ISO 8650-1 | AARQ/AARE/RLRQ/RLRE/ABRT, AP titles, password |
 //! | [`pdu`], [`service`] | ISO 9506-2 | MMS PDUs: initiate, read, write, information report, conclude, reject, errors |
 //! | [`report`], [`rcb`] | IEC 61850-8-1 17 | report layout; URCB values; the RCB enable write |
-//! | [`model`] | design.md | IED `IMP`, domain `IMPLD0`, DS1, `LLN0$RP$urcb01`, GGIO1 |
+//! | [`model`] | gander (`docs/mms-peers.md`) | IED `IMP`, domain `IMPLD0`, DS1, `LLN0$RP$urcb01`, GGIO1 |
 //! | [`association`] | all of the above | [`association::ClientAssociation`], [`association::ServerAssociation`] |
 //!
 //! Each codec has `parse` (or `decode_contents`) and `emit`/`to_vec` (or `encode_contents`);

@@ -1,5 +1,5 @@
-//! The IEC 61850 server model fixed by gander's design (design.md, "Interfaces others rely
-//! on"), so that any IEC 61850 client — libiec61850's in particular — can use it:
+//! The IEC 61850 server model fixed by gander's design (`docs/mms-peers.md`, "The server
+//! model"), so that any IEC 61850 client — libiec61850's in particular — can use it:
 //!
 //! * IED `IMP`, logical device `LD0`, i.e. MMS domain `IMPLD0` (IEC 61850-8-1 8.1.3.2:
 //!   domain = IED name + LD instance).

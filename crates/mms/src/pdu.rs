@@ -315,7 +315,7 @@ mod tests {
 
     #[test]
     fn golden_initiate_request() {
-        // mms-tls.md section 1 [V].
+        // `docs/mms-bytes.md` §1 [V].
         let bytes = h("A8 26 80 03 00FDE8 81 01 05 82 01 05 83 01 0A \
                        A4 16 80 01 01 81 03 05F100 82 0C 03EE1C00000408000079EF18");
         let pdu = MmsPdu::InitiateRequest(Initiate::libiec61850_request());
@@ -348,7 +348,7 @@ mod tests {
 
     #[test]
     fn golden_read() {
-        // mms-tls.md section 2 [V].
+        // `docs/mms-bytes.md` §2 [V].
         let req = h("A0 2D 02 01 01 A4 28 A1 26 A0 24 30 22 A0 20 A1 1E \
                      1A 07 544553544C4430 1A 13 4747494F3124535424496E643124737456616C");
         let pdu = MmsPdu::ConfirmedRequest {

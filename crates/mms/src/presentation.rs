@@ -679,7 +679,7 @@ mod tests {
 
     #[test]
     fn golden_cp() {
-        // mms-tls.md section 1 CP [V], with a two-byte stand-in for the AARQ.
+        // `docs/mms-bytes.md` §1 CP [V], with a two-byte stand-in for the AARQ.
         let aarq = h("6000");
         let cp = ConnectPpdu::libiec61850(aarq.clone());
         let expect = h("31 43 A0 03 80 01 01 A2 3C 81 04 00000001 82 04 00000001 \

@@ -269,7 +269,7 @@ mod tests {
 
     #[test]
     fn golden_enable_write() {
-        // mms-tls.md section 2 [V]: one Write, items OptFlds/TrgOps/RptEna/GI, data
+        // `docs/mms-bytes.md` §2 [V]: one Write, items OptFlds/TrgOps/RptEna/GI, data
         // 84 03 06 7800, 84 02 02 44, 83 01 01, 83 01 01.
         let rcb = mms_name("TESTLD0/LLN0.RP.urcb01").unwrap();
         let w = enable_reporting(&rcb, true);

@@ -328,7 +328,7 @@ mod tests {
 
     #[test]
     fn golden_libiec61850_report_layout() {
-        // mms-tls.md section 2: A3 3F {A0 3D {A1 05 {80 03 "RPT"}, A0 34 {...}}}, with
+        // `docs/mms-bytes.md` §2: A3 3F {A0 3D {A1 05 {80 03 "RPT"}, A0 34 {...}}}, with
         // rpt01, OptFlds 06 7800, SqNum 0, TimeOfEntry, DatSet "TESTLD0/LLN0$ds1",
         // inclusion 07 80, value false, reason GI (02 04).
         let t = [0x01, 0x02, 0x03, 0x04, 0x3a, 0x5b];

@@ -455,7 +455,7 @@ mod tests {
 
     #[test]
     fn golden_cn_prefix() {
-        // mms-tls.md section 1: 0D LI 05 06 13 01 00 16 01 02 14 02 00 02 33 02 0001 34 02 0001 C1 LI <CP>
+        // `docs/mms-bytes.md` §1: 0D LI 05 06 13 01 00 16 01 02 14 02 00 02 33 02 0001 34 02 0001 C1 LI <CP>
         let cp = [0x31, 0x00];
         let cn = Spdu::Connect(ConnectSpdu::libiec61850_connect(&cp)).to_vec();
         assert_eq!(

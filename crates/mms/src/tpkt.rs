@@ -177,7 +177,7 @@ mod tests {
 
     #[test]
     fn golden_cr_header() {
-        // The libiec61850 CR (mms-tls.md section 1, [V]) is a 22-byte TPKT.
+        // The libiec61850 CR (`docs/mms-bytes.md` §1, [V]) is a 22-byte TPKT.
         let cr = hex::decode("0300001611e00000000100c0010dc2020001c1020001").unwrap();
         assert_eq!(parse(&cr).unwrap().len(), 18);
         assert_eq!(frame(&cr[4..]).unwrap(), cr);

@@ -1,5 +1,5 @@
 //! Client and server association machines driven against each other in memory, plus the
-//! server fed libiec61850's captured bytes (mms-tls.md) and malformed input at every layer.
+//! server fed libiec61850's captured bytes (`docs/mms-bytes.md`) and malformed input at every layer.
 
 use gander_mms::association::{
     ClientAssociation, ClientConfig, CloseReason, Event, ServerAssociation, ServerConfig, Step,
@@ -246,7 +246,7 @@ fn cat(parts: &[&[u8]]) -> Vec<u8> {
     parts.concat()
 }
 
-/// The full CN of a libiec61850 client, assembled from the [V] pieces of mms-tls.md.
+/// The full CN of a libiec61850 client, assembled from the [V] pieces of `docs/mms-bytes.md` §1.
 fn libiec61850_cn_packet() -> Vec<u8> {
     let initiate = h("A8 26 80 03 00FDE8 81 01 05 82 01 05 83 01 0A A4 16 80 01 01 81 03 05F100 82 0C 03EE1C00000408000079EF18");
     let ext = tlv(0x28, &cat(&[&h("02 01 03"), &tlv(0xa0, &initiate)]));

@@ -2,7 +2,7 @@
 //! IEC 61850-90-5 sessions, plus the gateway paper's two BLAKE2 MACs (Andrade et al., Table 3).
 //!
 //! Names are the ones used in key files (`../../docs/keys.md`). Wire codes differ between
-//! implementations (see `docs/profiles.md` and `shared/reference/rgoose-62351-6.md` §3/§4, pitfall P7),
+//! implementations (see `docs/profiles.md` and `docs/session-layout.md` §4, pitfall P7),
 //! so codes live with the profiles, not here.
 
 use core::fmt;

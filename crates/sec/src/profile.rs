@@ -69,7 +69,7 @@ impl Profile {
     }
 
     /// The length byte written in front of a MAC of `alg` (libiec61850 writes 16 for the
-    /// 32-byte HMAC-SHA256-256, pitfall P1 of the reference notes).
+    /// 32-byte HMAC-SHA256-256, `docs/session-layout.md` §3).
     pub fn written_mac_len(self, alg: MacAlgorithm) -> u8 {
         match (self, alg) {
             (Profile::Libiec61850, MacAlgorithm::HmacSha256_256) => 16,

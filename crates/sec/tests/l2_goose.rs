@@ -1,7 +1,10 @@
 //! Layer-2 GOOSE with the IEC 62351-6 extension: the libiec61850 development encoder's frame
-//! verifies (provenance: `shared/reference/rgoose-vectors.txt`, last entry, key
-//! "0123456789ABCDEF", HMAC-SHA256-128), and gander's own protect/verify round-trips with MACs and
-//! signatures, failing on any flipped bit.
+//! verifies (provenance: `tests/vectors/golden_frames.txt`, record
+//! `lib-l2-goose-62351-6-hmac-sha256-128`, key "0123456789ABCDEF", HMAC-SHA256-128), and gander's
+//! own protect/verify round-trips with MACs and signatures, failing on any flipped bit.
+
+#[path = "golden/frames.rs"]
+mod frames;
 
 use gander_sec::keystore::SignatureKeys;
 use gander_sec::l2::{protect, verify, CheckedGoose};
@@ -11,7 +14,10 @@ use gander_sec::{
     default_provider, EncAlgorithm, KeyEntry, KeyStore, MacAlgorithm, Profile, SecError,
 };
 
-const LIB_L2: &str = "010ccd01000102000000000188b8400100d10022c0356181a4802973696d706c65494f47656e65726963494f2f4c4c4e3024474f24676362416e616c6f6756616c756573810201f4822373696d706c65494f47656e65726963494f2f4c4c4e3024416e616c6f6756616c756573832973696d706c65494f47656e65726963494f2f4c4c4e3024474f24676362416e616c6f6756616c75657384086b022a6fcb020c0a8501018601008701008801018901008a0102ab07850204d2830101a020a40c800101810100820100840101851030f90ee17f312b2dd902094ef6496319";
+/// The libiec61850 development encoder's frame, by its record name in the vector file.
+fn lib_l2() -> Vec<u8> {
+    frames::get("lib-l2-goose-62351-6-hmac-sha256-128").frame()
+}
 
 fn store(entry: KeyEntry) -> KeyStore {
     let mut s = KeyStore::new();
@@ -32,7 +38,7 @@ fn flips_fail(profile: Profile, s: &KeyStore, frame: &[u8], from: usize) {
 
 #[test]
 fn libiec61850_l2_frame_verifies() {
-    let frame = hex::decode(LIB_L2).unwrap();
+    let frame = lib_l2();
     let s = store(
         KeyEntry::new(
             1,
@@ -69,7 +75,7 @@ fn libiec61850_l2_frame_verifies() {
 
 fn plain_frame() -> Vec<u8> {
     // The same frame with the extension removed and Length/Reserved fields reset.
-    let mut f = hex::decode(LIB_L2).unwrap();
+    let mut f = lib_l2();
     let ext_len = 34;
     f.truncate(f.len() - ext_len);
     let len = (f.len() - 14) as u16;

@@ -8,8 +8,8 @@
 //! Code points: IANA "TLS Cipher Suites" registry (RFC 5246 App. A.5, RFC 8446 §B.4, RFC 5288,
 //! RFC 5289, RFC 7905, RFC 6655).
 //!
-//! IEC 62351 status is taken from public descriptions only (see `docs/tls.md` and the reference notes
-//! `mms-tls.md` §5): IEC 62351-4:2018 names four mandatory TLS 1.2 suites for native mode, of which the
+//! IEC 62351 status is taken from public descriptions only (see `docs/tls.md`, "what the public
+//! sources say"): IEC 62351-4:2018 names four mandatory TLS 1.2 suites for native mode, of which the
 //! ECDHE one is ECDHE_RSA according to libiec61850's comments but ECDHE_ECDSA according to a third-party
 //! extract; both are marked mandatory here with that conflict stated. IEC 62351-3 Ed.1 Amd1 deprecates
 //! SHA-1, so every SHA-1 MAC suite is `Deprecated`.
@@ -149,12 +149,12 @@ use KeyExchange::*;
 use TlsVersion::*;
 
 const SRC_62351_4_MAND: &str =
-    "IEC 62351-4:2018 native mode, mandatory TLS 1.2 suite (libiec61850 comments; mms-tls.md §5)";
-const SRC_62351_4_ECDHE: &str = "IEC 62351-4:2018 mandatory 'ECDHE AES128_GCM_SHA256': ECDHE_RSA per libiec61850, ECDHE_ECDSA per a third-party extract (conflict; mms-tls.md §5)";
-const SRC_62351_4_REC: &str = "IEC 62351-4:2018 recommended (mms-tls.md §5)";
+    "IEC 62351-4:2018 native mode, mandatory TLS 1.2 suite (libiec61850 comments; docs/tls.md)";
+const SRC_62351_4_ECDHE: &str = "IEC 62351-4:2018 mandatory 'ECDHE AES128_GCM_SHA256': ECDHE_RSA per libiec61850, ECDHE_ECDSA per a third-party extract (conflict; docs/tls.md)";
+const SRC_62351_4_REC: &str = "IEC 62351-4:2018 recommended (libiec61850 comments; docs/tls.md)";
 const SRC_62351_3_ED2: &str =
-    "IEC 62351-3 Ed.2 (2023) TLS 1.3 profile per libiec61850 comments (mms-tls.md §5)";
-const SRC_SHA1: &str = "SHA-1 deprecated by IEC 62351-3 Ed.1 Amd1 (2018) (mms-tls.md §5)";
+    "IEC 62351-3 Ed.2 (2023) TLS 1.3 profile per libiec61850 comments (docs/tls.md)";
+const SRC_SHA1: &str = "SHA-1 deprecated by IEC 62351-3 Ed.1 Amd1 (2018) (docs/tls.md)";
 const SRC_COMPAT: &str =
     "IEC 62351-4 compatibility mode (RSE 2019 paper §4); SHA-1 deprecated by IEC 62351-3 Amd1";
 const SRC_NONE: &str = "";

@@ -381,7 +381,7 @@ pub(crate) mod tests {
 
     #[test]
     fn known_encodings() {
-        // allData of the libiec61850 R-GOOSE sample (rgoose-vectors.txt, mode 0).
+        // allData of libiec61850's R-GOOSE sample `lib-mode0-none` (gander-sec golden_frames.txt).
         let all = hex::decode("850204d2830101").unwrap();
         let v = Data::parse_seq(&all).unwrap();
         assert_eq!(v, vec![Data::Integer(1234), Data::Boolean(true)]);

@@ -286,7 +286,7 @@ pub(crate) mod tests {
     use crate::data::tests::arb_data;
     use proptest::prelude::*;
 
-    /// The GOOSE APDU inside libiec61850's R-GOOSE mode-0 sample (rgoose-vectors.txt).
+    /// The GOOSE APDU inside libiec61850's R-GOOSE mode-0 sample (gander-sec `golden_frames.txt`).
     pub(crate) const LIB_APDU: &str = "6181a4802973696d706c65494f47656e65726963494f2f4c4c4e3024474f24676362416e616c6f6756616c756573810201f4822373696d706c65494f47656e65726963494f2f4c4c4e3024416e616c6f6756616c756573832973696d706c65494f47656e65726963494f2f4c4c4e3024474f24676362416e616c6f6756616c75657384086b022a6fcb020c0a8501018601008701008801018901008a0102ab07850204d2830101";
 
     pub(crate) fn arb_goose() -> impl Strategy<Value = GoosePdu> {

@@ -4,8 +4,8 @@
 //! IEC 62351-6 (Ed.1, clause 8) appends a BER-encoded extension after the APDU, inside the
 //! IEC 61850-8-1 Length, announces its size in the low 12 bits of Reserved1 and puts a CRC
 //! of the header in Reserved2. Byte layout as libiec61850's development code writes it
-//! (`goose_sec.c`, see `shared/reference/rgoose-62351-6.md` section 5, and the synthetic frame
-//! in `rgoose-vectors.txt`):
+//! (`goose_sec.c`, see `docs/session-layout.md` §6, and the synthetic frame
+//! in `crates/sec/tests/vectors/golden_frames.txt`):
 //!
 //! ```text
 //! A0 L                      SecurityExtension
@@ -77,7 +77,7 @@ pub fn header_crc(ethertype: u16, appid: u16, length: u16, reserved1: u16) -> u1
 ///
 /// RFC 1662 C.2 transmits the FCS least significant octet first and libiec61850's publisher
 /// does the same, so that is what gander writes; its receiver (and Wireshark) read Reserved2
-/// big-endian like every other IEC 61850-8-1 header field (pitfall P12 in the reference notes).
+/// big-endian like every other IEC 61850-8-1 header field (pitfall P12, `docs/session-layout.md`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CrcByteOrder {
     /// Low octet first (RFC 1662, libiec61850 publisher). The default.
@@ -294,7 +294,7 @@ pub(crate) mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// The extension of the synthetic libiec61850 frame in rgoose-vectors.txt.
+    /// The extension of the synthetic libiec61850 frame in gander-sec's `golden_frames.txt`.
     pub(crate) const LIB_EXT: &str =
         "a020a40c800101810100820100840101851030f90ee17f312b2dd902094ef6496319";
 

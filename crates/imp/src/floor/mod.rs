@@ -1,5 +1,5 @@
 //! The handshake floor: what a handshake's public-key operations cost on this machine, measured
-//! in the same run as the handshakes (`docs/design.md`, "How results are measured").
+//! in the same run as the handshakes (`docs/measurement.md`, "How results are measured").
 //!
 //! HT can never be below the sum of its public-key operations; HT divided by that sum says how
 //! much the stack, the record layer, the kernel and the scheduler add. The count per full
