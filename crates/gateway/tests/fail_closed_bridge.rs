@@ -1,4 +1,4 @@
-//! Item 3 of issue #5 with the `l2` (AF_PACKET) and `nfqueue` (kernel bridge + iptables
+//! The gateway fails closed with the `l2` (AF_PACKET) and `nfqueue` (kernel bridge + iptables
 //! NFQUEUE) drivers, in network namespaces.
 //!
 //! The legit publisher (subscriber namespace, network side) sends secured GOOSE and R-GOOSE to

@@ -1,4 +1,4 @@
-//! Item 3 of issue #5 with the `udp` relay driver (routed lab): only verified R-GOOSE reaches the
+//! The gateway fails closed with the `udp` relay driver (routed lab): only verified R-GOOSE reaches the
 //! IED, all of it and in order; the IED's plain R-GOOSE reaches the subscriber protected.
 
 mod common;

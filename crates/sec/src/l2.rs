@@ -3,7 +3,7 @@
 //! AuthenticationValue.
 //!
 //! Coverage was confirmed on libiec61850's development encoder (`goose_sec.c`, the synthetic
-//! frame in the reference notes): HMAC-SHA256-128 over bytes 12..205 of that frame, i.e. from the
+//! frame, `docs/session-layout.md` §6): HMAC-SHA256-128 over bytes 12..205 of that frame, i.e. from the
 //! EtherType through the end of the `A4` element. Layer 2 carries no encryption in IEC 62351-6,
 //! so a key with `enc` set is refused here.
 //!
