@@ -80,6 +80,14 @@ fn run(cmd: &mut Command) -> (i32, String, String) {
     )
 }
 
+/// `gander frame verify --json --profile PROFILE --keys keys.toml PCAP` in `d`.
+fn verify_json(d: &Dir, profile: &str, pcap: &str) -> (i32, String, String) {
+    run(gander()
+        .args(["frame", "verify", "--json", "--profile", profile, "--keys"])
+        .arg(d.p("keys.toml"))
+        .arg(d.p(pcap)))
+}
+
 fn verdicts(stdout: &str) -> Vec<serde_json::Value> {
     stdout
         .lines()
@@ -105,17 +113,7 @@ fn verify_libiec61850_frames_and_catch_tampering() {
             bad,
         ],
     );
-    let (code, out, err) = run(gander()
-        .args([
-            "frame",
-            "verify",
-            "--json",
-            "--profile",
-            "libiec61850",
-            "--keys",
-        ])
-        .arg(d.p("keys.toml"))
-        .arg(d.p("in.pcap")));
+    let (code, out, err) = verify_json(&d, "libiec61850", "in.pcap");
     assert_eq!(code, 1, "{err}");
     let v = verdicts(&out);
     assert_eq!(v.len(), 3);
@@ -145,17 +143,7 @@ fn verify_libiec61850_frames_and_catch_tampering() {
         .arg(d.p("one.pcap")));
     assert_eq!(code, 0);
     write_pcap(&d.p("two.pcap"), &[good.clone(), good]);
-    let (code, out, _) = run(gander()
-        .args([
-            "frame",
-            "verify",
-            "--json",
-            "--profile",
-            "libiec61850",
-            "--keys",
-        ])
-        .arg(d.p("keys.toml"))
-        .arg(d.p("two.pcap")));
+    let (code, out, _) = verify_json(&d, "libiec61850", "two.pcap");
     assert_eq!(code, 1);
     assert_eq!(verdicts(&out)[1]["verdict"], "replay");
 
@@ -171,17 +159,7 @@ fn verify_libiec61850_frames_and_catch_tampering() {
     let other_port = r.emit(&hmac).unwrap();
     assert_eq!(payload.len(), hmac.len());
     write_pcap(&d.p("moved.pcap"), &[f.clone(), f, other_ip, other_port]);
-    let (code, out, _) = run(gander()
-        .args([
-            "frame",
-            "verify",
-            "--json",
-            "--profile",
-            "libiec61850",
-            "--keys",
-        ])
-        .arg(d.p("keys.toml"))
-        .arg(d.p("moved.pcap")));
+    let (code, out, _) = verify_json(&d, "libiec61850", "moved.pcap");
     assert_eq!(code, 1);
     let words: Vec<_> = verdicts(&out)
         .iter()
@@ -190,17 +168,7 @@ fn verify_libiec61850_frames_and_catch_tampering() {
     assert_eq!(words, ["verified", "replay", "replay", "replay"]);
 
     // A capture read under another profile's dialect says which profile reads it.
-    let (code, out, _) = run(gander()
-        .args([
-            "frame",
-            "verify",
-            "--json",
-            "--profile",
-            "standard",
-            "--keys",
-        ])
-        .arg(d.p("keys.toml"))
-        .arg(d.p("one.pcap")));
+    let (code, out, _) = verify_json(&d, "standard", "one.pcap");
     assert_eq!(code, 1);
     let err = verdicts(&out)[0]["error"]
         .as_str()

@@ -133,3 +133,24 @@ pub fn udp_frame(a: &UdpAddrs, payload: &[u8]) -> Vec<u8> {
     .emit(payload)
     .unwrap_or_default()
 }
+
+/// `frame` (untagged) behind a stack of (TPID, VID) tags, priority 4: what a trunk or a QinQ
+/// network puts in front of a frame.
+pub fn tagged(frame: &[u8], stack: &[(u16, u16)]) -> Vec<u8> {
+    let mut out = frame[..12].to_vec();
+    for (tpid, vid) in stack {
+        out.extend_from_slice(&tpid.to_be_bytes());
+        out.extend_from_slice(&(0x8000 | vid).to_be_bytes());
+    }
+    out.extend_from_slice(&frame[12..]);
+    out
+}
+
+/// An Ethernet/IPv4/UDP `frame` with another source address and port (checksums recomputed):
+/// what a replaying attacker changes, since no IEC 62351-6 MAC covers it.
+pub fn resourced(frame: &[u8], src_ip: [u8; 4], src_port: u16) -> Vec<u8> {
+    let (mut r, payload) = UdpFrameRepr::parse(frame).expect("an Ethernet/IPv4/UDP frame");
+    r.src_addr = src_ip;
+    r.src_port = src_port;
+    r.emit(&frame[payload]).expect("same size as parsed")
+}

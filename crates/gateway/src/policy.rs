@@ -30,7 +30,7 @@ use gander_sec::frame::protect_view;
 use gander_sec::l2;
 use gander_sec::replay::ReplayState;
 use gander_sec::session::{self, IvSource, RandomIv, SendParams};
-use gander_sec::view::{self, Content, FrameView, IpAddrs, Judged, Kind, Verified};
+use gander_sec::view::{self, Content, FrameView, Judged, Kind, Verified};
 use gander_sec::{KeyEntry, KeyStore, Profile};
 use gander_wire::ethernet::{self, EthernetRepr, VlanTag};
 use gander_wire::goose::GoosePdu;
@@ -740,14 +740,6 @@ impl Policy {
     }
 }
 
-/// The source address of a session frame, for logs and tests.
-pub fn session_source(v: &FrameView<'_>) -> Option<(IpAddrs, u16)> {
-    match &v.content {
-        Content::Session(s) => Some((s.udp.ip, s.udp.src_port)),
-        _ => None,
-    }
-}
-
 /// The header of an unsecured SPDU as `profile` writes it (KeyID 0, no IV; version 1: codes 0).
 fn unsecured_header(profile: Profile, spdu_id: SpduId, spdu_number: u32) -> SessionHeader {
     SessionHeader {
@@ -1187,25 +1179,6 @@ dst_mac = "01:0c:cd:01:00:01"
     // ---- the bypass classes: replay through unauthenticated fields, tag stacks, key
     // bindings, junk behind a verified APDU, one replay semantics ----
 
-    /// `f` with its IPv4 source and UDP source port replaced (checksums recomputed).
-    fn resourced(f: &[u8], src_ip: [u8; 4], src_port: u16) -> Vec<u8> {
-        let (mut r, payload) = UdpFrameRepr::parse(f).unwrap();
-        r.src_addr = src_ip;
-        r.src_port = src_port;
-        r.emit(&f[payload]).unwrap()
-    }
-
-    /// `f` (untagged) behind a stack of (TPID, VID) tags.
-    fn tagged(f: &[u8], stack: &[(u16, u16)]) -> Vec<u8> {
-        let mut out = f[..12].to_vec();
-        for (tpid, vid) in stack {
-            out.extend_from_slice(&tpid.to_be_bytes());
-            out.extend_from_slice(&(0x8000 | vid).to_be_bytes());
-        }
-        out.extend_from_slice(&f[12..]);
-        out
-    }
-
     #[test]
     fn replay_from_another_address_or_port_is_a_replay() {
         let mut tx = publisher(1);
@@ -1214,9 +1187,9 @@ dst_mac = "01:0c:cd:01:00:01"
         assert!(gw.handle(Direction::Inbound, &f, 0).is_forward());
         for copy in [
             f.clone(),
-            resourced(&f, [10, 85, 0, 99], 102),
-            resourced(&f, [10, 85, 0, 1], 40000),
-            resourced(&f, [192, 0, 2, 1], 9),
+            craft::resourced(&f, [10, 85, 0, 99], 102),
+            craft::resourced(&f, [10, 85, 0, 1], 40000),
+            craft::resourced(&f, [192, 0, 2, 1], 9),
         ] {
             assert_eq!(
                 gw.handle(Direction::Inbound, &copy, 0),
@@ -1230,7 +1203,7 @@ dst_mac = "01:0c:cd:01:00:01"
         assert_eq!(
             gw.handle(
                 Direction::Inbound,
-                &resourced(&old, [10, 85, 0, 77], 7777),
+                &craft::resourced(&old, [10, 85, 0, 77], 7777),
                 0
             ),
             Decision::Drop(DropReason::Replay)
@@ -1269,7 +1242,7 @@ dst_mac = "01:0c:cd:01:00:01"
         for stack in STACKS {
             for plain in [goose(1, 1, 0, false), rgoose(0x1000, 1)] {
                 assert_eq!(
-                    gw.handle(Direction::Inbound, &tagged(&plain, stack), 0),
+                    gw.handle(Direction::Inbound, &craft::tagged(&plain, stack), 0),
                     Decision::Drop(DropReason::Unsecured),
                     "{stack:x?}"
                 );
@@ -1280,7 +1253,7 @@ dst_mac = "01:0c:cd:01:00:01"
         assert_eq!(
             gw.handle(
                 Direction::Inbound,
-                &tagged(&goose(1, 1, 0, false), &deep),
+                &craft::tagged(&goose(1, 1, 0, false), &deep),
                 0
             ),
             Decision::Drop(DropReason::Malformed)
@@ -1295,7 +1268,7 @@ dst_mac = "01:0c:cd:01:00:01"
         for (i, stack) in STACKS.iter().enumerate() {
             let i = i as u32;
             for plain in [goose(1, 1, i, false), rgoose(0x1000, i)] {
-                let plain = tagged(&plain, stack);
+                let plain = craft::tagged(&plain, stack);
                 let secured = fwd(tx.handle(Direction::Outbound, &plain, 0));
                 assert_eq!(
                     &secured[..12 + 4 * stack.len()],
@@ -1453,8 +1426,8 @@ dst_mac = "01:0c:cd:01:00:01"
         let mut gw = policy(&cfg);
         let f = fwd(tx.handle(Direction::Outbound, &rgoose(0x1000, 1), 0));
         let moved = fwd(tx.handle(Direction::Outbound, &rgoose(0x1000, 2), 0));
-        let moved = resourced(&moved, [10, 85, 0, 9], 102);
-        let tagged_f = tagged(
+        let moved = craft::resourced(&moved, [10, 85, 0, 9], 102);
+        let tagged_f = craft::tagged(
             &fwd(tx.handle(Direction::Outbound, &rgoose(0x1000, 3), 0)),
             &[(0x8100, 4)],
         );
@@ -1509,15 +1482,21 @@ dst_mac = "01:0c:cd:01:00:01"
         let f = fwd(tx.handle(Direction::Outbound, &rgoose(0x1000, 1), 0));
         frames.push(f.clone());
         frames.push(f.clone());
-        frames.push(resourced(&f, [10, 85, 0, 99], 102));
-        frames.push(resourced(&f, [10, 85, 0, 1], 4000));
+        frames.push(craft::resourced(&f, [10, 85, 0, 99], 102));
+        frames.push(craft::resourced(&f, [10, 85, 0, 1], 4000));
         let g = fwd(tx.handle(Direction::Outbound, &goose(1, 1, 0, false), 0));
         frames.push(g.clone());
         let mut g2 = g.clone();
         g2[6..12].copy_from_slice(&[2, 0, 0, 0, 0, 0x77]);
         frames.push(g2);
-        frames.push(tagged(&goose(1, 9, 0, false), &[(0x88a8, 1), (0x8100, 2)]));
-        frames.push(tagged(&rgoose(0x1000, 9), &[(0x8100, 1), (0x8100, 2)]));
+        frames.push(craft::tagged(
+            &goose(1, 9, 0, false),
+            &[(0x88a8, 1), (0x8100, 2)],
+        ));
+        frames.push(craft::tagged(
+            &rgoose(0x1000, 9),
+            &[(0x8100, 1), (0x8100, 2)],
+        ));
         let mut flipped = fwd(tx.handle(Direction::Outbound, &rgoose(0x1000, 10), 0));
         let n = flipped.len();
         flipped[n - 3] ^= 4;
@@ -1593,11 +1572,11 @@ dst_mac = "01:0c:cd:01:00:01"
                 let base = match which {
                     0 => rgoose(0x1000, 2),
                     1 => goose(1, 2, 0, false),
-                    2 => resourced(&secured_r, src_ip, src_port),
+                    2 => craft::resourced(&secured_r, src_ip, src_port),
                     3 => secured_g.clone(),
-                    _ => resourced(&reflected, src_ip, src_port),
+                    _ => craft::resourced(&reflected, src_ip, src_port),
                 };
-                let mut f = tagged(&base, &stack);
+                let mut f = craft::tagged(&base, &stack);
                 f[0..6].copy_from_slice(&dst_mac);
                 f[6..12].copy_from_slice(&src_mac);
                 prop_assert!(!gw.handle(Direction::Inbound, &f, 0).is_forward(), "{:?}", gw.counters().inbound);

@@ -128,25 +128,6 @@ fn receiver(
     h
 }
 
-/// `f` (untagged) behind a stack of (TPID, VID) tags.
-fn tagged(f: &[u8], stack: &[(u16, u16)]) -> Vec<u8> {
-    let mut out = f[..12].to_vec();
-    for (tpid, vid) in stack {
-        out.extend_from_slice(&tpid.to_be_bytes());
-        out.extend_from_slice(&(0x8000 | vid).to_be_bytes());
-    }
-    out.extend_from_slice(&f[12..]);
-    out
-}
-
-/// `f` with another IPv4 source address and UDP source port (checksums recomputed).
-fn resourced(f: &[u8], ip: [u8; 4], port: u16) -> Vec<u8> {
-    let (mut r, payload) = gander_wire::ip::UdpFrameRepr::parse(f).unwrap();
-    r.src_addr = ip;
-    r.src_port = port;
-    r.emit(&f[payload]).unwrap()
-}
-
 const STACKS: &[&[(u16, u16)]] = &[
     &[(0x88a8, 100)],
     &[(0x88a8, 100), (0x8100, 10)],
@@ -257,8 +238,8 @@ fn scenario(tag: &str, mode: Mode, config: &str, goose: bool) {
         }
         // Unsecured and forged frames behind every tag stack an IED's kernel strips.
         for stack in STACKS {
-            attacks.push(tagged(&mk(next()), stack));
-            attacks.push(tagged(&secure(&bad, 1, &mk(next())), stack));
+            attacks.push(craft::tagged(&mk(next()), stack));
+            attacks.push(craft::tagged(&secure(&bad, 1, &mk(next())), stack));
         }
         // The IED's own stream, protected with the gateway's outbound key, sent back at it.
         attacks.push(secure(&good, 2, &mk(next())));
@@ -312,8 +293,8 @@ fn scenario(tag: &str, mode: Mode, config: &str, goose: bool) {
             s.send(f).unwrap();
             pace(i);
             if f.len() > 14 && f[12..14] == [0x08, 0x00] {
-                s.send(&resourced(f, [10, 85, 0, 77], 102)).unwrap();
-                s.send(&resourced(f, addr::SUB_IP, 40000 + i as u16))
+                s.send(&craft::resourced(f, [10, 85, 0, 77], 102)).unwrap();
+                s.send(&craft::resourced(f, addr::SUB_IP, 40000 + i as u16))
                     .unwrap();
                 pace(i);
             }

@@ -177,38 +177,6 @@ fn guess_kind(frame: &[u8]) -> Kind {
     }
 }
 
-/// Reads a cleartext session PDU written by any known implementation (the profile's own
-/// dialect first) and returns its header and elements.
-fn parse_plain_session(
-    profile: Profile,
-    bytes: &[u8],
-) -> Result<(SessionPdu<'_>, gander_wire::session::Dialect), SecError> {
-    let mut first_err = None;
-    for p in [
-        profile,
-        Profile::Libiec61850,
-        Profile::Standard,
-        Profile::Seclib,
-    ] {
-        let d = p.dialect();
-        match SessionPdu::parse(bytes, &d) {
-            Ok(pdu) if gander_wire::session::parse_elements(pdu.payload(), &d).is_ok() => {
-                return Ok((pdu, d))
-            }
-            Ok(_) => {}
-            Err(e) => {
-                first_err.get_or_insert(e);
-            }
-        }
-    }
-    Err(SecError::Malformed(first_err.unwrap_or(
-        gander_wire::Error::BadLength {
-            what: "payload",
-            value: 0,
-        },
-    )))
-}
-
 /// Secures one frame with `key` as `profile` writes it. Returns `Ok(None)` for frames that are
 /// not IEC 61850 traffic (the caller copies them unchanged), and an error for frames that are
 /// already secured or malformed at any layer, and for layer-2 SV (not implemented).
@@ -219,20 +187,43 @@ pub fn protect_frame(
     ivs: &mut dyn IvSource,
     now: u64,
 ) -> Result<Option<Vec<u8>>, SecError> {
-    let view = match view::classify(profile, frame) {
-        Ok(v) => v,
-        // A cleartext SPDU written in another implementation's dialect is still protected
-        // (re-framed in `profile`'s).
-        Err(SecError::WrongProfile { .. }) => {
-            let other = Profile::ALL
-                .into_iter()
-                .find(|p| view::classify(*p, frame).is_ok())
-                .ok_or(SecError::Unsupported("no profile reads this frame"))?;
-            view::classify(other, frame)?
+    // A cleartext SPDU written in another implementation's dialect is still protected
+    // (re-framed in `profile`'s): the first dialect, own first, that reads it whole is used.
+    let mut first_err = None;
+    for p in [
+        profile,
+        Profile::Libiec61850,
+        Profile::Standard,
+        Profile::Seclib,
+    ] {
+        match view::classify(p, frame) {
+            Ok(v) => match &v.content {
+                Content::Session(s)
+                    if unsecured_spdu(&s.pdu)
+                        && gander_wire::session::validate_elements(
+                            s.pdu.payload(),
+                            &p.dialect(),
+                        )
+                        .is_err() => {}
+                _ => return protect_view(profile, key, &v, ivs, now),
+            },
+            Err(e) => {
+                first_err.get_or_insert(e);
+            }
         }
-        Err(e) => return Err(e),
-    };
-    protect_view(profile, key, &view, ivs, now)
+    }
+    Err(
+        first_err.unwrap_or(SecError::Malformed(gander_wire::Error::BadLength {
+            what: "payload",
+            value: 0,
+        })),
+    )
+}
+
+/// Whether an SPDU carries no security; SecLib ends even unsecured SPDUs with an empty
+/// signature element `85 00`, which protect accepts from any sender.
+fn unsecured_spdu(pdu: &SessionPdu<'_>) -> bool {
+    !view::session_secured(Profile::Seclib, pdu)
 }
 
 /// [`protect_frame`] of a classified frame.
@@ -252,22 +243,22 @@ pub fn protect_view(
             "IEC 62351-6 security on layer-2 SV and GSE management is not implemented",
         )),
         Content::Session(s) => {
-            let bytes = s.pdu.bytes();
-            let (pdu, dialect) = parse_plain_session(profile, bytes)?;
-            if view::session_secured(Profile::Seclib, &pdu) {
+            let pdu = &s.pdu;
+            if !unsecured_spdu(pdu) {
                 return Err(SecError::AlreadySecured(pdu.header.security.key_id()));
             }
+            let dialect = s.profile.dialect();
             let elements = gander_wire::session::parse_elements(pdu.payload(), &dialect)?;
             for e in &elements {
                 key.check_appid(e.appid)?;
-                Apdu::parse(e.payload_type, e.apdu)?;
+                Apdu::of_element(pdu.header.spdu_id, e)?;
             }
             let params = SendParams {
                 spdu_id: pdu.header.spdu_id,
                 spdu_number: pdu.header.spdu_number,
                 now,
             };
-            let mut out = Vec::with_capacity(bytes.len() + 64);
+            let mut out = Vec::with_capacity(pdu.bytes().len() + 64);
             session::protect(profile, key, params, &elements, ivs, &mut out)?;
             Ok(Some(s.udp.rewrite_payload(view.frame, &out)?))
         }

@@ -29,7 +29,6 @@
 
 use crate::error::{ReplayKind, SecError};
 use std::collections::HashMap;
-use std::hash::Hash;
 
 /// Width of the session window in sequence numbers.
 pub const WINDOW: u32 = 128;
@@ -83,60 +82,6 @@ impl SlidingWindow {
                 }
             }
         }
-    }
-}
-
-/// Windows for many senders.
-#[derive(Debug)]
-pub struct ReplayGuard<K: Eq + Hash> {
-    windows: HashMap<K, SlidingWindow>,
-}
-
-impl<K: Eq + Hash> Default for ReplayGuard<K> {
-    fn default() -> Self {
-        ReplayGuard {
-            windows: HashMap::new(),
-        }
-    }
-}
-
-impl<K: Eq + Hash + Clone> ReplayGuard<K> {
-    /// An empty guard.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Checks `seq` for `sender` without recording it.
-    pub fn check(&self, sender: &K, seq: u32) -> Result<(), SecError> {
-        match self.windows.get(sender) {
-            None => Ok(()),
-            Some(w) => w.check(seq).map_err(|kind| SecError::Replay {
-                kind,
-                seq: seq as u64,
-            }),
-        }
-    }
-
-    /// Records `seq` for `sender` (after verification).
-    pub fn accept(&mut self, sender: K, seq: u32) {
-        self.windows.entry(sender).or_default().accept(seq);
-    }
-
-    /// Checks and records in one step.
-    pub fn check_and_accept(&mut self, sender: K, seq: u32) -> Result<(), SecError> {
-        self.check(&sender, seq)?;
-        self.accept(sender, seq);
-        Ok(())
-    }
-
-    /// Number of senders tracked.
-    pub fn len(&self) -> usize {
-        self.windows.len()
-    }
-
-    /// Whether no sender is tracked.
-    pub fn is_empty(&self) -> bool {
-        self.windows.is_empty()
     }
 }
 

@@ -27,7 +27,7 @@ use crate::replay::Freshness;
 use crate::session::{self, VerifiedSession};
 use gander_wire::ethernet::{self, Frame, Tag};
 use gander_wire::goose::GoosePdu;
-use gander_wire::goose_frame::{GooseFrame, RESERVED1_SIMULATION};
+use gander_wire::goose_frame::{GooseFrame, GOOSE_LENGTH_TAIL, RESERVED1_SIMULATION};
 use gander_wire::ip::{self, Ipv4Packet};
 use gander_wire::ipv6::{self, Ipv6Payload, Udp6Location};
 use gander_wire::l2_security::{self, CrcByteOrder, SecurityExtension};
@@ -144,13 +144,6 @@ pub enum IpAddrs {
 }
 
 impl IpAddrs {
-    /// The source address as text.
-    pub fn src_string(&self) -> String {
-        match self {
-            IpAddrs::V4 { src, .. } => std::net::Ipv4Addr::from(*src).to_string(),
-            IpAddrs::V6 { src, .. } => std::net::Ipv6Addr::from(*src).to_string(),
-        }
-    }
     /// The source address.
     pub fn src(&self) -> std::net::IpAddr {
         match self {
@@ -198,6 +191,8 @@ pub struct SessionView<'a> {
     pub pdu: SessionPdu<'a>,
     /// Whether it carries security (a key id, an IV, algorithm codes or a signature).
     pub secured: bool,
+    /// The profile whose dialect parsed the header (its payload elements use it too).
+    pub profile: Profile,
 }
 
 impl SessionView<'_> {
@@ -331,12 +326,12 @@ pub fn classify(profile: Profile, frame: &[u8]) -> Result<FrameView<'_>, SecErro
             Ipv6Payload::Fragment => return Err(SecError::Fragment),
             Ipv6Payload::Other(_) => Content::Other,
             Ipv6Payload::Udp(loc) => {
-                if !ethernet::is_padding(frame.len(), loc.end, tags) {
-                    return Err(SecError::Malformed(gander_wire::Error::TrailingBytes {
-                        what: "IPv6 payload length (not Ethernet padding)",
-                        count: frame.len() - loc.end,
-                    }));
-                }
+                ethernet::check_padding(
+                    frame.len(),
+                    loc.end,
+                    tags,
+                    "IPv6 payload length (not Ethernet padding)",
+                )?;
                 if !loc.udp_checksum_ok {
                     return Err(SecError::BadChecksum("UDP"));
                 }
@@ -363,20 +358,8 @@ pub fn classify(profile: Profile, frame: &[u8]) -> Result<FrameView<'_>, SecErro
 fn l2_view(frame: &[u8], ethertype: u16, off: usize, tags: usize) -> Result<L2View, SecError> {
     let g = GooseFrame::new_checked(&frame[off..])?;
     let end = off + g.length() as usize;
-    if !ethernet::is_padding(frame.len(), end, tags) {
-        return Err(SecError::Malformed(gander_wire::Error::TrailingBytes {
-            what: "GOOSE/SV Length (not Ethernet padding)",
-            count: frame.len() - end,
-        }));
-    }
-    let ext = g.extension_range();
-    let have = ext.as_ref().map_or(0, |r| r.len());
-    if g.announced_extension_len() != have {
-        return Err(SecError::Malformed(gander_wire::Error::BadLength {
-            what: "Reserved1 security extension length",
-            value: g.announced_extension_len(),
-        }));
-    }
+    ethernet::check_padding(frame.len(), end, tags, GOOSE_LENGTH_TAIL)?;
+    g.check_extension_len()?;
     let shift = |r: Range<usize>| r.start + off..r.end + off;
     Ok(L2View {
         ethertype,
@@ -385,7 +368,7 @@ fn l2_view(frame: &[u8], ethertype: u16, off: usize, tags: usize) -> Result<L2Vi
         reserved2: g.reserved2(),
         header_offset: off,
         apdu: shift(g.apdu_range()),
-        extension: ext.map(shift),
+        extension: g.extension_range().map(shift),
         end,
     })
 }
@@ -430,7 +413,12 @@ fn session_or_other(profile: Profile, frame: &[u8], udp: UdpView) -> Result<Cont
     }
     let pdu = SessionPdu::parse(p, &profile.dialect()).map_err(|e| dialect_hint(profile, p, e))?;
     let secured = session_secured(profile, &pdu);
-    Ok(Content::Session(SessionView { udp, pdu, secured }))
+    Ok(Content::Session(SessionView {
+        udp,
+        pdu,
+        secured,
+        profile,
+    }))
 }
 
 /// A session header that does not parse in `profile` but does in another profile's dialect is
@@ -457,17 +445,32 @@ pub enum Apdu {
 }
 
 impl Apdu {
-    /// Parses the APDU an element of `payload_type` carries; exactly one APDU, no trailing bytes.
-    pub fn parse(payload_type: u8, apdu: &[u8]) -> Result<Apdu, SecError> {
-        match payload_type {
-            t if t == SpduId::Goose.payload_type() => Ok(Apdu::Goose(GoosePdu::parse(apdu)?)),
-            t if t == SpduId::SampledValues.payload_type() => Ok(Apdu::Sv(SavPdu::parse(apdu)?)),
-            // Tunnelled (0x80, SecLib): the APDU's own tag says what it is.
-            _ if apdu.first() == Some(&0x61) => Ok(Apdu::Goose(GoosePdu::parse(apdu)?)),
-            _ if apdu.first() == Some(&0x60) => Ok(Apdu::Sv(SavPdu::parse(apdu)?)),
-            _ => Err(SecError::Unsupported(
-                "payload type other than GOOSE or SV: its contents cannot be checked",
-            )),
+    /// Parses the APDU of an element of an SPDU with identifier `si`: exactly one APDU, no
+    /// trailing bytes, of the kind the SI announces (a GOOSE SPDU carries GOOSE, so the kind a
+    /// rule matches on is the kind the subscriber decodes). A tunnelled SPDU (0xA0) says
+    /// nothing about its contents (SecLib writes payload type 0x83 in one), so the APDU's own
+    /// tag decides; management SPDUs cannot be checked.
+    pub fn of_element(si: SpduId, e: &PayloadElement<'_>) -> Result<Apdu, SecError> {
+        let goose = || Ok(Apdu::Goose(GoosePdu::parse(e.apdu)?));
+        let sv = || Ok(Apdu::Sv(SavPdu::parse(e.apdu)?));
+        let wrong_type = || {
+            Err(SecError::Malformed(gander_wire::Error::BadValue {
+                what: "payload type",
+                detail: "does not match the SPDU identifier",
+            }))
+        };
+        match si {
+            SpduId::Goose if e.payload_type == SpduId::Goose.payload_type() => goose(),
+            SpduId::SampledValues if e.payload_type == SpduId::SampledValues.payload_type() => sv(),
+            SpduId::Goose | SpduId::SampledValues => wrong_type(),
+            SpduId::Tunnelled => match e.apdu.first() {
+                Some(&gander_wire::goose::TAG_GOOSE_PDU) => goose(),
+                Some(&gander_wire::sv::TAG_SAV_PDU) => sv(),
+                _ => Err(SecError::Unsupported(
+                    "a tunnelled element that is neither GOOSE nor SV cannot be checked",
+                )),
+            },
+            SpduId::Management => Err(SecError::Unsupported("management SPDUs cannot be checked")),
         }
     }
 }
@@ -494,6 +497,10 @@ pub enum Verified<'a> {
         session: VerifiedSession<'a>,
         /// One APDU per payload element, in order.
         apdus: Vec<Apdu>,
+        /// APPID of the first payload element.
+        appid: u16,
+        /// Whether another element carries a different APPID.
+        mixed_appids: bool,
     },
 }
 
@@ -508,12 +515,7 @@ impl Verified<'_> {
     /// APPID (of the first payload element).
     pub fn appid(&self) -> u16 {
         match self {
-            Verified::Goose { appid, .. } => *appid,
-            Verified::Session { session, .. } => session
-                .first_element()
-                .ok()
-                .flatten()
-                .map_or(0, |e| e.appid),
+            Verified::Goose { appid, .. } | Verified::Session { appid, .. } => *appid,
         }
     }
     /// MAC and encryption algorithm names.
@@ -551,26 +553,23 @@ impl Verified<'_> {
                 st: apdu.st_num,
                 sq: apdu.sq_num,
             },
-            Verified::Session { session, .. } => Freshness::Spdu {
+            Verified::Session { session, appid, .. } => Freshness::Spdu {
                 key_id: session.protection().key_id,
                 spdu_id: session.header().spdu_id.to_u8(),
-                appid: self.appid(),
+                appid: *appid,
                 number: session.header().spdu_number,
             },
         }
     }
     /// Whether the payload elements carry more than one APPID.
     pub fn mixed_appids(&self) -> bool {
-        match self {
-            Verified::Goose { .. } => false,
-            Verified::Session { session, .. } => {
-                let first = self.appid();
-                session
-                    .elements()
-                    .map(|els| els.iter().any(|e| e.appid != first))
-                    .unwrap_or(true)
+        matches!(
+            self,
+            Verified::Session {
+                mixed_appids: true,
+                ..
             }
-        }
+        )
     }
 }
 
@@ -612,45 +611,29 @@ pub fn verify<'a>(
                 session::Checked::Verified(v) => {
                     let key = store.require(v.protection().key_id)?;
                     let si = v.header().spdu_id;
-                    let mut apdus = Vec::new();
-                    for e in v.elements()? {
-                        check_element_type(si, &e)?;
-                        key.check_appid(e.appid)?;
-                        apdus.push(Apdu::parse(e.payload_type, e.apdu)?);
-                    }
-                    if apdus.is_empty() {
+                    let elements = v.elements()?;
+                    let Some(first) = elements.first().map(|e| e.appid) else {
                         return Err(SecError::Malformed(gander_wire::Error::MissingField(
                             "payload element",
                         )));
+                    };
+                    let mut apdus = Vec::with_capacity(elements.len());
+                    for e in &elements {
+                        key.check_appid(e.appid)?;
+                        apdus.push(Apdu::of_element(si, e)?);
                     }
-                    Ok(Judged::Verified(Verified::Session { session: v, apdus }))
+                    let mixed_appids = elements.iter().any(|e| e.appid != first);
+                    drop(elements);
+                    Ok(Judged::Verified(Verified::Session {
+                        session: v,
+                        apdus,
+                        appid: first,
+                        mixed_appids,
+                    }))
                 }
             }
         }
     }
-}
-
-/// An SPDU's elements must carry what its SI announces (a GOOSE SPDU carries GOOSE), so the
-/// kind a rule matches on is the kind the subscriber will decode.
-fn check_element_type(si: SpduId, e: &PayloadElement<'_>) -> Result<(), SecError> {
-    let expected = match si {
-        SpduId::Goose => SpduId::Goose.payload_type(),
-        SpduId::SampledValues => SpduId::SampledValues.payload_type(),
-        // SecLib sends its GOOSE APDUs under SI 0xA0: the element's payload type decides.
-        SpduId::Tunnelled => return Ok(()),
-        SpduId::Management => {
-            return Err(SecError::Unsupported(
-                "tunnelled and management SPDUs cannot be checked",
-            ))
-        }
-    };
-    if e.payload_type != expected {
-        return Err(SecError::Malformed(gander_wire::Error::BadValue {
-            what: "payload type",
-            detail: "does not match the SPDU identifier",
-        }));
-    }
-    Ok(())
 }
 
 /// The CRC byte order a profile writes in Reserved2.

@@ -44,6 +44,19 @@ pub fn is_padding(len: usize, end: usize, tags: usize) -> bool {
     end >= len || len <= MIN_FRAME_LEN + VLAN_TAG_LEN * tags
 }
 
+/// [`is_padding`] as a check: the bytes of a `len`-byte frame after `end` (where the layer
+/// named `what` ends) must be Ethernet padding.
+pub fn check_padding(len: usize, end: usize, tags: usize, what: &'static str) -> Result<()> {
+    if is_padding(len, end, tags) {
+        Ok(())
+    } else {
+        Err(Error::TrailingBytes {
+            what,
+            count: len - end,
+        })
+    }
+}
+
 /// Whether `t` is the TPID of a VLAN tag (802.1Q, 802.1ad or a pre-standard QinQ TPID).
 pub fn is_tpid(t: u16) -> bool {
     t == ETHERTYPE_VLAN || t == ETHERTYPE_SERVICE_VLAN || ETHERTYPE_QINQ_LEGACY.contains(&t)

@@ -23,6 +23,9 @@ use crate::l2_security::{self, CrcByteOrder};
 use crate::{Error, Result};
 use core::ops::Range;
 
+/// What [`ethernet::check_padding`] names when bytes after Length are not padding.
+pub const GOOSE_LENGTH_TAIL: &str = "GOOSE/SV Length (not Ethernet padding)";
+
 /// Size of APPID + Length + Reserved1 + Reserved2.
 pub const HEADER_LEN: usize = 8;
 /// Simulation bit of Reserved1 (IEC 61850-8-1 Ed.2, C.2.3).
@@ -132,6 +135,19 @@ impl<T: AsRef<[u8]>> GooseFrame<T> {
         self.extension_range().map(|r| &self.buffer.as_ref()[r])
     }
 
+    /// Checks that the bytes after the APDU are exactly the extension Reserved1 announces, and
+    /// that Reserved1 announces none when there are none (IEC 62351-6).
+    pub fn check_extension_len(&self) -> Result<()> {
+        let have = self.extension_range().map_or(0, |r| r.len());
+        if self.announced_extension_len() != have {
+            return Err(Error::BadLength {
+                what: "Reserved1 security extension length",
+                value: self.announced_extension_len(),
+            });
+        }
+        Ok(())
+    }
+
     /// The IEC 62351-6 header CRC computed over EtherType..Reserved1.
     pub fn header_crc(&self, ethertype: u16) -> u16 {
         l2_security::header_crc(ethertype, self.appid(), self.length(), self.reserved1())
@@ -158,14 +174,8 @@ impl GooseFrameRepr {
     /// Read a checked view. An extension must match the length Reserved1 announces, and
     /// Reserved1 must not announce an extension that is absent (IEC 62351-6).
     pub fn parse<T: AsRef<[u8]>>(frame: &GooseFrame<T>) -> Result<Self> {
+        frame.check_extension_len()?;
         let ext = frame.extension();
-        let have = ext.map_or(0, <[u8]>::len);
-        if frame.announced_extension_len() != have {
-            return Err(Error::BadLength {
-                what: "Reserved1 security extension length",
-                value: frame.announced_extension_len(),
-            });
-        }
         Ok(GooseFrameRepr {
             appid: frame.appid(),
             reserved1: frame.reserved1(),
@@ -266,12 +276,7 @@ impl L2Frame {
         let view = GooseFrame::new_checked(&frame[off..])?;
         let body = GooseFrameRepr::parse(&view)?;
         let end = off + view.length() as usize;
-        if !ethernet::is_padding(frame.len(), end, eth_frame.tag_count()) {
-            return Err(Error::TrailingBytes {
-                what: "GOOSE/SV Length (not Ethernet padding)",
-                count: frame.len() - end,
-            });
-        }
+        ethernet::check_padding(frame.len(), end, eth_frame.tag_count(), GOOSE_LENGTH_TAIL)?;
         let shift = |r: Range<usize>| r.start + off..r.end + off;
         let layout = L2Layout {
             ethertype_offset: eth_frame.ethertype_offset(),

@@ -281,12 +281,12 @@ pub fn locate_udp(frame: &[u8]) -> Result<UdpLocation> {
     }
     let udp_offset = ip_offset + ip.header_len();
     let ip_end = ip_offset + ip.total_len() as usize;
-    if !ethernet::is_padding(frame.len(), ip_end, eth_frame.tag_count()) {
-        return Err(Error::TrailingBytes {
-            what: "IPv4 total length (not Ethernet padding)",
-            count: frame.len() - ip_end,
-        });
-    }
+    ethernet::check_padding(
+        frame.len(),
+        ip_end,
+        eth_frame.tag_count(),
+        "IPv4 total length (not Ethernet padding)",
+    )?;
     let udp = UdpPacket::new_checked(ip.payload())?;
     if udp.len() as usize != ip.payload().len() {
         return Err(Error::BadLength {
