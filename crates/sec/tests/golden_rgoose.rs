@@ -10,6 +10,8 @@
 
 #[path = "golden/frames.rs"]
 mod frames;
+#[path = "support/records.rs"]
+mod records;
 
 use gander_sec::session::{verify, Checked};
 use gander_sec::{

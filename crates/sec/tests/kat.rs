@@ -17,6 +17,8 @@
 mod cavp;
 #[path = "kat/checks.rs"]
 mod checks;
+#[path = "support/records.rs"]
+mod records;
 #[path = "kat/support.rs"]
 mod support;
 

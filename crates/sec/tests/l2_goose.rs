@@ -5,6 +5,8 @@
 
 #[path = "golden/frames.rs"]
 mod frames;
+#[path = "support/records.rs"]
+mod records;
 
 use gander_sec::keystore::SignatureKeys;
 use gander_sec::l2::{protect, verify, CheckedGoose};

@@ -8,8 +8,7 @@
 // Each test crate that includes this module uses only part of it.
 #![allow(dead_code)]
 
-use std::collections::BTreeMap;
-
+use crate::records::{parse_records, Record};
 use gander_sec::{default_provider, EncAlgorithm, KeyEntry, KeyStore, MacAlgorithm, Profile};
 
 const PATH: &str = "tests/vectors/golden_frames.txt";
@@ -17,17 +16,11 @@ const TEXT: &str = include_str!("../vectors/golden_frames.txt");
 
 /// One record of the file.
 #[derive(Debug, Clone)]
-pub struct Golden {
-    /// 1-based line where the record starts, for messages.
-    line: usize,
-    fields: BTreeMap<String, String>,
-}
+pub struct Golden(Record);
 
 impl Golden {
     pub fn field(&self, name: &str) -> &str {
-        self.fields
-            .get(name)
-            .unwrap_or_else(|| panic!("{PATH}:{}: no field {name}", self.line))
+        self.0.field(name)
     }
 
     pub fn name(&self) -> &str {
@@ -35,8 +28,7 @@ impl Golden {
     }
 
     fn hex(&self, name: &str) -> Vec<u8> {
-        hex::decode(self.field(name))
-            .unwrap_or_else(|e| panic!("{PATH}:{}: {name} is not hex: {e}", self.line))
+        self.0.hex(name)
     }
 
     /// The frame's bytes (a UDP payload or a whole Ethernet frame, see [`Golden::is_ethernet`]).
@@ -49,20 +41,20 @@ impl Golden {
         match self.field("Layer") {
             "ethernet" => true,
             "udp-payload" => false,
-            other => panic!("{PATH}:{}: unknown Layer {other}", self.line),
+            other => panic!("{}: unknown Layer {other}", self.0.origin),
         }
     }
 
     pub fn profile(&self) -> Profile {
         self.field("Profile")
             .parse()
-            .unwrap_or_else(|_| panic!("{PATH}:{}: unknown Profile", self.line))
+            .unwrap_or_else(|_| panic!("{}: unknown Profile", self.0.origin))
     }
 
     pub fn key_id(&self) -> u32 {
         self.field("KeyId")
             .parse()
-            .unwrap_or_else(|_| panic!("{PATH}:{}: KeyId is not a number", self.line))
+            .unwrap_or_else(|_| panic!("{}: KeyId is not a number", self.0.origin))
     }
 
     pub fn key(&self) -> Vec<u8> {
@@ -72,13 +64,13 @@ impl Golden {
     pub fn mac(&self) -> MacAlgorithm {
         self.field("Mac")
             .parse()
-            .unwrap_or_else(|_| panic!("{PATH}:{}: unknown Mac", self.line))
+            .unwrap_or_else(|_| panic!("{}: unknown Mac", self.0.origin))
     }
 
     pub fn enc(&self) -> EncAlgorithm {
         self.field("Enc")
             .parse()
-            .unwrap_or_else(|_| panic!("{PATH}:{}: unknown Enc", self.line))
+            .unwrap_or_else(|_| panic!("{}: unknown Enc", self.0.origin))
     }
 
     /// A key store holding this record's key under its key id, with its algorithms.
@@ -101,29 +93,7 @@ impl Golden {
 
 /// Every record, in file order.
 pub fn all() -> Vec<Golden> {
-    let mut out = Vec::new();
-    let mut cur: Option<Golden> = None;
-    for (i, raw) in TEXT.lines().enumerate() {
-        let line = raw.trim();
-        if line.is_empty() {
-            out.extend(cur.take());
-            continue;
-        }
-        if line.starts_with('#') {
-            continue;
-        }
-        let rec = cur.get_or_insert_with(|| Golden {
-            line: i + 1,
-            fields: BTreeMap::new(),
-        });
-        let (k, v) = line
-            .split_once('=')
-            .unwrap_or_else(|| panic!("{PATH}:{}: not `Name = value`", i + 1));
-        rec.fields
-            .insert(k.trim().to_string(), v.trim().to_string());
-    }
-    out.extend(cur);
-    out
+    parse_records(PATH, TEXT).into_iter().map(Golden).collect()
 }
 
 /// The record called `name`.
