@@ -1,7 +1,7 @@
 //! MMS peer configs (docs/mms-peers.md) are user input: the server's and the client's
 //! `from_toml` and, for what parses, their `check` must not panic.
 #![no_main]
-use gander_imp::peer::config::{ClientConfig, ServerConfig};
+use gander_peers::config::{ClientConfig, ServerConfig};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

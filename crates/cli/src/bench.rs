@@ -1,9 +1,9 @@
-//! `gander bench ...`: argument parsing only; the benchmarks live in `gander-imp`.
+//! `gander bench ...`: argument parsing only; the benchmarks live in `gander-bench`.
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use gander_imp::crypto_bench::{self, CryptoConfig, Event};
-use gander_imp::crypto_report;
+use gander_bench::crypto::{self, CryptoConfig, Event};
+use gander_bench::{crypto_report, gateway};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -15,7 +15,7 @@ pub enum BenchCommand {
     Crypto(CryptoArgs),
     /// The security gateway in the lab (gateway paper Tables 9-10): latency, bandwidth, ping,
     /// frame rate and junk flood, as ratios against the direct path.
-    Gateway(crate::bench_gateway::Args),
+    Gateway(GatewayArgs),
     /// MMS over TLS: full HT against a bare TLS handshake, and the report rate one server
     /// sustains to one client, as ratios from one run.
     Mms(crate::bench_mms::Args),
@@ -41,9 +41,51 @@ pub struct CryptoArgs {
     pub check: bool,
 }
 
+/// `gander bench gateway` options (the benchmark is `gander_bench::gateway`).
+#[derive(Args, Debug, Clone)]
+pub struct GatewayArgs {
+    /// R-GOOSE messages per algorithm and path at the 4 ms rate.
+    #[arg(long, default_value_t = 1000)]
+    pub samples: usize,
+    /// A short run (200 samples, 2 s iperf3, 1 s flood).
+    #[arg(long)]
+    pub quick: bool,
+    /// Lab namespace prefix (created and removed by the benchmark).
+    #[arg(long, default_value = "gbench")]
+    pub prefix: String,
+    /// Skip the iperf3 bandwidth test.
+    #[arg(long)]
+    pub no_iperf: bool,
+    /// Junk frames per second from the attacker position during the flood test.
+    #[arg(long, default_value_t = 100_000)]
+    pub flood_rate: u64,
+    /// Also print the results as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn gateway(a: GatewayArgs) -> anyhow::Result<ExitCode> {
+    let opts = gateway::GatewayOptions {
+        samples: a.samples,
+        quick: a.quick,
+        prefix: a.prefix,
+        no_iperf: a.no_iperf,
+        flood_rate: a.flood_rate,
+    };
+    let report = gateway::run(&opts, &mut |line| crate::out(line))?;
+    if a.json {
+        crate::out(report.json);
+    }
+    Ok(if report.targets_met {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
 pub fn run(cmd: BenchCommand) -> anyhow::Result<ExitCode> {
     match cmd {
-        BenchCommand::Gateway(a) => crate::bench_gateway::run(a),
+        BenchCommand::Gateway(a) => gateway(a),
         BenchCommand::Mms(a) => crate::bench_mms::run(a),
         BenchCommand::Crypto(a) => crypto(a),
     }
@@ -70,7 +112,7 @@ fn crypto(a: CryptoArgs) -> anyhow::Result<ExitCode> {
     };
     let show_progress = std::io::stderr().is_terminal();
     let mut io_error: Option<std::io::Error> = None;
-    let report = crypto_bench::run(&cfg, &mut |ev| match ev {
+    let report = crypto::run(&cfg, &mut |ev| match ev {
         Event::Algorithm(name) if show_progress => eprint!("\r\x1b[Kmeasuring {name} ..."),
         Event::Algorithm(_) => {}
         Event::Row(row, timing) => {

@@ -1,6 +1,6 @@
-//! `gander bench mms` (argument parsing only; the benchmark is `gander_imp::peer::bench`).
+//! `gander bench mms` (argument parsing only; the benchmark is `gander_bench::mms`).
 
-use gander_imp::peer::bench::{self, BenchOptions};
+use gander_bench::mms::{self, BenchOptions};
 use gander_tls::{BackendKind, TlsVersion};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -70,11 +70,11 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             .pki
             .unwrap_or_else(|| std::env::temp_dir().join("gander-bench-mms-pki")),
     };
-    let r = bench::run(&opts).map_err(anyhow::Error::msg)?;
+    let r = mms::run(&opts).map_err(anyhow::Error::msg)?;
     if a.json {
         crate::out(serde_json::to_string_pretty(&r)?);
     } else {
-        crate::out(bench::render(&r).trim_end());
+        crate::out(mms::render(&r).trim_end());
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,8 +1,8 @@
 //! `gander mms server|client --config F` (argument parsing only; the peers live in
-//! `gander_imp::peer`).
+//! `gander_peers`).
 use anyhow::Context;
 use clap::Subcommand;
-use gander_imp::peer::{client, config, events::Sink, server};
+use gander_peers::{client, config, events::Sink, server};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 

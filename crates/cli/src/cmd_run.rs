@@ -1,12 +1,12 @@
 //! `gander run`, `gander scenarios`, `gander report` (argument parsing only; the work is in
-//! `gander_imp::{scenario, manager, report}`).
+//! `gander_platform::{scenario, manager, report}`).
 use anyhow::{anyhow, Context};
 use clap::Subcommand;
-use gander_imp::builtin;
-use gander_imp::manager::{self, RunOptions};
-use gander_imp::report;
-use gander_imp::results::{self, RunResults};
-use gander_imp::scenario::Scenario;
+use gander_platform::builtin;
+use gander_platform::manager::{self, RunOptions};
+use gander_platform::report;
+use gander_platform::results::{self, RunResults};
+use gander_platform::scenario::Scenario;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -64,10 +64,10 @@ pub enum Command {
 pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
     match cmd {
         Command::RunPeer { role, config } => {
-            let cfg = gander_imp::reqresp::load(&config).map_err(|e| anyhow!(e))?;
+            let cfg = gander_peers::reqresp::load(&config).map_err(|e| anyhow!(e))?;
             match role.as_str() {
-                "server" => gander_imp::reqresp::server(&cfg),
-                "client" => gander_imp::reqresp::client(&cfg),
+                "server" => gander_peers::reqresp::server(&cfg),
+                "client" => gander_peers::reqresp::client(&cfg),
                 other => Err(format!("unknown role {other:?} (server or client)")),
             }
             .map_err(|e| anyhow!(e))?;
@@ -94,7 +94,7 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
         Command::Report { dir, class } => {
             let mut run = RunResults::load(&dir).map_err(|e| anyhow!(e))?;
             if let Some(c) = class {
-                run.class = results::transfer_class(&c).map_err(|e| anyhow!(e))?;
+                run.class = results::TransferClass::by_name(&c)?;
             }
             let path = report::write_all(&run, &dir).map_err(|e| anyhow!(e))?;
             crate::out(format!("report: {}", path.display()));
@@ -115,7 +115,7 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
                 None => (builtin::DEFAULT.to_string(), true),
             };
             let sc = Scenario::load(&name, quick).map_err(|e| anyhow!("{e}"))?;
-            let class = results::transfer_class(&class).map_err(|e| anyhow!(e))?;
+            let class = results::TransferClass::by_name(&class)?;
             if dry_run {
                 for c in &sc.cases {
                     let tls = c
@@ -138,7 +138,7 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
             let out = out.unwrap_or_else(|| {
                 PathBuf::from(format!(
                     "out/run-{}{}",
-                    gander_imp::scenario::file_stem(&sc.name),
+                    gander_platform::scenario::file_stem(&sc.name),
                     if quick { "-quick" } else { "" }
                 ))
             });
@@ -157,7 +157,7 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
                 gander_exe: std::env::current_exe().context("locating the gander binary")?,
                 python: python.clone(),
                 // Located when a libiec61850 case needs it, independently of the working
-                // directory (`gander_imp::assets`).
+                // directory (`gander_platform::assets`).
                 libiec61850_driver: None,
                 ready_timeout: Duration::from_secs(20),
                 progress: true,

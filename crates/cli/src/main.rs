@@ -2,7 +2,6 @@
 //! the library crates; see `docs/` for what each command does.
 
 mod bench;
-mod bench_gateway;
 mod bench_mms;
 mod cmd_gateway;
 mod cmd_lab;

@@ -1,0 +1,15 @@
+//! gander's benchmarks, each on top of the crates it measures and all computed with the one
+//! statistics module and machine description of `gander-measure`:
+//!
+//! * [`crypto`] and [`crypto_report`]: `gander bench crypto`, the per-operation cost of
+//!   IEC 62351-6 protection (`gander-sec`).
+//! * [`mms`]: `gander bench mms`, MMS over TLS (`gander-peers`, `gander-tls`).
+//! * [`gateway`]: `gander bench gateway`, the security gateway in the namespace lab
+//!   (`gander-gateway`, `gander-lab`).
+//! * [`anatomy`]: where a TLS 1.2 handshake's time goes (the `handshake_anatomy` example).
+
+pub mod anatomy;
+pub mod crypto;
+pub mod crypto_report;
+pub mod gateway;
+pub mod mms;

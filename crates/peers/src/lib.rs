@@ -1,0 +1,31 @@
+//! The peer programs the measurement platform measures: the MMS peers (the RSE paper's
+//! 61850SER and 61850CLI, `gander mms server|client --config F`) and the Sandia 2023
+//! request/response peers (`gander run-peer server|client`, [`reqresp`]). They do the I/O; the
+//! protocol is `gander-mms` (sans-I/O) and the TLS is `gander-tls`.
+//!
+//! - [`config`]: the TOML settings (address, event log, `[tls]`, `[reports]`, loops).
+//! - [`server`]: accept loop, one thread per connection, shared IEC 61850 model, periodic reports.
+//! - [`client`]: the HT loop (connections) and the RT loop (reports).
+//! - [`events`]: JSON-lines event log with CLOCK_MONOTONIC nanosecond stamps ([`clock`]).
+//! - [`stream`]: plain or TLS stream, readiness polling, error kinds.
+//! - [`reqresp`]: the request/response peers (no MMS: one length-prefixed request, one answer).
+//!
+//! Where each stamp is taken, and how server and client events are matched: docs/mms-peers.md.
+pub mod client;
+pub mod clock;
+pub mod config;
+pub mod events;
+pub mod reqresp;
+pub mod server;
+pub mod stream;
+
+/// Errors that stop a peer before it runs (bad configuration, TLS set-up, bind).
+#[derive(Debug, thiserror::Error)]
+pub enum PeerError {
+    #[error("configuration: {0}")]
+    Config(String),
+    #[error("TLS set-up: {0}")]
+    Tls(gander_tls::TlsError),
+    #[error("cannot listen on {0}: {1}")]
+    Bind(String, String),
+}

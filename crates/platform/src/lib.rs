@@ -1,0 +1,21 @@
+//! The impact measurement platform (`gander run`): a scenario matrix in, results, statistics
+//! and a report out.
+//!
+//! * [`scenario`] and [`builtin`]: the matrix (TOML) and the scenarios shipped with gander.
+//! * [`manager`]: runs each case (PKI, peer configs, READY wait, warm-up, resume, progress).
+//! * [`floor`]: the public-key floors every HT is compared with, per TLS library.
+//! * [`link`]: link emulation (netem in namespaces or the userspace relay).
+//! * [`results`] and [`report`]: results.json, samples.csv, summary.md and report.html.
+//! * [`assets`]: where the runtime assets (the libiec61850 peer driver) are found.
+//!
+//! The peers it runs are `gander-peers`; its statistics and machine description are
+//! `gander-measure`, the same as every benchmark's.
+
+pub mod assets;
+pub mod builtin;
+pub mod floor;
+pub mod link;
+pub mod manager;
+pub mod report;
+pub mod results;
+pub mod scenario;

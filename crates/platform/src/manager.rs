@@ -1,0 +1,914 @@
+//! The manager: runs a scenario's cases as separate server and client processes, as the RSE
+//! paper's 62351IMPGR does, and turns their event logs into results.
+//!
+//! For each case: generate (or reuse) the PKI of its key type, write the peers' TOML configs,
+//! start the server, wait for its `READY <addr>` line (not a fixed sleep, unlike the paper's
+//! 200 ms), run the client to completion, stop the server, merge both event logs, discard and
+//! count the warm-up, time the floor, and store `DIR/scenarios/<case>.json`. A case that fails
+//! is recorded with its reason and the run goes on. With `resume`, cases whose file already says
+//! `ok` are not run again. The cleartext baseline of each distinct exchange is run once per run.
+
+use crate::floor::FloorMeter;
+use crate::link::LinkEnv;
+use crate::results::{
+    self, extract, read_events, RunResults, Samples, ScenarioResult, TransferClass,
+};
+use crate::scenario::{file_stem, Case, Interaction, Resumption, Scenario, Stack};
+use gander_tls::backend::{self, BackendKind};
+use gander_tls::pki::{self, KeySpec, PkiSet};
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+use std::io::{BufRead, BufReader, IsTerminal, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant, SystemTime};
+
+/// How to start the peers and where to put things.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    pub out: PathBuf,
+    /// Lab PKI root (kept across runs: RSA-8192 keys take a while to generate).
+    pub pki_dir: PathBuf,
+    pub class: TransferClass,
+    pub resume: bool,
+    /// The `gander` binary that provides `mms server|client`.
+    pub gander_exe: PathBuf,
+    /// Python with pyiec61850-ng, and the libiec61850 peer driver (the `stacks` scenario).
+    /// `None`: found when a libiec61850 case runs, by [`crate::assets`] (the driver in the
+    /// repository's `interop/`, the Python in the `.venv` beside it), whatever the working
+    /// directory.
+    pub python: Option<PathBuf>,
+    pub libiec61850_driver: Option<PathBuf>,
+    /// How long a server may take to print `READY`.
+    pub ready_timeout: Duration,
+    /// Show a progress bar (only when stderr is a terminal).
+    pub progress: bool,
+}
+
+/// What a peer process is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    Server,
+    Client,
+}
+
+impl Role {
+    fn name(self) -> &'static str {
+        match self {
+            Role::Server => "server",
+            Role::Client => "client",
+        }
+    }
+}
+
+/// A child process that is killed if still running when dropped (no orphans on any error path).
+struct Peer {
+    child: Child,
+    name: String,
+}
+
+impl Peer {
+    /// SIGTERM, a grace period for flushing the event log, then SIGKILL.
+    fn stop(&mut self) {
+        if let Ok(Some(_)) = self.child.try_wait() {
+            return;
+        }
+        let pid = self.child.id().to_string();
+        let _ = Command::new("kill")
+            .args(["-TERM", &pid])
+            .stderr(Stdio::null())
+            .status();
+        let t = Instant::now();
+        while t.elapsed() < Duration::from_secs(3) {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Result of one run of a pair of peers.
+struct PairRun {
+    samples: Samples,
+    client_summary: Option<serde_json::Value>,
+}
+
+/// Runs the whole scenario; returns the results (also written under `opts.out`).
+pub fn run(scenario: &Scenario, opts: &RunOptions) -> Result<RunResults, String> {
+    let started = Instant::now();
+    let started_unix = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    std::fs::create_dir_all(opts.out.join("scenarios"))
+        .map_err(|e| format!("cannot create {}: {e}", opts.out.display()))?;
+    std::fs::create_dir_all(opts.out.join("work"))
+        .map_err(|e| format!("cannot create {}: {e}", opts.out.display()))?;
+    std::fs::create_dir_all(&opts.pki_dir)
+        .map_err(|e| format!("cannot create {}: {e}", opts.pki_dir.display()))?;
+    // The peers resolve relative paths against their config file's directory: give them absolute ones.
+    let mut abs = opts.clone();
+    abs.out =
+        std::fs::canonicalize(&opts.out).map_err(|e| format!("{}: {e}", opts.out.display()))?;
+    abs.pki_dir = std::fs::canonicalize(&opts.pki_dir)
+        .map_err(|e| format!("{}: {e}", opts.pki_dir.display()))?;
+    let opts = &abs;
+    let dir = &opts.out;
+    let machine =
+        serde_json::to_value(gander_measure::machine::Machine::describe()).unwrap_or_default();
+
+    // Keys first: every key type the scenario needs, generated once and kept.
+    let mut specs: Vec<KeySpec> = scenario
+        .cases
+        .iter()
+        .filter(|c| c.tls.is_some())
+        .map(|c| c.key.0)
+        .collect();
+    specs.sort_by_key(|s| s.dir_name());
+    specs.dedup();
+    if !specs.is_empty() {
+        let missing: Vec<String> = specs
+            .iter()
+            .filter(|s| !PkiSet::paths(&opts.pki_dir, **s).server_key.exists())
+            .map(|s| s.dir_name())
+            .collect();
+        if !missing.is_empty() {
+            eprintln!(
+                "gander run: generating the lab PKI for {} under {} (once; RSA-8192 takes a while)",
+                missing.join(", "),
+                opts.pki_dir.display()
+            );
+        }
+        pki::init(&opts.pki_dir, &specs)
+            .map_err(|e| format!("PKI generation under {}: {e}", opts.pki_dir.display()))?;
+    }
+
+    let bar = progress_bar(scenario.cases.len() as u64, opts.progress);
+    let mut floors = FloorMeter::default();
+    let mut baselines: HashMap<String, Result<Samples, String>> = HashMap::new();
+    let mut out: Vec<ScenarioResult> = Vec::new();
+    let mut notes = Vec::new();
+    let mut link_env: Option<Result<LinkEnv, String>> = None;
+    for (i, case) in scenario.cases.iter().enumerate() {
+        let file = dir
+            .join("scenarios")
+            .join(format!("{}.json", case.file_stem()));
+        if opts.resume {
+            if let Some(prev) = load_done(&file) {
+                progress_line(
+                    &bar,
+                    i,
+                    scenario.cases.len(),
+                    case.name(),
+                    "kept from the previous run",
+                );
+                out.push(prev);
+                continue;
+            }
+        }
+        if let Some(b) = &bar {
+            b.set_message(case.name().to_string());
+        }
+        let t = Instant::now();
+        let mut r = blank_result(case);
+        match run_case(case, opts, &mut baselines, &mut link_env) {
+            Ok((tls, clear, link)) => {
+                if let Some((emulator, achieved)) = link {
+                    r.emulator = emulator;
+                    r.link_achieved = Some(achieved);
+                }
+                let mut samples = tls.samples;
+                if let Some(c) = clear {
+                    samples.rt_clear = c.rt;
+                }
+                r.client_summary = tls.client_summary;
+                if let Some(tls_choice) = &case.tls {
+                    let _ = tls_choice;
+                    match floors.floor(case, &PkiSet::paths(&opts.pki_dir, case.key.0)) {
+                        Ok(f) => r.floor = f,
+                        Err(e) => notes.push(format!("{}: floor not measured: {e}", case.name())),
+                    }
+                }
+                let errors: Vec<String> = samples
+                    .errors
+                    .iter()
+                    .map(|(k, n)| format!("{k} x{n}"))
+                    .collect();
+                let expect_ht = case.params.connections as usize;
+                let got_ht = samples.ht.len();
+                r.compute(samples, case.params.warmup as usize);
+                if case.params.session_resumption != Resumption::Off
+                    && r.resumed_handshakes + 1 < got_ht
+                {
+                    notes.push(format!(
+                        "{}: session resumption ({}) requested, but the peers resumed only {} of {} handshakes",
+                        case.name(),
+                        case.params.session_resumption.name(),
+                        r.resumed_handshakes,
+                        got_ht
+                    ));
+                }
+                if got_ht < expect_ht || !errors.is_empty() {
+                    let msg = format!(
+                        "{got_ht} of {expect_ht} handshakes completed{}",
+                        if errors.is_empty() {
+                            String::new()
+                        } else {
+                            format!("; peer errors: {}", errors.join(", "))
+                        }
+                    );
+                    if got_ht == 0 && expect_ht > 0 {
+                        r.status = "failed".into();
+                        r.error = Some(msg);
+                    } else {
+                        notes.push(format!("{}: {msg}", case.name()));
+                    }
+                }
+            }
+            Err(e) => {
+                r.status = "failed".into();
+                r.error = Some(e);
+            }
+        }
+        r.duration_s = t.elapsed().as_secs_f64();
+        if let Some(e) = &r.error {
+            notes.push(format!("{} failed: {e}", case.name()));
+        }
+        let text = serde_json::to_string(&r).map_err(|e| e.to_string())?;
+        results::write_atomic(&file, text.as_bytes())?;
+        progress_line(&bar, i, scenario.cases.len(), case.name(), &status_line(&r));
+        out.push(r);
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    results::apply_var_pct(&mut out);
+    let mut libraries = BTreeMap::new();
+    for b in BackendKind::ALL {
+        libraries.insert(
+            b.name().to_string(),
+            backend::capabilities(b).library.clone(),
+        );
+    }
+    if scenario.cases.iter().any(|c| {
+        c.params.server_stack == Stack::Libiec61850 || c.params.client_stack == Stack::Libiec61850
+    }) {
+        libraries.insert(
+            "libiec61850".into(),
+            "libiec61850 1.6 (pyiec61850-ng 1.6.1.10) with its bundled mbedTLS".into(),
+        );
+    }
+    let targets = results::targets(&out);
+    // Each floor is timed with its handshake's library; name them all.
+    let mut floor_libs: Vec<String> = Vec::new();
+    for f in out.iter().filter_map(|r| r.floor.as_ref()) {
+        for l in f.libraries() {
+            if !floor_libs.iter().any(|x| x == l) {
+                floor_libs.push(l.to_string());
+            }
+        }
+    }
+    let run = RunResults {
+        gander_version: env!("CARGO_PKG_VERSION").to_string(),
+        scenario: scenario.name.clone(),
+        description: scenario.description.clone(),
+        source: scenario.source.clone(),
+        quick: scenario.quick,
+        started_unix,
+        duration_s: started.elapsed().as_secs_f64(),
+        machine,
+        libraries,
+        floor_library: if floor_libs.is_empty() {
+            "-".into()
+        } else {
+            floor_libs.join("; ")
+        },
+        class: opts.class.clone(),
+        tables: scenario.tables.clone(),
+        scenarios: out,
+        targets,
+        notes,
+    };
+    Ok(run)
+}
+
+fn status_line(r: &ScenarioResult) -> String {
+    if r.status != "ok" {
+        return format!("FAILED: {}", r.error.as_deref().unwrap_or("?"));
+    }
+    let mut s = String::new();
+    if let Some(h) = &r.ht {
+        let _ = write!(s, "HT median {:.3} ms (n={})", h.median_ms, h.n);
+    }
+    if let Some(x) = r.ht_floor_ratio {
+        let _ = write!(s, " = {x:.2}x floor");
+    }
+    if let Some(h) = &r.rt {
+        let _ = write!(s, ", RT median {:.3} ms (n={})", h.median_ms, h.n);
+    }
+    if let Some(x) = r.rt_cleartext_ratio {
+        let _ = write!(s, " = {x:.2}x cleartext");
+    }
+    let _ = write!(s, " [{:.1} s]", r.duration_s);
+    s
+}
+
+fn progress_bar(len: u64, wanted: bool) -> Option<indicatif::ProgressBar> {
+    if !wanted || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let b = indicatif::ProgressBar::new(len);
+    b.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{bar:30} {pos}/{len} cases, {elapsed} elapsed, ETA {eta}: {msg}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    Some(b)
+}
+
+fn progress_line(bar: &Option<indicatif::ProgressBar>, i: usize, n: usize, name: &str, what: &str) {
+    let line = format!("[{}/{}] {name}: {what}", i + 1, n);
+    match bar {
+        Some(b) => {
+            b.println(line);
+            b.inc(1);
+        }
+        None => eprintln!("{line}"),
+    }
+}
+
+fn load_done(file: &Path) -> Option<ScenarioResult> {
+    let t = std::fs::read_to_string(file).ok()?;
+    let r: ScenarioResult = serde_json::from_str(&t).ok()?;
+    (r.status == "ok").then_some(r)
+}
+
+/// The result skeleton of a case: its parameters, no measurements yet.
+pub fn blank_result(case: &Case) -> ScenarioResult {
+    let p = &case.params;
+    let tls = case.tls.as_ref();
+    let emulator = if case.link.is_loopback() {
+        "none (loopback)".to_string()
+    } else {
+        "userspace relay".to_string()
+    };
+    ScenarioResult {
+        name: p.name.clone(),
+        tables: p.table.clone(),
+        stack: case.stack(),
+        server_stack: p.server_stack.name().into(),
+        client_stack: p.client_stack.name().into(),
+        backend: tls
+            .map(|t| t.backend.name().to_string())
+            .unwrap_or_else(|| "none".into()),
+        backend_reason: tls.map(|t| t.backend_reason.clone()).unwrap_or_default(),
+        library: tls
+            .map(|t| t.library.clone())
+            .unwrap_or_else(|| "none (cleartext)".into()),
+        tls_version: tls
+            .map(|t| t.version.short().to_string())
+            .unwrap_or_else(|| "none".into()),
+        cipher_suite: tls
+            .map(|t| t.suite.name.to_string())
+            .unwrap_or_else(|| "none".into()),
+        rse_label: tls.and_then(|t| t.suite.rse.map(str::to_string)),
+        sandia_label: tls.and_then(|t| t.suite.sandia.map(str::to_string)),
+        key: case.key.to_string(),
+        interaction: p.interaction.name().into(),
+        payload: p.payload,
+        period_ms: p.period_ms,
+        connections: p.connections,
+        reports: p.reports,
+        warmup: p.warmup,
+        session_resumption: p.session_resumption.name().into(),
+        link: case.link.name.into(),
+        emulator,
+        link_achieved: None,
+        reference: p.reference.clone(),
+        status: "ok".into(),
+        error: None,
+        discarded: Default::default(),
+        resumed_handshakes: 0,
+        ht: None,
+        ht_steps: None,
+        rt: None,
+        rt_steps: None,
+        ht_floor_ms: None,
+        floor: None,
+        ht_floor_ratio: None,
+        rt_cleartext: None,
+        rt_cleartext_median_ms: None,
+        rt_cleartext_ratio: None,
+        rt_blocks: 0,
+        rt_cleartext_block_ratios: vec![],
+        rt_diff: None,
+        client_summary: None,
+        duration_s: 0.0,
+        samples: None,
+    }
+}
+
+/// Namespaces the peers run in (link emulation).
+struct Net {
+    server_ns: String,
+    client_ns: String,
+}
+
+type LinkInfo = Option<(String, serde_json::Value)>;
+
+/// Runs a case and (once per distinct exchange) its cleartext baseline; with a link profile,
+/// both through the emulator, whose achieved delay and rate are measured first.
+fn run_case(
+    case: &Case,
+    opts: &RunOptions,
+    baselines: &mut HashMap<String, Result<Samples, String>>,
+    link_env: &mut Option<Result<LinkEnv, String>>,
+) -> Result<(PairRun, Option<Samples>, LinkInfo), String> {
+    let mut _active = None;
+    let mut info = None;
+    let mut net = None;
+    if !case.link.is_loopback() {
+        let env = link_env
+            .get_or_insert_with(LinkEnv::up)
+            .as_ref()
+            .map_err(|e| e.clone())?;
+        let active = env.start(case.link, case.params.emulator)?;
+        let achieved = env.measure(&case.link)?;
+        info = Some((active.emulator.clone(), achieved));
+        _active = Some(active);
+        net = Some(Net {
+            server_ns: env.server_ns(),
+            client_ns: env.client_ns(),
+        });
+    }
+    let net = net.as_ref();
+    let work = opts.out.join("work").join(case.file_stem());
+    if interleaved(case) {
+        let run = run_interleaved(case, opts, &work, net)?;
+        return Ok((run, None, info));
+    }
+    let tls = run_pair(case, opts, &work, true, net)?;
+    let clear = if case.tls.is_some() && case.params.cleartext_baseline {
+        let p = &case.params;
+        let key = format!(
+            "{:?}/{:?}/{}/{}/{}/{}/{}/{}",
+            p.server_stack,
+            p.client_stack,
+            p.interaction.name(),
+            p.payload,
+            p.period_ms,
+            p.link,
+            p.reports,
+            p.connections
+        );
+        let stem = format!("cleartext-{}", file_stem(&key));
+        let entry = baselines.entry(key).or_insert_with(|| {
+            run_pair(case, opts, &opts.out.join("work").join(stem), false, net).map(|r| r.samples)
+        });
+        match entry {
+            Ok(s) => Some(s.clone()),
+            Err(e) => return Err(format!("cleartext baseline failed: {e}")),
+        }
+    } else {
+        None
+    };
+    Ok((tls, clear, info))
+}
+
+/// Whether a case's RT and cleartext RT are measured in alternating blocks (`rt_blocks`).
+pub fn interleaved(case: &Case) -> bool {
+    let p = &case.params;
+    case.tls.is_some()
+        && p.cleartext_baseline
+        && p.interaction == Interaction::Report
+        && p.rt_blocks > 0
+        && p.reports > 0
+}
+
+/// Sizes of `blocks` blocks that together hold `total` reports (the first ones one larger).
+pub fn block_sizes(total: u32, blocks: u32) -> Vec<u32> {
+    let blocks = blocks.clamp(1, total.max(1));
+    (0..blocks)
+        .map(|b| total / blocks + u32::from(b < total % blocks))
+        .collect()
+}
+
+/// Which transport goes first in block `b`: TLS, clear | clear, TLS | TLS, clear | ... so that a
+/// drift in the machine's state during the run favours neither.
+pub fn block_order(b: u32) -> [bool; 2] {
+    if b.is_multiple_of(2) {
+        [true, false]
+    } else {
+        [false, true]
+    }
+}
+
+/// The HT loop on its own (TLS, no reports), then the RT loop in `rt_blocks` blocks, TLS and
+/// cleartext alternating, each block a fresh pair of peers with one connection.
+fn run_interleaved(
+    case: &Case,
+    opts: &RunOptions,
+    work: &Path,
+    net: Option<&Net>,
+) -> Result<PairRun, String> {
+    let p = &case.params;
+    let mut ht_case = case.clone();
+    ht_case.params.reports = 0;
+    let ht = run_pair(&ht_case, opts, work, true, net)?;
+    let mut samples = ht.samples;
+    for (b, n) in block_sizes(p.reports, p.rt_blocks).into_iter().enumerate() {
+        let b = b as u32;
+        let mut bc = case.clone();
+        bc.params.connections = 1;
+        bc.params.reports = n;
+        for with_tls in block_order(b) {
+            let what = if with_tls { "tls" } else { "clear" };
+            let dir = work.join(format!("rt-{b}-{what}"));
+            let r = run_pair(&bc, opts, &dir, with_tls, net)
+                .map_err(|e| format!("RT block {b} ({what}): {e}"))?;
+            let s = r.samples;
+            for (k, v) in s.errors {
+                *samples.errors.entry(k).or_default() += v;
+            }
+            if with_tls {
+                samples.rt_block.extend(std::iter::repeat_n(b, s.rt.len()));
+                samples.rt.extend(s.rt);
+                samples.rt_enc.extend(s.rt_enc);
+                samples.rt_net.extend(s.rt_net);
+                samples.rt_dec.extend(s.rt_dec);
+            } else {
+                samples
+                    .rt_clear_block
+                    .extend(std::iter::repeat_n(b, s.rt.len()));
+                samples.rt_clear.extend(s.rt);
+            }
+        }
+    }
+    Ok(PairRun {
+        samples,
+        client_summary: ht.client_summary,
+    })
+}
+
+/// The command that starts one peer.
+fn peer_command(
+    stack: Stack,
+    role: Role,
+    interaction: Interaction,
+    config: &Path,
+    opts: &RunOptions,
+) -> Result<Command, String> {
+    match stack {
+        // Request/response (Sandia): gander's own request/response peers (`gander_peers::reqresp`).
+        Stack::Gander if interaction != Interaction::Report => {
+            let mut c = Command::new(&opts.gander_exe);
+            c.args(["run-peer", role.name(), "--config"]).arg(config);
+            Ok(c)
+        }
+        Stack::Gander => {
+            let mut c = Command::new(&opts.gander_exe);
+            c.args(["mms", role.name(), "--config"]).arg(config);
+            Ok(c)
+        }
+        Stack::Libiec61850 => {
+            let driver = match &opts.libiec61850_driver {
+                Some(d) => d.clone(),
+                None => crate::assets::libiec61850_peer().map_err(|e| e.to_string())?,
+            };
+            if !driver.exists() {
+                return Err(format!(
+                    "libiec61850 peer driver {} not found",
+                    driver.display()
+                ));
+            }
+            let python = match &opts.python {
+                Some(p) => p.clone(),
+                None => crate::assets::venv_python_for(&driver).map_err(|e| e.to_string())?,
+            };
+            if !python.exists() {
+                return Err(format!("Python {} not found (make venv)", python.display()));
+            }
+            let mut c = Command::new(&python);
+            c.arg(&driver).arg(role.name()).arg("--config").arg(config);
+            Ok(c)
+        }
+    }
+}
+
+/// Writes the configs, runs server and client, returns the merged samples.
+fn run_pair(
+    case: &Case,
+    opts: &RunOptions,
+    work: &Path,
+    with_tls: bool,
+    net: Option<&Net>,
+) -> Result<PairRun, String> {
+    std::fs::create_dir_all(work).map_err(|e| format!("cannot create {}: {e}", work.display()))?;
+    for f in ["server.events", "client.events"] {
+        let _ = std::fs::remove_file(work.join(f));
+    }
+    let pki = PkiSet::paths(&opts.pki_dir, case.key.0);
+    let server_cfg = work.join("server.toml");
+    let client_cfg = work.join("client.toml");
+    let listen = if net.is_some() {
+        format!("{}:0", crate::link::SERVER_IP)
+    } else {
+        "127.0.0.1:0".to_string()
+    };
+    std::fs::write(
+        &server_cfg,
+        peer_config(case, Role::Server, &pki, work, Some(&listen), with_tls),
+    )
+    .map_err(|e| format!("cannot write {}: {e}", server_cfg.display()))?;
+
+    let mut cmd = in_namespace(
+        peer_command(
+            case.params.server_stack,
+            Role::Server,
+            case.params.interaction,
+            &server_cfg,
+            opts,
+        )?,
+        net.map(|n| n.server_ns.as_str()),
+    );
+    let server_err =
+        std::fs::File::create(work.join("server.stderr")).map_err(|e| e.to_string())?;
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(server_err);
+    let child = cmd.spawn().map_err(|e| {
+        format!(
+            "cannot start the server ({}): {e}",
+            opts.gander_exe.display()
+        )
+    })?;
+    let mut server = Peer {
+        child,
+        name: "server".into(),
+    };
+    let addr = wait_ready(&mut server, opts.ready_timeout, &work.join("server.stderr"))?;
+
+    std::fs::write(
+        &client_cfg,
+        peer_config(case, Role::Client, &pki, work, Some(&addr), with_tls),
+    )
+    .map_err(|e| format!("cannot write {}: {e}", client_cfg.display()))?;
+    let mut cmd = in_namespace(
+        peer_command(
+            case.params.client_stack,
+            Role::Client,
+            case.params.interaction,
+            &client_cfg,
+            opts,
+        )?,
+        net.map(|n| n.client_ns.as_str()),
+    );
+    let client_err =
+        std::fs::File::create(work.join("client.stderr")).map_err(|e| e.to_string())?;
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(client_err);
+    let child = cmd
+        .spawn()
+        .map_err(|e| format!("cannot start the client: {e}"))?;
+    let mut client = Peer {
+        child,
+        name: "client".into(),
+    };
+    let p = &case.params;
+    let limit = Duration::from_secs(60)
+        + Duration::from_millis(p.connections as u64 * 1000)
+        + Duration::from_millis(p.reports as u64 * (p.period_ms + 50) * 3 / 2);
+    let (status, stdout) = wait_exit(&mut client, limit)?;
+    server.stop();
+    if !status {
+        return Err(format!(
+            "client failed: {}",
+            tail(&work.join("client.stderr"))
+        ));
+    }
+    let client_summary = stdout
+        .lines()
+        .rev()
+        .find_map(|l| serde_json::from_str::<serde_json::Value>(l.trim()).ok());
+    let mut events = read_events(&work.join("client.events"))?;
+    if let Ok(mut s) = read_events(&work.join("server.events")) {
+        events.append(&mut s);
+    }
+    events.sort_by_key(|e| e.t_ns);
+    Ok(PairRun {
+        samples: extract(&events),
+        client_summary,
+    })
+}
+
+/// `ip netns exec NS <cmd>` (ip execs the program: the pid stays the peer's).
+fn in_namespace(cmd: Command, ns: Option<&str>) -> Command {
+    let Some(ns) = ns else { return cmd };
+    let mut c = Command::new("ip");
+    c.args(["netns", "exec", ns])
+        .arg(cmd.get_program())
+        .args(cmd.get_args());
+    c
+}
+
+/// Last lines of a peer's stderr, for error messages.
+fn tail(path: &Path) -> String {
+    let t = std::fs::read_to_string(path).unwrap_or_default();
+    let lines: Vec<&str> = t.lines().filter(|l| !l.trim().is_empty()).collect();
+    let s = lines[lines.len().saturating_sub(3)..].join(" | ");
+    if s.is_empty() {
+        format!("no message (see {})", path.display())
+    } else {
+        s
+    }
+}
+
+/// Reads the server's stdout until `READY <addr>`.
+fn wait_ready(server: &mut Peer, timeout: Duration, stderr: &Path) -> Result<String, String> {
+    let stdout = server
+        .child
+        .stdout
+        .take()
+        .ok_or("server stdout not captured")?;
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut r = BufReader::new(stdout);
+        let mut line = String::new();
+        loop {
+            line.clear();
+            match r.read_line(&mut line) {
+                Ok(0) | Err(_) => {
+                    let _ = tx.send(None);
+                    return;
+                }
+                Ok(_) => {
+                    if let Some(a) = line.trim().strip_prefix("READY ") {
+                        let _ = tx.send(Some(a.trim().to_string()));
+                        // Keep draining so the server never blocks on a full pipe.
+                        let _ = std::io::copy(&mut r, &mut std::io::sink());
+                        return;
+                    }
+                }
+            }
+        }
+    });
+    match rx.recv_timeout(timeout) {
+        Ok(Some(addr)) => Ok(addr),
+        Ok(None) => {
+            let _ = server.child.wait();
+            Err(format!(
+                "{} exited before READY: {}",
+                server.name,
+                tail(stderr)
+            ))
+        }
+        Err(_) => Err(format!(
+            "{} not READY within {:?}: {}",
+            server.name,
+            timeout,
+            tail(stderr)
+        )),
+    }
+}
+
+/// Waits for the client; returns (success, stdout).
+fn wait_exit(client: &mut Peer, limit: Duration) -> Result<(bool, String), String> {
+    let mut stdout = client
+        .child
+        .stdout
+        .take()
+        .ok_or("client stdout not captured")?;
+    let h = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stdout.read_to_string(&mut s);
+        s
+    });
+    let t = Instant::now();
+    loop {
+        match client.child.try_wait() {
+            Ok(Some(st)) => {
+                let out = h.join().unwrap_or_default();
+                return Ok((st.success(), out));
+            }
+            Ok(None) if t.elapsed() > limit => {
+                client.stop();
+                return Err(format!(
+                    "client did not finish within {} s",
+                    limit.as_secs()
+                ));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
+            Err(e) => return Err(format!("waiting for the client: {e}")),
+        }
+    }
+}
+
+/// A TOML string literal.
+fn q(s: &str) -> String {
+    toml::Value::String(s.to_string()).to_string()
+}
+
+fn qp(p: &Path) -> String {
+    q(&p.to_string_lossy())
+}
+
+/// The peer config of `docs/mms-peers.md`.
+fn peer_config(
+    case: &Case,
+    role: Role,
+    pki: &PkiSet,
+    work: &Path,
+    connect: Option<&str>,
+    with_tls: bool,
+) -> String {
+    let p = &case.params;
+    let mut s = String::new();
+    let _ = writeln!(s, "# written by gander run for case {}", q(&p.name));
+    match role {
+        Role::Server => {
+            let _ = writeln!(s, "listen = {}", q(connect.unwrap_or("127.0.0.1:0")));
+        }
+        Role::Client => {
+            let _ = writeln!(s, "connect = {}", q(connect.unwrap_or("127.0.0.1:3782")));
+            let _ = writeln!(s, "connections = {}", p.connections);
+            let _ = writeln!(s, "reports = {}", p.reports);
+        }
+    }
+    let _ = writeln!(
+        s,
+        "events = {}",
+        qp(&work.join(format!("{}.events", role.name())))
+    );
+    if p.interaction != Interaction::Report {
+        let _ = writeln!(s, "interaction = {}", q(p.interaction.name()));
+    }
+    match (role, p.interaction) {
+        // The server pushes reports: period and size are its business; the client counts them.
+        (Role::Server, _) => {
+            let _ = writeln!(
+                s,
+                "\n[reports]\nperiod_ms = {}\nsize = {}",
+                p.period_ms, p.payload
+            );
+        }
+        (Role::Client, Interaction::Report) => {}
+        (Role::Client, _) => {
+            let _ = writeln!(
+                s,
+                "request_period_ms = {}\nrequest_size = {}",
+                p.period_ms, p.payload
+            );
+        }
+    }
+    if let (true, Some(tls)) = (with_tls, &case.tls) {
+        let (cert, key, peer) = match role {
+            Role::Server => (&pki.server, &pki.server_key, &pki.client),
+            Role::Client => (&pki.client, &pki.client_key, &pki.server),
+        };
+        let _ = writeln!(s, "\n[tls]\nbackend = {}", q(tls.backend.name()));
+        let _ = writeln!(
+            s,
+            "ca = {}\ncert = {}\nkey = {}\npeer_cert = {}",
+            qp(&pki.ca),
+            qp(cert),
+            qp(key),
+            qp(peer)
+        );
+        let _ = writeln!(s, "versions = [{}]", q(tls.version.short()));
+        let _ = writeln!(s, "cipher_suites = [{}]", q(tls.suite.name));
+        let (ids, tickets) = match p.session_resumption {
+            Resumption::Off => (false, false),
+            Resumption::Id => (true, false),
+            Resumption::Ticket | Resumption::Psk => (true, true),
+        };
+        let _ = writeln!(s, "session_resumption = {ids}\nsession_tickets = {tickets}");
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_split_the_reports_and_alternate() {
+        assert_eq!(block_sizes(400, 4), [100, 100, 100, 100]);
+        assert_eq!(block_sizes(10, 4), [3, 3, 2, 2]);
+        assert_eq!(block_sizes(2, 8), [1, 1]);
+        assert_eq!(block_sizes(0, 3), [0]);
+        assert_eq!(block_order(0), [true, false]);
+        assert_eq!(block_order(1), [false, true]);
+    }
+}

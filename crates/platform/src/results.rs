@@ -1,0 +1,1119 @@
+//! From the peers' event logs to samples, statistics and the result store of a run.
+//!
+//! The peers write one JSON object per line (`docs/mms-peers.md`): `{"event", "t_ns", "conn",
+//! "seq", ...}` with CLOCK_MONOTONIC nanoseconds that both processes share. Indicators, where the
+//! RSE paper defines them:
+//!
+//! * HT = `HT_END - HT_START` per connection (client), with the sub-steps TCP connect
+//!   (`TCP_UP - HT_START`), TLS handshake (`TLS_UP - TCP_UP`, 0 in cleartext) and MMS association
+//!   (`HT_END - TLS_UP`).
+//! * RT = `RT_END - RT_START` per report or request (matched by `seq`), with the sub-steps
+//!   server-side encryption, transmission and client-side decryption when the peers stamp the TLS
+//!   write and read ([`RT_STEP_EVENTS`]).
+//!
+//! The first `warmup` samples of each loop are discarded and counted. Raw samples are kept in
+//! `DIR/scenarios/<name>.json` and `DIR/samples.csv`; every statistic comes from them.
+
+use gander_measure::stats::Summary;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// One line of an event log.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    pub event: String,
+    pub t_ns: u64,
+    #[serde(default)]
+    pub conn: Option<u64>,
+    #[serde(default)]
+    pub seq: Option<u64>,
+    /// Report index on its connection (the peers' `n`): `seq` is the report's SqNum, which
+    /// wraps (INT8U in libiec61850's unbuffered reports), so reports are matched by `n` when present.
+    #[serde(default)]
+    pub n: Option<u64>,
+    #[serde(default)]
+    pub kind: Option<String>,
+    #[serde(default)]
+    pub resumed: Option<bool>,
+}
+
+impl Event {
+    /// The key that pairs a report's server and client events.
+    fn report_key(&self) -> Option<u64> {
+        self.n.or(self.seq)
+    }
+}
+
+/// Names of the stamps around the server's TLS write and the client's TLS read (RT sub-steps):
+/// (server write start, server write end, client read start, client read end).
+pub const RT_STEP_EVENTS: [&str; 4] = ["WRITE_START", "WRITE_END", "READ_START", "READ_END"];
+
+/// Reads a JSON-lines event log. Blank lines are skipped; anything else that is not an event is
+/// an error naming the line.
+pub fn read_events(path: &Path) -> Result<Vec<Event>, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read event log {}: {e}", path.display()))?;
+    parse_events(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+pub fn parse_events(text: &str) -> Result<Vec<Event>, String> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        let ev: Event =
+            serde_json::from_str(line).map_err(|e| format!("line {}: not an event: {e}", i + 1))?;
+        out.push(ev);
+    }
+    Ok(out)
+}
+
+/// Raw samples of one case (ns), in measurement order, warm-up included.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Samples {
+    pub ht: Vec<u64>,
+    pub ht_tcp: Vec<u64>,
+    pub ht_tls: Vec<u64>,
+    pub ht_mms: Vec<u64>,
+    pub rt: Vec<u64>,
+    pub rt_enc: Vec<u64>,
+    pub rt_net: Vec<u64>,
+    pub rt_dec: Vec<u64>,
+    /// RT of the same exchange in cleartext (the RT floor), warm-up included.
+    pub rt_clear: Vec<u64>,
+    /// With interleaved blocks (`rt_blocks`): the block of each `rt` (and `rt_enc`, `rt_net`,
+    /// `rt_dec`) sample and of each `rt_clear` sample. Empty: one loop, warm-up at its start.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rt_block: Vec<u32>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rt_clear_block: Vec<u32>,
+    /// Handshakes that the peers reported as resumed.
+    pub resumed: usize,
+    /// ERROR events by kind.
+    pub errors: BTreeMap<String, usize>,
+}
+
+/// Which samples of a loop are warm-up: the first `warmup` of the loop, or with interleaved
+/// blocks (`block[i]` = block of sample i, same length as the samples) the first `warmup` of
+/// every block, but never more than half a block.
+pub fn warmup_mask(n: usize, block: &[u32], warmup: usize) -> Vec<bool> {
+    if block.len() != n {
+        return (0..n).map(|i| i < warmup).collect();
+    }
+    let mut size: BTreeMap<u32, usize> = BTreeMap::new();
+    for b in block {
+        *size.entry(*b).or_default() += 1;
+    }
+    let mut seen: BTreeMap<u32, usize> = BTreeMap::new();
+    block
+        .iter()
+        .map(|b| {
+            let k = seen.entry(*b).or_default();
+            *k += 1;
+            *k <= warmup.min(size[b] / 2)
+        })
+        .collect()
+}
+
+/// The samples of `v` that `mask` does not mark as warm-up.
+pub fn kept(v: &[u64], mask: &[bool]) -> Vec<u64> {
+    v.iter()
+        .zip(mask.iter().chain(std::iter::repeat(&false)))
+        .filter(|(_, w)| !**w)
+        .map(|(x, _)| *x)
+        .collect()
+}
+
+/// Per interleaved block pair: median RT over TLS of block b over the median cleartext RT of
+/// block b (warm-up left out), in block order. Empty without blocks.
+pub fn block_ratios(s: &Samples, warmup: usize) -> Vec<f64> {
+    if s.rt_block.len() != s.rt.len() || s.rt_clear_block.len() != s.rt_clear.len() {
+        return Vec::new();
+    }
+    let med = |v: &[u64], blocks: &[u32], b: u32| {
+        let mask = warmup_mask(v.len(), blocks, warmup);
+        let x: Vec<u64> = v
+            .iter()
+            .zip(blocks)
+            .zip(&mask)
+            .filter(|((_, bb), w)| **bb == b && !**w)
+            .map(|((x, _), _)| *x)
+            .collect();
+        Summary::from_samples(&x).map(|s| s.p50)
+    };
+    let mut ids: Vec<u32> = s.rt_block.clone();
+    ids.sort_unstable();
+    ids.dedup();
+    ids.into_iter()
+        .filter_map(|b| {
+            match (
+                med(&s.rt, &s.rt_block, b),
+                med(&s.rt_clear, &s.rt_clear_block, b),
+            ) {
+                (Some(t), Some(c)) if c > 0.0 => Some(t / c),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// Extracts HT, RT and their sub-steps from the merged events of both peers.
+pub fn extract(events: &[Event]) -> Samples {
+    #[derive(Default)]
+    struct Conn {
+        start: Option<u64>,
+        tcp: Option<u64>,
+        tls: Option<u64>,
+        end: Option<u64>,
+    }
+    #[derive(Default)]
+    struct Rep {
+        start: Option<u64>,
+        end: Option<u64>,
+        stamps: [Option<u64>; 4],
+    }
+    let mut conns: BTreeMap<u64, Conn> = BTreeMap::new();
+    let mut reps: BTreeMap<u64, Rep> = BTreeMap::new();
+    let mut s = Samples::default();
+    for e in events {
+        match e.event.as_str() {
+            "HT_START" | "TCP_UP" | "TLS_UP" | "HT_END" => {
+                let Some(c) = e.conn else { continue };
+                let c = conns.entry(c).or_default();
+                let slot = match e.event.as_str() {
+                    "HT_START" => &mut c.start,
+                    "TCP_UP" => &mut c.tcp,
+                    "TLS_UP" => &mut c.tls,
+                    _ => &mut c.end,
+                };
+                slot.get_or_insert(e.t_ns);
+                // The peers put `resumed` on TLS_UP; accept it on HT_END too.
+                if matches!(e.event.as_str(), "TLS_UP" | "HT_END") && e.resumed == Some(true) {
+                    s.resumed += 1;
+                }
+            }
+            "RT_START" | "RT_END" => {
+                let Some(q) = e.report_key() else { continue };
+                let r = reps.entry(q).or_default();
+                let slot = if e.event == "RT_START" {
+                    &mut r.start
+                } else {
+                    &mut r.end
+                };
+                slot.get_or_insert(e.t_ns);
+            }
+            "ERROR" => {
+                *s.errors
+                    .entry(e.kind.clone().unwrap_or_else(|| "unknown".into()))
+                    .or_default() += 1;
+            }
+            other => {
+                if let (Some(i), Some(q)) = (
+                    RT_STEP_EVENTS.iter().position(|n| *n == other),
+                    e.report_key(),
+                ) {
+                    reps.entry(q).or_default().stamps[i].get_or_insert(e.t_ns);
+                }
+            }
+        }
+    }
+    // Connections in the order they started (conn ids are per client run).
+    let mut cs: Vec<&Conn> = conns
+        .values()
+        .filter(|c| c.start.is_some() && c.end.is_some())
+        .collect();
+    cs.sort_by_key(|c| c.start);
+    for c in cs {
+        let (start, end) = (c.start.unwrap_or(0), c.end.unwrap_or(0));
+        s.ht.push(end.saturating_sub(start));
+        let tcp = c.tcp.unwrap_or(start);
+        s.ht_tcp.push(tcp.saturating_sub(start));
+        let tls = c.tls.unwrap_or(tcp);
+        s.ht_tls.push(tls.saturating_sub(tcp));
+        s.ht_mms.push(end.saturating_sub(tls));
+    }
+    let ends = events.iter().filter(|e| e.event == "RT_END").count();
+    let keyed = reps
+        .values()
+        .filter(|r| r.start.is_some() && r.end.is_some())
+        .count();
+    if ends > 0 && keyed * 2 < ends {
+        // No index shared by both sides (libiec61850 peers): pair every RT_END with the latest
+        // RT_START before it, which is right while the report period is much longer than RT.
+        let mut starts: Vec<u64> = events
+            .iter()
+            .filter(|e| e.event == "RT_START")
+            .map(|e| e.t_ns)
+            .collect();
+        starts.sort_unstable();
+        let mut ends: Vec<u64> = events
+            .iter()
+            .filter(|e| e.event == "RT_END")
+            .map(|e| e.t_ns)
+            .collect();
+        ends.sort_unstable();
+        for t in ends {
+            let i = starts.partition_point(|s| *s <= t);
+            if i > 0 {
+                s.rt.push(t - starts[i - 1]);
+            }
+        }
+        return s;
+    }
+    for r in reps.values() {
+        let (Some(a), Some(b)) = (r.start, r.end) else {
+            continue;
+        };
+        s.rt.push(b.saturating_sub(a));
+        if let [Some(ws), Some(we), Some(rs), Some(re)] = r.stamps {
+            s.rt_enc.push(we.saturating_sub(ws));
+            s.rt_dec.push(re.saturating_sub(rs));
+            s.rt_net.push(
+                b.saturating_sub(a)
+                    .saturating_sub(we.saturating_sub(ws))
+                    .saturating_sub(re.saturating_sub(rs)),
+            );
+        }
+    }
+    s
+}
+
+/// The statistics of one indicator, in milliseconds (`results.json`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Stat {
+    pub n: usize,
+    pub mean_ms: f64,
+    pub sd_ms: f64,
+    pub median_ms: f64,
+    pub p95_ms: f64,
+    pub p99_ms: f64,
+    pub min_ms: f64,
+    pub max_ms: f64,
+    /// Half-width of the 95% confidence interval of the mean.
+    pub ci95_ms: f64,
+    /// Mean relative to the reference case's mean, percent (the papers' VAR.).
+    pub var_pct: Option<f64>,
+}
+
+impl Stat {
+    /// Statistics of kept samples (ns); `None` if there are none.
+    pub fn of(kept_ns: &[u64]) -> Option<Stat> {
+        let s = Summary::from_samples(kept_ns)?.scaled(1e-6);
+        Some(Stat {
+            n: s.n,
+            mean_ms: s.mean,
+            sd_ms: s.sd,
+            median_ms: s.p50,
+            p95_ms: s.p95,
+            p99_ms: s.p99,
+            min_ms: s.min,
+            max_ms: s.max,
+            ci95_ms: s.ci95,
+            var_pct: None,
+        })
+    }
+}
+
+/// Mean and standard deviation of signed differences (the Sandia layout), ms.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DiffStat {
+    pub n: usize,
+    pub mean_ms: f64,
+    pub sd_ms: f64,
+}
+
+impl DiffStat {
+    /// Pairs the i-th kept TLS sample with the i-th kept cleartext sample (Sandia ran them
+    /// consecutively and subtracted); extra samples on either side are left out.
+    pub fn of(tls_ns: &[u64], clear_ns: &[u64]) -> Option<DiffStat> {
+        let d: Vec<f64> = tls_ns
+            .iter()
+            .zip(clear_ns)
+            .map(|(a, b)| (*a as f64 - *b as f64) / 1e6)
+            .collect();
+        if d.is_empty() {
+            return None;
+        }
+        let n = d.len();
+        let mean = d.iter().sum::<f64>() / n as f64;
+        let sd = if n > 1 {
+            (d.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt()
+        } else {
+            0.0
+        };
+        Some(DiffStat {
+            n,
+            mean_ms: mean,
+            sd_ms: sd,
+        })
+    }
+}
+
+/// HT sub-steps.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HtSteps {
+    pub tcp: Stat,
+    pub tls: Stat,
+    pub mms: Stat,
+}
+
+/// RT sub-steps.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RtSteps {
+    pub encrypt: Stat,
+    pub transmit: Stat,
+    pub decrypt: Stat,
+}
+
+/// Warm-up samples discarded.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Discarded {
+    pub ht: usize,
+    pub rt: usize,
+    pub rt_clear: usize,
+}
+
+/// The result of one case (`DIR/scenarios/<name>.json`, and an entry of `results.json`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ScenarioResult {
+    pub name: String,
+    pub tables: Vec<String>,
+    pub stack: String,
+    pub server_stack: String,
+    pub client_stack: String,
+    /// `none` in cleartext.
+    pub backend: String,
+    pub backend_reason: String,
+    /// TLS library and version.
+    pub library: String,
+    /// `1.2`, ... or `none`.
+    pub tls_version: String,
+    /// IANA name, or `none`.
+    pub cipher_suite: String,
+    /// The RSE (i-v) and Sandia (CS1-CS7) labels of the suite.
+    pub rse_label: Option<String>,
+    pub sandia_label: Option<String>,
+    pub key: String,
+    pub interaction: String,
+    pub payload: u32,
+    pub period_ms: u64,
+    pub connections: u32,
+    pub reports: u32,
+    pub warmup: u32,
+    pub session_resumption: String,
+    pub link: String,
+    /// Which emulator applied the link profile (`none (loopback)`, `netem`, `userspace relay`).
+    pub emulator: String,
+    /// What the emulator achieved (measured delay and rate), when one ran.
+    pub link_achieved: Option<serde_json::Value>,
+    pub reference: Option<String>,
+    /// `ok` or `failed`.
+    pub status: String,
+    /// Why it failed.
+    pub error: Option<String>,
+    pub discarded: Discarded,
+    /// Handshakes the peers reported as resumed (all connections, warm-up included).
+    #[serde(default)]
+    pub resumed_handshakes: usize,
+    pub ht: Option<Stat>,
+    pub ht_steps: Option<HtSteps>,
+    pub rt: Option<Stat>,
+    pub rt_steps: Option<RtSteps>,
+    pub ht_floor_ms: Option<f64>,
+    pub floor: Option<crate::floor::Floor>,
+    /// Median HT over the floor.
+    pub ht_floor_ratio: Option<f64>,
+    pub rt_cleartext: Option<Stat>,
+    pub rt_cleartext_median_ms: Option<f64>,
+    /// Median RT over the cleartext median RT.
+    pub rt_cleartext_ratio: Option<f64>,
+    /// Interleaved TLS/cleartext block pairs the RT loop ran in (0: one loop, shared cleartext run).
+    #[serde(default)]
+    pub rt_blocks: u32,
+    /// Per block pair: median TLS RT / median cleartext RT (the spread within this run).
+    #[serde(default)]
+    pub rt_cleartext_block_ratios: Vec<f64>,
+    /// Paired differences TLS - cleartext (Sandia Table 2).
+    pub rt_diff: Option<DiffStat>,
+    /// The client's one-line JSON summary.
+    pub client_summary: Option<serde_json::Value>,
+    pub duration_s: f64,
+    /// Raw samples; left out of `results.json` (they are in `samples.csv`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples: Option<Samples>,
+}
+
+impl ScenarioResult {
+    /// Fills every statistic from `samples` with `warmup` discarded per loop.
+    pub fn compute(&mut self, samples: Samples, warmup: usize) {
+        let keep = |v: &[u64]| v[warmup.min(v.len())..].to_vec();
+        let rt_mask = warmup_mask(samples.rt.len(), &samples.rt_block, warmup);
+        let clear_mask = warmup_mask(samples.rt_clear.len(), &samples.rt_clear_block, warmup);
+        // The sub-steps follow RT sample for sample when every report has all four stamps.
+        let keep_rt = |v: &[u64]| {
+            if v.len() == samples.rt.len() {
+                kept(v, &rt_mask)
+            } else {
+                keep(v)
+            }
+        };
+        self.discarded = Discarded {
+            ht: warmup.min(samples.ht.len()),
+            rt: rt_mask.iter().filter(|w| **w).count(),
+            rt_clear: clear_mask.iter().filter(|w| **w).count(),
+        };
+        self.rt_blocks = if samples.rt_block.is_empty() {
+            0
+        } else {
+            let mut b = samples.rt_block.clone();
+            b.sort_unstable();
+            b.dedup();
+            b.len() as u32
+        };
+        self.rt_cleartext_block_ratios = block_ratios(&samples, warmup);
+        self.ht = Stat::of(&keep(&samples.ht));
+        self.ht_steps = match (
+            Stat::of(&keep(&samples.ht_tcp)),
+            Stat::of(&keep(&samples.ht_tls)),
+            Stat::of(&keep(&samples.ht_mms)),
+        ) {
+            (Some(tcp), Some(tls), Some(mms)) => Some(HtSteps { tcp, tls, mms }),
+            _ => None,
+        };
+        self.rt = Stat::of(&kept(&samples.rt, &rt_mask));
+        self.rt_steps = match (
+            Stat::of(&keep_rt(&samples.rt_enc)),
+            Stat::of(&keep_rt(&samples.rt_net)),
+            Stat::of(&keep_rt(&samples.rt_dec)),
+        ) {
+            (Some(encrypt), Some(transmit), Some(decrypt)) => Some(RtSteps {
+                encrypt,
+                transmit,
+                decrypt,
+            }),
+            _ => None,
+        };
+        self.rt_cleartext = Stat::of(&kept(&samples.rt_clear, &clear_mask));
+        self.rt_cleartext_median_ms = self.rt_cleartext.as_ref().map(|s| s.median_ms);
+        self.rt_cleartext_ratio = match (&self.rt, &self.rt_cleartext) {
+            (Some(r), Some(c)) if c.median_ms > 0.0 => Some(r.median_ms / c.median_ms),
+            _ => None,
+        };
+        self.rt_diff = if self.interaction != "report" {
+            DiffStat::of(&keep(&samples.rt), &keep(&samples.rt_clear))
+        } else {
+            None
+        };
+        self.set_floor(self.floor.clone());
+        self.resumed_handshakes = samples.resumed;
+        self.samples = Some(samples);
+    }
+
+    pub fn set_floor(&mut self, floor: Option<crate::floor::Floor>) {
+        self.ht_floor_ms = floor.as_ref().map(|f| f.total_ms);
+        self.ht_floor_ratio = match (&self.ht, &floor) {
+            (Some(h), Some(f)) if f.total_ms > 0.0 => Some(h.median_ms / f.total_ms),
+            _ => None,
+        };
+        self.floor = floor;
+    }
+}
+
+/// Sets every case's VAR% against its `reference` case's means.
+pub fn apply_var_pct(results: &mut [ScenarioResult]) {
+    let means: BTreeMap<String, (Option<f64>, Option<f64>)> = results
+        .iter()
+        .map(|r| {
+            (
+                r.name.clone(),
+                (
+                    r.ht.as_ref().map(|s| s.mean_ms),
+                    r.rt.as_ref().map(|s| s.mean_ms),
+                ),
+            )
+        })
+        .collect();
+    for r in results.iter_mut() {
+        let Some(reference) = &r.reference else {
+            continue;
+        };
+        let Some((ht_ref, rt_ref)) = means.get(reference) else {
+            continue;
+        };
+        if let (Some(h), Some(m)) = (r.ht.as_mut(), ht_ref) {
+            h.var_pct = var_pct(h.mean_ms, *m);
+        }
+        if let (Some(h), Some(m)) = (r.rt.as_mut(), rt_ref) {
+            h.var_pct = var_pct(h.mean_ms, *m);
+        }
+    }
+}
+
+/// `(x - reference) / reference` in percent; `None` for a zero reference.
+pub fn var_pct(x: f64, reference: f64) -> Option<f64> {
+    (reference > 0.0).then(|| (x - reference) / reference * 100.0)
+}
+
+pub use gander_measure::transfer_time::TransferClass;
+
+/// One headline target of the measurement platform, measured as a ratio in one run: HT within
+/// 1.3x its floor, RT over TLS within 1.2x cleartext, gander no slower than libiec61850
+/// (`docs/scenarios.md`, "Floors and targets").
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Target {
+    pub what: String,
+    pub case: Option<String>,
+    pub ratio: Option<f64>,
+    pub limit: f64,
+    /// `met`, `missed` or `not measured`.
+    pub verdict: String,
+    /// How it was judged and the spread around it (other rows, blocks within the row).
+    #[serde(default)]
+    pub detail: String,
+}
+
+/// The targets: HT of ECDHE-RSA-AES128-GCM with RSA-2048 within 1.3x its floor; RT over TLS
+/// within 1.2x cleartext (median); gander no slower than libiec61850 on the same suite.
+pub fn targets(results: &[ScenarioResult]) -> Vec<Target> {
+    let ok = |r: &&ScenarioResult| r.status == "ok";
+    let verdict = |ratio: Option<f64>, limit: f64| match ratio {
+        Some(x) if x <= limit => "met",
+        Some(_) => "missed",
+        None => "not measured",
+    };
+    // The headline case, once per TLS library that ran it: the ratio depends as much on the
+    // library's own handshake as on the machine, so every library's is shown, none picked.
+    let headline = |r: &&ScenarioResult| {
+        r.cipher_suite == "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"
+            && r.key == "rsa2048"
+            && r.session_resumption == "off"
+            && r.stack == "gander"
+            && r.link == "loopback"
+            && r.ht_floor_ratio.is_some()
+    };
+    let mut ivs: Vec<&ScenarioResult> = Vec::new();
+    for r in results.iter().filter(ok).filter(headline) {
+        if !ivs.iter().any(|x| x.backend == r.backend) {
+            ivs.push(r);
+        }
+    }
+    let mut out = Vec::new();
+    if ivs.is_empty() {
+        out.push(Target {
+            what: "HT of TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256 (RSA-2048) / its public-key floor (median)".into(),
+            case: None,
+            ratio: None,
+            limit: 1.3,
+            verdict: verdict(None, 1.3).into(),
+            detail: "no gander case of that suite with RSA-2048 on loopback".into(),
+        });
+        out.push(rt_target(results, None));
+    }
+    for r in ivs {
+        let ht = r.ht.as_ref().map(|s| s.median_ms);
+        let mut d = format!(
+            "median HT {} ms over a floor of {} ms",
+            fmt3(ht),
+            fmt3(r.ht_floor_ms)
+        );
+        if let Some(f) = &r.floor {
+            d.push_str(&format!(" timed with {}", f.library));
+            let dec: f64 = f
+                .not_counted
+                .iter()
+                .map(|o| o.each_ms * o.count as f64)
+                .sum();
+            if dec > 0.0 {
+                d.push_str(&format!(
+                    "; with certificate decoding (not counted: not cryptography) {:.3} ms, HT is {}x that",
+                    f.total_ms + dec,
+                    ht.map(|h| format!("{:.2}", h / (f.total_ms + dec))).unwrap_or_else(|| "-".into())
+                ));
+            }
+        }
+        out.push(Target {
+            what: format!(
+                "HT of TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256 (RSA-2048) / its public-key floor (median), {}",
+                r.backend
+            ),
+            case: Some(r.name.clone()),
+            ratio: r.ht_floor_ratio,
+            limit: 1.3,
+            verdict: verdict(r.ht_floor_ratio, 1.3).into(),
+            detail: d,
+        });
+        let mut rt = rt_target(results, Some(&r.name));
+        rt.what = format!("{}, {}", rt.what, r.backend);
+        out.push(rt);
+    }
+    for (what, pick) in [("HT", 0usize), ("RT", 1usize)] {
+        let mut best: Option<(String, f64)> = None;
+        for g in results.iter().filter(ok).filter(|r| r.stack == "gander") {
+            let Some(l) = results.iter().filter(ok).find(|r| {
+                r.stack == "libiec61850"
+                    && r.cipher_suite == g.cipher_suite
+                    && r.tls_version == g.tls_version
+                    && r.link == g.link
+            }) else {
+                continue;
+            };
+            let m = |r: &ScenarioResult| {
+                if pick == 0 {
+                    r.ht.as_ref().map(|s| s.median_ms)
+                } else {
+                    r.rt.as_ref().map(|s| s.median_ms)
+                }
+            };
+            if let (Some(a), Some(b)) = (m(g), m(l)) {
+                if b > 0.0 && best.as_ref().is_none_or(|(_, x)| a / b > *x) {
+                    best = Some((format!("{} vs {}", g.name, l.name), a / b));
+                }
+            }
+        }
+        out.push(Target {
+            what: format!(
+                "gander {what} / libiec61850 {what} on the same suite (median; worst pair)"
+            ),
+            case: best.as_ref().map(|b| b.0.clone()),
+            ratio: best.as_ref().map(|b| b.1),
+            limit: 1.0,
+            verdict: verdict(best.map(|b| b.1), 1.0).into(),
+            detail: String::new(),
+        });
+    }
+    out
+}
+
+fn fmt3(x: Option<f64>) -> String {
+    x.map(|x| format!("{x:.3}")).unwrap_or_else(|| "-".into())
+}
+
+/// The RT target as `docs/scenarios.md` states it: RT over TLS of the headline case (`headline`: the HT
+/// target's case) within 1.2x the median RT of the same exchange in cleartext. Judged on that
+/// row's ratio of medians; the detail gives how the cleartext was measured, the spread of the
+/// per-block ratios within the row and the range over every gander report row on loopback.
+/// Without a headline case with a ratio, the worst row is judged (and named).
+pub fn rt_target(results: &[ScenarioResult], headline: Option<&str>) -> Target {
+    let rows: Vec<&ScenarioResult> = results
+        .iter()
+        .filter(|r| {
+            r.status == "ok"
+                && r.stack == "gander"
+                && r.link == "loopback"
+                && r.interaction == "report"
+                && r.rt_cleartext_ratio.is_some()
+        })
+        .collect();
+    let ratio = |r: &&ScenarioResult| r.rt_cleartext_ratio.unwrap_or(f64::NAN);
+    let head = headline.and_then(|h| rows.iter().find(|r| r.name == h));
+    let worst = rows.iter().max_by(|a, b| {
+        ratio(a)
+            .partial_cmp(&ratio(b))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    let (judged, how) = match (head, worst) {
+        (Some(h), _) => (Some(*h), "headline case"),
+        (None, Some(w)) => (Some(*w), "worst row (no headline case)"),
+        (None, None) => (None, ""),
+    };
+    let mut detail = String::new();
+    if let Some(r) = judged {
+        detail = format!(
+            "{how}: median RT {} ms over TLS vs {} ms in cleartext",
+            fmt3(r.rt.as_ref().map(|s| s.median_ms)),
+            fmt3(r.rt_cleartext_median_ms)
+        );
+        if r.rt_blocks > 0 {
+            detail.push_str(&format!(
+                ", measured in {} interleaved block pairs (n = {} and {})",
+                r.rt_blocks,
+                r.rt.as_ref().map_or(0, |s| s.n),
+                r.rt_cleartext.as_ref().map_or(0, |s| s.n)
+            ));
+            if let Some((lo, hi)) = min_max(&r.rt_cleartext_block_ratios) {
+                detail.push_str(&format!("; per block pair {lo:.2}-{hi:.2}x"));
+            }
+        } else {
+            detail.push_str(", cleartext from a separate run");
+        }
+        let all: Vec<f64> = rows.iter().map(ratio).collect();
+        if rows.len() > 1 {
+            if let Some((lo, hi)) = min_max(&all) {
+                let w = worst.map(|w| w.name.as_str()).unwrap_or("-");
+                detail.push_str(&format!(
+                    "; all {} rows {lo:.2}-{hi:.2}x (worst: {w})",
+                    rows.len()
+                ));
+            }
+        }
+    }
+    let x = judged.and_then(|r| r.rt_cleartext_ratio);
+    Target {
+        what: "MMS report RT over TLS / RT of the same exchange in cleartext (medians, same run)"
+            .into(),
+        case: judged.map(|r| r.name.clone()),
+        ratio: x,
+        limit: 1.2,
+        verdict: match x {
+            Some(v) if v <= 1.2 => "met",
+            Some(_) => "missed",
+            None => "not measured",
+        }
+        .into(),
+        detail,
+    }
+}
+
+fn min_max(v: &[f64]) -> Option<(f64, f64)> {
+    let v: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
+    let lo = v.iter().copied().reduce(f64::min)?;
+    let hi = v.iter().copied().reduce(f64::max)?;
+    Some((lo, hi))
+}
+
+/// A whole run (`DIR/results.json`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RunResults {
+    pub gander_version: String,
+    pub scenario: String,
+    pub description: String,
+    pub source: String,
+    pub quick: bool,
+    pub started_unix: u64,
+    pub duration_s: f64,
+    /// `gander_measure::machine::Machine`, as JSON.
+    pub machine: serde_json::Value,
+    /// Every TLS library this machine offers, with its version.
+    pub libraries: BTreeMap<String, String>,
+    /// The library the floors were timed with.
+    pub floor_library: String,
+    /// The transfer-time class the verdicts use.
+    pub class: TransferClass,
+    pub tables: Vec<crate::scenario::TableSpec>,
+    pub scenarios: Vec<ScenarioResult>,
+    pub targets: Vec<Target>,
+    /// Cases that failed, with their reasons, and other things a reader must know.
+    pub notes: Vec<String>,
+}
+
+impl RunResults {
+    /// Loads `DIR/results.json`.
+    pub fn load(dir: &Path) -> Result<RunResults, String> {
+        let p = dir.join("results.json");
+        let text =
+            std::fs::read_to_string(&p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+        let mut r: RunResults = serde_json::from_str(&text)
+            .map_err(|e| format!("{}: not a gander results file: {e}", p.display()))?;
+        // Raw samples live per case; attach them for the report's charts.
+        for s in &mut r.scenarios {
+            if s.samples.is_none() {
+                let f = dir
+                    .join("scenarios")
+                    .join(format!("{}.json", crate::scenario::file_stem(&s.name)));
+                if let Ok(t) = std::fs::read_to_string(&f) {
+                    if let Ok(full) = serde_json::from_str::<ScenarioResult>(&t) {
+                        s.samples = full.samples;
+                    }
+                }
+            }
+        }
+        Ok(r)
+    }
+
+    /// Writes `results.json` (without raw samples).
+    pub fn save(&self, dir: &Path) -> Result<(), String> {
+        let mut slim = self.clone();
+        for s in &mut slim.scenarios {
+            s.samples = None;
+        }
+        let text = serde_json::to_string_pretty(&slim).map_err(|e| e.to_string())?;
+        write_atomic(&dir.join("results.json"), text.as_bytes())
+    }
+}
+
+/// Writes via a temporary file and a rename, so an interrupted run never leaves half a file.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, bytes).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, path).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A hand-written log following the peers' contract: two connections, three reports, one
+    /// error; server and client lines interleaved as the manager merges them.
+    pub const LOG: &str = r#"
+{"event":"HT_START","t_ns":1000,"conn":0}
+{"event":"TCP_UP","t_ns":1100,"conn":0}
+{"event":"TLS_UP","t_ns":5100,"conn":0}
+{"event":"HT_END","t_ns":6100,"conn":0}
+{"event":"HT_START","t_ns":10000,"conn":1}
+{"event":"TCP_UP","t_ns":10200,"conn":1}
+{"event":"TLS_UP","t_ns":13200,"conn":1}
+{"event":"HT_END","t_ns":14000,"conn":1,"resumed":true}
+{"event":"RT_START","t_ns":20000,"conn":1,"seq":0}
+{"event":"WRITE_START","t_ns":20010,"conn":1,"seq":0}
+{"event":"WRITE_END","t_ns":20110,"conn":1,"seq":0}
+{"event":"READ_START","t_ns":20500,"conn":1,"seq":0}
+{"event":"READ_END","t_ns":20700,"conn":1,"seq":0}
+{"event":"RT_END","t_ns":21000,"conn":1,"seq":0}
+{"event":"RT_START","t_ns":30000,"conn":1,"seq":1}
+{"event":"RT_END","t_ns":32000,"conn":1,"seq":1}
+
+{"event":"RT_START","t_ns":40000,"conn":1,"seq":255,"n":2}
+{"event":"RT_END","t_ns":43000,"conn":1,"seq":255,"n":2}
+{"event":"RT_START","t_ns":50000,"conn":1,"seq":255,"n":258}
+{"event":"ERROR","t_ns":50000,"kind":"Timeout"}
+"#;
+
+    #[test]
+    fn extracts_ht_rt_and_steps() {
+        let ev = parse_events(LOG).unwrap();
+        let s = extract(&ev);
+        assert_eq!(s.ht, [5100, 4000]);
+        assert_eq!(s.ht_tcp, [100, 200]);
+        assert_eq!(s.ht_tls, [4000, 3000]);
+        assert_eq!(s.ht_mms, [1000, 800]);
+        assert_eq!(s.rt, [1000, 2000, 3000]);
+        assert_eq!(
+            (
+                s.rt_enc.as_slice(),
+                s.rt_dec.as_slice(),
+                s.rt_net.as_slice()
+            ),
+            (&[100u64][..], &[200u64][..], &[700u64][..])
+        );
+        assert_eq!(s.resumed, 1);
+        assert_eq!(s.errors.get("Timeout"), Some(&1));
+    }
+
+    #[test]
+    fn unkeyed_reports_pair_by_time() {
+        let log = r#"{"event":"RT_START","t_ns":100}
+{"event":"RT_START","t_ns":200}
+{"event":"RT_END","t_ns":230,"n":0}
+{"event":"RT_START","t_ns":300}
+{"event":"RT_END","t_ns":350,"n":1}
+{"event":"RT_END","t_ns":360,"n":2}"#;
+        assert_eq!(extract(&parse_events(log).unwrap()).rt, [30, 50, 60]);
+    }
+
+    #[test]
+    fn bad_lines_are_errors_with_line_numbers() {
+        let e = parse_events("{\"event\":\"HT_START\",\"t_ns\":1}\nnot json").unwrap_err();
+        assert!(e.starts_with("line 2"), "{e}");
+        let e = parse_events("{\"event\":\"HT_START\"}").unwrap_err();
+        assert!(e.contains("t_ns"), "{e}");
+    }
+
+    pub fn result(name: &str) -> ScenarioResult {
+        ScenarioResult {
+            name: name.into(),
+            tables: vec![],
+            stack: "gander".into(),
+            server_stack: "gander".into(),
+            client_stack: "gander".into(),
+            backend: "openssl".into(),
+            backend_reason: "test".into(),
+            library: "OpenSSL".into(),
+            tls_version: "1.2".into(),
+            cipher_suite: "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256".into(),
+            rse_label: Some("iv".into()),
+            sandia_label: Some("CS6".into()),
+            key: "rsa2048".into(),
+            interaction: "report".into(),
+            payload: 125,
+            period_ms: 5,
+            connections: 2,
+            reports: 3,
+            warmup: 0,
+            session_resumption: "off".into(),
+            link: "loopback".into(),
+            emulator: "none (loopback)".into(),
+            link_achieved: None,
+            reference: None,
+            status: "ok".into(),
+            error: None,
+            discarded: Discarded::default(),
+            resumed_handshakes: 0,
+            ht: None,
+            ht_steps: None,
+            rt: None,
+            rt_steps: None,
+            ht_floor_ms: None,
+            floor: None,
+            ht_floor_ratio: None,
+            rt_cleartext: None,
+            rt_cleartext_median_ms: None,
+            rt_cleartext_ratio: None,
+            rt_blocks: 0,
+            rt_cleartext_block_ratios: vec![],
+            rt_diff: None,
+            client_summary: None,
+            duration_s: 0.0,
+            samples: None,
+        }
+    }
+
+    #[test]
+    fn compute_warmup_ratios_var_and_targets() {
+        let mut s = extract(&parse_events(LOG).unwrap());
+        s.rt_clear = vec![9_000_000, 500, 1000];
+        let mut a = result("a");
+        a.floor = Some(crate::floor::Floor {
+            total_ms: 0.002,
+            ops: vec![],
+            library: "x".into(),
+            same_library: true,
+            note: String::new(),
+            not_counted: vec![],
+        });
+        a.compute(s, 1);
+        assert_eq!(
+            a.discarded,
+            Discarded {
+                ht: 1,
+                rt: 1,
+                rt_clear: 1
+            }
+        );
+        let ht = a.ht.as_ref().unwrap();
+        assert_eq!((ht.n, ht.median_ms), (1, 0.004));
+        // median RT of the kept (2000, 3000) is 2000 ns (nearest rank); cleartext (500, 1000) -> 500.
+        assert_eq!(a.rt.as_ref().unwrap().median_ms, 0.002);
+        assert_eq!(a.rt_cleartext_median_ms, Some(0.0005));
+        assert_eq!(a.rt_cleartext_ratio, Some(4.0));
+        assert_eq!(a.ht_floor_ratio, Some(2.0));
+        let mut b = a.clone();
+        b.name = "b".into();
+        b.reference = Some("a".into());
+        b.ht.as_mut().unwrap().mean_ms = 0.006;
+        let mut v = vec![a, b];
+        apply_var_pct(&mut v);
+        assert!((v[1].ht.as_ref().unwrap().var_pct.unwrap() - 50.0).abs() < 1e-9);
+        let t = targets(&v);
+        assert_eq!(t[0].verdict, "missed");
+        assert!(t[0].what.ends_with(", openssl"), "{}", t[0].what);
+        assert_eq!(t[1].ratio, Some(4.0));
+        assert_eq!(t[2].verdict, "not measured");
+        // The same headline suite on another library: its own pair of targets, none dropped.
+        let mut c = v[0].clone();
+        c.name = "c".into();
+        c.backend = "rustls".into();
+        c.ht_floor_ratio = Some(1.2);
+        c.rt_cleartext_ratio = Some(1.1);
+        v.push(c);
+        let t = targets(&v);
+        assert_eq!(t.len(), 6);
+        assert_eq!(
+            (t[0].case.as_deref(), t[0].verdict.as_str()),
+            (Some("a"), "missed")
+        );
+        assert_eq!(
+            (t[2].case.as_deref(), t[2].verdict.as_str()),
+            (Some("c"), "met")
+        );
+        assert!(t[2].what.ends_with(", rustls"), "{}", t[2].what);
+        assert_eq!((t[3].case.as_deref(), t[3].ratio), (Some("c"), Some(1.1)));
+    }
+
+    #[test]
+    fn warmup_is_per_block_when_interleaved() {
+        assert_eq!(warmup_mask(4, &[], 1), [true, false, false, false]);
+        let m = warmup_mask(8, &[0, 0, 0, 0, 1, 1, 1, 1], 2);
+        assert_eq!(m, [true, true, false, false, true, true, false, false]);
+        assert_eq!(kept(&[1, 2, 3, 4, 5, 6, 7, 8], &m), [3, 4, 7, 8]);
+        // A block list that does not match the samples falls back to the loop's start.
+        assert_eq!(warmup_mask(3, &[0], 1), [true, false, false]);
+        // At most half of each block.
+        assert_eq!(warmup_mask(3, &[0, 0, 1], 5), [true, false, false]);
+    }
+
+    #[test]
+    fn interleaved_blocks_ratios_and_discards() {
+        let mut a = result("a");
+        let s = Samples {
+            // block 0: warm-up 900, then 100, 110; block 1: warm-up 900, then 200, 220
+            rt: vec![900, 100, 110, 900, 200, 220],
+            rt_block: vec![0, 0, 0, 1, 1, 1],
+            rt_enc: vec![9, 1, 1, 9, 2, 2],
+            rt_net: vec![9, 1, 1, 9, 2, 2],
+            rt_dec: vec![9, 1, 1, 9, 2, 2],
+            rt_clear: vec![800, 50, 55, 800, 200, 200],
+            rt_clear_block: vec![0, 0, 0, 1, 1, 1],
+            ..Samples::default()
+        };
+        assert_eq!(block_ratios(&s, 1), [2.0, 1.0]);
+        a.compute(s, 1);
+        assert_eq!(a.discarded.rt, 2);
+        assert_eq!(a.discarded.rt_clear, 2);
+        assert_eq!(a.rt_blocks, 2);
+        assert_eq!(a.rt_cleartext_block_ratios, [2.0, 1.0]);
+        let rt = a.rt.as_ref().unwrap();
+        assert_eq!(rt.n, 4);
+        assert!((rt.max_ms - 0.00022).abs() < 1e-12);
+        assert!((a.rt_steps.as_ref().unwrap().encrypt.max_ms - 0.000002).abs() < 1e-12);
+        // kept TLS 100, 110, 200, 220 -> median (nearest rank) 110; clear 50, 55, 200, 200 -> 55
+        assert_eq!(a.rt_cleartext_ratio, Some(2.0));
+    }
+
+    #[test]
+    fn rt_target_judges_the_headline_row_and_gives_the_spread() {
+        let mk = |name: &str, ratio: f64| {
+            let mut r = result(name);
+            r.rt_cleartext_ratio = Some(ratio);
+            r.rt_cleartext_median_ms = Some(0.05);
+            r.rt_blocks = 4;
+            r.rt_cleartext_block_ratios = vec![0.9, 1.1, 1.3];
+            r
+        };
+        let rows = vec![mk("iv", 1.1), mk("v", 1.6), mk("i", 0.95)];
+        let t = rt_target(&rows, Some("iv"));
+        assert_eq!(
+            (t.case.as_deref(), t.ratio, t.verdict.as_str()),
+            (Some("iv"), Some(1.1), "met")
+        );
+        assert!(t.detail.contains("headline case"), "{}", t.detail);
+        assert!(
+            t.detail.contains("4 interleaved block pairs"),
+            "{}",
+            t.detail
+        );
+        assert!(
+            t.detail.contains("per block pair 0.90-1.30x"),
+            "{}",
+            t.detail
+        );
+        assert!(
+            t.detail.contains("all 3 rows 0.95-1.60x (worst: v)"),
+            "{}",
+            t.detail
+        );
+        // No headline: the worst row is judged, and says so.
+        let t = rt_target(&rows, None);
+        assert_eq!(
+            (t.case.as_deref(), t.verdict.as_str()),
+            (Some("v"), "missed")
+        );
+        assert!(t.detail.starts_with("worst row"), "{}", t.detail);
+        // Rows on other stacks or links, or failed, are not judged.
+        let mut other = mk("x", 9.0);
+        other.link = "wan".into();
+        let mut failed = mk("y", 9.0);
+        failed.status = "failed".into();
+        assert_eq!(rt_target(&[other, failed], None).verdict, "not measured");
+    }
+
+    #[test]
+    fn sandia_differences_pair_samples() {
+        let d = DiffStat::of(&[3_000_000, 5_000_000], &[1_000_000, 2_000_000, 7]).unwrap();
+        assert_eq!(d.n, 2);
+        assert!((d.mean_ms - 2.5).abs() < 1e-12);
+        assert!((d.sd_ms - 0.5f64.sqrt()).abs() < 1e-12);
+    }
+}
