@@ -11,13 +11,13 @@
 
 use gander_gateway::af_packet::RawSocket;
 use gander_gateway::config::{Config, Direction};
-use gander_gateway::craft::{self, UdpAddrs};
 use gander_gateway::driver::{poll_fds, Control};
 use gander_gateway::policy::Policy;
 use gander_lab::{addr, Lab, LabError, Mode, Role};
 use gander_measure::machine::Machine;
 use gander_measure::stats::Summary;
 use gander_sec::{default_provider, KeyFileError, KeyStore, Profile};
+use gander_testkit::frames::{self as craft, UdpAddrs};
 use gander_wire::ip::locate_udp;
 use gander_wire::session::SessionPdu;
 use std::path::Path;
@@ -105,33 +105,6 @@ fn join<T>(h: std::thread::JoinHandle<Result<T>>, what: &'static str) -> Result<
     h.join().map_err(|_| GatewayBenchError::Panicked(what))?
 }
 
-const KEYS: &str = r#"
-[[key]]
-id = 1
-mac = "hmac-sha256-128"
-key_ascii = "0123456789ABCDEF"
-[[key]]
-id = 2
-mac = "hmac-sha256-80"
-key_ascii = "0123456789ABCDEF"
-[[key]]
-id = 3
-mac = "aes-gmac-128"
-key = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
-[[key]]
-id = 4
-enc = "aes-256-gcm"
-key = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
-[[key]]
-id = 5
-mac = "hmac-blake2b-80"
-key_ascii = "0123456789ABCDEF"
-[[key]]
-id = 6
-enc = "aes-128-gcm"
-key_ascii = "0123456789ABCDEF"
-"#;
-
 const ALGS: [(u32, &str); 6] = [
     (1, "HMAC-SHA256-128"),
     (2, "HMAC-SHA256-80"),
@@ -143,7 +116,7 @@ const ALGS: [(u32, &str); 6] = [
 
 fn keys() -> Result<KeyStore> {
     Ok(KeyStore::from_toml(
-        KEYS,
+        gander_testkit::keys::ALGORITHMS,
         Path::new("."),
         default_provider(),
     )?)

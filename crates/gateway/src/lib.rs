@@ -9,7 +9,6 @@
 
 pub mod af_packet;
 pub mod config;
-pub mod craft;
 pub mod driver;
 pub mod nfqueue;
 pub mod pcap;

@@ -774,9 +774,9 @@ fn seclib_trailer(profile: Profile) -> &'static [u8] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::craft::{self, UdpAddrs};
     use gander_sec::default_provider;
     use gander_sec::session::{RandomIv, SendParams};
+    use gander_testkit::frames::{self as craft, UdpAddrs};
     use gander_wire::session::SessionPdu;
     use std::path::Path;
 

@@ -122,8 +122,7 @@ pub fn run(path: &Path) -> Result<Counters, String> {
         .name("gander-gateway".into())
         .spawn(move || -> io::Result<Policy> {
             if let Some(ns) = &worker_cfg.raw.netns {
-                gander_lab::enter(ns)
-                    .map_err(|e| io::Error::new(e.kind(), format!("netns {ns}: {e}")))?;
+                enter_netns(ns)?;
             }
             run_driver(&worker_cfg, policy, &worker_ctl)
         })
@@ -167,4 +166,13 @@ pub fn run(path: &Path) -> Result<Counters, String> {
         .map_err(|e| format!("driver: {e}"))?;
     ctl.publish(&policy, true);
     Ok(policy.counters().clone())
+}
+
+/// Moves the calling thread into the named network namespace (`ip netns` names it under
+/// `/run/netns`): config `netns`, for a gateway whose interfaces live in a namespace.
+fn enter_netns(ns: &str) -> io::Result<()> {
+    let f = std::fs::File::open(std::path::Path::new("/run/netns").join(ns))
+        .map_err(|e| io::Error::new(e.kind(), format!("netns {ns}: {e}")))?;
+    nix::sched::setns(&f, nix::sched::CloneFlags::CLONE_NEWNET)
+        .map_err(|e| io::Error::other(format!("netns {ns}: setns: {}", e.desc())))
 }

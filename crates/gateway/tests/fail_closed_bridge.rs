@@ -12,11 +12,11 @@ mod common;
 
 use common::*;
 use gander_gateway::af_packet::RawSocket;
-use gander_gateway::craft::{self, UdpAddrs};
 use gander_lab::{addr, Mode, Role};
 use gander_sec::l2::{self, CheckedGoose};
 use gander_sec::session::{self, Checked};
 use gander_sec::Profile;
+use gander_testkit::frames::{self as craft, UdpAddrs};
 use gander_wire::goose::GoosePdu;
 use gander_wire::goose_frame::L2Frame;
 use gander_wire::ip::locate_udp;

@@ -4,10 +4,10 @@
 mod common;
 
 use common::*;
-use gander_gateway::craft::{self, UdpAddrs};
 use gander_lab::{addr, Mode, Role};
 use gander_sec::session::{self, Checked};
 use gander_sec::{KeyStore, Profile};
+use gander_testkit::frames::{self as craft, UdpAddrs};
 use gander_wire::ip::locate_udp;
 use gander_wire::session::SessionPdu;
 use std::net::UdpSocket;

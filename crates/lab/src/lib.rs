@@ -189,11 +189,9 @@ fn ok(args: &[&str]) -> bool {
 
 /// Whether this process can build labs: root (or CAP_NET_ADMIN+CAP_SYS_ADMIN) and `ip netns`.
 pub fn check_available() -> Result<(), LabError> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
+    if !nix::unistd::geteuid().is_root() {
         return Err(LabError::Unavailable(
-            "network-namespace labs need root (run as root, or set GANDER_SKIP_NETNS=1 to skip)"
-                .into(),
+            "network-namespace labs need root".into(),
         ));
     }
     if !ok(&["ip", "netns", "list"]) {
@@ -452,14 +450,9 @@ impl Lab {
 /// Moves the calling thread into the network namespace `/run/netns/{name}`. Sockets opened
 /// afterwards by this thread live there; other threads are unaffected.
 pub fn enter(name: &str) -> std::io::Result<()> {
-    use std::os::fd::AsRawFd;
     let f = std::fs::File::open(std::path::Path::new("/run/netns").join(name))?;
-    // SAFETY: a valid namespace fd; CLONE_NEWNET only changes this thread's network namespace.
-    let r = unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) };
-    if r != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(())
+    nix::sched::setns(&f, nix::sched::CloneFlags::CLONE_NEWNET)
+        .map_err(|e| std::io::Error::from_raw_os_error(e as i32))
 }
 
 /// Runs `f` on a new thread inside namespace `name` and returns its result.

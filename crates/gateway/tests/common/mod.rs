@@ -5,7 +5,6 @@
 use gander_gateway::config::Config;
 use gander_gateway::driver::Control;
 use gander_gateway::policy::Policy;
-use gander_lab::{LabGuard, Mode};
 use gander_sec::frame::protect_frame;
 use gander_sec::session::RandomIv;
 use gander_sec::{default_provider, KeyStore, Profile};
@@ -13,57 +12,13 @@ use std::path::Path;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-/// The gateway's keys: 1 is the live key, 5 has expired.
-pub const GW_KEYS: &str = r#"
-[[key]]
-id = 1
-mac = "hmac-sha256-128"
-key_ascii = "0123456789ABCDEF"
-[[key]]
-id = 2
-mac = "hmac-sha256-128"
-key_ascii = "ied-outbound-key"
-[[key]]
-id = 5
-mac = "hmac-sha256-128"
-key_ascii = "expired-expired!"
-not_before = 0
-not_after = 1
-"#;
-
-/// What an attacker holds: key 1 with the wrong secret, key 9 (unknown to the gateway), and
-/// the expired key 5.
-pub const ATTACKER_KEYS: &str = r#"
-[[key]]
-id = 1
-mac = "hmac-sha256-128"
-key_ascii = "not-the-real-key"
-[[key]]
-id = 9
-mac = "hmac-sha256-128"
-key_ascii = "0123456789ABCDEF"
-[[key]]
-id = 5
-mac = "hmac-sha256-128"
-key_ascii = "expired-expired!"
-"#;
+pub use gander_testkit::keys::{ATTACKER_KEYS, GW_KEYS};
 
 pub fn keys(text: &str) -> KeyStore {
     KeyStore::from_toml(text, Path::new("."), default_provider()).expect("keys")
 }
 
-/// A lab, or None when GANDER_SKIP_NETNS=1 and namespaces are unavailable; otherwise a
-/// failure that says why.
-pub fn lab(tag: &str, mode: Mode) -> Option<LabGuard> {
-    if let Err(e) = gander_lab::check_available() {
-        if std::env::var("GANDER_SKIP_NETNS").as_deref() == Ok("1") {
-            eprintln!("skipping namespace test: {e}");
-            return None;
-        }
-        panic!("namespace test cannot run: {e}. Run as root, or set GANDER_SKIP_NETNS=1 to skip.");
-    }
-    Some(LabGuard::up(tag, mode).unwrap_or_else(|e| panic!("lab up: {e}")))
-}
+pub use gander_testkit::netns::lab;
 
 /// A running gateway: its control block and worker.
 pub struct Gateway {
