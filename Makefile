@@ -33,10 +33,11 @@ $(VENV_STAMP): interop/requirements.txt
 build:
 	cargo build --release --workspace
 
-## lint: formatting and clippy with warnings as errors
+## lint: formatting, clippy with warnings as errors, and the crate layering (docs/architecture.md)
 lint:
 	cargo fmt --all -- --check
 	cargo clippy --release --workspace --all-targets -- -D warnings
+	python3 scripts/check_layers.py
 
 ## test: lint, Rust tests, then the interop suite against libiec61850 and tshark
 test: setup venv build
