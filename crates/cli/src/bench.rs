@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Subcommand)]
-pub enum BenchCommand {
+pub(crate) enum BenchCommand {
     /// Per-operation cost of the security library (gateway paper Table 8, Figures 4-5;
     /// Farooq et al. Table 1).
     Crypto(CryptoArgs),
@@ -22,7 +22,7 @@ pub enum BenchCommand {
 }
 
 #[derive(Args)]
-pub struct CryptoArgs {
+pub(crate) struct CryptoArgs {
     /// Samples per row [default: 500000, as the paper; 3000 with --quick].
     #[arg(long)]
     pub reps: Option<usize>,
@@ -43,7 +43,7 @@ pub struct CryptoArgs {
 
 /// `gander bench gateway` options (the benchmark is `gander_bench::gateway`).
 #[derive(Args, Debug, Clone)]
-pub struct GatewayArgs {
+pub(crate) struct GatewayArgs {
     /// R-GOOSE messages per algorithm and path at the 4 ms rate.
     #[arg(long, default_value_t = 1000)]
     pub samples: usize,
@@ -83,7 +83,7 @@ fn gateway(a: GatewayArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-pub fn run(cmd: BenchCommand) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(cmd: BenchCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         BenchCommand::Gateway(a) => gateway(a),
         BenchCommand::Mms(a) => crate::bench_mms::run(a),

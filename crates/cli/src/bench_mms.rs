@@ -8,7 +8,7 @@ use std::process::ExitCode;
 /// gander's full HT against a bare TLS handshake with the same backend and suite, and the report
 /// rate and RT one server sustains to one client over TLS, with the cleartext floor.
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     /// TLS backend: openssl, gnutls or rustls.
     #[arg(long, default_value = "openssl")]
     pub backend: String,
@@ -39,7 +39,7 @@ pub struct Args {
     pub pki: Option<PathBuf>,
 }
 
-pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(a: Args) -> anyhow::Result<ExitCode> {
     let backend: BackendKind = a.backend.parse().map_err(anyhow::Error::msg)?;
     let version = match a.tls_version.as_str() {
         "1.2" => TlsVersion::Tls12,

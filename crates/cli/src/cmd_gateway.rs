@@ -4,13 +4,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Run the security gateway (drivers l2, nfqueue, udp) until SIGTERM/SIGINT.
     Gateway(GatewayArgs),
 }
 
 #[derive(Args)]
-pub struct GatewayArgs {
+pub(crate) struct GatewayArgs {
     /// Gateway configuration (TOML, docs/gateway.md).
     #[arg(long)]
     pub config: PathBuf,
@@ -19,7 +19,7 @@ pub struct GatewayArgs {
     pub check: bool,
 }
 
-pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
     match cmd {
         Command::Gateway(a) => {
             if a.check {

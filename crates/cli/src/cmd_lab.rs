@@ -4,7 +4,7 @@ use gander_lab::{Lab, Mode, Role};
 use std::process::ExitCode;
 
 #[derive(Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Create the namespaces, veth pairs and bridges (idempotent).
     Up(UpArgs),
     /// Remove every namespace of the lab (idempotent).
@@ -14,14 +14,14 @@ pub enum Command {
 }
 
 #[derive(Args)]
-pub struct PrefixArgs {
+pub(crate) struct PrefixArgs {
     /// Namespace name prefix: namespaces are PREFIX-ied, -gw, -net, -sub, -atk.
     #[arg(long, default_value = "gander")]
     pub prefix: String,
 }
 
 #[derive(Args)]
-pub struct UpArgs {
+pub(crate) struct UpArgs {
     #[command(flatten)]
     pub p: PrefixArgs,
     /// Gateway namespace: l2 (AF_PACKET driver), bridge (NFQUEUE driver), routed (UDP relay).
@@ -29,7 +29,7 @@ pub struct UpArgs {
     pub mode: Mode,
 }
 
-pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
     match cmd {
         Command::Up(a) => {
             let lab = Lab::new(&a.p.prefix, a.mode);

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// The measurement server (RSE 61850SER): prints `READY <addr>` once listening, serves
     /// IMPLD0/LLN0.RP.urcb01 reports, runs until SIGINT/SIGTERM.
     Server {
@@ -33,7 +33,7 @@ fn sink(path: &Option<PathBuf>) -> anyhow::Result<Sink> {
     })
 }
 
-pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
     match cmd {
         Command::Server { config } => run_server(&config),
         Command::Client { config } => run_client(&config),

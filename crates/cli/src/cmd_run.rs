@@ -12,7 +12,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 #[derive(Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Run a scenario matrix (a built-in name or a TOML file) and write results.json,
     /// samples.csv, summary.md and report.html. No argument: `rse2019 --quick` on loopback.
     Run {
@@ -61,7 +61,7 @@ pub enum Command {
     },
 }
 
-pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
     match cmd {
         Command::RunPeer { role, config } => {
             let cfg = gander_peers::reqresp::load(&config).map_err(|e| anyhow!(e))?;

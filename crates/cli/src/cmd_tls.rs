@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// The IEC 62351-3/-4 cipher-suite catalogue, with what each TLS backend supports on this machine.
     Suites {
         /// Print JSON instead of a table.
@@ -28,7 +28,7 @@ pub enum Command {
 }
 
 #[derive(Subcommand)]
-pub enum PkiCommand {
+pub(crate) enum PkiCommand {
     /// Create (or complete) the PKI under DIR; existing files are kept.
     Init {
         /// Root directory; one subdirectory per key type (rsa2048/, p256/, ...).
@@ -64,7 +64,7 @@ impl From<Backend> for BackendKind {
     }
 }
 
-pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
     match cmd {
         Command::Suites { json, backend } => match suites_cmd(json, backend.map(Into::into)) {
             // `gander suites | head` is not an error.

@@ -16,7 +16,7 @@ use std::process::ExitCode;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 #[derive(Subcommand)]
-pub enum FrameCommand {
+pub(crate) enum FrameCommand {
     /// Decode every GOOSE / R-GOOSE / R-SV frame of a capture.
     Show(ShowArgs),
     /// Verify every secured frame; exits 1 if any secured frame fails.
@@ -46,7 +46,7 @@ impl From<ProfileArg> for Profile {
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
-pub enum TimeBase {
+pub(crate) enum TimeBase {
     /// Key validity is judged at each frame's capture time.
     Capture,
     /// Key validity is judged now.
@@ -54,7 +54,7 @@ pub enum TimeBase {
 }
 
 #[derive(Args)]
-pub struct ShowArgs {
+pub(crate) struct ShowArgs {
     /// Capture file (pcap or pcapng, Ethernet).
     pub file: PathBuf,
     /// One JSON object per frame.
@@ -66,7 +66,7 @@ pub struct ShowArgs {
 }
 
 #[derive(Args)]
-pub struct VerifyArgs {
+pub(crate) struct VerifyArgs {
     /// Capture file (pcap or pcapng, Ethernet).
     pub file: PathBuf,
     /// Key file (TOML, see docs/keys.md).
@@ -87,7 +87,7 @@ pub struct VerifyArgs {
 }
 
 #[derive(Args)]
-pub struct ProtectArgs {
+pub(crate) struct ProtectArgs {
     /// Input capture.
     pub input: PathBuf,
     /// Output capture (pcap).
@@ -103,7 +103,7 @@ pub struct ProtectArgs {
     pub profile: ProfileArg,
 }
 
-pub fn run(cmd: FrameCommand) -> Result<ExitCode> {
+pub(crate) fn run(cmd: FrameCommand) -> Result<ExitCode> {
     match cmd {
         FrameCommand::Show(a) => show(a),
         FrameCommand::Verify(a) => verify(a),

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::time::Duration;
 
 /// One captured frame.
-pub struct Packet {
+pub(crate) struct Packet {
     /// Capture time since the Unix epoch.
     pub timestamp: Duration,
     /// Length on the wire (more than `data.len()` if the capture was truncated by a snap length).
@@ -22,7 +22,7 @@ pub struct Packet {
 }
 
 /// Reads every frame of a pcap or pcapng file.
-pub fn read(path: &Path) -> Result<Vec<Packet>> {
+pub(crate) fn read(path: &Path) -> Result<Vec<Packet>> {
     let mut f = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
     let mut magic = [0u8; 4];
     f.read_exact(&mut magic)
@@ -89,7 +89,7 @@ pub fn read(path: &Path) -> Result<Vec<Packet>> {
 }
 
 /// Writes frames as a pcap file (microsecond timestamps, Ethernet).
-pub fn write(path: &Path, packets: &[Packet]) -> Result<()> {
+pub(crate) fn write(path: &Path, packets: &[Packet]) -> Result<()> {
     let f = BufWriter::new(
         File::create(path).with_context(|| format!("cannot create {}", path.display()))?,
     );
