@@ -1,6 +1,8 @@
 //! `gander`: IEC 62351 security on IEC 61850 traffic. This binary only parses arguments and calls
 //! the library crates; see `docs/` for what each command does.
 
+#![forbid(unsafe_code)]
+
 mod bench;
 mod bench_mms;
 mod cmd_gateway;

@@ -9,6 +9,8 @@
 //!
 //! Not a library for users: nothing outside tests and benchmarks depends on it.
 
+#![forbid(unsafe_code)]
+
 pub mod frames;
 pub mod keys;
 pub mod netns;
