@@ -15,6 +15,7 @@ use std::net::TcpStream;
 use std::os::raw::{c_char, c_int, c_uint, c_void};
 use std::os::unix::io::AsRawFd;
 use std::path::Path;
+use std::ptr::NonNull;
 use std::sync::{Arc, Mutex};
 
 /// Protocol versions as GnuTLS numbers them (`gnutls_protocol_t`).
@@ -446,7 +447,7 @@ struct Hooks {
 /// `gnutls_certificate_verify_function`: runs the session's [`VerifyFn`].
 unsafe extern "C" fn verify_cb(session: gnutls_session_t) -> c_int {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        // SAFETY: the pointer was set by `Session::new` to the session's boxed `Hooks`, which
+        // SAFETY: the pointer was set by `Session::new` to the session's heap `Hooks`, which
         // lives as long as the session; GnuTLS calls this only inside `handshake` or `recv`,
         // which hold `&mut Session`, so nothing else uses the hooks meanwhile.
         let hooks = unsafe { (sys::gnutls_session_get_ptr(session) as *mut Hooks).as_mut() };
@@ -469,7 +470,9 @@ unsafe extern "C" fn verify_cb(session: gnutls_session_t) -> c_int {
 /// A TLS session (`gnutls_session_t`) over a TCP socket it owns; deinitialised when dropped.
 pub struct Session {
     raw: gnutls_session_t,
-    hooks: Box<Hooks>,
+    /// From `Box::into_raw`, freed in `Drop`; reached by `verify_cb` through the session pointer.
+    /// Kept as a raw pointer so that writing it here does not invalidate the callback's access.
+    hooks: NonNull<Hooks>,
     tcp: TcpStream,
     creds: Option<Arc<Credentials>>,
     cache: Option<SessionCache>,
@@ -477,7 +480,7 @@ pub struct Session {
 }
 
 // SAFETY: a GnuTLS session may move between threads as long as one thread uses it at a time;
-// `Session` is not `Sync`, and everything it holds is `Send`.
+// `Session` is not `Sync`, and everything it holds, the hooks included, is `Send`.
 unsafe impl Send for Session {}
 
 impl Drop for Session {
@@ -485,6 +488,9 @@ impl Drop for Session {
         // SAFETY: the session was created by gnutls_init and is not used after this; the
         // socket, hooks, credentials and cache it points at are dropped only afterwards.
         unsafe { sys::gnutls_deinit(self.raw) };
+        // SAFETY: `hooks` came from `Box::into_raw` in `new` and is freed once, here, after the
+        // session that could call back into it is gone.
+        drop(unsafe { Box::from_raw(self.hooks.as_ptr()) });
     }
 }
 
@@ -504,20 +510,20 @@ impl Session {
         // SAFETY: an out-pointer to a local; the session is owned by `Session` from here on.
         let r = unsafe { sys::gnutls_init(&mut raw, flags) };
         check("gnutls_init", r)?;
-        let mut s = Session {
+        let hooks = NonNull::from(Box::leak(Box::new(Hooks { verify: None })));
+        let s = Session {
             raw,
-            hooks: Box::new(Hooks { verify: None }),
+            hooks,
             tcp,
             creds: None,
             cache: None,
             ticket_key: None,
         };
-        let hooks: *mut Hooks = &mut *s.hooks;
         let fd = s.tcp.as_raw_fd();
-        // SAFETY: a live session; the hooks are boxed (a stable address) and the socket is owned
-        // by `s`, so both outlive the session, which `Drop` deinitialises first.
+        // SAFETY: a live session; the hooks are on the heap (a stable address) and the socket
+        // is owned by `s`, so both outlive the session, which `Drop` deinitialises first.
         unsafe {
-            sys::gnutls_session_set_ptr(raw, hooks as *mut c_void);
+            sys::gnutls_session_set_ptr(raw, hooks.as_ptr() as *mut c_void);
             sys::gnutls_transport_set_int2(raw, fd, fd);
         }
         Ok(s)
@@ -566,7 +572,9 @@ impl Session {
     /// Runs `f` as the certificate check of every handshake of this session
     /// (`gnutls_session_set_verify_function`).
     pub fn set_verify(&mut self, f: VerifyFn) {
-        self.hooks.verify = Some(f);
+        // SAFETY: `hooks` is live until `Drop`; `&mut self` means no GnuTLS call (hence no
+        // callback) is running, so this is the only access.
+        unsafe { (*self.hooks.as_ptr()).verify = Some(f) };
         // SAFETY: a live session; `verify_cb` reaches the hooks through the session pointer set
         // in `new`.
         unsafe { sys::gnutls_session_set_verify_function(self.raw, Some(verify_cb)) };
