@@ -92,10 +92,21 @@ impl fmt::Display for KeySpec {
     }
 }
 
+/// A key type name [`KeySpec`]'s parser does not know.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown key type {0:?} (expected 1024, 2048, 3072, 4096, 8192, p256 or p384)")]
+pub struct UnknownKeySpec(pub String);
+
+impl From<UnknownKeySpec> for String {
+    fn from(e: UnknownKeySpec) -> Self {
+        e.to_string()
+    }
+}
+
 /// Parses `2048`, `rsa2048`, `p256`, `ecdsa-p256`, `P-384`.
 impl FromStr for KeySpec {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownKeySpec;
+    fn from_str(s: &str) -> Result<Self, UnknownKeySpec> {
         let t = s.trim().to_ascii_lowercase().replace(['-', '_'], "");
         let t = t.strip_prefix("ecdsa").unwrap_or(&t);
         match t {
@@ -106,9 +117,7 @@ impl FromStr for KeySpec {
         let bits = t.strip_prefix("rsa").unwrap_or(t);
         match bits.parse::<u32>() {
             Ok(b @ (1024 | 2048 | 3072 | 4096 | 8192)) => Ok(KeySpec::Rsa(b)),
-            _ => Err(format!(
-                "unknown key type {s:?} (expected 1024, 2048, 3072, 4096, 8192, p256 or p384)"
-            )),
+            _ => Err(UnknownKeySpec(s.to_string())),
         }
     }
 }

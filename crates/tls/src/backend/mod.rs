@@ -59,15 +59,25 @@ impl std::fmt::Display for BackendKind {
     }
 }
 
+/// A backend name [`BackendKind`]'s parser does not know.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown TLS backend {0:?} (expected openssl, gnutls or rustls)")]
+pub struct UnknownBackend(pub String);
+
+impl From<UnknownBackend> for String {
+    fn from(e: UnknownBackend) -> Self {
+        e.to_string()
+    }
+}
+
+/// Parses a backend name (`openssl`, `gnutls`, `rustls`; case-insensitive).
 impl std::str::FromStr for BackendKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownBackend;
+    fn from_str(s: &str) -> Result<Self, UnknownBackend> {
         Self::ALL
             .into_iter()
             .find(|b| b.name().eq_ignore_ascii_case(s.trim()))
-            .ok_or_else(|| {
-                format!("unknown TLS backend {s:?} (expected openssl, gnutls or rustls)")
-            })
+            .ok_or_else(|| UnknownBackend(s.to_string()))
     }
 }
 
