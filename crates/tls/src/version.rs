@@ -9,12 +9,16 @@ use std::str::FromStr;
 /// A TLS protocol version. SSL 3.0 is not offered by any backend here and is not representable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum TlsVersion {
+    /// TLS 1.0 (RFC 2246).
     #[serde(rename = "1.0")]
     Tls10,
+    /// TLS 1.1 (RFC 4346).
     #[serde(rename = "1.1")]
     Tls11,
+    /// TLS 1.2 (RFC 5246).
     #[serde(rename = "1.2")]
     Tls12,
+    /// TLS 1.3 (RFC 8446).
     #[serde(rename = "1.3")]
     Tls13,
 }
