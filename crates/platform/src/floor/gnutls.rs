@@ -59,6 +59,8 @@
 //! Randomness for nettle is `gnutls_rnd(GNUTLS_RND_RANDOM)`, the level GnuTLS uses for ephemeral
 //! keys (`rnd_tmpkey_func`).
 
+#![forbid(unsafe_code)]
+
 use super::{FloorLib, Group, OpInput, OpKind, PrepError, Rep};
 use gander_gnutls::kx::{self, Ffdhe, Rng};
 use gander_gnutls::pk::{self, EcCurve, PkAlgorithm, Privkey, Pubkey, SignAlgorithm, X509Crt};

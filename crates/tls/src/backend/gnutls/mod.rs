@@ -34,6 +34,8 @@
 //! initial handshakes with legacy peers. The peer may not change its certificate during a
 //! renegotiation (GnuTLS without `GNUTLS_ALLOW_ID_CHANGE`), and the verify callback and the
 //! profile's suite check run again on the new handshake.
+#![forbid(unsafe_code)]
+
 use super::{check_negotiated, set_timeouts, BackendKind, Capabilities, TlsBackend, TlsStream};
 use crate::error::{alert, from_alert, Side};
 use crate::profile::ProfileError;
