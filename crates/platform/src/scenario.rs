@@ -656,7 +656,7 @@ pub fn resolve(scenario: &str, p: Params) -> Result<Case, ScenarioError> {
         case: p.name.clone(),
         what,
     };
-    let key: KeySpec = p.key.parse().map_err(err)?;
+    let key: KeySpec = p.key.parse().map_err(|e| err(format!("{e}")))?;
     let link = *link_profile::lookup(&p.link).ok_or_else(|| {
         err(format!(
             "unknown link profile {:?} (expected one of {})",
@@ -681,7 +681,7 @@ pub fn resolve(scenario: &str, p: Params) -> Result<Case, ScenarioError> {
     let tls = if p.tls_version.trim().eq_ignore_ascii_case("none") {
         None
     } else {
-        let version: TlsVersion = p.tls_version.parse().map_err(err)?;
+        let version: TlsVersion = p.tls_version.parse().map_err(|e| err(format!("{e}")))?;
         if p.cipher_suite.trim().is_empty() {
             return Err(err(
                 "`cipher_suite` is required unless tls_version = \"none\"".into(),

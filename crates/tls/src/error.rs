@@ -32,28 +32,58 @@ impl fmt::Display for Side {
 pub enum TlsError {
     /// The peer certificate does not chain to a configured CA (alert `unknown_ca`, 48).
     #[error("certificate from an unknown CA ({by}): {detail}")]
-    UnknownCa { by: Side, detail: String },
+    UnknownCa {
+        /// The side that detected the failure and sent the alert.
+        by: Side,
+        /// The library's own description of the failure.
+        detail: String,
+    },
     /// The peer certificate chains to the CA but is not the pinned certificate. Only the verifying
     /// side can know this; its peer sees [`TlsError::BadCertificate`].
     #[error("peer certificate does not match the pinned certificate")]
     PinMismatch,
     /// The certificate is on a CRL (RFC 5280 §6.3; alert `certificate_revoked`, 44).
     #[error("certificate revoked ({by}): {detail}")]
-    Revoked { by: Side, detail: String },
+    Revoked {
+        /// The side that detected the failure and sent the alert.
+        by: Side,
+        /// The library's own description of the failure.
+        detail: String,
+    },
     /// The certificate is expired or not yet valid (RFC 5280 §4.1.2.5; alert `certificate_expired`, 45).
     #[error("certificate expired or not yet valid ({by}): {detail}")]
-    Expired { by: Side, detail: String },
+    Expired {
+        /// The side that detected the failure and sent the alert.
+        by: Side,
+        /// The library's own description of the failure.
+        detail: String,
+    },
     /// Any other certificate rejection: no certificate where IEC 62351-3 requires one, bad signature,
     /// wrong key usage, or the peer's `bad_certificate`/`certificate_unknown`/`access_denied` alert
     /// (what a peer sends after its pin check fails).
     #[error("certificate rejected ({by}): {detail}")]
-    BadCertificate { by: Side, detail: String },
+    BadCertificate {
+        /// The side that detected the failure and sent the alert.
+        by: Side,
+        /// The library's own description of the failure.
+        detail: String,
+    },
     /// No protocol version in common (alert `protocol_version`, 70).
     #[error("no common TLS version ({by}): {detail}")]
-    ProtocolVersion { by: Side, detail: String },
+    ProtocolVersion {
+        /// The side that detected the failure and sent the alert.
+        by: Side,
+        /// The library's own description of the failure.
+        detail: String,
+    },
     /// No cipher suite in common (`handshake_failure`, 40, or `insufficient_security`, 71).
     #[error("no shared cipher suite ({by}): {detail}")]
-    NoSharedCipher { by: Side, detail: String },
+    NoSharedCipher {
+        /// The side that detected the failure and sent the alert.
+        by: Side,
+        /// The library's own description of the failure.
+        detail: String,
+    },
     /// The handshake failed for another reason.
     #[error("TLS handshake failed: {0}")]
     HandshakeFailed(String),
@@ -65,7 +95,12 @@ pub enum TlsError {
     Timeout,
     /// The backend cannot do what the profile asks (a suite, a version, rekeying, ...).
     #[error("{backend} backend does not support {what}")]
-    Unsupported { backend: &'static str, what: String },
+    Unsupported {
+        /// The backend's name (`openssl`, `gnutls`, `rustls`).
+        backend: &'static str,
+        /// What it cannot do.
+        what: String,
+    },
     /// The profile is invalid.
     #[error(transparent)]
     Profile(#[from] crate::profile::ProfileError),
@@ -75,6 +110,7 @@ pub enum TlsError {
     /// The negotiated version is not one the profile allows (defence in depth; should not happen).
     #[error("negotiated {0}, which the profile does not allow")]
     VersionNotAllowed(TlsVersion),
+    /// A socket operation failed outside the TLS library.
     #[error("I/O: {0}")]
     Io(io::Error),
 }
@@ -131,17 +167,29 @@ impl TlsError {
 
 /// TLS alert descriptions used here (RFC 5246 §7.2, RFC 8446 §6).
 pub mod alert {
+    /// `handshake_failure`: no acceptable set of security parameters.
     pub const HANDSHAKE_FAILURE: u8 = 40;
+    /// `bad_certificate`: a certificate was corrupt or failed a check.
     pub const BAD_CERTIFICATE: u8 = 42;
+    /// `unsupported_certificate`: a certificate of an unsupported type.
     pub const UNSUPPORTED_CERTIFICATE: u8 = 43;
+    /// `certificate_revoked`: a certificate was revoked by its signer.
     pub const CERTIFICATE_REVOKED: u8 = 44;
+    /// `certificate_expired`: a certificate has expired or is not yet valid.
     pub const CERTIFICATE_EXPIRED: u8 = 45;
+    /// `certificate_unknown`: another problem with a certificate.
     pub const CERTIFICATE_UNKNOWN: u8 = 46;
+    /// `unknown_ca`: the chain does not lead to a trusted CA.
     pub const UNKNOWN_CA: u8 = 48;
+    /// `access_denied`: a valid certificate, but access is refused.
     pub const ACCESS_DENIED: u8 = 49;
+    /// `decrypt_error`: a signature or Finished check failed.
     pub const DECRYPT_ERROR: u8 = 51;
+    /// `protocol_version`: the peer's version is not supported.
     pub const PROTOCOL_VERSION: u8 = 70;
+    /// `insufficient_security`: the peer's suites are all too weak.
     pub const INSUFFICIENT_SECURITY: u8 = 71;
+    /// `certificate_required` (TLS 1.3): the client sent no certificate.
     pub const CERTIFICATE_REQUIRED: u8 = 116;
 }
 

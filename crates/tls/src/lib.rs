@@ -17,4 +17,4 @@ pub use backend::{BackendKind, TlsBackend, TlsStream};
 pub use error::{Side, TlsError};
 pub use profile::{ProfileError, TlsProfile};
 pub use suites::CipherSuite;
-pub use version::TlsVersion;
+pub use version::{TlsVersion, UnknownVersion};

@@ -39,8 +39,11 @@ use std::str::FromStr;
 /// A key type of the lab PKI.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum KeySpec {
+    /// RSA with a modulus of this many bits (1024, 2048, 3072, 4096 or 8192).
     Rsa(u32),
+    /// ECDSA on NIST P-256 (secp256r1).
     P256,
+    /// ECDSA on NIST P-384 (secp384r1).
     P384,
 }
 
@@ -92,10 +95,21 @@ impl fmt::Display for KeySpec {
     }
 }
 
+/// A key type name [`KeySpec`]'s parser does not know.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown key type {0:?} (expected 1024, 2048, 3072, 4096, 8192, p256 or p384)")]
+pub struct UnknownKeySpec(pub String);
+
+impl From<UnknownKeySpec> for String {
+    fn from(e: UnknownKeySpec) -> Self {
+        e.to_string()
+    }
+}
+
 /// Parses `2048`, `rsa2048`, `p256`, `ecdsa-p256`, `P-384`.
 impl FromStr for KeySpec {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownKeySpec;
+    fn from_str(s: &str) -> Result<Self, UnknownKeySpec> {
         let t = s.trim().to_ascii_lowercase().replace(['-', '_'], "");
         let t = t.strip_prefix("ecdsa").unwrap_or(&t);
         match t {
@@ -106,9 +120,7 @@ impl FromStr for KeySpec {
         let bits = t.strip_prefix("rsa").unwrap_or(t);
         match bits.parse::<u32>() {
             Ok(b @ (1024 | 2048 | 3072 | 4096 | 8192)) => Ok(KeySpec::Rsa(b)),
-            _ => Err(format!(
-                "unknown key type {s:?} (expected 1024, 2048, 3072, 4096, 8192, p256 or p384)"
-            )),
+            _ => Err(UnknownKeySpec(s.to_string())),
         }
     }
 }
@@ -120,20 +132,35 @@ fn pki(e: impl fmt::Display) -> TlsError {
 /// Paths of one key type's files (see the module documentation).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PkiSet {
+    /// The key type of every key in the set.
     pub spec: KeySpec,
+    /// The directory holding the set, `D/K`.
     pub dir: PathBuf,
+    /// `ca.pem`: the root CA certificate.
     pub ca: PathBuf,
+    /// `ca.key`: the root CA's private key.
     pub ca_key: PathBuf,
+    /// `server.pem`: the server certificate (serverAuth).
     pub server: PathBuf,
+    /// `server.key`: the server's private key.
     pub server_key: PathBuf,
+    /// `client.pem`: the client certificate (clientAuth).
     pub client: PathBuf,
+    /// `client.key`: the client's private key, also the key of the negative-test certificates.
     pub client_key: PathBuf,
+    /// `revoked.pem`: a certificate listed in `crl-revoked.pem`.
     pub revoked: PathBuf,
+    /// `expired.pem`: a certificate whose notAfter is in the past.
     pub expired: PathBuf,
+    /// `other-ca.pem`: a second, untrusted CA.
     pub other_ca: PathBuf,
+    /// `other-ca.key`: the second CA's private key.
     pub other_ca_key: PathBuf,
+    /// `other.pem`: a certificate issued by the second CA.
     pub other: PathBuf,
+    /// `crl.pem`: an empty CRL from the CA.
     pub crl: PathBuf,
+    /// `crl-revoked.pem`: a CRL from the CA listing `revoked.pem`.
     pub crl_revoked: PathBuf,
 }
 
@@ -165,6 +192,7 @@ impl PkiSet {
 /// What [`init`] did for one key type.
 #[derive(Clone, Debug)]
 pub struct InitReport {
+    /// The paths of the key type's files.
     pub set: PkiSet,
     /// Files written in this run (others already existed and were kept).
     pub created: Vec<PathBuf>,

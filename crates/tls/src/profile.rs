@@ -31,41 +31,62 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ProfileError {
+    /// The TOML does not parse, or does not have the profile's shape (the parser's message).
     #[error("TLS profile: {0}")]
     Toml(String),
+    /// A `cipher_suites` entry is not in the catalogue.
     #[error("unknown cipher suite {0:?} (expected an IANA name such as TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256, see `gander suites`)")]
     UnknownSuite(String),
+    /// The chosen backend's library on this machine cannot negotiate a listed suite.
     #[error("the {backend} backend on this machine lacks cipher suite {suite}")]
     SuiteNotInBackend {
+        /// The suite's IANA name.
         suite: &'static str,
+        /// The backend's name.
         backend: &'static str,
     },
+    /// The chosen backend's library on this machine cannot negotiate a listed version.
     #[error("the {backend} backend cannot do {version}")]
     VersionNotInBackend {
+        /// The version.
         version: TlsVersion,
+        /// The backend's name.
         backend: &'static str,
     },
+    /// A listed suite belongs to none of the listed versions (e.g. a TLS 1.3 suite with TLS 1.2).
     #[error("cipher suite {suite} cannot be used with any of the allowed versions ({versions})")]
     SuiteOutsideVersions {
+        /// The suite's IANA name.
         suite: &'static str,
+        /// The profile's versions, as written in the message.
         versions: String,
     },
+    /// A listed version has none of the listed suites.
     #[error("allowed version {0} has no cipher suite in the profile")]
     VersionWithoutSuite(TlsVersion),
+    /// `versions` is empty.
     #[error("no TLS version allowed")]
     NoVersions,
+    /// `versions` skips a version between its lowest and highest.
     #[error("versions must be contiguous (got {0}); a backend offers a range min..max")]
     VersionGap(String),
+    /// A certificate, key, CA or CRL file cannot be read or loaded.
     #[error("{what} file {path:?} cannot be read: {reason}")]
     MissingFile {
+        /// The profile field naming the file (`ca`, `cert`, `key`, `crl`, `peer_cert`).
         what: &'static str,
+        /// The file.
         path: PathBuf,
+        /// Why it cannot be used, as the library or the system says it.
         reason: String,
     },
+    /// A field the role needs is not set (the field's name).
     #[error("{0} is required (IEC 62351-3 mutual authentication needs a certificate, a key and a CA on both sides)")]
     Missing(&'static str),
+    /// `num_tickets` is above 16.
     #[error("num_tickets = {0} is out of range (0..=16)")]
     NumTickets(u32),
+    /// `io_timeout_ms` is 0.
     #[error("io_timeout_ms must be at least 1")]
     Timeout,
 }
@@ -98,6 +119,7 @@ fn one_or_many<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<PathBuf>, D::Error
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TlsProfile {
+    /// The TLS library that runs the endpoint.
     #[serde(default)]
     pub backend: BackendKind,
     /// Trust anchors (PEM, one or more certificates per file).
@@ -113,6 +135,7 @@ pub struct TlsProfile {
     /// chaining to `ca`.
     #[serde(default)]
     pub peer_cert: Option<PathBuf>,
+    /// Allowed protocol versions, a contiguous range (default TLS 1.2 and 1.3).
     #[serde(default = "default_versions")]
     pub versions: Vec<TlsVersion>,
     /// IANA names in preference order; empty = the backend library's defaults.
@@ -144,6 +167,7 @@ pub struct TlsProfile {
     /// Client: name sent as SNI; when `verify_hostname` is set the server certificate must match it.
     #[serde(default)]
     pub server_name: Option<String>,
+    /// Client: check that the server certificate matches `server_name`.
     #[serde(default)]
     pub verify_hostname: bool,
     /// Socket read/write timeout for the handshake and I/O, so that no failure hangs.

@@ -35,6 +35,7 @@ pub enum KeyExchange {
 }
 
 impl KeyExchange {
+    /// The key exchange as IANA suite names spell it, e.g. `ECDHE_RSA`.
     pub fn name(self) -> &'static str {
         match self {
             Self::Rsa => "RSA",
@@ -63,8 +64,11 @@ impl KeyExchange {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum IecStatus {
+    /// Every IEC 62351-3/-4 implementation must support it.
     Mandatory,
+    /// IEC 62351-3/-4 recommends it.
     Recommended,
+    /// IEC 62351-3/-4 allows it.
     Optional,
     /// Kept for IEC 62351-4 compatibility mode with legacy devices.
     Legacy,
@@ -75,6 +79,7 @@ pub enum IecStatus {
 }
 
 impl IecStatus {
+    /// The status as `gander suites` prints it (`-` for not listed).
     pub fn name(self) -> &'static str {
         match self {
             Self::Mandatory => "mandatory",
@@ -90,8 +95,11 @@ impl IecStatus {
 /// Component names as GnuTLS priority strings spell them (gnutls_priority_init(3)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct GnutlsParts {
+    /// Key exchange keyword, e.g. `DHE-RSA` (empty for TLS 1.3 suites).
     pub kx: &'static str,
+    /// Cipher keyword, e.g. `3DES-CBC`.
     pub cipher: &'static str,
+    /// MAC keyword, e.g. `SHA1` (`AEAD` for AEAD ciphers).
     pub mac: &'static str,
 }
 
@@ -102,6 +110,7 @@ pub struct CipherSuite {
     pub name: &'static str,
     /// IANA code point.
     pub code: u16,
+    /// Key exchange and authentication.
     pub kx: KeyExchange,
     /// Bulk cipher, e.g. `AES-128-GCM`.
     pub cipher: &'static str,
@@ -111,6 +120,7 @@ pub struct CipherSuite {
     pub min_version: TlsVersion,
     /// Newest version the suite can be used with.
     pub max_version: TlsVersion,
+    /// Status in IEC 62351-3/-4.
     pub iec: IecStatus,
     /// Where the IEC status comes from.
     pub iec_source: &'static str,
@@ -118,6 +128,7 @@ pub struct CipherSuite {
     pub rse: Option<&'static str>,
     /// Label in the Sandia 2023 report (CS1..CS7), if there.
     pub sandia: Option<&'static str>,
+    /// How a GnuTLS priority string enables the suite.
     #[serde(skip)]
     pub gnutls: GnutlsParts,
 }
@@ -127,12 +138,15 @@ impl CipherSuite {
     pub fn allows(&self, v: TlsVersion) -> bool {
         self.min_version <= v && v <= self.max_version
     }
+    /// The versions the suite is defined for, oldest first.
     pub fn versions(&self) -> impl Iterator<Item = TlsVersion> + '_ {
         TlsVersion::ALL.into_iter().filter(|v| self.allows(*v))
     }
+    /// Whether the suite's key exchange gives forward secrecy.
     pub fn forward_secrecy(&self) -> bool {
         self.kx.forward_secrecy()
     }
+    /// Whether it is a TLS 1.3 suite.
     pub fn is_tls13(&self) -> bool {
         self.kx == KeyExchange::AnyTls13
     }

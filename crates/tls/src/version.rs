@@ -9,12 +9,16 @@ use std::str::FromStr;
 /// A TLS protocol version. SSL 3.0 is not offered by any backend here and is not representable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum TlsVersion {
+    /// TLS 1.0 (RFC 2246).
     #[serde(rename = "1.0")]
     Tls10,
+    /// TLS 1.1 (RFC 4346).
     #[serde(rename = "1.1")]
     Tls11,
+    /// TLS 1.2 (RFC 5246).
     #[serde(rename = "1.2")]
     Tls12,
+    /// TLS 1.3 (RFC 8446).
     #[serde(rename = "1.3")]
     Tls13,
 }
@@ -55,10 +59,21 @@ impl fmt::Display for TlsVersion {
     }
 }
 
+/// A TLS version name [`TlsVersion`]'s parser does not know.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown TLS version {0:?} (expected 1.0, 1.1, 1.2 or 1.3)")]
+pub struct UnknownVersion(pub String);
+
+impl From<UnknownVersion> for String {
+    fn from(e: UnknownVersion) -> Self {
+        e.to_string()
+    }
+}
+
 /// Parses `1.2`, `TLS1.2`, `TLSv1.2` or `tls12` (case-insensitive).
 impl FromStr for TlsVersion {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownVersion;
+    fn from_str(s: &str) -> Result<Self, UnknownVersion> {
         let t = s.trim().to_ascii_lowercase();
         let t = t.strip_prefix("tls").unwrap_or(&t);
         let t = t.strip_prefix('v').unwrap_or(t);
@@ -67,9 +82,7 @@ impl FromStr for TlsVersion {
             "1.1" | "11" => Ok(Self::Tls11),
             "1.2" | "12" => Ok(Self::Tls12),
             "1.3" | "13" => Ok(Self::Tls13),
-            _ => Err(format!(
-                "unknown TLS version {s:?} (expected 1.0, 1.1, 1.2 or 1.3)"
-            )),
+            _ => Err(UnknownVersion(s.to_string())),
         }
     }
 }

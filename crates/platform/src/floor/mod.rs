@@ -60,7 +60,6 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 pub mod gnutls;
-mod gnutls_ffi;
 pub mod openssl;
 pub mod ring;
 

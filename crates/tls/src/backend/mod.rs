@@ -36,14 +36,16 @@ pub enum BackendKind {
     /// The system OpenSSL (3.0 on Debian 12) through the `openssl` crate.
     #[default]
     Openssl,
-    /// The system GnuTLS (3.7 on Debian 12) through gander's own FFI binding.
+    /// The system GnuTLS (3.7 on Debian 12) through the safe bindings of `gander-gnutls`.
     Gnutls,
     /// rustls with the *ring* provider: TLS 1.2/1.3, AEAD suites only.
     Rustls,
 }
 
 impl BackendKind {
+    /// Every backend, in the order reports list them.
     pub const ALL: [BackendKind; 3] = [Self::Openssl, Self::Gnutls, Self::Rustls];
+    /// The name profiles and the command line use: `openssl`, `gnutls` or `rustls`.
     pub fn name(self) -> &'static str {
         match self {
             Self::Openssl => "openssl",
@@ -59,15 +61,25 @@ impl std::fmt::Display for BackendKind {
     }
 }
 
+/// A backend name [`BackendKind`]'s parser does not know.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown TLS backend {0:?} (expected openssl, gnutls or rustls)")]
+pub struct UnknownBackend(pub String);
+
+impl From<UnknownBackend> for String {
+    fn from(e: UnknownBackend) -> Self {
+        e.to_string()
+    }
+}
+
+/// Parses a backend name (`openssl`, `gnutls`, `rustls`; case-insensitive).
 impl std::str::FromStr for BackendKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownBackend;
+    fn from_str(s: &str) -> Result<Self, UnknownBackend> {
         Self::ALL
             .into_iter()
             .find(|b| b.name().eq_ignore_ascii_case(s.trim()))
-            .ok_or_else(|| {
-                format!("unknown TLS backend {s:?} (expected openssl, gnutls or rustls)")
-            })
+            .ok_or_else(|| UnknownBackend(s.to_string()))
     }
 }
 
@@ -76,6 +88,7 @@ impl std::str::FromStr for BackendKind {
 pub struct Capabilities {
     /// Library name and version, e.g. `OpenSSL 3.0.19 ...`.
     pub library: String,
+    /// Protocol versions the library can negotiate.
     pub versions: Vec<TlsVersion>,
     /// Catalogue code points the library can negotiate.
     pub suites: Vec<u16>,
@@ -116,6 +129,7 @@ pub trait TlsStream: Read + Write + Send {
     /// (RFC 8446 §4.4.2.4): a rejection of the client's certificate reaches the client at its
     /// first read, as the same `TlsError` wrapped in the `io::Error`.
     fn handshake(&mut self) -> Result<(), TlsError>;
+    /// The negotiated protocol version, once the handshake is done.
     fn negotiated_version(&self) -> Option<TlsVersion>;
     /// The negotiated suite, if it is in the catalogue.
     fn negotiated_suite(&self) -> Option<&'static CipherSuite>;
@@ -143,6 +157,7 @@ pub trait TlsStream: Read + Write + Send {
 
 /// A backend configured from one profile.
 pub trait TlsBackend: Send + Sync {
+    /// Which library this is.
     fn kind(&self) -> BackendKind;
     /// The profile this backend was built from.
     fn profile(&self) -> &TlsProfile;

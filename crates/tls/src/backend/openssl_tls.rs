@@ -164,6 +164,7 @@ fn stack_err(what: &str, e: impl std::fmt::Display) -> TlsError {
 }
 
 impl OpensslBackend {
+    /// Builds the client and server contexts of `profile`.
     pub fn new(profile: &TlsProfile) -> Result<Self, TlsError> {
         let (min, max) = profile.version_range()?;
         let suites = profile.suites()?;

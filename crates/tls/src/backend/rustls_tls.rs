@@ -178,6 +178,7 @@ pub struct RustlsBackend {
 }
 
 impl RustlsBackend {
+    /// Builds the client and server configurations of `profile`.
     pub fn new(profile: &TlsProfile) -> Result<Self, TlsError> {
         let mut provider = rustls::crypto::ring::default_provider();
         let wanted = profile.suites()?;

@@ -1,6 +1,5 @@
-//! Links the libraries the GnuTLS floor (`src/floor/gnutls.rs`) calls directly: GnuTLS, and
-//! nettle, hogweed and GMP under it for key agreement (Debian: libgnutls28-dev, which pulls in
-//! nettle-dev and libgmp-dev), found through pkg-config.
+//! Links the system GnuTLS, and nettle, hogweed and GMP under it for key agreement (Debian:
+//! libgnutls28-dev, which pulls in nettle-dev and libgmp-dev), found through pkg-config.
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
