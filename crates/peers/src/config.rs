@@ -30,10 +30,25 @@ use std::time::Duration;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("cannot read {path:?}: {reason}")]
-    Read { path: PathBuf, reason: String },
-    #[error("{path:?}: {reason}")]
-    Parse { path: PathBuf, reason: String },
+    /// The config file could not be read.
+    #[error("cannot read {path:?}")]
+    Read {
+        /// The config file.
+        path: PathBuf,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The config file is not valid TOML, or has unknown or mistyped keys.
+    #[error("{path:?}")]
+    Parse {
+        /// The config file.
+        path: PathBuf,
+        /// What the TOML parser said.
+        #[source]
+        source: toml::de::Error,
+    },
+    /// A value is out of range (the message says which and why).
     #[error("{0}")]
     Invalid(String),
 }
@@ -124,9 +139,9 @@ pub struct ClientConfig {
 }
 
 fn read(path: &Path) -> Result<String, ConfigError> {
-    std::fs::read_to_string(path).map_err(|e| ConfigError::Read {
+    std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
         path: path.to_owned(),
-        reason: e.to_string(),
+        source,
     })
 }
 
@@ -150,13 +165,13 @@ fn check_common(timeout_ms: u64, tls: &Option<TlsProfile>) -> Result<(), ConfigE
 }
 
 impl ServerConfig {
-    pub fn from_toml(text: &str) -> Result<Self, String> {
-        toml::from_str(text).map_err(|e| e.to_string())
+    pub fn from_toml(text: &str) -> Result<Self, toml::de::Error> {
+        toml::from_str(text)
     }
     pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
-        let mut c = Self::from_toml(&read(path)?).map_err(|reason| ConfigError::Parse {
+        let mut c = Self::from_toml(&read(path)?).map_err(|source| ConfigError::Parse {
             path: path.to_owned(),
-            reason,
+            source,
         })?;
         if let Some(dir) = path.parent() {
             rebase(dir, &mut c.events, &mut c.tls);
@@ -179,13 +194,13 @@ impl ServerConfig {
 }
 
 impl ClientConfig {
-    pub fn from_toml(text: &str) -> Result<Self, String> {
-        toml::from_str(text).map_err(|e| e.to_string())
+    pub fn from_toml(text: &str) -> Result<Self, toml::de::Error> {
+        toml::from_str(text)
     }
     pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
-        let mut c = Self::from_toml(&read(path)?).map_err(|reason| ConfigError::Parse {
+        let mut c = Self::from_toml(&read(path)?).map_err(|source| ConfigError::Parse {
             path: path.to_owned(),
-            reason,
+            source,
         })?;
         if let Some(dir) = path.parent() {
             rebase(dir, &mut c.events, &mut c.tls);

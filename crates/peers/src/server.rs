@@ -65,17 +65,18 @@ impl Server {
     /// Binds the listening socket and builds the TLS backend (certificates are loaded here, so
     /// a bad `[tls]` table fails before READY).
     pub fn bind(config: ServerConfig, sink: Sink) -> Result<Server, PeerError> {
-        config
-            .check()
-            .map_err(|e| PeerError::Config(e.to_string()))?;
-        let model_cfg = ModelConfig::for_report_size(config.reports.size)
-            .map_err(|e| PeerError::Config(format!("reports.size: {e}")))?;
+        config.check()?;
+        let model_cfg =
+            ModelConfig::for_report_size(config.reports.size).map_err(PeerError::ReportSize)?;
         let tls = match &config.tls {
             Some(p) => Some(gander_tls::backend::open(p).map_err(PeerError::Tls)?),
             None => None,
         };
-        let listener = TcpListener::bind(config.listen.as_str())
-            .map_err(|e| PeerError::Bind(config.listen.clone(), e.to_string()))?;
+        let listener =
+            TcpListener::bind(config.listen.as_str()).map_err(|source| PeerError::Bind {
+                addr: config.listen.clone(),
+                source,
+            })?;
         Ok(Server {
             listener,
             shared: Arc::new(Shared {
@@ -122,7 +123,10 @@ impl Server {
         sh.sink.flush();
         self.listener
             .set_nonblocking(true)
-            .map_err(|e| PeerError::Bind(addr.to_string(), e.to_string()))?;
+            .map_err(|source| PeerError::Bind {
+                addr: addr.to_string(),
+                source,
+            })?;
         let fd = self.listener.as_raw_fd();
         let mut next_conn = 1u64;
         let mut threads: Vec<std::thread::JoinHandle<()>> = Vec::new();

@@ -17,7 +17,7 @@
 use gander_measure::stats::Summary;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// One line of an event log.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -49,23 +49,87 @@ impl Event {
 /// (server write start, server write end, client read start, client read end).
 pub const RT_STEP_EVENTS: [&str; 4] = ["WRITE_START", "WRITE_END", "READ_START", "READ_END"];
 
-/// Reads a JSON-lines event log. Blank lines are skipped; anything else that is not an event is
-/// an error naming the line.
-pub fn read_events(path: &Path) -> Result<Vec<Event>, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read event log {}: {e}", path.display()))?;
-    parse_events(&text).map_err(|e| format!("{}: {e}", path.display()))
+/// Why the results or an event log could not be read or written.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ResultsError {
+    /// A file could not be read.
+    #[error("cannot read {}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file could not be written.
+    #[error("cannot write {}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// `results.json` is not what `gander run` writes.
+    #[error("{}: not a gander results file", path.display())]
+    NotResults {
+        /// The file.
+        path: PathBuf,
+        /// What the JSON parser said.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// An event log has a line that is not an event.
+    #[error("{}", path.display())]
+    EventLog {
+        /// The event log.
+        path: PathBuf,
+        /// The line at fault.
+        #[source]
+        source: EventLineError,
+    },
+    /// The results could not be serialised (not expected: they are plain data).
+    #[error("cannot serialise the results")]
+    Serialise(#[from] serde_json::Error),
 }
 
-pub fn parse_events(text: &str) -> Result<Vec<Event>, String> {
+/// A line of an event log that is not an event.
+#[derive(Debug, thiserror::Error)]
+#[error("line {line}: not an event")]
+pub struct EventLineError {
+    /// 1-based line number.
+    pub line: usize,
+    /// What the JSON parser said.
+    #[source]
+    pub source: serde_json::Error,
+}
+
+/// Reads a JSON-lines event log. Blank lines are skipped; anything else that is not an event is
+/// an error naming the line.
+pub fn read_events(path: &Path) -> Result<Vec<Event>, ResultsError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ResultsError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse_events(&text).map_err(|source| ResultsError::EventLog {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// Parses a JSON-lines event log (see [`read_events`]).
+pub fn parse_events(text: &str) -> Result<Vec<Event>, EventLineError> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() {
             continue;
         }
-        let ev: Event =
-            serde_json::from_str(line).map_err(|e| format!("line {}: not an event: {e}", i + 1))?;
+        let ev: Event = serde_json::from_str(line).map_err(|source| EventLineError {
+            line: i + 1,
+            source,
+        })?;
         out.push(ev);
     }
     Ok(out)
@@ -801,12 +865,14 @@ pub struct RunResults {
 
 impl RunResults {
     /// Loads `DIR/results.json`.
-    pub fn load(dir: &Path) -> Result<RunResults, String> {
+    pub fn load(dir: &Path) -> Result<RunResults, ResultsError> {
         let p = dir.join("results.json");
-        let text =
-            std::fs::read_to_string(&p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+        let text = std::fs::read_to_string(&p).map_err(|source| ResultsError::Read {
+            path: p.clone(),
+            source,
+        })?;
         let mut r: RunResults = serde_json::from_str(&text)
-            .map_err(|e| format!("{}: not a gander results file: {e}", p.display()))?;
+            .map_err(|source| ResultsError::NotResults { path: p, source })?;
         // Raw samples live per case; attach them for the report's charts.
         for s in &mut r.scenarios {
             if s.samples.is_none() {
@@ -824,21 +890,27 @@ impl RunResults {
     }
 
     /// Writes `results.json` (without raw samples).
-    pub fn save(&self, dir: &Path) -> Result<(), String> {
+    pub fn save(&self, dir: &Path) -> Result<(), ResultsError> {
         let mut slim = self.clone();
         for s in &mut slim.scenarios {
             s.samples = None;
         }
-        let text = serde_json::to_string_pretty(&slim).map_err(|e| e.to_string())?;
+        let text = serde_json::to_string_pretty(&slim)?;
         write_atomic(&dir.join("results.json"), text.as_bytes())
     }
 }
 
 /// Writes via a temporary file and a rename, so an interrupted run never leaves half a file.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ResultsError> {
     let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, bytes).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, path).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    std::fs::write(&tmp, bytes).map_err(|source| ResultsError::Write {
+        path: tmp.clone(),
+        source,
+    })?;
+    std::fs::rename(&tmp, path).map_err(|source| ResultsError::Write {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 #[cfg(test)]
@@ -906,9 +978,10 @@ mod tests {
     #[test]
     fn bad_lines_are_errors_with_line_numbers() {
         let e = parse_events("{\"event\":\"HT_START\",\"t_ns\":1}\nnot json").unwrap_err();
-        assert!(e.starts_with("line 2"), "{e}");
+        assert_eq!(e.line, 2, "{e}");
+        assert!(e.to_string().starts_with("line 2"), "{e}");
         let e = parse_events("{\"event\":\"HT_START\"}").unwrap_err();
-        assert!(e.contains("t_ns"), "{e}");
+        assert!(e.source.to_string().contains("t_ns"), "{e}");
     }
 
     pub fn result(name: &str) -> ScenarioResult {

@@ -725,7 +725,8 @@ pub fn resolve(scenario: &str, p: Params) -> Result<Case, ScenarioError> {
             }
             _ => {}
         }
-        let (backend, backend_reason) = choose_backend(&p.backend, suite, version).map_err(err)?;
+        let (backend, backend_reason) =
+            choose_backend(&p.backend, suite, version).map_err(|e| err(e.to_string()))?;
         Some(TlsChoice {
             version,
             suite,
@@ -745,12 +746,39 @@ pub fn resolve(scenario: &str, p: Params) -> Result<Case, ScenarioError> {
     })
 }
 
+/// Why no backend could be chosen for a case.
+#[derive(Debug, thiserror::Error, PartialEq)]
+#[non_exhaustive]
+pub enum BackendChoiceError {
+    /// `backend = "auto"`, and no library here has the suite at this version.
+    #[error("no backend on this machine supports {suite} at TLS {version}")]
+    NoneSupports {
+        /// The suite's name.
+        suite: &'static str,
+        /// The TLS version, e.g. `1.2`.
+        version: &'static str,
+    },
+    /// The backend named does not have the suite at this version here.
+    #[error("backend {backend} does not support {suite} at TLS {version} on this machine (try backend = \"auto\")")]
+    Unsupported {
+        /// The backend named in the scenario.
+        backend: BackendKind,
+        /// The suite's name.
+        suite: &'static str,
+        /// The TLS version, e.g. `1.2`.
+        version: &'static str,
+    },
+    /// Not a backend's name.
+    #[error("{0}")]
+    Unknown(String),
+}
+
 /// Picks the backend for a suite and version, asking each library what it supports here.
 pub fn choose_backend(
     wanted: &str,
     suite: &CipherSuite,
     version: TlsVersion,
-) -> Result<(BackendKind, String), String> {
+) -> Result<(BackendKind, String), BackendChoiceError> {
     let supports = |b: BackendKind| {
         let caps = backend::capabilities(b);
         caps.suites.contains(&suite.code) && caps.versions.contains(&version)
@@ -778,20 +806,18 @@ pub fn choose_backend(
             }
             lacking.push(b.name());
         }
-        return Err(format!(
-            "no backend on this machine supports {} at TLS {}",
-            suite.name,
-            version.short()
-        ));
+        return Err(BackendChoiceError::NoneSupports {
+            suite: suite.name,
+            version: version.short(),
+        });
     }
-    let b: BackendKind = wanted.parse()?;
+    let b: BackendKind = wanted.parse().map_err(BackendChoiceError::Unknown)?;
     if !supports(b) {
-        return Err(format!(
-            "backend {} does not support {} at TLS {} on this machine (try backend = \"auto\")",
-            b,
-            suite.name,
-            version.short()
-        ));
+        return Err(BackendChoiceError::Unsupported {
+            backend: b,
+            suite: suite.name,
+            version: version.short(),
+        });
     }
     Ok((b, "chosen in the scenario".into()))
 }

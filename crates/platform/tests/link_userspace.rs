@@ -2,7 +2,7 @@
 //! one-way delay within 2.5 ms and rate within 40% of a 10 ms / 10 Mbit/s profile. Needs root
 //! (network namespaces); prints why and passes trivially elsewhere.
 use gander_platform::link::profile::LinkProfile;
-use gander_platform::link::LinkEnv;
+use gander_platform::link::{LinkEnv, LinkError};
 use gander_platform::scenario::EmulatorChoice;
 
 #[test]
@@ -33,6 +33,7 @@ fn userspace_relay_achieves_delay_and_rate() {
     // netem is refused with a reason on a kernel without it.
     if !env.netem_available() {
         let e = env.start(p, EmulatorChoice::Netem).err().unwrap();
-        assert!(e.contains("no tc netem"), "{e}");
+        assert!(matches!(e, LinkError::NoNetem), "{e}");
+        assert!(e.to_string().contains("no tc netem"), "{e}");
     }
 }

@@ -163,6 +163,20 @@ impl From<String> for PrepError {
     }
 }
 
+/// Why a floor was not measured.
+#[derive(Debug, thiserror::Error)]
+#[error("floor ({library}): {op}: {reason}")]
+pub struct FloorError {
+    /// The library that was to time the operation (name and version).
+    pub library: String,
+    /// The operation, e.g. `sign RSA-2048`.
+    pub op: String,
+    /// What went wrong: the library's own message.
+    pub reason: String,
+    /// Whether the library has no public interface for the operation (rather than failing).
+    pub unsupported: bool,
+}
+
 /// A library that times a floor's operations the way its TLS stack performs them.
 pub trait FloorLib {
     /// Short id for caches, e.g. `openssl`.
@@ -276,7 +290,7 @@ impl FloorMeter {
     }
 
     /// The floor of `case`'s handshake with the keys of `pki`; `None` for cleartext.
-    pub fn floor(&mut self, case: &Case, pki: &PkiSet) -> Result<Option<Floor>, String> {
+    pub fn floor(&mut self, case: &Case, pki: &PkiSet) -> Result<Option<Floor>, FloorError> {
         let Some(tls) = &case.tls else {
             return Ok(None);
         };
@@ -441,7 +455,7 @@ impl FloorMeter {
         kind: OpKind,
         label: &str,
         input: &OpInput,
-    ) -> Result<(f64, usize, String), String> {
+    ) -> Result<(f64, usize, String), FloorError> {
         // Key agreement does not depend on the certificate key.
         let scope = match kind {
             OpKind::Keygen(_) | OpKind::Derive(_) => "any".to_string(),
@@ -451,17 +465,22 @@ impl FloorMeter {
         if let Some(v) = self.cache.get(&key) {
             return Ok((v.0, v.1, lib.name()));
         }
+        let fail = |reason: String, unsupported: bool| FloorError {
+            library: lib.name(),
+            op: label.to_string(),
+            reason,
+            unsupported,
+        };
         match lib.prepare(kind, input) {
             Ok(mut rep) => {
-                let (each, reps) = self.time(key, &mut rep)?;
+                let (each, reps) = self.time(key, &mut rep).map_err(|why| fail(why, false))?;
                 Ok((each, reps, lib.name()))
             }
             Err(PrepError::Unsupported(_)) if lib.id() != "openssl" => {
                 self.measure(&openssl::Openssl, kind, label, input)
             }
-            Err(PrepError::Unsupported(why)) | Err(PrepError::Failed(why)) => {
-                Err(format!("floor ({}): {label}: {why}", lib.name()))
-            }
+            Err(PrepError::Unsupported(why)) => Err(fail(why, true)),
+            Err(PrepError::Failed(why)) => Err(fail(why, false)),
         }
     }
 }
