@@ -104,9 +104,52 @@ pub struct BenchResult {
     pub rate_pass: bool,
 }
 
-fn profile(o: &BenchOptions, server: bool) -> Result<TlsProfile, String> {
+/// Why the MMS benchmark stopped.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum MmsBenchError {
+    /// The lab PKI could not be generated or loaded.
+    #[error("PKI generation under {}", dir.display())]
+    Pki {
+        /// The PKI root.
+        dir: std::path::PathBuf,
+        /// What the generator said.
+        #[source]
+        source: gander_tls::TlsError,
+    },
+    /// The server's TLS profile could not be opened.
+    #[error("server profile")]
+    ServerProfile(#[source] gander_tls::TlsError),
+    /// The client's TLS profile could not be opened.
+    #[error("client profile")]
+    ClientProfile(#[source] gander_tls::TlsError),
+    /// A bare TLS connection or handshake failed.
+    #[error(transparent)]
+    Tls(#[from] gander_tls::TlsError),
+    /// Socket I/O of the bare TLS server.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// gander's MMS server could not start.
+    #[error(transparent)]
+    Server(#[from] gander_peers::PeerError),
+    /// gander's MMS client failed in a phase (`HT` or `RT`).
+    #[error("{phase} client failed: {error} {detail}")]
+    ClientFailed {
+        /// `HT` or `RT`.
+        phase: &'static str,
+        /// The client's error kind, as it reports it.
+        error: String,
+        /// The client's detail message, as it reports it.
+        detail: String,
+    },
+}
+
+fn profile(o: &BenchOptions, server: bool) -> Result<TlsProfile, MmsBenchError> {
     let set = pki::init(&o.pki_dir, &[KeySpec::Rsa(2048)])
-        .map_err(|e| e.to_string())?
+        .map_err(|source| MmsBenchError::Pki {
+            dir: o.pki_dir.clone(),
+            source,
+        })?
         .remove(0)
         .set;
     Ok(TlsProfile {
@@ -165,9 +208,9 @@ fn client_cfg(addr: std::net::SocketAddr, tls: Option<TlsProfile>, reports: u64)
 /// A TLS-only server: accept, handshake (one thread per connection, as gander's server), read to EOF.
 fn bare_tls_server(
     b: Arc<dyn gander_tls::TlsBackend>,
-) -> Result<(std::net::SocketAddr, Arc<AtomicBool>), String> {
-    let l = TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
-    let addr = l.local_addr().map_err(|e| e.to_string())?;
+) -> Result<(std::net::SocketAddr, Arc<AtomicBool>), MmsBenchError> {
+    let l = TcpListener::bind("127.0.0.1:0")?;
+    let addr = l.local_addr()?;
     let stop = Arc::new(AtomicBool::new(false));
     let st = stop.clone();
     std::thread::spawn(move || {
@@ -198,12 +241,12 @@ fn bare_tls_server(
 fn bare_handshake(
     b: &dyn gander_tls::TlsBackend,
     addr: std::net::SocketAddr,
-) -> Result<u64, String> {
+) -> Result<u64, MmsBenchError> {
     let t0 = now_ns();
-    let tcp = TcpStream::connect(addr).map_err(|e| e.to_string())?;
+    let tcp = TcpStream::connect(addr)?;
     let _ = tcp.set_nodelay(true);
-    let mut s = b.client(tcp).map_err(|e| e.to_string())?;
-    s.handshake().map_err(|e| e.to_string())?;
+    let mut s = b.client(tcp)?;
+    s.handshake()?;
     let t1 = now_ns();
     let _ = s.shutdown();
     Ok(t1 - t0)
@@ -214,25 +257,29 @@ fn rt_phase(
     tls: Option<(TlsProfile, TlsProfile)>,
     reports: u64,
     rate: u64,
-) -> Result<RtPhase, String> {
+) -> Result<RtPhase, MmsBenchError> {
     let period_us = 1_000_000u64.checked_div(rate).unwrap_or(0);
     let (sp, cp) = match tls {
         Some((s, c)) => (Some(s), Some(c)),
         None => (None, None),
     };
     let ssink = Sink::memory();
-    let srv = Server::bind(server_cfg(sp, period_us), ssink.clone()).map_err(|e| e.to_string())?;
+    let srv = Server::bind(server_cfg(sp, period_us), ssink.clone())?;
     let (addr, stop, h) = srv.spawn();
     let csink = Sink::memory();
     let cb = match &cp {
-        Some(p) => Some(backend::open(p).map_err(|e| e.to_string())?),
+        Some(p) => Some(backend::open(p)?),
         None => None,
     };
     let s = client::run(&client_cfg(addr, cp, reports), cb.as_deref(), &csink);
     stop.stop();
     let _ = h.join();
     if !s.ok {
-        return Err(format!("RT client failed: {:?} {:?}", s.error, s.detail));
+        return Err(MmsBenchError::ClientFailed {
+            phase: "RT",
+            error: format!("{:?}", s.error),
+            detail: format!("{:?}", s.detail),
+        });
     }
     let sev = ssink.take();
     let cev = csink.take();
@@ -285,18 +332,17 @@ fn rt_phase(
     })
 }
 
-pub fn run(o: &BenchOptions) -> Result<BenchResult, String> {
+pub fn run(o: &BenchOptions) -> Result<BenchResult, MmsBenchError> {
     let machine = Machine::describe();
     let sp = profile(o, true)?;
     let cp = profile(o, false)?;
     let sb: Arc<dyn gander_tls::TlsBackend> =
-        Arc::from(backend::open(&sp).map_err(|e| format!("server profile: {e}"))?);
-    let cb = backend::open(&cp).map_err(|e| format!("client profile: {e}"))?;
+        Arc::from(backend::open(&sp).map_err(MmsBenchError::ServerProfile)?);
+    let cb = backend::open(&cp).map_err(MmsBenchError::ClientProfile)?;
     let library = backend::capabilities(o.backend).library.clone();
 
     // HT: full (gander server) and bare TLS, interleaved one by one.
-    let srv = Server::bind(server_cfg(Some(sp.clone()), 1_000_000), Sink::null())
-        .map_err(|e| e.to_string())?;
+    let srv = Server::bind(server_cfg(Some(sp.clone()), 1_000_000), Sink::null())?;
     let (maddr, mstop, mh) = srv.spawn();
     let (baddr, bstop) = bare_tls_server(sb.clone())?;
     let mut full = Vec::new();
@@ -308,7 +354,11 @@ pub fn run(o: &BenchOptions) -> Result<BenchResult, String> {
         let sink = Sink::memory();
         let s = client::run(&ccfg, Some(cb.as_ref()), &sink);
         if !s.ok {
-            return Err(format!("HT client failed: {:?} {:?}", s.error, s.detail));
+            return Err(MmsBenchError::ClientFailed {
+                phase: "HT",
+                error: format!("{:?}", s.error),
+                detail: format!("{:?}", s.detail),
+            });
         }
         if i >= o.warmup {
             bare.push(b as i64);
