@@ -29,11 +29,12 @@ use zeroize::Zeroizing;
 #[non_exhaustive]
 pub enum KeyFileError {
     /// The file could not be read.
-    #[error("cannot read key file {path}: {source}")]
+    #[error("cannot read key file {}", path.display())]
     Io {
         /// Path.
         path: PathBuf,
         /// Cause.
+        #[source]
         source: std::io::Error,
     },
     /// Not valid TOML, or fields of the wrong type or unknown fields.
@@ -518,12 +519,26 @@ fn read_capped(p: &Path) -> Result<Vec<u8>, String> {
     Ok(buf)
 }
 
+/// Why a key's validity bound is not a time.
+#[derive(Debug, thiserror::Error)]
+enum TimeError {
+    /// A time of day without a date.
+    #[error("a date is required")]
+    NoDate,
+    /// A date-time before the Unix epoch.
+    #[error("before 1970")]
+    Before1970,
+    /// Neither a date-time nor an integer.
+    #[error("expected a date-time or Unix seconds")]
+    NotATime,
+}
+
 /// A TOML offset date-time (or local date-time taken as UTC, or an integer) as Unix seconds.
-fn toml_time(v: &toml::Value) -> Result<u64, String> {
+fn toml_time(v: &toml::Value) -> Result<u64, TimeError> {
     match v {
         toml::Value::Integer(i) if *i >= 0 => Ok(*i as u64),
         toml::Value::Datetime(dt) => {
-            let date = dt.date.ok_or("a date is required")?;
+            let date = dt.date.ok_or(TimeError::NoDate)?;
             let time = dt.time.unwrap_or(toml::value::Time {
                 hour: 0,
                 minute: 0,
@@ -540,9 +555,9 @@ fn toml_time(v: &toml::Value) -> Result<u64, String> {
                 + time.minute as i64 * 60
                 + time.second as i64
                 - offset_min * 60;
-            u64::try_from(secs).map_err(|_| "before 1970".to_string())
+            u64::try_from(secs).map_err(|_| TimeError::Before1970)
         }
-        _ => Err("expected a date-time or Unix seconds".into()),
+        _ => Err(TimeError::NotATime),
     }
 }
 
