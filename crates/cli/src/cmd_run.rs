@@ -75,7 +75,7 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
         Command::Scenarios => {
             crate::out(format!("{:<12} {:<26} {}", "NAME", "NEEDS", "WHAT"));
             for b in builtin::BUILTINS {
-                let s = Scenario::from_str(b.name, b.toml, false).map_err(|e| anyhow!("{e}"))?;
+                let s = Scenario::from_str(b.name, b.toml, false)?;
                 crate::out(format!(
                     "{:<12} {:<26} {} ({} cases)",
                     b.name,
@@ -113,7 +113,7 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
                 Some(s) => (s, quick),
                 None => (builtin::DEFAULT.to_string(), true),
             };
-            let sc = Scenario::load(&name, quick).map_err(|e| anyhow!("{e}"))?;
+            let sc = Scenario::load(&name, quick)?;
             let class = results::TransferClass::by_name(&class)?;
             if dry_run {
                 for c in &sc.cases {

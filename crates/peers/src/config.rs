@@ -28,6 +28,7 @@ use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+/// Why a peer config was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     /// The config file could not be read.
@@ -70,10 +71,13 @@ fn default_one() -> u64 {
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct ReportsConfig {
+    /// Report period, ms (used when `period_us` is absent).
     #[serde(default = "default_period_ms")]
     pub period_ms: u64,
+    /// Report period, µs (overrides `period_ms`: sub-millisecond periods for the benchmarks).
     #[serde(default)]
     pub period_us: Option<u64>,
+    /// Size of each report on the wire (MMS PDU), bytes.
     #[serde(default = "default_size")]
     pub size: usize,
 }
@@ -89,6 +93,7 @@ impl Default for ReportsConfig {
 }
 
 impl ReportsConfig {
+    /// The report period (`period_us` if set, else `period_ms`).
     pub fn period(&self) -> Duration {
         match self.period_us {
             Some(us) => Duration::from_micros(us),
@@ -101,13 +106,18 @@ impl ReportsConfig {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ServerConfig {
+    /// Address to listen on, `host:port` (port 0: any; the chosen one is printed with `READY`).
     pub listen: String,
+    /// JSON-lines event log; relative paths are taken from the config file's directory.
     #[serde(default)]
     pub events: Option<PathBuf>,
+    /// TLS settings; absent: plain TCP.
     #[serde(default)]
     pub tls: Option<TlsProfile>,
+    /// The periodic reports.
     #[serde(default)]
     pub reports: ReportsConfig,
+    /// Longest wait for a peer's message, ms.
     #[serde(default = "default_timeout_ms")]
     pub timeout_ms: u64,
 }
@@ -116,9 +126,12 @@ pub struct ServerConfig {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ClientConfig {
+    /// Server address, `host:port`.
     pub connect: String,
+    /// JSON-lines event log; relative paths are taken from the config file's directory.
     #[serde(default)]
     pub events: Option<PathBuf>,
+    /// TLS settings; absent: plain TCP.
     #[serde(default)]
     pub tls: Option<TlsProfile>,
     /// HT loop: connections opened one after the other (the paper: 1090). The last one stays
@@ -131,6 +144,7 @@ pub struct ClientConfig {
     /// Write GI=true after RptEna (the first report is then a general interrogation).
     #[serde(default)]
     pub gi: bool,
+    /// Longest wait for an answer during association and set-up, ms.
     #[serde(default = "default_timeout_ms")]
     pub timeout_ms: u64,
     /// Longest wait for the next report before giving up with a `timeout` error.
@@ -165,9 +179,11 @@ fn check_common(timeout_ms: u64, tls: &Option<TlsProfile>) -> Result<(), ConfigE
 }
 
 impl ServerConfig {
+    /// Parses a config (paths as written).
     pub fn from_toml(text: &str) -> Result<Self, toml::de::Error> {
         toml::from_str(text)
     }
+    /// Reads a config file, rebases its relative paths on the file's directory and checks it.
     pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
         let mut c = Self::from_toml(&read(path)?).map_err(|source| ConfigError::Parse {
             path: path.to_owned(),
@@ -179,6 +195,7 @@ impl ServerConfig {
         c.check()?;
         Ok(c)
     }
+    /// Checks values that TOML types cannot (timeouts, a buildable report size).
     pub fn check(&self) -> Result<(), ConfigError> {
         check_common(self.timeout_ms, &self.tls)?;
         gander_mms::model::ModelConfig::for_report_size(self.reports.size).map_err(|_| {
@@ -194,9 +211,11 @@ impl ServerConfig {
 }
 
 impl ClientConfig {
+    /// Parses a config (paths as written).
     pub fn from_toml(text: &str) -> Result<Self, toml::de::Error> {
         toml::from_str(text)
     }
+    /// Reads a config file, rebases its relative paths on the file's directory and checks it.
     pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
         let mut c = Self::from_toml(&read(path)?).map_err(|source| ConfigError::Parse {
             path: path.to_owned(),
@@ -208,6 +227,7 @@ impl ClientConfig {
         c.check()?;
         Ok(c)
     }
+    /// Checks values that TOML types cannot (timeouts, at least one connection).
     pub fn check(&self) -> Result<(), ConfigError> {
         check_common(self.timeout_ms, &self.tls)?;
         if self.connections == 0 {

@@ -20,25 +20,34 @@ use std::time::Duration;
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
+    /// Server: address to listen on, `host:port`.
     #[serde(default)]
     pub listen: Option<String>,
+    /// Client: server address, `host:port`.
     #[serde(default)]
     pub connect: Option<String>,
+    /// JSON-lines event log; relative to the working directory.
     #[serde(default)]
     pub events: Option<PathBuf>,
+    /// Accepted for symmetry with the MMS peers' configs; the exchange is always request/response.
     #[serde(default)]
     pub interaction: Option<String>,
+    /// Client: connections opened one after the other (HT samples).
     #[serde(default = "one")]
     pub connections: u64,
+    /// Client: requests on the last connection (RT samples).
     #[serde(default)]
     pub reports: u64,
+    /// Client: request payload, bytes.
     #[serde(default)]
     pub request_size: u32,
+    /// Client: pause between requests, ms.
     #[serde(default)]
     pub request_period_ms: u64,
     /// Accepted for symmetry with the MMS server's config; unused.
     #[serde(default)]
     pub reports_table: Option<toml::Value>,
+    /// TLS settings; absent: plain TCP.
     #[serde(default)]
     pub tls: Option<TlsProfile>,
 }

@@ -27,9 +27,11 @@ use std::time::Duration;
 pub struct StopHandle(Arc<AtomicBool>);
 
 impl StopHandle {
+    /// Asks the server to stop (it notices within its poll interval).
     pub fn stop(&self) {
         self.0.store(true, Ordering::SeqCst);
     }
+    /// Whether a stop was asked for.
     pub fn is_stopped(&self) -> bool {
         self.0.load(Ordering::SeqCst)
     }
@@ -47,9 +49,13 @@ struct Shared {
 /// What the server did, for its exit summary.
 #[derive(Default, Debug)]
 pub struct Counters {
+    /// Connections accepted.
     pub connections: AtomicU64,
+    /// MMS associations accepted.
     pub associations: AtomicU64,
+    /// Reports sent.
     pub reports: AtomicU64,
+    /// Connections that ended with an error.
     pub errors: AtomicU64,
 }
 
@@ -90,12 +96,14 @@ impl Server {
         })
     }
 
+    /// The address it listens on (the port chosen when 0 was asked for).
     pub fn local_addr(&self) -> SocketAddr {
         self.listener
             .local_addr()
             .unwrap_or_else(|_| SocketAddr::from(([0, 0, 0, 0], 0)))
     }
 
+    /// A handle that stops the server.
     pub fn stop_handle(&self) -> StopHandle {
         self.shared.stop.clone()
     }
@@ -202,9 +210,13 @@ impl Server {
 /// Totals over the server's life.
 #[derive(Debug, Clone, Copy, serde::Serialize)]
 pub struct ServerSummary {
+    /// Connections accepted.
     pub connections: u64,
+    /// MMS associations accepted.
     pub associations: u64,
+    /// Reports sent.
     pub reports: u64,
+    /// Connections that ended with an error.
     pub errors: u64,
 }
 

@@ -27,10 +27,13 @@ use std::time::{Duration, Instant, SystemTime};
 /// How to start the peers and where to put things.
 #[derive(Clone, Debug)]
 pub struct RunOptions {
+    /// Output directory: results.json, the per-case files, the report and the peers' work files.
     pub out: PathBuf,
     /// Lab PKI root (kept across runs: RSA-8192 keys take a while to generate).
     pub pki_dir: PathBuf,
+    /// The IEC 61850-5 transfer-time class the verdicts judge against.
     pub class: TransferClass,
+    /// Keep cases whose file under `scenarios/` already says `ok` (do not run them again).
     pub resume: bool,
     /// The `gander` binary that provides `mms server|client`.
     pub gander_exe: PathBuf,
@@ -39,6 +42,7 @@ pub struct RunOptions {
     /// repository's `interop/`, the Python in the `.venv` beside it), whatever the working
     /// directory.
     pub python: Option<PathBuf>,
+    /// The libiec61850 peer driver (`interop/imp_libiec61850_peer.py`); `None`: see `python`.
     pub libiec61850_driver: Option<PathBuf>,
     /// How long a server may take to print `READY`.
     pub ready_timeout: Duration,

@@ -24,18 +24,41 @@ use toml::{Table, Value};
 #[derive(Debug, thiserror::Error, PartialEq)]
 #[non_exhaustive]
 pub enum ScenarioError {
+    /// The scenario file could not be read.
     #[error("cannot read scenario file {path}: {reason}")]
-    Read { path: String, reason: String },
+    Read {
+        /// The file.
+        path: String,
+        /// What the system said.
+        reason: String,
+    },
+    /// The scenario is not valid TOML.
     #[error("scenario {scenario}: not valid TOML: {reason}")]
-    Toml { scenario: String, reason: String },
-    #[error("scenario {scenario}: {what}")]
-    File { scenario: String, what: String },
-    #[error("scenario {scenario}, case {case}: {what}")]
-    Case {
+    Toml {
+        /// The scenario's name.
         scenario: String,
-        case: String,
+        /// What the TOML parser said.
+        reason: String,
+    },
+    /// Something outside the cases is wrong (tables, defaults, unknown keys).
+    #[error("scenario {scenario}: {what}")]
+    File {
+        /// The scenario's name.
+        scenario: String,
+        /// What is wrong.
         what: String,
     },
+    /// A case does not resolve on this machine (suite, version, key, backend or link).
+    #[error("scenario {scenario}, case {case}: {what}")]
+    Case {
+        /// The scenario's name.
+        scenario: String,
+        /// The case's name.
+        case: String,
+        /// What is wrong.
+        what: String,
+    },
+    /// Neither a file nor a built-in scenario.
     #[error("unknown scenario {0:?}: not a file and not a built-in (see `gander scenarios`)")]
     Unknown(String),
 }
@@ -52,6 +75,7 @@ pub enum Stack {
 }
 
 impl Stack {
+    /// Name in scenario files and results.
     pub fn name(self) -> &'static str {
         match self {
             Stack::Gander => "gander",
@@ -73,6 +97,7 @@ pub enum Interaction {
 }
 
 impl Interaction {
+    /// Name in scenario files and results.
     pub fn name(self) -> &'static str {
         match self {
             Interaction::Report => "report",
@@ -97,6 +122,7 @@ pub enum Resumption {
 }
 
 impl Resumption {
+    /// Name in scenario files and results.
     pub fn name(self) -> &'static str {
         match self {
             Resumption::Off => "off",
@@ -113,7 +139,9 @@ impl Resumption {
 pub enum EmulatorChoice {
     /// `tc netem` when the kernel has it, otherwise the userspace relay.
     Auto,
+    /// Kernel `tc netem` (the case fails where the kernel lacks it).
     Netem,
+    /// gander's userspace relay, on any kernel.
     Userspace,
 }
 
@@ -129,8 +157,10 @@ pub struct Params {
     /// Row label in that table (e.g. "iii.) (TLS v1.0)").
     #[serde(default)]
     pub label: String,
+    /// Which implementation runs the server.
     #[serde(default = "default_stack")]
     pub server_stack: Stack,
+    /// Which implementation runs the client.
     #[serde(default = "default_stack")]
     pub client_stack: Stack,
     /// `auto`, `openssl`, `gnutls` or `rustls`.
@@ -145,6 +175,7 @@ pub struct Params {
     /// `rsa1024` .. `rsa8192`, `p256`, `p384`.
     #[serde(default = "default_key")]
     pub key: String,
+    /// What the peers exchange after the handshake.
     #[serde(default = "default_interaction")]
     pub interaction: Interaction,
     /// Report / request payload in bytes (the RSE paper's 125-byte reports).
@@ -156,6 +187,7 @@ pub struct Params {
     /// Link profile name (`loopback`, `lan`, `wan`, `4g`, `5g`).
     #[serde(default = "default_link")]
     pub link: String,
+    /// Which emulator applies a non-loopback link profile.
     #[serde(default = "default_emulator")]
     pub emulator: EmulatorChoice,
     /// Handshakes (HT samples).
@@ -167,6 +199,7 @@ pub struct Params {
     /// Samples measured, then discarded and counted, at the start of each loop.
     #[serde(default = "default_warmup")]
     pub warmup: u32,
+    /// Session resumption for the handshakes after the first.
     #[serde(default = "default_resumption")]
     pub session_resumption: Resumption,
     /// Case whose means VAR% is computed against (the papers' reference row); none = no VAR%.
@@ -201,7 +234,9 @@ fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D:
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TableSpec {
+    /// Id the cases' `table` refers to.
     pub id: String,
+    /// Heading of the table in the report.
     pub title: String,
     /// Case the VAR% column of this table is computed against.
     #[serde(default)]
@@ -272,19 +307,25 @@ fn default_true() -> bool {
 /// A case resolved against this machine: the suite, version, key and backend it will use.
 #[derive(Clone, Debug, Serialize)]
 pub struct Case {
+    /// The parameters as written.
     pub params: Params,
     /// `None` for cleartext.
     pub tls: Option<TlsChoice>,
+    /// The certificate key type.
     pub key: KeySpecName,
+    /// The link profile `params.link` names.
     pub link: LinkProfile,
 }
 
 /// The TLS side of a case.
 #[derive(Clone, Debug, Serialize)]
 pub struct TlsChoice {
+    /// The TLS version.
     pub version: TlsVersion,
+    /// The cipher suite.
     #[serde(serialize_with = "ser_suite")]
     pub suite: &'static CipherSuite,
+    /// The TLS library that runs it.
     pub backend: BackendKind,
     /// Why this backend (e.g. "auto: openssl lacks TLS_DHE_RSA_WITH_3DES_EDE_CBC_SHA here").
     pub backend_reason: String,
@@ -313,6 +354,7 @@ impl fmt::Display for KeySpecName {
 }
 
 impl Case {
+    /// The case's name (`params.name`).
     pub fn name(&self) -> &str {
         &self.params.name
     }
@@ -347,12 +389,17 @@ pub fn file_stem(name: &str) -> String {
 /// A parsed and resolved scenario.
 #[derive(Clone, Debug, Serialize)]
 pub struct Scenario {
+    /// Scenario name (its built-in name or file stem).
     pub name: String,
+    /// What the scenario measures, one paragraph.
     pub description: String,
     /// Publication or purpose the matrix follows.
     pub source: String,
+    /// Whether the `[quick]` overrides (fewer connections and reports) were applied.
     pub quick: bool,
+    /// The report tables.
     pub tables: Vec<TableSpec>,
+    /// The cases, in run order.
     pub cases: Vec<Case>,
 }
 
@@ -644,6 +691,7 @@ impl Scenario {
         Err(ScenarioError::Unknown(name_or_path.to_string()))
     }
 
+    /// The case named `name`.
     pub fn case(&self, name: &str) -> Option<&Case> {
         self.cases.iter().find(|c| c.params.name == name)
     }

@@ -67,10 +67,13 @@ pub mod ring;
 /// One kind of operation in a floor, its count per handshake and its measured median.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FloorOp {
+    /// The operation, e.g. `sign rsa2048`.
     pub op: String,
+    /// How many times one handshake performs it (both sides together).
     pub count: u32,
     /// Median of the timed repetitions, ms.
     pub each_ms: f64,
+    /// Repetitions timed.
     pub reps: usize,
     /// The library that timed this operation (empty in results from before per-operation
     /// libraries: then [`Floor::library`]).
@@ -81,13 +84,16 @@ pub struct FloorOp {
 /// The floor of one case's handshake.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Floor {
+    /// Sum over `ops` of count times median, ms: the handshake's public-key floor.
     pub total_ms: f64,
+    /// The operations counted in the floor.
     pub ops: Vec<FloorOp>,
     /// The library that timed the operations (several, joined with " + ", when one had to be
     /// timed with another library).
     pub library: String,
     /// Whether every operation was timed with the library the handshake ran on.
     pub same_library: bool,
+    /// How the handshake was modelled (key exchange, resumption, what was left out).
     pub note: String,
     /// Measured beside the floor, not part of it: decoding the peer certificate on each side.
     #[serde(default)]
@@ -110,7 +116,9 @@ impl Floor {
 /// A key-agreement group as a handshake uses it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Group {
+    /// X25519 (RFC 7748).
     X25519,
+    /// NIST P-256 (secp256r1).
     P256,
     /// Finite-field DH with a 2048-bit prime; which prime and how long the secret exponent is
     /// are the library's ([`FloorLib::dh_name`]).
@@ -131,7 +139,9 @@ pub enum OpKind {
     PremasterDecrypt,
     /// RSA key transport, client side: encrypting the premaster secret to the server key.
     PremasterEncrypt,
+    /// Generating an ephemeral key pair in the group.
     Keygen(Group),
+    /// Deriving the shared secret from the own key and the peer's public value.
     Derive(Group),
     /// Parsing the peer's certificate (not counted in the floor).
     DecodeCert,
@@ -139,10 +149,13 @@ pub enum OpKind {
 
 /// The inputs of an operation: the scenario's key and certificate, and the signature scheme.
 pub struct OpInput<'a> {
+    /// The certificate key type.
     pub spec: KeySpec,
     /// RSA-PSS (TLS 1.2 and 1.3) rather than PKCS#1 v1.5 (TLS 1.0/1.1) for handshake signatures.
     pub pss: bool,
+    /// The own private key (PEM).
     pub key: &'a Path,
+    /// The own certificate (PEM).
     pub cert: &'a Path,
 }
 
@@ -154,6 +167,7 @@ pub type Rep<'a> = Box<dyn FnMut() -> Result<(), String> + 'a>;
 pub enum PrepError {
     /// The library has no public interface for it (the floor falls back to OpenSSL).
     Unsupported(String),
+    /// The library failed while preparing it (the message says why).
     Failed(String),
 }
 

@@ -122,12 +122,15 @@ impl LinkEnv {
         Ok(LinkEnv { lab, netem: ok })
     }
 
+    /// The server's network namespace.
     pub fn server_ns(&self) -> String {
         self.lab.0.ns(gander_lab::Role::Ied)
     }
+    /// The client's network namespace.
     pub fn client_ns(&self) -> String {
         self.lab.0.ns(gander_lab::Role::Sub)
     }
+    /// Whether the kernel has `tc netem` (sch_netem).
     pub fn netem_available(&self) -> bool {
         self.netem
     }

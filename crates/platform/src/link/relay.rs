@@ -56,7 +56,9 @@ pub enum RelayError {
 /// Frames relayed and dropped, per direction.
 #[derive(Debug, Default)]
 pub struct Counters {
+    /// Frames passed on (after their delay).
     pub forwarded: AtomicU64,
+    /// Frames dropped by the loss model.
     pub dropped: AtomicU64,
 }
 
@@ -64,6 +66,7 @@ pub struct Counters {
 pub struct Relay {
     stop: Arc<AtomicBool>,
     threads: Vec<JoinHandle<()>>,
+    /// Frame counters of the two directions (`a` to `b`, then `b` to `a`).
     pub counters: [Arc<Counters>; 2],
 }
 
@@ -110,6 +113,7 @@ impl Relay {
         })
     }
 
+    /// Stops both directions and joins their threads (idempotent).
     pub fn stop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
         for t in self.threads.drain(..) {
@@ -242,6 +246,7 @@ pub struct Schedule {
 }
 
 impl Schedule {
+    /// A schedule for `profile`, its loss and jitter drawn from a generator seeded with `seed`.
     pub fn new(profile: LinkProfile, seed: u64) -> Schedule {
         Schedule {
             profile,
@@ -250,6 +255,7 @@ impl Schedule {
         }
     }
 
+    /// When a frame of `len` bytes arriving at `now` departs; `None` if the loss model drops it.
     pub fn departure(&mut self, now: Instant, len: usize) -> Option<Instant> {
         let p = &self.profile;
         if p.loss_pct > 0.0 && self.rng.next_f64() * 100.0 < p.loss_pct {
