@@ -49,6 +49,7 @@ const SSL_CTRL_GET_NEGOTIATED_GROUP: c_int = 134;
 /// What a handshake variant switches on.
 #[derive(Clone, Debug)]
 pub struct Variant {
+    /// Row label in the anatomy's tables.
     pub name: &'static str,
     /// The server requires a client certificate (IEC 62351-3).
     pub mutual: bool,
@@ -120,9 +121,13 @@ pub fn variants() -> Vec<Variant> {
 
 /// The PEM files of one side.
 pub struct Creds<'a> {
+    /// CA certificate (PEM).
     pub ca: &'a Path,
+    /// Own certificate (PEM).
     pub cert: &'a Path,
+    /// Own private key (PEM).
     pub key: &'a Path,
+    /// The peer's certificate (PEM), for pinning.
     pub peer: &'a Path,
 }
 
@@ -290,12 +295,19 @@ fn step(r: Result<SslStream<Pipe>, HandshakeError<Pipe>>) -> Result<Side, Anatom
 /// One in-memory handshake: (total, client CPU, server CPU) ns, negotiated group and the
 /// signature schemes each side saw.
 pub struct MemHandshake {
+    /// Wall time of the whole handshake, ns.
     pub total_ns: u64,
+    /// Time spent in the client's handshake calls, ns.
     pub client_ns: u64,
+    /// Time spent in the server's handshake calls, ns.
     pub server_ns: u64,
+    /// Negotiated key-exchange group (OpenSSL short name).
     pub group: String,
+    /// Signature scheme of the server's handshake signature, as the client saw it.
     pub server_sig: String,
+    /// Signature scheme of the client's CertificateVerify, as the server saw it (`-`: none).
     pub client_sig: String,
+    /// Handshake calls made on both sides until both finished.
     pub flights: u32,
     /// Certificates the client received from the server.
     pub server_chain_len: usize,
@@ -308,6 +320,7 @@ fn nid_name(nid: c_int) -> String {
         .unwrap_or_else(|_| format!("nid {nid}"))
 }
 
+/// One handshake between an in-memory client and server on this thread, each step timed.
 pub fn mem_handshake(
     sctx: &SslContext,
     cctx: &SslContext,
@@ -535,8 +548,11 @@ pub fn components(
 /// handshake and the CPU time each side's thread spent in it, ns.
 #[derive(Clone, Copy, Debug)]
 pub struct Threaded {
+    /// Client's elapsed time from `SSL_new` to a finished handshake, ns.
     pub wall_ns: u64,
+    /// CPU time of the client's thread in the handshake, ns.
     pub client_cpu_ns: u64,
+    /// CPU time of the server's thread in the handshake, ns.
     pub server_cpu_ns: u64,
 }
 
@@ -580,6 +596,7 @@ pub fn threaded_handshake<S: Read + Write + Send + 'static + std::fmt::Debug>(
 pub struct Spin(pub std::net::TcpStream);
 
 impl Spin {
+    /// Makes `t` non-blocking and wraps it.
     pub fn new(t: std::net::TcpStream) -> io::Result<Self> {
         t.set_nonblocking(true)?;
         Ok(Spin(t))

@@ -28,13 +28,21 @@ use std::time::Duration;
 /// What to run.
 #[derive(Debug, Clone)]
 pub struct BenchOptions {
+    /// TLS library.
     pub backend: BackendKind,
+    /// TLS version.
     pub version: TlsVersion,
+    /// Cipher suite (IANA name).
     pub suite: String,
+    /// Handshakes timed (each a full and a bare one).
     pub handshakes: usize,
+    /// Handshakes before those, not timed.
     pub warmup: usize,
+    /// Reports in each RT phase.
     pub reports: u64,
+    /// Paced report rate, reports/s.
     pub rate: u64,
+    /// Lab PKI root (the RSA-2048 set is created there if missing).
     pub pki_dir: PathBuf,
 }
 
@@ -42,9 +50,13 @@ pub struct BenchOptions {
 /// the JSON names it has always had. Percentiles are nearest-rank (`gander_measure::stats`).
 #[derive(Debug, Clone, Copy, Serialize, Default)]
 pub struct Stats {
+    /// Samples.
     pub n: usize,
+    /// Mean, ns.
     pub mean_ns: f64,
+    /// Median, ns.
     pub p50_ns: f64,
+    /// 99th percentile, ns.
     pub p99_ns: f64,
 }
 
@@ -68,39 +80,63 @@ impl Stats {
     }
 }
 
+/// One RT phase: a server sending reports to a client at a rate (0: back to back).
 #[derive(Debug, Serialize)]
 pub struct RtPhase {
+    /// `tls` or `plain`.
     pub transport: &'static str,
+    /// Reports/s asked for (0: back to back).
     pub target_rate: u64,
+    /// Reports sent.
     pub reports: u64,
+    /// Reports/s achieved (after the first 1 %).
     pub rate_per_s: f64,
+    /// RT: server `RT_START` to client `RT_END`.
     pub rt: Stats,
+    /// Encryption and send: `WRITE_START` to `WRITE_END`.
     pub write: Stats,
+    /// Transmission: `WRITE_END` to the client's `READ_START`.
     pub transmission: Stats,
+    /// Decryption: `READ_START` to `READ_END`.
     pub read: Stats,
 }
 
+/// The result of `gander bench mms` (its JSON output).
 #[derive(Debug, Serialize)]
 pub struct BenchResult {
     /// The shared machine description, taken at the start of the run.
     pub machine: Machine,
+    /// TLS backend name.
     pub backend: String,
+    /// TLS library and version.
     pub library: String,
+    /// TLS version.
     pub version: String,
+    /// Cipher suite.
     pub suite: String,
+    /// Key and authentication used.
     pub key: &'static str,
+    /// Full HT: TCP, TLS and MMS association (`HT_START` to `HT_END`).
     pub ht_full: Stats,
     /// Sub-steps of the full HT: TCP connect, TLS handshake, MMS association.
     pub ht_steps: [Stats; 3],
+    /// Bare TLS handshake: TCP and TLS only, same backend, version and suite.
     pub ht_bare_tls: Stats,
+    /// Median full HT over median bare TLS handshake.
     pub ht_ratio_p50: f64,
     /// p50 of the MMS association step over p50 of the bare TLS handshake.
     pub ht_added_p50: f64,
+    /// Whether the MMS association adds at most 10 % (`ht_added_p50` <= 0.10).
     pub ht_pass: bool,
+    /// Reports back to back over TLS (the sustained rate).
     pub throughput: RtPhase,
+    /// Reports over TLS at the paced rate.
     pub paced_tls: RtPhase,
+    /// Reports in cleartext at the paced rate (the floor).
     pub paced_plain: RtPhase,
+    /// Median paced RT over TLS over median paced RT in cleartext.
     pub rt_ratio_p50: f64,
+    /// Whether the sustained rate reaches 10,000 reports/s.
     pub rate_pass: bool,
 }
 
@@ -332,6 +368,7 @@ fn rt_phase(
     })
 }
 
+/// Runs the benchmark.
 pub fn run(o: &BenchOptions) -> Result<BenchResult, MmsBenchError> {
     let machine = Machine::describe();
     let sp = profile(o, true)?;

@@ -14,6 +14,8 @@
 //! namespaces named after the prefix, so several labs can coexist, and nothing leaves the
 //! machine. `up` is idempotent; `down` deletes the namespaces, which removes every link.
 
+#![warn(missing_docs)]
+
 use std::fmt;
 use std::process::Command;
 

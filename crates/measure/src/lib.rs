@@ -6,6 +6,8 @@
 //! * [`machine`]: the description of the machine every report starts with.
 //! * [`transfer_time`]: the IEC 61850-5 transfer-time classes, one table, for verdicts.
 
+#![warn(missing_docs)]
+
 pub mod machine;
 pub mod stats;
 pub mod transfer_time;
