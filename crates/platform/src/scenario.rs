@@ -21,24 +21,26 @@ use std::path::Path;
 use toml::{Table, Value};
 
 /// Everything that can be wrong with a scenario file.
-#[derive(Debug, thiserror::Error, PartialEq)]
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ScenarioError {
     /// The scenario file could not be read.
-    #[error("cannot read scenario file {path}: {reason}")]
+    #[error("cannot read scenario file {path}")]
     Read {
         /// The file.
         path: String,
         /// What the system said.
-        reason: String,
+        #[source]
+        source: std::io::Error,
     },
     /// The scenario is not valid TOML.
-    #[error("scenario {scenario}: not valid TOML: {reason}")]
+    #[error("scenario {scenario}: not valid TOML")]
     Toml {
         /// The scenario's name.
         scenario: String,
         /// What the TOML parser said.
-        reason: String,
+        #[source]
+        source: toml::de::Error,
     },
     /// Something outside the cases is wrong (tables, defaults, unknown keys).
     #[error("scenario {scenario}: {what}")]
@@ -409,9 +411,9 @@ pub fn parse(
     text: &str,
     quick: bool,
 ) -> Result<(Scenario, Vec<Params>), ScenarioError> {
-    let toml_err = |e: toml::de::Error| ScenarioError::Toml {
+    let toml_err = |source| ScenarioError::Toml {
         scenario: scenario_hint.to_string(),
-        reason: e.to_string(),
+        source,
     };
     let mut root: Table = text.parse::<Table>().map_err(toml_err)?;
     let file_err = |what: String| ScenarioError::File {
@@ -682,9 +684,9 @@ impl Scenario {
         }
         let path = Path::new(name_or_path);
         if path.exists() || name_or_path.ends_with(".toml") {
-            let text = std::fs::read_to_string(path).map_err(|e| ScenarioError::Read {
+            let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Read {
                 path: name_or_path.to_string(),
-                reason: e.to_string(),
+                source,
             })?;
             return Scenario::from_str(name_or_path, &text, quick);
         }
