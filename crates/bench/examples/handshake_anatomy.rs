@@ -11,7 +11,7 @@ fn ms(ns: f64) -> String {
     format!("{:.3}", ns / 1e6)
 }
 
-fn main() -> Result<(), String> {
+fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     let root = args
         .get(1)
@@ -115,9 +115,9 @@ fn main() -> Result<(), String> {
         let (cctx, cpin) = anatomy::context(false, &client, v)?;
         let l = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
         let addr = l.local_addr().map_err(|e| e.to_string())?;
-        let tcp = || -> Result<_, String> {
-            let c = std::net::TcpStream::connect(addr).map_err(|e| e.to_string())?;
-            let (sv, _) = l.accept().map_err(|e| e.to_string())?;
+        let tcp = || -> std::io::Result<_> {
+            let c = std::net::TcpStream::connect(addr)?;
+            let (sv, _) = l.accept()?;
             let _ = c.set_nodelay(true);
             let _ = sv.set_nodelay(true);
             Ok((c, sv))
@@ -131,8 +131,7 @@ fn main() -> Result<(), String> {
             let s = anatomy::time(budget, 30, || {
                 let t = match transport {
                     "Unix socketpair, blocking" => {
-                        let pair =
-                            std::os::unix::net::UnixStream::pair().map_err(|e| e.to_string())?;
+                        let pair = std::os::unix::net::UnixStream::pair()?;
                         anatomy::threaded_handshake(&sctx, &cctx, v, &spin, &cpin, pair)?
                     }
                     "loopback TCP (after connect), blocking" => {
@@ -140,8 +139,8 @@ fn main() -> Result<(), String> {
                     }
                     _ => {
                         let (c, sv) = tcp()?;
-                        let c = anatomy::Spin::new(c).map_err(|e| e.to_string())?;
-                        let sv = anatomy::Spin::new(sv).map_err(|e| e.to_string())?;
+                        let c = anatomy::Spin::new(c)?;
+                        let sv = anatomy::Spin::new(sv)?;
                         anatomy::threaded_handshake(&sctx, &cctx, v, &spin, &cpin, (c, sv))?
                     }
                 };

@@ -49,6 +49,7 @@ const SSL_CTRL_GET_NEGOTIATED_GROUP: c_int = 134;
 /// What a handshake variant switches on.
 #[derive(Clone, Debug)]
 pub struct Variant {
+    /// Row label in the anatomy's tables.
     pub name: &'static str,
     /// The server requires a client certificate (IEC 62351-3).
     pub mutual: bool,
@@ -120,18 +121,80 @@ pub fn variants() -> Vec<Variant> {
 
 /// The PEM files of one side.
 pub struct Creds<'a> {
+    /// CA certificate (PEM).
     pub ca: &'a Path,
+    /// Own certificate (PEM).
     pub cert: &'a Path,
+    /// Own private key (PEM).
     pub key: &'a Path,
+    /// The peer's certificate (PEM), for pinning.
     pub peer: &'a Path,
 }
 
-fn e<T>(r: Result<T, impl std::fmt::Display>) -> Result<T, String> {
-    r.map_err(|x| x.to_string())
+/// Why a step of the anatomy could not be measured.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AnatomyError {
+    /// OpenSSL refused a set-up or cryptographic call.
+    #[error(transparent)]
+    OpenSsl(#[from] openssl::error::ErrorStack),
+    /// A PEM file could not be read.
+    #[error(transparent)]
+    Io(#[from] io::Error),
+    /// `SSL_write` or `SSL_read` failed after the handshake.
+    #[error(transparent)]
+    Ssl(#[from] openssl::ssl::Error),
+    /// `SSL_CTX_build_cert_chain` failed (its return value).
+    #[error("SSL_CTX_build_cert_chain: {0}")]
+    BuildChain(std::os::raw::c_long),
+    /// The handshake failed.
+    #[error("handshake failed")]
+    Handshake(#[source] openssl::ssl::Error),
+    /// The in-memory handshake did not finish within 20 rounds.
+    #[error("handshake did not finish")]
+    Unfinished,
+    /// The server side of a threaded handshake panicked.
+    #[error("server thread panicked")]
+    ServerPanicked,
+    /// The server's chain did not verify against the CA.
+    #[error("chain did not verify")]
+    ChainRejected,
+    /// A signature just made did not verify.
+    #[error("bad signature")]
+    BadSignature,
+    /// A record came back shorter than sent.
+    #[error("read {got} of {len}")]
+    ShortRead {
+        /// Bytes read.
+        got: usize,
+        /// Bytes written.
+        len: usize,
+    },
+    /// Nothing was timed (zero budget and zero minimum).
+    #[error("no samples")]
+    NoSamples,
+}
+
+fn e<T, E: Into<AnatomyError>>(r: Result<T, E>) -> Result<T, AnatomyError> {
+    r.map_err(Into::into)
+}
+
+/// A handshake error, with the stream dropped.
+fn handshake_error<S>(h: HandshakeError<S>) -> AnatomyError {
+    match h {
+        HandshakeError::SetupFailure(x) => AnatomyError::OpenSsl(x),
+        HandshakeError::Failure(m) | HandshakeError::WouldBlock(m) => {
+            AnatomyError::Handshake(m.into_error())
+        }
+    }
 }
 
 /// A context configured as `crates/tls`'s OpenSSL backend configures one.
-pub fn context(server: bool, c: &Creds, v: &Variant) -> Result<(SslContext, Vec<u8>), String> {
+pub fn context(
+    server: bool,
+    c: &Creds,
+    v: &Variant,
+) -> Result<(SslContext, Vec<u8>), AnatomyError> {
     let mut b = e(SslContextBuilder::new(SslMethod::tls()))?;
     e(b.set_min_proto_version(Some(SslVersion::TLS1_2)))?;
     e(b.set_max_proto_version(Some(SslVersion::TLS1_2)))?;
@@ -149,7 +212,7 @@ pub fn context(server: bool, c: &Creds, v: &Variant) -> Result<(SslContext, Vec<
             let r =
                 unsafe { openssl_sys::SSL_CTX_ctrl(b.as_ptr(), 105, 0x2, std::ptr::null_mut()) };
             if r != 1 {
-                return Err(format!("SSL_CTX_build_cert_chain: {r}"));
+                return Err(AnatomyError::BuildChain(r));
             }
         }
     }
@@ -161,7 +224,7 @@ pub fn context(server: bool, c: &Creds, v: &Variant) -> Result<(SslContext, Vec<
 }
 
 /// One side's SSL object with gander's per-connection settings (verify mode and pin callback).
-fn ssl(ctx: &SslContext, server: bool, v: &Variant, pin: &[u8]) -> Result<Ssl, String> {
+fn ssl(ctx: &SslContext, server: bool, v: &Variant, pin: &[u8]) -> Result<Ssl, AnatomyError> {
     let mut s = e(Ssl::new(ctx))?;
     let mode = match (v.verify, server, v.mutual) {
         (false, _, _) => SslVerifyMode::NONE,
@@ -221,24 +284,30 @@ enum Side {
     Done(SslStream<Pipe>),
 }
 
-fn step(r: Result<SslStream<Pipe>, HandshakeError<Pipe>>) -> Result<Side, String> {
+fn step(r: Result<SslStream<Pipe>, HandshakeError<Pipe>>) -> Result<Side, AnatomyError> {
     match r {
         Ok(s) => Ok(Side::Done(s)),
         Err(HandshakeError::WouldBlock(m)) => Ok(Side::Mid(m)),
-        Err(HandshakeError::Failure(m)) => Err(format!("handshake failed: {}", m.error())),
-        Err(HandshakeError::SetupFailure(x)) => Err(x.to_string()),
+        Err(h) => Err(handshake_error(h)),
     }
 }
 
 /// One in-memory handshake: (total, client CPU, server CPU) ns, negotiated group and the
 /// signature schemes each side saw.
 pub struct MemHandshake {
+    /// Wall time of the whole handshake, ns.
     pub total_ns: u64,
+    /// Time spent in the client's handshake calls, ns.
     pub client_ns: u64,
+    /// Time spent in the server's handshake calls, ns.
     pub server_ns: u64,
+    /// Negotiated key-exchange group (OpenSSL short name).
     pub group: String,
+    /// Signature scheme of the server's handshake signature, as the client saw it.
     pub server_sig: String,
+    /// Signature scheme of the client's CertificateVerify, as the server saw it (`-`: none).
     pub client_sig: String,
+    /// Handshake calls made on both sides until both finished.
     pub flights: u32,
     /// Certificates the client received from the server.
     pub server_chain_len: usize,
@@ -251,13 +320,14 @@ fn nid_name(nid: c_int) -> String {
         .unwrap_or_else(|_| format!("nid {nid}"))
 }
 
+/// One handshake between an in-memory client and server on this thread, each step timed.
 pub fn mem_handshake(
     sctx: &SslContext,
     cctx: &SslContext,
     v: &Variant,
     spin: &[u8],
     cpin: &[u8],
-) -> Result<MemHandshake, String> {
+) -> Result<MemHandshake, AnatomyError> {
     let a = Pipe::default();
     let b = Pipe {
         rx: a.tx.clone(),
@@ -291,7 +361,7 @@ pub fn mem_handshake(
     }
     let total_ns = t0.elapsed().as_nanos() as u64;
     let (Side::Done(c), Side::Done(s)) = (c, s) else {
-        return Err("handshake did not finish".into());
+        return Err(AnatomyError::Unfinished);
     };
     let sig = |x: &SslStream<Pipe>| {
         let mut nid: c_int = 0;
@@ -328,8 +398,8 @@ pub fn mem_handshake(
 pub fn time(
     budget: Duration,
     min: usize,
-    mut f: impl FnMut() -> Result<(), String>,
-) -> Result<Summary, String> {
+    mut f: impl FnMut() -> Result<(), AnatomyError>,
+) -> Result<Summary, AnatomyError> {
     f()?;
     let mut v = Vec::new();
     let start = Instant::now();
@@ -338,7 +408,7 @@ pub fn time(
         f()?;
         v.push(t.elapsed().as_nanos() as u64);
     }
-    Summary::from_samples(&v).ok_or_else(|| "no samples".to_string())
+    Summary::from_samples(&v).ok_or(AnatomyError::NoSamples)
 }
 
 /// The component costs of step 3, each (name, summary in ns).
@@ -346,7 +416,7 @@ pub fn components(
     server: &Creds,
     client: &Creds,
     budget: Duration,
-) -> Result<Vec<(String, Summary)>, String> {
+) -> Result<Vec<(String, Summary)>, AnatomyError> {
     let mut out = Vec::new();
     let v = &variants()[0];
     let (sctx, _) = context(true, server, v)?;
@@ -371,13 +441,13 @@ pub fn components(
         b.build()
     };
     let chain = e(Stack::<X509>::new())?;
-    let verify_chain = |leaf: &X509| -> Result<(), String> {
+    let verify_chain = |leaf: &X509| -> Result<(), AnatomyError> {
         let mut ctx = e(X509StoreContext::new())?;
         let ok = e(ctx.init(&store, leaf, &chain, |c| c.verify_cert()))?;
         if ok {
             Ok(())
         } else {
-            Err("chain did not verify".into())
+            Err(AnatomyError::ChainRejected)
         }
     };
     out.push((
@@ -405,7 +475,7 @@ pub fn components(
     let spki = e(key.public_key_to_der())?;
     let msg = [0x5au8; 100];
     for (name, pss) in [("PKCS1", false), ("PSS", true)] {
-        let sign = |k: &PKey<Private>| -> Result<Vec<u8>, String> {
+        let sign = |k: &PKey<Private>| -> Result<Vec<u8>, AnatomyError> {
             let mut s = e(Signer::new(MessageDigest::sha256(), k))?;
             if pss {
                 e(s.set_rsa_padding(Padding::PKCS1_PSS))?;
@@ -418,7 +488,7 @@ pub fn components(
             time(budget, 20, || sign(&key).map(|_| ()))?,
         ));
         let sig = sign(&key)?;
-        let verify = |k: &PKey<Public>| -> Result<(), String> {
+        let verify = |k: &PKey<Public>| -> Result<(), AnatomyError> {
             let mut v = e(Verifier::new(MessageDigest::sha256(), k))?;
             if pss {
                 e(v.set_rsa_padding(Padding::PKCS1_PSS))?;
@@ -427,7 +497,7 @@ pub fn components(
             if e(v.verify(&sig))? {
                 Ok(())
             } else {
-                Err("bad signature".into())
+                Err(AnatomyError::BadSignature)
             }
         };
         let pubk = e(PKey::public_key_from_der(&spki))?;
@@ -478,8 +548,11 @@ pub fn components(
 /// handshake and the CPU time each side's thread spent in it, ns.
 #[derive(Clone, Copy, Debug)]
 pub struct Threaded {
+    /// Client's elapsed time from `SSL_new` to a finished handshake, ns.
     pub wall_ns: u64,
+    /// CPU time of the client's thread in the handshake, ns.
     pub client_cpu_ns: u64,
+    /// CPU time of the server's thread in the handshake, ns.
     pub server_cpu_ns: u64,
 }
 
@@ -491,27 +564,25 @@ pub fn threaded_handshake<S: Read + Write + Send + 'static + std::fmt::Debug>(
     spin: &[u8],
     cpin: &[u8],
     pair: (S, S),
-) -> Result<Threaded, String> {
+) -> Result<Threaded, AnatomyError> {
     let (cs, ss) = pair;
     let sssl = ssl(sctx, true, v, spin)?;
     let h = std::thread::spawn(move || {
         let c0 = thread_cpu_ns();
-        let mut s = sssl.accept(ss).map_err(|x| x.to_string())?;
+        let mut s = sssl.accept(ss).map_err(handshake_error)?;
         let c1 = thread_cpu_ns();
         let mut b = [0u8; 1];
         let _ = s.read(&mut b);
-        Ok::<u64, String>(c1 - c0)
+        Ok::<u64, AnatomyError>(c1 - c0)
     });
     let t = Instant::now();
     let c0 = thread_cpu_ns();
     let c = ssl(cctx, false, v, cpin)?;
-    let mut c = c.connect(cs).map_err(|x| x.to_string())?;
+    let mut c = c.connect(cs).map_err(handshake_error)?;
     let ccpu = thread_cpu_ns() - c0;
     let ns = t.elapsed().as_nanos() as u64;
     let _ = c.write(b"x");
-    let scpu = h
-        .join()
-        .map_err(|_| "server thread panicked".to_string())??;
+    let scpu = h.join().map_err(|_| AnatomyError::ServerPanicked)??;
     Ok(Threaded {
         wall_ns: ns,
         client_cpu_ns: ccpu,
@@ -525,6 +596,7 @@ pub fn threaded_handshake<S: Read + Write + Send + 'static + std::fmt::Debug>(
 pub struct Spin(pub std::net::TcpStream);
 
 impl Spin {
+    /// Makes `t` non-blocking and wraps it.
     pub fn new(t: std::net::TcpStream) -> io::Result<Self> {
         t.set_nonblocking(true)?;
         Ok(Spin(t))
@@ -578,7 +650,7 @@ pub fn mem_records(
     cpin: &[u8],
     len: usize,
     n: usize,
-) -> Result<(u64, u64), String> {
+) -> Result<(u64, u64), AnatomyError> {
     let a = Pipe::default();
     let b = Pipe {
         rx: a.tx.clone(),
@@ -595,19 +667,19 @@ pub fn mem_records(
         }
     }
     let (Side::Done(mut c), Side::Done(mut s)) = (c, s) else {
-        return Err("handshake did not finish".into());
+        return Err(AnatomyError::Unfinished);
     };
     let msg = vec![0x5au8; len];
     let mut buf = vec![0u8; len + 64];
     let (mut w, mut r) = (Vec::with_capacity(n), Vec::with_capacity(n));
     for _ in 0..n {
         let t = Instant::now();
-        s.ssl_write(&msg).map_err(|e| e.to_string())?;
+        s.ssl_write(&msg)?;
         let t1 = Instant::now();
-        let got = c.ssl_read(&mut buf).map_err(|e| e.to_string())?;
+        let got = c.ssl_read(&mut buf)?;
         let t2 = Instant::now();
         if got != len {
-            return Err(format!("read {got} of {len}"));
+            return Err(AnatomyError::ShortRead { got, len });
         }
         w.push((t1 - t).as_nanos() as u64);
         r.push((t2 - t1).as_nanos() as u64);

@@ -28,13 +28,21 @@ use std::time::Duration;
 /// What to run.
 #[derive(Debug, Clone)]
 pub struct BenchOptions {
+    /// TLS library.
     pub backend: BackendKind,
+    /// TLS version.
     pub version: TlsVersion,
+    /// Cipher suite (IANA name).
     pub suite: String,
+    /// Handshakes timed (each a full and a bare one).
     pub handshakes: usize,
+    /// Handshakes before those, not timed.
     pub warmup: usize,
+    /// Reports in each RT phase.
     pub reports: u64,
+    /// Paced report rate, reports/s.
     pub rate: u64,
+    /// Lab PKI root (the RSA-2048 set is created there if missing).
     pub pki_dir: PathBuf,
 }
 
@@ -42,9 +50,13 @@ pub struct BenchOptions {
 /// the JSON names it has always had. Percentiles are nearest-rank (`gander_measure::stats`).
 #[derive(Debug, Clone, Copy, Serialize, Default)]
 pub struct Stats {
+    /// Samples.
     pub n: usize,
+    /// Mean, ns.
     pub mean_ns: f64,
+    /// Median, ns.
     pub p50_ns: f64,
+    /// 99th percentile, ns.
     pub p99_ns: f64,
 }
 
@@ -68,45 +80,112 @@ impl Stats {
     }
 }
 
+/// One RT phase: a server sending reports to a client at a rate (0: back to back).
 #[derive(Debug, Serialize)]
 pub struct RtPhase {
+    /// `tls` or `plain`.
     pub transport: &'static str,
+    /// Reports/s asked for (0: back to back).
     pub target_rate: u64,
+    /// Reports sent.
     pub reports: u64,
+    /// Reports/s achieved (after the first 1 %).
     pub rate_per_s: f64,
+    /// RT: server `RT_START` to client `RT_END`.
     pub rt: Stats,
+    /// Encryption and send: `WRITE_START` to `WRITE_END`.
     pub write: Stats,
+    /// Transmission: `WRITE_END` to the client's `READ_START`.
     pub transmission: Stats,
+    /// Decryption: `READ_START` to `READ_END`.
     pub read: Stats,
 }
 
+/// The result of `gander bench mms` (its JSON output).
 #[derive(Debug, Serialize)]
 pub struct BenchResult {
     /// The shared machine description, taken at the start of the run.
     pub machine: Machine,
+    /// TLS backend name.
     pub backend: String,
+    /// TLS library and version.
     pub library: String,
+    /// TLS version.
     pub version: String,
+    /// Cipher suite.
     pub suite: String,
+    /// Key and authentication used.
     pub key: &'static str,
+    /// Full HT: TCP, TLS and MMS association (`HT_START` to `HT_END`).
     pub ht_full: Stats,
     /// Sub-steps of the full HT: TCP connect, TLS handshake, MMS association.
     pub ht_steps: [Stats; 3],
+    /// Bare TLS handshake: TCP and TLS only, same backend, version and suite.
     pub ht_bare_tls: Stats,
+    /// Median full HT over median bare TLS handshake.
     pub ht_ratio_p50: f64,
     /// p50 of the MMS association step over p50 of the bare TLS handshake.
     pub ht_added_p50: f64,
+    /// Whether the MMS association adds at most 10 % (`ht_added_p50` <= 0.10).
     pub ht_pass: bool,
+    /// Reports back to back over TLS (the sustained rate).
     pub throughput: RtPhase,
+    /// Reports over TLS at the paced rate.
     pub paced_tls: RtPhase,
+    /// Reports in cleartext at the paced rate (the floor).
     pub paced_plain: RtPhase,
+    /// Median paced RT over TLS over median paced RT in cleartext.
     pub rt_ratio_p50: f64,
+    /// Whether the sustained rate reaches 10,000 reports/s.
     pub rate_pass: bool,
 }
 
-fn profile(o: &BenchOptions, server: bool) -> Result<TlsProfile, String> {
+/// Why the MMS benchmark stopped.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum MmsBenchError {
+    /// The lab PKI could not be generated or loaded.
+    #[error("PKI generation under {}", dir.display())]
+    Pki {
+        /// The PKI root.
+        dir: std::path::PathBuf,
+        /// What the generator said.
+        #[source]
+        source: gander_tls::TlsError,
+    },
+    /// The server's TLS profile could not be opened.
+    #[error("server profile")]
+    ServerProfile(#[source] gander_tls::TlsError),
+    /// The client's TLS profile could not be opened.
+    #[error("client profile")]
+    ClientProfile(#[source] gander_tls::TlsError),
+    /// A bare TLS connection or handshake failed.
+    #[error(transparent)]
+    Tls(#[from] gander_tls::TlsError),
+    /// Socket I/O of the bare TLS server.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// gander's MMS server could not start.
+    #[error(transparent)]
+    Server(#[from] gander_peers::PeerError),
+    /// gander's MMS client failed in a phase (`HT` or `RT`).
+    #[error("{phase} client failed: {error} {detail}")]
+    ClientFailed {
+        /// `HT` or `RT`.
+        phase: &'static str,
+        /// The client's error kind, as it reports it.
+        error: String,
+        /// The client's detail message, as it reports it.
+        detail: String,
+    },
+}
+
+fn profile(o: &BenchOptions, server: bool) -> Result<TlsProfile, MmsBenchError> {
     let set = pki::init(&o.pki_dir, &[KeySpec::Rsa(2048)])
-        .map_err(|e| e.to_string())?
+        .map_err(|source| MmsBenchError::Pki {
+            dir: o.pki_dir.clone(),
+            source,
+        })?
         .remove(0)
         .set;
     Ok(TlsProfile {
@@ -165,9 +244,9 @@ fn client_cfg(addr: std::net::SocketAddr, tls: Option<TlsProfile>, reports: u64)
 /// A TLS-only server: accept, handshake (one thread per connection, as gander's server), read to EOF.
 fn bare_tls_server(
     b: Arc<dyn gander_tls::TlsBackend>,
-) -> Result<(std::net::SocketAddr, Arc<AtomicBool>), String> {
-    let l = TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
-    let addr = l.local_addr().map_err(|e| e.to_string())?;
+) -> Result<(std::net::SocketAddr, Arc<AtomicBool>), MmsBenchError> {
+    let l = TcpListener::bind("127.0.0.1:0")?;
+    let addr = l.local_addr()?;
     let stop = Arc::new(AtomicBool::new(false));
     let st = stop.clone();
     std::thread::spawn(move || {
@@ -198,12 +277,12 @@ fn bare_tls_server(
 fn bare_handshake(
     b: &dyn gander_tls::TlsBackend,
     addr: std::net::SocketAddr,
-) -> Result<u64, String> {
+) -> Result<u64, MmsBenchError> {
     let t0 = now_ns();
-    let tcp = TcpStream::connect(addr).map_err(|e| e.to_string())?;
+    let tcp = TcpStream::connect(addr)?;
     let _ = tcp.set_nodelay(true);
-    let mut s = b.client(tcp).map_err(|e| e.to_string())?;
-    s.handshake().map_err(|e| e.to_string())?;
+    let mut s = b.client(tcp)?;
+    s.handshake()?;
     let t1 = now_ns();
     let _ = s.shutdown();
     Ok(t1 - t0)
@@ -214,25 +293,29 @@ fn rt_phase(
     tls: Option<(TlsProfile, TlsProfile)>,
     reports: u64,
     rate: u64,
-) -> Result<RtPhase, String> {
+) -> Result<RtPhase, MmsBenchError> {
     let period_us = 1_000_000u64.checked_div(rate).unwrap_or(0);
     let (sp, cp) = match tls {
         Some((s, c)) => (Some(s), Some(c)),
         None => (None, None),
     };
     let ssink = Sink::memory();
-    let srv = Server::bind(server_cfg(sp, period_us), ssink.clone()).map_err(|e| e.to_string())?;
+    let srv = Server::bind(server_cfg(sp, period_us), ssink.clone())?;
     let (addr, stop, h) = srv.spawn();
     let csink = Sink::memory();
     let cb = match &cp {
-        Some(p) => Some(backend::open(p).map_err(|e| e.to_string())?),
+        Some(p) => Some(backend::open(p)?),
         None => None,
     };
     let s = client::run(&client_cfg(addr, cp, reports), cb.as_deref(), &csink);
     stop.stop();
     let _ = h.join();
     if !s.ok {
-        return Err(format!("RT client failed: {:?} {:?}", s.error, s.detail));
+        return Err(MmsBenchError::ClientFailed {
+            phase: "RT",
+            error: format!("{:?}", s.error),
+            detail: format!("{:?}", s.detail),
+        });
     }
     let sev = ssink.take();
     let cev = csink.take();
@@ -285,18 +368,18 @@ fn rt_phase(
     })
 }
 
-pub fn run(o: &BenchOptions) -> Result<BenchResult, String> {
+/// Runs the benchmark.
+pub fn run(o: &BenchOptions) -> Result<BenchResult, MmsBenchError> {
     let machine = Machine::describe();
     let sp = profile(o, true)?;
     let cp = profile(o, false)?;
     let sb: Arc<dyn gander_tls::TlsBackend> =
-        Arc::from(backend::open(&sp).map_err(|e| format!("server profile: {e}"))?);
-    let cb = backend::open(&cp).map_err(|e| format!("client profile: {e}"))?;
+        Arc::from(backend::open(&sp).map_err(MmsBenchError::ServerProfile)?);
+    let cb = backend::open(&cp).map_err(MmsBenchError::ClientProfile)?;
     let library = backend::capabilities(o.backend).library.clone();
 
     // HT: full (gander server) and bare TLS, interleaved one by one.
-    let srv = Server::bind(server_cfg(Some(sp.clone()), 1_000_000), Sink::null())
-        .map_err(|e| e.to_string())?;
+    let srv = Server::bind(server_cfg(Some(sp.clone()), 1_000_000), Sink::null())?;
     let (maddr, mstop, mh) = srv.spawn();
     let (baddr, bstop) = bare_tls_server(sb.clone())?;
     let mut full = Vec::new();
@@ -308,7 +391,11 @@ pub fn run(o: &BenchOptions) -> Result<BenchResult, String> {
         let sink = Sink::memory();
         let s = client::run(&ccfg, Some(cb.as_ref()), &sink);
         if !s.ok {
-            return Err(format!("HT client failed: {:?} {:?}", s.error, s.detail));
+            return Err(MmsBenchError::ClientFailed {
+                phase: "HT",
+                error: format!("{:?}", s.error),
+                detail: format!("{:?}", s.detail),
+            });
         }
         if i >= o.warmup {
             bare.push(b as i64);

@@ -70,7 +70,7 @@ pub(crate) fn run(a: Args) -> anyhow::Result<ExitCode> {
             .pki
             .unwrap_or_else(|| std::env::temp_dir().join("gander-bench-mms-pki")),
     };
-    let r = mms::run(&opts).map_err(anyhow::Error::msg)?;
+    let r = mms::run(&opts)?;
     if a.json {
         crate::out(serde_json::to_string_pretty(&r)?);
     } else {

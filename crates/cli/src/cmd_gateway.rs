@@ -30,7 +30,7 @@ pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
                 crate::out(format!("{}: ok", a.config.display()));
                 return Ok(ExitCode::SUCCESS);
             }
-            gander_gateway::service::run(&a.config).map_err(anyhow::Error::msg)?;
+            gander_gateway::service::run(&a.config)?;
             Ok(ExitCode::SUCCESS)
         }
     }

@@ -64,19 +64,18 @@ pub(crate) enum Command {
 pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
     match cmd {
         Command::RunPeer { role, config } => {
-            let cfg = gander_peers::reqresp::load(&config).map_err(|e| anyhow!(e))?;
+            let cfg = gander_peers::reqresp::load(&config)?;
             match role.as_str() {
-                "server" => gander_peers::reqresp::server(&cfg),
-                "client" => gander_peers::reqresp::client(&cfg),
-                other => Err(format!("unknown role {other:?} (server or client)")),
+                "server" => gander_peers::reqresp::server(&cfg)?,
+                "client" => gander_peers::reqresp::client(&cfg)?,
+                other => return Err(anyhow!("unknown role {other:?} (server or client)")),
             }
-            .map_err(|e| anyhow!(e))?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Scenarios => {
             crate::out(format!("{:<12} {:<26} {}", "NAME", "NEEDS", "WHAT"));
             for b in builtin::BUILTINS {
-                let s = Scenario::from_str(b.name, b.toml, false).map_err(|e| anyhow!("{e}"))?;
+                let s = Scenario::from_str(b.name, b.toml, false)?;
                 crate::out(format!(
                     "{:<12} {:<26} {} ({} cases)",
                     b.name,
@@ -92,11 +91,11 @@ pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Report { dir, class } => {
-            let mut run = RunResults::load(&dir).map_err(|e| anyhow!(e))?;
+            let mut run = RunResults::load(&dir)?;
             if let Some(c) = class {
                 run.class = results::TransferClass::by_name(&c)?;
             }
-            let path = report::write_all(&run, &dir).map_err(|e| anyhow!(e))?;
+            let path = report::write_all(&run, &dir)?;
             crate::out(format!("report: {}", path.display()));
             Ok(ExitCode::SUCCESS)
         }
@@ -114,7 +113,7 @@ pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
                 Some(s) => (s, quick),
                 None => (builtin::DEFAULT.to_string(), true),
             };
-            let sc = Scenario::load(&name, quick).map_err(|e| anyhow!("{e}"))?;
+            let sc = Scenario::load(&name, quick)?;
             let class = results::TransferClass::by_name(&class)?;
             if dry_run {
                 for c in &sc.cases {
@@ -163,8 +162,8 @@ pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
                 progress: true,
             };
             let started = std::time::Instant::now();
-            let run = manager::run(&sc, &opts).map_err(|e| anyhow!(e))?;
-            let path = report::write_all(&run, &out).map_err(|e| anyhow!(e))?;
+            let run = manager::run(&sc, &opts)?;
+            let path = report::write_all(&run, &out)?;
             let failed: Vec<&str> = run
                 .scenarios
                 .iter()

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 #[non_exhaustive]
 pub enum ConfigError {
     /// The file could not be read.
-    #[error("cannot read gateway config {path}: {source}")]
+    #[error("cannot read gateway config {}", path.display())]
     Io {
         /// Path.
         path: PathBuf,

@@ -7,11 +7,11 @@
 //! * SIGUSR1: print the counters as one JSON line (also every `stats_interval` seconds).
 //! * SIGTERM / SIGINT: stop, remove installed rules, print the final counters.
 
-use crate::config::{Config, DriverKind};
+use crate::config::{Config, ConfigError, DriverKind};
 use crate::driver::{Control, Reporter};
 use crate::pcap::PcapTap;
 use crate::policy::{Counters, Policy};
-use gander_sec::{default_provider, KeyStore};
+use gander_sec::{default_provider, KeyFileError, KeyStore};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -84,15 +84,57 @@ fn reporter(stats_file: Option<PathBuf>) -> Reporter {
     })
 }
 
-fn load_keys(path: &Path) -> Result<KeyStore, String> {
-    KeyStore::load(path, default_provider()).map_err(|e| e.to_string())
+/// Why the gateway service stopped with an error.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServiceError {
+    /// The gateway config was refused.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The key file was refused.
+    #[error(transparent)]
+    Keys(#[from] KeyFileError),
+    /// The capture file could not be created.
+    #[error("pcap {}", path.display())]
+    Pcap {
+        /// The capture file.
+        path: PathBuf,
+        /// What the system said.
+        #[source]
+        source: io::Error,
+    },
+    /// The worker thread could not be started.
+    #[error("cannot start the gateway worker")]
+    Spawn(#[source] io::Error),
+    /// The worker thread panicked.
+    #[error("gateway worker panicked")]
+    WorkerPanicked,
+    /// The driver stopped with an error (sockets, namespace, firewall rules).
+    #[error("driver")]
+    Driver(#[source] io::Error),
+}
+
+fn load_keys(path: &Path) -> Result<KeyStore, KeyFileError> {
+    KeyStore::load(path, default_provider())
+}
+
+/// An error and its causes on one line.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cur = e.source();
+    while let Some(c) = cur {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        cur = c.source();
+    }
+    s
 }
 
 /// Runs the gateway of config file `path` until SIGTERM/SIGINT; returns the final counters.
-pub fn run(path: &Path) -> Result<Counters, String> {
-    let cfg = Config::load(path).map_err(|e| e.to_string())?;
+pub fn run(path: &Path) -> Result<Counters, ServiceError> {
+    let cfg = Config::load(path)?;
     let keys = load_keys(&cfg.keys_path)?;
-    let policy = Policy::new(&cfg, keys).map_err(|e| e.to_string())?;
+    let policy = Policy::new(&cfg, keys)?;
     let interval =
         (cfg.raw.stats_interval > 0).then(|| Duration::from_secs(cfg.raw.stats_interval));
     let ctl = Arc::new(Control::new(
@@ -100,7 +142,10 @@ pub fn run(path: &Path) -> Result<Counters, String> {
         Some(reporter(cfg.raw.stats_file.clone())),
     ));
     if let Some(p) = &cfg.raw.pcap {
-        let tap = PcapTap::create(p).map_err(|e| format!("pcap {}: {e}", p.display()))?;
+        let tap = PcapTap::create(p).map_err(|source| ServiceError::Pcap {
+            path: p.clone(),
+            source,
+        })?;
         if let Ok(mut t) = ctl.tap.lock() {
             *t = Some(tap);
         }
@@ -126,7 +171,7 @@ pub fn run(path: &Path) -> Result<Counters, String> {
             }
             run_driver(&worker_cfg, policy, &worker_ctl)
         })
-        .map_err(|e| e.to_string())?;
+        .map_err(ServiceError::Spawn)?;
     eprintln!(
         "gander gateway: {:?} driver running ({} rules, {} keys, profile {}); SIGHUP reloads keys, SIGUSR1 prints counters",
         cfg.raw.driver,
@@ -150,7 +195,10 @@ pub fn run(path: &Path) -> Result<Counters, String> {
                     eprintln!("gander gateway: SIGHUP: {} keys reloaded", k.len());
                     ctl.reload(k);
                 }
-                Err(e) => eprintln!("gander gateway: SIGHUP: keeping the old keys: {e}"),
+                Err(e) => eprintln!(
+                    "gander gateway: SIGHUP: keeping the old keys: {}",
+                    chain(&e)
+                ),
             },
             libc::SIGUSR1 => ctl.report.store(true, std::sync::atomic::Ordering::Relaxed),
             libc::SIGTERM | libc::SIGINT => {
@@ -162,8 +210,8 @@ pub fn run(path: &Path) -> Result<Counters, String> {
     }
     let policy = worker
         .join()
-        .map_err(|_| "gateway worker panicked".to_string())?
-        .map_err(|e| format!("driver: {e}"))?;
+        .map_err(|_| ServiceError::WorkerPanicked)?
+        .map_err(ServiceError::Driver)?;
     ctl.publish(&policy, true);
     Ok(policy.counters().clone())
 }

@@ -69,14 +69,19 @@ impl Mode {
     }
 }
 
+/// A lab mode name that is not `l2`, `bridge` or `routed`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown lab mode {0:?} (l2, bridge, routed)")]
+pub struct UnknownMode(pub String);
+
 impl std::str::FromStr for Mode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownMode;
+    fn from_str(s: &str) -> Result<Self, UnknownMode> {
         match s {
             "l2" => Ok(Mode::L2),
             "bridge" => Ok(Mode::Bridge),
             "routed" => Ok(Mode::Routed),
-            o => Err(format!("unknown lab mode {o:?} (l2, bridge, routed)")),
+            o => Err(UnknownMode(o.to_string())),
         }
     }
 }

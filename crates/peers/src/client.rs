@@ -25,20 +25,29 @@ use std::time::Duration;
 /// The client's one-line result.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct ClientSummary {
+    /// Whether every connection and report succeeded.
     pub ok: bool,
+    /// Connections completed (HT loop).
     pub connections: u64,
+    /// Reports received (RT loop).
     pub reports: u64,
     /// HT (HT_START..HT_END) of each connection, nanoseconds.
     #[serde(skip)]
     pub ht_ns: Vec<u64>,
+    /// Mean HT, ms.
     pub ht_mean_ms: Option<f64>,
+    /// Median HT, ms.
     pub ht_p50_ms: Option<f64>,
+    /// Negotiated TLS version, with TLS.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
+    /// Negotiated cipher suite, with TLS.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub suite: Option<String>,
+    /// Kind of the failure that stopped the client (as in `ERROR` events).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The failure's message.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
 }

@@ -28,12 +28,28 @@ use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+/// Why a peer config was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("cannot read {path:?}: {reason}")]
-    Read { path: PathBuf, reason: String },
-    #[error("{path:?}: {reason}")]
-    Parse { path: PathBuf, reason: String },
+    /// The config file could not be read.
+    #[error("cannot read {path:?}")]
+    Read {
+        /// The config file.
+        path: PathBuf,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The config file is not valid TOML, or has unknown or mistyped keys.
+    #[error("{path:?}")]
+    Parse {
+        /// The config file.
+        path: PathBuf,
+        /// What the TOML parser said.
+        #[source]
+        source: toml::de::Error,
+    },
+    /// A value is out of range (the message says which and why).
     #[error("{0}")]
     Invalid(String),
 }
@@ -55,10 +71,13 @@ fn default_one() -> u64 {
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct ReportsConfig {
+    /// Report period, ms (used when `period_us` is absent).
     #[serde(default = "default_period_ms")]
     pub period_ms: u64,
+    /// Report period, µs (overrides `period_ms`: sub-millisecond periods for the benchmarks).
     #[serde(default)]
     pub period_us: Option<u64>,
+    /// Size of each report on the wire (MMS PDU), bytes.
     #[serde(default = "default_size")]
     pub size: usize,
 }
@@ -74,6 +93,7 @@ impl Default for ReportsConfig {
 }
 
 impl ReportsConfig {
+    /// The report period (`period_us` if set, else `period_ms`).
     pub fn period(&self) -> Duration {
         match self.period_us {
             Some(us) => Duration::from_micros(us),
@@ -86,13 +106,18 @@ impl ReportsConfig {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ServerConfig {
+    /// Address to listen on, `host:port` (port 0: any; the chosen one is printed with `READY`).
     pub listen: String,
+    /// JSON-lines event log; relative paths are taken from the config file's directory.
     #[serde(default)]
     pub events: Option<PathBuf>,
+    /// TLS settings; absent: plain TCP.
     #[serde(default)]
     pub tls: Option<TlsProfile>,
+    /// The periodic reports.
     #[serde(default)]
     pub reports: ReportsConfig,
+    /// Longest wait for a peer's message, ms.
     #[serde(default = "default_timeout_ms")]
     pub timeout_ms: u64,
 }
@@ -101,9 +126,12 @@ pub struct ServerConfig {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ClientConfig {
+    /// Server address, `host:port`.
     pub connect: String,
+    /// JSON-lines event log; relative paths are taken from the config file's directory.
     #[serde(default)]
     pub events: Option<PathBuf>,
+    /// TLS settings; absent: plain TCP.
     #[serde(default)]
     pub tls: Option<TlsProfile>,
     /// HT loop: connections opened one after the other (the paper: 1090). The last one stays
@@ -116,6 +144,7 @@ pub struct ClientConfig {
     /// Write GI=true after RptEna (the first report is then a general interrogation).
     #[serde(default)]
     pub gi: bool,
+    /// Longest wait for an answer during association and set-up, ms.
     #[serde(default = "default_timeout_ms")]
     pub timeout_ms: u64,
     /// Longest wait for the next report before giving up with a `timeout` error.
@@ -124,9 +153,9 @@ pub struct ClientConfig {
 }
 
 fn read(path: &Path) -> Result<String, ConfigError> {
-    std::fs::read_to_string(path).map_err(|e| ConfigError::Read {
+    std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
         path: path.to_owned(),
-        reason: e.to_string(),
+        source,
     })
 }
 
@@ -150,13 +179,15 @@ fn check_common(timeout_ms: u64, tls: &Option<TlsProfile>) -> Result<(), ConfigE
 }
 
 impl ServerConfig {
-    pub fn from_toml(text: &str) -> Result<Self, String> {
-        toml::from_str(text).map_err(|e| e.to_string())
+    /// Parses a config (paths as written).
+    pub fn from_toml(text: &str) -> Result<Self, toml::de::Error> {
+        toml::from_str(text)
     }
+    /// Reads a config file, rebases its relative paths on the file's directory and checks it.
     pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
-        let mut c = Self::from_toml(&read(path)?).map_err(|reason| ConfigError::Parse {
+        let mut c = Self::from_toml(&read(path)?).map_err(|source| ConfigError::Parse {
             path: path.to_owned(),
-            reason,
+            source,
         })?;
         if let Some(dir) = path.parent() {
             rebase(dir, &mut c.events, &mut c.tls);
@@ -164,6 +195,7 @@ impl ServerConfig {
         c.check()?;
         Ok(c)
     }
+    /// Checks values that TOML types cannot (timeouts, a buildable report size).
     pub fn check(&self) -> Result<(), ConfigError> {
         check_common(self.timeout_ms, &self.tls)?;
         gander_mms::model::ModelConfig::for_report_size(self.reports.size).map_err(|_| {
@@ -179,13 +211,15 @@ impl ServerConfig {
 }
 
 impl ClientConfig {
-    pub fn from_toml(text: &str) -> Result<Self, String> {
-        toml::from_str(text).map_err(|e| e.to_string())
+    /// Parses a config (paths as written).
+    pub fn from_toml(text: &str) -> Result<Self, toml::de::Error> {
+        toml::from_str(text)
     }
+    /// Reads a config file, rebases its relative paths on the file's directory and checks it.
     pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
-        let mut c = Self::from_toml(&read(path)?).map_err(|reason| ConfigError::Parse {
+        let mut c = Self::from_toml(&read(path)?).map_err(|source| ConfigError::Parse {
             path: path.to_owned(),
-            reason,
+            source,
         })?;
         if let Some(dir) = path.parent() {
             rebase(dir, &mut c.events, &mut c.tls);
@@ -193,6 +227,7 @@ impl ClientConfig {
         c.check()?;
         Ok(c)
     }
+    /// Checks values that TOML types cannot (timeouts, at least one connection).
     pub fn check(&self) -> Result<(), ConfigError> {
         check_common(self.timeout_ms, &self.tls)?;
         if self.connections == 0 {

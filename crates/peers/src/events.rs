@@ -17,31 +17,52 @@ use std::sync::{Arc, Mutex};
 
 /// Event names. See docs/mms-peers.md for where each is stamped.
 pub mod name {
+    /// Server: listening (printed on stdout with the address, also logged).
     pub const READY: &str = "READY";
+    /// Client: about to connect (start of HT).
     pub const HT_START: &str = "HT_START";
+    /// Client: TCP connected.
     pub const TCP_UP: &str = "TCP_UP";
+    /// TLS handshake done (with version, suite and whether resumed).
     pub const TLS_UP: &str = "TLS_UP";
+    /// COTP CC received (client) or queued (server).
     pub const COTP_UP: &str = "COTP_UP";
+    /// Client: the initiate response was read and decoded (end of HT).
     pub const HT_END: &str = "HT_END";
+    /// Server: MMS association accepted.
     pub const ASSOCIATED: &str = "ASSOCIATED";
+    /// Write of RptEna answered (client) / first report scheduled (server).
     pub const RCB_ENABLED: &str = "RCB_ENABLED";
+    /// Server: values updated, just before the report is built (start of RT).
     pub const RT_START: &str = "RT_START";
+    /// Server: the write of the report's TPKT to the (TLS) stream begins.
     pub const WRITE_START: &str = "WRITE_START";
+    /// Server: that write returned (encryption and send done).
     pub const WRITE_END: &str = "WRITE_END";
+    /// Client: the socket became readable (or the TLS library had buffered data).
     pub const READ_START: &str = "READ_START";
+    /// Client: the (TLS) read returned the plaintext.
     pub const READ_END: &str = "READ_END";
+    /// Client: the report was decoded (end of RT).
     pub const RT_END: &str = "RT_END";
+    /// MMS association released.
     pub const RELEASED: &str = "RELEASED";
+    /// Connection closed.
     pub const CLOSED: &str = "CLOSED";
+    /// A failure, with its kind and message.
     pub const ERROR: &str = "ERROR";
 }
 
 /// One event.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Event {
+    /// Event name (see [`name`]).
     pub event: &'static str,
+    /// CLOCK_MONOTONIC, ns.
     pub t_ns: u64,
+    /// Connection number.
     pub conn: u64,
+    /// The report's SqNum, for report events.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub seq: Option<u64>,
     /// Details: negotiated version/suite, error kind and text, addresses, report index `n`.
@@ -50,6 +71,7 @@ pub struct Event {
 }
 
 impl Event {
+    /// An event without details.
     pub fn new(event: &'static str, t_ns: u64, conn: u64) -> Self {
         Event {
             event,
@@ -59,10 +81,12 @@ impl Event {
             details: Map::new(),
         }
     }
+    /// Adds the report's SqNum.
     pub fn seq(mut self, seq: u64) -> Self {
         self.seq = Some(seq);
         self
     }
+    /// Adds a detail.
     pub fn with(mut self, key: &str, v: impl Into<Value>) -> Self {
         self.details.insert(key.to_owned(), v.into());
         self
@@ -71,6 +95,7 @@ impl Event {
     pub fn get_str(&self, key: &str) -> Option<&str> {
         self.details.get(key).and_then(Value::as_str)
     }
+    /// A detail as an integer, if present.
     pub fn get_u64(&self, key: &str) -> Option<u64> {
         self.details.get(key).and_then(Value::as_u64)
     }
@@ -111,6 +136,7 @@ impl Sink {
     pub fn memory() -> Self {
         Sink::default().keep_in_memory()
     }
+    /// Appends an event (a failed write is remembered, not returned).
     pub fn emit(&self, e: Event) {
         let Ok(mut g) = self.0.lock() else { return };
         if let Some(f) = g.file.as_mut() {
@@ -123,6 +149,7 @@ impl Sink {
             m.push(e);
         }
     }
+    /// Flushes the event log file.
     pub fn flush(&self) {
         if let Ok(mut g) = self.0.lock() {
             if let Some(f) = g.file.as_mut() {

@@ -11,6 +11,8 @@
 //! - [`reqresp`]: the request/response peers (no MMS: one length-prefixed request, one answer).
 //!
 //! Where each stamp is taken, and how server and client events are matched: docs/mms-peers.md.
+#![warn(missing_docs)]
+
 pub mod client;
 pub mod clock;
 pub mod config;
@@ -21,11 +23,24 @@ pub mod stream;
 
 /// Errors that stop a peer before it runs (bad configuration, TLS set-up, bind).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum PeerError {
-    #[error("configuration: {0}")]
-    Config(String),
-    #[error("TLS set-up: {0}")]
-    Tls(gander_tls::TlsError),
-    #[error("cannot listen on {0}: {1}")]
-    Bind(String, String),
+    /// The configuration does not hold together.
+    #[error("configuration")]
+    Config(#[from] config::ConfigError),
+    /// No report of the configured size can be built.
+    #[error("configuration: reports.size")]
+    ReportSize(#[source] gander_mms::Error),
+    /// The TLS backend could not be set up (certificates, keys, suite).
+    #[error("TLS set-up")]
+    Tls(#[source] gander_tls::TlsError),
+    /// The listening socket could not be bound or set up.
+    #[error("cannot listen on {addr}")]
+    Bind {
+        /// The address.
+        addr: String,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
 }

@@ -20,25 +20,34 @@ use std::time::Duration;
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
+    /// Server: address to listen on, `host:port`.
     #[serde(default)]
     pub listen: Option<String>,
+    /// Client: server address, `host:port`.
     #[serde(default)]
     pub connect: Option<String>,
+    /// JSON-lines event log; relative to the working directory.
     #[serde(default)]
     pub events: Option<PathBuf>,
+    /// Accepted for symmetry with the MMS peers' configs; the exchange is always request/response.
     #[serde(default)]
     pub interaction: Option<String>,
+    /// Client: connections opened one after the other (HT samples).
     #[serde(default = "one")]
     pub connections: u64,
+    /// Client: requests on the last connection (RT samples).
     #[serde(default)]
     pub reports: u64,
+    /// Client: request payload, bytes.
     #[serde(default)]
     pub request_size: u32,
+    /// Client: pause between requests, ms.
     #[serde(default)]
     pub request_period_ms: u64,
     /// Accepted for symmetry with the MMS server's config; unused.
     #[serde(default)]
     pub reports_table: Option<toml::Value>,
+    /// TLS settings; absent: plain TCP.
     #[serde(default)]
     pub tls: Option<TlsProfile>,
 }
@@ -58,13 +67,88 @@ pub fn now_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// Why a request/response peer could not run.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReqRespError {
+    /// The config file could not be read.
+    #[error("cannot read {}", path.display())]
+    Read {
+        /// The config file.
+        path: PathBuf,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The config file is not valid TOML, or not a peer config.
+    #[error("{}", path.display())]
+    Config {
+        /// The config file.
+        path: PathBuf,
+        /// What the TOML parser said.
+        #[source]
+        source: toml::de::Error,
+    },
+    /// A setting the role needs is missing (`listen` for a server, `connect` for a client).
+    #[error("{role} config needs `{key}`")]
+    Missing {
+        /// `server` or `client`.
+        role: &'static str,
+        /// The missing key.
+        key: &'static str,
+    },
+    /// The event log could not be created.
+    #[error("cannot create event log {}", path.display())]
+    EventLog {
+        /// The event log.
+        path: PathBuf,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The TLS backend could not be set up (certificates, keys, suite).
+    #[error(transparent)]
+    Tls(#[from] gander_tls::TlsError),
+    /// The server could not listen.
+    #[error("cannot listen on {addr}")]
+    Listen {
+        /// The address in the config.
+        addr: String,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The client could not connect.
+    #[error("connect {addr}")]
+    Connect {
+        /// The address in the config.
+        addr: String,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A client handshake failed.
+    #[error("handshake")]
+    Handshake(#[source] gander_tls::TlsError),
+    /// The server did not answer a request.
+    #[error("request {0}: no response")]
+    NoResponse(u64),
+    /// Other socket I/O.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
 /// Loads a config; `[reports]` (the MMS server's table) is tolerated and ignored.
-pub fn load(path: &Path) -> Result<Config, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let mut t: toml::Table = text
-        .parse()
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+pub fn load(path: &Path) -> Result<Config, ReqRespError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ReqRespError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let bad = |source| ReqRespError::Config {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut t: toml::Table = text.parse().map_err(bad)?;
     if let Some(r) = t.remove("reports") {
         match r {
             toml::Value::Table(_) => {
@@ -75,9 +159,7 @@ pub fn load(path: &Path) -> Result<Config, String> {
             }
         }
     }
-    let mut c: Config = toml::Value::Table(t)
-        .try_into()
-        .map_err(|e: toml::de::Error| format!("{}: {}", path.display(), e.message()))?;
+    let mut c: Config = toml::Value::Table(t).try_into().map_err(bad)?;
     if let (Some(tls), Some(dir)) = (c.tls.as_mut(), path.parent()) {
         tls.rebase(dir);
     }
@@ -87,13 +169,14 @@ pub fn load(path: &Path) -> Result<Config, String> {
 struct Log(Option<BufWriter<std::fs::File>>);
 
 impl Log {
-    fn open(p: &Option<PathBuf>) -> Result<Log, String> {
+    fn open(p: &Option<PathBuf>) -> Result<Log, ReqRespError> {
         Ok(Log(match p {
-            Some(p) => {
-                Some(BufWriter::new(std::fs::File::create(p).map_err(|e| {
-                    format!("cannot create event log {}: {e}", p.display())
-                })?))
-            }
+            Some(p) => Some(BufWriter::new(std::fs::File::create(p).map_err(
+                |source| ReqRespError::EventLog {
+                    path: p.clone(),
+                    source,
+                },
+            )?)),
             None => None,
         }))
     }
@@ -155,19 +238,17 @@ fn write_msg(s: &mut dyn Write, payload: &[u8]) -> std::io::Result<()> {
 }
 
 /// Serves connections one at a time until killed.
-pub fn server(cfg: &Config) -> Result<(), String> {
-    let listen = cfg
-        .listen
-        .as_deref()
-        .ok_or("server config needs `listen`")?;
-    let tls = cfg
-        .tls
-        .as_ref()
-        .map(backend::open)
-        .transpose()
-        .map_err(|e| e.to_string())?;
-    let l = TcpListener::bind(listen).map_err(|e| format!("cannot listen on {listen}: {e}"))?;
-    let addr = l.local_addr().map_err(|e| e.to_string())?;
+pub fn server(cfg: &Config) -> Result<(), ReqRespError> {
+    let listen = cfg.listen.as_deref().ok_or(ReqRespError::Missing {
+        role: "server",
+        key: "listen",
+    })?;
+    let tls = cfg.tls.as_ref().map(backend::open).transpose()?;
+    let l = TcpListener::bind(listen).map_err(|source| ReqRespError::Listen {
+        addr: listen.to_string(),
+        source,
+    })?;
+    let addr = l.local_addr()?;
     println!("READY {addr}");
     let _ = std::io::stdout().flush();
     for tcp in l.incoming() {
@@ -198,17 +279,12 @@ trait ReadWrite: Read + Write {}
 impl<T: Read + Write> ReadWrite for T {}
 
 /// Runs the HT loop, then the request loop on the last connection; prints a JSON summary.
-pub fn client(cfg: &Config) -> Result<(), String> {
-    let connect = cfg
-        .connect
-        .as_deref()
-        .ok_or("client config needs `connect`")?;
-    let tls = cfg
-        .tls
-        .as_ref()
-        .map(backend::open)
-        .transpose()
-        .map_err(|e| e.to_string())?;
+pub fn client(cfg: &Config) -> Result<(), ReqRespError> {
+    let connect = cfg.connect.as_deref().ok_or(ReqRespError::Missing {
+        role: "client",
+        key: "connect",
+    })?;
+    let tls = cfg.tls.as_ref().map(backend::open).transpose()?;
     let mut log = Log::open(&cfg.events)?;
     let payload = vec![0x42u8; cfg.request_size as usize];
     let mut buf = Vec::new();
@@ -216,21 +292,24 @@ pub fn client(cfg: &Config) -> Result<(), String> {
     for c in 0..cfg.connections {
         let last = c + 1 == cfg.connections;
         log.emit("HT_START", now_ns(), c, None);
-        let tcp = TcpStream::connect(connect).map_err(|e| {
+        let tcp = TcpStream::connect(connect).map_err(|source| {
             log.error("connect");
             log.flush();
-            format!("connect {connect}: {e}")
+            ReqRespError::Connect {
+                addr: connect.to_string(),
+                source,
+            }
         })?;
         let _ = tcp.set_nodelay(true);
         let _ = tcp.set_read_timeout(Some(Duration::from_secs(30)));
         log.emit("TCP_UP", now_ns(), c, None);
         let mut s: Box<dyn ReadWrite> = match &tls {
             Some(b) => {
-                let mut s = b.client(tcp).map_err(|e| e.to_string())?;
+                let mut s = b.client(tcp)?;
                 if let Err(e) = s.handshake() {
                     log.error(e.kind());
                     log.flush();
-                    return Err(format!("handshake: {e}"));
+                    return Err(ReqRespError::Handshake(e));
                 }
                 log.emit("TLS_UP", now_ns(), c, None);
                 Box::new(s)
@@ -247,7 +326,7 @@ pub fn client(cfg: &Config) -> Result<(), String> {
                     _ => {
                         log.error("request");
                         log.flush();
-                        return Err(format!("request {n}: no response"));
+                        return Err(ReqRespError::NoResponse(n));
                     }
                 }
                 done += 1;

@@ -27,9 +27,11 @@ use std::time::Duration;
 pub struct StopHandle(Arc<AtomicBool>);
 
 impl StopHandle {
+    /// Asks the server to stop (it notices within its poll interval).
     pub fn stop(&self) {
         self.0.store(true, Ordering::SeqCst);
     }
+    /// Whether a stop was asked for.
     pub fn is_stopped(&self) -> bool {
         self.0.load(Ordering::SeqCst)
     }
@@ -47,9 +49,13 @@ struct Shared {
 /// What the server did, for its exit summary.
 #[derive(Default, Debug)]
 pub struct Counters {
+    /// Connections accepted.
     pub connections: AtomicU64,
+    /// MMS associations accepted.
     pub associations: AtomicU64,
+    /// Reports sent.
     pub reports: AtomicU64,
+    /// Connections that ended with an error.
     pub errors: AtomicU64,
 }
 
@@ -65,17 +71,18 @@ impl Server {
     /// Binds the listening socket and builds the TLS backend (certificates are loaded here, so
     /// a bad `[tls]` table fails before READY).
     pub fn bind(config: ServerConfig, sink: Sink) -> Result<Server, PeerError> {
-        config
-            .check()
-            .map_err(|e| PeerError::Config(e.to_string()))?;
-        let model_cfg = ModelConfig::for_report_size(config.reports.size)
-            .map_err(|e| PeerError::Config(format!("reports.size: {e}")))?;
+        config.check()?;
+        let model_cfg =
+            ModelConfig::for_report_size(config.reports.size).map_err(PeerError::ReportSize)?;
         let tls = match &config.tls {
             Some(p) => Some(gander_tls::backend::open(p).map_err(PeerError::Tls)?),
             None => None,
         };
-        let listener = TcpListener::bind(config.listen.as_str())
-            .map_err(|e| PeerError::Bind(config.listen.clone(), e.to_string()))?;
+        let listener =
+            TcpListener::bind(config.listen.as_str()).map_err(|source| PeerError::Bind {
+                addr: config.listen.clone(),
+                source,
+            })?;
         Ok(Server {
             listener,
             shared: Arc::new(Shared {
@@ -89,12 +96,14 @@ impl Server {
         })
     }
 
+    /// The address it listens on (the port chosen when 0 was asked for).
     pub fn local_addr(&self) -> SocketAddr {
         self.listener
             .local_addr()
             .unwrap_or_else(|_| SocketAddr::from(([0, 0, 0, 0], 0)))
     }
 
+    /// A handle that stops the server.
     pub fn stop_handle(&self) -> StopHandle {
         self.shared.stop.clone()
     }
@@ -122,7 +131,10 @@ impl Server {
         sh.sink.flush();
         self.listener
             .set_nonblocking(true)
-            .map_err(|e| PeerError::Bind(addr.to_string(), e.to_string()))?;
+            .map_err(|source| PeerError::Bind {
+                addr: addr.to_string(),
+                source,
+            })?;
         let fd = self.listener.as_raw_fd();
         let mut next_conn = 1u64;
         let mut threads: Vec<std::thread::JoinHandle<()>> = Vec::new();
@@ -198,9 +210,13 @@ impl Server {
 /// Totals over the server's life.
 #[derive(Debug, Clone, Copy, serde::Serialize)]
 pub struct ServerSummary {
+    /// Connections accepted.
     pub connections: u64,
+    /// MMS associations accepted.
     pub associations: u64,
+    /// Reports sent.
     pub reports: u64,
+    /// Connections that ended with an error.
     pub errors: u64,
 }
 

@@ -8,11 +8,14 @@ use std::time::Duration;
 
 /// Plain TCP (ISO on TCP, port 102) or TLS (IEC 62351-3/-4, port 3782).
 pub enum Stream {
+    /// Plain TCP.
     Plain(TcpStream),
+    /// TLS over TCP.
     Tls(Box<dyn TlsStream>),
 }
 
 impl Stream {
+    /// The underlying TCP socket.
     pub fn tcp(&self) -> &TcpStream {
         match self {
             Stream::Plain(t) => t,

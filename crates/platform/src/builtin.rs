@@ -4,11 +4,13 @@
 /// One built-in scenario.
 #[derive(Clone, Copy, Debug)]
 pub struct Builtin {
+    /// Name on the command line (`gander run NAME`).
     pub name: &'static str,
     /// One line for `gander scenarios`.
     pub summary: &'static str,
     /// Whether it needs root (network namespaces) or the Python venv (libiec61850).
     pub needs: &'static str,
+    /// The scenario file's text.
     pub toml: &'static str,
 }
 
@@ -49,6 +51,7 @@ pub const BUILTINS: [Builtin; 5] = [
 /// The scenario `gander run` runs with no argument (with `--quick`).
 pub const DEFAULT: &str = "rse2019";
 
+/// The built-in scenario called `name`.
 pub fn lookup(name: &str) -> Option<&'static Builtin> {
     BUILTINS
         .iter()

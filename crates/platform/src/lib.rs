@@ -11,6 +11,8 @@
 //! The peers it runs are `gander-peers`; its statistics and machine description are
 //! `gander-measure`, the same as every benchmark's.
 
+#![warn(missing_docs)]
+
 pub mod assets;
 pub mod builtin;
 pub mod floor;
@@ -19,3 +21,16 @@ pub mod manager;
 pub mod report;
 pub mod results;
 pub mod scenario;
+
+/// An error and its sources as one line, `outer: cause: root cause`, the way `gander` prints
+/// errors. For messages stored in results and notes.
+pub fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cur = e.source();
+    while let Some(c) = cur {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        cur = c.source();
+    }
+    s
+}

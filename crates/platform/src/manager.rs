@@ -9,9 +9,9 @@
 //! `ok` are not run again. The cleartext baseline of each distinct exchange is run once per run.
 
 use crate::floor::FloorMeter;
-use crate::link::LinkEnv;
+use crate::link::{LinkEnv, LinkError};
 use crate::results::{
-    self, extract, read_events, RunResults, Samples, ScenarioResult, TransferClass,
+    self, extract, read_events, ResultsError, RunResults, Samples, ScenarioResult, TransferClass,
 };
 use crate::scenario::{file_stem, Case, Interaction, Resumption, Scenario, Stack};
 use gander_tls::backend::{self, BackendKind};
@@ -21,16 +21,19 @@ use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, IsTerminal, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant, SystemTime};
 
 /// How to start the peers and where to put things.
 #[derive(Clone, Debug)]
 pub struct RunOptions {
+    /// Output directory: results.json, the per-case files, the report and the peers' work files.
     pub out: PathBuf,
     /// Lab PKI root (kept across runs: RSA-8192 keys take a while to generate).
     pub pki_dir: PathBuf,
+    /// The IEC 61850-5 transfer-time class the verdicts judge against.
     pub class: TransferClass,
+    /// Keep cases whose file under `scenarios/` already says `ok` (do not run them again).
     pub resume: bool,
     /// The `gander` binary that provides `mms server|client`.
     pub gander_exe: PathBuf,
@@ -39,11 +42,137 @@ pub struct RunOptions {
     /// repository's `interop/`, the Python in the `.venv` beside it), whatever the working
     /// directory.
     pub python: Option<PathBuf>,
+    /// The libiec61850 peer driver (`interop/imp_libiec61850_peer.py`); `None`: see `python`.
     pub libiec61850_driver: Option<PathBuf>,
     /// How long a server may take to print `READY`.
     pub ready_timeout: Duration,
     /// Show a progress bar (only when stderr is a terminal).
     pub progress: bool,
+}
+
+/// Why a run, or one of its cases, failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ManagerError {
+    /// An output or work directory could not be created.
+    #[error("cannot create {}", path.display())]
+    CreateDir {
+        /// The directory.
+        path: PathBuf,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A directory could not be made absolute.
+    #[error("{}", path.display())]
+    Canonicalize {
+        /// The directory.
+        path: PathBuf,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The lab PKI could not be generated.
+    #[error("PKI generation under {}", dir.display())]
+    Pki {
+        /// The PKI root.
+        dir: PathBuf,
+        /// What the generator said.
+        #[source]
+        source: gander_tls::TlsError,
+    },
+    /// A case's result could not be serialised (not expected: it is plain data).
+    #[error("cannot serialise a case's result")]
+    Serialise(#[from] serde_json::Error),
+    /// Results or event logs could not be read or written.
+    #[error(transparent)]
+    Results(#[from] ResultsError),
+    /// Link emulation failed for this case.
+    #[error(transparent)]
+    Link(#[from] LinkError),
+    /// The link emulation environment could not be set up (kept for the rest of the run).
+    #[error(transparent)]
+    LinkSetup(Arc<LinkError>),
+    /// The cleartext baseline this case shares with others failed.
+    #[error("cleartext baseline failed")]
+    Baseline(#[source] Arc<ManagerError>),
+    /// One block of an interleaved RT measurement failed.
+    #[error("RT block {block} ({what})")]
+    RtBlock {
+        /// The block's index.
+        block: u32,
+        /// `tls` or `clear`.
+        what: &'static str,
+        /// Why.
+        #[source]
+        source: Box<ManagerError>,
+    },
+    /// A runtime asset (the libiec61850 driver or its Python) was not found.
+    #[error(transparent)]
+    Asset(#[from] crate::assets::NotFound),
+    /// The libiec61850 peer driver given does not exist.
+    #[error("libiec61850 peer driver {} not found", .0.display())]
+    DriverMissing(PathBuf),
+    /// The Python given for the libiec61850 peer does not exist.
+    #[error("Python {} not found (make venv)", .0.display())]
+    PythonMissing(PathBuf),
+    /// A peer's config or stderr file could not be written.
+    #[error("cannot write {}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The server process could not be started.
+    #[error("cannot start the server ({})", exe.display())]
+    SpawnServer {
+        /// The program.
+        exe: PathBuf,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The client process could not be started.
+    #[error("cannot start the client")]
+    SpawnClient(#[source] std::io::Error),
+    /// A peer's stdout was not captured (not expected).
+    #[error("{0} stdout not captured")]
+    NoStdout(&'static str),
+    /// The server exited before printing `READY`.
+    #[error("{peer} exited before READY: {stderr}")]
+    ExitedBeforeReady {
+        /// `server`.
+        peer: String,
+        /// The last lines of its stderr.
+        stderr: String,
+    },
+    /// The server did not print `READY` in time.
+    #[error("{peer} not READY within {timeout:?}: {stderr}")]
+    ReadyTimeout {
+        /// `server`.
+        peer: String,
+        /// How long it was given.
+        timeout: Duration,
+        /// The last lines of its stderr.
+        stderr: String,
+    },
+    /// The client did not finish in time (it was stopped).
+    #[error("client did not finish within {secs} s")]
+    ClientTimeout {
+        /// How long it was given, in seconds.
+        secs: u64,
+    },
+    /// Waiting for the client failed.
+    #[error("waiting for the client")]
+    Wait(#[source] std::io::Error),
+    /// The client exited with an error.
+    #[error("client failed: {stderr}")]
+    ClientFailed {
+        /// The last lines of its stderr.
+        stderr: String,
+    },
 }
 
 /// What a peer process is.
@@ -104,24 +233,31 @@ struct PairRun {
 }
 
 /// Runs the whole scenario; returns the results (also written under `opts.out`).
-pub fn run(scenario: &Scenario, opts: &RunOptions) -> Result<RunResults, String> {
+pub fn run(scenario: &Scenario, opts: &RunOptions) -> Result<RunResults, ManagerError> {
     let started = Instant::now();
     let started_unix = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
-    std::fs::create_dir_all(opts.out.join("scenarios"))
-        .map_err(|e| format!("cannot create {}: {e}", opts.out.display()))?;
-    std::fs::create_dir_all(opts.out.join("work"))
-        .map_err(|e| format!("cannot create {}: {e}", opts.out.display()))?;
-    std::fs::create_dir_all(&opts.pki_dir)
-        .map_err(|e| format!("cannot create {}: {e}", opts.pki_dir.display()))?;
+    let create = |dir: &Path, path: &Path| {
+        std::fs::create_dir_all(dir).map_err(|source| ManagerError::CreateDir {
+            path: path.to_path_buf(),
+            source,
+        })
+    };
+    create(&opts.out.join("scenarios"), &opts.out)?;
+    create(&opts.out.join("work"), &opts.out)?;
+    create(&opts.pki_dir, &opts.pki_dir)?;
+    let canonical = |path: &Path| {
+        std::fs::canonicalize(path).map_err(|source| ManagerError::Canonicalize {
+            path: path.to_path_buf(),
+            source,
+        })
+    };
     // The peers resolve relative paths against their config file's directory: give them absolute ones.
     let mut abs = opts.clone();
-    abs.out =
-        std::fs::canonicalize(&opts.out).map_err(|e| format!("{}: {e}", opts.out.display()))?;
-    abs.pki_dir = std::fs::canonicalize(&opts.pki_dir)
-        .map_err(|e| format!("{}: {e}", opts.pki_dir.display()))?;
+    abs.out = canonical(&opts.out)?;
+    abs.pki_dir = canonical(&opts.pki_dir)?;
     let opts = &abs;
     let dir = &opts.out;
     let machine =
@@ -149,16 +285,18 @@ pub fn run(scenario: &Scenario, opts: &RunOptions) -> Result<RunResults, String>
                 opts.pki_dir.display()
             );
         }
-        pki::init(&opts.pki_dir, &specs)
-            .map_err(|e| format!("PKI generation under {}: {e}", opts.pki_dir.display()))?;
+        pki::init(&opts.pki_dir, &specs).map_err(|source| ManagerError::Pki {
+            dir: opts.pki_dir.clone(),
+            source,
+        })?;
     }
 
     let bar = progress_bar(scenario.cases.len() as u64, opts.progress);
     let mut floors = FloorMeter::default();
-    let mut baselines: HashMap<String, Result<Samples, String>> = HashMap::new();
+    let mut baselines: HashMap<String, Result<Samples, Arc<ManagerError>>> = HashMap::new();
     let mut out: Vec<ScenarioResult> = Vec::new();
     let mut notes = Vec::new();
-    let mut link_env: Option<Result<LinkEnv, String>> = None;
+    let mut link_env: Option<Result<LinkEnv, Arc<LinkError>>> = None;
     for (i, case) in scenario.cases.iter().enumerate() {
         let file = dir
             .join("scenarios")
@@ -196,7 +334,11 @@ pub fn run(scenario: &Scenario, opts: &RunOptions) -> Result<RunResults, String>
                     let _ = tls_choice;
                     match floors.floor(case, &PkiSet::paths(&opts.pki_dir, case.key.0)) {
                         Ok(f) => r.floor = f,
-                        Err(e) => notes.push(format!("{}: floor not measured: {e}", case.name())),
+                        Err(e) => notes.push(format!(
+                            "{}: floor not measured: {}",
+                            case.name(),
+                            crate::error_chain(&e)
+                        )),
                     }
                 }
                 let errors: Vec<String> = samples
@@ -237,14 +379,14 @@ pub fn run(scenario: &Scenario, opts: &RunOptions) -> Result<RunResults, String>
             }
             Err(e) => {
                 r.status = "failed".into();
-                r.error = Some(e);
+                r.error = Some(crate::error_chain(&e));
             }
         }
         r.duration_s = t.elapsed().as_secs_f64();
         if let Some(e) = &r.error {
             notes.push(format!("{} failed: {e}", case.name()));
         }
-        let text = serde_json::to_string(&r).map_err(|e| e.to_string())?;
+        let text = serde_json::to_string(&r)?;
         results::write_atomic(&file, text.as_bytes())?;
         progress_line(&bar, i, scenario.cases.len(), case.name(), &status_line(&r));
         out.push(r);
@@ -432,17 +574,17 @@ type LinkInfo = Option<(String, serde_json::Value)>;
 fn run_case(
     case: &Case,
     opts: &RunOptions,
-    baselines: &mut HashMap<String, Result<Samples, String>>,
-    link_env: &mut Option<Result<LinkEnv, String>>,
-) -> Result<(PairRun, Option<Samples>, LinkInfo), String> {
+    baselines: &mut HashMap<String, Result<Samples, Arc<ManagerError>>>,
+    link_env: &mut Option<Result<LinkEnv, Arc<LinkError>>>,
+) -> Result<(PairRun, Option<Samples>, LinkInfo), ManagerError> {
     let mut _active = None;
     let mut info = None;
     let mut net = None;
     if !case.link.is_loopback() {
         let env = link_env
-            .get_or_insert_with(LinkEnv::up)
+            .get_or_insert_with(|| LinkEnv::up().map_err(Arc::new))
             .as_ref()
-            .map_err(|e| e.clone())?;
+            .map_err(|e| ManagerError::LinkSetup(e.clone()))?;
         let active = env.start(case.link, case.params.emulator)?;
         let achieved = env.measure(&case.link)?;
         info = Some((active.emulator.clone(), achieved));
@@ -474,11 +616,13 @@ fn run_case(
         );
         let stem = format!("cleartext-{}", file_stem(&key));
         let entry = baselines.entry(key).or_insert_with(|| {
-            run_pair(case, opts, &opts.out.join("work").join(stem), false, net).map(|r| r.samples)
+            run_pair(case, opts, &opts.out.join("work").join(stem), false, net)
+                .map(|r| r.samples)
+                .map_err(Arc::new)
         });
         match entry {
             Ok(s) => Some(s.clone()),
-            Err(e) => return Err(format!("cleartext baseline failed: {e}")),
+            Err(e) => return Err(ManagerError::Baseline(e.clone())),
         }
     } else {
         None
@@ -521,7 +665,7 @@ fn run_interleaved(
     opts: &RunOptions,
     work: &Path,
     net: Option<&Net>,
-) -> Result<PairRun, String> {
+) -> Result<PairRun, ManagerError> {
     let p = &case.params;
     let mut ht_case = case.clone();
     ht_case.params.reports = 0;
@@ -535,8 +679,12 @@ fn run_interleaved(
         for with_tls in block_order(b) {
             let what = if with_tls { "tls" } else { "clear" };
             let dir = work.join(format!("rt-{b}-{what}"));
-            let r = run_pair(&bc, opts, &dir, with_tls, net)
-                .map_err(|e| format!("RT block {b} ({what}): {e}"))?;
+            let r =
+                run_pair(&bc, opts, &dir, with_tls, net).map_err(|e| ManagerError::RtBlock {
+                    block: b,
+                    what,
+                    source: Box::new(e),
+                })?;
             let s = r.samples;
             for (k, v) in s.errors {
                 *samples.errors.entry(k).or_default() += v;
@@ -568,7 +716,7 @@ fn peer_command(
     interaction: Interaction,
     config: &Path,
     opts: &RunOptions,
-) -> Result<Command, String> {
+) -> Result<Command, ManagerError> {
     match stack {
         // Request/response (Sandia): gander's own request/response peers (`gander_peers::reqresp`).
         Stack::Gander if interaction != Interaction::Report => {
@@ -584,20 +732,17 @@ fn peer_command(
         Stack::Libiec61850 => {
             let driver = match &opts.libiec61850_driver {
                 Some(d) => d.clone(),
-                None => crate::assets::libiec61850_peer().map_err(|e| e.to_string())?,
+                None => crate::assets::libiec61850_peer()?,
             };
             if !driver.exists() {
-                return Err(format!(
-                    "libiec61850 peer driver {} not found",
-                    driver.display()
-                ));
+                return Err(ManagerError::DriverMissing(driver));
             }
             let python = match &opts.python {
                 Some(p) => p.clone(),
-                None => crate::assets::venv_python_for(&driver).map_err(|e| e.to_string())?,
+                None => crate::assets::venv_python_for(&driver)?,
             };
             if !python.exists() {
-                return Err(format!("Python {} not found (make venv)", python.display()));
+                return Err(ManagerError::PythonMissing(python));
             }
             let mut c = Command::new(&python);
             c.arg(&driver).arg(role.name()).arg("--config").arg(config);
@@ -613,8 +758,15 @@ fn run_pair(
     work: &Path,
     with_tls: bool,
     net: Option<&Net>,
-) -> Result<PairRun, String> {
-    std::fs::create_dir_all(work).map_err(|e| format!("cannot create {}: {e}", work.display()))?;
+) -> Result<PairRun, ManagerError> {
+    std::fs::create_dir_all(work).map_err(|source| ManagerError::CreateDir {
+        path: work.to_path_buf(),
+        source,
+    })?;
+    let write_err = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| ManagerError::Write { path, source }
+    };
     for f in ["server.events", "client.events"] {
         let _ = std::fs::remove_file(work.join(f));
     }
@@ -630,7 +782,7 @@ fn run_pair(
         &server_cfg,
         peer_config(case, Role::Server, &pki, work, Some(&listen), with_tls),
     )
-    .map_err(|e| format!("cannot write {}: {e}", server_cfg.display()))?;
+    .map_err(write_err(&server_cfg))?;
 
     let mut cmd = in_namespace(
         peer_command(
@@ -642,16 +794,14 @@ fn run_pair(
         )?,
         net.map(|n| n.server_ns.as_str()),
     );
-    let server_err =
-        std::fs::File::create(work.join("server.stderr")).map_err(|e| e.to_string())?;
+    let server_stderr = work.join("server.stderr");
+    let server_err = std::fs::File::create(&server_stderr).map_err(write_err(&server_stderr))?;
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(server_err);
-    let child = cmd.spawn().map_err(|e| {
-        format!(
-            "cannot start the server ({}): {e}",
-            opts.gander_exe.display()
-        )
+    let child = cmd.spawn().map_err(|source| ManagerError::SpawnServer {
+        exe: opts.gander_exe.clone(),
+        source,
     })?;
     let mut server = Peer {
         child,
@@ -663,7 +813,7 @@ fn run_pair(
         &client_cfg,
         peer_config(case, Role::Client, &pki, work, Some(&addr), with_tls),
     )
-    .map_err(|e| format!("cannot write {}: {e}", client_cfg.display()))?;
+    .map_err(write_err(&client_cfg))?;
     let mut cmd = in_namespace(
         peer_command(
             case.params.client_stack,
@@ -674,14 +824,12 @@ fn run_pair(
         )?,
         net.map(|n| n.client_ns.as_str()),
     );
-    let client_err =
-        std::fs::File::create(work.join("client.stderr")).map_err(|e| e.to_string())?;
+    let client_stderr = work.join("client.stderr");
+    let client_err = std::fs::File::create(&client_stderr).map_err(write_err(&client_stderr))?;
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(client_err);
-    let child = cmd
-        .spawn()
-        .map_err(|e| format!("cannot start the client: {e}"))?;
+    let child = cmd.spawn().map_err(ManagerError::SpawnClient)?;
     let mut client = Peer {
         child,
         name: "client".into(),
@@ -693,10 +841,9 @@ fn run_pair(
     let (status, stdout) = wait_exit(&mut client, limit)?;
     server.stop();
     if !status {
-        return Err(format!(
-            "client failed: {}",
-            tail(&work.join("client.stderr"))
-        ));
+        return Err(ManagerError::ClientFailed {
+            stderr: tail(&work.join("client.stderr")),
+        });
     }
     let client_summary = stdout
         .lines()
@@ -736,12 +883,12 @@ fn tail(path: &Path) -> String {
 }
 
 /// Reads the server's stdout until `READY <addr>`.
-fn wait_ready(server: &mut Peer, timeout: Duration, stderr: &Path) -> Result<String, String> {
+fn wait_ready(server: &mut Peer, timeout: Duration, stderr: &Path) -> Result<String, ManagerError> {
     let stdout = server
         .child
         .stdout
         .take()
-        .ok_or("server stdout not captured")?;
+        .ok_or(ManagerError::NoStdout("server"))?;
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let mut r = BufReader::new(stdout);
@@ -768,28 +915,26 @@ fn wait_ready(server: &mut Peer, timeout: Duration, stderr: &Path) -> Result<Str
         Ok(Some(addr)) => Ok(addr),
         Ok(None) => {
             let _ = server.child.wait();
-            Err(format!(
-                "{} exited before READY: {}",
-                server.name,
-                tail(stderr)
-            ))
+            Err(ManagerError::ExitedBeforeReady {
+                peer: server.name.clone(),
+                stderr: tail(stderr),
+            })
         }
-        Err(_) => Err(format!(
-            "{} not READY within {:?}: {}",
-            server.name,
+        Err(_) => Err(ManagerError::ReadyTimeout {
+            peer: server.name.clone(),
             timeout,
-            tail(stderr)
-        )),
+            stderr: tail(stderr),
+        }),
     }
 }
 
 /// Waits for the client; returns (success, stdout).
-fn wait_exit(client: &mut Peer, limit: Duration) -> Result<(bool, String), String> {
+fn wait_exit(client: &mut Peer, limit: Duration) -> Result<(bool, String), ManagerError> {
     let mut stdout = client
         .child
         .stdout
         .take()
-        .ok_or("client stdout not captured")?;
+        .ok_or(ManagerError::NoStdout("client"))?;
     let h = std::thread::spawn(move || {
         let mut s = String::new();
         let _ = stdout.read_to_string(&mut s);
@@ -804,13 +949,12 @@ fn wait_exit(client: &mut Peer, limit: Duration) -> Result<(bool, String), Strin
             }
             Ok(None) if t.elapsed() > limit => {
                 client.stop();
-                return Err(format!(
-                    "client did not finish within {} s",
-                    limit.as_secs()
-                ));
+                return Err(ManagerError::ClientTimeout {
+                    secs: limit.as_secs(),
+                });
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(10)),
-            Err(e) => return Err(format!("waiting for the client: {e}")),
+            Err(e) => return Err(ManagerError::Wait(e)),
         }
     }
 }

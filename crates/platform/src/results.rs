@@ -17,23 +17,29 @@
 use gander_measure::stats::Summary;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// One line of an event log.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Event {
+    /// Event name (`HT_START`, `TCP_UP`, `TLS_UP`, `HT_END`, `RT_START`, `RT_END`, `ERROR`, ...).
     pub event: String,
+    /// When it happened: CLOCK_MONOTONIC, ns (the peers' clocks agree on one machine).
     pub t_ns: u64,
+    /// Connection number (0-based, per client run).
     #[serde(default)]
     pub conn: Option<u64>,
+    /// The report's SqNum, for report events.
     #[serde(default)]
     pub seq: Option<u64>,
     /// Report index on its connection (the peers' `n`): `seq` is the report's SqNum, which
     /// wraps (INT8U in libiec61850's unbuffered reports), so reports are matched by `n` when present.
     #[serde(default)]
     pub n: Option<u64>,
+    /// For `ERROR` events: the kind of failure (`connect`, `timeout`, a TLS error kind, ...).
     #[serde(default)]
     pub kind: Option<String>,
+    /// For `TLS_UP`: whether the handshake resumed a session.
     #[serde(default)]
     pub resumed: Option<bool>,
 }
@@ -49,23 +55,87 @@ impl Event {
 /// (server write start, server write end, client read start, client read end).
 pub const RT_STEP_EVENTS: [&str; 4] = ["WRITE_START", "WRITE_END", "READ_START", "READ_END"];
 
-/// Reads a JSON-lines event log. Blank lines are skipped; anything else that is not an event is
-/// an error naming the line.
-pub fn read_events(path: &Path) -> Result<Vec<Event>, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read event log {}: {e}", path.display()))?;
-    parse_events(&text).map_err(|e| format!("{}: {e}", path.display()))
+/// Why the results or an event log could not be read or written.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ResultsError {
+    /// A file could not be read.
+    #[error("cannot read {}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file could not be written.
+    #[error("cannot write {}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// `results.json` is not what `gander run` writes.
+    #[error("{}: not a gander results file", path.display())]
+    NotResults {
+        /// The file.
+        path: PathBuf,
+        /// What the JSON parser said.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// An event log has a line that is not an event.
+    #[error("{}", path.display())]
+    EventLog {
+        /// The event log.
+        path: PathBuf,
+        /// The line at fault.
+        #[source]
+        source: EventLineError,
+    },
+    /// The results could not be serialised (not expected: they are plain data).
+    #[error("cannot serialise the results")]
+    Serialise(#[from] serde_json::Error),
 }
 
-pub fn parse_events(text: &str) -> Result<Vec<Event>, String> {
+/// A line of an event log that is not an event.
+#[derive(Debug, thiserror::Error)]
+#[error("line {line}: not an event")]
+pub struct EventLineError {
+    /// 1-based line number.
+    pub line: usize,
+    /// What the JSON parser said.
+    #[source]
+    pub source: serde_json::Error,
+}
+
+/// Reads a JSON-lines event log. Blank lines are skipped; anything else that is not an event is
+/// an error naming the line.
+pub fn read_events(path: &Path) -> Result<Vec<Event>, ResultsError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ResultsError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse_events(&text).map_err(|source| ResultsError::EventLog {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// Parses a JSON-lines event log (see [`read_events`]).
+pub fn parse_events(text: &str) -> Result<Vec<Event>, EventLineError> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() {
             continue;
         }
-        let ev: Event =
-            serde_json::from_str(line).map_err(|e| format!("line {}: not an event: {e}", i + 1))?;
+        let ev: Event = serde_json::from_str(line).map_err(|source| EventLineError {
+            line: i + 1,
+            source,
+        })?;
         out.push(ev);
     }
     Ok(out)
@@ -74,13 +144,21 @@ pub fn parse_events(text: &str) -> Result<Vec<Event>, String> {
 /// Raw samples of one case (ns), in measurement order, warm-up included.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Samples {
+    /// Handshake times (HT): TCP connect to first MMS exchange done, one per connection.
     pub ht: Vec<u64>,
+    /// The TCP part of each HT (connect).
     pub ht_tcp: Vec<u64>,
+    /// The TLS part of each HT (the handshake).
     pub ht_tls: Vec<u64>,
+    /// The MMS part of each HT (COTP and association after the handshake).
     pub ht_mms: Vec<u64>,
+    /// Report times (RT): server `RT_START` to client `RT_END` of the same report.
     pub rt: Vec<u64>,
+    /// The encryption part of each RT (server `WRITE_START` to `WRITE_END`).
     pub rt_enc: Vec<u64>,
+    /// The rest of each RT (encoding, transmission, decoding): RT minus `rt_enc` and `rt_dec`.
     pub rt_net: Vec<u64>,
+    /// The decryption part of each RT (client `READ_START` to `READ_END`).
     pub rt_dec: Vec<u64>,
     /// RT of the same exchange in cleartext (the RT floor), warm-up included.
     pub rt_clear: Vec<u64>,
@@ -88,6 +166,7 @@ pub struct Samples {
     /// `rt_dec`) sample and of each `rt_clear` sample. Empty: one loop, warm-up at its start.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rt_block: Vec<u32>,
+    /// The block of each `rt_clear` sample (see `rt_block`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rt_clear_block: Vec<u32>,
     /// Handshakes that the peers reported as resumed.
@@ -284,13 +363,21 @@ pub fn extract(events: &[Event]) -> Samples {
 /// The statistics of one indicator, in milliseconds (`results.json`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Stat {
+    /// Samples kept (warm-up excluded).
     pub n: usize,
+    /// Mean, ms.
     pub mean_ms: f64,
+    /// Sample standard deviation, ms.
     pub sd_ms: f64,
+    /// Median, ms.
     pub median_ms: f64,
+    /// 95th percentile, ms.
     pub p95_ms: f64,
+    /// 99th percentile, ms.
     pub p99_ms: f64,
+    /// Smallest sample, ms.
     pub min_ms: f64,
+    /// Largest sample, ms.
     pub max_ms: f64,
     /// Half-width of the 95% confidence interval of the mean.
     pub ci95_ms: f64,
@@ -320,8 +407,11 @@ impl Stat {
 /// Mean and standard deviation of signed differences (the Sandia layout), ms.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DiffStat {
+    /// Pairs of samples.
     pub n: usize,
+    /// Mean difference (TLS - cleartext), ms.
     pub mean_ms: f64,
+    /// Standard deviation of the differences, ms.
     pub sd_ms: f64,
 }
 
@@ -355,37 +445,52 @@ impl DiffStat {
 /// HT sub-steps.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct HtSteps {
+    /// TCP connect.
     pub tcp: Stat,
+    /// TLS handshake.
     pub tls: Stat,
+    /// MMS association.
     pub mms: Stat,
 }
 
 /// RT sub-steps.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RtSteps {
+    /// Sender: encryption and send.
     pub encrypt: Stat,
+    /// Everything else: RT minus encryption and decryption.
     pub transmit: Stat,
+    /// Receiver: decryption.
     pub decrypt: Stat,
 }
 
 /// Warm-up samples discarded.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Discarded {
+    /// HT samples discarded.
     pub ht: usize,
+    /// RT samples discarded.
     pub rt: usize,
+    /// Cleartext RT samples discarded.
     pub rt_clear: usize,
 }
 
 /// The result of one case (`DIR/scenarios/<name>.json`, and an entry of `results.json`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ScenarioResult {
+    /// Case name (unique in its scenario).
     pub name: String,
+    /// Report tables the case appears in.
     pub tables: Vec<String>,
+    /// Peer implementations, `server/client` (e.g. `gander/gander`).
     pub stack: String,
+    /// Server implementation (`gander` or `libiec61850`).
     pub server_stack: String,
+    /// Client implementation (`gander` or `libiec61850`).
     pub client_stack: String,
     /// `none` in cleartext.
     pub backend: String,
+    /// Why this backend was chosen (scenario or `auto`).
     pub backend_reason: String,
     /// TLS library and version.
     pub library: String,
@@ -395,38 +500,58 @@ pub struct ScenarioResult {
     pub cipher_suite: String,
     /// The RSE (i-v) and Sandia (CS1-CS7) labels of the suite.
     pub rse_label: Option<String>,
+    /// The Sandia (CS1-CS7) label of the suite.
     pub sandia_label: Option<String>,
+    /// Certificate key type, e.g. `rsa2048`.
     pub key: String,
+    /// What the peers exchange after the handshake (`report`, `read` or `write`).
     pub interaction: String,
+    /// Report or request payload, bytes.
     pub payload: u32,
+    /// Report period, ms.
     pub period_ms: u64,
+    /// Connections opened in the HT loop.
     pub connections: u32,
+    /// Reports (or requests) in the RT loop.
     pub reports: u32,
+    /// Samples of each loop discarded as warm-up.
     pub warmup: u32,
+    /// Session resumption asked for (`off`, `id`, `ticket` or `psk`).
     pub session_resumption: String,
+    /// Link profile name (`loopback` when none).
     pub link: String,
     /// Which emulator applied the link profile (`none (loopback)`, `netem`, `userspace relay`).
     pub emulator: String,
     /// What the emulator achieved (measured delay and rate), when one ran.
     pub link_achieved: Option<serde_json::Value>,
+    /// The case whose means `var_pct` is relative to.
     pub reference: Option<String>,
     /// `ok` or `failed`.
     pub status: String,
     /// Why it failed.
     pub error: Option<String>,
+    /// Warm-up samples discarded.
     pub discarded: Discarded,
     /// Handshakes the peers reported as resumed (all connections, warm-up included).
     #[serde(default)]
     pub resumed_handshakes: usize,
+    /// Handshake time statistics.
     pub ht: Option<Stat>,
+    /// Handshake time split into TCP, TLS and MMS.
     pub ht_steps: Option<HtSteps>,
+    /// Report time statistics.
     pub rt: Option<Stat>,
+    /// Report time split into encryption, the rest, and decryption.
     pub rt_steps: Option<RtSteps>,
+    /// The handshake's public-key floor, ms.
     pub ht_floor_ms: Option<f64>,
+    /// The floor's operations and their times.
     pub floor: Option<crate::floor::Floor>,
     /// Median HT over the floor.
     pub ht_floor_ratio: Option<f64>,
+    /// Report time of the same exchange in cleartext.
     pub rt_cleartext: Option<Stat>,
+    /// Median cleartext report time, ms.
     pub rt_cleartext_median_ms: Option<f64>,
     /// Median RT over the cleartext median RT.
     pub rt_cleartext_ratio: Option<f64>,
@@ -440,6 +565,7 @@ pub struct ScenarioResult {
     pub rt_diff: Option<DiffStat>,
     /// The client's one-line JSON summary.
     pub client_summary: Option<serde_json::Value>,
+    /// Wall time the case took, s.
     pub duration_s: f64,
     /// Raw samples; left out of `results.json` (they are in `samples.csv`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -512,6 +638,7 @@ impl ScenarioResult {
         self.samples = Some(samples);
     }
 
+    /// Sets the floor and the HT/floor ratio that depends on it.
     pub fn set_floor(&mut self, floor: Option<crate::floor::Floor>) {
         self.ht_floor_ms = floor.as_ref().map(|f| f.total_ms);
         self.ht_floor_ratio = match (&self.ht, &floor) {
@@ -564,9 +691,13 @@ pub use gander_measure::transfer_time::TransferClass;
 /// (`docs/scenarios.md`, "Floors and targets").
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Target {
+    /// What is judged, e.g. `HT within 1.3x floor`.
     pub what: String,
+    /// The case judged, if one was.
     pub case: Option<String>,
+    /// The measured ratio, if measured.
     pub ratio: Option<f64>,
+    /// The largest ratio that meets the target.
     pub limit: f64,
     /// `met`, `missed` or `not measured`.
     pub verdict: String,
@@ -777,12 +908,19 @@ fn min_max(v: &[f64]) -> Option<(f64, f64)> {
 /// A whole run (`DIR/results.json`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunResults {
+    /// Version of the gander that ran.
     pub gander_version: String,
+    /// Scenario name.
     pub scenario: String,
+    /// Scenario description.
     pub description: String,
+    /// The publication or purpose the scenario follows.
     pub source: String,
+    /// Whether the quick variant (fewer connections and reports) ran.
     pub quick: bool,
+    /// Start time, Unix seconds.
     pub started_unix: u64,
+    /// Wall time of the whole run, s.
     pub duration_s: f64,
     /// `gander_measure::machine::Machine`, as JSON.
     pub machine: serde_json::Value,
@@ -792,8 +930,11 @@ pub struct RunResults {
     pub floor_library: String,
     /// The transfer-time class the verdicts use.
     pub class: TransferClass,
+    /// The report tables and their layouts.
     pub tables: Vec<crate::scenario::TableSpec>,
+    /// Every case's result, in run order.
     pub scenarios: Vec<ScenarioResult>,
+    /// The headline targets and their verdicts.
     pub targets: Vec<Target>,
     /// Cases that failed, with their reasons, and other things a reader must know.
     pub notes: Vec<String>,
@@ -801,12 +942,14 @@ pub struct RunResults {
 
 impl RunResults {
     /// Loads `DIR/results.json`.
-    pub fn load(dir: &Path) -> Result<RunResults, String> {
+    pub fn load(dir: &Path) -> Result<RunResults, ResultsError> {
         let p = dir.join("results.json");
-        let text =
-            std::fs::read_to_string(&p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+        let text = std::fs::read_to_string(&p).map_err(|source| ResultsError::Read {
+            path: p.clone(),
+            source,
+        })?;
         let mut r: RunResults = serde_json::from_str(&text)
-            .map_err(|e| format!("{}: not a gander results file: {e}", p.display()))?;
+            .map_err(|source| ResultsError::NotResults { path: p, source })?;
         // Raw samples live per case; attach them for the report's charts.
         for s in &mut r.scenarios {
             if s.samples.is_none() {
@@ -824,21 +967,27 @@ impl RunResults {
     }
 
     /// Writes `results.json` (without raw samples).
-    pub fn save(&self, dir: &Path) -> Result<(), String> {
+    pub fn save(&self, dir: &Path) -> Result<(), ResultsError> {
         let mut slim = self.clone();
         for s in &mut slim.scenarios {
             s.samples = None;
         }
-        let text = serde_json::to_string_pretty(&slim).map_err(|e| e.to_string())?;
+        let text = serde_json::to_string_pretty(&slim)?;
         write_atomic(&dir.join("results.json"), text.as_bytes())
     }
 }
 
 /// Writes via a temporary file and a rename, so an interrupted run never leaves half a file.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ResultsError> {
     let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, bytes).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, path).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    std::fs::write(&tmp, bytes).map_err(|source| ResultsError::Write {
+        path: tmp.clone(),
+        source,
+    })?;
+    std::fs::rename(&tmp, path).map_err(|source| ResultsError::Write {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 #[cfg(test)]
@@ -906,9 +1055,10 @@ mod tests {
     #[test]
     fn bad_lines_are_errors_with_line_numbers() {
         let e = parse_events("{\"event\":\"HT_START\",\"t_ns\":1}\nnot json").unwrap_err();
-        assert!(e.starts_with("line 2"), "{e}");
+        assert_eq!(e.line, 2, "{e}");
+        assert!(e.to_string().starts_with("line 2"), "{e}");
         let e = parse_events("{\"event\":\"HT_START\"}").unwrap_err();
-        assert!(e.contains("t_ns"), "{e}");
+        assert!(e.source.to_string().contains("t_ns"), "{e}");
     }
 
     pub fn result(name: &str) -> ScenarioResult {

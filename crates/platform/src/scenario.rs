@@ -21,21 +21,46 @@ use std::path::Path;
 use toml::{Table, Value};
 
 /// Everything that can be wrong with a scenario file.
-#[derive(Debug, thiserror::Error, PartialEq)]
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ScenarioError {
-    #[error("cannot read scenario file {path}: {reason}")]
-    Read { path: String, reason: String },
-    #[error("scenario {scenario}: not valid TOML: {reason}")]
-    Toml { scenario: String, reason: String },
-    #[error("scenario {scenario}: {what}")]
-    File { scenario: String, what: String },
-    #[error("scenario {scenario}, case {case}: {what}")]
-    Case {
+    /// The scenario file could not be read.
+    #[error("cannot read scenario file {path}")]
+    Read {
+        /// The file.
+        path: String,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The scenario is not valid TOML.
+    #[error("scenario {scenario}: not valid TOML")]
+    Toml {
+        /// The scenario's name.
         scenario: String,
-        case: String,
+        /// What the TOML parser said.
+        #[source]
+        source: toml::de::Error,
+    },
+    /// Something outside the cases is wrong (tables, defaults, unknown keys).
+    #[error("scenario {scenario}: {what}")]
+    File {
+        /// The scenario's name.
+        scenario: String,
+        /// What is wrong.
         what: String,
     },
+    /// A case does not resolve on this machine (suite, version, key, backend or link).
+    #[error("scenario {scenario}, case {case}: {what}")]
+    Case {
+        /// The scenario's name.
+        scenario: String,
+        /// The case's name.
+        case: String,
+        /// What is wrong.
+        what: String,
+    },
+    /// Neither a file nor a built-in scenario.
     #[error("unknown scenario {0:?}: not a file and not a built-in (see `gander scenarios`)")]
     Unknown(String),
 }
@@ -52,6 +77,7 @@ pub enum Stack {
 }
 
 impl Stack {
+    /// Name in scenario files and results.
     pub fn name(self) -> &'static str {
         match self {
             Stack::Gander => "gander",
@@ -73,6 +99,7 @@ pub enum Interaction {
 }
 
 impl Interaction {
+    /// Name in scenario files and results.
     pub fn name(self) -> &'static str {
         match self {
             Interaction::Report => "report",
@@ -97,6 +124,7 @@ pub enum Resumption {
 }
 
 impl Resumption {
+    /// Name in scenario files and results.
     pub fn name(self) -> &'static str {
         match self {
             Resumption::Off => "off",
@@ -113,7 +141,9 @@ impl Resumption {
 pub enum EmulatorChoice {
     /// `tc netem` when the kernel has it, otherwise the userspace relay.
     Auto,
+    /// Kernel `tc netem` (the case fails where the kernel lacks it).
     Netem,
+    /// gander's userspace relay, on any kernel.
     Userspace,
 }
 
@@ -129,8 +159,10 @@ pub struct Params {
     /// Row label in that table (e.g. "iii.) (TLS v1.0)").
     #[serde(default)]
     pub label: String,
+    /// Which implementation runs the server.
     #[serde(default = "default_stack")]
     pub server_stack: Stack,
+    /// Which implementation runs the client.
     #[serde(default = "default_stack")]
     pub client_stack: Stack,
     /// `auto`, `openssl`, `gnutls` or `rustls`.
@@ -145,6 +177,7 @@ pub struct Params {
     /// `rsa1024` .. `rsa8192`, `p256`, `p384`.
     #[serde(default = "default_key")]
     pub key: String,
+    /// What the peers exchange after the handshake.
     #[serde(default = "default_interaction")]
     pub interaction: Interaction,
     /// Report / request payload in bytes (the RSE paper's 125-byte reports).
@@ -156,6 +189,7 @@ pub struct Params {
     /// Link profile name (`loopback`, `lan`, `wan`, `4g`, `5g`).
     #[serde(default = "default_link")]
     pub link: String,
+    /// Which emulator applies a non-loopback link profile.
     #[serde(default = "default_emulator")]
     pub emulator: EmulatorChoice,
     /// Handshakes (HT samples).
@@ -167,6 +201,7 @@ pub struct Params {
     /// Samples measured, then discarded and counted, at the start of each loop.
     #[serde(default = "default_warmup")]
     pub warmup: u32,
+    /// Session resumption for the handshakes after the first.
     #[serde(default = "default_resumption")]
     pub session_resumption: Resumption,
     /// Case whose means VAR% is computed against (the papers' reference row); none = no VAR%.
@@ -201,7 +236,9 @@ fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D:
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TableSpec {
+    /// Id the cases' `table` refers to.
     pub id: String,
+    /// Heading of the table in the report.
     pub title: String,
     /// Case the VAR% column of this table is computed against.
     #[serde(default)]
@@ -272,19 +309,25 @@ fn default_true() -> bool {
 /// A case resolved against this machine: the suite, version, key and backend it will use.
 #[derive(Clone, Debug, Serialize)]
 pub struct Case {
+    /// The parameters as written.
     pub params: Params,
     /// `None` for cleartext.
     pub tls: Option<TlsChoice>,
+    /// The certificate key type.
     pub key: KeySpecName,
+    /// The link profile `params.link` names.
     pub link: LinkProfile,
 }
 
 /// The TLS side of a case.
 #[derive(Clone, Debug, Serialize)]
 pub struct TlsChoice {
+    /// The TLS version.
     pub version: TlsVersion,
+    /// The cipher suite.
     #[serde(serialize_with = "ser_suite")]
     pub suite: &'static CipherSuite,
+    /// The TLS library that runs it.
     pub backend: BackendKind,
     /// Why this backend (e.g. "auto: openssl lacks TLS_DHE_RSA_WITH_3DES_EDE_CBC_SHA here").
     pub backend_reason: String,
@@ -313,6 +356,7 @@ impl fmt::Display for KeySpecName {
 }
 
 impl Case {
+    /// The case's name (`params.name`).
     pub fn name(&self) -> &str {
         &self.params.name
     }
@@ -347,12 +391,17 @@ pub fn file_stem(name: &str) -> String {
 /// A parsed and resolved scenario.
 #[derive(Clone, Debug, Serialize)]
 pub struct Scenario {
+    /// Scenario name (its built-in name or file stem).
     pub name: String,
+    /// What the scenario measures, one paragraph.
     pub description: String,
     /// Publication or purpose the matrix follows.
     pub source: String,
+    /// Whether the `[quick]` overrides (fewer connections and reports) were applied.
     pub quick: bool,
+    /// The report tables.
     pub tables: Vec<TableSpec>,
+    /// The cases, in run order.
     pub cases: Vec<Case>,
 }
 
@@ -362,9 +411,9 @@ pub fn parse(
     text: &str,
     quick: bool,
 ) -> Result<(Scenario, Vec<Params>), ScenarioError> {
-    let toml_err = |e: toml::de::Error| ScenarioError::Toml {
+    let toml_err = |source| ScenarioError::Toml {
         scenario: scenario_hint.to_string(),
-        reason: e.to_string(),
+        source,
     };
     let mut root: Table = text.parse::<Table>().map_err(toml_err)?;
     let file_err = |what: String| ScenarioError::File {
@@ -635,15 +684,16 @@ impl Scenario {
         }
         let path = Path::new(name_or_path);
         if path.exists() || name_or_path.ends_with(".toml") {
-            let text = std::fs::read_to_string(path).map_err(|e| ScenarioError::Read {
+            let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Read {
                 path: name_or_path.to_string(),
-                reason: e.to_string(),
+                source,
             })?;
             return Scenario::from_str(name_or_path, &text, quick);
         }
         Err(ScenarioError::Unknown(name_or_path.to_string()))
     }
 
+    /// The case named `name`.
     pub fn case(&self, name: &str) -> Option<&Case> {
         self.cases.iter().find(|c| c.params.name == name)
     }
@@ -725,7 +775,8 @@ pub fn resolve(scenario: &str, p: Params) -> Result<Case, ScenarioError> {
             }
             _ => {}
         }
-        let (backend, backend_reason) = choose_backend(&p.backend, suite, version).map_err(err)?;
+        let (backend, backend_reason) =
+            choose_backend(&p.backend, suite, version).map_err(|e| err(e.to_string()))?;
         Some(TlsChoice {
             version,
             suite,
@@ -745,12 +796,39 @@ pub fn resolve(scenario: &str, p: Params) -> Result<Case, ScenarioError> {
     })
 }
 
+/// Why no backend could be chosen for a case.
+#[derive(Debug, thiserror::Error, PartialEq)]
+#[non_exhaustive]
+pub enum BackendChoiceError {
+    /// `backend = "auto"`, and no library here has the suite at this version.
+    #[error("no backend on this machine supports {suite} at TLS {version}")]
+    NoneSupports {
+        /// The suite's name.
+        suite: &'static str,
+        /// The TLS version, e.g. `1.2`.
+        version: &'static str,
+    },
+    /// The backend named does not have the suite at this version here.
+    #[error("backend {backend} does not support {suite} at TLS {version} on this machine (try backend = \"auto\")")]
+    Unsupported {
+        /// The backend named in the scenario.
+        backend: BackendKind,
+        /// The suite's name.
+        suite: &'static str,
+        /// The TLS version, e.g. `1.2`.
+        version: &'static str,
+    },
+    /// Not a backend's name.
+    #[error("{0}")]
+    Unknown(String),
+}
+
 /// Picks the backend for a suite and version, asking each library what it supports here.
 pub fn choose_backend(
     wanted: &str,
     suite: &CipherSuite,
     version: TlsVersion,
-) -> Result<(BackendKind, String), String> {
+) -> Result<(BackendKind, String), BackendChoiceError> {
     let supports = |b: BackendKind| {
         let caps = backend::capabilities(b);
         caps.suites.contains(&suite.code) && caps.versions.contains(&version)
@@ -778,20 +856,18 @@ pub fn choose_backend(
             }
             lacking.push(b.name());
         }
-        return Err(format!(
-            "no backend on this machine supports {} at TLS {}",
-            suite.name,
-            version.short()
-        ));
+        return Err(BackendChoiceError::NoneSupports {
+            suite: suite.name,
+            version: version.short(),
+        });
     }
-    let b: BackendKind = wanted.parse()?;
+    let b: BackendKind = wanted.parse().map_err(BackendChoiceError::Unknown)?;
     if !supports(b) {
-        return Err(format!(
-            "backend {} does not support {} at TLS {} on this machine (try backend = \"auto\")",
-            b,
-            suite.name,
-            version.short()
-        ));
+        return Err(BackendChoiceError::Unsupported {
+            backend: b,
+            suite: suite.name,
+            version: version.short(),
+        });
     }
     Ok((b, "chosen in the scenario".into()))
 }

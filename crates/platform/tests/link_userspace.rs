@@ -3,7 +3,7 @@
 //! (network namespaces): fails with the reason elsewhere, or skips saying so when
 //! `GANDER_SKIP_NETNS=1` (`gander_testkit::netns`).
 use gander_platform::link::profile::LinkProfile;
-use gander_platform::link::LinkEnv;
+use gander_platform::link::{LinkEnv, LinkError};
 use gander_platform::scenario::EmulatorChoice;
 
 #[test]
@@ -33,6 +33,7 @@ fn userspace_relay_achieves_delay_and_rate() {
     // netem is refused with a reason on a kernel without it.
     if !env.netem_available() {
         let e = env.start(p, EmulatorChoice::Netem).err().unwrap();
-        assert!(e.contains("no tc netem"), "{e}");
+        assert!(matches!(e, LinkError::NoNetem), "{e}");
+        assert!(e.to_string().contains("no tc netem"), "{e}");
     }
 }

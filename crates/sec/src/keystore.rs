@@ -29,11 +29,12 @@ use zeroize::Zeroizing;
 #[non_exhaustive]
 pub enum KeyFileError {
     /// The file could not be read.
-    #[error("cannot read key file {path}: {source}")]
+    #[error("cannot read key file {}", path.display())]
     Io {
         /// Path.
         path: PathBuf,
         /// Cause.
+        #[source]
         source: std::io::Error,
     },
     /// Not valid TOML, or fields of the wrong type or unknown fields.
@@ -436,7 +437,7 @@ impl KeyStore {
                 let alg: SignatureAlgorithm = sig
                     .parse()
                     .map_err(|e: crate::algorithm::UnknownAlgorithm| bad(e.to_string()))?;
-                let read = |p: &PathBuf| read_capped(&base.join(p)).map_err(bad);
+                let read = |p: &PathBuf| read_capped(&base.join(p)).map_err(|e| bad(e.to_string()));
                 let signing = k
                     .private_key_file
                     .as_ref()
@@ -483,7 +484,7 @@ impl KeyStore {
                 Zeroizing::new(a.as_bytes().to_vec())
             } else {
                 let p = base.join(k.key_file.as_ref().expect("one source is set"));
-                Zeroizing::new(read_capped(&p).map_err(bad)?)
+                Zeroizing::new(read_capped(&p).map_err(|e| bad(e.to_string()))?)
             };
             let entry = KeyEntry::new(id, mac, enc, &secret, provider)?
                 .with_validity(nb, na)
@@ -502,28 +503,60 @@ const MAX_KEY_FILE: u64 = 64 * 1024;
 
 /// Reads a key file, refusing anything larger than [`MAX_KEY_FILE`] (a key file pointing at
 /// `/dev/zero` or a log must fail, not exhaust memory).
-fn read_capped(p: &Path) -> Result<Vec<u8>, String> {
+fn read_capped(p: &Path) -> Result<Vec<u8>, KeyReadError> {
     use std::io::Read;
-    let f = std::fs::File::open(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+    let cannot = |error| KeyReadError::Read {
+        path: p.to_path_buf(),
+        error,
+    };
+    let f = std::fs::File::open(p).map_err(cannot)?;
     let mut buf = Vec::new();
     f.take(MAX_KEY_FILE + 1)
         .read_to_end(&mut buf)
-        .map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+        .map_err(cannot)?;
     if buf.len() as u64 > MAX_KEY_FILE {
-        return Err(format!(
-            "{} is larger than {MAX_KEY_FILE} bytes: not a key file",
-            p.display()
-        ));
+        return Err(KeyReadError::TooLarge(p.to_path_buf()));
     }
     Ok(buf)
 }
 
+/// Why a key file named by a key entry could not be used; it becomes that entry's
+/// [`KeyFileError::BadKey`] reason, so its message carries the I/O error.
+#[derive(Debug, thiserror::Error)]
+enum KeyReadError {
+    /// The file could not be opened or read.
+    #[error("cannot read {}: {error}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// What the system said.
+        error: std::io::Error,
+    },
+    /// The file is larger than any key file.
+    #[error("{} is larger than {MAX_KEY_FILE} bytes: not a key file", .0.display())]
+    TooLarge(PathBuf),
+}
+
+/// Why a key's validity bound is not a time.
+#[derive(Debug, thiserror::Error)]
+enum TimeError {
+    /// A time of day without a date.
+    #[error("a date is required")]
+    NoDate,
+    /// A date-time before the Unix epoch.
+    #[error("before 1970")]
+    Before1970,
+    /// Neither a date-time nor an integer.
+    #[error("expected a date-time or Unix seconds")]
+    NotATime,
+}
+
 /// A TOML offset date-time (or local date-time taken as UTC, or an integer) as Unix seconds.
-fn toml_time(v: &toml::Value) -> Result<u64, String> {
+fn toml_time(v: &toml::Value) -> Result<u64, TimeError> {
     match v {
         toml::Value::Integer(i) if *i >= 0 => Ok(*i as u64),
         toml::Value::Datetime(dt) => {
-            let date = dt.date.ok_or("a date is required")?;
+            let date = dt.date.ok_or(TimeError::NoDate)?;
             let time = dt.time.unwrap_or(toml::value::Time {
                 hour: 0,
                 minute: 0,
@@ -540,9 +573,9 @@ fn toml_time(v: &toml::Value) -> Result<u64, String> {
                 + time.minute as i64 * 60
                 + time.second as i64
                 - offset_min * 60;
-            u64::try_from(secs).map_err(|_| "before 1970".to_string())
+            u64::try_from(secs).map_err(|_| TimeError::Before1970)
         }
-        _ => Err("expected a date-time or Unix seconds".into()),
+        _ => Err(TimeError::NotATime),
     }
 }
 

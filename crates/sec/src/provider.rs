@@ -15,18 +15,29 @@ pub enum CryptoError {
     /// The key's length does not fit the algorithm.
     #[error("{alg}: key of {got} bytes not accepted (expected {expected})")]
     BadKeyLength {
+        /// The algorithm.
         alg: &'static str,
+        /// The lengths it accepts, in bytes.
         expected: &'static str,
+        /// The key's length, bytes.
         got: usize,
     },
     /// IV of the wrong length (GCM/GMAC take exactly 12 bytes here).
     #[error("{alg}: IV of {got} bytes, expected 12")]
-    BadIvLength { alg: &'static str, got: usize },
+    BadIvLength {
+        /// The algorithm.
+        alg: &'static str,
+        /// The IV's length, bytes.
+        got: usize,
+    },
     /// Tag of the wrong length for the algorithm.
     #[error("{alg}: tag of {got} bytes, expected {expected}")]
     BadTagLength {
+        /// The algorithm.
         alg: &'static str,
+        /// The tag length it takes, bytes.
         expected: usize,
+        /// The tag's length, bytes.
         got: usize,
     },
     /// The MAC, AEAD tag or signature did not verify.

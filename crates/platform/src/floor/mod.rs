@@ -66,10 +66,13 @@ pub mod ring;
 /// One kind of operation in a floor, its count per handshake and its measured median.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FloorOp {
+    /// The operation, e.g. `sign rsa2048`.
     pub op: String,
+    /// How many times one handshake performs it (both sides together).
     pub count: u32,
     /// Median of the timed repetitions, ms.
     pub each_ms: f64,
+    /// Repetitions timed.
     pub reps: usize,
     /// The library that timed this operation (empty in results from before per-operation
     /// libraries: then [`Floor::library`]).
@@ -80,13 +83,16 @@ pub struct FloorOp {
 /// The floor of one case's handshake.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Floor {
+    /// Sum over `ops` of count times median, ms: the handshake's public-key floor.
     pub total_ms: f64,
+    /// The operations counted in the floor.
     pub ops: Vec<FloorOp>,
     /// The library that timed the operations (several, joined with " + ", when one had to be
     /// timed with another library).
     pub library: String,
     /// Whether every operation was timed with the library the handshake ran on.
     pub same_library: bool,
+    /// How the handshake was modelled (key exchange, resumption, what was left out).
     pub note: String,
     /// Measured beside the floor, not part of it: decoding the peer certificate on each side.
     #[serde(default)]
@@ -109,7 +115,9 @@ impl Floor {
 /// A key-agreement group as a handshake uses it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Group {
+    /// X25519 (RFC 7748).
     X25519,
+    /// NIST P-256 (secp256r1).
     P256,
     /// Finite-field DH with a 2048-bit prime; which prime and how long the secret exponent is
     /// are the library's ([`FloorLib::dh_name`]).
@@ -130,7 +138,9 @@ pub enum OpKind {
     PremasterDecrypt,
     /// RSA key transport, client side: encrypting the premaster secret to the server key.
     PremasterEncrypt,
+    /// Generating an ephemeral key pair in the group.
     Keygen(Group),
+    /// Deriving the shared secret from the own key and the peer's public value.
     Derive(Group),
     /// Parsing the peer's certificate (not counted in the floor).
     DecodeCert,
@@ -138,10 +148,13 @@ pub enum OpKind {
 
 /// The inputs of an operation: the scenario's key and certificate, and the signature scheme.
 pub struct OpInput<'a> {
+    /// The certificate key type.
     pub spec: KeySpec,
     /// RSA-PSS (TLS 1.2 and 1.3) rather than PKCS#1 v1.5 (TLS 1.0/1.1) for handshake signatures.
     pub pss: bool,
+    /// The own private key (PEM).
     pub key: &'a Path,
+    /// The own certificate (PEM).
     pub cert: &'a Path,
 }
 
@@ -153,6 +166,7 @@ pub type Rep<'a> = Box<dyn FnMut() -> Result<(), String> + 'a>;
 pub enum PrepError {
     /// The library has no public interface for it (the floor falls back to OpenSSL).
     Unsupported(String),
+    /// The library failed while preparing it (the message says why).
     Failed(String),
 }
 
@@ -160,6 +174,20 @@ impl From<String> for PrepError {
     fn from(s: String) -> Self {
         PrepError::Failed(s)
     }
+}
+
+/// Why a floor was not measured.
+#[derive(Debug, thiserror::Error)]
+#[error("floor ({library}): {op}: {reason}")]
+pub struct FloorError {
+    /// The library that was to time the operation (name and version).
+    pub library: String,
+    /// The operation, e.g. `sign RSA-2048`.
+    pub op: String,
+    /// What went wrong: the library's own message.
+    pub reason: String,
+    /// Whether the library has no public interface for the operation (rather than failing).
+    pub unsupported: bool,
 }
 
 /// A library that times a floor's operations the way its TLS stack performs them.
@@ -275,7 +303,7 @@ impl FloorMeter {
     }
 
     /// The floor of `case`'s handshake with the keys of `pki`; `None` for cleartext.
-    pub fn floor(&mut self, case: &Case, pki: &PkiSet) -> Result<Option<Floor>, String> {
+    pub fn floor(&mut self, case: &Case, pki: &PkiSet) -> Result<Option<Floor>, FloorError> {
         let Some(tls) = &case.tls else {
             return Ok(None);
         };
@@ -440,7 +468,7 @@ impl FloorMeter {
         kind: OpKind,
         label: &str,
         input: &OpInput,
-    ) -> Result<(f64, usize, String), String> {
+    ) -> Result<(f64, usize, String), FloorError> {
         // Key agreement does not depend on the certificate key.
         let scope = match kind {
             OpKind::Keygen(_) | OpKind::Derive(_) => "any".to_string(),
@@ -450,17 +478,22 @@ impl FloorMeter {
         if let Some(v) = self.cache.get(&key) {
             return Ok((v.0, v.1, lib.name()));
         }
+        let fail = |reason: String, unsupported: bool| FloorError {
+            library: lib.name(),
+            op: label.to_string(),
+            reason,
+            unsupported,
+        };
         match lib.prepare(kind, input) {
             Ok(mut rep) => {
-                let (each, reps) = self.time(key, &mut rep)?;
+                let (each, reps) = self.time(key, &mut rep).map_err(|why| fail(why, false))?;
                 Ok((each, reps, lib.name()))
             }
             Err(PrepError::Unsupported(_)) if lib.id() != "openssl" => {
                 self.measure(&openssl::Openssl, kind, label, input)
             }
-            Err(PrepError::Unsupported(why)) | Err(PrepError::Failed(why)) => {
-                Err(format!("floor ({}): {label}: {why}", lib.name()))
-            }
+            Err(PrepError::Unsupported(why)) => Err(fail(why, true)),
+            Err(PrepError::Failed(why)) => Err(fail(why, false)),
         }
     }
 }

@@ -55,13 +55,54 @@ impl Drop for ActiveLink {
     }
 }
 
+/// Why link emulation could not be set up or measured.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LinkError {
+    /// Not root, or no `ip netns`.
+    #[error("link emulation needs network namespaces")]
+    NoNamespaces(#[source] gander_lab::LabError),
+    /// The lab's namespaces could not be built.
+    #[error("lab up")]
+    LabUp(#[source] gander_lab::LabError),
+    /// The scenario asks for netem, which this kernel lacks.
+    #[error("emulator = \"netem\", but this kernel has no tc netem (sch_netem)")]
+    NoNetem,
+    /// `ip netns exec .. tc` could not be run.
+    #[error("cannot run tc")]
+    Tc(#[source] std::io::Error),
+    /// `tc qdisc add .. netem` failed on an interface.
+    #[error("tc netem on {0} failed")]
+    NetemFailed(String),
+    /// The relay did not start.
+    #[error(transparent)]
+    Relay(#[from] relay::RelayError),
+    /// The probe's sink could not listen in the server namespace.
+    #[error("link probe: sink")]
+    ProbeSink(#[source] std::io::Error),
+    /// The probe's sink did not start within 5 s.
+    #[error("link probe: sink did not start")]
+    ProbeSinkTimeout,
+    /// The probe could not run in the client namespace.
+    #[error("link probe: client namespace")]
+    ProbeNamespace(#[source] std::io::Error),
+    /// The probe could not connect through the emulator.
+    #[error("link probe connect")]
+    ProbeConnect(#[source] std::io::Error),
+    /// The probe's bulk transfer failed.
+    #[error("link probe send")]
+    ProbeSend(#[source] std::io::Error),
+    /// The sink did not answer the bulk transfer.
+    #[error("link probe: no answer")]
+    ProbeNoAnswer(#[source] std::io::Error),
+}
+
 impl LinkEnv {
     /// Builds the namespaces (root needed) and finds out whether the kernel has netem.
-    pub fn up() -> Result<LinkEnv, String> {
-        gander_lab::check_available()
-            .map_err(|e| format!("link emulation needs network namespaces: {e}"))?;
-        let lab = gander_lab::LabGuard::up("imp", gander_lab::Mode::L2)
-            .map_err(|e| format!("lab up: {e}"))?;
+    pub fn up() -> Result<LinkEnv, LinkError> {
+        gander_lab::check_available().map_err(LinkError::NoNamespaces)?;
+        let lab =
+            gander_lab::LabGuard::up("imp", gander_lab::Mode::L2).map_err(LinkError::LabUp)?;
         let gw = lab.0.ns(gander_lab::Role::Gw);
         let ok = Command::new("ip")
             .args([
@@ -81,12 +122,15 @@ impl LinkEnv {
         Ok(LinkEnv { lab, netem: ok })
     }
 
+    /// The server's network namespace.
     pub fn server_ns(&self) -> String {
         self.lab.0.ns(gander_lab::Role::Ied)
     }
+    /// The client's network namespace.
     pub fn client_ns(&self) -> String {
         self.lab.0.ns(gander_lab::Role::Sub)
     }
+    /// Whether the kernel has `tc netem` (sch_netem).
     pub fn netem_available(&self) -> bool {
         self.netem
     }
@@ -96,14 +140,10 @@ impl LinkEnv {
         &self,
         profile: LinkProfile,
         choice: EmulatorChoice,
-    ) -> Result<ActiveLink, String> {
+    ) -> Result<ActiveLink, LinkError> {
         let gw = self.lab.0.ns(gander_lab::Role::Gw);
         let use_netem = match choice {
-            EmulatorChoice::Netem if !self.netem => {
-                return Err(
-                    "emulator = \"netem\", but this kernel has no tc netem (sch_netem)".into(),
-                )
-            }
+            EmulatorChoice::Netem if !self.netem => return Err(LinkError::NoNetem),
             EmulatorChoice::Netem => true,
             EmulatorChoice::Auto => self.netem,
             EmulatorChoice::Userspace => false,
@@ -130,9 +170,9 @@ impl LinkEnv {
                 let st = Command::new("ip")
                     .args(&args)
                     .status()
-                    .map_err(|e| e.to_string())?;
+                    .map_err(LinkError::Tc)?;
                 if !st.success() {
-                    return Err(format!("tc netem on {dev} failed"));
+                    return Err(LinkError::NetemFailed(dev.to_string()));
                 }
             }
             let identity = LinkProfile {
@@ -158,14 +198,12 @@ impl LinkEnv {
     }
 
     /// Measures the achieved one-way delay and rate through the running emulator.
-    pub fn measure(&self, profile: &LinkProfile) -> Result<serde_json::Value, String> {
-        let (tx, rx) = std::sync::mpsc::channel::<Result<SocketAddr, String>>();
+    pub fn measure(&self, profile: &LinkProfile) -> Result<serde_json::Value, LinkError> {
+        let (tx, rx) = std::sync::mpsc::channel::<std::io::Result<SocketAddr>>();
         let server_ns = self.server_ns();
         // A sink in the server namespace: reads to EOF, answers one byte.
         std::thread::spawn(move || {
-            let r = gander_lab::enter(&server_ns)
-                .map_err(|e| e.to_string())
-                .and_then(|_| TcpListener::bind((SERVER_IP, 0)).map_err(|e| e.to_string()));
+            let r = gander_lab::enter(&server_ns).and_then(|_| TcpListener::bind((SERVER_IP, 0)));
             let l = match r {
                 Ok(l) => l,
                 Err(e) => {
@@ -173,7 +211,7 @@ impl LinkEnv {
                     return;
                 }
             };
-            let _ = tx.send(l.local_addr().map_err(|e| e.to_string()));
+            let _ = tx.send(l.local_addr());
             let _ = l.set_nonblocking(false);
             for s in l.incoming().take(21) {
                 let Ok(mut s) = s else { continue };
@@ -188,41 +226,40 @@ impl LinkEnv {
         });
         let addr = rx
             .recv_timeout(Duration::from_secs(5))
-            .map_err(|_| "link probe: sink did not start".to_string())??;
+            .map_err(|_| LinkError::ProbeSinkTimeout)?
+            .map_err(LinkError::ProbeSink)?;
         let bytes: usize = if profile.rate_mbit > 0.0 {
             ((profile.rate_mbit * 1e6 / 8.0) as usize).clamp(256 << 10, 4 << 20)
         } else {
             2 << 20
         };
         let client_ns = self.client_ns();
-        let probe = gander_lab::in_ns(&client_ns, move || -> Result<(Vec<f64>, f64), String> {
+        let probe = gander_lab::in_ns(&client_ns, move || -> Result<(Vec<f64>, f64), LinkError> {
             let mut rtts = Vec::new();
             for _ in 0..20 {
                 let t = Instant::now();
                 let s = TcpStream::connect_timeout(&addr, Duration::from_secs(5))
-                    .map_err(|e| format!("link probe connect: {e}"))?;
+                    .map_err(LinkError::ProbeConnect)?;
                 rtts.push(t.elapsed().as_secs_f64() * 1e3);
                 drop(s);
             }
             let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(5))
-                .map_err(|e| format!("link probe connect: {e}"))?;
+                .map_err(LinkError::ProbeConnect)?;
             s.set_read_timeout(Some(Duration::from_secs(60))).ok();
             let buf = vec![0x55u8; 65536];
             let t = Instant::now();
             let mut left = bytes;
             while left > 0 {
                 let n = left.min(buf.len());
-                s.write_all(&buf[..n])
-                    .map_err(|e| format!("link probe send: {e}"))?;
+                s.write_all(&buf[..n]).map_err(LinkError::ProbeSend)?;
                 left -= n;
             }
             s.shutdown(std::net::Shutdown::Write).ok();
             let mut k = [0u8; 1];
-            s.read_exact(&mut k)
-                .map_err(|e| format!("link probe: no answer: {e}"))?;
+            s.read_exact(&mut k).map_err(LinkError::ProbeNoAnswer)?;
             Ok((rtts, t.elapsed().as_secs_f64()))
         })
-        .map_err(|e| e.to_string())??;
+        .map_err(LinkError::ProbeNamespace)??;
         let (mut rtts, secs) = probe;
         rtts.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
         let median = rtts[rtts.len() / 2];

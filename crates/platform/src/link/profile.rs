@@ -10,6 +10,7 @@ use serde::Serialize;
 /// One link profile. Delay and jitter are one-way (each direction gets them), as `tc netem` applies them.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct LinkProfile {
+    /// Name in scenario files (`loopback`, `lan`, `wan`, `4g`, `5g`).
     pub name: &'static str,
     /// Mean one-way delay added per packet, milliseconds.
     pub delay_ms: f64,

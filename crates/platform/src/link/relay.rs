@@ -17,10 +17,48 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+/// Why the relay did not start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RelayError {
+    /// The relay thread could not move into the gateway namespace.
+    #[error("cannot enter namespace {ns}")]
+    Enter {
+        /// The namespace.
+        ns: String,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// No AF_PACKET socket (root needed).
+    #[error("AF_PACKET socket")]
+    Socket(#[source] std::io::Error),
+    /// An interface name with a NUL byte.
+    #[error("bad interface name")]
+    BadName,
+    /// No interface of that name in the namespace.
+    #[error("no interface {0}")]
+    NoInterface(String),
+    /// The socket could not be bound to the interface.
+    #[error("bind to {ifname}")]
+    Bind {
+        /// The interface.
+        ifname: String,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A relay thread ended before saying whether it started.
+    #[error("relay thread died")]
+    ThreadDied,
+}
+
 /// Frames relayed and dropped, per direction.
 #[derive(Debug, Default)]
 pub struct Counters {
+    /// Frames passed on (after their delay).
     pub forwarded: AtomicU64,
+    /// Frames dropped by the loss model.
     pub dropped: AtomicU64,
 }
 
@@ -28,12 +66,13 @@ pub struct Counters {
 pub struct Relay {
     stop: Arc<AtomicBool>,
     threads: Vec<JoinHandle<()>>,
+    /// Frame counters of the two directions (`a` to `b`, then `b` to `a`).
     pub counters: [Arc<Counters>; 2],
 }
 
 impl Relay {
     /// Starts both directions inside namespace `ns` between interfaces `a` and `b`.
-    pub fn start(ns: &str, a: &str, b: &str, profile: LinkProfile) -> Result<Relay, String> {
+    pub fn start(ns: &str, a: &str, b: &str, profile: LinkProfile) -> Result<Relay, RelayError> {
         let stop = Arc::new(AtomicBool::new(false));
         let counters = [Arc::new(Counters::default()), Arc::new(Counters::default())];
         let mut threads = Vec::new();
@@ -43,7 +82,10 @@ impl Relay {
             let (tx, rx) = std::sync::mpsc::channel();
             threads.push(std::thread::spawn(move || {
                 let socks = gander_lab::enter(&ns)
-                    .map_err(|e| format!("cannot enter namespace {ns}: {e}"))
+                    .map_err(|source| RelayError::Enter {
+                        ns: ns.clone(),
+                        source,
+                    })
                     .and_then(|_| Ok((RawSocket::open(&from)?, RawSocket::open(&to)?)));
                 match socks {
                     Ok((rx_sock, tx_sock)) => {
@@ -62,7 +104,7 @@ impl Relay {
                     }
                 }
             }));
-            rx.recv().map_err(|_| "relay thread died".to_string())??;
+            rx.recv().map_err(|_| RelayError::ThreadDied)??;
         }
         Ok(Relay {
             stop,
@@ -71,6 +113,7 @@ impl Relay {
         })
     }
 
+    /// Stops both directions and joins their threads (idempotent).
     pub fn stop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
         for t in self.threads.drain(..) {
@@ -91,23 +134,20 @@ struct RawSocket {
 }
 
 impl RawSocket {
-    fn open(ifname: &str) -> Result<RawSocket, String> {
+    fn open(ifname: &str) -> Result<RawSocket, RelayError> {
         let proto = (libc::ETH_P_ALL as u16).to_be() as libc::c_int;
         // SAFETY: plain socket(2); the fd is owned by RawSocket and closed on drop.
         let fd =
             unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_NONBLOCK, proto) };
         if fd < 0 {
-            return Err(format!(
-                "AF_PACKET socket: {}",
-                std::io::Error::last_os_error()
-            ));
+            return Err(RelayError::Socket(std::io::Error::last_os_error()));
         }
         let s = RawSocket { fd };
-        let name = std::ffi::CString::new(ifname).map_err(|_| "bad interface name".to_string())?;
+        let name = std::ffi::CString::new(ifname).map_err(|_| RelayError::BadName)?;
         // SAFETY: a valid NUL-terminated name.
         let idx = unsafe { libc::if_nametoindex(name.as_ptr()) };
         if idx == 0 {
-            return Err(format!("no interface {ifname}"));
+            return Err(RelayError::NoInterface(ifname.to_string()));
         }
         // SAFETY: sockaddr_ll is plain data; zeroed is a valid starting value.
         let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
@@ -123,10 +163,10 @@ impl RawSocket {
             )
         };
         if r != 0 {
-            return Err(format!(
-                "bind to {ifname}: {}",
-                std::io::Error::last_os_error()
-            ));
+            return Err(RelayError::Bind {
+                ifname: ifname.to_string(),
+                source: std::io::Error::last_os_error(),
+            });
         }
         Ok(s)
     }
@@ -206,6 +246,7 @@ pub struct Schedule {
 }
 
 impl Schedule {
+    /// A schedule for `profile`, its loss and jitter drawn from a generator seeded with `seed`.
     pub fn new(profile: LinkProfile, seed: u64) -> Schedule {
         Schedule {
             profile,
@@ -214,6 +255,7 @@ impl Schedule {
         }
     }
 
+    /// When a frame of `len` bytes arriving at `now` departs; `None` if the loss model drops it.
     pub fn departure(&mut self, now: Instant, len: usize) -> Option<Instant> {
         let p = &self.profile;
         if p.loss_pct > 0.0 && self.rng.next_f64() * 100.0 < p.loss_pct {

@@ -4,6 +4,7 @@
 use crate::results::RunResults;
 use std::fmt::Write;
 
+/// Renders `samples.csv`.
 pub fn samples_csv(run: &RunResults) -> String {
     let mut out = String::from("scenario,metric,index,warmup,ns\n");
     for r in &run.scenarios {

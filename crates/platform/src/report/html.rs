@@ -300,6 +300,7 @@ fn verdict_cell(run: &RunResults, r: &ScenarioResult) -> String {
     format!(r#"<td class="l {class}">{}</td>"#, esc(&v))
 }
 
+/// Renders `report.html` (one self-contained page).
 pub fn report_html(run: &RunResults) -> String {
     let mut o = String::new();
     let title = format!(

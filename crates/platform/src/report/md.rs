@@ -3,6 +3,7 @@ use super::{ms, pct, ratio, row_label, table_rows, table_var, verdict};
 use crate::results::RunResults;
 use std::fmt::Write;
 
+/// Renders `summary.md`.
 pub fn summary_md(run: &RunResults) -> String {
     let mut o = String::new();
     let _ = writeln!(

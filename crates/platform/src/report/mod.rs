@@ -5,12 +5,12 @@ pub mod csv;
 pub mod html;
 pub mod md;
 
-use crate::results::{write_atomic, RunResults, ScenarioResult};
+use crate::results::{write_atomic, ResultsError, RunResults, ScenarioResult};
 use std::path::{Path, PathBuf};
 
 /// Writes `results.json`, `samples.csv`, `summary.md` and `report.html` under `dir`; returns
 /// the report's path.
-pub fn write_all(run: &RunResults, dir: &Path) -> Result<PathBuf, String> {
+pub fn write_all(run: &RunResults, dir: &Path) -> Result<PathBuf, ResultsError> {
     run.save(dir)?;
     write_atomic(&dir.join("samples.csv"), csv::samples_csv(run).as_bytes())?;
     write_atomic(&dir.join("summary.md"), md::summary_md(run).as_bytes())?;
