@@ -819,8 +819,8 @@ pub enum BackendChoiceError {
         version: &'static str,
     },
     /// Not a backend's name.
-    #[error("{0}")]
-    Unknown(String),
+    #[error(transparent)]
+    Unknown(#[from] gander_tls::backend::UnknownBackend),
 }
 
 /// Picks the backend for a suite and version, asking each library what it supports here.
