@@ -61,7 +61,7 @@
 
 #![forbid(unsafe_code)]
 
-use super::{FloorLib, Group, OpInput, OpKind, PrepError, Rep};
+use super::{FloorLib, Group, OpError, OpInput, OpKind, PrepError, Rep};
 use gander_gnutls::kx::{self, Ffdhe, Rng};
 use gander_gnutls::pk::{self, EcCurve, PkAlgorithm, Privkey, Pubkey, SignAlgorithm, X509Crt};
 use gander_gnutls::tls::X509Format;
@@ -113,21 +113,9 @@ pub enum GnutlsFloorError {
     Gnutls(#[from] GnutlsError),
 }
 
-impl From<GnutlsFloorError> for PrepError {
-    fn from(e: GnutlsFloorError) -> Self {
-        PrepError::Failed(e.to_string())
-    }
-}
-
-impl From<GnutlsError> for PrepError {
-    fn from(e: GnutlsError) -> Self {
-        PrepError::Failed(e.to_string())
-    }
-}
-
 /// One timed repetition's result as the floor's timing loop takes it.
-fn rep<T>(r: Result<T, GnutlsError>) -> Result<(), String> {
-    r.map(drop).map_err(|e| e.to_string())
+fn rep<T>(r: Result<T, GnutlsError>) -> Result<(), OpError> {
+    r.map(drop).map_err(OpError::from)
 }
 
 impl FloorLib for Gnutls {

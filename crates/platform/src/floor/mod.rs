@@ -159,20 +159,73 @@ pub struct OpInput<'a> {
 }
 
 /// One repetition of an operation, with everything it needs prepared outside the timing.
-pub type Rep<'a> = Box<dyn FnMut() -> Result<(), String> + 'a>;
+pub type Rep<'a> = Box<dyn FnMut() -> Result<(), OpError> + 'a>;
+
+/// Why a floor library could not prepare or repeat an operation: the library's own error.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum OpError {
+    /// OpenSSL refused (its error stack).
+    #[error("{0}")]
+    Openssl(#[from] ::openssl::error::ErrorStack),
+    /// GnuTLS, nettle or GMP refused.
+    #[error("{0}")]
+    Gnutls(#[from] gander_gnutls::GnutlsError),
+    /// The GnuTLS floor could not use the scenario's key as asked.
+    #[error("{0}")]
+    GnutlsFloor(#[from] gnutls::GnutlsFloorError),
+    /// *ring*, webpki or the PEM reader refused, in the step named.
+    #[error("{what}: {source}")]
+    Library {
+        /// The step, e.g. `ring: RSA sign`.
+        what: String,
+        /// The library's error.
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// A key or certificate file could not be read.
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A key or certificate file could not be decoded.
+    #[error("{}: {source}", path.display())]
+    Decode {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The library's error.
+        source: ::openssl::error::ErrorStack,
+    },
+    /// A result inside the repetition was wrong (a signature that does not verify, a key of
+    /// the wrong type): the floor would time something other than the handshake's operation.
+    #[error("{0}")]
+    Check(&'static str),
+}
 
 /// Why a library did not time an operation.
 #[derive(Debug)]
 pub enum PrepError {
     /// The library has no public interface for it (the floor falls back to OpenSSL).
     Unsupported(String),
-    /// The library failed while preparing it (the message says why).
-    Failed(String),
+    /// The library failed while preparing it.
+    Failed(OpError),
 }
 
-impl From<String> for PrepError {
-    fn from(s: String) -> Self {
-        PrepError::Failed(s)
+impl OpError {
+    /// A library's error in the step `what`.
+    pub fn library(what: &str, e: impl std::error::Error + Send + Sync + 'static) -> OpError {
+        OpError::Library {
+            what: what.to_string(),
+            source: Box::new(e),
+        }
+    }
+}
+
+impl<E: Into<OpError>> From<E> for PrepError {
+    fn from(e: E) -> Self {
+        PrepError::Failed(e.into())
     }
 }
 
@@ -271,8 +324,8 @@ impl FloorMeter {
     fn time(
         &mut self,
         key: String,
-        mut f: impl FnMut() -> Result<(), String>,
-    ) -> Result<(f64, usize), String> {
+        mut f: impl FnMut() -> Result<(), OpError>,
+    ) -> Result<(f64, usize), OpError> {
         if let Some(v) = self.cache.get(&key) {
             return Ok(*v);
         }
@@ -486,14 +539,16 @@ impl FloorMeter {
         };
         match lib.prepare(kind, input) {
             Ok(mut rep) => {
-                let (each, reps) = self.time(key, &mut rep).map_err(|why| fail(why, false))?;
+                let (each, reps) = self
+                    .time(key, &mut rep)
+                    .map_err(|why| fail(why.to_string(), false))?;
                 Ok((each, reps, lib.name()))
             }
             Err(PrepError::Unsupported(_)) if lib.id() != "openssl" => {
                 self.measure(&openssl::Openssl, kind, label, input)
             }
             Err(PrepError::Unsupported(why)) => Err(fail(why, true)),
-            Err(PrepError::Failed(why)) => Err(fail(why, false)),
+            Err(PrepError::Failed(why)) => Err(fail(why.to_string(), false)),
         }
     }
 }
@@ -521,7 +576,8 @@ mod tests {
         assert!(reps >= BATCHES);
         // Cached: the same key is not timed again.
         assert_eq!(
-            m.time("k".into(), || Err("timed twice".into())).unwrap(),
+            m.time("k".into(), || Err(OpError::Check("timed twice")))
+                .unwrap(),
             (each, reps)
         );
     }

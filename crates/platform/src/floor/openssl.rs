@@ -12,7 +12,7 @@
 //! both sides (`EVP_PKEY_derive_set_peer` validates). Both are timed as the handshake does them.
 //! Also the fallback for operations another library has no public interface for.
 
-use super::{FloorLib, Group, OpInput, OpKind, PrepError, Rep};
+use super::{FloorLib, Group, OpError, OpInput, OpKind, PrepError, Rep};
 use openssl::derive::Deriver;
 use openssl::ec::{EcGroup, EcKey};
 use openssl::hash::MessageDigest;
@@ -25,8 +25,8 @@ use std::path::Path;
 /// OpenSSL, the library the `openssl` backend links.
 pub struct Openssl;
 
-fn e(x: openssl::error::ErrorStack) -> String {
-    x.to_string()
+fn e(x: openssl::error::ErrorStack) -> OpError {
+    OpError::Openssl(x)
 }
 
 impl FloorLib for Openssl {
@@ -56,7 +56,10 @@ impl FloorLib for Openssl {
                 let pem = read(input.cert)?;
                 let der = openssl::x509::X509::from_pem(&pem)
                     .and_then(|c| c.to_der())
-                    .map_err(|x| format!("{}: {x}", input.cert.display()))?;
+                    .map_err(|source| OpError::Decode {
+                        path: input.cert.to_path_buf(),
+                        source,
+                    })?;
                 Ok(Box::new(move || {
                     openssl::x509::X509::from_der(&der).map(|_| ()).map_err(e)
                 }))
@@ -99,16 +102,18 @@ impl FloorLib for Openssl {
                     }
                     v.update(&msg).map_err(e)?;
                     if !v.verify(&sig).map_err(e)? {
-                        return Err("floor: verification of own signature failed".into());
+                        return Err(OpError::Check(
+                            "floor: verification of own signature failed",
+                        ));
                     }
                     Ok(())
                 }))
             }
             OpKind::PremasterDecrypt | OpKind::PremasterEncrypt => {
                 let key = load_key(input.key)?;
-                let rsa = key
-                    .rsa()
-                    .map_err(|_| PrepError::Failed("RSA key transport needs an RSA key".into()))?;
+                let rsa = key.rsa().map_err(|_| {
+                    PrepError::Failed(OpError::Check("RSA key transport needs an RSA key"))
+                })?;
                 let mut ct = vec![0u8; rsa.size() as usize];
                 let pm = [3u8; 48];
                 let n = rsa
@@ -189,18 +194,24 @@ impl FloorLib for Openssl {
     }
 }
 
-fn read(path: &Path) -> Result<Vec<u8>, String> {
-    std::fs::read(path).map_err(|x| format!("cannot read {}: {x}", path.display()))
+fn read(path: &Path) -> Result<Vec<u8>, OpError> {
+    std::fs::read(path).map_err(|source| OpError::Read {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 /// The scenario's private key.
-pub(super) fn load_key(path: &Path) -> Result<PKey<Private>, String> {
-    PKey::private_key_from_pem(&read(path)?).map_err(|x| format!("{}: {x}", path.display()))
+pub(super) fn load_key(path: &Path) -> Result<PKey<Private>, OpError> {
+    PKey::private_key_from_pem(&read(path)?).map_err(|source| OpError::Decode {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 /// The public half of `key`, rebuilt from its components (RSA n and e, the EC point): a key as
 /// new to the library as one that just arrived in a certificate, without the generic decoder.
-fn fresh_public(key: &PKey<Private>) -> Result<PKey<Public>, String> {
+fn fresh_public(key: &PKey<Private>) -> Result<PKey<Public>, OpError> {
     if let Ok(rsa) = key.rsa() {
         let r = Rsa::from_public_components(
             rsa.n().to_owned().map_err(e)?,
@@ -224,7 +235,7 @@ extern "C" {
 
 /// A fresh key pair in OpenSSL's named `modp_2048` group (RFC 3526 group 14), what a TLS 1.2
 /// DHE handshake of OpenSSL 3.0 with an RSA-2048 key generates on each side.
-fn dh_key() -> Result<PKey<Private>, String> {
+fn dh_key() -> Result<PKey<Private>, OpError> {
     use foreign_types::ForeignType;
     // SAFETY: each call's result is checked before use; the context is freed on every path and
     // the generated key's ownership moves into a PKey.
@@ -235,7 +246,7 @@ fn dh_key() -> Result<PKey<Private>, String> {
             std::ptr::null(),
         );
         if ctx.is_null() {
-            return Err("EVP_PKEY_CTX_new_from_name(DH) failed".into());
+            return Err(OpError::Openssl(openssl::error::ErrorStack::get()));
         }
         let mut key: *mut openssl_sys::EVP_PKEY = std::ptr::null_mut();
         let ok = openssl_sys::EVP_PKEY_keygen_init(ctx) == 1
@@ -244,17 +255,14 @@ fn dh_key() -> Result<PKey<Private>, String> {
             && !key.is_null();
         openssl_sys::EVP_PKEY_CTX_free(ctx);
         if !ok {
-            return Err(format!(
-                "DH modp_2048 key generation failed: {}",
-                openssl::error::ErrorStack::get()
-            ));
+            return Err(OpError::Openssl(openssl::error::ErrorStack::get()));
         }
         Ok(PKey::from_ptr(key))
     }
 }
 
 /// The public half of a DH key as the peer receives it (parameters and public value only).
-fn peer_public(key: &PKey<Private>) -> Result<PKey<Public>, String> {
+fn peer_public(key: &PKey<Private>) -> Result<PKey<Public>, OpError> {
     let der = key.public_key_to_der().map_err(e)?;
     PKey::public_key_from_der(&der).map_err(e)
 }

@@ -18,7 +18,7 @@
 //! refused by webpki. Those operations are [`PrepError::Unsupported`] (OpenSSL times them, and
 //! the floor says so).
 
-use super::{FloorLib, Group, OpInput, OpKind, PrepError, Rep};
+use super::{FloorLib, Group, OpError, OpInput, OpKind, PrepError, Rep};
 use gander_tls::pki::KeySpec;
 use ring::agreement::{self, EphemeralPrivateKey, UnparsedPublicKey as AgreePublic};
 use ring::rand::SystemRandom;
@@ -29,8 +29,8 @@ use rustls_pki_types::{CertificateDer, PrivatePkcs8KeyDer};
 /// *ring*, the provider the `rustls` backend is built with.
 pub struct Ring;
 
-fn fail(what: &str, e: impl std::fmt::Display) -> PrepError {
-    PrepError::Failed(format!("{what}: {e}"))
+fn fail(what: &str, e: impl std::error::Error + Send + Sync + 'static) -> PrepError {
+    PrepError::Failed(OpError::library(what, e))
 }
 
 /// A signer over the scenario's key and the matching verification algorithm.
@@ -72,18 +72,18 @@ impl Signer {
         }
     }
 
-    fn sign(&self, rng: &SystemRandom, msg: &[u8]) -> Result<Vec<u8>, String> {
+    fn sign(&self, rng: &SystemRandom, msg: &[u8]) -> Result<Vec<u8>, OpError> {
         match self {
             Signer::Rsa(kp, _) => {
                 let mut sig = vec![0u8; kp.public().modulus_len()];
                 kp.sign(&signature::RSA_PSS_SHA512, rng, msg, &mut sig)
-                    .map_err(|e| format!("ring: RSA sign: {e}"))?;
+                    .map_err(|e| OpError::library("ring: RSA sign", e))?;
                 Ok(sig)
             }
             Signer::Ecdsa(kp, _) => kp
                 .sign(rng, msg)
                 .map(|s| s.as_ref().to_vec())
-                .map_err(|e| format!("ring: ECDSA sign: {e}")),
+                .map_err(|e| OpError::library("ring: ECDSA sign", e)),
         }
     }
 
@@ -141,7 +141,7 @@ impl FloorLib for Ring {
                 Ok(Box::new(move || {
                     webpki::EndEntityCert::try_from(&der)
                         .map(|_| ())
-                        .map_err(|e| e.to_string())
+                        .map_err(|e| OpError::library("webpki", e))
                 }))
             }
             OpKind::Sign => {
@@ -166,7 +166,7 @@ impl FloorLib for Ring {
                 Ok(Box::new(move || {
                     UnparsedPublicKey::new(alg, &public)
                         .verify(&msg, &sig)
-                        .map_err(|_| "ring: verification of own signature failed".to_string())
+                        .map_err(|_| OpError::Check("ring: verification of own signature failed"))
                 }))
             }
             OpKind::PremasterDecrypt | OpKind::PremasterEncrypt => Err(PrepError::Unsupported(
@@ -176,10 +176,10 @@ impl FloorLib for Ring {
                 let alg = agreement_alg(g)?;
                 Ok(Box::new(move || {
                     let k = EphemeralPrivateKey::generate(alg, &rng)
-                        .map_err(|e| format!("ring: {e}"))?;
+                        .map_err(|e| OpError::library("ring", e))?;
                     k.compute_public_key()
                         .map(|_| ())
-                        .map_err(|e| format!("ring: {e}"))
+                        .map_err(|e| OpError::library("ring", e))
                 }))
             }
             OpKind::Derive(g) => {
@@ -190,10 +190,10 @@ impl FloorLib for Ring {
                 let peer = peer.as_ref().to_vec();
                 Ok(Box::new(move || {
                     let mine = EphemeralPrivateKey::generate(alg, &rng)
-                        .map_err(|e| format!("ring: {e}"))?;
+                        .map_err(|e| OpError::library("ring", e))?;
                     agreement::agree_ephemeral(mine, &AgreePublic::new(alg, &peer), |k| k.len())
                         .map(|_| ())
-                        .map_err(|e| format!("ring: {e}"))
+                        .map_err(|e| OpError::library("ring", e))
                 }))
             }
         }
