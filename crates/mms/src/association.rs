@@ -30,13 +30,13 @@ use gander_wire::data::Data;
 use crate::acse::{self, Aare, Aarq, Apdu, Diagnostic};
 use crate::cotp::{self, ConnectParams, DtReassembler, Tpdu};
 use crate::error::{Error, Layer, Result};
+use crate::iso_session::{ConnectSpdu, Spdu, ABORT_TRANSPORT_DISCONNECT};
 use crate::pdu::{ConfirmedRequest, ConfirmedResponse, MmsPdu, Unconfirmed};
 use crate::presentation::{self, AbortPpdu, AcceptPpdu, ConnectPpdu, Pdv, RefusePpdu};
 use crate::service::{
     AccessResult, DataAccessError, InformationReport, Initiate, ObjectName, ReadRequest,
     ReadResponse, Reject, ServiceError, VariableAccessSpecification, WriteRequest, WriteResponse,
 };
-use crate::session::{ConnectSpdu, Spdu, ABORT_TRANSPORT_DISCONNECT};
 use crate::tpkt;
 
 /// A monotonic timestamp in nanoseconds, supplied by the driver.

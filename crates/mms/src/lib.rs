@@ -11,7 +11,7 @@
 //! |---|---|---|
 //! | [`tpkt`] | RFC 1006 | framing, streaming [`tpkt::Reassembler`] with a size cap |
 //! | [`cotp`] | ISO 8073 class 0 | CR/CC/DT/DR/ER, fragmentation, [`cotp::DtReassembler`] |
-//! | [`session`] | ISO 8327-1 kernel+duplex | CN/AC/DATA/FINISH/DISCONNECT/ABORT/REFUSE |
+//! | [`iso_session`] | ISO 8327-1 kernel+duplex | CN/AC/DATA/FINISH/DISCONNECT/ABORT/REFUSE |
 //! | [`presentation`] | ISO 8823-1 kernel | CP/CPA/CPR/ARU/ARP, P-DATA user data |
 //! | [`acse`] | ISO 8650-1 | AARQ/AARE/RLRQ/RLRE/ABRT, AP titles, password |
 //! | [`pdu`], [`service`] | ISO 9506-2 | MMS PDUs: initiate, read, write, information report, conclude, reject, errors |
@@ -92,13 +92,13 @@ pub mod association;
 pub mod bit_string;
 pub mod cotp;
 pub mod error;
+pub mod iso_session;
 pub mod model;
 pub mod pdu;
 pub mod presentation;
 pub mod rcb;
 pub mod report;
 pub mod service;
-pub mod session;
 pub mod tpkt;
 
 pub use error::{Error, Layer, Result};

@@ -15,11 +15,11 @@ pub mod data;
 pub mod error;
 pub mod ethernet;
 pub mod goose;
-pub mod goose_frame;
 pub mod ip;
 pub mod ipv6;
-pub mod l2_security;
-pub mod session;
+pub mod l2_extension;
+pub mod l2_frame;
+pub mod spdu;
 pub mod sv;
 
 pub use error::{Error, Result};
