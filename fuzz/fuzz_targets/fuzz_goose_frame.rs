@@ -5,6 +5,7 @@ use gander_wire::ethernet::{Frame, ETHERTYPE_VLAN};
 use gander_wire::goose::GoosePdu;
 use gander_wire::l2_frame::L2Frame;
 use gander_wire::l2_extension::SecurityExtension;
+use gander_wire::Codec;
 use libfuzzer_sys::fuzz_target;
 
 fn check_apdu(apdu: &[u8]) {

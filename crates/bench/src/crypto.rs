@@ -73,6 +73,7 @@ use gander_sec::{
 use gander_wire::data::Data;
 use gander_wire::goose::GoosePdu;
 use gander_wire::spdu::{PayloadElement, SessionPdu, SpduId};
+use gander_wire::Codec;
 use serde::Serialize;
 use std::hint::black_box;
 use std::time::Instant;

@@ -8,6 +8,7 @@ use gander_wire::goose::GoosePdu;
 use gander_wire::ip::UdpFrameRepr;
 use gander_wire::l2_frame::{GooseFrameRepr, L2Frame};
 use gander_wire::spdu::{emit, PayloadElement, SecurityInfo, SessionHeader, SpduId};
+use gander_wire::Codec;
 
 /// A GOOSE APDU with `entries` integer values (the gateway paper's 1/12/72-object sizes).
 pub fn goose_apdu(st: u32, sq: u32, entries: usize) -> Vec<u8> {

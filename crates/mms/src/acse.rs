@@ -10,6 +10,7 @@
 //! * user-information is one EXTERNAL (`28 { 02 indirect-reference, A0 <MMS PDU> }`).
 
 use gander_wire::ber::{self, Reader};
+use gander_wire::Codec;
 
 use crate::asn1::{self, Oid};
 use crate::error::{Error, Layer, Result};
@@ -394,9 +395,13 @@ impl Apdu {
             }),
         }
     }
+}
 
-    /// Append the encoding.
-    pub fn emit(&self, out: &mut Vec<u8>) {
+impl Codec for Apdu {
+    appending_codec!();
+
+    /// Append the encoding to `out`.
+    fn emit_vec(&self, out: &mut Vec<u8>) {
         match self {
             Apdu::Aarq(a) => asn1::nested(out, 0x60, |o| {
                 asn1::nested(o, 0xa1, |o| a.application_context.emit(o));
@@ -465,13 +470,6 @@ impl Apdu {
                 }
             }),
         }
-    }
-
-    /// The encoding as a new vector.
-    pub fn to_vec(&self) -> Vec<u8> {
-        let mut v = Vec::new();
-        self.emit(&mut v);
-        v
     }
 }
 

@@ -23,6 +23,7 @@
 //! outstanding requests) and each waiting state has a deadline, so a peer can neither make
 //! the machine allocate without bound nor stall it forever.
 
+use gander_wire::Codec;
 use std::collections::VecDeque;
 
 use gander_wire::data::Data;

@@ -8,6 +8,7 @@
 //! `C2 02 0001` then calling TSEL `C1 02 0001`; DT header `02 F0 80`.
 
 use crate::error::{Error, Layer, Result};
+use gander_wire::Codec;
 
 /// TPDU codes (ISO 8073 13.1, Table 8): high nibble of the second octet.
 pub mod code {
@@ -224,9 +225,13 @@ impl<'a> Tpdu<'a> {
             }),
         }
     }
+}
 
-    /// Append the encoding to `out` (no TPKT header).
-    pub fn emit(&self, out: &mut Vec<u8>) {
+impl Codec for Tpdu<'_> {
+    appending_codec!();
+
+    /// Append the encoding to `out`.
+    fn emit_vec(&self, out: &mut Vec<u8>) {
         match self {
             Tpdu::ConnectionRequest(p) | Tpdu::ConnectionConfirm(p) => {
                 let c = if matches!(self, Tpdu::ConnectionRequest(_)) {
@@ -289,14 +294,9 @@ impl<'a> Tpdu<'a> {
             }
         }
     }
+}
 
-    /// The encoding as a new vector.
-    pub fn to_vec(&self) -> Vec<u8> {
-        let mut v = Vec::new();
-        self.emit(&mut v);
-        v
-    }
-
+impl<'a> Tpdu<'a> {
     /// A short name for logs and errors.
     pub fn name(&self) -> &'static str {
         match self {

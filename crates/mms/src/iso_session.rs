@@ -10,6 +10,7 @@
 //! `01 00 01 00` (ISO 8327-1 8.3.3.2 allows GT and DT to be concatenated; category 0 + 2).
 
 use crate::error::{Error, Layer, Result};
+use gander_wire::Codec;
 
 /// SPDU identifiers (ISO 8327-1 8.3, Table 7).
 pub mod si {
@@ -336,11 +337,13 @@ impl<'a> Spdu<'a> {
             }),
         }
     }
+}
 
-    /// Append the encoding to `out`. Lengths of 255 or more use the ISO 8327-1 8.2.5 long
-    /// form, which libiec61850 1.6.1 cannot read (its CN/AC user data must stay below 255
-    /// octets; the default AARQ is far below that).
-    pub fn emit(&self, out: &mut Vec<u8>) {
+impl Codec for Spdu<'_> {
+    appending_codec!();
+
+    /// Append the encoding to `out`.
+    fn emit_vec(&self, out: &mut Vec<u8>) {
         let mut body = Vec::new();
         let put = |body: &mut Vec<u8>, code: u8, v: &[u8]| {
             body.push(code);
@@ -422,14 +425,9 @@ impl<'a> Spdu<'a> {
         write_li(out, body.len());
         out.extend_from_slice(&body);
     }
+}
 
-    /// The encoding as a new vector.
-    pub fn to_vec(&self) -> Vec<u8> {
-        let mut v = Vec::new();
-        self.emit(&mut v);
-        v
-    }
-
+impl<'a> Spdu<'a> {
     /// A short name for logs and errors.
     pub fn name(&self) -> &'static str {
         match self {

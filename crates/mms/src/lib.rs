@@ -19,7 +19,8 @@
 //! | [`model`] | gander (`docs/mms-peers.md`) | IED `IMP`, domain `IMPLD0`, DS1, `LLN0$RP$urcb01`, GGIO1 |
 //! | [`association`] | all of the above | [`association::ClientAssociation`], [`association::ServerAssociation`] |
 //!
-//! Each codec has `parse` (or `decode_contents`) and `emit`/`to_vec` (or `encode_contents`);
+//! Each codec has `parse` (or `decode_contents`) and implements [`Codec`] (`emit_vec`,
+//! `to_vec`; re-exported from gander-wire), or has `encode_contents` for a service body;
 //! every parse/emit pair has a property test, every parser a no-panic test and a fuzz target.
 //!
 //! # Driving an association (what a network peer does)
@@ -86,6 +87,27 @@
 //! (one variant per kind, tagged with its [`Layer`]) and, in a machine, one
 //! `Event::Closed { reason: CloseReason::Error(e) }`.
 
+/// [`gander_wire::Codec::buffer_len`] and [`gander_wire::Codec::emit`] for an encoder that
+/// appends (constructed elements are built contents first, then their length): both run the
+/// type's `emit_vec` once into a scratch vector. Use inside `impl Codec for T`, which must
+/// define `emit_vec`.
+macro_rules! appending_codec {
+    () => {
+        fn buffer_len(&self) -> usize {
+            let mut v = Vec::new();
+            self.emit_vec(&mut v);
+            v.len()
+        }
+
+        fn emit(&self, buf: &mut [u8]) -> usize {
+            let mut v = Vec::new();
+            self.emit_vec(&mut v);
+            buf[..v.len()].copy_from_slice(&v);
+            v.len()
+        }
+    };
+}
+
 pub mod acse;
 pub mod asn1;
 pub mod association;
@@ -102,3 +124,4 @@ pub mod service;
 pub mod tpkt;
 
 pub use error::{Error, Layer, Result};
+pub use gander_wire::Codec;

@@ -15,6 +15,7 @@
 //! keeping the invoke ID.
 
 use gander_wire::ber::{self, Reader};
+use gander_wire::Codec;
 
 use crate::asn1;
 use crate::error::{Error, Layer, Result};
@@ -225,9 +226,13 @@ impl MmsPdu {
             }
         })
     }
+}
 
-    /// Append the encoding.
-    pub fn emit(&self, out: &mut Vec<u8>) {
+impl Codec for MmsPdu {
+    appending_codec!();
+
+    /// Append the encoding to `out`.
+    fn emit_vec(&self, out: &mut Vec<u8>) {
         match self {
             MmsPdu::ConfirmedRequest { invoke_id, request } => asn1::nested(out, 0xa0, |o| {
                 asn1::uint(o, 0x02, *invoke_id as u64);
@@ -275,14 +280,9 @@ impl MmsPdu {
             MmsPdu::ConcludeError(e) => asn1::nested(out, 0xad, |o| e.encode_contents(o)),
         }
     }
+}
 
-    /// The encoding as a new vector.
-    pub fn to_vec(&self) -> Vec<u8> {
-        let mut v = Vec::new();
-        self.emit(&mut v);
-        v
-    }
-
+impl MmsPdu {
     /// A short name for logs and errors.
     pub fn name(&self) -> &'static str {
         match self {

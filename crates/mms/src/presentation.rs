@@ -11,6 +11,7 @@
 //! (libiec61850 does). Presentation selectors are carried but not checked, as libiec61850.
 
 use gander_wire::ber::{self, Reader};
+use gander_wire::Codec;
 
 use crate::asn1::{self, Oid};
 use crate::error::{Error, Layer, Result};
@@ -170,9 +171,13 @@ impl ConnectPpdu {
         }
         Ok(cp)
     }
+}
 
-    /// Append the encoding.
-    pub fn emit(&self, out: &mut Vec<u8>) {
+impl Codec for ConnectPpdu {
+    appending_codec!();
+
+    /// Append the encoding to `out`.
+    fn emit_vec(&self, out: &mut Vec<u8>) {
         asn1::nested(out, 0x31, |o| {
             emit_mode_selector(o);
             asn1::nested(o, 0xa2, |o| {
@@ -196,13 +201,6 @@ impl ConnectPpdu {
                 emit_pdvs(o, &self.user_data);
             });
         });
-    }
-
-    /// The encoding as a new vector.
-    pub fn to_vec(&self) -> Vec<u8> {
-        let mut v = Vec::new();
-        self.emit(&mut v);
-        v
     }
 }
 
@@ -247,9 +245,13 @@ impl AcceptPpdu {
         }
         Ok(a)
     }
+}
 
-    /// Append the encoding.
-    pub fn emit(&self, out: &mut Vec<u8>) {
+impl Codec for AcceptPpdu {
+    appending_codec!();
+
+    /// Append the encoding to `out`.
+    fn emit_vec(&self, out: &mut Vec<u8>) {
         asn1::nested(out, 0x31, |o| {
             emit_mode_selector(o);
             asn1::nested(o, 0xa2, |o| {
@@ -260,13 +262,6 @@ impl AcceptPpdu {
                 emit_pdvs(o, &self.user_data);
             });
         });
-    }
-
-    /// The encoding as a new vector.
-    pub fn to_vec(&self) -> Vec<u8> {
-        let mut v = Vec::new();
-        self.emit(&mut v);
-        v
     }
 }
 
@@ -311,9 +306,13 @@ impl RefusePpdu {
         }
         Ok(p)
     }
+}
 
-    /// Append the encoding.
-    pub fn emit(&self, out: &mut Vec<u8>) {
+impl Codec for RefusePpdu {
+    appending_codec!();
+
+    /// Append the encoding to `out`.
+    fn emit_vec(&self, out: &mut Vec<u8>) {
         asn1::nested(out, 0x30, |o| {
             if let Some(s) = &self.responding_selector {
                 asn1::tlv(o, 0x83, s);
@@ -328,13 +327,6 @@ impl RefusePpdu {
                 emit_pdvs(o, &self.user_data);
             }
         });
-    }
-
-    /// The encoding as a new vector.
-    pub fn to_vec(&self) -> Vec<u8> {
-        let mut v = Vec::new();
-        self.emit(&mut v);
-        v
     }
 }
 
@@ -383,9 +375,13 @@ impl AbortPpdu {
             }),
         }
     }
+}
 
-    /// Append the encoding.
-    pub fn emit(&self, out: &mut Vec<u8>) {
+impl Codec for AbortPpdu {
+    appending_codec!();
+
+    /// Append the encoding to `out`.
+    fn emit_vec(&self, out: &mut Vec<u8>) {
         match self {
             AbortPpdu::User(pdvs) => asn1::nested(out, 0xa0, |o| emit_pdvs(o, pdvs)),
             AbortPpdu::Provider { reason } => asn1::nested(out, 0x30, |o| {
@@ -394,13 +390,6 @@ impl AbortPpdu {
                 }
             }),
         }
-    }
-
-    /// The encoding as a new vector.
-    pub fn to_vec(&self) -> Vec<u8> {
-        let mut v = Vec::new();
-        self.emit(&mut v);
-        v
     }
 }
 

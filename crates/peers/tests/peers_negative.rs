@@ -9,6 +9,7 @@ use gander_mms::pdu::MmsPdu;
 use gander_mms::presentation::{self, ConnectPpdu};
 use gander_mms::service::Initiate;
 use gander_mms::tpkt;
+use gander_mms::Codec;
 use gander_peers::events::name;
 use gander_tls::{BackendKind, TlsProfile, TlsVersion};
 use std::io::{Read, Write};

@@ -21,6 +21,7 @@ use gander_wire::ethernet::EthernetRepr;
 use gander_wire::goose::GoosePdu;
 use gander_wire::l2_extension::SecurityExtension;
 use gander_wire::l2_frame::{GooseFrameRepr, L2Frame};
+use gander_wire::Codec;
 
 use crate::view::crc_order;
 

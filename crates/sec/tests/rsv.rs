@@ -8,6 +8,7 @@ use gander_wire::ethernet::{EthernetRepr, ETHERTYPE_IPV4};
 use gander_wire::ip::UdpFrameRepr;
 use gander_wire::spdu::{PayloadElement, SpduId};
 use gander_wire::sv::{Asdu, SavPdu};
+use gander_wire::Codec;
 
 fn sav() -> SavPdu {
     SavPdu {

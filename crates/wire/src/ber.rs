@@ -355,6 +355,54 @@ pub fn write_tlv_at(buf: &mut [u8], at: usize, tag: u8, value: &[u8]) -> usize {
 // Integers (X.690 8.3) and booleans (X.690 8.2)
 // ---------------------------------------------------------------------------------------
 
+/// Writes BER elements front to back into a caller's buffer, for in-place `emit`s.
+///
+/// Every method panics if the buffer is too short; callers size it with `buffer_len()` first.
+#[derive(Debug)]
+pub struct Writer<'a> {
+    buf: &'a mut [u8],
+    pos: usize,
+}
+
+impl<'a> Writer<'a> {
+    /// Start writing at offset 0 of `buf`.
+    pub fn new(buf: &'a mut [u8]) -> Self {
+        Writer { buf, pos: 0 }
+    }
+
+    /// Octets written so far.
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+
+    /// Write a tag and a definite length; the content follows.
+    pub fn header(&mut self, tag: u8, content_len: usize) {
+        self.pos = write_header_at(self.buf, self.pos, tag, content_len);
+    }
+
+    /// Write a whole primitive element.
+    pub fn tlv(&mut self, tag: u8, value: &[u8]) {
+        self.pos = write_tlv_at(self.buf, self.pos, tag, value);
+    }
+
+    /// Write raw octets.
+    pub fn bytes(&mut self, value: &[u8]) {
+        self.buf[self.pos..self.pos + value.len()].copy_from_slice(value);
+        self.pos += value.len();
+    }
+
+    /// The rest of the buffer, for a nested [`crate::Codec::emit`]; follow with
+    /// [`Writer::advance`] by what it wrote.
+    pub fn rest(&mut self) -> &mut [u8] {
+        &mut self.buf[self.pos..]
+    }
+
+    /// Skip `n` octets written through [`Writer::rest`].
+    pub fn advance(&mut self, n: usize) {
+        self.pos += n;
+    }
+}
+
 /// The contents octets of an encoded integer: at most nine (a u64 with its high bit set
 /// needs a leading zero octet to stay positive, X.690 8.3.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

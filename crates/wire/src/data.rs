@@ -20,7 +20,7 @@
 //! | 0x91 | utc-time \[17\]     | TimeStamp (8 octets)                  |
 
 use crate::ber::{self, Reader};
-use crate::{Error, Result};
+use crate::{Codec, Error, Result};
 
 /// How deeply arrays and structures may nest. IEC 61850 data models rarely exceed four or
 /// five levels; the limit bounds the decoder's recursion against hostile input.
@@ -246,11 +246,6 @@ impl Data {
         }
     }
 
-    /// Size of the whole encoded element.
-    pub fn buffer_len(&self) -> usize {
-        ber::tlv_len(self.content_len())
-    }
-
     /// Check that this value can be emitted such that it parses back to itself: strings are
     /// visible, bit-string unused bits are valid, binary times have 4 or 6 octets, nesting is
     /// within [`MAX_DEPTH`].
@@ -287,52 +282,42 @@ impl Data {
             _ => Ok(()),
         }
     }
+}
 
-    /// Append the encoding to `out`.
-    pub fn emit_vec(&self, out: &mut Vec<u8>) {
-        ber::write_header(out, self.tag(), self.content_len());
+impl Codec for Data {
+    /// Size of the whole encoded element.
+    fn buffer_len(&self) -> usize {
+        ber::tlv_len(self.content_len())
+    }
+
+    fn emit(&self, buf: &mut [u8]) -> usize {
+        let mut w = ber::Writer::new(buf);
+        w.header(self.tag(), self.content_len());
         match self {
             Data::Array(items) | Data::Structure(items) => {
-                items.iter().for_each(|d| d.emit_vec(out))
+                let n = emit_seq(items, w.rest());
+                w.advance(n);
             }
-            Data::Boolean(b) => out.push(ber::encode_bool(*b)),
+            Data::Boolean(b) => w.bytes(&[ber::encode_bool(*b)]),
             Data::BitString { unused_bits, bytes } => {
-                out.push(*unused_bits);
-                out.extend_from_slice(bytes);
+                w.bytes(&[*unused_bits]);
+                w.bytes(bytes);
             }
-            Data::Integer(v) => out.extend_from_slice(ber::encode_i64(*v).as_ref()),
-            Data::Unsigned(v) => out.extend_from_slice(ber::encode_u64(*v).as_ref()),
+            Data::Integer(v) => w.bytes(ber::encode_i64(*v).as_ref()),
+            Data::Unsigned(v) => w.bytes(ber::encode_u64(*v).as_ref()),
             Data::FloatingPoint32(f) => {
-                out.push(FLOAT32_EXPONENT_WIDTH);
-                out.extend_from_slice(&f.to_be_bytes());
+                w.bytes(&[FLOAT32_EXPONENT_WIDTH]);
+                w.bytes(&f.to_be_bytes());
             }
             Data::FloatingPoint64(f) => {
-                out.push(FLOAT64_EXPONENT_WIDTH);
-                out.extend_from_slice(&f.to_be_bytes());
+                w.bytes(&[FLOAT64_EXPONENT_WIDTH]);
+                w.bytes(&f.to_be_bytes());
             }
-            Data::OctetString(b) | Data::BinaryTime(b) => out.extend_from_slice(b),
-            Data::VisibleString(s) => out.extend_from_slice(s.as_bytes()),
-            Data::UtcTime(b) => out.extend_from_slice(b),
+            Data::OctetString(b) | Data::BinaryTime(b) => w.bytes(b),
+            Data::VisibleString(s) => w.bytes(s.as_bytes()),
+            Data::UtcTime(b) => w.bytes(b),
         }
-    }
-
-    /// Write the encoding into `buf` at offset 0; returns the number of bytes written
-    /// (always [`Data::buffer_len`]).
-    ///
-    /// # Panics
-    /// If `buf` is shorter than `buffer_len()` (a caller bug).
-    pub fn emit(&self, buf: &mut [u8]) -> usize {
-        let mut v = Vec::with_capacity(self.buffer_len());
-        self.emit_vec(&mut v);
-        buf[..v.len()].copy_from_slice(&v);
-        v.len()
-    }
-
-    /// The encoding as a new vector.
-    pub fn to_vec(&self) -> Vec<u8> {
-        let mut v = Vec::with_capacity(self.buffer_len());
-        self.emit_vec(&mut v);
-        v
+        w.position()
     }
 }
 
@@ -341,9 +326,13 @@ pub fn seq_len(items: &[Data]) -> usize {
     items.iter().map(Data::buffer_len).sum()
 }
 
-/// Append the encodings of `items` (a `SEQUENCE OF Data` body) to `out`.
-pub fn emit_seq(items: &[Data], out: &mut Vec<u8>) {
-    items.iter().for_each(|d| d.emit_vec(out));
+/// Write the encodings of `items` (a `SEQUENCE OF Data` body) at the start of `buf`;
+/// returns [`seq_len`].
+///
+/// # Panics
+/// If `buf` is shorter than `seq_len(items)` (a caller bug).
+pub fn emit_seq(items: &[Data], buf: &mut [u8]) -> usize {
+    items.iter().fold(0, |at, d| at + d.emit(&mut buf[at..]))
 }
 
 #[cfg(test)]
@@ -385,8 +374,8 @@ pub(crate) mod tests {
         let all = hex::decode("850204d2830101").unwrap();
         let v = Data::parse_seq(&all).unwrap();
         assert_eq!(v, vec![Data::Integer(1234), Data::Boolean(true)]);
-        let mut out = Vec::new();
-        emit_seq(&v, &mut out);
+        let mut out = vec![0; seq_len(&v)];
+        assert_eq!(emit_seq(&v, &mut out), all.len());
         assert_eq!(out, all);
 
         // Quality bit-string (13 bits, 3 unused), FLOAT32 1.5, FLOAT64 -2.0, time, structure.

@@ -6,7 +6,7 @@
 //! and UDP checksum (RFC 1071 one's-complement sum). IPv6 lives in [`crate::ipv6`].
 
 use crate::ethernet::{self, EthernetRepr, Frame};
-use crate::{Error, Result};
+use crate::{Codec, Error, Result};
 use core::ops::Range;
 
 /// IP protocol number of UDP (IANA).

@@ -8,7 +8,7 @@
 //! here too; a fragment header ends the walk, because only the reassembled datagram could be
 //! judged.
 
-use crate::{Error, Result};
+use crate::{Codec, Error, Result};
 use core::ops::Range;
 
 /// Length of the fixed IPv6 header.

@@ -20,7 +20,7 @@
 use crate::ber::Reader;
 use crate::ethernet::{self, EthernetRepr, Frame};
 use crate::l2_extension::{self, CrcByteOrder};
-use crate::{Error, Result};
+use crate::{Codec, Error, Result};
 use core::ops::Range;
 
 /// What [`ethernet::check_padding`] names when bytes after Length are not padding.

@@ -4,6 +4,7 @@
 
 use gander_wire::ber::{self, Reader};
 use gander_wire::data::Data;
+use gander_wire::Codec;
 
 use super::{ber as berr, L};
 use crate::asn1;

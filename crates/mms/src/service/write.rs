@@ -4,6 +4,7 @@
 
 use gander_wire::ber::{self, Reader};
 use gander_wire::data::Data;
+use gander_wire::Codec;
 
 use super::variable::{DataAccessError, VariableAccessSpecification, MAX_LIST_LEN};
 use super::{ber as berr, L};
