@@ -21,19 +21,38 @@ pub const RGOOSE_PORT: u16 = 102;
 /// An IPv4 address.
 pub type Ipv4Address = [u8; 4];
 
+/// Field positions of the IPv4 header (RFC 791 3.1, "Internet Header Format"), from its first
+/// octet, and of the UDP header (RFC 768, "Format"), from the first UDP octet.
 mod field {
     use core::ops::Range;
+    /// Version (high nibble) and IHL in 32-bit words (low nibble) (RFC 791 3.1).
     pub const VER_IHL: usize = 0;
+    /// Type of Service (RFC 791 3.1; DSCP/ECN since RFC 2474/3168).
+    pub const TOS: usize = 1;
+    /// Total Length: header and data, in octets (RFC 791 3.1).
     pub const TOTAL_LEN: Range<usize> = 2..4;
+    /// Identification (RFC 791 3.1).
+    pub const IDENTIFICATION: Range<usize> = 4..6;
+    /// Flags (3 bits: reserved, DF, MF) and Fragment Offset (RFC 791 3.1).
     pub const FLAGS_FRAG: Range<usize> = 6..8;
+    /// Time to Live (RFC 791 3.1).
+    pub const TTL: usize = 8;
+    /// Protocol (RFC 791 3.1; IANA numbers).
     pub const PROTOCOL: usize = 9;
+    /// Header Checksum (RFC 791 3.1).
     pub const CHECKSUM: Range<usize> = 10..12;
+    /// Source Address (RFC 791 3.1).
     pub const SRC: Range<usize> = 12..16;
+    /// Destination Address (RFC 791 3.1).
     pub const DST: Range<usize> = 16..20;
 
+    /// UDP Source Port (RFC 768).
     pub const UDP_SRC_PORT: Range<usize> = 0..2;
+    /// UDP Destination Port (RFC 768).
     pub const UDP_DST_PORT: Range<usize> = 2..4;
+    /// UDP Length: header and data, in octets (RFC 768).
     pub const UDP_LEN: Range<usize> = 4..6;
+    /// UDP Checksum over pseudo-header, header and data (RFC 768).
     pub const UDP_CHECKSUM: Range<usize> = 6..8;
 }
 
@@ -384,9 +403,9 @@ impl UdpFrameRepr {
             dst_addr: loc.dst_addr,
             src_port: loc.src_port,
             dst_port: loc.dst_port,
-            ttl: ip[8],
-            tos: ip[1],
-            identification: be16(ip, 4..6),
+            ttl: ip[field::TTL],
+            tos: ip[field::TOS],
+            identification: be16(ip, field::IDENTIFICATION),
         };
         Ok((repr, loc.payload))
     }
@@ -411,10 +430,10 @@ impl UdpFrameRepr {
         let ip_offset = eth.emit(&mut out);
         let ip = &mut out[ip_offset..];
         ip[field::VER_IHL] = 0x45;
-        ip[1] = self.tos;
-        ip[4..6].copy_from_slice(&self.identification.to_be_bytes());
+        ip[field::TOS] = self.tos;
+        ip[field::IDENTIFICATION].copy_from_slice(&self.identification.to_be_bytes());
         ip[field::FLAGS_FRAG].copy_from_slice(&0x4000u16.to_be_bytes());
-        ip[8] = self.ttl;
+        ip[field::TTL] = self.ttl;
         ip[field::PROTOCOL] = PROTOCOL_UDP;
         ip[field::SRC].copy_from_slice(&self.src_addr);
         ip[field::DST].copy_from_slice(&self.dst_addr);
