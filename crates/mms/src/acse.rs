@@ -154,11 +154,22 @@ pub enum Apdu {
     /// A-ASSOCIATE response.
     Aare(Aare),
     /// A-RELEASE request (`62`), reason 0 = normal.
-    Rlrq { reason: Option<i64> },
+    Rlrq {
+        /// Release-request-reason [0], if present (0 normal, 1 urgent, 30 user-defined).
+        reason: Option<i64>,
+    },
     /// A-RELEASE response (`63`).
-    Rlre { reason: Option<i64> },
+    Rlre {
+        /// Release-response-reason [0], if present (0 normal, 1 not-finished, 30 user-defined).
+        reason: Option<i64>,
+    },
     /// A-ABORT (`64`): source 0 = acse-service-user, 1 = acse-service-provider.
-    Abrt { source: u8, diagnostic: Option<i64> },
+    Abrt {
+        /// abort-source [0]: 0 acse-service-user, 1 acse-service-provider.
+        source: u8,
+        /// abort-diagnostic [1], if present.
+        diagnostic: Option<i64>,
+    },
 }
 
 fn int_field(v: &[u8], what: &'static str) -> Result<i64> {

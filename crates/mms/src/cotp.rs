@@ -114,17 +114,28 @@ pub enum Tpdu<'a> {
     /// CC (ISO 8073 13.4).
     ConnectionConfirm(ConnectParams),
     /// DT (ISO 8073 13.7): a fragment of a TSDU; `eot` marks the last one.
-    Data { eot: bool, user_data: &'a [u8] },
+    Data {
+        /// EOT bit: this fragment ends the TSDU.
+        eot: bool,
+        /// The fragment's user data.
+        user_data: &'a [u8],
+    },
     /// DR (ISO 8073 13.5).
     DisconnectRequest {
+        /// DST-REF: the peer's connection reference.
         dst_ref: u16,
+        /// SRC-REF: our connection reference.
         src_ref: u16,
+        /// Disconnect reason (ISO 8073 13.5.3 e).
         reason: u8,
     },
     /// ER (ISO 8073 13.12).
     Error {
+        /// DST-REF: the peer's connection reference.
         dst_ref: u16,
+        /// Reject cause (ISO 8073 13.12.3 e).
         cause: u8,
+        /// The invalid TPDU parameter: the header that was rejected, if sent.
         invalid_tpdu: Option<&'a [u8]>,
     },
 }

@@ -122,13 +122,19 @@ pub enum Spdu<'a> {
     Disconnect(&'a [u8]),
     /// ABORT (8.3.8).
     Abort {
+        /// Transport Disconnect PI (8.3.8.2), if present: bit 1 set = release the transport
+        /// connection.
         transport_disconnect: Option<u8>,
+        /// User Data PI, empty if absent.
         user_data: &'a [u8],
     },
     /// REFUSE (8.3.4): the reason octet, then user data (in the Reason Code PI, 8.3.4.9).
     Refuse {
+        /// Transport Disconnect PI (8.3.4.7), if present.
         transport_disconnect: Option<u8>,
+        /// First octet of the Reason Code PI (8.3.4.9).
         reason: u8,
+        /// The rest of the Reason Code PI: user data, empty if none.
         user_data: &'a [u8],
     },
 }

@@ -57,7 +57,12 @@ pub enum ConfirmedRequest {
     /// Write.
     Write(WriteRequest),
     /// Any other service, kept raw.
-    Other { tag: u8, body: Vec<u8> },
+    Other {
+        /// Context tag of the service element.
+        tag: u8,
+        /// Its contents octets, undecoded.
+        body: Vec<u8>,
+    },
 }
 
 /// A confirmed service response.
@@ -68,7 +73,12 @@ pub enum ConfirmedResponse {
     /// Write.
     Write(WriteResponse),
     /// Any other service, kept raw.
-    Other { tag: u8, body: Vec<u8> },
+    Other {
+        /// Context tag of the service element.
+        tag: u8,
+        /// Its contents octets, undecoded.
+        body: Vec<u8>,
+    },
 }
 
 /// An unconfirmed service.
@@ -77,7 +87,12 @@ pub enum Unconfirmed {
     /// InformationReport.
     InformationReport(InformationReport),
     /// Any other service, kept raw.
-    Other { tag: u8, body: Vec<u8> },
+    Other {
+        /// Context tag of the service element.
+        tag: u8,
+        /// Its contents octets, undecoded.
+        body: Vec<u8>,
+    },
 }
 
 /// One MMS PDU.
@@ -85,16 +100,25 @@ pub enum Unconfirmed {
 pub enum MmsPdu {
     /// confirmed-RequestPDU: `{ invokeID Unsigned32, service }`.
     ConfirmedRequest {
+        /// invokeID: matches the response to the request.
         invoke_id: u32,
+        /// The service request.
         request: ConfirmedRequest,
     },
     /// confirmed-ResponsePDU.
     ConfirmedResponse {
+        /// invokeID of the request answered.
         invoke_id: u32,
+        /// The service response.
         response: ConfirmedResponse,
     },
     /// confirmed-ErrorPDU: `{ invokeID [0], modifierPosition [1] OPT, serviceError [2] }`.
-    ConfirmedError { invoke_id: u32, error: ServiceError },
+    ConfirmedError {
+        /// invokeID [0] of the request answered.
+        invoke_id: u32,
+        /// serviceError [2].
+        error: ServiceError,
+    },
     /// unconfirmed-PDU.
     Unconfirmed(Unconfirmed),
     /// rejectPDU.

@@ -336,7 +336,10 @@ pub enum AbortPpdu {
     /// ARU-PPDU: `A0 { 61 user-data }`, carrying an ACSE ABRT.
     User(Vec<Pdv>),
     /// ARP-PPDU: `30 { 80 abort-reason, 81 event-identifier }`.
-    Provider { reason: Option<u8> },
+    Provider {
+        /// abort-reason [0] (ISO 8823-1 8.4.2), if present.
+        reason: Option<u8>,
+    },
 }
 
 impl AbortPpdu {

@@ -28,16 +28,27 @@ pub const MAX_DEPTH: usize = 16;
 
 /// Tags of the `Data` alternatives (ISO 9506-2, context-specific, X.690 8.1.2).
 pub mod tag {
+    /// array [1] (constructed): SEQUENCE OF Data.
     pub const ARRAY: u8 = 0xa1;
+    /// structure [2] (constructed): SEQUENCE OF Data.
     pub const STRUCTURE: u8 = 0xa2;
+    /// boolean [3].
     pub const BOOLEAN: u8 = 0x83;
+    /// bit-string [4]: unused-bits octet, then the bits.
     pub const BIT_STRING: u8 = 0x84;
+    /// integer [5]: two's complement, minimal octets.
     pub const INTEGER: u8 = 0x85;
+    /// unsigned [6]: non-negative integer, minimal octets.
     pub const UNSIGNED: u8 = 0x86;
+    /// floating-point [7]: exponent-width octet, then IEEE 754 big-endian.
     pub const FLOATING_POINT: u8 = 0x87;
+    /// octet-string [9].
     pub const OCTET_STRING: u8 = 0x89;
+    /// visible-string [10].
     pub const VISIBLE_STRING: u8 = 0x8a;
+    /// binary-time [12]: TimeOfDay, 4 or 6 octets.
     pub const BINARY_TIME: u8 = 0x8c;
+    /// utc-time [17]: IEC 61850-8-1 UtcTime, 8 octets.
     pub const UTC_TIME: u8 = 0x91;
 }
 
@@ -60,7 +71,12 @@ pub enum Data {
     Boolean(bool),
     /// `bit-string [4] BIT STRING`: number of unused bits in the last octet, then the octets
     /// (X.690 8.6.2). Padding bits are kept as received.
-    BitString { unused_bits: u8, bytes: Vec<u8> },
+    BitString {
+        /// Unused bits in the last octet (0..=7; 0 when `bytes` is empty).
+        unused_bits: u8,
+        /// The bits, first bit in the most significant position.
+        bytes: Vec<u8>,
+    },
     /// `integer [5] INTEGER`.
     Integer(i64),
     /// `unsigned [6] INTEGER` (non-negative).

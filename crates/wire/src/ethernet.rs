@@ -261,10 +261,13 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Frame<T> {
 /// instead of re-emitting this.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct EthernetRepr {
+    /// Destination MAC address.
     pub dst: Address,
+    /// Source MAC address.
     pub src: Address,
     /// The (outermost) tag.
     pub vlan: Option<VlanTag>,
+    /// EtherType after any VLAN tag (e.g. [`ETHERTYPE_GOOSE`]).
     pub ethertype: u16,
 }
 

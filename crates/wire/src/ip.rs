@@ -264,6 +264,7 @@ impl<T: AsRef<[u8]>> UdpPacket<T> {
 /// Where the pieces of an Ethernet/IPv4/UDP frame are, and its addresses.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UdpLocation {
+    /// Ethernet header (VLAN tag and addresses) in front of the IPv4 header.
     pub eth: EthernetRepr,
     /// Offset of the IPv4 header.
     pub ip_offset: usize,
@@ -271,9 +272,13 @@ pub struct UdpLocation {
     pub udp_offset: usize,
     /// Absolute range of the UDP payload.
     pub payload: Range<usize>,
+    /// IPv4 source address.
     pub src_addr: Ipv4Address,
+    /// IPv4 destination address.
     pub dst_addr: Ipv4Address,
+    /// UDP source port.
     pub src_port: u16,
+    /// UDP destination port.
     pub dst_port: u16,
     /// Whether the IPv4 header checksum verified.
     pub ip_checksum_ok: bool,
@@ -381,13 +386,19 @@ fn finish_ipv4_udp(ip: &mut [u8], ip_header_len: usize) {
 pub struct UdpFrameRepr {
     /// Ethernet header; its `ethertype` is ignored and written as IPv4.
     pub eth: EthernetRepr,
+    /// IPv4 source address.
     pub src_addr: Ipv4Address,
+    /// IPv4 destination address.
     pub dst_addr: Ipv4Address,
+    /// UDP source port.
     pub src_port: u16,
+    /// UDP destination port.
     pub dst_port: u16,
+    /// IPv4 Time to Live.
     pub ttl: u8,
     /// DSCP/ECN octet (IEC 61850-90-5 recommends a DSCP for priority).
     pub tos: u8,
+    /// IPv4 Identification.
     pub identification: u16,
 }
 

@@ -28,13 +28,21 @@ use core::ops::Range;
 
 /// Tags of the extension.
 pub mod tag {
+    /// The whole security extension (constructed).
     pub const SECURITY_EXTENSION: u8 = 0xa0;
+    /// AuthenticationValue (constructed): the fields below except the MAC.
     pub const AUTHENTICATION_VALUE: u8 = 0xa4;
+    /// Version of the extension.
     pub const VERSION: u8 = 0x80;
+    /// TimeOfCurrentKey: seconds since the epoch when the key became valid.
     pub const TIME_OF_CURRENT_KEY: u8 = 0x81;
+    /// TimeToNextKey: minutes until the next key.
     pub const TIME_TO_NEXT_KEY: u8 = 0x82;
+    /// Initialisation vector, if the algorithm uses one.
     pub const IV: u8 = 0x83;
+    /// Key ID.
     pub const KEY_ID: u8 = 0x84;
+    /// mAC: the MAC or signature value, after AuthenticationValue.
     pub const MAC: u8 = 0x85;
 }
 

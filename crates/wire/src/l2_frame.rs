@@ -159,6 +159,7 @@ impl<T: AsRef<[u8]>> GooseFrame<T> {
 /// or [`crate::sv::SavPdu::parse`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GooseFrameRepr {
+    /// APPID: application identifier (IEC 61850-8-1 C.2.3).
     pub appid: u16,
     /// Reserved1 as on the wire (simulation bit, extension length).
     pub reserved1: u16,
@@ -259,7 +260,9 @@ pub struct L2Layout {
 /// A whole Ethernet frame carrying GOOSE or SV.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct L2Frame {
+    /// The Ethernet header.
     pub eth: EthernetRepr,
+    /// The layer-2 body from APPID on.
     pub body: GooseFrameRepr,
 }
 

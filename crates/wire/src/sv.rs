@@ -38,18 +38,23 @@ pub const TAG_ASDU: u8 = 0x30;
 /// One application service data unit: one set of samples.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Asdu {
+    /// svID: sampled value control block identifier.
     pub sv_id: String,
+    /// datSet: data set reference, if sent.
     pub dat_set: Option<String>,
     /// Sample counter, wrapping at the sample rate.
     pub smp_cnt: u16,
+    /// confRev: configuration revision.
     pub conf_rev: u32,
     /// Refresh time (UtcTime).
     pub refr_tm: Option<[u8; 8]>,
     /// Synchronisation source: 0 none, 1 local, 2 global (IEC 61850-9-2 Ed.2).
     pub smp_synch: u8,
+    /// smpRate: samples per period or per second, if sent.
     pub smp_rate: Option<u16>,
     /// The encoded data set values, kept raw (their layout depends on the data set).
     pub sample: Vec<u8>,
+    /// smpMod: what smpRate counts (IEC 61850-9-2 Ed.2), if sent.
     pub smp_mod: Option<u16>,
     /// Grandmaster clock identity (IEC 61850-9-2 Ed.2.1).
     pub gm_identity: Option<[u8; 8]>,

@@ -24,7 +24,12 @@ pub enum ObjectName {
     VmdSpecific(String),
     /// domain-specific [1] IMPLICIT SEQUENCE { domainId, itemId } (`A1`): IEC 61850-8-1 maps
     /// LD to domain and `LN$FC$DO$DA` to item.
-    DomainSpecific { domain: String, item: String },
+    DomainSpecific {
+        /// domainId: the logical device.
+        domain: String,
+        /// itemId: `LN$FC$DO$DA`.
+        item: String,
+    },
     /// aa-specific [2] IMPLICIT Identifier (`82`).
     AaSpecific(String),
 }
