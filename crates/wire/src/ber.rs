@@ -294,13 +294,9 @@ fn long_len_bytes(n: usize) -> ([u8; 4], usize) {
 
 /// Append the minimal definite length octets for `n`.
 pub fn write_len(out: &mut Vec<u8>, n: usize) {
-    if n < 0x80 {
-        out.push(n as u8);
-    } else {
-        let (bytes, count) = long_len_bytes(n);
-        out.push(0x80 | count as u8);
-        out.extend_from_slice(&bytes[4 - count..]);
-    }
+    let at = out.len();
+    out.resize(at + encoded_len_len(n), 0);
+    write_len_at(out, at, n);
 }
 
 /// Append identifier and length octets for an element whose contents follow.
@@ -351,10 +347,6 @@ pub fn write_tlv_at(buf: &mut [u8], at: usize, tag: u8, value: &[u8]) -> usize {
     start + value.len()
 }
 
-// ---------------------------------------------------------------------------------------
-// Integers (X.690 8.3) and booleans (X.690 8.2)
-// ---------------------------------------------------------------------------------------
-
 /// Writes BER elements front to back into a caller's buffer, for in-place `emit`s.
 ///
 /// Every method panics if the buffer is too short; callers size it with `buffer_len()` first.
@@ -391,17 +383,15 @@ impl<'a> Writer<'a> {
         self.pos += value.len();
     }
 
-    /// The rest of the buffer, for a nested [`crate::Codec::emit`]; follow with
-    /// [`Writer::advance`] by what it wrote.
-    pub fn rest(&mut self) -> &mut [u8] {
-        &mut self.buf[self.pos..]
-    }
-
-    /// Skip `n` octets written through [`Writer::rest`].
-    pub fn advance(&mut self, n: usize) {
-        self.pos += n;
+    /// Write a nested value in place.
+    pub fn emit<C: crate::Codec + ?Sized>(&mut self, value: &C) {
+        self.pos += value.emit(&mut self.buf[self.pos..]);
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Integers (X.690 8.3) and booleans (X.690 8.2)
+// ---------------------------------------------------------------------------------------
 
 /// The contents octets of an encoded integer: at most nine (a u64 with its high bit set
 /// needs a leading zero octet to stay positive, X.690 8.3.3).

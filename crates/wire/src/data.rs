@@ -310,10 +310,7 @@ impl Codec for Data {
         let mut w = ber::Writer::new(buf);
         w.header(self.tag(), self.content_len());
         match self {
-            Data::Array(items) | Data::Structure(items) => {
-                let n = emit_seq(items, w.rest());
-                w.advance(n);
-            }
+            Data::Array(items) | Data::Structure(items) => items.iter().for_each(|d| w.emit(d)),
             Data::Boolean(b) => w.bytes(&[ber::encode_bool(*b)]),
             Data::BitString { unused_bits, bytes } => {
                 w.bytes(&[*unused_bits]);

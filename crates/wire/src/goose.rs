@@ -276,8 +276,7 @@ impl Codec for GoosePdu {
         w.tlv(tag::NDS_COM, &[ber::encode_bool(self.nds_com)]);
         u(&mut w, tag::NUM_DAT_SET_ENTRIES, self.num_dat_set_entries);
         w.header(tag::ALL_DATA, data::seq_len(&self.all_data));
-        let n = data::emit_seq(&self.all_data, w.rest());
-        w.advance(n);
+        self.all_data.iter().for_each(|d| w.emit(d));
         w.position()
     }
 }

@@ -297,6 +297,9 @@ impl L2Frame {
     }
 
     /// The frame as bytes, without padding to the minimum frame size.
+    ///
+    /// Not [`Codec::to_vec`]: the body's Length field can overflow, so this fails with
+    /// [`Error::TooLarge`] where [`GooseFrameRepr::emit`] does.
     pub fn to_vec(&self) -> Result<Vec<u8>> {
         let mut out = vec![0u8; self.buffer_len()];
         let off = self.eth.emit(&mut out);

@@ -258,10 +258,7 @@ impl Codec for SavPdu {
             w.tlv(TAG_SECURITY, s);
         }
         w.header(TAG_SEQ_ASDU, self.seq_len());
-        for a in &self.asdus {
-            let n = a.emit(w.rest());
-            w.advance(n);
-        }
+        self.asdus.iter().for_each(|a| w.emit(a));
         w.position()
     }
 }
