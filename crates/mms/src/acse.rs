@@ -12,7 +12,7 @@
 use gander_wire::ber::{self, Reader};
 use gander_wire::Codec;
 
-use crate::asn1::{self, Oid};
+use crate::asn1::{self, Oid, Sink};
 use crate::error::{Error, Layer, Result};
 
 const L: Layer = Layer::Acse;
@@ -214,7 +214,7 @@ fn parse_user_information(v: &[u8]) -> Result<Option<External>> {
     }))
 }
 
-fn emit_user_information(o: &mut Vec<u8>, ext: &External) {
+fn emit_user_information(o: &mut dyn Sink, ext: &External) {
     asn1::nested(o, 0xbe, |o| {
         asn1::nested(o, 0x28, |o| {
             if let Some(i) = ext.indirect_reference {
@@ -409,10 +409,12 @@ impl Apdu {
 }
 
 impl Codec for Apdu {
-    appending_codec!();
+    sink_codec!();
+}
 
-    /// Append the encoding to `out`.
-    fn emit_vec(&self, out: &mut Vec<u8>) {
+impl Apdu {
+    /// Write the encoding to `out`.
+    fn encode(&self, out: &mut dyn Sink) {
         match self {
             Apdu::Aarq(a) => asn1::nested(out, 0x60, |o| {
                 asn1::nested(o, 0xa1, |o| a.application_context.emit(o));
@@ -502,6 +504,10 @@ mod tests {
              A6 06 06 04 29018767 A7 03 02 01 0C BE 09 28 07 02 01 03 A0 02 A800",
         );
         assert_eq!(a.to_vec(), expect);
+        assert_eq!(a.buffer_len(), expect.len());
+        let mut buf = vec![0; expect.len()];
+        assert_eq!(a.emit(&mut buf), expect.len());
+        assert_eq!(buf, expect);
         assert_eq!(Apdu::parse(&expect).unwrap(), a);
     }
 

@@ -108,6 +108,29 @@ macro_rules! appending_codec {
     };
 }
 
+/// [`gander_wire::Codec`] for a type with `fn encode(&self, out: &mut dyn asn1::Sink)`:
+/// `buffer_len` counts with [`asn1::Counter`], `emit` writes in place through
+/// [`asn1::SliceSink`], `emit_vec` appends.
+macro_rules! sink_codec {
+    () => {
+        fn buffer_len(&self) -> usize {
+            let mut c = crate::asn1::Counter::default();
+            self.encode(&mut c);
+            c.0
+        }
+
+        fn emit(&self, buf: &mut [u8]) -> usize {
+            let mut w = crate::asn1::SliceSink::new(buf);
+            self.encode(&mut w);
+            w.pos
+        }
+
+        fn emit_vec(&self, out: &mut Vec<u8>) {
+            self.encode(out);
+        }
+    };
+}
+
 pub mod acse;
 pub mod asn1;
 pub mod association;

@@ -14,6 +14,7 @@
 //! server can answer them with a Reject (unrecognized-service, as libiec61850 does) while
 //! keeping the invoke ID.
 
+use crate::asn1::Sink;
 use gander_wire::ber::{self, Reader};
 use gander_wire::Codec;
 
@@ -253,10 +254,12 @@ impl MmsPdu {
 }
 
 impl Codec for MmsPdu {
-    appending_codec!();
+    sink_codec!();
+}
 
-    /// Append the encoding to `out`.
-    fn emit_vec(&self, out: &mut Vec<u8>) {
+impl MmsPdu {
+    /// Write the encoding to `out`.
+    fn encode(&self, out: &mut dyn Sink) {
         match self {
             MmsPdu::ConfirmedRequest { invoke_id, request } => asn1::nested(out, 0xa0, |o| {
                 asn1::uint(o, 0x02, *invoke_id as u64);
@@ -299,8 +302,8 @@ impl Codec for MmsPdu {
             MmsPdu::InitiateRequest(i) => asn1::nested(out, 0xa8, |o| i.encode_contents(o)),
             MmsPdu::InitiateResponse(i) => asn1::nested(out, 0xa9, |o| i.encode_contents(o)),
             MmsPdu::InitiateError(e) => asn1::nested(out, 0xaa, |o| e.encode_contents(o)),
-            MmsPdu::ConcludeRequest => out.extend_from_slice(&[0x8b, 0]),
-            MmsPdu::ConcludeResponse => out.extend_from_slice(&[0x8c, 0]),
+            MmsPdu::ConcludeRequest => out.bytes(&[0x8b, 0]),
+            MmsPdu::ConcludeResponse => out.bytes(&[0x8c, 0]),
             MmsPdu::ConcludeError(e) => asn1::nested(out, 0xad, |o| e.encode_contents(o)),
         }
     }
@@ -560,6 +563,16 @@ mod tests {
         fn round_trip(p in arb_pdu()) {
             let bytes = p.to_vec();
             prop_assert_eq!(MmsPdu::parse(&bytes).unwrap(), p);
+        }
+
+        /// The three sinks agree: counted length, in-place emit, appended vector.
+        #[test]
+        fn emit_in_place_matches_to_vec(p in arb_pdu()) {
+            let bytes = p.to_vec();
+            prop_assert_eq!(p.buffer_len(), bytes.len());
+            let mut buf = vec![0xee; bytes.len()];
+            prop_assert_eq!(p.emit(&mut buf), bytes.len());
+            prop_assert_eq!(buf, bytes);
         }
 
         #[test]

@@ -13,7 +13,7 @@
 use gander_wire::ber::{self, Reader};
 use gander_wire::Codec;
 
-use crate::asn1::{self, Oid};
+use crate::asn1::{self, Oid, Sink};
 use crate::error::{Error, Layer, Result};
 
 const L: Layer = Layer::Presentation;
@@ -174,10 +174,12 @@ impl ConnectPpdu {
 }
 
 impl Codec for ConnectPpdu {
-    appending_codec!();
+    sink_codec!();
+}
 
-    /// Append the encoding to `out`.
-    fn emit_vec(&self, out: &mut Vec<u8>) {
+impl ConnectPpdu {
+    /// Write the encoding to `out`.
+    fn encode(&self, out: &mut dyn Sink) {
         asn1::nested(out, 0x31, |o| {
             emit_mode_selector(o);
             asn1::nested(o, 0xa2, |o| {
@@ -248,10 +250,12 @@ impl AcceptPpdu {
 }
 
 impl Codec for AcceptPpdu {
-    appending_codec!();
+    sink_codec!();
+}
 
-    /// Append the encoding to `out`.
-    fn emit_vec(&self, out: &mut Vec<u8>) {
+impl AcceptPpdu {
+    /// Write the encoding to `out`.
+    fn encode(&self, out: &mut dyn Sink) {
         asn1::nested(out, 0x31, |o| {
             emit_mode_selector(o);
             asn1::nested(o, 0xa2, |o| {
@@ -309,10 +313,12 @@ impl RefusePpdu {
 }
 
 impl Codec for RefusePpdu {
-    appending_codec!();
+    sink_codec!();
+}
 
-    /// Append the encoding to `out`.
-    fn emit_vec(&self, out: &mut Vec<u8>) {
+impl RefusePpdu {
+    /// Write the encoding to `out`.
+    fn encode(&self, out: &mut dyn Sink) {
         asn1::nested(out, 0x30, |o| {
             if let Some(s) = &self.responding_selector {
                 asn1::tlv(o, 0x83, s);
@@ -381,10 +387,12 @@ impl AbortPpdu {
 }
 
 impl Codec for AbortPpdu {
-    appending_codec!();
+    sink_codec!();
+}
 
-    /// Append the encoding to `out`.
-    fn emit_vec(&self, out: &mut Vec<u8>) {
+impl AbortPpdu {
+    /// Write the encoding to `out`.
+    fn encode(&self, out: &mut dyn Sink) {
         match self {
             AbortPpdu::User(pdvs) => asn1::nested(out, 0xa0, |o| emit_pdvs(o, pdvs)),
             AbortPpdu::Provider { reason } => asn1::nested(out, 0x30, |o| {
@@ -418,7 +426,7 @@ pub fn parse_user_data(bytes: &[u8]) -> Result<Vec<Pdv>> {
 }
 
 /// Encode P-DATA user data: `61 { PDV-list ... }`.
-pub fn emit_user_data(pdvs: &[Pdv], out: &mut Vec<u8>) {
+pub fn emit_user_data(pdvs: &[Pdv], out: &mut dyn Sink) {
     emit_pdvs(out, pdvs);
 }
 
@@ -429,7 +437,7 @@ pub fn user_data(context_id: u64, pdu: Vec<u8>) -> Vec<u8> {
     v
 }
 
-fn emit_mode_selector(o: &mut Vec<u8>) {
+fn emit_mode_selector(o: &mut dyn Sink) {
     // mode-selector [0] IMPLICIT SET { mode-value [0] IMPLICIT INTEGER { normal-mode (1) } }
     asn1::nested(o, 0xa0, |o| asn1::tlv(o, 0x80, &[1]));
 }
@@ -573,7 +581,7 @@ fn parse_result_list(bytes: &[u8]) -> Result<Vec<ContextResult>> {
     Ok(out)
 }
 
-fn emit_result_list(o: &mut Vec<u8>, results: &[ContextResult]) {
+fn emit_result_list(o: &mut dyn Sink, results: &[ContextResult]) {
     asn1::nested(o, 0xa5, |o| {
         for c in results {
             asn1::nested(o, 0x30, |o| {
@@ -646,7 +654,7 @@ fn parse_pdvs(bytes: &[u8]) -> Result<Vec<Pdv>> {
     Ok(out)
 }
 
-fn emit_pdvs(o: &mut Vec<u8>, pdvs: &[Pdv]) {
+fn emit_pdvs(o: &mut dyn Sink, pdvs: &[Pdv]) {
     asn1::nested(o, 0x61, |o| {
         for p in pdvs {
             asn1::nested(o, 0x30, |o| {
