@@ -155,19 +155,19 @@ pub enum Apdu {
     Aare(Aare),
     /// A-RELEASE request (`62`), reason 0 = normal.
     Rlrq {
-        /// Release-request-reason [0], if present (0 normal, 1 urgent, 30 user-defined).
+        /// Release-request-reason `[0]`, if present (0 normal, 1 urgent, 30 user-defined).
         reason: Option<i64>,
     },
     /// A-RELEASE response (`63`).
     Rlre {
-        /// Release-response-reason [0], if present (0 normal, 1 not-finished, 30 user-defined).
+        /// Release-response-reason `[0]`, if present (0 normal, 1 not-finished, 30 user-defined).
         reason: Option<i64>,
     },
     /// A-ABORT (`64`): source 0 = acse-service-user, 1 = acse-service-provider.
     Abrt {
-        /// abort-source [0]: 0 acse-service-user, 1 acse-service-provider.
+        /// abort-source `[0]`: 0 acse-service-user, 1 acse-service-provider.
         source: u8,
-        /// abort-diagnostic [1], if present.
+        /// abort-diagnostic `[1]`, if present.
         diagnostic: Option<i64>,
     },
 }

@@ -19,8 +19,9 @@
 //! | [`model`] | gander (`docs/mms-peers.md`) | IED `IMP`, domain `IMPLD0`, DS1, `LLN0$RP$urcb01`, GGIO1 |
 //! | [`association`] | all of the above | [`association::ClientAssociation`], [`association::ServerAssociation`] |
 //!
-//! Each codec has `parse` (or `decode_contents`) and implements [`Codec`] (`emit_vec`,
-//! `to_vec`; re-exported from gander-wire), or has `encode_contents` for a service body;
+//! Each codec has `parse` (or `decode_contents`) and implements [`Codec`] (re-exported from
+//! gander-wire: `buffer_len`, in-place `emit`, `to_vec`) through one encoder that writes to an
+//! [`asn1::Sink`], or has `encode_contents` for a service body;
 //! every parse/emit pair has a property test, every parser a no-panic test and a fuzz target.
 //!
 //! # Driving an association (what a network peer does)
@@ -86,27 +87,6 @@
 //! No function panics on any input bytes; malformed input yields a specific [`Error`]
 //! (one variant per kind, tagged with its [`Layer`]) and, in a machine, one
 //! `Event::Closed { reason: CloseReason::Error(e) }`.
-
-/// [`gander_wire::Codec::buffer_len`] and [`gander_wire::Codec::emit`] for an encoder that
-/// appends (constructed elements are built contents first, then their length): both run the
-/// type's `emit_vec` once into a scratch vector. Use inside `impl Codec for T`, which must
-/// define `emit_vec`.
-macro_rules! appending_codec {
-    () => {
-        fn buffer_len(&self) -> usize {
-            let mut v = Vec::new();
-            self.emit_vec(&mut v);
-            v.len()
-        }
-
-        fn emit(&self, buf: &mut [u8]) -> usize {
-            let mut v = Vec::new();
-            self.emit_vec(&mut v);
-            buf[..v.len()].copy_from_slice(&v);
-            v.len()
-        }
-    };
-}
 
 /// [`gander_wire::Codec`] for a type with `fn encode(&self, out: &mut dyn asn1::Sink)`:
 /// `buffer_len` counts with [`asn1::Counter`], `emit` writes in place through

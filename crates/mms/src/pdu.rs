@@ -115,9 +115,9 @@ pub enum MmsPdu {
     },
     /// confirmed-ErrorPDU: `{ invokeID [0], modifierPosition [1] OPT, serviceError [2] }`.
     ConfirmedError {
-        /// invokeID [0] of the request answered.
+        /// invokeID `[0]` of the request answered.
         invoke_id: u32,
-        /// serviceError [2].
+        /// serviceError `[2]`.
         error: ServiceError,
     },
     /// unconfirmed-PDU.

@@ -343,7 +343,7 @@ pub enum AbortPpdu {
     User(Vec<Pdv>),
     /// ARP-PPDU: `30 { 80 abort-reason, 81 event-identifier }`.
     Provider {
-        /// abort-reason [0] (ISO 8823-1 8.4.2), if present.
+        /// abort-reason `[0]` (ISO 8823-1 8.4.2), if present.
         reason: Option<u8>,
     },
 }

@@ -2,8 +2,8 @@
 //! `Repr`): know your encoded size, write yourself into a caller's buffer.
 //!
 //! # Contract
-//! * [`Codec::buffer_len`] is the exact number of octets [`Codec::emit`] writes; in this
-//!   crate it is computed without encoding.
+//! * [`Codec::buffer_len`] is the exact number of octets [`Codec::emit`] writes, computed
+//!   without writing any.
 //! * [`Codec::emit`] writes the encoding at the start of `buf` and returns `buffer_len()`.
 //!   It never allocates for the output and never fails: every value a type can hold has an
 //!   encoding (types whose encoding can overflow a length field, such as
@@ -11,15 +11,14 @@
 //!   It panics if `buf` is shorter than `buffer_len()`: a caller bug, never peer-controlled.
 //! * [`Codec::emit_vec`] and [`Codec::to_vec`] are provided on top of the two, allocating once.
 //!
-//! gander-mms's ISO upper-layer and MMS encoders build each constructed element's contents
-//! before writing its length, so they override [`Codec::emit_vec`] with that appending encoder
-//! and derive `buffer_len`/`emit` from it (one scratch encoding); `to_vec` and `emit_vec` are
-//! their cheap paths.
+//! gander-mms implements the trait for its ISO upper-layer and MMS PDUs with one encoder per
+//! type that writes to a sink: a counter for `buffer_len`, the caller's buffer for `emit`, a
+//! vector for `emit_vec` (`gander_mms::asn1::Sink`).
 //!
 //! Parsing is not part of the trait: parsers differ in what they borrow and what they report
 //! besides the value (field ranges, layouts, dialects), so each type keeps its own `parse`.
 
-/// An owned value with a fixed wire encoding.
+/// A value with a fixed wire encoding.
 pub trait Codec {
     /// Octets [`Codec::emit`] writes.
     fn buffer_len(&self) -> usize;

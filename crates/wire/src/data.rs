@@ -28,27 +28,27 @@ pub const MAX_DEPTH: usize = 16;
 
 /// Tags of the `Data` alternatives (ISO 9506-2, context-specific, X.690 8.1.2).
 pub mod tag {
-    /// array [1] (constructed): SEQUENCE OF Data.
+    /// array `[1]` (constructed): SEQUENCE OF Data.
     pub const ARRAY: u8 = 0xa1;
-    /// structure [2] (constructed): SEQUENCE OF Data.
+    /// structure `[2]` (constructed): SEQUENCE OF Data.
     pub const STRUCTURE: u8 = 0xa2;
-    /// boolean [3].
+    /// boolean `[3]`.
     pub const BOOLEAN: u8 = 0x83;
-    /// bit-string [4]: unused-bits octet, then the bits.
+    /// bit-string `[4]`: unused-bits octet, then the bits.
     pub const BIT_STRING: u8 = 0x84;
-    /// integer [5]: two's complement, minimal octets.
+    /// integer `[5]`: two's complement, minimal octets.
     pub const INTEGER: u8 = 0x85;
-    /// unsigned [6]: non-negative integer, minimal octets.
+    /// unsigned `[6]`: non-negative integer, minimal octets.
     pub const UNSIGNED: u8 = 0x86;
-    /// floating-point [7]: exponent-width octet, then IEEE 754 big-endian.
+    /// floating-point `[7]`: exponent-width octet, then IEEE 754 big-endian.
     pub const FLOATING_POINT: u8 = 0x87;
-    /// octet-string [9].
+    /// octet-string `[9]`.
     pub const OCTET_STRING: u8 = 0x89;
-    /// visible-string [10].
+    /// visible-string `[10]`.
     pub const VISIBLE_STRING: u8 = 0x8a;
-    /// binary-time [12]: TimeOfDay, 4 or 6 octets.
+    /// binary-time `[12]`: TimeOfDay, 4 or 6 octets.
     pub const BINARY_TIME: u8 = 0x8c;
-    /// utc-time [17]: IEC 61850-8-1 UtcTime, 8 octets.
+    /// utc-time `[17]`: IEC 61850-8-1 UtcTime, 8 octets.
     pub const UTC_TIME: u8 = 0x91;
 }
 

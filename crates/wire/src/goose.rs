@@ -34,29 +34,29 @@ pub const TAG_GOOSE_PDU: u8 = 0x61;
 
 /// Tags of the `IECGoosePdu` components (context-specific, X.690 8.1.2).
 pub mod tag {
-    /// gocbRef [0]: GOOSE control block reference.
+    /// gocbRef `[0]`: GOOSE control block reference.
     pub const GOCB_REF: u8 = 0x80;
-    /// timeAllowedtoLive [1]: milliseconds before the next message.
+    /// timeAllowedtoLive `[1]`: milliseconds before the next message.
     pub const TIME_ALLOWED_TO_LIVE: u8 = 0x81;
-    /// datSet [2]: data set reference.
+    /// datSet `[2]`: data set reference.
     pub const DAT_SET: u8 = 0x82;
-    /// goID [3]: optional application identifier.
+    /// goID `[3]`: optional application identifier.
     pub const GO_ID: u8 = 0x83;
-    /// t [4]: UtcTime of the last state change.
+    /// t `[4]`: UtcTime of the last state change.
     pub const T: u8 = 0x84;
-    /// stNum [5]: state number, bumped on each change.
+    /// stNum `[5]`: state number, bumped on each change.
     pub const ST_NUM: u8 = 0x85;
-    /// sqNum [6]: sequence number within a state.
+    /// sqNum `[6]`: sequence number within a state.
     pub const SQ_NUM: u8 = 0x86;
-    /// simulation [7] (test in Ed.1).
+    /// simulation `[7]` (test in Ed.1).
     pub const SIMULATION: u8 = 0x87;
-    /// confRev [8]: configuration revision.
+    /// confRev `[8]`: configuration revision.
     pub const CONF_REV: u8 = 0x88;
-    /// ndsCom [9]: needs commissioning.
+    /// ndsCom `[9]`: needs commissioning.
     pub const NDS_COM: u8 = 0x89;
-    /// numDatSetEntries [10].
+    /// numDatSetEntries `[10]`.
     pub const NUM_DAT_SET_ENTRIES: u8 = 0x8a;
-    /// allData [11] (constructed): the data set values.
+    /// allData `[11]` (constructed): the data set values.
     pub const ALL_DATA: u8 = 0xab;
 }
 
