@@ -99,6 +99,13 @@ mod field {
     pub const ELEMENT_APPID: Range<usize> = 2..4;
     /// Payload element header: APDU length.
     pub const ELEMENT_APDU_LEN: Range<usize> = 4..6;
+
+    /// Trailer element (padding or signature, IEC 61850-90-5 / IEC 62351-6): tag.
+    pub const TRAILER_TAG: usize = 0;
+    /// Trailer element: one-octet value length.
+    pub const TRAILER_LEN: usize = 1;
+    /// Trailer element: first octet of the value.
+    pub const TRAILER_VALUE: usize = 2;
 }
 
 /// Session identifier (SI), an open enum: unknown values are rejected by the parser but
@@ -698,40 +705,16 @@ pub fn parse_trailer<'a>(
     value_lens: &[usize],
     tolerate_len: impl Fn(u8, usize) -> bool,
 ) -> Result<(Option<&'a [u8]>, Vec<SignatureElement<'a>>)> {
-    let mut at = 0usize;
-    let mut padding = None;
-    if trailer.first() == Some(&PADDING_TAG) {
-        need(trailer, "padding", 2)?;
-        let n = trailer[1] as usize;
-        need(trailer, "padding", 2 + n)?;
-        padding = Some(&trailer[2..2 + n]);
-        at = 2 + n;
-    }
+    let (padding, mut at) = parse_padding(trailer)?;
     let mut sigs = Vec::with_capacity(value_lens.len());
     for &len in value_lens {
-        let rest = &trailer[at..];
-        need(rest, "signature", 2)?;
-        if rest[0] != SIGNATURE_TAG {
-            return Err(Error::UnexpectedTag {
-                what: "signature",
-                expected: SIGNATURE_TAG,
-                found: rest[0],
-            });
-        }
-        let stated = rest[1];
-        if stated as usize != len && !tolerate_len(stated, len) {
-            return Err(Error::BadLength {
-                what: "signature length",
-                value: stated as usize,
-            });
-        }
-        need(rest, "signature value", 2 + len)?;
+        let (stated_len, value) = parse_signature_element(&trailer[at..], len, &tolerate_len)?;
         sigs.push(SignatureElement {
             offset: at,
-            stated_len: stated,
-            value: &rest[2..2 + len],
+            stated_len,
+            value,
         });
-        at += 2 + len;
+        at += field::TRAILER_VALUE + len;
     }
     if at != trailer.len() {
         return Err(Error::TrailingBytes {
@@ -749,43 +732,59 @@ pub fn parse_signature(
     value_len: usize,
     tolerate_len: impl Fn(u8, usize) -> bool,
 ) -> Result<SignatureElement<'_>> {
-    let at = match trailer.first() {
-        Some(&PADDING_TAG) => {
-            need(trailer, "padding", 2)?;
-            let n = 2 + trailer[1] as usize;
-            need(trailer, "padding", n)?;
-            n
-        }
-        _ => 0,
-    };
+    let (_, at) = parse_padding(trailer)?;
     let rest = &trailer[at..];
-    need(rest, "signature", 2)?;
-    if rest[0] != SIGNATURE_TAG {
+    let (stated_len, value) = parse_signature_element(rest, value_len, &tolerate_len)?;
+    let end = field::TRAILER_VALUE + value_len;
+    if rest.len() != end {
+        return Err(Error::TrailingBytes {
+            what: "signature",
+            count: rest.len() - end,
+        });
+    }
+    Ok(SignatureElement {
+        offset: at,
+        stated_len,
+        value,
+    })
+}
+
+/// The padding element at the start of `trailer`, if any: its value and the offset after it.
+fn parse_padding(trailer: &[u8]) -> Result<(Option<&[u8]>, usize)> {
+    if trailer.first() != Some(&PADDING_TAG) {
+        return Ok((None, 0));
+    }
+    need(trailer, "padding", field::TRAILER_VALUE)?;
+    let end = field::TRAILER_VALUE + trailer[field::TRAILER_LEN] as usize;
+    need(trailer, "padding", end)?;
+    Ok((Some(&trailer[field::TRAILER_VALUE..end]), end))
+}
+
+/// The signature element at the start of `rest`, with a value of `len` octets: its stated
+/// length octet and its value.
+fn parse_signature_element<'a>(
+    rest: &'a [u8],
+    len: usize,
+    tolerate_len: &impl Fn(u8, usize) -> bool,
+) -> Result<(u8, &'a [u8])> {
+    need(rest, "signature", field::TRAILER_VALUE)?;
+    if rest[field::TRAILER_TAG] != SIGNATURE_TAG {
         return Err(Error::UnexpectedTag {
             what: "signature",
             expected: SIGNATURE_TAG,
-            found: rest[0],
+            found: rest[field::TRAILER_TAG],
         });
     }
-    let stated = rest[1];
-    if stated as usize != value_len && !tolerate_len(stated, value_len) {
+    let stated = rest[field::TRAILER_LEN];
+    if stated as usize != len && !tolerate_len(stated, len) {
         return Err(Error::BadLength {
             what: "signature length",
             value: stated as usize,
         });
     }
-    need(rest, "signature value", 2 + value_len)?;
-    if rest.len() != 2 + value_len {
-        return Err(Error::TrailingBytes {
-            what: "signature",
-            count: rest.len() - 2 - value_len,
-        });
-    }
-    Ok(SignatureElement {
-        offset: at,
-        stated_len: stated,
-        value: &rest[2..],
-    })
+    let end = field::TRAILER_VALUE + len;
+    need(rest, "signature value", end)?;
+    Ok((stated, &rest[field::TRAILER_VALUE..end]))
 }
 
 /// Where [`emit`] put things.
