@@ -5,7 +5,7 @@
 //! and the counters must add up.
 #![no_main]
 use gander_gateway::{Config, Decision, Direction, Policy};
-use gander_sec::session::IvSource;
+use gander_sec::spdu::IvSource;
 use gander_sec::{default_provider, KeyStore};
 use libfuzzer_sys::fuzz_target;
 use std::path::Path;

@@ -3,8 +3,9 @@
 #![no_main]
 use gander_wire::ethernet::{Frame, ETHERTYPE_VLAN};
 use gander_wire::goose::GoosePdu;
-use gander_wire::goose_frame::L2Frame;
-use gander_wire::l2_security::SecurityExtension;
+use gander_wire::l2_frame::L2Frame;
+use gander_wire::l2_extension::SecurityExtension;
+use gander_wire::Codec;
 use libfuzzer_sys::fuzz_target;
 
 fn check_apdu(apdu: &[u8]) {

@@ -4,6 +4,7 @@
 use gander_mms::pdu::{ConfirmedResponse, MmsPdu, Unconfirmed};
 use gander_mms::rcb::UrcbValues;
 use gander_mms::report::Report;
+use gander_mms::Codec;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|bytes: &[u8]| {

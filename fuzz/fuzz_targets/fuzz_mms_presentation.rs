@@ -1,6 +1,7 @@
 //! ISO 8823-1 PPDU parsing (CP, CPA, CPR, abort, P-DATA): no panic; round trips hold.
 #![no_main]
 use gander_mms::presentation::{self, AbortPpdu, AcceptPpdu, ConnectPpdu, RefusePpdu};
+use gander_mms::Codec;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|bytes: &[u8]| {

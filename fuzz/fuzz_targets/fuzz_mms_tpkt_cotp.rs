@@ -2,6 +2,7 @@
 //! parses to the same TPDU.
 #![no_main]
 use gander_mms::{cotp::Tpdu, tpkt};
+use gander_mms::Codec;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|bytes: &[u8]| {

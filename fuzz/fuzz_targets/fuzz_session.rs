@@ -1,7 +1,7 @@
 //! IEC 61850-90-5 session PDUs under every length dialect: parse the header, the elements and the
 //! trailer; whatever parses must re-emit to the same header and elements.
 #![no_main]
-use gander_wire::session::{emit, parse_elements, parse_trailer, Dialect, SessionPdu};
+use gander_wire::spdu::{emit, parse_elements, parse_trailer, Dialect, SessionPdu};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -1,6 +1,7 @@
 //! IEC 61850-9-2 savPdu: parse, emit, re-parse must give the same representation.
 #![no_main]
 use gander_wire::sv::SavPdu;
+use gander_wire::Codec;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -25,7 +25,7 @@ fuzz_target!(|data: &[u8]| {
     for profile in Profile::ALL {
         let mut v = CaptureVerifier::new(profile, store());
         let _ = v.verify(data, 0);
-        let _ = gander_sec::session::verify(profile, store(), data, 0);
+        let _ = gander_sec::spdu::verify(profile, store(), data, 0);
         let _ = gander_sec::l2::verify(profile, store(), data, 0);
         if let Ok(view) = gander_sec::view::classify(profile, data) {
             let _ = (view.kind(), view.visible_appid(profile, store()), view.outer_vid());

@@ -1,13 +1,13 @@
 //! Where the `gander` rows spend their time beyond the primitive: counts heap allocations per
-//! `session::protect` / `session::verify` call with a counting allocator, and loops one of them
+//! `spdu::protect` / `spdu::verify` call with a counting allocator, and loops one of them
 //! for a profiler (`perf record -g target/release/examples/gander_path_profile verify gmac`).
 //!
 //! Usage: `gander_path_profile [protect|verify|count] [hmac|gmac|gcm] [iterations]`.
 
 use gander_bench::crypto::{goose_apdu, ELEMENT_HEADER_LEN, HEADER_LEN_IV, HEADER_LEN_NO_IV, NOW};
-use gander_sec::session::{self, RandomIv, SendParams};
+use gander_sec::spdu::{self, RandomIv, SendParams};
 use gander_sec::{default_provider, EncAlgorithm, KeyEntry, KeyStore, MacAlgorithm, Profile};
-use gander_wire::session::{PayloadElement, SpduId};
+use gander_wire::spdu::{PayloadElement, SpduId};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -78,7 +78,7 @@ fn main() {
         now: NOW,
     };
     let mut frame = Vec::with_capacity(512);
-    session::protect(
+    spdu::protect(
         Profile::Standard,
         entry,
         params,
@@ -90,7 +90,7 @@ fn main() {
     let mut out = Vec::with_capacity(512);
     let protect = |out: &mut Vec<u8>| {
         out.clear();
-        session::protect(
+        spdu::protect(
             Profile::Standard,
             entry,
             params,
@@ -101,9 +101,7 @@ fn main() {
         .expect("protect");
     };
     let verify = || {
-        black_box(
-            session::verify(Profile::Standard, &store, black_box(&frame), NOW).expect("verify"),
-        );
+        black_box(spdu::verify(Profile::Standard, &store, black_box(&frame), NOW).expect("verify"));
     };
     match what {
         "protect" => (0..iters).for_each(|_| protect(&mut out)),

@@ -11,9 +11,9 @@
 //!   floor: what the algorithm itself costs here.
 //! * `openssl`: the same primitive through the system OpenSSL with prepared keys
 //!   ([`OpensslProvider`]), a second floor from the library the paper used.
-//! * `gander`: the library on a whole R-GOOSE SPDU: [`session::protect`] (profile `standard`,
+//! * `gander`: the library on a whole R-GOOSE SPDU: [`spdu::protect`] (profile `standard`,
 //!   key from a [`KeyStore`], fresh IV from [`RandomIv`], output `Vec` cleared and reused so the
-//!   allocator's first-touch cost is not what is measured) and [`session::verify`] (parse, key
+//!   allocator's first-touch cost is not what is measured) and [`spdu::verify`] (parse, key
 //!   look-up, tag check, payload parse). Ops `protect` and `verify`.
 //! * `evp-per-message`: OpenSSL EVP with a fresh context and key set-up for every message,
 //!   as the gateway paper's C library did ([`evp_per_message`]).
@@ -64,15 +64,16 @@
 use gander_measure::stats::{self, Summary};
 use gander_measure::transfer_time::{TRIP_P1, TRIP_P2_P3};
 use gander_sec::openssl_evp::{evp_per_message, OpensslProvider};
-use gander_sec::session::{self, Checked, IvSource, RandomIv, SendParams};
 use gander_sec::signature::{SignatureAlgorithm, SigningKey, VerifyingKey};
+use gander_sec::spdu::{self, Checked, IvSource, RandomIv, SendParams};
 use gander_sec::{
     default_provider, AeadKey, CryptoError, CryptoProvider, EncAlgorithm, KeyEntry, KeyFileError,
     KeyStore, MacAlgorithm, MacKey, Profile, SecError,
 };
 use gander_wire::data::Data;
 use gander_wire::goose::GoosePdu;
-use gander_wire::session::{PayloadElement, SessionPdu, SpduId};
+use gander_wire::spdu::{PayloadElement, SessionPdu, SpduId};
+use gander_wire::Codec;
 use serde::Serialize;
 use std::hint::black_box;
 use std::time::Instant;
@@ -93,7 +94,7 @@ pub const HEADER_LEN_NO_IV: usize = 31;
 /// The same with the 12-byte AES-GCM/GMAC IV.
 pub const HEADER_LEN_IV: usize = HEADER_LEN_NO_IV + 12;
 /// The payload-element header: type, simulation, APPID, APDU length.
-pub const ELEMENT_HEADER_LEN: usize = gander_wire::session::ELEMENT_HEADER_LEN;
+pub const ELEMENT_HEADER_LEN: usize = gander_wire::spdu::ELEMENT_HEADER_LEN;
 
 /// Why the benchmark could not run.
 #[derive(Debug, thiserror::Error)]
@@ -721,7 +722,7 @@ fn mac_rows(r: &mut Runner<'_>, mac: MacAlgorithm, key_len: usize) -> Result<(),
         let apdu = goose_apdu(bytes - header - ELEMENT_HEADER_LEN, objects)?;
         let elements = [element(&apdu)];
         let mut frame = Vec::new();
-        session::protect(
+        spdu::protect(
             Profile::Standard,
             entry,
             params(1),
@@ -743,7 +744,7 @@ fn mac_rows(r: &mut Runner<'_>, mac: MacAlgorithm, key_len: usize) -> Result<(),
         let tag = frame[bytes + 2..].to_vec();
         mk.verify(&iv, &data, &tag)?;
         if !matches!(
-            session::verify(Profile::Standard, store, &frame, NOW)?,
+            spdu::verify(Profile::Standard, store, &frame, NOW)?,
             Checked::Verified(_)
         ) {
             return Err(BenchError::Setup(format!("{mac}: frame did not verify")));
@@ -798,7 +799,7 @@ fn mac_rows(r: &mut Runner<'_>, mac: MacAlgorithm, key_len: usize) -> Result<(),
                 op(move || {
                     out.clear();
                     number = number.wrapping_add(1);
-                    session::protect(
+                    spdu::protect(
                         Profile::Standard,
                         entry,
                         params(number),
@@ -813,7 +814,7 @@ fn mac_rows(r: &mut Runner<'_>, mac: MacAlgorithm, key_len: usize) -> Result<(),
             (
                 id(Impl::Gander, Op::Verify),
                 op(move || {
-                    black_box(session::verify(
+                    black_box(spdu::verify(
                         Profile::Standard,
                         store,
                         black_box(frame),
@@ -878,7 +879,7 @@ fn enc_rows(r: &mut Runner<'_>, enc: EncAlgorithm) -> Result<(), BenchError> {
         let apdu = goose_apdu(bytes - ELEMENT_HEADER_LEN, objects)?;
         let elements = [element(&apdu)];
         let mut frame = Vec::new();
-        session::protect(
+        spdu::protect(
             Profile::Standard,
             entry,
             params(1),
@@ -904,7 +905,7 @@ fn enc_rows(r: &mut Runner<'_>, enc: EncAlgorithm) -> Result<(), BenchError> {
         let aad = frame[..HEADER_LEN_IV].to_vec();
         let ciphertext = frame[HEADER_LEN_IV..HEADER_LEN_IV + bytes].to_vec();
         let tag = frame[HEADER_LEN_IV + bytes + 2..].to_vec();
-        let plaintext = match session::verify(Profile::Standard, store, &frame, NOW)? {
+        let plaintext = match spdu::verify(Profile::Standard, store, &frame, NOW)? {
             Checked::Verified(v) => v.cleartext()[HEADER_LEN_IV..HEADER_LEN_IV + bytes].to_vec(),
             Checked::Unsecured(_) => {
                 return Err(BenchError::Setup(format!("{enc}: frame not secured")))
@@ -982,7 +983,7 @@ fn enc_rows(r: &mut Runner<'_>, enc: EncAlgorithm) -> Result<(), BenchError> {
                 op(move || {
                     out.clear();
                     number = number.wrapping_add(1);
-                    session::protect(
+                    spdu::protect(
                         Profile::Standard,
                         entry,
                         params(number),
@@ -997,7 +998,7 @@ fn enc_rows(r: &mut Runner<'_>, enc: EncAlgorithm) -> Result<(), BenchError> {
             (
                 id(Impl::Gander, Op::Verify),
                 op(move || {
-                    black_box(session::verify(
+                    black_box(spdu::verify(
                         Profile::Standard,
                         store,
                         black_box(frame),

@@ -19,7 +19,7 @@ use gander_measure::stats::Summary;
 use gander_sec::{default_provider, KeyFileError, KeyStore, Profile};
 use gander_testkit::frames::{self as craft, UdpAddrs};
 use gander_wire::ip::locate_udp;
-use gander_wire::session::SessionPdu;
+use gander_wire::spdu::SessionPdu;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};

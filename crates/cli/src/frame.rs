@@ -4,12 +4,12 @@ use crate::pcap_io::{self, Packet};
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use gander_sec::frame::{protect_frame, CaptureVerifier, Outcome, Verdict};
-use gander_sec::session::RandomIv;
+use gander_sec::spdu::RandomIv;
 use gander_sec::view::{self, Content};
 use gander_sec::{default_provider, KeyStore, Profile};
 use gander_wire::goose::GoosePdu;
-use gander_wire::goose_frame::L2Frame;
-use gander_wire::session::{parse_elements, SessionPdu};
+use gander_wire::l2_frame::L2Frame;
+use gander_wire::spdu::{parse_elements, SessionPdu};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -304,7 +304,7 @@ fn show_content(data: &[u8], profile: Profile, v: &view::FrameView<'_>) -> Value
                 "reserved1": l2.body.reserved1,
                 "reserved2": l2.body.reserved2,
                 "extension": l2.body.extension.as_deref().map(|e| {
-                    match gander_wire::l2_security::SecurityExtension::parse(e) {
+                    match gander_wire::l2_extension::SecurityExtension::parse(e) {
                         Ok(x) => json!({"key_id": x.key_id, "version": x.version, "time_of_current_key": x.time_of_current_key,
                             "time_to_next_key": x.time_to_next_key, "iv": x.iv.map(hex::encode), "mac": hex::encode(x.mac)}),
                         Err(err) => json!({"error": err.to_string()}),
@@ -334,7 +334,7 @@ fn show_content(data: &[u8], profile: Profile, v: &view::FrameView<'_>) -> Value
                         "payload_length": p.payload_length_field,
                         "trailer": hex::encode(p.trailer()),
                     });
-                    if let gander_wire::session::SecurityInfo::V1 {
+                    if let gander_wire::spdu::SecurityInfo::V1 {
                         enc_code, mac_code, ..
                     } = h.security
                     {

@@ -29,14 +29,14 @@ pub use crate::reason::DropReason;
 use gander_sec::frame::protect_view;
 use gander_sec::l2;
 use gander_sec::replay::ReplayState;
-use gander_sec::session::{self, IvSource, RandomIv, SendParams};
+use gander_sec::spdu::{self, IvSource, RandomIv, SendParams};
 use gander_sec::view::{self, Content, FrameView, Judged, Kind, Verified};
 use gander_sec::{KeyEntry, KeyStore, Profile};
 use gander_wire::ethernet::{self, EthernetRepr, VlanTag};
 use gander_wire::goose::GoosePdu;
-use gander_wire::goose_frame::{GooseFrameRepr, L2Frame};
 use gander_wire::ip::{self, UdpFrameRepr};
-use gander_wire::session::{PayloadElement, SecurityInfo, SessionHeader, SpduId};
+use gander_wire::l2_frame::{GooseFrameRepr, L2Frame};
+use gander_wire::spdu::{PayloadElement, SecurityInfo, SessionHeader, SpduId};
 use serde::Serialize;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
@@ -567,7 +567,7 @@ impl Policy {
                 let trailer = seclib_trailer(self.profile);
                 let elements = session.elements()?;
                 let mut out = Vec::with_capacity(s.pdu.bytes().len());
-                gander_wire::session::emit(&header, &elements, trailer.len(), &dialect, &mut out)?;
+                gander_wire::spdu::emit(&header, &elements, trailer.len(), &dialect, &mut out)?;
                 out.extend_from_slice(trailer);
                 Ok(s.udp.rewrite_payload(v.frame, &out)?)
             }
@@ -598,7 +598,7 @@ impl Policy {
             }
             Content::Session(s) => {
                 let dialect = self.profile.dialect();
-                let elements = gander_wire::session::parse_elements(s.pdu.payload(), &dialect)?;
+                let elements = gander_wire::spdu::parse_elements(s.pdu.payload(), &dialect)?;
                 self.session_to_goose(dir, rule, &elements, now)
             }
             _ => Err(DropReason::TranslateNotGoose),
@@ -653,7 +653,7 @@ impl Policy {
         if rule.keys.is_empty() {
             let header = unsecured_header(self.profile, SpduId::Goose, spdu_number);
             let trailer = seclib_trailer(self.profile);
-            gander_wire::session::emit(
+            gander_wire::spdu::emit(
                 &header,
                 &[el],
                 trailer.len(),
@@ -669,7 +669,7 @@ impl Policy {
                 spdu_number,
                 now,
             };
-            session::protect(
+            spdu::protect(
                 self.profile,
                 key,
                 params,
@@ -756,7 +756,7 @@ fn unsecured_header(profile: Profile, spdu_id: SpduId, spdu_number: u32) -> Sess
         } else {
             SecurityInfo::V2 {
                 key_id: 0,
-                iv: gander_wire::session::Iv::EMPTY,
+                iv: gander_wire::spdu::Iv::EMPTY,
             }
         },
     }
@@ -775,9 +775,9 @@ fn seclib_trailer(profile: Profile) -> &'static [u8] {
 mod tests {
     use super::*;
     use gander_sec::default_provider;
-    use gander_sec::session::{RandomIv, SendParams};
+    use gander_sec::spdu::{RandomIv, SendParams};
+    use gander_wire::spdu::SessionPdu;
     use gander_testkit::frames::{self as craft, UdpAddrs};
-    use gander_wire::session::SessionPdu;
     use std::path::Path;
 
     const KEYS: &str = r#"
@@ -1367,7 +1367,7 @@ dst_mac = "01:0c:cd:01:00:01"
             now: 0,
         };
         let mut spdu = Vec::new();
-        session::protect(
+        spdu::protect(
             Profile::Standard,
             key,
             params,

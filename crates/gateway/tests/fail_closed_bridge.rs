@@ -14,13 +14,13 @@ use common::*;
 use gander_gateway::af_packet::RawSocket;
 use gander_lab::{addr, Mode, Role};
 use gander_sec::l2::{self, CheckedGoose};
-use gander_sec::session::{self, Checked};
+use gander_sec::spdu::{self, Checked};
 use gander_sec::Profile;
 use gander_testkit::frames::{self as craft, UdpAddrs};
 use gander_wire::goose::GoosePdu;
-use gander_wire::goose_frame::L2Frame;
 use gander_wire::ip::locate_udp;
-use gander_wire::session::SessionPdu;
+use gander_wire::l2_frame::L2Frame;
+use gander_wire::spdu::SessionPdu;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -104,11 +104,11 @@ fn receiver(
                 let p = &f[loc.payload];
                 let ok = match &store {
                     Some(s) => matches!(
-                        session::verify(Profile::Standard, s, p, 0),
+                        spdu::verify(Profile::Standard, s, p, 0),
                         Ok(Checked::Verified(_))
                     ),
                     None => matches!(
-                        session::verify(Profile::Standard, &Default::default(), p, 0),
+                        spdu::verify(Profile::Standard, &Default::default(), p, 0),
                         Ok(Checked::Unsecured(_))
                     ),
                 };

@@ -5,11 +5,11 @@ mod common;
 
 use common::*;
 use gander_lab::{addr, Mode, Role};
-use gander_sec::session::{self, Checked};
+use gander_sec::spdu::{self, Checked};
 use gander_sec::{KeyStore, Profile};
 use gander_testkit::frames::{self as craft, UdpAddrs};
 use gander_wire::ip::locate_udp;
-use gander_wire::session::SessionPdu;
+use gander_wire::spdu::SessionPdu;
 use std::net::UdpSocket;
 use std::time::Duration;
 
@@ -73,11 +73,11 @@ fn collect(
             let p = &buf[..n];
             let good = match keys {
                 Some(_) => matches!(
-                    session::verify(Profile::Standard, &store, p, 0),
+                    spdu::verify(Profile::Standard, &store, p, 0),
                     Ok(Checked::Verified(_))
                 ),
                 None => matches!(
-                    session::verify(Profile::Standard, &store, p, 0),
+                    spdu::verify(Profile::Standard, &store, p, 0),
                     Ok(Checked::Unsecured(_))
                 ),
             };

@@ -10,8 +10,9 @@
 //! * user-information is one EXTERNAL (`28 { 02 indirect-reference, A0 <MMS PDU> }`).
 
 use gander_wire::ber::{self, Reader};
+use gander_wire::Codec;
 
-use crate::asn1::{self, Oid};
+use crate::asn1::{self, Oid, Sink};
 use crate::error::{Error, Layer, Result};
 
 const L: Layer = Layer::Acse;
@@ -153,11 +154,22 @@ pub enum Apdu {
     /// A-ASSOCIATE response.
     Aare(Aare),
     /// A-RELEASE request (`62`), reason 0 = normal.
-    Rlrq { reason: Option<i64> },
+    Rlrq {
+        /// Release-request-reason `[0]`, if present (0 normal, 1 urgent, 30 user-defined).
+        reason: Option<i64>,
+    },
     /// A-RELEASE response (`63`).
-    Rlre { reason: Option<i64> },
+    Rlre {
+        /// Release-response-reason `[0]`, if present (0 normal, 1 not-finished, 30 user-defined).
+        reason: Option<i64>,
+    },
     /// A-ABORT (`64`): source 0 = acse-service-user, 1 = acse-service-provider.
-    Abrt { source: u8, diagnostic: Option<i64> },
+    Abrt {
+        /// abort-source `[0]`: 0 acse-service-user, 1 acse-service-provider.
+        source: u8,
+        /// abort-diagnostic `[1]`, if present.
+        diagnostic: Option<i64>,
+    },
 }
 
 fn int_field(v: &[u8], what: &'static str) -> Result<i64> {
@@ -202,7 +214,7 @@ fn parse_user_information(v: &[u8]) -> Result<Option<External>> {
     }))
 }
 
-fn emit_user_information(o: &mut Vec<u8>, ext: &External) {
+fn emit_user_information(o: &mut dyn Sink, ext: &External) {
     asn1::nested(o, 0xbe, |o| {
         asn1::nested(o, 0x28, |o| {
             if let Some(i) = ext.indirect_reference {
@@ -394,9 +406,15 @@ impl Apdu {
             }),
         }
     }
+}
 
-    /// Append the encoding.
-    pub fn emit(&self, out: &mut Vec<u8>) {
+impl Codec for Apdu {
+    sink_codec!();
+}
+
+impl Apdu {
+    /// Write the encoding to `out`.
+    fn encode(&self, out: &mut dyn Sink) {
         match self {
             Apdu::Aarq(a) => asn1::nested(out, 0x60, |o| {
                 asn1::nested(o, 0xa1, |o| a.application_context.emit(o));
@@ -466,13 +484,6 @@ impl Apdu {
             }),
         }
     }
-
-    /// The encoding as a new vector.
-    pub fn to_vec(&self) -> Vec<u8> {
-        let mut v = Vec::new();
-        self.emit(&mut v);
-        v
-    }
 }
 
 #[cfg(test)]
@@ -493,6 +504,10 @@ mod tests {
              A6 06 06 04 29018767 A7 03 02 01 0C BE 09 28 07 02 01 03 A0 02 A800",
         );
         assert_eq!(a.to_vec(), expect);
+        assert_eq!(a.buffer_len(), expect.len());
+        let mut buf = vec![0; expect.len()];
+        assert_eq!(a.emit(&mut buf), expect.len());
+        assert_eq!(buf, expect);
         assert_eq!(Apdu::parse(&expect).unwrap(), a);
     }
 

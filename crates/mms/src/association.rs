@@ -23,6 +23,7 @@
 //! outstanding requests) and each waiting state has a deadline, so a peer can neither make
 //! the machine allocate without bound nor stall it forever.
 
+use gander_wire::Codec;
 use std::collections::VecDeque;
 
 use gander_wire::data::Data;
@@ -30,13 +31,13 @@ use gander_wire::data::Data;
 use crate::acse::{self, Aare, Aarq, Apdu, Diagnostic};
 use crate::cotp::{self, ConnectParams, DtReassembler, Tpdu};
 use crate::error::{Error, Layer, Result};
+use crate::iso_session::{ConnectSpdu, Spdu, ABORT_TRANSPORT_DISCONNECT};
 use crate::pdu::{ConfirmedRequest, ConfirmedResponse, MmsPdu, Unconfirmed};
 use crate::presentation::{self, AbortPpdu, AcceptPpdu, ConnectPpdu, Pdv, RefusePpdu};
 use crate::service::{
     AccessResult, DataAccessError, InformationReport, Initiate, ObjectName, ReadRequest,
     ReadResponse, Reject, ServiceError, VariableAccessSpecification, WriteRequest, WriteResponse,
 };
-use crate::session::{ConnectSpdu, Spdu, ABORT_TRANSPORT_DISCONNECT};
 use crate::tpkt;
 
 /// A monotonic timestamp in nanoseconds, supplied by the driver.
@@ -116,43 +117,78 @@ pub enum CloseReason {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event {
     /// A handshake or release step, with the driver's timestamp.
-    Step { step: Step, at: Nanos },
+    Step {
+        /// Which step.
+        step: Step,
+        /// Driver timestamp of the input or call that produced the event.
+        at: Nanos,
+    },
     /// The association is up: the negotiated initiate parameters.
-    Associated { at: Nanos, initiate: Initiate },
+    Associated {
+        /// Driver timestamp of the input or call that produced the event.
+        at: Nanos,
+        /// The initiate parameters both sides agreed on.
+        initiate: Initiate,
+    },
     /// Client: a confirmed response.
     Response {
+        /// Driver timestamp of the input or call that produced the event.
         at: Nanos,
+        /// invokeID of the request this answers.
         invoke_id: u32,
+        /// The service response.
         response: ConfirmedResponse,
     },
     /// Client: a confirmed-Error.
     ServiceError {
+        /// Driver timestamp of the input or call that produced the event.
         at: Nanos,
+        /// invokeID of the request this answers.
         invoke_id: u32,
+        /// The serviceError the server returned.
         error: ServiceError,
     },
     /// A reject PDU from the peer.
-    Rejected { at: Nanos, reject: Reject },
+    Rejected {
+        /// Driver timestamp of the input or call that produced the event.
+        at: Nanos,
+        /// The reject PDU as received.
+        reject: Reject,
+    },
     /// Client: an InformationReport (IEC 61850 reports arrive here).
     InformationReport {
+        /// Driver timestamp of the input that completed the report (RT_END).
         at: Nanos,
+        /// The report as received.
         report: InformationReport,
     },
     /// Server: a Read was answered.
     Read {
+        /// Driver timestamp of the input or call that produced the event.
         at: Nanos,
+        /// invokeID of the Read.
         invoke_id: u32,
+        /// The variables that were read.
         spec: VariableAccessSpecification,
     },
     /// Server: one variable of a Write was handled.
     Written {
+        /// Driver timestamp of the input or call that produced the event.
         at: Nanos,
+        /// invokeID of the Write.
         invoke_id: u32,
+        /// The variable written.
         name: ObjectName,
+        /// Success, or the DataAccessError the server answered for this variable.
         result: core::result::Result<(), DataAccessError>,
     },
     /// The association is over; drain `poll_transmit` and close the stream.
-    Closed { at: Nanos, reason: CloseReason },
+    Closed {
+        /// Driver timestamp of the input or call that produced the event.
+        at: Nanos,
+        /// Why the association ended.
+        reason: CloseReason,
+    },
 }
 
 /// The layers below MMS, shared by both machines: stream framing, DT reassembly and the

@@ -7,7 +7,9 @@
 //! CR `E0`, dst-ref 0, src-ref 1, class 0, options TPDU size `C0 01 0D`, called TSEL
 //! `C2 02 0001` then calling TSEL `C1 02 0001`; DT header `02 F0 80`.
 
+use crate::asn1::{Counter, Sink};
 use crate::error::{Error, Layer, Result};
+use gander_wire::Codec;
 
 /// TPDU codes (ISO 8073 13.1, Table 8): high nibble of the second octet.
 pub mod code {
@@ -113,17 +115,28 @@ pub enum Tpdu<'a> {
     /// CC (ISO 8073 13.4).
     ConnectionConfirm(ConnectParams),
     /// DT (ISO 8073 13.7): a fragment of a TSDU; `eot` marks the last one.
-    Data { eot: bool, user_data: &'a [u8] },
+    Data {
+        /// EOT bit: this fragment ends the TSDU.
+        eot: bool,
+        /// The fragment's user data.
+        user_data: &'a [u8],
+    },
     /// DR (ISO 8073 13.5).
     DisconnectRequest {
+        /// DST-REF: the peer's connection reference.
         dst_ref: u16,
+        /// SRC-REF: our connection reference.
         src_ref: u16,
+        /// Disconnect reason (ISO 8073 13.5.3 e).
         reason: u8,
     },
     /// ER (ISO 8073 13.12).
     Error {
+        /// DST-REF: the peer's connection reference.
         dst_ref: u16,
+        /// Reject cause (ISO 8073 13.12.3 e).
         cause: u8,
+        /// The invalid TPDU parameter: the header that was rejected, if sent.
         invalid_tpdu: Option<&'a [u8]>,
     },
 }
@@ -224,9 +237,23 @@ impl<'a> Tpdu<'a> {
             }),
         }
     }
+}
 
-    /// Append the encoding to `out` (no TPKT header).
-    pub fn emit(&self, out: &mut Vec<u8>) {
+impl Codec for Tpdu<'_> {
+    sink_codec!();
+}
+
+/// Write `LI header`, the header after LI written by `f` (run twice: once to count it).
+fn with_li(out: &mut dyn Sink, f: impl Fn(&mut dyn Sink)) {
+    let mut li = Counter::default();
+    f(&mut li);
+    out.bytes(&[li.0 as u8]);
+    f(out);
+}
+
+impl Tpdu<'_> {
+    /// Write the encoding to `out` (no TPKT header).
+    fn encode(&self, out: &mut dyn Sink) {
         match self {
             Tpdu::ConnectionRequest(p) | Tpdu::ConnectionConfirm(p) => {
                 let c = if matches!(self, Tpdu::ConnectionRequest(_)) {
@@ -234,69 +261,60 @@ impl<'a> Tpdu<'a> {
                 } else {
                     code::CC
                 };
-                let li_at = out.len();
-                out.push(0);
-                out.push(c);
-                out.extend_from_slice(&p.dst_ref.to_be_bytes());
-                out.extend_from_slice(&p.src_ref.to_be_bytes());
-                out.push(p.class_option);
-                if let Some(s) = p.tpdu_size {
-                    out.extend_from_slice(&[param::TPDU_SIZE, 1, s]);
-                }
-                // libiec61850 order: called TSEL before calling TSEL.
-                for (c, v) in [
-                    (param::CALLED_TSEL, &p.called_tsel),
-                    (param::CALLING_TSEL, &p.calling_tsel),
-                ] {
-                    if let Some(v) = v {
-                        let v = &v[..v.len().min(MAX_TSEL_LEN)];
-                        out.push(c);
-                        out.push(v.len() as u8);
-                        out.extend_from_slice(v);
+                with_li(out, |out| {
+                    out.bytes(&[c]);
+                    out.bytes(&p.dst_ref.to_be_bytes());
+                    out.bytes(&p.src_ref.to_be_bytes());
+                    out.bytes(&[p.class_option]);
+                    if let Some(s) = p.tpdu_size {
+                        out.bytes(&[param::TPDU_SIZE, 1, s]);
                     }
-                }
-                out[li_at] = (out.len() - li_at - 1) as u8;
+                    // libiec61850 order: called TSEL before calling TSEL.
+                    for (c, v) in [
+                        (param::CALLED_TSEL, &p.called_tsel),
+                        (param::CALLING_TSEL, &p.calling_tsel),
+                    ] {
+                        if let Some(v) = v {
+                            let v = &v[..v.len().min(MAX_TSEL_LEN)];
+                            out.bytes(&[c, v.len() as u8]);
+                            out.bytes(v);
+                        }
+                    }
+                });
             }
             Tpdu::Data { eot, user_data } => {
-                out.extend_from_slice(&[2, code::DT, if *eot { EOT } else { 0 }]);
-                out.extend_from_slice(user_data);
+                out.bytes(&[2, code::DT, if *eot { EOT } else { 0 }]);
+                out.bytes(user_data);
             }
             Tpdu::DisconnectRequest {
                 dst_ref,
                 src_ref,
                 reason,
             } => {
-                out.extend_from_slice(&[6, code::DR]);
-                out.extend_from_slice(&dst_ref.to_be_bytes());
-                out.extend_from_slice(&src_ref.to_be_bytes());
-                out.push(*reason);
+                out.bytes(&[6, code::DR]);
+                out.bytes(&dst_ref.to_be_bytes());
+                out.bytes(&src_ref.to_be_bytes());
+                out.bytes(&[*reason]);
             }
             Tpdu::Error {
                 dst_ref,
                 cause,
                 invalid_tpdu,
-            } => {
-                let li_at = out.len();
-                out.extend_from_slice(&[0, code::ER]);
-                out.extend_from_slice(&dst_ref.to_be_bytes());
-                out.push(*cause);
+            } => with_li(out, |out| {
+                out.bytes(&[code::ER]);
+                out.bytes(&dst_ref.to_be_bytes());
+                out.bytes(&[*cause]);
                 if let Some(v) = invalid_tpdu {
                     let v = &v[..v.len().min(64)];
-                    out.extend_from_slice(&[param::INVALID_TPDU, v.len() as u8]);
-                    out.extend_from_slice(v);
+                    out.bytes(&[param::INVALID_TPDU, v.len() as u8]);
+                    out.bytes(v);
                 }
-                out[li_at] = (out.len() - li_at - 1) as u8;
-            }
+            }),
         }
     }
+}
 
-    /// The encoding as a new vector.
-    pub fn to_vec(&self) -> Vec<u8> {
-        let mut v = Vec::new();
-        self.emit(&mut v);
-        v
-    }
-
+impl<'a> Tpdu<'a> {
     /// A short name for logs and errors.
     pub fn name(&self) -> &'static str {
         match self {
@@ -561,6 +579,10 @@ mod tests {
                                     tpdu_size: size, calling_tsel: a, called_tsel: b };
             let t = if cr { Tpdu::ConnectionRequest(p) } else { Tpdu::ConnectionConfirm(p) };
             let bytes = t.to_vec();
+            prop_assert_eq!(t.buffer_len(), bytes.len());
+            let mut buf = vec![0xee; bytes.len()];
+            prop_assert_eq!(t.emit(&mut buf), bytes.len());
+            prop_assert_eq!(&buf, &bytes);
             prop_assert_eq!(Tpdu::parse(&bytes).unwrap(), t);
         }
 

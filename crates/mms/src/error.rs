@@ -49,53 +49,85 @@ pub enum Error {
     /// A length above the configured cap (protects memory against a hostile peer).
     #[error("{layer}: {what} of {size} bytes exceeds the limit of {max}")]
     TooLarge {
+        /// Protocol layer that found the problem.
         layer: Layer,
+        /// What was being read or checked.
         what: &'static str,
+        /// The size found.
         size: usize,
+        /// The configured limit.
         max: usize,
     },
     /// Input ended in the middle of a structure.
     #[error("{layer}: truncated {what}")]
-    Truncated { layer: Layer, what: &'static str },
+    Truncated {
+        /// Protocol layer that found the problem.
+        layer: Layer,
+        /// What was being read or checked.
+        what: &'static str,
+    },
     /// A structure that violates its encoding rules.
     #[error("{layer}: malformed {what}: {detail}")]
     Malformed {
+        /// Protocol layer that found the problem.
         layer: Layer,
+        /// What was being read or checked.
         what: &'static str,
+        /// Which rule was broken.
         detail: &'static str,
     },
     /// A PDU type code this implementation does not know.
     #[error("{layer}: unknown {what} code 0x{code:02x}")]
     UnknownCode {
+        /// Protocol layer that found the problem.
         layer: Layer,
+        /// What was being read or checked.
         what: &'static str,
+        /// The code received.
         code: u8,
     },
     /// A BER error from `gander_wire::ber`, with the layer whose PDU it was in.
     #[error("{layer}: {source}")]
     Ber {
+        /// Protocol layer that found the problem.
         layer: Layer,
+        /// The underlying BER error.
         #[source]
         source: gander_wire::Error,
     },
     /// A well-formed PDU that is not allowed in the current state (e.g. DATA before CC).
     #[error("{layer}: unexpected {what} in state {state}")]
     UnexpectedPdu {
+        /// Protocol layer that found the problem.
         layer: Layer,
+        /// The PDU received.
         what: &'static str,
+        /// The machine's state at the time.
         state: &'static str,
     },
     /// The peer refused or rejected the association (result, reason as received).
     #[error("{layer}: association refused: {detail}")]
-    Refused { layer: Layer, detail: String },
+    Refused {
+        /// Protocol layer that found the problem.
+        layer: Layer,
+        /// Result and reason as received, for the log.
+        detail: String,
+    },
     /// A negotiated parameter or configured limit that the peer exceeded.
     #[error("{layer}: limit exceeded: {what}")]
-    Limit { layer: Layer, what: &'static str },
+    Limit {
+        /// Protocol layer that found the problem.
+        layer: Layer,
+        /// The parameter or limit exceeded.
+        what: &'static str,
+    },
     /// The caller asked for something the current state does not allow (a local error,
     /// never caused by the peer).
     #[error("not allowed in state {state}: {what}")]
     InvalidState {
+        /// The call that was refused.
         what: &'static str,
+        /// The machine's state at the time.
         state: &'static str,
     },
 }

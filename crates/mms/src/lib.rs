@@ -11,7 +11,7 @@
 //! |---|---|---|
 //! | [`tpkt`] | RFC 1006 | framing, streaming [`tpkt::Reassembler`] with a size cap |
 //! | [`cotp`] | ISO 8073 class 0 | CR/CC/DT/DR/ER, fragmentation, [`cotp::DtReassembler`] |
-//! | [`session`] | ISO 8327-1 kernel+duplex | CN/AC/DATA/FINISH/DISCONNECT/ABORT/REFUSE |
+//! | [`iso_session`] | ISO 8327-1 kernel+duplex | CN/AC/DATA/FINISH/DISCONNECT/ABORT/REFUSE |
 //! | [`presentation`] | ISO 8823-1 kernel | CP/CPA/CPR/ARU/ARP, P-DATA user data |
 //! | [`acse`] | ISO 8650-1 | AARQ/AARE/RLRQ/RLRE/ABRT, AP titles, password |
 //! | [`pdu`], [`service`] | ISO 9506-2 | MMS PDUs: initiate, read, write, information report, conclude, reject, errors |
@@ -19,7 +19,9 @@
 //! | [`model`] | gander (`docs/mms-peers.md`) | IED `IMP`, domain `IMPLD0`, DS1, `LLN0$RP$urcb01`, GGIO1 |
 //! | [`association`] | all of the above | [`association::ClientAssociation`], [`association::ServerAssociation`] |
 //!
-//! Each codec has `parse` (or `decode_contents`) and `emit`/`to_vec` (or `encode_contents`);
+//! Each codec has `parse` (or `decode_contents`) and implements [`Codec`] (re-exported from
+//! gander-wire: `buffer_len`, in-place `emit`, `to_vec`) through one encoder that writes to an
+//! [`asn1::Sink`], or has `encode_contents` for a service body;
 //! every parse/emit pair has a property test, every parser a no-panic test and a fuzz target.
 //!
 //! # Driving an association (what a network peer does)
@@ -86,19 +88,43 @@
 //! (one variant per kind, tagged with its [`Layer`]) and, in a machine, one
 //! `Event::Closed { reason: CloseReason::Error(e) }`.
 
+/// [`gander_wire::Codec`] for a type with `fn encode(&self, out: &mut dyn asn1::Sink)`:
+/// `buffer_len` counts with [`asn1::Counter`], `emit` writes in place through
+/// [`asn1::SliceSink`], `emit_vec` appends.
+macro_rules! sink_codec {
+    () => {
+        fn buffer_len(&self) -> usize {
+            let mut c = crate::asn1::Counter::default();
+            self.encode(&mut c);
+            c.0
+        }
+
+        fn emit(&self, buf: &mut [u8]) -> usize {
+            let mut w = crate::asn1::SliceSink::new(buf);
+            self.encode(&mut w);
+            w.pos
+        }
+
+        fn emit_vec(&self, out: &mut Vec<u8>) {
+            self.encode(out);
+        }
+    };
+}
+
 pub mod acse;
 pub mod asn1;
 pub mod association;
 pub mod bit_string;
 pub mod cotp;
 pub mod error;
+pub mod iso_session;
 pub mod model;
 pub mod pdu;
 pub mod presentation;
 pub mod rcb;
 pub mod report;
 pub mod service;
-pub mod session;
 pub mod tpkt;
 
 pub use error::{Error, Layer, Result};
+pub use gander_wire::Codec;

@@ -21,6 +21,7 @@
 //! [`ImpModel::write`].
 
 use gander_wire::data::Data;
+use gander_wire::Codec;
 
 use crate::association::{ConnId, ServerHandler};
 use crate::bit_string::BitString;

@@ -14,7 +14,9 @@
 //! server can answer them with a Reject (unrecognized-service, as libiec61850 does) while
 //! keeping the invoke ID.
 
+use crate::asn1::Sink;
 use gander_wire::ber::{self, Reader};
+use gander_wire::Codec;
 
 use crate::asn1;
 use crate::error::{Error, Layer, Result};
@@ -56,7 +58,12 @@ pub enum ConfirmedRequest {
     /// Write.
     Write(WriteRequest),
     /// Any other service, kept raw.
-    Other { tag: u8, body: Vec<u8> },
+    Other {
+        /// Context tag of the service element.
+        tag: u8,
+        /// Its contents octets, undecoded.
+        body: Vec<u8>,
+    },
 }
 
 /// A confirmed service response.
@@ -67,7 +74,12 @@ pub enum ConfirmedResponse {
     /// Write.
     Write(WriteResponse),
     /// Any other service, kept raw.
-    Other { tag: u8, body: Vec<u8> },
+    Other {
+        /// Context tag of the service element.
+        tag: u8,
+        /// Its contents octets, undecoded.
+        body: Vec<u8>,
+    },
 }
 
 /// An unconfirmed service.
@@ -76,7 +88,12 @@ pub enum Unconfirmed {
     /// InformationReport.
     InformationReport(InformationReport),
     /// Any other service, kept raw.
-    Other { tag: u8, body: Vec<u8> },
+    Other {
+        /// Context tag of the service element.
+        tag: u8,
+        /// Its contents octets, undecoded.
+        body: Vec<u8>,
+    },
 }
 
 /// One MMS PDU.
@@ -84,16 +101,25 @@ pub enum Unconfirmed {
 pub enum MmsPdu {
     /// confirmed-RequestPDU: `{ invokeID Unsigned32, service }`.
     ConfirmedRequest {
+        /// invokeID: matches the response to the request.
         invoke_id: u32,
+        /// The service request.
         request: ConfirmedRequest,
     },
     /// confirmed-ResponsePDU.
     ConfirmedResponse {
+        /// invokeID of the request answered.
         invoke_id: u32,
+        /// The service response.
         response: ConfirmedResponse,
     },
     /// confirmed-ErrorPDU: `{ invokeID [0], modifierPosition [1] OPT, serviceError [2] }`.
-    ConfirmedError { invoke_id: u32, error: ServiceError },
+    ConfirmedError {
+        /// invokeID `[0]` of the request answered.
+        invoke_id: u32,
+        /// serviceError `[2]`.
+        error: ServiceError,
+    },
     /// unconfirmed-PDU.
     Unconfirmed(Unconfirmed),
     /// rejectPDU.
@@ -225,9 +251,15 @@ impl MmsPdu {
             }
         })
     }
+}
 
-    /// Append the encoding.
-    pub fn emit(&self, out: &mut Vec<u8>) {
+impl Codec for MmsPdu {
+    sink_codec!();
+}
+
+impl MmsPdu {
+    /// Write the encoding to `out`.
+    fn encode(&self, out: &mut dyn Sink) {
         match self {
             MmsPdu::ConfirmedRequest { invoke_id, request } => asn1::nested(out, 0xa0, |o| {
                 asn1::uint(o, 0x02, *invoke_id as u64);
@@ -270,19 +302,14 @@ impl MmsPdu {
             MmsPdu::InitiateRequest(i) => asn1::nested(out, 0xa8, |o| i.encode_contents(o)),
             MmsPdu::InitiateResponse(i) => asn1::nested(out, 0xa9, |o| i.encode_contents(o)),
             MmsPdu::InitiateError(e) => asn1::nested(out, 0xaa, |o| e.encode_contents(o)),
-            MmsPdu::ConcludeRequest => out.extend_from_slice(&[0x8b, 0]),
-            MmsPdu::ConcludeResponse => out.extend_from_slice(&[0x8c, 0]),
+            MmsPdu::ConcludeRequest => out.bytes(&[0x8b, 0]),
+            MmsPdu::ConcludeResponse => out.bytes(&[0x8c, 0]),
             MmsPdu::ConcludeError(e) => asn1::nested(out, 0xad, |o| e.encode_contents(o)),
         }
     }
+}
 
-    /// The encoding as a new vector.
-    pub fn to_vec(&self) -> Vec<u8> {
-        let mut v = Vec::new();
-        self.emit(&mut v);
-        v
-    }
-
+impl MmsPdu {
     /// A short name for logs and errors.
     pub fn name(&self) -> &'static str {
         match self {
@@ -536,6 +563,16 @@ mod tests {
         fn round_trip(p in arb_pdu()) {
             let bytes = p.to_vec();
             prop_assert_eq!(MmsPdu::parse(&bytes).unwrap(), p);
+        }
+
+        /// The three sinks agree: counted length, in-place emit, appended vector.
+        #[test]
+        fn emit_in_place_matches_to_vec(p in arb_pdu()) {
+            let bytes = p.to_vec();
+            prop_assert_eq!(p.buffer_len(), bytes.len());
+            let mut buf = vec![0xee; bytes.len()];
+            prop_assert_eq!(p.emit(&mut buf), bytes.len());
+            prop_assert_eq!(buf, bytes);
         }
 
         #[test]

@@ -11,8 +11,9 @@
 //! (libiec61850 does). Presentation selectors are carried but not checked, as libiec61850.
 
 use gander_wire::ber::{self, Reader};
+use gander_wire::Codec;
 
-use crate::asn1::{self, Oid};
+use crate::asn1::{self, Oid, Sink};
 use crate::error::{Error, Layer, Result};
 
 const L: Layer = Layer::Presentation;
@@ -170,9 +171,15 @@ impl ConnectPpdu {
         }
         Ok(cp)
     }
+}
 
-    /// Append the encoding.
-    pub fn emit(&self, out: &mut Vec<u8>) {
+impl Codec for ConnectPpdu {
+    sink_codec!();
+}
+
+impl ConnectPpdu {
+    /// Write the encoding to `out`.
+    fn encode(&self, out: &mut dyn Sink) {
         asn1::nested(out, 0x31, |o| {
             emit_mode_selector(o);
             asn1::nested(o, 0xa2, |o| {
@@ -196,13 +203,6 @@ impl ConnectPpdu {
                 emit_pdvs(o, &self.user_data);
             });
         });
-    }
-
-    /// The encoding as a new vector.
-    pub fn to_vec(&self) -> Vec<u8> {
-        let mut v = Vec::new();
-        self.emit(&mut v);
-        v
     }
 }
 
@@ -247,9 +247,15 @@ impl AcceptPpdu {
         }
         Ok(a)
     }
+}
 
-    /// Append the encoding.
-    pub fn emit(&self, out: &mut Vec<u8>) {
+impl Codec for AcceptPpdu {
+    sink_codec!();
+}
+
+impl AcceptPpdu {
+    /// Write the encoding to `out`.
+    fn encode(&self, out: &mut dyn Sink) {
         asn1::nested(out, 0x31, |o| {
             emit_mode_selector(o);
             asn1::nested(o, 0xa2, |o| {
@@ -260,13 +266,6 @@ impl AcceptPpdu {
                 emit_pdvs(o, &self.user_data);
             });
         });
-    }
-
-    /// The encoding as a new vector.
-    pub fn to_vec(&self) -> Vec<u8> {
-        let mut v = Vec::new();
-        self.emit(&mut v);
-        v
     }
 }
 
@@ -311,9 +310,15 @@ impl RefusePpdu {
         }
         Ok(p)
     }
+}
 
-    /// Append the encoding.
-    pub fn emit(&self, out: &mut Vec<u8>) {
+impl Codec for RefusePpdu {
+    sink_codec!();
+}
+
+impl RefusePpdu {
+    /// Write the encoding to `out`.
+    fn encode(&self, out: &mut dyn Sink) {
         asn1::nested(out, 0x30, |o| {
             if let Some(s) = &self.responding_selector {
                 asn1::tlv(o, 0x83, s);
@@ -329,13 +334,6 @@ impl RefusePpdu {
             }
         });
     }
-
-    /// The encoding as a new vector.
-    pub fn to_vec(&self) -> Vec<u8> {
-        let mut v = Vec::new();
-        self.emit(&mut v);
-        v
-    }
 }
 
 /// Abort PPDUs (8823-1 8.6 ARU-PPDU normal mode, 8.7 ARP-PPDU).
@@ -344,7 +342,10 @@ pub enum AbortPpdu {
     /// ARU-PPDU: `A0 { 61 user-data }`, carrying an ACSE ABRT.
     User(Vec<Pdv>),
     /// ARP-PPDU: `30 { 80 abort-reason, 81 event-identifier }`.
-    Provider { reason: Option<u8> },
+    Provider {
+        /// abort-reason `[0]` (ISO 8823-1 8.4.2), if present.
+        reason: Option<u8>,
+    },
 }
 
 impl AbortPpdu {
@@ -383,9 +384,15 @@ impl AbortPpdu {
             }),
         }
     }
+}
 
-    /// Append the encoding.
-    pub fn emit(&self, out: &mut Vec<u8>) {
+impl Codec for AbortPpdu {
+    sink_codec!();
+}
+
+impl AbortPpdu {
+    /// Write the encoding to `out`.
+    fn encode(&self, out: &mut dyn Sink) {
         match self {
             AbortPpdu::User(pdvs) => asn1::nested(out, 0xa0, |o| emit_pdvs(o, pdvs)),
             AbortPpdu::Provider { reason } => asn1::nested(out, 0x30, |o| {
@@ -394,13 +401,6 @@ impl AbortPpdu {
                 }
             }),
         }
-    }
-
-    /// The encoding as a new vector.
-    pub fn to_vec(&self) -> Vec<u8> {
-        let mut v = Vec::new();
-        self.emit(&mut v);
-        v
     }
 }
 
@@ -426,7 +426,7 @@ pub fn parse_user_data(bytes: &[u8]) -> Result<Vec<Pdv>> {
 }
 
 /// Encode P-DATA user data: `61 { PDV-list ... }`.
-pub fn emit_user_data(pdvs: &[Pdv], out: &mut Vec<u8>) {
+pub fn emit_user_data(pdvs: &[Pdv], out: &mut dyn Sink) {
     emit_pdvs(out, pdvs);
 }
 
@@ -437,7 +437,7 @@ pub fn user_data(context_id: u64, pdu: Vec<u8>) -> Vec<u8> {
     v
 }
 
-fn emit_mode_selector(o: &mut Vec<u8>) {
+fn emit_mode_selector(o: &mut dyn Sink) {
     // mode-selector [0] IMPLICIT SET { mode-value [0] IMPLICIT INTEGER { normal-mode (1) } }
     asn1::nested(o, 0xa0, |o| asn1::tlv(o, 0x80, &[1]));
 }
@@ -581,7 +581,7 @@ fn parse_result_list(bytes: &[u8]) -> Result<Vec<ContextResult>> {
     Ok(out)
 }
 
-fn emit_result_list(o: &mut Vec<u8>, results: &[ContextResult]) {
+fn emit_result_list(o: &mut dyn Sink, results: &[ContextResult]) {
     asn1::nested(o, 0xa5, |o| {
         for c in results {
             asn1::nested(o, 0x30, |o| {
@@ -654,7 +654,7 @@ fn parse_pdvs(bytes: &[u8]) -> Result<Vec<Pdv>> {
     Ok(out)
 }
 
-fn emit_pdvs(o: &mut Vec<u8>, pdvs: &[Pdv]) {
+fn emit_pdvs(o: &mut dyn Sink, pdvs: &[Pdv]) {
     asn1::nested(o, 0x61, |o| {
         for p in pdvs {
             asn1::nested(o, 0x30, |o| {

@@ -266,6 +266,7 @@ pub fn enable_reporting(rcb: &ObjectName, gi: bool) -> WriteRequest {
 mod tests {
     use super::*;
     use crate::pdu::{ConfirmedRequest, MmsPdu};
+    use gander_wire::Codec;
 
     #[test]
     fn golden_enable_write() {

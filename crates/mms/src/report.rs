@@ -321,6 +321,7 @@ impl Report {
 mod tests {
     use super::*;
     use crate::pdu::{MmsPdu, Unconfirmed};
+    use gander_wire::Codec;
 
     fn h(s: &str) -> Vec<u8> {
         hex::decode(s.replace(' ', "")).unwrap()

@@ -8,10 +8,10 @@ use crate::error::SecError;
 use crate::keystore::{KeyEntry, KeyStore};
 use crate::profile::Profile;
 use crate::replay::ReplayState;
-use crate::session::{self, IvSource, SendParams};
+use crate::spdu::{self, IvSource, SendParams};
 use crate::view::{self, Apdu, Content, FrameView, Judged};
 use gander_wire::ethernet::EthernetRepr;
-use gander_wire::session::SessionPdu;
+use gander_wire::spdu::SessionPdu;
 
 pub use crate::view::{Kind, SESSION_PORT};
 
@@ -84,7 +84,7 @@ fn cleartext_numbers(profile: Profile, v: &FrameView<'_>) -> (Option<u16>, Optio
     match &v.content {
         Content::L2(l) => (Some(l.appid), goose(&v.frame[l.apdu.clone()])),
         Content::Session(s) => {
-            match gander_wire::session::elements(s.pdu.payload(), &profile.dialect()).next() {
+            match gander_wire::spdu::elements(s.pdu.payload(), &profile.dialect()).next() {
                 Some(Ok(e)) => (Some(e.appid), goose(e.apdu)),
                 _ => (None, None),
             }
@@ -134,7 +134,7 @@ impl<'s> CaptureVerifier<'s> {
             }
             Content::L2(l) => {
                 v.key_id = l.extension.as_ref().and_then(|r| {
-                    gander_wire::l2_security::SecurityExtension::parse(&frame[r.clone()])
+                    gander_wire::l2_extension::SecurityExtension::parse(&frame[r.clone()])
                         .ok()
                         .map(|e| e.key_id)
                 });
@@ -200,11 +200,8 @@ pub fn protect_frame(
             Ok(v) => match &v.content {
                 Content::Session(s)
                     if unsecured_spdu(&s.pdu)
-                        && gander_wire::session::validate_elements(
-                            s.pdu.payload(),
-                            &p.dialect(),
-                        )
-                        .is_err() => {}
+                        && gander_wire::spdu::validate_elements(s.pdu.payload(), &p.dialect())
+                            .is_err() => {}
                 _ => return protect_view(profile, key, &v, ivs, now),
             },
             Err(e) => {
@@ -248,7 +245,7 @@ pub fn protect_view(
                 return Err(SecError::AlreadySecured(pdu.header.security.key_id()));
             }
             let dialect = s.profile.dialect();
-            let elements = gander_wire::session::parse_elements(pdu.payload(), &dialect)?;
+            let elements = gander_wire::spdu::parse_elements(pdu.payload(), &dialect)?;
             for e in &elements {
                 key.check_appid(e.appid)?;
                 Apdu::of_element(pdu.header.spdu_id, e)?;
@@ -259,7 +256,7 @@ pub fn protect_view(
                 now,
             };
             let mut out = Vec::with_capacity(pdu.bytes().len() + 64);
-            session::protect(profile, key, params, &elements, ivs, &mut out)?;
+            spdu::protect(profile, key, params, &elements, ivs, &mut out)?;
             Ok(Some(s.udp.rewrite_payload(view.frame, &out)?))
         }
     }

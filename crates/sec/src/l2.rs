@@ -16,11 +16,12 @@ use crate::algorithm::{EncAlgorithm, MacAlgorithm};
 use crate::error::SecError;
 use crate::keystore::{KeyEntry, KeyStore};
 use crate::profile::Profile;
-use crate::session::IvSource;
+use crate::spdu::IvSource;
 use gander_wire::ethernet::EthernetRepr;
 use gander_wire::goose::GoosePdu;
-use gander_wire::goose_frame::{GooseFrameRepr, L2Frame};
-use gander_wire::l2_security::SecurityExtension;
+use gander_wire::l2_extension::SecurityExtension;
+use gander_wire::l2_frame::{GooseFrameRepr, L2Frame};
+use gander_wire::Codec;
 
 use crate::view::crc_order;
 

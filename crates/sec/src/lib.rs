@@ -3,7 +3,7 @@
 //! Layers, bottom up: the algorithm catalogue ([`algorithm`]) and the crypto provider boundary
 //! ([`provider`]) with its implementations ([`rustcrypto`], [`openssl_evp`]); signatures
 //! ([`signature`]); the key store ([`keystore`]); replay protection ([`replay`]); one
-//! classification of a whole frame ([`view`]); and protect/verify for sessions ([`session`])
+//! classification of a whole frame ([`view`]); and protect/verify for 90-5 SPDUs ([`spdu`])
 //! and layer-2 GOOSE ([`l2`]), each parameterised by a [`profile::Profile`]. [`frame`] applies
 //! them to captures.
 
@@ -17,8 +17,8 @@ pub mod profile;
 pub mod provider;
 pub mod replay;
 pub mod rustcrypto;
-pub mod session;
 pub mod signature;
+pub mod spdu;
 pub mod view;
 
 pub use algorithm::{EncAlgorithm, MacAlgorithm};

@@ -13,7 +13,7 @@
 
 use crate::algorithm::{EncAlgorithm, MacAlgorithm};
 use crate::error::SecError;
-use gander_wire::session::Dialect;
+use gander_wire::spdu::Dialect;
 use std::fmt;
 use std::str::FromStr;
 

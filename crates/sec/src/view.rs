@@ -24,14 +24,14 @@ use crate::error::SecError;
 use crate::keystore::{KeyEntry, KeyStore};
 use crate::profile::Profile;
 use crate::replay::Freshness;
-use crate::session::{self, VerifiedSession};
+use crate::spdu::{self, VerifiedSession};
 use gander_wire::ethernet::{self, Frame, Tag};
 use gander_wire::goose::GoosePdu;
-use gander_wire::goose_frame::{GooseFrame, GOOSE_LENGTH_TAIL, RESERVED1_SIMULATION};
 use gander_wire::ip::{self, Ipv4Packet};
 use gander_wire::ipv6::{self, Ipv6Payload, Udp6Location};
-use gander_wire::l2_security::{self, CrcByteOrder, SecurityExtension};
-use gander_wire::session::{
+use gander_wire::l2_extension::{self, CrcByteOrder, SecurityExtension};
+use gander_wire::l2_frame::{GooseFrame, GOOSE_LENGTH_TAIL, RESERVED1_SIMULATION};
+use gander_wire::spdu::{
     PayloadElement, SecurityInfo, SessionPdu, SpduId, CLTP_LI, CLTP_UD, SIGNATURE_TAG,
 };
 use gander_wire::sv::SavPdu;
@@ -119,7 +119,7 @@ impl L2View {
     /// The byte order of the IEC 62351-6 header CRC in Reserved2, if it carries one.
     pub fn crc_order(&self) -> Option<CrcByteOrder> {
         let crc =
-            l2_security::header_crc(self.ethertype, self.appid, self.length(), self.reserved1);
+            l2_extension::header_crc(self.ethertype, self.appid, self.length(), self.reserved1);
         CrcByteOrder::detect(crc, self.reserved2)
     }
 }
@@ -273,7 +273,7 @@ impl<'a> FrameView<'a> {
                 if s.secured && store.get(key).is_none_or(|k| k.enc != EncAlgorithm::None) {
                     return None;
                 }
-                gander_wire::session::elements(s.pdu.payload(), &profile.dialect())
+                gander_wire::spdu::elements(s.pdu.payload(), &profile.dialect())
                     .next()
                     .and_then(Result::ok)
                     .map(|e| e.appid)
@@ -606,9 +606,9 @@ pub fn verify<'a>(
         Content::L2(l) => verify_goose(profile, store, view.frame, l, now),
         Content::Session(s) => {
             let pdu = s.pdu.clone();
-            match session::verify_pdu(profile, store, pdu, now)? {
-                session::Checked::Unsecured(_) => Ok(Judged::Unsecured),
-                session::Checked::Verified(v) => {
+            match spdu::verify_pdu(profile, store, pdu, now)? {
+                spdu::Checked::Unsecured(_) => Ok(Judged::Unsecured),
+                spdu::Checked::Verified(v) => {
                     let key = store.require(v.protection().key_id)?;
                     let si = v.header().spdu_id;
                     let elements = v.elements()?;

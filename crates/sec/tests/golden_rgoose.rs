@@ -13,7 +13,7 @@ mod frames;
 #[path = "support/records.rs"]
 mod records;
 
-use gander_sec::session::{verify, Checked};
+use gander_sec::spdu::{verify, Checked};
 use gander_sec::{
     default_provider, EncAlgorithm, KeyEntry, KeyStore, MacAlgorithm, Profile, SecError,
 };

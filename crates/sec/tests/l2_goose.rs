@@ -10,8 +10,8 @@ mod records;
 
 use gander_sec::keystore::SignatureKeys;
 use gander_sec::l2::{protect, verify, CheckedGoose};
-use gander_sec::session::RandomIv;
 use gander_sec::signature::{SignatureAlgorithm, SigningKey};
+use gander_sec::spdu::RandomIv;
 use gander_sec::{
     default_provider, EncAlgorithm, KeyEntry, KeyStore, MacAlgorithm, Profile, SecError,
 };

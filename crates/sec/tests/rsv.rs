@@ -2,12 +2,13 @@
 //! and verified like R-GOOSE; the decrypted element decodes back to the same savPdu.
 
 use gander_sec::frame::{CaptureVerifier, Kind, Outcome};
-use gander_sec::session::{protect, verify, Checked, RandomIv, SendParams};
+use gander_sec::spdu::{protect, verify, Checked, RandomIv, SendParams};
 use gander_sec::{default_provider, EncAlgorithm, KeyEntry, KeyStore, MacAlgorithm, Profile};
 use gander_wire::ethernet::{EthernetRepr, ETHERTYPE_IPV4};
 use gander_wire::ip::UdpFrameRepr;
-use gander_wire::session::{PayloadElement, SpduId};
+use gander_wire::spdu::{PayloadElement, SpduId};
 use gander_wire::sv::{Asdu, SavPdu};
+use gander_wire::Codec;
 
 fn sav() -> SavPdu {
     SavPdu {

@@ -5,9 +5,10 @@ use gander_sec::Profile;
 use gander_wire::data::Data;
 use gander_wire::ethernet::{self, EthernetRepr, VlanTag};
 use gander_wire::goose::GoosePdu;
-use gander_wire::goose_frame::{GooseFrameRepr, L2Frame};
 use gander_wire::ip::UdpFrameRepr;
-use gander_wire::session::{emit, PayloadElement, SecurityInfo, SessionHeader, SpduId};
+use gander_wire::l2_frame::{GooseFrameRepr, L2Frame};
+use gander_wire::spdu::{emit, PayloadElement, SecurityInfo, SessionHeader, SpduId};
+use gander_wire::Codec;
 
 /// A GOOSE APDU with `entries` integer values (the gateway paper's 1/12/72-object sizes).
 pub fn goose_apdu(st: u32, sq: u32, entries: usize) -> Vec<u8> {
@@ -75,7 +76,7 @@ pub fn rgoose_spdu(profile: Profile, appid: u16, spdu_number: u32, st: u32, sq: 
         } else {
             SecurityInfo::V2 {
                 key_id: 0,
-                iv: gander_wire::session::Iv::EMPTY,
+                iv: gander_wire::spdu::Iv::EMPTY,
             }
         },
     };

@@ -294,13 +294,9 @@ fn long_len_bytes(n: usize) -> ([u8; 4], usize) {
 
 /// Append the minimal definite length octets for `n`.
 pub fn write_len(out: &mut Vec<u8>, n: usize) {
-    if n < 0x80 {
-        out.push(n as u8);
-    } else {
-        let (bytes, count) = long_len_bytes(n);
-        out.push(0x80 | count as u8);
-        out.extend_from_slice(&bytes[4 - count..]);
-    }
+    let at = out.len();
+    out.resize(at + encoded_len_len(n), 0);
+    write_len_at(out, at, n);
 }
 
 /// Append identifier and length octets for an element whose contents follow.
@@ -349,6 +345,48 @@ pub fn write_tlv_at(buf: &mut [u8], at: usize, tag: u8, value: &[u8]) -> usize {
     let start = write_header_at(buf, at, tag, value.len());
     buf[start..start + value.len()].copy_from_slice(value);
     start + value.len()
+}
+
+/// Writes BER elements front to back into a caller's buffer, for in-place `emit`s.
+///
+/// Every method panics if the buffer is too short; callers size it with `buffer_len()` first.
+#[derive(Debug)]
+pub struct Writer<'a> {
+    buf: &'a mut [u8],
+    pos: usize,
+}
+
+impl<'a> Writer<'a> {
+    /// Start writing at offset 0 of `buf`.
+    pub fn new(buf: &'a mut [u8]) -> Self {
+        Writer { buf, pos: 0 }
+    }
+
+    /// Octets written so far.
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+
+    /// Write a tag and a definite length; the content follows.
+    pub fn header(&mut self, tag: u8, content_len: usize) {
+        self.pos = write_header_at(self.buf, self.pos, tag, content_len);
+    }
+
+    /// Write a whole primitive element.
+    pub fn tlv(&mut self, tag: u8, value: &[u8]) {
+        self.pos = write_tlv_at(self.buf, self.pos, tag, value);
+    }
+
+    /// Write raw octets.
+    pub fn bytes(&mut self, value: &[u8]) {
+        self.buf[self.pos..self.pos + value.len()].copy_from_slice(value);
+        self.pos += value.len();
+    }
+
+    /// Write a nested value in place.
+    pub fn emit<C: crate::Codec + ?Sized>(&mut self, value: &C) {
+        self.pos += value.emit(&mut self.buf[self.pos..]);
+    }
 }
 
 // ---------------------------------------------------------------------------------------

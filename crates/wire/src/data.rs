@@ -20,7 +20,7 @@
 //! | 0x91 | utc-time \[17\]     | TimeStamp (8 octets)                  |
 
 use crate::ber::{self, Reader};
-use crate::{Error, Result};
+use crate::{Codec, Error, Result};
 
 /// How deeply arrays and structures may nest. IEC 61850 data models rarely exceed four or
 /// five levels; the limit bounds the decoder's recursion against hostile input.
@@ -28,16 +28,27 @@ pub const MAX_DEPTH: usize = 16;
 
 /// Tags of the `Data` alternatives (ISO 9506-2, context-specific, X.690 8.1.2).
 pub mod tag {
+    /// array `[1]` (constructed): SEQUENCE OF Data.
     pub const ARRAY: u8 = 0xa1;
+    /// structure `[2]` (constructed): SEQUENCE OF Data.
     pub const STRUCTURE: u8 = 0xa2;
+    /// boolean `[3]`.
     pub const BOOLEAN: u8 = 0x83;
+    /// bit-string `[4]`: unused-bits octet, then the bits.
     pub const BIT_STRING: u8 = 0x84;
+    /// integer `[5]`: two's complement, minimal octets.
     pub const INTEGER: u8 = 0x85;
+    /// unsigned `[6]`: non-negative integer, minimal octets.
     pub const UNSIGNED: u8 = 0x86;
+    /// floating-point `[7]`: exponent-width octet, then IEEE 754 big-endian.
     pub const FLOATING_POINT: u8 = 0x87;
+    /// octet-string `[9]`.
     pub const OCTET_STRING: u8 = 0x89;
+    /// visible-string `[10]`.
     pub const VISIBLE_STRING: u8 = 0x8a;
+    /// binary-time `[12]`: TimeOfDay, 4 or 6 octets.
     pub const BINARY_TIME: u8 = 0x8c;
+    /// utc-time `[17]`: IEC 61850-8-1 UtcTime, 8 octets.
     pub const UTC_TIME: u8 = 0x91;
 }
 
@@ -60,7 +71,12 @@ pub enum Data {
     Boolean(bool),
     /// `bit-string [4] BIT STRING`: number of unused bits in the last octet, then the octets
     /// (X.690 8.6.2). Padding bits are kept as received.
-    BitString { unused_bits: u8, bytes: Vec<u8> },
+    BitString {
+        /// Unused bits in the last octet (0..=7; 0 when `bytes` is empty).
+        unused_bits: u8,
+        /// The bits, first bit in the most significant position.
+        bytes: Vec<u8>,
+    },
     /// `integer [5] INTEGER`.
     Integer(i64),
     /// `unsigned [6] INTEGER` (non-negative).
@@ -246,11 +262,6 @@ impl Data {
         }
     }
 
-    /// Size of the whole encoded element.
-    pub fn buffer_len(&self) -> usize {
-        ber::tlv_len(self.content_len())
-    }
-
     /// Check that this value can be emitted such that it parses back to itself: strings are
     /// visible, bit-string unused bits are valid, binary times have 4 or 6 octets, nesting is
     /// within [`MAX_DEPTH`].
@@ -287,52 +298,39 @@ impl Data {
             _ => Ok(()),
         }
     }
+}
 
-    /// Append the encoding to `out`.
-    pub fn emit_vec(&self, out: &mut Vec<u8>) {
-        ber::write_header(out, self.tag(), self.content_len());
+impl Codec for Data {
+    /// Size of the whole encoded element.
+    fn buffer_len(&self) -> usize {
+        ber::tlv_len(self.content_len())
+    }
+
+    fn emit(&self, buf: &mut [u8]) -> usize {
+        let mut w = ber::Writer::new(buf);
+        w.header(self.tag(), self.content_len());
         match self {
-            Data::Array(items) | Data::Structure(items) => {
-                items.iter().for_each(|d| d.emit_vec(out))
-            }
-            Data::Boolean(b) => out.push(ber::encode_bool(*b)),
+            Data::Array(items) | Data::Structure(items) => items.iter().for_each(|d| w.emit(d)),
+            Data::Boolean(b) => w.bytes(&[ber::encode_bool(*b)]),
             Data::BitString { unused_bits, bytes } => {
-                out.push(*unused_bits);
-                out.extend_from_slice(bytes);
+                w.bytes(&[*unused_bits]);
+                w.bytes(bytes);
             }
-            Data::Integer(v) => out.extend_from_slice(ber::encode_i64(*v).as_ref()),
-            Data::Unsigned(v) => out.extend_from_slice(ber::encode_u64(*v).as_ref()),
+            Data::Integer(v) => w.bytes(ber::encode_i64(*v).as_ref()),
+            Data::Unsigned(v) => w.bytes(ber::encode_u64(*v).as_ref()),
             Data::FloatingPoint32(f) => {
-                out.push(FLOAT32_EXPONENT_WIDTH);
-                out.extend_from_slice(&f.to_be_bytes());
+                w.bytes(&[FLOAT32_EXPONENT_WIDTH]);
+                w.bytes(&f.to_be_bytes());
             }
             Data::FloatingPoint64(f) => {
-                out.push(FLOAT64_EXPONENT_WIDTH);
-                out.extend_from_slice(&f.to_be_bytes());
+                w.bytes(&[FLOAT64_EXPONENT_WIDTH]);
+                w.bytes(&f.to_be_bytes());
             }
-            Data::OctetString(b) | Data::BinaryTime(b) => out.extend_from_slice(b),
-            Data::VisibleString(s) => out.extend_from_slice(s.as_bytes()),
-            Data::UtcTime(b) => out.extend_from_slice(b),
+            Data::OctetString(b) | Data::BinaryTime(b) => w.bytes(b),
+            Data::VisibleString(s) => w.bytes(s.as_bytes()),
+            Data::UtcTime(b) => w.bytes(b),
         }
-    }
-
-    /// Write the encoding into `buf` at offset 0; returns the number of bytes written
-    /// (always [`Data::buffer_len`]).
-    ///
-    /// # Panics
-    /// If `buf` is shorter than `buffer_len()` (a caller bug).
-    pub fn emit(&self, buf: &mut [u8]) -> usize {
-        let mut v = Vec::with_capacity(self.buffer_len());
-        self.emit_vec(&mut v);
-        buf[..v.len()].copy_from_slice(&v);
-        v.len()
-    }
-
-    /// The encoding as a new vector.
-    pub fn to_vec(&self) -> Vec<u8> {
-        let mut v = Vec::with_capacity(self.buffer_len());
-        self.emit_vec(&mut v);
-        v
+        w.position()
     }
 }
 
@@ -341,9 +339,13 @@ pub fn seq_len(items: &[Data]) -> usize {
     items.iter().map(Data::buffer_len).sum()
 }
 
-/// Append the encodings of `items` (a `SEQUENCE OF Data` body) to `out`.
-pub fn emit_seq(items: &[Data], out: &mut Vec<u8>) {
-    items.iter().for_each(|d| d.emit_vec(out));
+/// Write the encodings of `items` (a `SEQUENCE OF Data` body) at the start of `buf`;
+/// returns [`seq_len`].
+///
+/// # Panics
+/// If `buf` is shorter than `seq_len(items)` (a caller bug).
+pub fn emit_seq(items: &[Data], buf: &mut [u8]) -> usize {
+    items.iter().fold(0, |at, d| at + d.emit(&mut buf[at..]))
 }
 
 #[cfg(test)]
@@ -385,8 +387,8 @@ pub(crate) mod tests {
         let all = hex::decode("850204d2830101").unwrap();
         let v = Data::parse_seq(&all).unwrap();
         assert_eq!(v, vec![Data::Integer(1234), Data::Boolean(true)]);
-        let mut out = Vec::new();
-        emit_seq(&v, &mut out);
+        let mut out = vec![0; seq_len(&v)];
+        assert_eq!(emit_seq(&v, &mut out), all.len());
         assert_eq!(out, all);
 
         // Quality bit-string (13 bits, 3 unused), FLOAT32 1.5, FLOAT64 -2.0, time, structure.

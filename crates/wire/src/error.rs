@@ -8,29 +8,53 @@ pub enum Error {
     /// The input ends before a field that must be present.
     #[error("truncated {what}: need {need} bytes, have {have}")]
     Truncated {
+        /// What was being parsed or emitted.
         what: &'static str,
+        /// Octets the field needs.
         need: usize,
+        /// Octets present.
         have: usize,
     },
     /// A length field disagrees with the bytes actually present or with a fixed size.
     #[error("bad length in {what}: {value}")]
-    BadLength { what: &'static str, value: usize },
+    BadLength {
+        /// What was being parsed or emitted.
+        what: &'static str,
+        /// The length found.
+        value: usize,
+    },
     /// A BER length uses the indefinite form (0x80), which IEC 61850 encodings never use.
     #[error("indefinite BER length in {what}")]
-    IndefiniteLength { what: &'static str },
+    IndefiniteLength {
+        /// What was being parsed or emitted.
+        what: &'static str,
+    },
     /// A BER length has more length octets than any IEC 61850 PDU can need (more than 4).
     #[error("BER length of {what} has {octets} length octets")]
-    LengthTooLong { what: &'static str, octets: usize },
+    LengthTooLong {
+        /// What was being parsed or emitted.
+        what: &'static str,
+        /// Number of length octets announced.
+        octets: usize,
+    },
     /// A tag other than the one the grammar requires at this position.
     #[error("unexpected tag in {what}: expected 0x{expected:02x}, found 0x{found:02x}")]
     UnexpectedTag {
+        /// What was being parsed or emitted.
         what: &'static str,
+        /// The tag the grammar requires.
         expected: u8,
+        /// The tag present.
         found: u8,
     },
     /// A tag the grammar does not define at this position.
     #[error("unknown tag 0x{tag:02x} in {what}")]
-    UnknownTag { what: &'static str, tag: u8 },
+    UnknownTag {
+        /// What was being parsed or emitted.
+        what: &'static str,
+        /// The tag present.
+        tag: u8,
+    },
     /// A mandatory field is absent.
     #[error("missing field {0}")]
     MissingField(&'static str),
@@ -42,11 +66,18 @@ pub enum Error {
     OutOfOrder(&'static str),
     /// Bytes left over after a complete structure.
     #[error("{count} trailing bytes after {what}")]
-    TrailingBytes { what: &'static str, count: usize },
+    TrailingBytes {
+        /// What was being parsed or emitted.
+        what: &'static str,
+        /// Number of octets left over.
+        count: usize,
+    },
     /// A field's value is outside what its type allows (integer too wide, non-visible character, ...).
     #[error("bad value in {what}: {detail}")]
     BadValue {
+        /// What was being parsed or emitted.
         what: &'static str,
+        /// What is wrong with the value.
         detail: &'static str,
     },
     /// Structures nested deeper than the decoder allows (protects the stack).
@@ -76,13 +107,19 @@ pub enum Error {
     /// A checksum or CRC does not match.
     #[error("bad {what} checksum: computed 0x{computed:04x}, found 0x{found:04x}")]
     BadChecksum {
+        /// Which checksum or CRC.
         what: &'static str,
+        /// The value computed over the bytes.
         computed: u16,
+        /// The value carried in the frame.
         found: u16,
     },
     /// A value too large for the field it must be emitted into.
     #[error("{what} too large to encode")]
-    TooLarge { what: &'static str },
+    TooLarge {
+        /// The field or structure that overflowed.
+        what: &'static str,
+    },
 }
 
 /// Result alias for the codecs.

@@ -14,7 +14,7 @@
 //! therefore walks the whole stack to the EtherType that names the payload; a stack deeper than
 //! [`MAX_TAGS`] is refused rather than guessed at.
 
-use crate::{Error, Result};
+use crate::{Codec, Error, Result};
 
 /// EtherType of IEC 61850-8-1 GOOSE (IEC 61850-8-1 Annex C, Table C.2).
 pub const ETHERTYPE_GOOSE: u16 = 0x88b8;
@@ -261,10 +261,13 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Frame<T> {
 /// instead of re-emitting this.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct EthernetRepr {
+    /// Destination MAC address.
     pub dst: Address,
+    /// Source MAC address.
     pub src: Address,
     /// The (outermost) tag.
     pub vlan: Option<VlanTag>,
+    /// EtherType after any VLAN tag (e.g. [`ETHERTYPE_GOOSE`]).
     pub ethertype: u16,
 }
 
@@ -285,17 +288,16 @@ impl EthernetRepr {
         let f = Frame::new_checked(bytes)?;
         Ok((EthernetRepr::parse(&f)?, f.payload_offset()))
     }
+}
 
+impl Codec for EthernetRepr {
     /// Header length: 14, or 18 with a tag.
-    pub fn buffer_len(&self) -> usize {
+    fn buffer_len(&self) -> usize {
         HEADER_LEN + if self.vlan.is_some() { VLAN_TAG_LEN } else { 0 }
     }
 
     /// Write the header into the start of `buf`; returns the payload offset.
-    ///
-    /// # Panics
-    /// If `buf` is shorter than `buffer_len()` (a caller bug).
-    pub fn emit(&self, buf: &mut [u8]) -> usize {
+    fn emit(&self, buf: &mut [u8]) -> usize {
         buf[field::DST].copy_from_slice(&self.dst);
         buf[field::SRC].copy_from_slice(&self.src);
         let mut at = field::TYPE.start;

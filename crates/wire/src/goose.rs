@@ -26,7 +26,7 @@
 
 use crate::ber::{self, FieldOrder, Reader};
 use crate::data::{self, Data};
-use crate::{Error, Result};
+use crate::{Codec, Error, Result};
 use core::ops::Range;
 
 /// Identifier octet of `IECGoosePdu` ([APPLICATION 1], constructed).
@@ -34,17 +34,29 @@ pub const TAG_GOOSE_PDU: u8 = 0x61;
 
 /// Tags of the `IECGoosePdu` components (context-specific, X.690 8.1.2).
 pub mod tag {
+    /// gocbRef `[0]`: GOOSE control block reference.
     pub const GOCB_REF: u8 = 0x80;
+    /// timeAllowedtoLive `[1]`: milliseconds before the next message.
     pub const TIME_ALLOWED_TO_LIVE: u8 = 0x81;
+    /// datSet `[2]`: data set reference.
     pub const DAT_SET: u8 = 0x82;
+    /// goID `[3]`: optional application identifier.
     pub const GO_ID: u8 = 0x83;
+    /// t `[4]`: UtcTime of the last state change.
     pub const T: u8 = 0x84;
+    /// stNum `[5]`: state number, bumped on each change.
     pub const ST_NUM: u8 = 0x85;
+    /// sqNum `[6]`: sequence number within a state.
     pub const SQ_NUM: u8 = 0x86;
+    /// simulation `[7]` (test in Ed.1).
     pub const SIMULATION: u8 = 0x87;
+    /// confRev `[8]`: configuration revision.
     pub const CONF_REV: u8 = 0x88;
+    /// ndsCom `[9]`: needs commissioning.
     pub const NDS_COM: u8 = 0x89;
+    /// numDatSetEntries `[10]`.
     pub const NUM_DAT_SET_ENTRIES: u8 = 0x8a;
+    /// allData `[11]` (constructed): the data set values.
     pub const ALL_DATA: u8 = 0xab;
 }
 
@@ -82,10 +94,15 @@ pub struct GoosePdu {
 /// inspect without re-encoding (e.g. a replay test bumping sqNum of the same width).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GooseFieldRanges {
+    /// Contents octets of `t`.
     pub t: Range<usize>,
+    /// Contents octets of `stNum`.
     pub st_num: Range<usize>,
+    /// Contents octets of `sqNum`.
     pub sq_num: Range<usize>,
+    /// Contents octets of `simulation`, if present.
     pub simulation: Option<Range<usize>>,
+    /// Contents octets of `allData` (the concatenated values).
     pub all_data: Range<usize>,
 }
 
@@ -233,50 +250,34 @@ impl GoosePdu {
             + u(self.num_dat_set_entries)
             + ber::tlv_len(data::seq_len(&self.all_data))
     }
+}
 
+impl Codec for GoosePdu {
     /// Size of the encoded APDU, tag and length included.
-    pub fn buffer_len(&self) -> usize {
+    fn buffer_len(&self) -> usize {
         ber::tlv_len(self.content_len())
     }
 
-    /// Append the encoding to `out`.
-    pub fn emit_vec(&self, out: &mut Vec<u8>) {
-        let u = |out: &mut Vec<u8>, t: u8, v: u32| {
-            ber::write_tlv(out, t, ber::encode_u64(v as u64).as_ref())
-        };
-        ber::write_header(out, TAG_GOOSE_PDU, self.content_len());
-        ber::write_tlv(out, tag::GOCB_REF, self.gocb_ref.as_bytes());
-        u(out, tag::TIME_ALLOWED_TO_LIVE, self.time_allowed_to_live);
-        ber::write_tlv(out, tag::DAT_SET, self.dat_set.as_bytes());
+    fn emit(&self, buf: &mut [u8]) -> usize {
+        let mut w = ber::Writer::new(buf);
+        let u = |w: &mut ber::Writer, t: u8, v: u32| w.tlv(t, ber::encode_u64(v as u64).as_ref());
+        w.header(TAG_GOOSE_PDU, self.content_len());
+        w.tlv(tag::GOCB_REF, self.gocb_ref.as_bytes());
+        u(&mut w, tag::TIME_ALLOWED_TO_LIVE, self.time_allowed_to_live);
+        w.tlv(tag::DAT_SET, self.dat_set.as_bytes());
         if let Some(g) = &self.go_id {
-            ber::write_tlv(out, tag::GO_ID, g.as_bytes());
+            w.tlv(tag::GO_ID, g.as_bytes());
         }
-        ber::write_tlv(out, tag::T, &self.t);
-        u(out, tag::ST_NUM, self.st_num);
-        u(out, tag::SQ_NUM, self.sq_num);
-        ber::write_tlv(out, tag::SIMULATION, &[ber::encode_bool(self.simulation)]);
-        u(out, tag::CONF_REV, self.conf_rev);
-        ber::write_tlv(out, tag::NDS_COM, &[ber::encode_bool(self.nds_com)]);
-        u(out, tag::NUM_DAT_SET_ENTRIES, self.num_dat_set_entries);
-        ber::write_header(out, tag::ALL_DATA, data::seq_len(&self.all_data));
-        data::emit_seq(&self.all_data, out);
-    }
-
-    /// Write the encoding at the start of `buf`; returns `buffer_len()`.
-    ///
-    /// # Panics
-    /// If `buf` is shorter than `buffer_len()` (a caller bug).
-    pub fn emit(&self, buf: &mut [u8]) -> usize {
-        let v = self.to_vec();
-        buf[..v.len()].copy_from_slice(&v);
-        v.len()
-    }
-
-    /// The encoding as a new vector.
-    pub fn to_vec(&self) -> Vec<u8> {
-        let mut v = Vec::with_capacity(self.buffer_len());
-        self.emit_vec(&mut v);
-        v
+        w.tlv(tag::T, &self.t);
+        u(&mut w, tag::ST_NUM, self.st_num);
+        u(&mut w, tag::SQ_NUM, self.sq_num);
+        w.tlv(tag::SIMULATION, &[ber::encode_bool(self.simulation)]);
+        u(&mut w, tag::CONF_REV, self.conf_rev);
+        w.tlv(tag::NDS_COM, &[ber::encode_bool(self.nds_com)]);
+        u(&mut w, tag::NUM_DAT_SET_ENTRIES, self.num_dat_set_entries);
+        w.header(tag::ALL_DATA, data::seq_len(&self.all_data));
+        self.all_data.iter().for_each(|d| w.emit(d));
+        w.position()
     }
 }
 

@@ -6,7 +6,7 @@
 //! and UDP checksum (RFC 1071 one's-complement sum). IPv6 lives in [`crate::ipv6`].
 
 use crate::ethernet::{self, EthernetRepr, Frame};
-use crate::{Error, Result};
+use crate::{Codec, Error, Result};
 use core::ops::Range;
 
 /// IP protocol number of UDP (IANA).
@@ -21,19 +21,38 @@ pub const RGOOSE_PORT: u16 = 102;
 /// An IPv4 address.
 pub type Ipv4Address = [u8; 4];
 
+/// Field positions of the IPv4 header (RFC 791 3.1, "Internet Header Format"), from its first
+/// octet, and of the UDP header (RFC 768, "Format"), from the first UDP octet.
 mod field {
     use core::ops::Range;
+    /// Version (high nibble) and IHL in 32-bit words (low nibble) (RFC 791 3.1).
     pub const VER_IHL: usize = 0;
+    /// Type of Service (RFC 791 3.1; DSCP/ECN since RFC 2474/3168).
+    pub const TOS: usize = 1;
+    /// Total Length: header and data, in octets (RFC 791 3.1).
     pub const TOTAL_LEN: Range<usize> = 2..4;
+    /// Identification (RFC 791 3.1).
+    pub const IDENTIFICATION: Range<usize> = 4..6;
+    /// Flags (3 bits: reserved, DF, MF) and Fragment Offset (RFC 791 3.1).
     pub const FLAGS_FRAG: Range<usize> = 6..8;
+    /// Time to Live (RFC 791 3.1).
+    pub const TTL: usize = 8;
+    /// Protocol (RFC 791 3.1; IANA numbers).
     pub const PROTOCOL: usize = 9;
+    /// Header Checksum (RFC 791 3.1).
     pub const CHECKSUM: Range<usize> = 10..12;
+    /// Source Address (RFC 791 3.1).
     pub const SRC: Range<usize> = 12..16;
+    /// Destination Address (RFC 791 3.1).
     pub const DST: Range<usize> = 16..20;
 
+    /// UDP Source Port (RFC 768).
     pub const UDP_SRC_PORT: Range<usize> = 0..2;
+    /// UDP Destination Port (RFC 768).
     pub const UDP_DST_PORT: Range<usize> = 2..4;
+    /// UDP Length: header and data, in octets (RFC 768).
     pub const UDP_LEN: Range<usize> = 4..6;
+    /// UDP Checksum over pseudo-header, header and data (RFC 768).
     pub const UDP_CHECKSUM: Range<usize> = 6..8;
 }
 
@@ -245,6 +264,7 @@ impl<T: AsRef<[u8]>> UdpPacket<T> {
 /// Where the pieces of an Ethernet/IPv4/UDP frame are, and its addresses.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UdpLocation {
+    /// Ethernet header (VLAN tag and addresses) in front of the IPv4 header.
     pub eth: EthernetRepr,
     /// Offset of the IPv4 header.
     pub ip_offset: usize,
@@ -252,9 +272,13 @@ pub struct UdpLocation {
     pub udp_offset: usize,
     /// Absolute range of the UDP payload.
     pub payload: Range<usize>,
+    /// IPv4 source address.
     pub src_addr: Ipv4Address,
+    /// IPv4 destination address.
     pub dst_addr: Ipv4Address,
+    /// UDP source port.
     pub src_port: u16,
+    /// UDP destination port.
     pub dst_port: u16,
     /// Whether the IPv4 header checksum verified.
     pub ip_checksum_ok: bool,
@@ -362,13 +386,19 @@ fn finish_ipv4_udp(ip: &mut [u8], ip_header_len: usize) {
 pub struct UdpFrameRepr {
     /// Ethernet header; its `ethertype` is ignored and written as IPv4.
     pub eth: EthernetRepr,
+    /// IPv4 source address.
     pub src_addr: Ipv4Address,
+    /// IPv4 destination address.
     pub dst_addr: Ipv4Address,
+    /// UDP source port.
     pub src_port: u16,
+    /// UDP destination port.
     pub dst_port: u16,
+    /// IPv4 Time to Live.
     pub ttl: u8,
     /// DSCP/ECN octet (IEC 61850-90-5 recommends a DSCP for priority).
     pub tos: u8,
+    /// IPv4 Identification.
     pub identification: u16,
 }
 
@@ -384,9 +414,9 @@ impl UdpFrameRepr {
             dst_addr: loc.dst_addr,
             src_port: loc.src_port,
             dst_port: loc.dst_port,
-            ttl: ip[8],
-            tos: ip[1],
-            identification: be16(ip, 4..6),
+            ttl: ip[field::TTL],
+            tos: ip[field::TOS],
+            identification: be16(ip, field::IDENTIFICATION),
         };
         Ok((repr, loc.payload))
     }
@@ -411,10 +441,10 @@ impl UdpFrameRepr {
         let ip_offset = eth.emit(&mut out);
         let ip = &mut out[ip_offset..];
         ip[field::VER_IHL] = 0x45;
-        ip[1] = self.tos;
-        ip[4..6].copy_from_slice(&self.identification.to_be_bytes());
+        ip[field::TOS] = self.tos;
+        ip[field::IDENTIFICATION].copy_from_slice(&self.identification.to_be_bytes());
         ip[field::FLAGS_FRAG].copy_from_slice(&0x4000u16.to_be_bytes());
-        ip[8] = self.ttl;
+        ip[field::TTL] = self.ttl;
         ip[field::PROTOCOL] = PROTOCOL_UDP;
         ip[field::SRC].copy_from_slice(&self.src_addr);
         ip[field::DST].copy_from_slice(&self.dst_addr);

@@ -8,7 +8,7 @@
 //! here too; a fragment header ends the walk, because only the reassembled datagram could be
 //! judged.
 
-use crate::{Error, Result};
+use crate::{Codec, Error, Result};
 use core::ops::Range;
 
 /// Length of the fixed IPv6 header.
@@ -32,14 +32,32 @@ pub mod next_header {
     pub const DEST_OPTS: u8 = 60;
 }
 
+/// Field positions of the fixed IPv6 header (RFC 8200 §3), from its first octet, and of the
+/// UDP header (RFC 768), from the first UDP octet.
 mod field {
     use core::ops::Range;
+    /// Version (high nibble) and the traffic class's high nibble (RFC 8200 §3).
     pub const VERSION: usize = 0;
+    /// Traffic class's low nibble (high nibble of this octet) and flow label's first bits
+    /// (RFC 8200 §3).
+    pub const TC_FLOW: usize = 1;
+    /// Payload Length: octets after the fixed header, extension headers included (RFC 8200 §3).
     pub const PAYLOAD_LEN: Range<usize> = 4..6;
+    /// Next Header (RFC 8200 §3; IANA protocol numbers).
     pub const NEXT_HEADER: usize = 6;
+    /// Hop Limit (RFC 8200 §3).
+    pub const HOP_LIMIT: usize = 7;
+    /// Source Address (RFC 8200 §3).
     pub const SRC: Range<usize> = 8..24;
+    /// Destination Address (RFC 8200 §3).
     pub const DST: Range<usize> = 24..40;
+    /// UDP Source Port (RFC 768).
+    pub const UDP_SRC_PORT: Range<usize> = 0..2;
+    /// UDP Destination Port (RFC 768).
+    pub const UDP_DST_PORT: Range<usize> = 2..4;
+    /// UDP Length (RFC 768).
     pub const UDP_LEN: Range<usize> = 4..6;
+    /// UDP Checksum, over the RFC 8200 §8.1 pseudo-header (RFC 768).
     pub const UDP_CHECKSUM: Range<usize> = 6..8;
 }
 
@@ -158,8 +176,8 @@ pub fn locate(frame: &[u8], ip_offset: usize) -> Result<Ipv6Payload> {
         payload: udp_offset + crate::ip::UDP_HEADER_LEN..ip_offset + end,
         src_addr,
         dst_addr,
-        src_port: be16(udp, 0..2),
-        dst_port: be16(udp, 2..4),
+        src_port: be16(udp, field::UDP_SRC_PORT),
+        dst_port: be16(udp, field::UDP_DST_PORT),
         udp_checksum_ok,
         end: ip_offset + end,
     }))
@@ -235,16 +253,16 @@ pub fn emit_udp_frame(
     let mut out = vec![0u8; eth.buffer_len() + HEADER_LEN + udp_len];
     let ip_offset = eth.emit(&mut out);
     let ip = &mut out[ip_offset..];
-    ip[0] = 0x60 | (tc >> 4);
-    ip[1] = tc << 4;
+    ip[field::VERSION] = 0x60 | (tc >> 4);
+    ip[field::TC_FLOW] = tc << 4;
     ip[field::PAYLOAD_LEN].copy_from_slice(&(udp_len as u16).to_be_bytes());
     ip[field::NEXT_HEADER] = next_header::UDP;
-    ip[7] = 64;
+    ip[field::HOP_LIMIT] = 64;
     ip[field::SRC].copy_from_slice(&src);
     ip[field::DST].copy_from_slice(&dst);
     let udp = &mut ip[HEADER_LEN..];
-    udp[0..2].copy_from_slice(&ports.0.to_be_bytes());
-    udp[2..4].copy_from_slice(&ports.1.to_be_bytes());
+    udp[field::UDP_SRC_PORT].copy_from_slice(&ports.0.to_be_bytes());
+    udp[field::UDP_DST_PORT].copy_from_slice(&ports.1.to_be_bytes());
     udp[field::UDP_LEN].copy_from_slice(&(udp_len as u16).to_be_bytes());
     udp[crate::ip::UDP_HEADER_LEN..].copy_from_slice(payload);
     let c = udp6_checksum(&src, &dst, udp);

@@ -1,8 +1,9 @@
 //! Sans-I/O codecs for IEC 61850 traffic and its IEC 62351-6 security extensions.
 //!
 //! Everything here works on byte slices: no sockets, clocks, threads or cryptography.
-//! Each protocol has its own module holding an owned `Repr` with `parse`, `buffer_len` and `emit`,
-//! and, where a caller needs to patch a field in place, a zero-copy view over `&[u8]`/`&mut [u8]`.
+//! Each protocol has its own module holding an owned `Repr` with `parse` and the [`Codec`]
+//! methods (`buffer_len`, `emit` in place into the caller's buffer, `to_vec`), and, where a
+//! caller needs to patch a field in place, a zero-copy view over `&[u8]`/`&mut [u8]`.
 //!
 //! # Panic contract
 //! No function in this crate panics on any input byte sequence. Parsers return
@@ -11,15 +12,17 @@
 //! never peer-controlled), and say so in their docs.
 
 pub mod ber;
+pub mod codec;
 pub mod data;
 pub mod error;
 pub mod ethernet;
 pub mod goose;
-pub mod goose_frame;
 pub mod ip;
 pub mod ipv6;
-pub mod l2_security;
-pub mod session;
+pub mod l2_extension;
+pub mod l2_frame;
+pub mod spdu;
 pub mod sv;
 
+pub use codec::Codec;
 pub use error::{Error, Result};

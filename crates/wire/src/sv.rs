@@ -22,7 +22,7 @@
 //! encodes the basic types without BER integer rules), so their sizes are enforced exactly.
 
 use crate::ber::{self, FieldOrder, Reader};
-use crate::{Error, Result};
+use crate::{Codec, Error, Result};
 
 /// Identifier octet of `savPdu` ([APPLICATION 0], constructed).
 pub const TAG_SAV_PDU: u8 = 0x60;
@@ -38,18 +38,23 @@ pub const TAG_ASDU: u8 = 0x30;
 /// One application service data unit: one set of samples.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Asdu {
+    /// svID: sampled value control block identifier.
     pub sv_id: String,
+    /// datSet: data set reference, if sent.
     pub dat_set: Option<String>,
     /// Sample counter, wrapping at the sample rate.
     pub smp_cnt: u16,
+    /// confRev: configuration revision.
     pub conf_rev: u32,
     /// Refresh time (UtcTime).
     pub refr_tm: Option<[u8; 8]>,
     /// Synchronisation source: 0 none, 1 local, 2 global (IEC 61850-9-2 Ed.2).
     pub smp_synch: u8,
+    /// smpRate: samples per period or per second, if sent.
     pub smp_rate: Option<u16>,
     /// The encoded data set values, kept raw (their layout depends on the data set).
     pub sample: Vec<u8>,
+    /// smpMod: what smpRate counts (IEC 61850-9-2 Ed.2), if sent.
     pub smp_mod: Option<u16>,
     /// Grandmaster clock identity (IEC 61850-9-2 Ed.2.1).
     pub gm_identity: Option<[u8; 8]>,
@@ -146,34 +151,38 @@ impl Asdu {
             + self.smp_mod.map_or(0, |_| ber::tlv_len(2))
             + self.gm_identity.map_or(0, |_| ber::tlv_len(8))
     }
+}
 
+impl Codec for Asdu {
     /// Size of the encoded ASDU element.
-    pub fn buffer_len(&self) -> usize {
+    fn buffer_len(&self) -> usize {
         ber::tlv_len(self.content_len())
     }
 
-    fn emit_vec(&self, out: &mut Vec<u8>) {
-        ber::write_header(out, TAG_ASDU, self.content_len());
-        ber::write_tlv(out, 0x80, self.sv_id.as_bytes());
+    fn emit(&self, buf: &mut [u8]) -> usize {
+        let mut w = ber::Writer::new(buf);
+        w.header(TAG_ASDU, self.content_len());
+        w.tlv(0x80, self.sv_id.as_bytes());
         if let Some(d) = &self.dat_set {
-            ber::write_tlv(out, 0x81, d.as_bytes());
+            w.tlv(0x81, d.as_bytes());
         }
-        ber::write_tlv(out, 0x82, &self.smp_cnt.to_be_bytes());
-        ber::write_tlv(out, 0x83, &self.conf_rev.to_be_bytes());
+        w.tlv(0x82, &self.smp_cnt.to_be_bytes());
+        w.tlv(0x83, &self.conf_rev.to_be_bytes());
         if let Some(t) = &self.refr_tm {
-            ber::write_tlv(out, 0x84, t);
+            w.tlv(0x84, t);
         }
-        ber::write_tlv(out, 0x85, &[self.smp_synch]);
+        w.tlv(0x85, &[self.smp_synch]);
         if let Some(r) = self.smp_rate {
-            ber::write_tlv(out, 0x86, &r.to_be_bytes());
+            w.tlv(0x86, &r.to_be_bytes());
         }
-        ber::write_tlv(out, 0x87, &self.sample);
+        w.tlv(0x87, &self.sample);
         if let Some(m) = self.smp_mod {
-            ber::write_tlv(out, 0x88, &m.to_be_bytes());
+            w.tlv(0x88, &m.to_be_bytes());
         }
         if let Some(g) = &self.gm_identity {
-            ber::write_tlv(out, 0x89, g);
+            w.tlv(0x89, g);
         }
+        w.position()
     }
 }
 
@@ -230,42 +239,27 @@ impl SavPdu {
             + self.security.as_ref().map_or(0, |s| ber::tlv_len(s.len()))
             + ber::tlv_len(self.seq_len())
     }
+}
 
+impl Codec for SavPdu {
     /// Size of the encoded APDU.
-    pub fn buffer_len(&self) -> usize {
+    fn buffer_len(&self) -> usize {
         ber::tlv_len(self.content_len())
     }
 
-    /// Append the encoding to `out`.
-    pub fn emit_vec(&self, out: &mut Vec<u8>) {
-        ber::write_header(out, TAG_SAV_PDU, self.content_len());
-        ber::write_tlv(
-            out,
+    fn emit(&self, buf: &mut [u8]) -> usize {
+        let mut w = ber::Writer::new(buf);
+        w.header(TAG_SAV_PDU, self.content_len());
+        w.tlv(
             TAG_NO_ASDU,
             ber::encode_u64(self.asdus.len() as u64).as_ref(),
         );
         if let Some(s) = &self.security {
-            ber::write_tlv(out, TAG_SECURITY, s);
+            w.tlv(TAG_SECURITY, s);
         }
-        ber::write_header(out, TAG_SEQ_ASDU, self.seq_len());
-        self.asdus.iter().for_each(|a| a.emit_vec(out));
-    }
-
-    /// Write the encoding at the start of `buf`; returns `buffer_len()`.
-    ///
-    /// # Panics
-    /// If `buf` is shorter than `buffer_len()` (a caller bug).
-    pub fn emit(&self, buf: &mut [u8]) -> usize {
-        let v = self.to_vec();
-        buf[..v.len()].copy_from_slice(&v);
-        v.len()
-    }
-
-    /// The encoding as a new vector.
-    pub fn to_vec(&self) -> Vec<u8> {
-        let mut v = Vec::with_capacity(self.buffer_len());
-        self.emit_vec(&mut v);
-        v
+        w.header(TAG_SEQ_ASDU, self.seq_len());
+        self.asdus.iter().for_each(|a| w.emit(a));
+        w.position()
     }
 }
 

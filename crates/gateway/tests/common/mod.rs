@@ -6,7 +6,7 @@ use gander_gateway::config::Config;
 use gander_gateway::driver::Control;
 use gander_gateway::policy::Policy;
 use gander_sec::frame::protect_frame;
-use gander_sec::session::RandomIv;
+use gander_sec::spdu::RandomIv;
 use gander_sec::{default_provider, KeyStore, Profile};
 use std::path::Path;
 use std::sync::Arc;

@@ -1,6 +1,7 @@
 //! ServiceError (ISO 9506-2 7.4, used by confirmed-Error, initiate-Error and conclude-Error)
 //! and RejectPDU (ISO 9506-2 7.5).
 
+use crate::asn1::Sink;
 use gander_wire::ber::{self, Reader};
 
 use super::{ber as berr, L};
@@ -69,7 +70,7 @@ impl ServiceError {
     }
 
     /// Append the contents (no outer tag).
-    pub fn encode_contents(&self, out: &mut Vec<u8>) {
+    pub fn encode_contents(&self, out: &mut dyn Sink) {
         asn1::nested(out, 0xa0, |o| {
             asn1::int(o, 0x80 | (self.class & 0x1f), self.code)
         });
@@ -131,7 +132,7 @@ impl Reject {
     }
 
     /// Append the contents.
-    pub fn encode_contents(&self, out: &mut Vec<u8>) {
+    pub fn encode_contents(&self, out: &mut dyn Sink) {
         if let Some(i) = self.invoke_id {
             asn1::uint(out, 0x80, i as u64);
         }

@@ -3,6 +3,7 @@
 //! IMPLICIT SEQUENCE OF AccessResult }`. For IEC 61850 reports the specification is the
 //! vmd-specific variable list name "RPT" (`A1 05 {80 03 "RPT"}`).
 
+use crate::asn1::Sink;
 use gander_wire::ber::Reader;
 
 use super::ber as berr;
@@ -51,7 +52,7 @@ impl InformationReport {
     }
 
     /// Append the contents.
-    pub fn encode_contents(&self, out: &mut Vec<u8>) {
+    pub fn encode_contents(&self, out: &mut dyn Sink) {
         self.spec.encode(out);
         asn1::nested(out, 0xa0, |o| self.results.iter().for_each(|a| a.encode(o)));
     }

@@ -2,6 +2,7 @@
 //! `{ 80 localDetail, 81 maxServOutstandingCalling, 82 maxServOutstandingCalled,
 //! 83 dataStructureNestingLevel, A4 { 80 version, 81 parameterCBB, 82 servicesSupported } }`.
 
+use crate::asn1::Sink;
 use gander_wire::ber::{self, Reader};
 
 use super::{ber as berr, L};
@@ -148,7 +149,7 @@ impl Initiate {
     }
 
     /// Append the contents.
-    pub fn encode_contents(&self, out: &mut Vec<u8>) {
+    pub fn encode_contents(&self, out: &mut dyn Sink) {
         if let Some(d) = self.local_detail {
             asn1::int(out, 0x80, d as i64);
         }

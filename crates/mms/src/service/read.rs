@@ -3,6 +3,7 @@
 //! `Read-Response ::= SEQUENCE { variableAccessSpecification [0] OPTIONAL,
 //! listOfAccessResult [1] IMPLICIT SEQUENCE OF AccessResult }`.
 
+use crate::asn1::Sink;
 use gander_wire::ber::{self, Reader};
 
 use super::ber as berr;
@@ -44,7 +45,7 @@ impl ReadRequest {
     }
 
     /// Append the contents.
-    pub fn encode_contents(&self, out: &mut Vec<u8>) {
+    pub fn encode_contents(&self, out: &mut dyn Sink) {
         if self.specification_with_result {
             asn1::tlv(out, 0x80, &[0xff]);
         }
@@ -81,7 +82,7 @@ impl ReadResponse {
     }
 
     /// Append the contents.
-    pub fn encode_contents(&self, out: &mut Vec<u8>) {
+    pub fn encode_contents(&self, out: &mut dyn Sink) {
         if let Some(s) = &self.spec {
             asn1::nested(out, 0xa0, |o| s.encode(o));
         }

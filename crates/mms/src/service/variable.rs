@@ -2,6 +2,7 @@
 //! the 9506-2 ASN.1 module), VariableAccessSpecification (14.1), AccessResult (14.4) and
 //! DataAccessError (14.4.3).
 
+use crate::asn1::Sink;
 use gander_wire::ber::{self, Reader};
 use gander_wire::data::Data;
 
@@ -23,7 +24,12 @@ pub enum ObjectName {
     VmdSpecific(String),
     /// domain-specific [1] IMPLICIT SEQUENCE { domainId, itemId } (`A1`): IEC 61850-8-1 maps
     /// LD to domain and `LN$FC$DO$DA` to item.
-    DomainSpecific { domain: String, item: String },
+    DomainSpecific {
+        /// domainId: the logical device.
+        domain: String,
+        /// itemId: `LN$FC$DO$DA`.
+        item: String,
+    },
     /// aa-specific [2] IMPLICIT Identifier (`82`).
     AaSpecific(String),
 }
@@ -62,7 +68,7 @@ impl ObjectName {
     }
 
     /// Append the element.
-    pub fn encode(&self, out: &mut Vec<u8>) {
+    pub fn encode(&self, out: &mut dyn Sink) {
         match self {
             ObjectName::VmdSpecific(s) => asn1::tlv(out, 0x80, s.as_bytes()),
             ObjectName::AaSpecific(s) => asn1::tlv(out, 0x82, s.as_bytes()),
@@ -161,7 +167,7 @@ impl VariableAccessSpecification {
     }
 
     /// Append the element.
-    pub fn encode(&self, out: &mut Vec<u8>) {
+    pub fn encode(&self, out: &mut dyn Sink) {
         match self {
             VariableAccessSpecification::ListOfVariable(names) => asn1::nested(out, 0xa0, |o| {
                 for n in names {
@@ -248,9 +254,9 @@ impl AccessResult {
     }
 
     /// Append the element.
-    pub fn encode(&self, out: &mut Vec<u8>) {
+    pub fn encode(&self, out: &mut dyn Sink) {
         match self {
-            AccessResult::Success(d) => d.emit_vec(out),
+            AccessResult::Success(d) => out.put(d),
             AccessResult::Failure(e) => asn1::uint(out, 0x80, e.0 as u64),
         }
     }

@@ -2,6 +2,7 @@
 //! listOfData [0] IMPLICIT SEQUENCE OF Data }`, `Write-Response ::= SEQUENCE OF CHOICE {
 //! failure [0] IMPLICIT DataAccessError, success [1] IMPLICIT NULL }`.
 
+use crate::asn1::Sink;
 use gander_wire::ber::{self, Reader};
 use gander_wire::data::Data;
 
@@ -37,9 +38,9 @@ impl WriteRequest {
     }
 
     /// Append the contents.
-    pub fn encode_contents(&self, out: &mut Vec<u8>) {
+    pub fn encode_contents(&self, out: &mut dyn Sink) {
         self.spec.encode(out);
-        asn1::nested(out, 0xa0, |o| self.data.iter().for_each(|d| d.emit_vec(o)));
+        asn1::nested(out, 0xa0, |o| self.data.iter().for_each(|d| o.put(d)));
     }
 }
 
@@ -83,7 +84,7 @@ impl WriteResponse {
     }
 
     /// Append the contents.
-    pub fn encode_contents(&self, out: &mut Vec<u8>) {
+    pub fn encode_contents(&self, out: &mut dyn Sink) {
         for r in &self.0 {
             match r {
                 Ok(()) => asn1::tlv(out, 0x81, &[]),

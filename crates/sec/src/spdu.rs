@@ -18,7 +18,7 @@ use crate::error::SecError;
 use crate::keystore::{KeyEntry, KeyStore};
 use crate::profile::Profile;
 use crate::replay::{Freshness, ReplayState};
-use gander_wire::session::{
+use gander_wire::spdu::{
     self, Dialect, Iv, PayloadElement, SecurityInfo, SessionHeader, SessionPdu, SpduId,
     SIGNATURE_TAG,
 };
@@ -109,7 +109,7 @@ pub fn protect(
         0
     };
     let base = out.len();
-    let layout = session::emit(&header, elements, mac_elem + enc_elem, &dialect, out)?;
+    let layout = spdu::emit(&header, elements, mac_elem + enc_elem, &dialect, out)?;
     if mac_elem > 0 {
         let mut tag = [0u8; 32];
         let tag = &mut tag[..mac.tag_len()];
@@ -170,7 +170,7 @@ impl<'a> VerifiedSession<'a> {
     }
     /// The cleartext payload elements.
     pub fn elements(&self) -> Result<Vec<PayloadElement<'_>>, SecError> {
-        Ok(session::parse_elements(
+        Ok(spdu::parse_elements(
             &self.data[self.payload.clone()],
             &self.dialect,
         )?)
@@ -179,7 +179,7 @@ impl<'a> VerifiedSession<'a> {
     /// allocating.
     pub fn first_element(&self) -> Result<Option<PayloadElement<'_>>, SecError> {
         Ok(
-            session::elements(&self.data[self.payload.clone()], &self.dialect)
+            spdu::elements(&self.data[self.payload.clone()], &self.dialect)
                 .next()
                 .transpose()?,
         )
@@ -236,7 +236,7 @@ pub fn verify_pdu<'a>(
     let bytes = pdu.bytes();
     let (key, mac, enc) = match &pdu.header.security {
         SecurityInfo::V2 { key_id: 0, iv } if iv.is_empty() && pdu.trailer().is_empty() => {
-            session::validate_elements(pdu.payload(), &dialect)?;
+            spdu::validate_elements(pdu.payload(), &dialect)?;
             return Ok(Checked::Unsecured(pdu));
         }
         SecurityInfo::V1 {
@@ -244,7 +244,7 @@ pub fn verify_pdu<'a>(
             mac_code: 0,
             ..
         } if pdu.trailer().is_empty() || pdu.trailer() == [SIGNATURE_TAG, 0] => {
-            session::validate_elements(pdu.payload(), &dialect)?;
+            spdu::validate_elements(pdu.payload(), &dialect)?;
             return Ok(Checked::Unsecured(pdu));
         }
         SecurityInfo::V2 { key_id, .. } => {
@@ -311,7 +311,7 @@ pub fn verify_pdu<'a>(
         let mk = key
             .mac_key()
             .ok_or(SecError::Unsupported("key has no MAC"))?;
-        let sig = session::parse_signature(trailer, mac.tag_len(), |stated, _| {
+        let sig = spdu::parse_signature(trailer, mac.tag_len(), |stated, _| {
             profile.tolerates_mac_len(mac, stated)
         })
         .map_err(|e| match e {
@@ -336,7 +336,7 @@ pub fn verify_pdu<'a>(
             .map_err(|_| SecError::BadMac)?;
     } else {
         // Nothing may follow the payload but padding (and SecLib's empty `85 00`).
-        session::parse_trailer(trailer, &[], |_, _| false).or_else(|e| {
+        spdu::parse_trailer(trailer, &[], |_, _| false).or_else(|e| {
             if profile == Profile::Seclib && trailer == [SIGNATURE_TAG, 0] {
                 Ok((None, vec![]))
             } else {
@@ -345,7 +345,7 @@ pub fn verify_pdu<'a>(
         })?;
     }
 
-    session::validate_elements(&data[pdu.payload_start..pdu.payload_end], &dialect)?;
+    spdu::validate_elements(&data[pdu.payload_start..pdu.payload_end], &dialect)?;
     Ok(Checked::Verified(VerifiedSession {
         protection: Protection {
             key_id: key.id,
@@ -541,7 +541,7 @@ mod tests {
         };
         // A sender that pads: `AF 03 00 00 00`, then the MAC over everything before it.
         let mut out = Vec::new();
-        let lay = session::emit(&h, &[element()], 5 + 18, &Dialect::STANDARD, &mut out).unwrap();
+        let lay = spdu::emit(&h, &[element()], 5 + 18, &Dialect::STANDARD, &mut out).unwrap();
         out.extend_from_slice(&[0xAF, 3, 0, 0, 0]);
         let mut tag = [0u8; 16];
         key.mac_key().unwrap().sign(&[], &out, &mut tag).unwrap();
@@ -660,7 +660,7 @@ mod tests {
                 iv: Iv::EMPTY,
             },
         };
-        session::emit(&h, &[element()], 0, &Dialect::STANDARD, &mut plain).unwrap();
+        spdu::emit(&h, &[element()], 0, &Dialect::STANDARD, &mut plain).unwrap();
         assert!(matches!(
             rx.receive(&store, &plain, 0),
             Err(SecError::Unsecured)

@@ -43,9 +43,70 @@ pub const PADDING_TAG: u8 = 0xAF;
 /// Size of a payload element header: type, simulation, APPID, APDU length.
 pub const ELEMENT_HEADER_LEN: usize = 6;
 /// Offset of the SPDU number.
-pub const SPDU_NUMBER_OFFSET: usize = 10;
+pub const SPDU_NUMBER_OFFSET: usize = field::SPDU_NUMBER.start;
 /// Offset of the version field.
-pub const VERSION_OFFSET: usize = 14;
+pub const VERSION_OFFSET: usize = field::VERSION.start;
+
+/// Field positions of the fixed part of the SPDU (the table in the module docs), from the first
+/// UDP payload octet. CLTP fields are ISO/IEC 8602 (UD TPDU); the rest is the IEC 61850-90-5
+/// session header with the IEC 62351-6 security information, all big-endian.
+mod field {
+    use core::ops::Range;
+    /// CLTP length indicator (ISO/IEC 8602 UD TPDU header), [`super::CLTP_LI`].
+    pub const LI: usize = 0;
+    /// CLTP TPDU code, [`super::CLTP_UD`].
+    pub const TI: usize = 1;
+    /// Session identifier SI (IEC 61850-90-5), [`super::SpduId`].
+    pub const SI: usize = 2;
+    /// Session header length (IEC 61850-90-5): octets after this field up to PayloadLength.
+    pub const SESSION_HEADER_LEN: usize = 3;
+    /// Common session header parameter identifier (IEC 61850-90-5), [`super::COMMON_HEADER_TAG`].
+    pub const COMMON_HEADER_TAG: usize = 4;
+    /// Common session header length (IEC 61850-90-5).
+    pub const COMMON_HEADER_LEN: usize = 5;
+    /// SPDU length (IEC 61850-90-5): octets after this field.
+    pub const SPDU_LENGTH: Range<usize> = 6..10;
+    /// SPDU number (IEC 61850-90-5): the per-session sequence counter.
+    pub const SPDU_NUMBER: Range<usize> = 10..14;
+    /// Version (IEC 61850-90-5): 1 or 2, fixes the security information layout.
+    pub const VERSION: Range<usize> = 14..16;
+    /// TimeOfCurrentKey (IEC 62351-6 security information in the 90-5 header).
+    pub const TIME_OF_CURRENT_KEY: Range<usize> = 16..20;
+    /// TimeToNextKey, signed (IEC 62351-6 security information in the 90-5 header).
+    pub const TIME_TO_NEXT_KEY: Range<usize> = 20..22;
+    /// Start of the version-dependent security information; the fixed part ends here.
+    pub const SECURITY_INFO: usize = 22;
+    /// Version 1: encryption algorithm code (IEC 62351-6, seclib's layout).
+    pub const V1_ENC_ALGORITHM: usize = 22;
+    /// Version 1: MAC algorithm code (IEC 62351-6, seclib's layout).
+    pub const V1_MAC_ALGORITHM: usize = 23;
+    /// Version 1: Key ID (IEC 62351-6).
+    pub const V1_KEY_ID: Range<usize> = 24..28;
+    /// Version 2: Key ID (IEC 62351-6).
+    pub const V2_KEY_ID: Range<usize> = 22..26;
+    /// Version 2: IV length n (IEC 62351-6).
+    pub const V2_IV_LEN: usize = 26;
+    /// Version 2: first octet of the IV (n octets).
+    pub const V2_IV: usize = 27;
+    /// Size of the PayloadLength field that follows the security information.
+    pub const PAYLOAD_LENGTH_LEN: usize = 4;
+
+    /// Payload element header (IEC 61850-90-5): payload type.
+    pub const ELEMENT_TYPE: usize = 0;
+    /// Payload element header: simulation flag.
+    pub const ELEMENT_SIMULATION: usize = 1;
+    /// Payload element header: APPID.
+    pub const ELEMENT_APPID: Range<usize> = 2..4;
+    /// Payload element header: APDU length.
+    pub const ELEMENT_APDU_LEN: Range<usize> = 4..6;
+
+    /// Trailer element (padding or signature, IEC 61850-90-5 / IEC 62351-6): tag.
+    pub const TRAILER_TAG: usize = 0;
+    /// Trailer element: one-octet value length.
+    pub const TRAILER_LEN: usize = 1;
+    /// Trailer element: first octet of the value.
+    pub const TRAILER_VALUE: usize = 2;
+}
 
 /// Session identifier (SI), an open enum: unknown values are rejected by the parser but
 /// printable in hex.
@@ -280,11 +341,11 @@ impl SecurityInfo {
             SecurityInfo::V2 { iv, .. } => iv.as_slice(),
         }
     }
-    /// Bytes from offset 22 to the PayloadLength field.
+    /// Bytes from the start of the security information (offset 22) to PayloadLength.
     fn wire_len(&self) -> usize {
         match self {
-            SecurityInfo::V1 { .. } => 6,
-            SecurityInfo::V2 { iv, .. } => 5 + iv.len(),
+            SecurityInfo::V1 { .. } => field::V1_KEY_ID.end - field::SECURITY_INFO,
+            SecurityInfo::V2 { iv, .. } => field::V2_IV - field::SECURITY_INFO + iv.len(),
         }
     }
 }
@@ -307,11 +368,11 @@ pub struct SessionHeader {
 impl SessionHeader {
     /// Offset of the PayloadLength field (= length of the AES-GCM associated data minus 4).
     pub fn payload_length_offset(&self) -> usize {
-        22 + self.security.wire_len()
+        field::SECURITY_INFO + self.security.wire_len()
     }
     /// Offset of the first payload element.
     pub fn payload_start(&self) -> usize {
-        self.payload_length_offset() + 4
+        self.payload_length_offset() + field::PAYLOAD_LENGTH_LEN
     }
 }
 
@@ -356,11 +417,11 @@ pub struct SessionPdu<'a> {
     pub payload_end: usize,
 }
 
-fn be16(b: &[u8], at: usize) -> u16 {
-    u16::from_be_bytes([b[at], b[at + 1]])
+fn be16(b: &[u8], r: core::ops::Range<usize>) -> u16 {
+    u16::from_be_bytes([b[r.start], b[r.start + 1]])
 }
-fn be32(b: &[u8], at: usize) -> u32 {
-    u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+fn be32(b: &[u8], r: core::ops::Range<usize>) -> u32 {
+    u32::from_be_bytes([b[r.start], b[r.start + 1], b[r.start + 2], b[r.start + 3]])
 }
 
 fn need(buf: &[u8], what: &'static str, n: usize) -> Result<()> {
@@ -380,58 +441,68 @@ impl<'a> SessionPdu<'a> {
     /// dialect says is reliable. The payload itself is not parsed (it may be ciphertext); see
     /// [`parse_elements`].
     pub fn parse(buf: &'a [u8], dialect: &Dialect) -> Result<Self> {
-        need(buf, "session header", 22)?;
-        if buf[0] != CLTP_LI {
-            return Err(Error::BadLi(buf[0]));
+        need(buf, "session header", field::SECURITY_INFO)?;
+        if buf[field::LI] != CLTP_LI {
+            return Err(Error::BadLi(buf[field::LI]));
         }
-        if buf[1] != CLTP_UD {
-            return Err(Error::BadTi(buf[1]));
+        if buf[field::TI] != CLTP_UD {
+            return Err(Error::BadTi(buf[field::TI]));
         }
-        let spdu_id = SpduId::from_u8(buf[2])?;
-        if buf[4] != COMMON_HEADER_TAG {
+        let spdu_id = SpduId::from_u8(buf[field::SI])?;
+        if buf[field::COMMON_HEADER_TAG] != COMMON_HEADER_TAG {
             return Err(Error::UnexpectedTag {
                 what: "common session header",
                 expected: COMMON_HEADER_TAG,
-                found: buf[4],
+                found: buf[field::COMMON_HEADER_TAG],
             });
         }
-        let version = be16(buf, VERSION_OFFSET);
+        let version = be16(buf, field::VERSION);
         let security = match version {
             1 => {
-                need(buf, "version-1 security information", 32)?;
+                need(
+                    buf,
+                    "version-1 security information",
+                    field::V1_KEY_ID.end + field::PAYLOAD_LENGTH_LEN,
+                )?;
                 SecurityInfo::V1 {
-                    enc_code: buf[22],
-                    mac_code: buf[23],
-                    key_id: be32(buf, 24),
+                    enc_code: buf[field::V1_ENC_ALGORITHM],
+                    mac_code: buf[field::V1_MAC_ALGORITHM],
+                    key_id: be32(buf, field::V1_KEY_ID),
                 }
             }
             2 => {
-                need(buf, "version-2 security information", 27)?;
-                let n = buf[26] as usize;
-                need(buf, "initialisation vector", 27 + n + 4)?;
+                need(buf, "version-2 security information", field::V2_IV)?;
+                let n = buf[field::V2_IV_LEN] as usize;
+                need(
+                    buf,
+                    "initialisation vector",
+                    field::V2_IV + n + field::PAYLOAD_LENGTH_LEN,
+                )?;
                 SecurityInfo::V2 {
-                    key_id: be32(buf, 22),
-                    iv: Iv::new(&buf[27..27 + n])?,
+                    key_id: be32(buf, field::V2_KEY_ID),
+                    iv: Iv::new(&buf[field::V2_IV..field::V2_IV + n])?,
                 }
             }
             v => return Err(Error::UnsupportedVersion(v)),
         };
         let header = SessionHeader {
             spdu_id,
-            spdu_number: be32(buf, SPDU_NUMBER_OFFSET),
-            time_of_current_key: be32(buf, 16),
-            time_to_next_key: be16(buf, 20) as i16,
+            spdu_number: be32(buf, field::SPDU_NUMBER),
+            time_of_current_key: be32(buf, field::TIME_OF_CURRENT_KEY),
+            time_to_next_key: be16(buf, field::TIME_TO_NEXT_KEY) as i16,
             security,
         };
         let pl_off = header.payload_length_offset();
-        let payload_start = pl_off + 4;
-        let session_header_len_field = buf[3];
-        let common_header_len_field = buf[5];
-        let spdu_length_field = be32(buf, 6);
-        let payload_length_field = be32(buf, pl_off);
+        let payload_start = pl_off + field::PAYLOAD_LENGTH_LEN;
+        let session_header_len_field = buf[field::SESSION_HEADER_LEN];
+        let common_header_len_field = buf[field::COMMON_HEADER_LEN];
+        let spdu_length_field = be32(buf, field::SPDU_LENGTH);
+        let payload_length_field = be32(buf, pl_off..pl_off + field::PAYLOAD_LENGTH_LEN);
 
         if dialect.header_lengths == HeaderLengths::Exact {
-            let true_len = pl_off - 4;
+            // Session header length counts from the common header tag up to PayloadLength,
+            // common header length from the SPDU length field.
+            let true_len = pl_off - field::COMMON_HEADER_TAG;
             if session_header_len_field as usize != true_len {
                 return Err(Error::BadLength {
                     what: "session header length",
@@ -439,7 +510,7 @@ impl<'a> SessionPdu<'a> {
                 });
             }
             let c = common_header_len_field as usize;
-            if c != true_len - 2 && c != 10 {
+            if c != pl_off - field::SPDU_LENGTH.start && c != 10 {
                 return Err(Error::BadLength {
                     what: "common session header length",
                     value: c,
@@ -447,7 +518,7 @@ impl<'a> SessionPdu<'a> {
             }
         }
         if dialect.spdu_length == SpduLengthRule::Exact
-            && spdu_length_field as usize != buf.len() - 10
+            && spdu_length_field as usize != buf.len() - field::SPDU_LENGTH.end
         {
             return Err(Error::BadLength {
                 what: "SPDU length",
@@ -455,7 +526,7 @@ impl<'a> SessionPdu<'a> {
             });
         }
         let own = if dialect.payload_length_counts_itself {
-            4
+            field::PAYLOAD_LENGTH_LEN
         } else {
             0
         };
@@ -533,7 +604,7 @@ impl<'a> Elements<'a> {
     fn step(&mut self) -> Result<PayloadElement<'a>> {
         let rest = self.rest;
         need(rest, "payload element header", ELEMENT_HEADER_LEN)?;
-        let stated = be16(rest, 4) as usize;
+        let stated = be16(rest, field::ELEMENT_APDU_LEN) as usize;
         let body = &rest[ELEMENT_HEADER_LEN..];
         let apdu_len = if self.bias == 0 {
             if stated > body.len() {
@@ -557,9 +628,9 @@ impl<'a> Elements<'a> {
         // A biased element occupies its true size only: the next element (if any) follows the APDU.
         self.rest = &body[apdu_len..];
         Ok(PayloadElement {
-            payload_type: rest[0],
-            simulation: rest[1],
-            appid: be16(rest, 2),
+            payload_type: rest[field::ELEMENT_TYPE],
+            simulation: rest[field::ELEMENT_SIMULATION],
+            appid: be16(rest, field::ELEMENT_APPID),
             apdu: &body[..apdu_len],
         })
     }
@@ -634,40 +705,16 @@ pub fn parse_trailer<'a>(
     value_lens: &[usize],
     tolerate_len: impl Fn(u8, usize) -> bool,
 ) -> Result<(Option<&'a [u8]>, Vec<SignatureElement<'a>>)> {
-    let mut at = 0usize;
-    let mut padding = None;
-    if trailer.first() == Some(&PADDING_TAG) {
-        need(trailer, "padding", 2)?;
-        let n = trailer[1] as usize;
-        need(trailer, "padding", 2 + n)?;
-        padding = Some(&trailer[2..2 + n]);
-        at = 2 + n;
-    }
+    let (padding, mut at) = parse_padding(trailer)?;
     let mut sigs = Vec::with_capacity(value_lens.len());
     for &len in value_lens {
-        let rest = &trailer[at..];
-        need(rest, "signature", 2)?;
-        if rest[0] != SIGNATURE_TAG {
-            return Err(Error::UnexpectedTag {
-                what: "signature",
-                expected: SIGNATURE_TAG,
-                found: rest[0],
-            });
-        }
-        let stated = rest[1];
-        if stated as usize != len && !tolerate_len(stated, len) {
-            return Err(Error::BadLength {
-                what: "signature length",
-                value: stated as usize,
-            });
-        }
-        need(rest, "signature value", 2 + len)?;
+        let (stated_len, value) = parse_signature_element(&trailer[at..], len, &tolerate_len)?;
         sigs.push(SignatureElement {
             offset: at,
-            stated_len: stated,
-            value: &rest[2..2 + len],
+            stated_len,
+            value,
         });
-        at += 2 + len;
+        at += field::TRAILER_VALUE + len;
     }
     if at != trailer.len() {
         return Err(Error::TrailingBytes {
@@ -685,43 +732,59 @@ pub fn parse_signature(
     value_len: usize,
     tolerate_len: impl Fn(u8, usize) -> bool,
 ) -> Result<SignatureElement<'_>> {
-    let at = match trailer.first() {
-        Some(&PADDING_TAG) => {
-            need(trailer, "padding", 2)?;
-            let n = 2 + trailer[1] as usize;
-            need(trailer, "padding", n)?;
-            n
-        }
-        _ => 0,
-    };
+    let (_, at) = parse_padding(trailer)?;
     let rest = &trailer[at..];
-    need(rest, "signature", 2)?;
-    if rest[0] != SIGNATURE_TAG {
+    let (stated_len, value) = parse_signature_element(rest, value_len, &tolerate_len)?;
+    let end = field::TRAILER_VALUE + value_len;
+    if rest.len() != end {
+        return Err(Error::TrailingBytes {
+            what: "signature",
+            count: rest.len() - end,
+        });
+    }
+    Ok(SignatureElement {
+        offset: at,
+        stated_len,
+        value,
+    })
+}
+
+/// The padding element at the start of `trailer`, if any: its value and the offset after it.
+fn parse_padding(trailer: &[u8]) -> Result<(Option<&[u8]>, usize)> {
+    if trailer.first() != Some(&PADDING_TAG) {
+        return Ok((None, 0));
+    }
+    need(trailer, "padding", field::TRAILER_VALUE)?;
+    let end = field::TRAILER_VALUE + trailer[field::TRAILER_LEN] as usize;
+    need(trailer, "padding", end)?;
+    Ok((Some(&trailer[field::TRAILER_VALUE..end]), end))
+}
+
+/// The signature element at the start of `rest`, with a value of `len` octets: its stated
+/// length octet and its value.
+fn parse_signature_element<'a>(
+    rest: &'a [u8],
+    len: usize,
+    tolerate_len: &impl Fn(u8, usize) -> bool,
+) -> Result<(u8, &'a [u8])> {
+    need(rest, "signature", field::TRAILER_VALUE)?;
+    if rest[field::TRAILER_TAG] != SIGNATURE_TAG {
         return Err(Error::UnexpectedTag {
             what: "signature",
             expected: SIGNATURE_TAG,
-            found: rest[0],
+            found: rest[field::TRAILER_TAG],
         });
     }
-    let stated = rest[1];
-    if stated as usize != value_len && !tolerate_len(stated, value_len) {
+    let stated = rest[field::TRAILER_LEN];
+    if stated as usize != len && !tolerate_len(stated, len) {
         return Err(Error::BadLength {
             what: "signature length",
             value: stated as usize,
         });
     }
-    need(rest, "signature value", 2 + value_len)?;
-    if rest.len() != 2 + value_len {
-        return Err(Error::TrailingBytes {
-            what: "signature",
-            count: rest.len() - 2 - value_len,
-        });
-    }
-    Ok(SignatureElement {
-        offset: at,
-        stated_len: stated,
-        value: &rest[2..],
-    })
+    let end = field::TRAILER_VALUE + len;
+    need(rest, "signature value", end)?;
+    Ok((stated, &rest[field::TRAILER_VALUE..end]))
 }
 
 /// Where [`emit`] put things.
@@ -753,28 +816,28 @@ pub fn emit(
     let base = out.len();
     let pl_off = header.payload_length_offset();
     let payload_len: usize = elements.iter().map(|e| e.wire_len()).sum();
-    let total = pl_off + 4 + payload_len + trailer_len;
+    let total = pl_off + field::PAYLOAD_LENGTH_LEN + payload_len + trailer_len;
     let (sh, ch) = match dialect.header_lengths {
         HeaderLengths::Exact => {
-            let l = pl_off - 4;
+            let l = pl_off - field::COMMON_HEADER_TAG;
             (
                 u8::try_from(l).map_err(|_| Error::TooLarge {
                     what: "session header",
                 })?,
-                (l - 2) as u8,
+                (pl_off - field::SPDU_LENGTH.start) as u8,
             )
         }
         HeaderLengths::Fixed { session, common } => (session, common),
     };
     let pl_field = payload_len
         + if dialect.payload_length_counts_itself {
-            4
+            field::PAYLOAD_LENGTH_LEN
         } else {
             0
         };
     let pl_field = u32::try_from(pl_field).map_err(|_| Error::TooLarge { what: "payload" })?;
     let spdu_len = match dialect.spdu_length {
-        SpduLengthRule::Exact => total - 10,
+        SpduLengthRule::Exact => total - field::SPDU_LENGTH.end,
         SpduLengthRule::PayloadPlus20 => 20 + pl_field as usize,
     };
     let spdu_len = u32::try_from(spdu_len).map_err(|_| Error::TooLarge { what: "SPDU" })?;
@@ -800,13 +863,13 @@ pub fn emit(
         } => {
             out.extend_from_slice(&[*enc_code, *mac_code]);
             out.extend_from_slice(&key_id.to_be_bytes());
-            28
+            field::V1_KEY_ID.end
         }
         SecurityInfo::V2 { key_id, iv } => {
             out.extend_from_slice(&key_id.to_be_bytes());
             out.push(iv.len() as u8);
             out.extend_from_slice(iv.as_slice());
-            27
+            field::V2_IV
         }
     };
     out.extend_from_slice(&pl_field.to_be_bytes());
@@ -820,7 +883,7 @@ pub fn emit(
     }
     Ok(Layout {
         iv_offset,
-        payload_start: pl_off + 4,
+        payload_start: pl_off + field::PAYLOAD_LENGTH_LEN,
         payload_end: out.len() - base,
     })
 }

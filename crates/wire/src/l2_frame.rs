@@ -19,8 +19,8 @@
 
 use crate::ber::Reader;
 use crate::ethernet::{self, EthernetRepr, Frame};
-use crate::l2_security::{self, CrcByteOrder};
-use crate::{Error, Result};
+use crate::l2_extension::{self, CrcByteOrder};
+use crate::{Codec, Error, Result};
 use core::ops::Range;
 
 /// What [`ethernet::check_padding`] names when bytes after Length are not padding.
@@ -150,7 +150,7 @@ impl<T: AsRef<[u8]>> GooseFrame<T> {
 
     /// The IEC 62351-6 header CRC computed over EtherType..Reserved1.
     pub fn header_crc(&self, ethertype: u16) -> u16 {
-        l2_security::header_crc(ethertype, self.appid(), self.length(), self.reserved1())
+        l2_extension::header_crc(ethertype, self.appid(), self.length(), self.reserved1())
     }
 }
 
@@ -159,6 +159,7 @@ impl<T: AsRef<[u8]>> GooseFrame<T> {
 /// or [`crate::sv::SavPdu::parse`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GooseFrameRepr {
+    /// APPID: application identifier (IEC 61850-8-1 C.2.3).
     pub appid: u16,
     /// Reserved1 as on the wire (simulation bit, extension length).
     pub reserved1: u16,
@@ -204,7 +205,7 @@ impl GooseFrameRepr {
     /// the IEC 62351-6 header CRC, as the frame will be emitted behind `ethertype`.
     pub fn set_security_fields(&mut self, ethertype: u16, order: CrcByteOrder) -> Result<()> {
         let ext_len = self.extension.as_ref().map_or(0, Vec::len);
-        if ext_len > l2_security::MAX_EXTENSION_LEN {
+        if ext_len > l2_extension::MAX_EXTENSION_LEN {
             return Err(Error::TooLarge {
                 what: "security extension",
             });
@@ -213,7 +214,7 @@ impl GooseFrameRepr {
             what: "GOOSE Length",
         })?;
         self.reserved1 = (self.reserved1 & !RESERVED1_EXTENSION_LEN) | ext_len as u16;
-        let crc = l2_security::header_crc(ethertype, self.appid, length, self.reserved1);
+        let crc = l2_extension::header_crc(ethertype, self.appid, length, self.reserved1);
         self.reserved2 = order.reserved2(crc);
         Ok(())
     }
@@ -259,7 +260,9 @@ pub struct L2Layout {
 /// A whole Ethernet frame carrying GOOSE or SV.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct L2Frame {
+    /// The Ethernet header.
     pub eth: EthernetRepr,
+    /// The layer-2 body from APPID on.
     pub body: GooseFrameRepr,
 }
 
@@ -294,6 +297,9 @@ impl L2Frame {
     }
 
     /// The frame as bytes, without padding to the minimum frame size.
+    ///
+    /// Not [`Codec::to_vec`]: the body's Length field can overflow, so this fails with
+    /// [`Error::TooLarge`] where [`GooseFrameRepr::emit`] does.
     pub fn to_vec(&self) -> Result<Vec<u8>> {
         let mut out = vec![0u8; self.buffer_len()];
         let off = self.eth.emit(&mut out);
@@ -304,7 +310,7 @@ impl L2Frame {
     /// Whether Reserved2 carries the IEC 62351-6 header CRC, and in which byte order.
     pub fn crc_order(&self) -> Option<CrcByteOrder> {
         let length = u16::try_from(self.body.buffer_len()).ok()?;
-        let crc = l2_security::header_crc(
+        let crc = l2_extension::header_crc(
             self.eth.ethertype,
             self.body.appid,
             length,
@@ -319,7 +325,7 @@ mod tests {
     use super::*;
     use crate::goose::tests::LIB_APDU;
     use crate::goose::GoosePdu;
-    use crate::l2_security::SecurityExtension;
+    use crate::l2_extension::SecurityExtension;
     use proptest::prelude::*;
 
     /// `lib-l2-goose-62351-6-hmac-sha256-128` of `crates/sec/tests/vectors/golden_frames.txt`: libiec61850 dev `goose_sec.c` layout, HMAC-SHA256-128,

@@ -9,7 +9,9 @@
 //! The data phase uses a Give-Tokens SPDU followed by a Data-Transfer SPDU, both empty:
 //! `01 00 01 00` (ISO 8327-1 8.3.3.2 allows GT and DT to be concatenated; category 0 + 2).
 
+use crate::asn1::{Counter, Sink};
 use crate::error::{Error, Layer, Result};
+use gander_wire::Codec;
 
 /// SPDU identifiers (ISO 8327-1 8.3, Table 7).
 pub mod si {
@@ -121,13 +123,19 @@ pub enum Spdu<'a> {
     Disconnect(&'a [u8]),
     /// ABORT (8.3.8).
     Abort {
+        /// Transport Disconnect PI (8.3.8.2), if present: bit 1 set = release the transport
+        /// connection.
         transport_disconnect: Option<u8>,
+        /// User Data PI, empty if absent.
         user_data: &'a [u8],
     },
     /// REFUSE (8.3.4): the reason octet, then user data (in the Reason Code PI, 8.3.4.9).
     Refuse {
+        /// Transport Disconnect PI (8.3.4.7), if present.
         transport_disconnect: Option<u8>,
+        /// First octet of the Reason Code PI (8.3.4.9).
         reason: u8,
+        /// The rest of the Reason Code PI: user data, empty if none.
         user_data: &'a [u8],
     },
 }
@@ -149,13 +157,27 @@ fn read_li(b: &[u8]) -> Result<(usize, &[u8])> {
     }
 }
 
-fn write_li(out: &mut Vec<u8>, n: usize) {
+fn write_li(out: &mut dyn Sink, n: usize) {
     if n < 0xff {
-        out.push(n as u8);
+        out.bytes(&[n as u8]);
     } else {
-        out.push(0xff);
-        out.extend_from_slice(&(n.min(0xffff) as u16).to_be_bytes());
+        out.bytes(&[0xff]);
+        out.bytes(&(n.min(0xffff) as u16).to_be_bytes());
     }
+}
+
+/// Write `code LI value`, the value written by `f` (run twice: once to count it).
+fn write_unit(out: &mut dyn Sink, code: u8, f: impl Fn(&mut dyn Sink)) {
+    let mut len = Counter::default();
+    f(&mut len);
+    out.bytes(&[code]);
+    write_li(out, len.0);
+    f(out);
+}
+
+/// Write a PI: `code LI value`.
+fn write_pi(out: &mut dyn Sink, code: u8, value: &[u8]) {
+    write_unit(out, code, |o| o.bytes(value));
 }
 
 /// Split a parameter field into `(code, value)` pairs.
@@ -336,73 +358,63 @@ impl<'a> Spdu<'a> {
             }),
         }
     }
+}
 
-    /// Append the encoding to `out`. Lengths of 255 or more use the ISO 8327-1 8.2.5 long
-    /// form, which libiec61850 1.6.1 cannot read (its CN/AC user data must stay below 255
-    /// octets; the default AARQ is far below that).
-    pub fn emit(&self, out: &mut Vec<u8>) {
-        let mut body = Vec::new();
-        let put = |body: &mut Vec<u8>, code: u8, v: &[u8]| {
-            body.push(code);
-            write_li(body, v.len());
-            body.extend_from_slice(v);
-        };
+impl Codec for Spdu<'_> {
+    sink_codec!();
+}
+
+impl Spdu<'_> {
+    /// Write the encoding to `out`.
+    fn encode(&self, out: &mut dyn Sink) {
         let id = match self {
             Spdu::Data(user) => {
-                out.extend_from_slice(&DATA_PREFIX);
-                out.extend_from_slice(user);
+                out.bytes(&DATA_PREFIX);
+                out.bytes(user);
                 return;
             }
+            Spdu::Connect(_) => si::CONNECT,
+            Spdu::Accept(_) => si::ACCEPT,
+            Spdu::Finish(_) => si::FINISH,
+            Spdu::Disconnect(_) => si::DISCONNECT,
+            Spdu::Abort { .. } => si::ABORT,
+            Spdu::Refuse { .. } => si::REFUSE,
+        };
+        write_unit(out, id, |body| match self {
+            Spdu::Data(_) => {}
             Spdu::Connect(c) | Spdu::Accept(c) => {
                 if c.protocol_options.is_some() || c.version.is_some() {
-                    let mut item = Vec::new();
-                    put(
-                        &mut item,
-                        pi::PROTOCOL_OPTIONS,
-                        &[c.protocol_options.unwrap_or(0)],
-                    );
-                    put(
-                        &mut item,
-                        pi::VERSION_NUMBER,
-                        &[c.version.unwrap_or(VERSION_2)],
-                    );
-                    put(&mut body, pi::CONNECT_ACCEPT_ITEM, &item);
+                    write_unit(body, pi::CONNECT_ACCEPT_ITEM, |item| {
+                        write_pi(
+                            item,
+                            pi::PROTOCOL_OPTIONS,
+                            &[c.protocol_options.unwrap_or(0)],
+                        );
+                        write_pi(item, pi::VERSION_NUMBER, &[c.version.unwrap_or(VERSION_2)]);
+                    });
                 }
                 if let Some(r) = c.requirements {
-                    put(&mut body, pi::SESSION_USER_REQUIREMENTS, &r.to_be_bytes());
+                    write_pi(body, pi::SESSION_USER_REQUIREMENTS, &r.to_be_bytes());
                 }
                 if let Some(s) = c.calling_ssel {
-                    put(&mut body, pi::CALLING_SSEL, s);
+                    write_pi(body, pi::CALLING_SSEL, s);
                 }
                 if let Some(s) = c.called_ssel {
-                    put(&mut body, pi::CALLED_SSEL, s);
+                    write_pi(body, pi::CALLED_SSEL, s);
                 }
-                put(&mut body, pi::USER_DATA, c.user_data);
-                if matches!(self, Spdu::Connect(_)) {
-                    si::CONNECT
-                } else {
-                    si::ACCEPT
-                }
+                write_pi(body, pi::USER_DATA, c.user_data);
             }
-            Spdu::Finish(u) | Spdu::Disconnect(u) => {
-                put(&mut body, pi::USER_DATA, u);
-                if matches!(self, Spdu::Finish(_)) {
-                    si::FINISH
-                } else {
-                    si::DISCONNECT
-                }
-            }
+            Spdu::Finish(u) | Spdu::Disconnect(u) => write_pi(body, pi::USER_DATA, u),
             Spdu::Abort {
                 transport_disconnect,
                 user_data,
             } => {
                 if let Some(t) = transport_disconnect {
-                    put(&mut body, pi::TRANSPORT_DISCONNECT, &[*t]);
+                    write_pi(body, pi::TRANSPORT_DISCONNECT, &[*t]);
                 }
                 if !user_data.is_empty() {
-                    put(&mut body, pi::USER_DATA, user_data);
+                    write_pi(body, pi::USER_DATA, user_data);
                 }
-                si::ABORT
             }
             Spdu::Refuse {
                 transport_disconnect,
@@ -410,26 +422,18 @@ impl<'a> Spdu<'a> {
                 user_data,
             } => {
                 if let Some(t) = transport_disconnect {
-                    put(&mut body, pi::TRANSPORT_DISCONNECT, &[*t]);
+                    write_pi(body, pi::TRANSPORT_DISCONNECT, &[*t]);
                 }
-                let mut r = vec![*reason];
-                r.extend_from_slice(user_data);
-                put(&mut body, pi::REASON_CODE, &r);
-                si::REFUSE
+                write_unit(body, pi::REASON_CODE, |o| {
+                    o.bytes(&[*reason]);
+                    o.bytes(user_data);
+                });
             }
-        };
-        out.push(id);
-        write_li(out, body.len());
-        out.extend_from_slice(&body);
+        });
     }
+}
 
-    /// The encoding as a new vector.
-    pub fn to_vec(&self) -> Vec<u8> {
-        let mut v = Vec::new();
-        self.emit(&mut v);
-        v
-    }
-
+impl<'a> Spdu<'a> {
     /// A short name for logs and errors.
     pub fn name(&self) -> &'static str {
         match self {
@@ -558,6 +562,10 @@ mod tests {
                 _ => Spdu::Refuse { transport_disconnect: t, reason: opt, user_data: &user },
             };
             let bytes = s.to_vec();
+            prop_assert_eq!(s.buffer_len(), bytes.len());
+            let mut buf = vec![0xee; bytes.len()];
+            prop_assert_eq!(s.emit(&mut buf), bytes.len());
+            prop_assert_eq!(&buf, &bytes);
             let back = Spdu::parse(&bytes).unwrap();
             // An empty ABORT user data round-trips as empty.
             prop_assert_eq!(back, s);

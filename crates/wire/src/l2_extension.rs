@@ -23,18 +23,26 @@
 //! which is why it sits beside, not inside, `A4`.
 
 use crate::ber::{self, FieldOrder, Reader};
-use crate::{Error, Result};
+use crate::{Codec, Error, Result};
 use core::ops::Range;
 
 /// Tags of the extension.
 pub mod tag {
+    /// The whole security extension (constructed).
     pub const SECURITY_EXTENSION: u8 = 0xa0;
+    /// AuthenticationValue (constructed): the fields below except the MAC.
     pub const AUTHENTICATION_VALUE: u8 = 0xa4;
+    /// Version of the extension.
     pub const VERSION: u8 = 0x80;
+    /// TimeOfCurrentKey: seconds since the epoch when the key became valid.
     pub const TIME_OF_CURRENT_KEY: u8 = 0x81;
+    /// TimeToNextKey: minutes until the next key.
     pub const TIME_TO_NEXT_KEY: u8 = 0x82;
+    /// Initialisation vector, if the algorithm uses one.
     pub const IV: u8 = 0x83;
+    /// Key ID.
     pub const KEY_ID: u8 = 0x84;
+    /// mAC: the MAC or signature value, after AuthenticationValue.
     pub const MAC: u8 = 0x85;
 }
 
@@ -225,11 +233,6 @@ impl SecurityExtension {
         ber::tlv_len(self.auth_value_content_len()) + ber::tlv_len(self.mac.len())
     }
 
-    /// Size of the encoded extension.
-    pub fn buffer_len(&self) -> usize {
-        ber::tlv_len(self.content_len())
-    }
-
     /// Where AuthenticationValue and mAC will be in the encoding, without encoding.
     pub fn layout(&self) -> ExtensionLayout {
         let av_start = 1 + ber::encoded_len_len(self.content_len());
@@ -240,52 +243,33 @@ impl SecurityExtension {
             mac: mac_start..mac_start + self.mac.len(),
         }
     }
+}
 
-    /// Append the encoding to `out`.
-    pub fn emit_vec(&self, out: &mut Vec<u8>) {
-        ber::write_header(out, tag::SECURITY_EXTENSION, self.content_len());
-        ber::write_header(
-            out,
-            tag::AUTHENTICATION_VALUE,
-            self.auth_value_content_len(),
-        );
-        ber::write_tlv(out, tag::VERSION, ber::encode_i64(self.version).as_ref());
-        ber::write_tlv(
-            out,
+impl Codec for SecurityExtension {
+    /// Size of the encoded extension.
+    fn buffer_len(&self) -> usize {
+        ber::tlv_len(self.content_len())
+    }
+
+    fn emit(&self, buf: &mut [u8]) -> usize {
+        let mut w = ber::Writer::new(buf);
+        w.header(tag::SECURITY_EXTENSION, self.content_len());
+        w.header(tag::AUTHENTICATION_VALUE, self.auth_value_content_len());
+        w.tlv(tag::VERSION, ber::encode_i64(self.version).as_ref());
+        w.tlv(
             tag::TIME_OF_CURRENT_KEY,
             ber::encode_i64(self.time_of_current_key).as_ref(),
         );
-        ber::write_tlv(
-            out,
+        w.tlv(
             tag::TIME_TO_NEXT_KEY,
             ber::encode_i64(self.time_to_next_key).as_ref(),
         );
         if let Some(iv) = &self.iv {
-            ber::write_tlv(out, tag::IV, iv);
+            w.tlv(tag::IV, iv);
         }
-        ber::write_tlv(
-            out,
-            tag::KEY_ID,
-            ber::encode_u64(self.key_id as u64).as_ref(),
-        );
-        ber::write_tlv(out, tag::MAC, &self.mac);
-    }
-
-    /// Write the encoding at the start of `buf`; returns `buffer_len()`.
-    ///
-    /// # Panics
-    /// If `buf` is shorter than `buffer_len()` (a caller bug).
-    pub fn emit(&self, buf: &mut [u8]) -> usize {
-        let v = self.to_vec();
-        buf[..v.len()].copy_from_slice(&v);
-        v.len()
-    }
-
-    /// The encoding as a new vector.
-    pub fn to_vec(&self) -> Vec<u8> {
-        let mut v = Vec::with_capacity(self.buffer_len());
-        self.emit_vec(&mut v);
-        v
+        w.tlv(tag::KEY_ID, ber::encode_u64(self.key_id as u64).as_ref());
+        w.tlv(tag::MAC, &self.mac);
+        w.position()
     }
 }
 
