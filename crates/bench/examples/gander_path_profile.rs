@@ -15,17 +15,22 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 struct Counting;
 static ALLOCS: AtomicUsize = AtomicUsize::new(0);
 
+// SAFETY: every method forwards to the system allocator with the caller's arguments unchanged,
+// so `Counting` upholds `GlobalAlloc`'s contract exactly as `System` does; it only counts.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
         ALLOCS.fetch_add(1, Ordering::Relaxed);
-        System.alloc(l)
+        // SAFETY: the caller's layout, passed on unchanged (GlobalAlloc::alloc's contract).
+        unsafe { System.alloc(l) }
     }
     unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        System.dealloc(p, l)
+        // SAFETY: `p` came from `alloc`/`realloc` above, i.e. from `System`, with layout `l`.
+        unsafe { System.dealloc(p, l) }
     }
     unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
         ALLOCS.fetch_add(1, Ordering::Relaxed);
-        System.realloc(p, l, n)
+        // SAFETY: as `dealloc`; `n` is the caller's new size, passed on unchanged.
+        unsafe { System.realloc(p, l, n) }
     }
 }
 

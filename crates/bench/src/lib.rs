@@ -8,8 +8,6 @@
 //!   (`gander-gateway`, `gander-lab`).
 //! * [`anatomy`]: where a TLS 1.2 handshake's time goes (the `handshake_anatomy` example).
 
-#![warn(missing_docs)]
-
 pub mod anatomy;
 pub mod crypto;
 pub mod crypto_report;

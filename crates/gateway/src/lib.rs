@@ -7,8 +7,6 @@
 //! routed networks). [`pcap`] is a tap around any driver; [`driver`] holds what they share;
 //! [`service`] ties config, keys, signals and a driver together for `gander gateway`.
 
-#![warn(missing_docs)]
-
 pub mod af_packet;
 pub mod config;
 pub mod driver;

@@ -776,8 +776,8 @@ mod tests {
     use super::*;
     use gander_sec::default_provider;
     use gander_sec::spdu::{RandomIv, SendParams};
-    use gander_wire::spdu::SessionPdu;
     use gander_testkit::frames::{self as craft, UdpAddrs};
+    use gander_wire::spdu::SessionPdu;
     use std::path::Path;
 
     const KEYS: &str = r#"

@@ -88,6 +88,8 @@
 //! (one variant per kind, tagged with its [`Layer`]) and, in a machine, one
 //! `Event::Closed { reason: CloseReason::Error(e) }`.
 
+#![forbid(unsafe_code)]
+
 /// [`gander_wire::Codec`] for a type with `fn encode(&self, out: &mut dyn asn1::Sink)`:
 /// `buffer_len` counts with [`asn1::Counter`], `emit` writes in place through
 /// [`asn1::SliceSink`], `emit_vec` appends.

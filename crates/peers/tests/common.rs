@@ -10,7 +10,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Mutex, OnceLock};
 
-pub fn pki() -> PkiSet {
+pub(crate) fn pki() -> PkiSet {
     static LOCK: OnceLock<Mutex<()>> = OnceLock::new();
     let _g = LOCK
         .get_or_init(|| Mutex::new(()))
@@ -23,7 +23,7 @@ pub fn pki() -> PkiSet {
         .set
 }
 
-pub fn profile(
+pub(crate) fn profile(
     b: BackendKind,
     server: bool,
     versions: &[TlsVersion],
@@ -51,7 +51,7 @@ pub fn profile(
     }
 }
 
-pub fn server_cfg(tls: Option<TlsProfile>, period_ms: u64) -> ServerConfig {
+pub(crate) fn server_cfg(tls: Option<TlsProfile>, period_ms: u64) -> ServerConfig {
     ServerConfig {
         listen: "127.0.0.1:0".into(),
         events: None,
@@ -64,7 +64,7 @@ pub fn server_cfg(tls: Option<TlsProfile>, period_ms: u64) -> ServerConfig {
     }
 }
 
-pub fn client_cfg(
+pub(crate) fn client_cfg(
     addr: SocketAddr,
     tls: Option<TlsProfile>,
     connections: u64,
@@ -82,7 +82,7 @@ pub fn client_cfg(
     }
 }
 
-pub struct Running {
+pub(crate) struct Running {
     pub addr: SocketAddr,
     pub sink: Sink,
     stop: StopHandle,
@@ -90,7 +90,7 @@ pub struct Running {
 }
 
 impl Running {
-    pub fn start(cfg: ServerConfig) -> Running {
+    pub(crate) fn start(cfg: ServerConfig) -> Running {
         let sink = Sink::memory();
         let (addr, stop, h) = Server::bind(cfg, sink.clone()).expect("bind").spawn();
         Running {
@@ -100,13 +100,13 @@ impl Running {
             h: Some(h),
         }
     }
-    pub fn finish(mut self) -> (ServerSummary, Vec<Event>) {
+    pub(crate) fn finish(mut self) -> (ServerSummary, Vec<Event>) {
         self.stop.stop();
         let s = self.h.take().unwrap().join().unwrap().unwrap();
         (s, self.sink.take())
     }
     /// Waits (bounded) until the server has logged an event named `name`.
-    pub fn wait_for(&self, name: &str) -> Vec<Event> {
+    pub(crate) fn wait_for(&self, name: &str) -> Vec<Event> {
         for _ in 0..200 {
             let ev = self.sink.snapshot();
             if ev.iter().any(|e| e.event == name) {
@@ -127,7 +127,7 @@ impl Drop for Running {
     }
 }
 
-pub fn run_client(cfg: &ClientConfig) -> (ClientSummary, Vec<Event>) {
+pub(crate) fn run_client(cfg: &ClientConfig) -> (ClientSummary, Vec<Event>) {
     let sink = Sink::memory();
     let b = cfg
         .tls
@@ -137,7 +137,7 @@ pub fn run_client(cfg: &ClientConfig) -> (ClientSummary, Vec<Event>) {
     (s, sink.take())
 }
 
-pub fn error_kinds(ev: &[Event]) -> Vec<String> {
+pub(crate) fn error_kinds(ev: &[Event]) -> Vec<String> {
     ev.iter()
         .filter(|e| e.event == "ERROR")
         .filter_map(|e| e.get_str("kind").map(str::to_owned))

@@ -11,8 +11,6 @@
 //! The peers it runs are `gander-peers`; its statistics and machine description are
 //! `gander-measure`, the same as every benchmark's.
 
-#![warn(missing_docs)]
-
 pub mod assets;
 pub mod builtin;
 pub mod floor;

@@ -996,7 +996,7 @@ mod tests {
 
     /// A hand-written log following the peers' contract: two connections, three reports, one
     /// error; server and client lines interleaved as the manager merges them.
-    pub const LOG: &str = r#"
+    pub(super) const LOG: &str = r#"
 {"event":"HT_START","t_ns":1000,"conn":0}
 {"event":"TCP_UP","t_ns":1100,"conn":0}
 {"event":"TLS_UP","t_ns":5100,"conn":0}
@@ -1061,7 +1061,7 @@ mod tests {
         assert!(e.source.to_string().contains("t_ns"), "{e}");
     }
 
-    pub fn result(name: &str) -> ScenarioResult {
+    pub(super) fn result(name: &str) -> ScenarioResult {
         ScenarioResult {
             name: name.into(),
             tables: vec![],

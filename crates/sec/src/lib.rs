@@ -7,6 +7,8 @@
 //! and layer-2 GOOSE ([`l2`]), each parameterised by a [`profile::Profile`]. [`frame`] applies
 //! them to captures.
 
+#![forbid(unsafe_code)]
+
 pub mod algorithm;
 pub mod error;
 pub mod frame;

@@ -74,11 +74,11 @@ pub type Address = [u8; 6];
 
 mod field {
     use core::ops::Range;
-    pub const DST: Range<usize> = 0..6;
-    pub const SRC: Range<usize> = 6..12;
+    pub(super) const DST: Range<usize> = 0..6;
+    pub(super) const SRC: Range<usize> = 6..12;
     /// EtherType, or TPID if the frame is tagged.
-    pub const TYPE: Range<usize> = 12..14;
-    pub const TCI: Range<usize> = 14..16;
+    pub(super) const TYPE: Range<usize> = 12..14;
+    pub(super) const TCI: Range<usize> = 14..16;
 }
 
 /// One tag of a stack: its TPID and tag control information.

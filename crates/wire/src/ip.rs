@@ -26,34 +26,34 @@ pub type Ipv4Address = [u8; 4];
 mod field {
     use core::ops::Range;
     /// Version (high nibble) and IHL in 32-bit words (low nibble) (RFC 791 3.1).
-    pub const VER_IHL: usize = 0;
+    pub(super) const VER_IHL: usize = 0;
     /// Type of Service (RFC 791 3.1; DSCP/ECN since RFC 2474/3168).
-    pub const TOS: usize = 1;
+    pub(super) const TOS: usize = 1;
     /// Total Length: header and data, in octets (RFC 791 3.1).
-    pub const TOTAL_LEN: Range<usize> = 2..4;
+    pub(super) const TOTAL_LEN: Range<usize> = 2..4;
     /// Identification (RFC 791 3.1).
-    pub const IDENTIFICATION: Range<usize> = 4..6;
+    pub(super) const IDENTIFICATION: Range<usize> = 4..6;
     /// Flags (3 bits: reserved, DF, MF) and Fragment Offset (RFC 791 3.1).
-    pub const FLAGS_FRAG: Range<usize> = 6..8;
+    pub(super) const FLAGS_FRAG: Range<usize> = 6..8;
     /// Time to Live (RFC 791 3.1).
-    pub const TTL: usize = 8;
+    pub(super) const TTL: usize = 8;
     /// Protocol (RFC 791 3.1; IANA numbers).
-    pub const PROTOCOL: usize = 9;
+    pub(super) const PROTOCOL: usize = 9;
     /// Header Checksum (RFC 791 3.1).
-    pub const CHECKSUM: Range<usize> = 10..12;
+    pub(super) const CHECKSUM: Range<usize> = 10..12;
     /// Source Address (RFC 791 3.1).
-    pub const SRC: Range<usize> = 12..16;
+    pub(super) const SRC: Range<usize> = 12..16;
     /// Destination Address (RFC 791 3.1).
-    pub const DST: Range<usize> = 16..20;
+    pub(super) const DST: Range<usize> = 16..20;
 
     /// UDP Source Port (RFC 768).
-    pub const UDP_SRC_PORT: Range<usize> = 0..2;
+    pub(super) const UDP_SRC_PORT: Range<usize> = 0..2;
     /// UDP Destination Port (RFC 768).
-    pub const UDP_DST_PORT: Range<usize> = 2..4;
+    pub(super) const UDP_DST_PORT: Range<usize> = 2..4;
     /// UDP Length: header and data, in octets (RFC 768).
-    pub const UDP_LEN: Range<usize> = 4..6;
+    pub(super) const UDP_LEN: Range<usize> = 4..6;
     /// UDP Checksum over pseudo-header, header and data (RFC 768).
-    pub const UDP_CHECKSUM: Range<usize> = 6..8;
+    pub(super) const UDP_CHECKSUM: Range<usize> = 6..8;
 }
 
 fn be16(b: &[u8], r: Range<usize>) -> u16 {

@@ -37,28 +37,28 @@ pub mod next_header {
 mod field {
     use core::ops::Range;
     /// Version (high nibble) and the traffic class's high nibble (RFC 8200 §3).
-    pub const VERSION: usize = 0;
+    pub(super) const VERSION: usize = 0;
     /// Traffic class's low nibble (high nibble of this octet) and flow label's first bits
     /// (RFC 8200 §3).
-    pub const TC_FLOW: usize = 1;
+    pub(super) const TC_FLOW: usize = 1;
     /// Payload Length: octets after the fixed header, extension headers included (RFC 8200 §3).
-    pub const PAYLOAD_LEN: Range<usize> = 4..6;
+    pub(super) const PAYLOAD_LEN: Range<usize> = 4..6;
     /// Next Header (RFC 8200 §3; IANA protocol numbers).
-    pub const NEXT_HEADER: usize = 6;
+    pub(super) const NEXT_HEADER: usize = 6;
     /// Hop Limit (RFC 8200 §3).
-    pub const HOP_LIMIT: usize = 7;
+    pub(super) const HOP_LIMIT: usize = 7;
     /// Source Address (RFC 8200 §3).
-    pub const SRC: Range<usize> = 8..24;
+    pub(super) const SRC: Range<usize> = 8..24;
     /// Destination Address (RFC 8200 §3).
-    pub const DST: Range<usize> = 24..40;
+    pub(super) const DST: Range<usize> = 24..40;
     /// UDP Source Port (RFC 768).
-    pub const UDP_SRC_PORT: Range<usize> = 0..2;
+    pub(super) const UDP_SRC_PORT: Range<usize> = 0..2;
     /// UDP Destination Port (RFC 768).
-    pub const UDP_DST_PORT: Range<usize> = 2..4;
+    pub(super) const UDP_DST_PORT: Range<usize> = 2..4;
     /// UDP Length (RFC 768).
-    pub const UDP_LEN: Range<usize> = 4..6;
+    pub(super) const UDP_LEN: Range<usize> = 4..6;
     /// UDP Checksum, over the RFC 8200 §8.1 pseudo-header (RFC 768).
-    pub const UDP_CHECKSUM: Range<usize> = 6..8;
+    pub(super) const UDP_CHECKSUM: Range<usize> = 6..8;
 }
 
 fn be16(b: &[u8], r: Range<usize>) -> u16 {

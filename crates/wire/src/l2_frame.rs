@@ -35,10 +35,10 @@ pub const RESERVED1_EXTENSION_LEN: u16 = 0x0fff;
 
 mod field {
     use core::ops::Range;
-    pub const APPID: Range<usize> = 0..2;
-    pub const LENGTH: Range<usize> = 2..4;
-    pub const RESERVED1: Range<usize> = 4..6;
-    pub const RESERVED2: Range<usize> = 6..8;
+    pub(super) const APPID: Range<usize> = 0..2;
+    pub(super) const LENGTH: Range<usize> = 2..4;
+    pub(super) const RESERVED1: Range<usize> = 4..6;
+    pub(super) const RESERVED2: Range<usize> = 6..8;
 }
 
 fn be16(b: &[u8], r: Range<usize>) -> u16 {

@@ -11,6 +11,8 @@
 //! `emit` functions panic only if handed a buffer shorter than `buffer_len()` (a caller bug,
 //! never peer-controlled), and say so in their docs.
 
+#![forbid(unsafe_code)]
+
 pub mod ber;
 pub mod codec;
 pub mod data;

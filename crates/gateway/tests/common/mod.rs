@@ -12,23 +12,23 @@ use std::path::Path;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-pub use gander_testkit::keys::{ATTACKER_KEYS, GW_KEYS};
+pub(crate) use gander_testkit::keys::{ATTACKER_KEYS, GW_KEYS};
 
-pub fn keys(text: &str) -> KeyStore {
+pub(crate) fn keys(text: &str) -> KeyStore {
     KeyStore::from_toml(text, Path::new("."), default_provider()).expect("keys")
 }
 
-pub use gander_testkit::netns::lab;
+pub(crate) use gander_testkit::netns::lab;
 
 /// A running gateway: its control block and worker.
-pub struct Gateway {
+pub(crate) struct Gateway {
     pub ctl: Arc<Control>,
     pub handle: Option<JoinHandle<std::io::Result<Policy>>>,
 }
 
 impl Gateway {
     /// Starts `config` (driver from the file) inside namespace `ns` with `keys`.
-    pub fn start(ns: &str, config: &str, keys: KeyStore) -> Gateway {
+    pub(crate) fn start(ns: &str, config: &str, keys: KeyStore) -> Gateway {
         let cfg = Config::from_toml(config, Path::new(".")).expect("config");
         let policy = Policy::new(&cfg, keys).expect("policy");
         let ctl = Arc::new(Control::new(None, None));
@@ -46,7 +46,7 @@ impl Gateway {
     }
 
     /// Stops the worker and returns the policy with its counters.
-    pub fn stop(mut self) -> Policy {
+    pub(crate) fn stop(mut self) -> Policy {
         self.ctl
             .stop
             .store(true, std::sync::atomic::Ordering::Relaxed);
@@ -71,7 +71,7 @@ impl Drop for Gateway {
 }
 
 /// Secures an unsecured frame with key `id` of `store`.
-pub fn secure(store: &KeyStore, id: u32, frame: &[u8]) -> Vec<u8> {
+pub(crate) fn secure(store: &KeyStore, id: u32, frame: &[u8]) -> Vec<u8> {
     let key = store.require(id).expect("key");
     protect_frame(Profile::Standard, key, frame, &mut RandomIv, 0)
         .expect("protect")
@@ -79,7 +79,7 @@ pub fn secure(store: &KeyStore, id: u32, frame: &[u8]) -> Vec<u8> {
 }
 
 /// Paces a burst of sends so the veth backlog (netdev_max_backlog) never overflows.
-pub fn pace(i: usize) {
+pub(crate) fn pace(i: usize) {
     if i % 8 == 7 {
         std::thread::sleep(std::time::Duration::from_millis(2));
     }

@@ -16,14 +16,14 @@ const TEXT: &str = include_str!("../vectors/golden_frames.txt");
 
 /// One record of the file.
 #[derive(Debug, Clone)]
-pub struct Golden(Record);
+pub(crate) struct Golden(Record);
 
 impl Golden {
-    pub fn field(&self, name: &str) -> &str {
+    pub(crate) fn field(&self, name: &str) -> &str {
         self.0.field(name)
     }
 
-    pub fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         self.field("Name")
     }
 
@@ -32,12 +32,12 @@ impl Golden {
     }
 
     /// The frame's bytes (a UDP payload or a whole Ethernet frame, see [`Golden::is_ethernet`]).
-    pub fn frame(&self) -> Vec<u8> {
+    pub(crate) fn frame(&self) -> Vec<u8> {
         self.hex("Frame")
     }
 
     /// Whether the frame is a whole Ethernet frame rather than a UDP payload.
-    pub fn is_ethernet(&self) -> bool {
+    pub(crate) fn is_ethernet(&self) -> bool {
         match self.field("Layer") {
             "ethernet" => true,
             "udp-payload" => false,
@@ -45,36 +45,36 @@ impl Golden {
         }
     }
 
-    pub fn profile(&self) -> Profile {
+    pub(crate) fn profile(&self) -> Profile {
         self.field("Profile")
             .parse()
             .unwrap_or_else(|_| panic!("{}: unknown Profile", self.0.origin))
     }
 
-    pub fn key_id(&self) -> u32 {
+    pub(crate) fn key_id(&self) -> u32 {
         self.field("KeyId")
             .parse()
             .unwrap_or_else(|_| panic!("{}: KeyId is not a number", self.0.origin))
     }
 
-    pub fn key(&self) -> Vec<u8> {
+    pub(crate) fn key(&self) -> Vec<u8> {
         self.hex("Key")
     }
 
-    pub fn mac(&self) -> MacAlgorithm {
+    pub(crate) fn mac(&self) -> MacAlgorithm {
         self.field("Mac")
             .parse()
             .unwrap_or_else(|_| panic!("{}: unknown Mac", self.0.origin))
     }
 
-    pub fn enc(&self) -> EncAlgorithm {
+    pub(crate) fn enc(&self) -> EncAlgorithm {
         self.field("Enc")
             .parse()
             .unwrap_or_else(|_| panic!("{}: unknown Enc", self.0.origin))
     }
 
     /// A key store holding this record's key under its key id, with its algorithms.
-    pub fn store(&self) -> KeyStore {
+    pub(crate) fn store(&self) -> KeyStore {
         let mut s = KeyStore::new();
         s.insert(
             KeyEntry::new(
@@ -92,12 +92,12 @@ impl Golden {
 }
 
 /// Every record, in file order.
-pub fn all() -> Vec<Golden> {
+pub(crate) fn all() -> Vec<Golden> {
     parse_records(PATH, TEXT).into_iter().map(Golden).collect()
 }
 
 /// The record called `name`.
-pub fn get(name: &str) -> Golden {
+pub(crate) fn get(name: &str) -> Golden {
     all()
         .into_iter()
         .find(|g| g.name() == name)

@@ -8,12 +8,12 @@ use std::path::{Path, PathBuf};
 use crate::support::{parse_records, Record};
 
 /// The pip requirement that provides the files.
-pub const PIP_PIN: &str = "cryptography_vectors==50.0.2";
+pub(crate) const PIP_PIN: &str = "cryptography_vectors==50.0.2";
 
 /// The `cryptography_vectors` package directory: `$GANDER_CRYPTO_VECTORS`, or else
 /// `<workspace root>/.venv/lib/python3.11/site-packages/cryptography_vectors`.
 /// Panics with instructions if neither holds the GCM files: these tests never skip silently.
-pub fn vectors_dir() -> PathBuf {
+pub(crate) fn vectors_dir() -> PathBuf {
     let gcm = |p: &Path| p.join("ciphers/AES/GCM/gcmDecrypt128.rsp").is_file();
     if let Some(dir) = std::env::var_os("GANDER_CRYPTO_VECTORS") {
         let dir = PathBuf::from(dir);
@@ -40,7 +40,7 @@ pub fn vectors_dir() -> PathBuf {
 }
 
 /// Reads one `.rsp` file from `ciphers/AES/GCM/`.
-pub fn load(file: &str) -> Vec<Record> {
+pub(crate) fn load(file: &str) -> Vec<Record> {
     let path = vectors_dir().join("ciphers/AES/GCM").join(file);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     parse_records(file, &text)

@@ -9,7 +9,7 @@ use gander_sec::{CryptoError, CryptoProvider, EncAlgorithm, MacAlgorithm};
 use crate::support::{one_bit_changed, Report};
 
 /// A MAC test case: `tag` is the expected wire tag (already of `alg.tag_len()` bytes).
-pub struct MacCase<'a> {
+pub(crate) struct MacCase<'a> {
     pub label: &'a str,
     pub origin: &'a str,
     pub alg: MacAlgorithm,
@@ -22,7 +22,7 @@ pub struct MacCase<'a> {
 }
 
 /// A positive MAC vector, against every implementation.
-pub fn mac_valid(r: &mut Report, impls: &[&dyn CryptoProvider], c: &MacCase) {
+pub(crate) fn mac_valid(r: &mut Report, impls: &[&dyn CryptoProvider], c: &MacCase) {
     r.vector(c.label);
     for p in impls {
         let at = || format!("{} [{}] {}", c.origin, p.name(), c.alg);
@@ -71,7 +71,7 @@ pub fn mac_valid(r: &mut Report, impls: &[&dyn CryptoProvider], c: &MacCase) {
 
 /// A negative MAC vector: refusing the key counts as rejecting it (noted), otherwise verify
 /// must fail.
-pub fn mac_invalid(r: &mut Report, impls: &[&dyn CryptoProvider], c: &MacCase) {
+pub(crate) fn mac_invalid(r: &mut Report, impls: &[&dyn CryptoProvider], c: &MacCase) {
     r.vector(c.label);
     for p in impls {
         let at = || format!("{} [{}] {}", c.origin, p.name(), c.alg);
@@ -87,7 +87,7 @@ pub fn mac_invalid(r: &mut Report, impls: &[&dyn CryptoProvider], c: &MacCase) {
 
 /// An AEAD test case. `tag` may be truncated (4..=16 bytes); `pt` is `None` for a vector that
 /// must be rejected.
-pub struct AeadCase<'a> {
+pub(crate) struct AeadCase<'a> {
     pub label: &'a str,
     pub origin: &'a str,
     pub alg: EncAlgorithm,
@@ -123,7 +123,7 @@ fn open_must_fail(
 }
 
 /// A positive or negative AEAD vector, against every implementation.
-pub fn aead(r: &mut Report, impls: &[&dyn CryptoProvider], c: &AeadCase) {
+pub(crate) fn aead(r: &mut Report, impls: &[&dyn CryptoProvider], c: &AeadCase) {
     r.vector(c.label);
     for p in impls {
         let at = || format!("{} [{}] {}", c.origin, p.name(), c.alg);

@@ -13,15 +13,15 @@ use gander_sec::{AeadKey, CryptoError, CryptoProvider, EncAlgorithm, MacAlgorith
 // ---------------------------------------------------------------------------------------------
 // Vector files.
 
-pub use crate::records::{parse_records, Record};
+pub(crate) use crate::records::{parse_records, Record};
 
 /// Directory of the vectors transcribed into this repository.
-pub fn repo_vectors_dir() -> PathBuf {
+pub(crate) fn repo_vectors_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/vectors")
 }
 
 /// Loads one of this repository's vector files by name.
-pub fn load_repo_vectors(file: &str) -> Vec<Record> {
+pub(crate) fn load_repo_vectors(file: &str) -> Vec<Record> {
     let path = repo_vectors_dir().join(file);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let recs = parse_records(file, &text);
@@ -34,7 +34,7 @@ pub fn load_repo_vectors(file: &str) -> Vec<Record> {
 
 /// Adapts the `evp_per_message` free functions to the provider traits, so the harness runs the
 /// benchmark's baseline through the same checks as the two providers.
-pub struct PerMessage;
+pub(crate) struct PerMessage;
 
 struct PerMessageMac {
     alg: MacAlgorithm,
@@ -110,7 +110,7 @@ impl AeadKey for PerMessageAead {
 
 /// Every implementation each MAC/AEAD vector runs against: the two providers, plus the
 /// per-message OpenSSL baseline.
-pub fn implementations() -> [&'static dyn CryptoProvider; 3] {
+pub(crate) fn implementations() -> [&'static dyn CryptoProvider; 3] {
     [&RustCryptoProvider, &OpensslProvider, &PerMessage]
 }
 
@@ -120,7 +120,7 @@ pub fn implementations() -> [&'static dyn CryptoProvider; 3] {
 /// `v` with one bit flipped; the position is spread over the input by `seed`, so that over a
 /// file of vectors every byte position and bit gets hit. An empty input gets one byte appended
 /// instead (there is no bit to flip; the message must still change).
-pub fn one_bit_changed(v: &[u8], seed: usize) -> Vec<u8> {
+pub(crate) fn one_bit_changed(v: &[u8], seed: usize) -> Vec<u8> {
     let mut out = v.to_vec();
     if out.is_empty() {
         out.push(0x80);
@@ -136,7 +136,7 @@ pub fn one_bit_changed(v: &[u8], seed: usize) -> Vec<u8> {
 
 /// Counts what a test ran and collects failures, so a single run lists every broken vector.
 #[derive(Default)]
-pub struct Report {
+pub(crate) struct Report {
     /// Vectors (records) run, by label.
     pub vectors: BTreeMap<String, usize>,
     /// Individual checks done (each implementation, each flipped variant).
@@ -149,28 +149,28 @@ pub struct Report {
 }
 
 impl Report {
-    pub fn vector(&mut self, label: &str) {
+    pub(crate) fn vector(&mut self, label: &str) {
         *self.vectors.entry(label.to_string()).or_default() += 1;
     }
 
-    pub fn skip(&mut self, reason: &str) {
+    pub(crate) fn skip(&mut self, reason: &str) {
         *self.skipped.entry(reason.to_string()).or_default() += 1;
     }
 
     /// Records one check: `ok` or a failure described by `what`.
-    pub fn check(&mut self, ok: bool, what: impl FnOnce() -> String) {
+    pub(crate) fn check(&mut self, ok: bool, what: impl FnOnce() -> String) {
         self.checks += 1;
         if !ok {
             self.failures.push(what());
         }
     }
 
-    pub fn total(&self) -> usize {
+    pub(crate) fn total(&self) -> usize {
         self.vectors.values().sum()
     }
 
     /// Prints the summary and fails the test if anything failed or nothing ran.
-    pub fn finish(self, name: &str) {
+    pub(crate) fn finish(self, name: &str) {
         let mut s = String::new();
         let _ = writeln!(
             s,

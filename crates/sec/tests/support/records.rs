@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 /// force where it starts (CAVP `.rsp` style). A line that is a bare word (CAVP's `FAIL`) is a
 /// field with an empty value.
 #[derive(Debug, Clone)]
-pub struct Record {
+pub(crate) struct Record {
     /// Source file and 1-based line where the record starts, for messages.
     pub origin: String,
     pub headers: BTreeMap<String, String>,
@@ -19,22 +19,22 @@ pub struct Record {
 }
 
 impl Record {
-    pub fn has(&self, name: &str) -> bool {
+    pub(crate) fn has(&self, name: &str) -> bool {
         self.fields.contains_key(name)
     }
 
-    pub fn field(&self, name: &str) -> &str {
+    pub(crate) fn field(&self, name: &str) -> &str {
         self.fields
             .get(name)
             .unwrap_or_else(|| panic!("{}: no field {name}", self.origin))
     }
 
-    pub fn hex(&self, name: &str) -> Vec<u8> {
+    pub(crate) fn hex(&self, name: &str) -> Vec<u8> {
         hex::decode(self.field(name))
             .unwrap_or_else(|e| panic!("{}: field {name} is not hex: {e}", self.origin))
     }
 
-    pub fn header_num(&self, name: &str) -> usize {
+    pub(crate) fn header_num(&self, name: &str) -> usize {
         let v = self
             .headers
             .get(name)
@@ -45,7 +45,7 @@ impl Record {
 }
 
 /// Parses `text` (from `source`) into records separated by blank lines.
-pub fn parse_records(source: &str, text: &str) -> Vec<Record> {
+pub(crate) fn parse_records(source: &str, text: &str) -> Vec<Record> {
     let mut out = Vec::new();
     let mut headers = BTreeMap::new();
     let mut cur: Option<Record> = None;

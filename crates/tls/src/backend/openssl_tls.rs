@@ -62,18 +62,24 @@ unsafe fn read_stack(sk: *mut ffi::stack_st_SSL_CIPHER) -> Vec<(u16, String)> {
     if sk.is_null() {
         return out;
     }
-    let n = ffi::OPENSSL_sk_num(sk as *const ffi::OPENSSL_STACK);
+    // SAFETY: `sk` is a valid, non-null cipher stack (the caller's contract).
+    let n = unsafe { ffi::OPENSSL_sk_num(sk as *const ffi::OPENSSL_STACK) };
     for i in 0..n.max(0) {
-        let c = ffi::OPENSSL_sk_value(sk as *const ffi::OPENSSL_STACK, i) as *const ffi::SSL_CIPHER;
+        // SAFETY: `i` is within 0..n, the stack's length.
+        let c = unsafe { ffi::OPENSSL_sk_value(sk as *const ffi::OPENSSL_STACK, i) }
+            as *const ffi::SSL_CIPHER;
         if c.is_null() {
             continue;
         }
-        let code = ffi::SSL_CIPHER_get_protocol_id(c);
-        let name = SSL_CIPHER_get_name(c);
+        // SAFETY: `c` is a non-null SSL_CIPHER owned by the stack, alive for this call.
+        let code = unsafe { ffi::SSL_CIPHER_get_protocol_id(c) };
+        // SAFETY: as above; the name is a static string inside OpenSSL.
+        let name = unsafe { SSL_CIPHER_get_name(c) };
         if name.is_null() {
             continue;
         }
-        let name = std::ffi::CStr::from_ptr(name)
+        // SAFETY: a non-null, NUL-terminated string OpenSSL keeps for the process's life.
+        let name = unsafe { std::ffi::CStr::from_ptr(name) }
             .to_string_lossy()
             .into_owned();
         out.push((code, name));
@@ -507,9 +513,10 @@ extern "C" {
 impl TlsStream for OpensslStream {
     fn has_buffered_data(&mut self) -> bool {
         // SSL_has_pending: processed plaintext or unprocessed record bytes in OpenSSL's buffers.
-        // SAFETY: the SSL pointer is valid for the life of the stream.
         use foreign_types::ForeignTypeRef;
-        self.s.ssl().pending() > 0 || unsafe { SSL_has_pending(self.s.ssl().as_ptr()) == 1 }
+        self.s.ssl().pending() > 0
+            // SAFETY: the SSL pointer is valid for the life of the stream.
+            || unsafe { SSL_has_pending(self.s.ssl().as_ptr()) == 1 }
     }
     fn handshake(&mut self) -> Result<(), TlsError> {
         if self.done {

@@ -9,7 +9,7 @@ use std::sync::{Mutex, OnceLock};
 use std::thread;
 
 /// The PKI for `spec`, generated once under the target's test temp dir and reused.
-pub fn pki(spec: KeySpec) -> PkiSet {
+pub(crate) fn pki(spec: KeySpec) -> PkiSet {
     static LOCK: OnceLock<Mutex<()>> = OnceLock::new();
     let _g = LOCK
         .get_or_init(|| Mutex::new(()))
@@ -19,12 +19,12 @@ pub fn pki(spec: KeySpec) -> PkiSet {
     pki::init(&root, &[spec]).expect("pki init").remove(0).set
 }
 
-pub fn rsa() -> PkiSet {
+pub(crate) fn rsa() -> PkiSet {
     pki(KeySpec::Rsa(2048))
 }
 
 /// A mutual-auth profile with the set's server or client credentials.
-pub fn profile(
+pub(crate) fn profile(
     b: BackendKind,
     set: &PkiSet,
     server: bool,
@@ -52,7 +52,7 @@ pub fn profile(
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     pub version: Option<TlsVersion>,
     pub suite: Option<u16>,
     pub resumed: bool,
@@ -61,7 +61,7 @@ pub struct Outcome {
 
 /// Runs one connection: handshake, then the client sends "ping" and the server answers "pong".
 /// Returns (server result, client result); a failure on either side is that side's `TlsError`.
-pub fn run(
+pub(crate) fn run(
     server: &TlsProfile,
     client: &TlsProfile,
 ) -> (Result<Outcome, TlsError>, Result<Outcome, TlsError>) {
@@ -86,7 +86,7 @@ pub fn run(
     run_with(&*sb, &*cb)
 }
 
-pub fn run_with(
+pub(crate) fn run_with(
     sb: &dyn backend::TlsBackend,
     cb: &dyn backend::TlsBackend,
 ) -> (Result<Outcome, TlsError>, Result<Outcome, TlsError>) {
@@ -137,7 +137,7 @@ fn outcome(s: &dyn backend::TlsStream) -> Outcome {
 }
 
 /// The suites to try per version: the RSE paper's five, Sandia's seven and TLS 1.3 AES-128-GCM.
-pub fn reference_cases() -> Vec<(TlsVersion, &'static str)> {
+pub(crate) fn reference_cases() -> Vec<(TlsVersion, &'static str)> {
     use gander_tls::suites;
     let mut v = Vec::new();
     for s in suites::rse_suites()
