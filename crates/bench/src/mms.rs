@@ -189,18 +189,6 @@ fn profile(o: &BenchOptions, server: bool) -> Result<TlsProfile, MmsBenchError> 
         .remove(0)
         .set;
     Ok(TlsProfile {
-        backend: o.backend,
-        ca: vec![set.ca.clone()],
-        cert: Some(if server {
-            set.server.clone()
-        } else {
-            set.client.clone()
-        }),
-        key: Some(if server {
-            set.server_key.clone()
-        } else {
-            set.client_key.clone()
-        }),
         peer_cert: Some(if server {
             set.client.clone()
         } else {
@@ -210,7 +198,7 @@ fn profile(o: &BenchOptions, server: bool) -> Result<TlsProfile, MmsBenchError> 
         cipher_suites: vec![o.suite.clone()],
         session_resumption: false,
         io_timeout_ms: 5000,
-        ..TlsProfile::default()
+        ..set.profile(o.backend, server)
     })
 }
 

@@ -31,23 +31,11 @@ pub(crate) fn profile(
 ) -> TlsProfile {
     let set = pki();
     TlsProfile {
-        backend: b,
-        ca: vec![set.ca.clone()],
-        cert: Some(if server {
-            set.server.clone()
-        } else {
-            set.client.clone()
-        }),
-        key: Some(if server {
-            set.server_key.clone()
-        } else {
-            set.client_key.clone()
-        }),
         versions: versions.to_vec(),
         cipher_suites: suites.iter().map(|s| s.to_string()).collect(),
         session_resumption: false,
         io_timeout_ms: 3000,
-        ..Default::default()
+        ..set.profile(b, server)
     }
 }
 

@@ -187,6 +187,25 @@ impl PkiSet {
             dir,
         }
     }
+
+    /// The profile of one side of a lab handshake with mutual authentication (IEC 62351-4
+    /// requires both sides to authenticate): the set's CA as the only trust anchor and that
+    /// side's certificate and key; everything else is the profile's default, for the caller to
+    /// set (`..set.profile(...)`). The one place tests and benchmarks build lab profiles.
+    pub fn profile(&self, backend: crate::BackendKind, server: bool) -> crate::TlsProfile {
+        let (cert, key) = if server {
+            (&self.server, &self.server_key)
+        } else {
+            (&self.client, &self.client_key)
+        };
+        crate::TlsProfile {
+            backend,
+            ca: vec![self.ca.clone()],
+            cert: Some(cert.clone()),
+            key: Some(key.clone()),
+            ..Default::default()
+        }
+    }
 }
 
 /// What [`init`] did for one key type.
