@@ -6,10 +6,14 @@
 //! the tag then arrives in `PACKET_AUXDATA` and is put back here, so the policy sees the frame as
 //! it was on the wire (as libpcap does). Frames this socket sent are ignored
 //! (`PACKET_IGNORE_OUTGOING`), so the bridge never loops its own output.
+//!
+//! Loss accounting: the kernel's per-socket counters (`PACKET_STATISTICS`, packet(7)) are read
+//! every 20 ms and at exit and summed into the counters' `kernel` (a read resets them), and a
+//! forwarded frame that `send` refuses is counted as the direction's `tx_errors`.
 
 use crate::config::{Direction, L2Toml};
 use crate::driver::{poll_fds, tap, unix_now, Control, Housekeeping};
-use crate::policy::{Decision, Policy};
+use crate::policy::{Decision, KernelCounters, Policy, SocketCounters};
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
@@ -17,6 +21,7 @@ const ETH_P_ALL: u16 = 0x0003;
 const SOL_PACKET: libc::c_int = 263;
 const PACKET_ADD_MEMBERSHIP: libc::c_int = 1;
 const PACKET_MR_PROMISC: libc::c_ushort = 1;
+const PACKET_STATISTICS: libc::c_int = 6;
 const PACKET_AUXDATA: libc::c_int = 8;
 const PACKET_IGNORE_OUTGOING: libc::c_int = 23;
 const TP_STATUS_VLAN_VALID: u32 = 1 << 4;
@@ -224,6 +229,32 @@ impl RawSocket {
         Ok(Some((n, ts)))
     }
 
+    /// The kernel's counters of this socket since the previous call (or since it was opened):
+    /// `PACKET_STATISTICS` (packet(7)); the kernel resets them on every read, so a caller that
+    /// wants totals adds the results up ([`SocketCounters::add`]).
+    pub fn take_stats(&self) -> io::Result<SocketCounters> {
+        let mut st = libc::tpacket_stats {
+            tp_packets: 0,
+            tp_drops: 0,
+        };
+        let mut len = std::mem::size_of::<libc::tpacket_stats>() as libc::socklen_t;
+        // SAFETY: st is a live tpacket_stats and len its size; the kernel writes at most len
+        // bytes and updates len.
+        cvt(unsafe {
+            libc::getsockopt(
+                self.fd.as_raw_fd(),
+                SOL_PACKET,
+                PACKET_STATISTICS,
+                &mut st as *mut libc::tpacket_stats as *mut libc::c_void,
+                &mut len,
+            )
+        })?;
+        Ok(SocketCounters {
+            packets: u64::from(st.tp_packets),
+            drops: u64::from(st.tp_drops),
+        })
+    }
+
     /// Sends one whole Ethernet frame out of the interface.
     pub fn send(&self, frame: &[u8]) -> io::Result<()> {
         loop {
@@ -254,6 +285,9 @@ pub fn run(cfg: &L2Toml, mut policy: Policy, ctl: &Control) -> io::Result<Policy
     let mut buf = vec![0u8; 65536 + 4];
     let mut hk = Housekeeping::new();
     let mut send_errors = 0u64;
+    let mut kernel = KernelCounters::default();
+    let mut last_stats = std::time::Instant::now();
+    read_kernel(&ied, &net, &mut kernel, &mut policy);
     while !ctl.stopping() {
         let ready = poll_fds(&[ied.fd(), net.fd()], 50)?;
         let mut now = unix_now();
@@ -277,6 +311,7 @@ pub fn run(cfg: &L2Toml, mut policy: Policy, ctl: &Control) -> io::Result<Policy
                 if let Decision::Forward(out) = policy.handle(dir, &buf[..n], now) {
                     if tx.send(&out).is_err() {
                         send_errors += 1;
+                        policy.count_tx_error(dir);
                     }
                     tap(ctl, &out);
                 }
@@ -286,11 +321,29 @@ pub fn run(cfg: &L2Toml, mut policy: Policy, ctl: &Control) -> io::Result<Policy
             }
             now = unix_now();
         }
+        if last_stats.elapsed() >= std::time::Duration::from_millis(20) {
+            last_stats = std::time::Instant::now();
+            read_kernel(&ied, &net, &mut kernel, &mut policy);
+        }
         hk.tick(ctl, &mut policy);
     }
+    read_kernel(&ied, &net, &mut kernel, &mut policy);
     if send_errors > 0 {
         eprintln!("gander gateway: {send_errors} frames could not be sent (interface down or frame larger than the MTU)");
     }
     ctl.publish(&policy, false);
     Ok(policy)
+}
+
+/// Adds both sockets' kernel counters to `acc` and hands the totals to the policy's counters. A
+/// read that fails leaves the totals as they were (the next read catches up: the kernel keeps
+/// counting until it is read).
+fn read_kernel(ied: &RawSocket, net: &RawSocket, acc: &mut KernelCounters, policy: &mut Policy) {
+    if let Ok(s) = ied.take_stats() {
+        acc.ied.add(s);
+    }
+    if let Ok(s) = net.take_stats() {
+        acc.net.add(s);
+    }
+    policy.set_kernel_counters(*acc);
 }

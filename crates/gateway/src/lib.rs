@@ -5,11 +5,13 @@
 //! side and the network side and call the core: [`af_packet`] (two raw interfaces),
 //! [`nfqueue`] (a kernel bridge plus an iptables NFQUEUE rule), [`udp_relay`] (R-GOOSE over
 //! routed networks). [`pcap`] is a tap around any driver; [`driver`] holds what they share;
-//! [`service`] ties config, keys, signals and a driver together for `gander gateway`.
+//! [`host_stats`] reads the host's drop counters (interfaces, softnet backlog) for loss
+//! accounting; [`service`] ties config, keys, signals and a driver together for `gander gateway`.
 
 pub mod af_packet;
 pub mod config;
 pub mod driver;
+pub mod host_stats;
 pub mod nfqueue;
 pub mod pcap;
 pub mod policy;
@@ -19,5 +21,5 @@ pub mod udp_relay;
 
 pub use config::{Action, Config, ConfigError, Direction, DriverKind};
 pub use driver::Control;
-pub use policy::{Counters, Decision, DirCounters, Policy};
+pub use policy::{Counters, Decision, DirCounters, KernelCounters, Policy, SocketCounters};
 pub use reason::DropReason;

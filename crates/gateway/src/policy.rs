@@ -79,6 +79,10 @@ pub struct DirCounters {
     pub translated: u64,
     /// Dropped frames by reason.
     pub dropped: BTreeMap<String, u64>,
+    /// Frames the policy forwarded that the driver could not send (`ENOBUFS`, `EAGAIN`, a
+    /// frame above the MTU): lost inside the gateway, not a policy decision. Counted by the
+    /// driver, so also in `forwarded`.
+    pub tx_errors: u64,
 }
 
 impl DirCounters {
@@ -88,6 +92,35 @@ impl DirCounters {
     }
 }
 
+/// What the kernel counted on one AF_PACKET socket (`PACKET_STATISTICS`, packet(7)), summed
+/// over the driver's reads (each read resets the kernel's counters).
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
+pub struct SocketCounters {
+    /// Frames that reached the socket, the dropped ones included (the kernel adds `tp_drops`
+    /// to `tp_packets` before returning them).
+    pub packets: u64,
+    /// Frames the kernel dropped because the socket's receive buffer was full: the gateway
+    /// did not read fast enough.
+    pub drops: u64,
+}
+
+impl SocketCounters {
+    /// Adds a later read.
+    pub fn add(&mut self, more: SocketCounters) {
+        self.packets += more.packets;
+        self.drops += more.drops;
+    }
+}
+
+/// The kernel's counters of the `l2` driver's two sockets.
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
+pub struct KernelCounters {
+    /// The socket on the IED-side interface (outbound frames arrive here).
+    pub ied: SocketCounters,
+    /// The socket on the network-side interface (inbound frames arrive here).
+    pub net: SocketCounters,
+}
+
 /// Counters of both directions, as printed in JSON.
 #[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
 pub struct Counters {
@@ -95,6 +128,9 @@ pub struct Counters {
     pub outbound: DirCounters,
     /// Network to IED.
     pub inbound: DirCounters,
+    /// The kernel's socket counters, for drivers that have them (`l2`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<KernelCounters>,
 }
 
 impl Counters {
@@ -348,6 +384,16 @@ impl Policy {
     /// The counters so far.
     pub fn counters(&self) -> &Counters {
         &self.counters
+    }
+
+    /// Counts a frame the driver could not send in `dir` (see [`DirCounters::tx_errors`]).
+    pub fn count_tx_error(&mut self, dir: Direction) {
+        self.counters.dir_mut(dir).tx_errors += 1;
+    }
+
+    /// Sets the kernel's socket counters the driver has read.
+    pub fn set_kernel_counters(&mut self, k: KernelCounters) {
+        self.counters.kernel = Some(k);
     }
 
     /// Decides what happens to `frame` travelling in `dir` at `now` (Unix seconds).

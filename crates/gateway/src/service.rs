@@ -224,3 +224,67 @@ fn enter_netns(ns: &str) -> io::Result<()> {
     nix::sched::setns(&f, nix::sched::CloneFlags::CLONE_NEWNET)
         .map_err(|e| io::Error::other(format!("netns {ns}: setns: {}", e.desc())))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::{KernelCounters, SocketCounters};
+
+    #[test]
+    fn report_keeps_the_keys_and_adds_loss_accounting() {
+        let mut c = Counters::default();
+        let v: serde_json::Value = serde_json::from_str(&report_json(&c)).unwrap();
+        // Drivers without kernel socket counters print none; the existing keys stay.
+        assert!(v["counters"].get("kernel").is_none(), "{v}");
+        for key in [
+            "received",
+            "forwarded",
+            "passed",
+            "other_passed",
+            "protected",
+            "verified",
+            "stripped",
+            "translated",
+            "dropped",
+            "tx_errors",
+        ] {
+            assert!(v["counters"]["inbound"].get(key).is_some(), "{key}: {v}");
+        }
+        c.outbound.tx_errors = 2;
+        c.kernel = Some(KernelCounters {
+            ied: SocketCounters {
+                packets: 10,
+                drops: 1,
+            },
+            net: SocketCounters {
+                packets: 7,
+                drops: 0,
+            },
+        });
+        let v: serde_json::Value = serde_json::from_str(&report_json(&c)).unwrap();
+        assert_eq!(v["counters"]["outbound"]["tx_errors"], 2);
+        assert_eq!(v["counters"]["kernel"]["ied"]["packets"], 10);
+        assert_eq!(v["counters"]["kernel"]["ied"]["drops"], 1);
+        assert_eq!(v["counters"]["kernel"]["net"]["packets"], 7);
+    }
+
+    #[test]
+    fn socket_counters_accumulate() {
+        let mut a = SocketCounters::default();
+        a.add(SocketCounters {
+            packets: 5,
+            drops: 2,
+        });
+        a.add(SocketCounters {
+            packets: 3,
+            drops: 0,
+        });
+        assert_eq!(
+            a,
+            SocketCounters {
+                packets: 8,
+                drops: 2
+            }
+        );
+    }
+}

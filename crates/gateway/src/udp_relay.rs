@@ -77,7 +77,9 @@ pub fn run(cfg: &UdpToml, mut policy: Policy, ctl: &Control) -> io::Result<Polic
                 if let Decision::Forward(out) = policy.handle(dir, &frame, now) {
                     // Translation to layer 2 has no meaning here: the output must be UDP.
                     if let Ok(loc) = locate_udp(&out) {
-                        let _ = tx.send_to(&out[loc.payload.clone()], peer);
+                        if tx.send_to(&out[loc.payload.clone()], peer).is_err() {
+                            policy.count_tx_error(dir);
+                        }
                         tap(ctl, &out);
                     }
                 }

@@ -439,4 +439,22 @@ fn scenario(tag: &str, mode: Mode, config: &str, goose: bool) {
             "no {reason} drops: {c:?}"
         );
     }
+    // Loss accounting: nothing was lost inside the gateway at this rate.
+    assert_eq!(c.outbound.tx_errors, 0, "{c:?}");
+    assert_eq!(c.inbound.tx_errors, 0, "{c:?}");
+    // The l2 driver's sockets: the kernel's counters are there, nothing was dropped at the
+    // sockets, and every frame the policy judged passed through them (the counters are read
+    // once more after the last frame, so they cannot be behind the policy's).
+    if mode == Mode::L2 {
+        let k = c.kernel.expect("kernel counters of the l2 driver");
+        assert_eq!(k.ied.drops, 0, "{k:?}");
+        assert_eq!(k.net.drops, 0, "{k:?}");
+        assert!(k.ied.packets >= c.outbound.received, "{k:?} {c:?}");
+        assert!(k.net.packets >= c.inbound.received, "{k:?} {c:?}");
+        let v: serde_json::Value =
+            serde_json::from_str(&gander_gateway::service::report_json(c)).unwrap();
+        assert_eq!(v["counters"]["kernel"]["ied"]["drops"], 0, "{v}");
+    } else {
+        assert!(c.kernel.is_none(), "{c:?}");
+    }
 }
