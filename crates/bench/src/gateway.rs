@@ -7,12 +7,15 @@
 //! (b) iperf3 TCP bandwidth with and without the gateway (Table 9);
 //! (c) ping RTT with and without the gateway;
 //! (d) the policy core's highest frame rate per algorithm on one core, and legitimate GOOSE at
-//!     the 4 ms rate under a flood of junk frames from the attacker position.
+//!     the 4 ms rate under a flood of junk frames from the attacker position, with a loss table
+//!     that says where every missing legitimate frame can have gone (inside the gateway: a
+//!     failure; outside it: the host's).
 
 use gander_gateway::af_packet::RawSocket;
 use gander_gateway::config::{Config, Direction};
 use gander_gateway::driver::{poll_fds, Control};
-use gander_gateway::policy::Policy;
+use gander_gateway::host_stats::{self, IfStats};
+use gander_gateway::policy::{Policy, SocketCounters};
 use gander_lab::{addr, Lab, LabError, Mode, Role};
 use gander_measure::machine::Machine;
 use gander_measure::stats::Summary;
@@ -497,6 +500,132 @@ struct Flood {
     junk_sent: u64,
     junk_rate: f64,
     gw_dropped: u64,
+    loss: Loss,
+}
+
+/// Whose a loss is: the gateway's (a failure of the target), the host's (interfaces, the
+/// softnet backlog, the receiving benchmark's socket), or neither because legitimate frames do
+/// not pass that point (the gateway's network-side socket receives only the flood).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Side {
+    Gateway,
+    Host,
+    OffPath,
+}
+
+impl Side {
+    fn name(self) -> &'static str {
+        match self {
+            Side::Gateway => "gateway",
+            Side::Host => "host",
+            Side::OffPath => "off the legit path",
+        }
+    }
+}
+
+/// One row of the loss table: a drop counter over the flood, where it is read and whose it is.
+#[derive(Debug, Clone)]
+struct LossRow {
+    what: String,
+    count: u64,
+    side: Side,
+}
+
+/// Where the legitimate frames of the flood test can have been lost.
+#[derive(Debug, Clone)]
+struct Loss {
+    legit_sent: u64,
+    legit_received: u64,
+    rows: Vec<LossRow>,
+}
+
+impl Loss {
+    fn missing(&self) -> u64 {
+        self.legit_sent.saturating_sub(self.legit_received)
+    }
+    fn sum(&self, side: Side) -> u64 {
+        self.rows
+            .iter()
+            .filter(|r| r.side == side)
+            .map(|r| r.count)
+            .sum()
+    }
+    /// Missing frames no counter on their path explains. The host's counters count every frame
+    /// at their point, the flood's too, so they bound the legitimate losses from above.
+    fn unaccounted(&self) -> u64 {
+        self.missing()
+            .saturating_sub(self.sum(Side::Gateway) + self.sum(Side::Host))
+    }
+    fn lines(&self) -> Vec<String> {
+        let mut v = vec![format!(
+            "    loss accounting: legit GOOSE sent {}, received {}, missing {} (drop counters count every frame at their point, junk included)",
+            self.legit_sent,
+            self.legit_received,
+            self.missing()
+        )];
+        v.push(format!("      {:58} {:>9}  whose", "where", "frames"));
+        for r in &self.rows {
+            let verdict = match r.side {
+                Side::Gateway if r.count > 0 => "gateway: FAILURE",
+                Side::Gateway => "gateway",
+                s => s.name(),
+            };
+            v.push(format!("      {:58} {:>9}  {verdict}", r.what, r.count));
+        }
+        v.push(format!(
+            "      {:58} {:>9}",
+            "unaccounted (missing minus every counter on the path)",
+            self.unaccounted()
+        ));
+        v
+    }
+    fn json(&self) -> serde_json::Value {
+        let rows: Vec<serde_json::Value> = self
+            .rows
+            .iter()
+            .map(|r| serde_json::json!({"where": r.what, "frames": r.count, "side": r.side.name()}))
+            .collect();
+        serde_json::json!({
+            "legit_sent": self.legit_sent,
+            "legit_received": self.legit_received,
+            "missing": self.missing(),
+            "rows": rows,
+            "inside_gateway": self.sum(Side::Gateway),
+            "outside_gateway": self.sum(Side::Host),
+            "unaccounted": self.unaccounted(),
+        })
+    }
+}
+
+/// The interfaces legitimate GOOSE crosses from the IED to the subscriber, by namespace.
+/// The third field names the namespace in the table.
+const LEGIT_PATH: [(Role, &str, &str); 6] = [
+    (Role::Ied, "ied0", "ied"),
+    (Role::Gw, "gi0", "gw"),
+    (Role::Gw, "gn0", "gw"),
+    (Role::Net, "ng0", "net"),
+    (Role::Net, "ns0", "net"),
+    (Role::Sub, "sub0", "sub"),
+];
+
+/// The host's drop counters: every interface of [`LEGIT_PATH`], read inside its namespace
+/// (`/proc/thread-self/net/dev`), and the softnet backlog drops of every CPU.
+struct HostSnapshot {
+    ifs: Vec<IfStats>,
+    softnet: u64,
+}
+
+fn host_snapshot(lab: &Lab) -> Result<HostSnapshot> {
+    let mut ifs = Vec::new();
+    for (role, dev, _) in LEGIT_PATH {
+        ifs.push(gander_lab::in_ns(&lab.ns(role), move || {
+            IfStats::read_proc(dev)
+        })??);
+    }
+    Ok(HostSnapshot {
+        ifs,
+        softnet: host_stats::softnet_dropped()?,
+    })
 }
 
 /// Legit GOOSE every 4 ms from the IED while the attacker floods junk at `rate`.
@@ -506,7 +635,7 @@ fn flood(lab: &Lab, secs: f64, rate: u64) -> Result<Flood> {
     let mcast = [0x01, 0x0c, 0xcd, 0x01, 0x00, 0x20];
     let (s2, ns) = (stop.clone(), lab.ns(Role::Sub));
     let (tx, rx) = std::sync::mpsc::channel();
-    let counter = std::thread::spawn(move || -> Result<usize> {
+    let counter = std::thread::spawn(move || -> Result<(usize, SocketCounters)> {
         gander_lab::enter(&ns)?;
         let s = RawSocket::open("sub0")?;
         let k = keys()?;
@@ -531,9 +660,11 @@ fn flood(lab: &Lab, secs: f64, rate: u64) -> Result<Flood> {
                 }
             }
         }
-        Ok(got)
+        // Opened for this test: the kernel's counters since then.
+        Ok((got, s.take_stats()?))
     });
     let _ = rx.recv();
+    let before = host_snapshot(lab)?;
     let (s3, ns) = (stop.clone(), lab.ns(Role::Atk));
     let attacker = std::thread::spawn(move || -> Result<(u64, f64)> {
         gander_lab::enter(&ns)?;
@@ -584,14 +715,70 @@ fn flood(lab: &Lab, secs: f64, rate: u64) -> Result<Flood> {
     std::thread::sleep(Duration::from_millis(300));
     stop.store(true, Ordering::Relaxed);
     let (junk_sent, junk_rate) = join(attacker, "attacker")?;
-    let legit_received = join(counter, "counter")?;
+    let (legit_received, sub_socket) = join(counter, "counter")?;
     let p = gw.stop()?;
+    let after = host_snapshot(lab)?;
+    let c = p.counters();
+    let k = c.kernel.unwrap_or_default();
+    let mut rows = vec![
+        LossRow {
+            what: "gateway ied socket drops (gw gi0, PACKET_STATISTICS)".into(),
+            count: k.ied.drops,
+            side: Side::Gateway,
+        },
+        LossRow {
+            what: "gateway policy drops, outbound (legit frames)".into(),
+            count: c.outbound.dropped_total(),
+            side: Side::Gateway,
+        },
+        LossRow {
+            what: "gateway tx errors, outbound (send to gn0 failed)".into(),
+            count: c.outbound.tx_errors,
+            side: Side::Gateway,
+        },
+        LossRow {
+            what: "gateway net socket drops (gw gn0: the flood's side)".into(),
+            count: k.net.drops,
+            side: Side::OffPath,
+        },
+        LossRow {
+            what: "gateway tx errors, inbound (send to gi0 failed)".into(),
+            count: c.inbound.tx_errors,
+            side: Side::OffPath,
+        },
+    ];
+    for (((_, dev, ns), a), b) in LEGIT_PATH.iter().zip(&after.ifs).zip(&before.ifs) {
+        let d = a.since(b);
+        rows.push(LossRow {
+            what: format!(
+                "interface {ns} {dev} (rx_dropped {}, rx_missed {}, tx_dropped {})",
+                d.rx_dropped, d.rx_missed_errors, d.tx_dropped
+            ),
+            count: d.total(),
+            side: Side::Host,
+        });
+    }
+    rows.push(LossRow {
+        what: "softnet backlog drops, all CPUs (/proc/net/softnet_stat)".into(),
+        count: after.softnet.saturating_sub(before.softnet),
+        side: Side::Host,
+    });
+    rows.push(LossRow {
+        what: "receiver socket drops (sub sub0, PACKET_STATISTICS)".into(),
+        count: sub_socket.drops,
+        side: Side::Host,
+    });
     Ok(Flood {
         legit_sent: n,
         legit_received,
         junk_sent,
         junk_rate,
-        gw_dropped: p.counters().inbound.dropped_total(),
+        gw_dropped: c.inbound.dropped_total(),
+        loss: Loss {
+            legit_sent: n as u64,
+            legit_received: legit_received as u64,
+            rows,
+        },
     })
 }
 
@@ -759,9 +946,62 @@ fn bench(
                 .into(),
         );
     }
-    json.insert("flood".into(), serde_json::json!({"junk_sent": f.junk_sent, "junk_rate": f.junk_rate, "legit_sent": f.legit_sent, "legit_received": f.legit_received, "gateway_dropped": f.gw_dropped}));
+    for line in f.loss.lines() {
+        out(line);
+    }
+    // A frame lost inside the gateway is the gateway's failure whatever the delivery count
+    // says; a loss outside it is reported as the host's.
+    ok &= f.loss.sum(Side::Gateway) == 0;
+    json.insert("flood".into(), serde_json::json!({"junk_sent": f.junk_sent, "junk_rate": f.junk_rate, "legit_sent": f.legit_sent, "legit_received": f.legit_received, "gateway_dropped": f.gw_dropped, "loss": f.loss.json()}));
     Ok(GatewayReport {
         targets_met: ok,
         json: serde_json::Value::Object(json),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(count: u64, side: Side) -> LossRow {
+        LossRow {
+            what: "x".into(),
+            count,
+            side,
+        }
+    }
+
+    #[test]
+    fn loss_table_attributes_and_bounds() {
+        let loss = Loss {
+            legit_sent: 250,
+            legit_received: 240,
+            rows: vec![
+                row(0, Side::Gateway),
+                row(3, Side::Host),
+                row(500, Side::OffPath),
+                row(2, Side::Host),
+            ],
+        };
+        assert_eq!(loss.missing(), 10);
+        assert_eq!(loss.sum(Side::Gateway), 0);
+        assert_eq!(loss.sum(Side::Host), 5);
+        // Off-path counters (the flood's socket) explain nothing about legitimate frames.
+        assert_eq!(loss.unaccounted(), 5);
+        let j = loss.json();
+        assert_eq!(j["missing"], 10);
+        assert_eq!(j["inside_gateway"], 0);
+        assert_eq!(j["outside_gateway"], 5);
+        assert_eq!(j["unaccounted"], 5);
+        assert_eq!(j["rows"][2]["side"], "off the legit path");
+        let lines = loss.lines();
+        assert_eq!(lines.len(), 2 + 4 + 1);
+        assert!(!lines.iter().any(|l| l.contains("FAILURE")));
+        let mut failed = loss.clone();
+        failed.rows[0].count = 1;
+        assert!(failed.lines()[2].ends_with("gateway: FAILURE"));
+        // More host drops than missing frames (junk dropped too): nothing is unaccounted.
+        failed.rows[1].count = 100;
+        assert_eq!(failed.unaccounted(), 0);
+    }
 }
