@@ -563,20 +563,24 @@ impl Loss {
             self.legit_received,
             self.missing()
         )];
-        v.push(format!("      {:58} {:>9}  whose", "where", "frames"));
+        let unaccounted = "unaccounted (missing minus every counter on the path)";
+        let w = self
+            .rows
+            .iter()
+            .map(|r| r.what.len())
+            .chain([unaccounted.len()])
+            .max()
+            .unwrap_or(0);
+        v.push(format!("      {:w$} {:>9}  whose", "where", "frames"));
         for r in &self.rows {
             let verdict = match r.side {
                 Side::Gateway if r.count > 0 => "gateway: FAILURE",
                 Side::Gateway => "gateway",
                 s => s.name(),
             };
-            v.push(format!("      {:58} {:>9}  {verdict}", r.what, r.count));
+            v.push(format!("      {:w$} {:>9}  {verdict}", r.what, r.count));
         }
-        v.push(format!(
-            "      {:58} {:>9}",
-            "unaccounted (missing minus every counter on the path)",
-            self.unaccounted()
-        ));
+        v.push(format!("      {unaccounted:w$} {:>9}", self.unaccounted()));
         v
     }
     fn json(&self) -> serde_json::Value {
