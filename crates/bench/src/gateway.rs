@@ -669,7 +669,11 @@ fn flood(lab: &Lab, secs: f64, rate: u64) -> Result<Flood> {
     });
     let _ = rx.recv();
     let before = host_snapshot(lab)?;
-    let (s3, ns) = (stop.clone(), lab.ns(Role::Atk));
+    // The attacker stops first: the host's counters are read after its last frames drained
+    // and while every socket is still open (a frame for which no socket is left counts as an
+    // interface drop, which would be the benchmark's own doing).
+    let stop_atk = Arc::new(AtomicBool::new(false));
+    let (s3, ns) = (stop_atk.clone(), lab.ns(Role::Atk));
     let attacker = std::thread::spawn(move || -> Result<(u64, f64)> {
         gander_lab::enter(&ns)?;
         let s = RawSocket::open("atk0")?;
@@ -717,11 +721,13 @@ fn flood(lab: &Lab, secs: f64, rate: u64) -> Result<Flood> {
     .join()
     .map_err(|_| GatewayBenchError::Panicked("sender"))??;
     std::thread::sleep(Duration::from_millis(300));
-    stop.store(true, Ordering::Relaxed);
+    stop_atk.store(true, Ordering::Relaxed);
     let (junk_sent, junk_rate) = join(attacker, "attacker")?;
+    std::thread::sleep(Duration::from_millis(100));
+    let after = host_snapshot(lab)?;
+    stop.store(true, Ordering::Relaxed);
     let (legit_received, sub_socket) = join(counter, "counter")?;
     let p = gw.stop()?;
-    let after = host_snapshot(lab)?;
     let c = p.counters();
     let k = c.kernel.unwrap_or_default();
     let mut rows = vec![
