@@ -328,14 +328,7 @@ fn latency(lab: &Lab, n: usize) -> Result<Latency> {
         gander_lab::enter(&ns)?;
         let socks = [RawSocket::open("ied0")?, RawSocket::open("ied1")?];
         let addrs = [
-            UdpAddrs {
-                src_mac: addr::IED_MAC,
-                dst_mac: addr::SUB_MAC,
-                src_ip: addr::IED_IP,
-                dst_ip: addr::SUB_IP,
-                src_port: 102,
-                dst_port: 102,
-            },
+            UdpAddrs::IED_TO_SUB,
             UdpAddrs {
                 src_mac: addr::IED_DIRECT_MAC,
                 dst_mac: addr::SUB_MAC,
@@ -464,14 +457,7 @@ fn iperf(lab: &Lab, target: &str, secs: u32) -> Result<f64> {
 fn core_rate(key_id: u32, secs: f64) -> Result<(f64, f64)> {
     let cfg = Config::from_toml(&config(key_id), Path::new("."))?;
     let mut p = Policy::new(&cfg, keys()?)?;
-    let a = UdpAddrs {
-        src_mac: addr::IED_MAC,
-        dst_mac: addr::SUB_MAC,
-        src_ip: addr::IED_IP,
-        dst_ip: addr::SUB_IP,
-        src_port: 102,
-        dst_port: 102,
-    };
+    let a = UdpAddrs::IED_TO_SUB;
     let plain = craft::udp_frame(&a, &craft::rgoose_spdu(Profile::Standard, 0x10, 1, 1, 1));
     let secured = match p.handle(Direction::Outbound, &plain, 0) {
         gander_gateway::Decision::Forward(b) => b.into_owned(),

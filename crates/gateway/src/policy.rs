@@ -36,7 +36,7 @@ use gander_wire::ethernet::{self, EthernetRepr, VlanTag};
 use gander_wire::goose::GoosePdu;
 use gander_wire::ip::{self, UdpFrameRepr};
 use gander_wire::l2_frame::{GooseFrameRepr, L2Frame};
-use gander_wire::spdu::{PayloadElement, SecurityInfo, SessionHeader, SpduId};
+use gander_wire::spdu::{PayloadElement, SpduId};
 use serde::Serialize;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
@@ -605,12 +605,12 @@ impl Policy {
             }
             (Content::Session(s), Verified::Session { session, .. }) => {
                 let dialect = self.profile.dialect();
-                let header = unsecured_header(
+                let header = gander_sec::spdu::unsecured_header(
                     self.profile,
                     session.header().spdu_id,
                     session.header().spdu_number,
                 );
-                let trailer = seclib_trailer(self.profile);
+                let trailer = gander_sec::spdu::unsigned_trailer(self.profile);
                 let elements = session.elements()?;
                 let mut out = Vec::with_capacity(s.pdu.bytes().len());
                 gander_wire::spdu::emit(&header, &elements, trailer.len(), &dialect, &mut out)?;
@@ -697,8 +697,9 @@ impl Policy {
         *n = n.wrapping_add(1);
         let mut spdu = Vec::with_capacity(el.apdu.len() + 96);
         if rule.keys.is_empty() {
-            let header = unsecured_header(self.profile, SpduId::Goose, spdu_number);
-            let trailer = seclib_trailer(self.profile);
+            let header =
+                gander_sec::spdu::unsecured_header(self.profile, SpduId::Goose, spdu_number);
+            let trailer = gander_sec::spdu::unsigned_trailer(self.profile);
             gander_wire::spdu::emit(
                 &header,
                 &[el],
@@ -783,37 +784,6 @@ impl Policy {
         }
         self.bump(dir, |c| c.translated += 1);
         Ok(Decision::Forward(Cow::Owned(out)))
-    }
-}
-
-/// The header of an unsecured SPDU as `profile` writes it (KeyID 0, no IV; version 1: codes 0).
-fn unsecured_header(profile: Profile, spdu_id: SpduId, spdu_number: u32) -> SessionHeader {
-    SessionHeader {
-        spdu_id,
-        spdu_number,
-        time_of_current_key: 0,
-        time_to_next_key: 0,
-        security: if profile.session_version() == 1 {
-            SecurityInfo::V1 {
-                enc_code: 0,
-                mac_code: 0,
-                key_id: 0,
-            }
-        } else {
-            SecurityInfo::V2 {
-                key_id: 0,
-                iv: gander_wire::spdu::Iv::EMPTY,
-            }
-        },
-    }
-}
-
-/// SecLib always ends an SPDU with a signature element, `85 00` when unsigned.
-fn seclib_trailer(profile: Profile) -> &'static [u8] {
-    if profile == Profile::Seclib {
-        &[0x85, 0x00]
-    } else {
-        &[]
     }
 }
 

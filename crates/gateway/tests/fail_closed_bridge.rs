@@ -336,14 +336,7 @@ fn scenario(tag: &str, mode: Mode, config: &str, goose: bool) {
     std::thread::spawn(move || {
         gander_lab::enter(&ied_ns).unwrap();
         let s = RawSocket::open("ied0").unwrap();
-        let a = UdpAddrs {
-            src_mac: addr::IED_MAC,
-            dst_mac: addr::SUB_MAC,
-            src_ip: addr::IED_IP,
-            dst_ip: addr::SUB_IP,
-            src_port: 102,
-            dst_port: 102,
-        };
+        let a = UdpAddrs::IED_TO_SUB;
         for i in 0..legit_n {
             if goose {
                 s.send(&craft::goose_frame(addr::IED_MAC, MCAST, None, APPID, 1, i))

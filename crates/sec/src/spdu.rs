@@ -56,6 +56,40 @@ pub struct SendParams {
     pub now: u64,
 }
 
+/// The header of an unsecured SPDU as `profile` writes it: KeyID 0, no IV (version 2) or
+/// algorithm codes 0 (version 1), no key rotation announced. What a legacy publisher sends and
+/// what a gateway writes when it strips security.
+pub fn unsecured_header(profile: Profile, spdu_id: SpduId, spdu_number: u32) -> SessionHeader {
+    SessionHeader {
+        spdu_id,
+        spdu_number,
+        time_of_current_key: 0,
+        time_to_next_key: 0,
+        security: if profile.session_version() == 1 {
+            SecurityInfo::V1 {
+                enc_code: 0,
+                mac_code: 0,
+                key_id: 0,
+            }
+        } else {
+            SecurityInfo::V2 {
+                key_id: 0,
+                iv: Iv::EMPTY,
+            }
+        },
+    }
+}
+
+/// What follows the payload of an unsigned SPDU: SecLib always ends an SPDU with a signature
+/// element, `85 00` when unsigned; the other profiles write nothing.
+pub fn unsigned_trailer(profile: Profile) -> &'static [u8] {
+    if profile == Profile::Seclib {
+        &[SIGNATURE_TAG, 0x00]
+    } else {
+        &[]
+    }
+}
+
 /// Appends a protected SPDU carrying `elements` to `out`, secured with `key` as `profile` writes it.
 pub fn protect(
     profile: Profile,

@@ -7,7 +7,7 @@ use gander_wire::ethernet::{self, EthernetRepr, VlanTag};
 use gander_wire::goose::GoosePdu;
 use gander_wire::ip::UdpFrameRepr;
 use gander_wire::l2_frame::{GooseFrameRepr, L2Frame};
-use gander_wire::spdu::{emit, PayloadElement, SecurityInfo, SessionHeader, SpduId};
+use gander_wire::spdu::{emit, PayloadElement, SpduId};
 use gander_wire::Codec;
 
 /// A GOOSE APDU with `entries` integer values (the gateway paper's 1/12/72-object sizes).
@@ -62,35 +62,14 @@ pub fn goose_frame(
 /// An unsecured R-GOOSE session PDU as `profile` writes it.
 pub fn rgoose_spdu(profile: Profile, appid: u16, spdu_number: u32, st: u32, sq: u32) -> Vec<u8> {
     let apdu = goose_apdu(st, sq, 4);
-    let header = SessionHeader {
-        spdu_id: SpduId::Goose,
-        spdu_number,
-        time_of_current_key: 0,
-        time_to_next_key: 0,
-        security: if profile.session_version() == 1 {
-            SecurityInfo::V1 {
-                enc_code: 0,
-                mac_code: 0,
-                key_id: 0,
-            }
-        } else {
-            SecurityInfo::V2 {
-                key_id: 0,
-                iv: gander_wire::spdu::Iv::EMPTY,
-            }
-        },
-    };
+    let header = gander_sec::spdu::unsecured_header(profile, SpduId::Goose, spdu_number);
     let el = PayloadElement {
         payload_type: 0x81,
         simulation: 0,
         appid,
         apdu: &apdu,
     };
-    let trailer: &[u8] = if profile == Profile::Seclib {
-        &[0x85, 0]
-    } else {
-        &[]
-    };
+    let trailer = gander_sec::spdu::unsigned_trailer(profile);
     let mut out = Vec::new();
     let _ = emit(&header, &[el], trailer.len(), &profile.dialect(), &mut out);
     out.extend_from_slice(trailer);
@@ -112,6 +91,19 @@ pub struct UdpAddrs {
     pub src_port: u16,
     /// UDP destination port.
     pub dst_port: u16,
+}
+
+impl UdpAddrs {
+    /// The lab's IED publishing to the subscriber through the gateway, UDP port 102 both ways
+    /// (IEC 61850-90-5 R-GOOSE): the path the gateway tests and benchmark send on.
+    pub const IED_TO_SUB: UdpAddrs = UdpAddrs {
+        src_mac: gander_lab::addr::IED_MAC,
+        dst_mac: gander_lab::addr::SUB_MAC,
+        src_ip: gander_lab::addr::IED_IP,
+        dst_ip: gander_lab::addr::SUB_IP,
+        src_port: 102,
+        dst_port: 102,
+    };
 }
 
 /// An Ethernet/IPv4/UDP frame carrying `payload`.
