@@ -188,17 +188,7 @@ impl Drop for Gw {
 fn stats_us(ns: &[u64]) -> Summary {
     Summary::from_samples(ns)
         .map(|s| s.scaled(1e-3))
-        .unwrap_or(Summary {
-            n: 0,
-            mean: 0.0,
-            sd: 0.0,
-            min: 0.0,
-            max: 0.0,
-            p50: 0.0,
-            p95: 0.0,
-            p99: 0.0,
-            ci95: 0.0,
-        })
+        .unwrap_or_default()
 }
 
 type Times = Arc<Mutex<Vec<Option<SystemTime>>>>;

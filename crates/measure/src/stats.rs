@@ -22,7 +22,7 @@ use serde::Serialize;
 
 /// Summary of one set of samples, in the samples' unit (nanoseconds in gander) scaled by
 /// [`Summary::scaled`] when samples are batch totals.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct Summary {
     /// Number of samples.
     pub n: usize,
