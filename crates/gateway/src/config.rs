@@ -238,6 +238,47 @@ pub struct UdpToml {
     pub ied_peer: SocketAddrV4,
 }
 
+/// `[metrics]`: the counters as OpenMetrics text (docs/gateway.md, "Metrics").
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetricsToml {
+    /// Serve `GET /metrics` on this address (in the gateway's `netns` when one is set).
+    pub listen: Option<std::net::SocketAddr>,
+    /// Rewrite this file (atomically) every `interval` seconds and at exit.
+    pub file: Option<PathBuf>,
+    /// Seconds between file rewrites (default 5).
+    #[serde(default = "five")]
+    pub interval: u64,
+}
+
+fn five() -> u64 {
+    5
+}
+
+/// `[syslog]`: every drop and key event as an RFC 5424 message (docs/gateway.md, "Security
+/// events").
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SyslogToml {
+    /// `unix:/dev/log`, `udp:ADDR:PORT`, `file:PATH` or `stderr`.
+    pub target: String,
+    /// RFC 5424 facility name (default `local0`).
+    #[serde(default = "local0")]
+    pub facility: String,
+    /// At most this many events per second; the rest are counted and summarised (default 50).
+    #[serde(default = "fifty")]
+    pub rate: u32,
+    /// APP-NAME (default `gander-gateway`).
+    pub app_name: Option<String>,
+}
+
+fn local0() -> String {
+    "local0".into()
+}
+fn fifty() -> u32 {
+    50
+}
+
 /// The whole file.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -286,6 +327,10 @@ pub struct ConfigToml {
     /// Per-publisher pins of unauthenticated fields.
     #[serde(default, rename = "pin")]
     pub pins: Vec<PinToml>,
+    /// `[metrics]`.
+    pub metrics: Option<MetricsToml>,
+    /// `[syslog]`.
+    pub syslog: Option<SyslogToml>,
 }
 
 fn pass() -> PassDrop {
@@ -438,6 +483,7 @@ impl Config {
                 )));
             }
         }
+        check_operations(&raw)?;
         let keys_path = if raw.keys.is_absolute() {
             raw.keys.clone()
         } else {
@@ -448,5 +494,66 @@ impl Config {
             profile,
             keys_path,
         })
+    }
+}
+
+/// `[metrics]` and `[syslog]`: refused with the reason before the gateway starts.
+fn check_operations(raw: &ConfigToml) -> Result<(), ConfigError> {
+    let bad = |why: String| Err(ConfigError::Invalid(why));
+    if let Some(m) = &raw.metrics {
+        if m.listen.is_none() && m.file.is_none() {
+            return bad("[metrics] needs listen or file".into());
+        }
+        if m.interval == 0 {
+            return bad("[metrics] interval must be at least 1 second".into());
+        }
+    }
+    if let Some(l) = &raw.syslog {
+        if let Err(e) = l.target.parse::<crate::events::SyslogTarget>() {
+            return bad(format!("[syslog] {e}"));
+        }
+        if crate::events::facility(&l.facility).is_none() {
+            let names: Vec<&str> = crate::events::FACILITIES.iter().map(|f| f.0).collect();
+            return bad(format!(
+                "[syslog] unknown facility {:?} (one of {})",
+                l.facility,
+                names.join(", ")
+            ));
+        }
+        if !(1..=100_000).contains(&l.rate) {
+            return bad("[syslog] rate must be 1..=100000 events per second".into());
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASE: &str = "driver = \"l2\"\nkeys = \"k\"\n[l2]\nied = \"a\"\nnet = \"b\"\n";
+
+    fn err(extra: &str) -> String {
+        Config::from_toml(&format!("{BASE}{extra}"), Path::new("."))
+            .expect_err(extra)
+            .to_string()
+    }
+
+    #[test]
+    fn operations_sections_are_checked() {
+        let ok = Config::from_toml(
+            &format!("{BASE}[metrics]\nlisten = \"127.0.0.1:9561\"\n[syslog]\ntarget = \"unix:/dev/log\"\nfacility = \"authpriv\"\nrate = 10\n"),
+            Path::new("."),
+        )
+        .unwrap();
+        assert_eq!(ok.raw.syslog.unwrap().rate, 10);
+        assert_eq!(ok.raw.metrics.unwrap().interval, 5);
+        assert!(err("[metrics]\n").contains("listen or file"));
+        assert!(err("[metrics]\nfile = \"m\"\ninterval = 0\n").contains("interval"));
+        assert!(err("[metrics]\nlisten = \"localhost\"\n").contains("invalid socket address"));
+        assert!(err("[metrics]\nlisten = \"127.0.0.1:1\"\nport = 3\n").contains("unknown field"));
+        assert!(err("[syslog]\ntarget = \"tcp:10.0.0.1:514\"\n").contains("expected unix:PATH"));
+        assert!(err("[syslog]\ntarget = \"stderr\"\nfacility = \"kern\"\n").contains("local0"));
+        assert!(err("[syslog]\ntarget = \"stderr\"\nrate = 0\n").contains("rate"));
     }
 }

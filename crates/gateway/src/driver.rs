@@ -103,6 +103,9 @@ impl Housekeeping {
             }
         }
         let now = Instant::now();
+        if now.duration_since(self.last_publish) >= Duration::from_millis(20) {
+            policy.flush_events(unix_now());
+        }
         let due = ctl
             .interval
             .is_some_and(|i| now.duration_since(self.last_report) >= i);

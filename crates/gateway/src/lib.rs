@@ -11,7 +11,9 @@
 pub mod af_packet;
 pub mod config;
 pub mod driver;
+pub mod events;
 pub mod host_stats;
+pub mod metrics;
 pub mod nfqueue;
 pub mod pcap;
 pub mod policy;

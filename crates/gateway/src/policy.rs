@@ -25,6 +25,7 @@ use crate::config::{
     parse_mac, Action, Config, ConfigError, Direction, KindMatch, PassDrop, PinToml, Reflected,
     RuleToml,
 };
+use crate::events::{self, EventKind, EventSink, SecurityEvent};
 pub use crate::reason::DropReason;
 use gander_sec::frame::protect_view;
 use gander_sec::l2;
@@ -121,6 +122,15 @@ pub struct KernelCounters {
     pub net: SocketCounters,
 }
 
+/// Security events handed to the logger, and those not logged (rate limit or full queue).
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
+pub struct EventCounters {
+    /// Events queued for syslog.
+    pub logged: u64,
+    /// Events counted but not logged.
+    pub suppressed: u64,
+}
+
 /// Counters of both directions, as printed in JSON.
 #[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
 pub struct Counters {
@@ -131,6 +141,9 @@ pub struct Counters {
     /// The kernel's socket counters, for drivers that have them (`l2`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kernel: Option<KernelCounters>,
+    /// Security events, when `[syslog]` is configured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub events: Option<EventCounters>,
 }
 
 impl Counters {
@@ -308,6 +321,10 @@ pub struct Policy {
     spdu_numbers: HashMap<u16, u32>,
     ivs: Box<dyn IvSource + Send>,
     counters: Counters,
+    /// Security events (`[syslog]`), and the key each protect rule last used per publisher,
+    /// so a rotation is logged once.
+    events: Option<EventSink>,
+    protect_keys: HashMap<(Direction, u16), u32>,
 }
 
 impl std::fmt::Debug for Policy {
@@ -363,6 +380,8 @@ impl Policy {
             spdu_numbers: HashMap::new(),
             ivs: Box::new(RandomIv),
             counters: Counters::default(),
+            events: None,
+            protect_keys: HashMap::new(),
         })
     }
 
@@ -384,6 +403,89 @@ impl Policy {
     /// The counters so far.
     pub fn counters(&self) -> &Counters {
         &self.counters
+    }
+
+    /// Logs security events through `sink` (drops under its rate limit, key use unlimited).
+    pub fn set_events(&mut self, sink: EventSink) {
+        self.events = Some(sink);
+        self.sync_event_counters();
+    }
+
+    /// Queues the `events-suppressed` summary once its second is over (drivers call this
+    /// between frames, so the summary comes even when the flood has stopped).
+    pub fn flush_events(&mut self, now: u64) {
+        if let Some(s) = self.events.as_mut() {
+            s.flush(now);
+            self.sync_event_counters();
+        }
+    }
+
+    fn sync_event_counters(&mut self) {
+        if let Some(s) = &self.events {
+            self.counters.events = Some(EventCounters {
+                logged: s.emitted(),
+                suppressed: s.suppressed(),
+            });
+        }
+    }
+
+    /// The drop event of `frame`, if the budget admits one: what could be read of the frame
+    /// is classified again here, only for the few frames that are logged.
+    fn log_drop(&mut self, dir: Direction, reason: DropReason, frame: &[u8], now: u64) {
+        let Some(sink) = self.events.as_mut() else {
+            return;
+        };
+        if sink.admit(now) {
+            let e = match view::classify(self.profile, frame) {
+                Ok(v) => events::drop_event(
+                    reason,
+                    dir,
+                    Some(v.kind().name()),
+                    v.visible_appid(self.profile, &self.store),
+                    Some(v.src),
+                    frame.len(),
+                ),
+                Err(_) => events::drop_event(
+                    reason,
+                    dir,
+                    None,
+                    None,
+                    frame.get(6..12).and_then(|m| m.try_into().ok()),
+                    frame.len(),
+                ),
+            };
+            if let Some(sink) = self.events.as_mut() {
+                sink.send(e);
+            }
+        }
+        self.sync_event_counters();
+    }
+
+    /// Logs the key a protect rule uses for a publisher when it differs from the last one
+    /// (first use, rotation at `not_before`, a reload). Not rate-limited: a key changes
+    /// rarely, and a flood must not hide a rotation.
+    fn note_protect_key(&mut self, dir: Direction, appid: u16, key: u32) {
+        if self.events.is_none() || self.protect_keys.get(&(dir, appid)) == Some(&key) {
+            return;
+        }
+        let previous = self.protect_keys.insert((dir, appid), key);
+        let mut e = SecurityEvent::new(
+            EventKind::ProtectKey,
+            format!(
+                "{} APPID 0x{appid:04x} protected with key {key}",
+                dir.name()
+            ),
+        )
+        .with("direction", dir.name())
+        .with("appid", format!("0x{appid:04x}"))
+        .with("keyId", key);
+        if let Some(p) = previous {
+            e = e.with("previousKeyId", p);
+        }
+        if let Some(s) = self.events.as_mut() {
+            s.send(e);
+        }
+        self.sync_event_counters();
     }
 
     /// Counts a frame the driver could not send in `dir` (see [`DirCounters::tx_errors`]).
@@ -412,6 +514,9 @@ impl Policy {
                     c.dropped.insert(r.name().to_string(), 1);
                 }
             },
+        }
+        if let Decision::Drop(r) = d {
+            self.log_drop(dir, r, frame, now);
         }
         d
     }
@@ -514,6 +619,8 @@ impl Policy {
                 let key = Self::protect_key(&self.store, &rule, now)?;
                 let out = protect_view(self.profile, key, &v, self.ivs.as_mut(), now)?
                     .ok_or(DropReason::Malformed)?;
+                let key_id = key.id;
+                self.note_protect_key(dir, appid, key_id);
                 self.bump(dir, |c| c.protected += 1);
                 Ok(Decision::Forward(Cow::Owned(out)))
             }

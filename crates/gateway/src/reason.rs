@@ -67,6 +67,38 @@ pub enum DropReason {
 }
 
 impl DropReason {
+    /// Every reason, for reports that list the zeros too (OpenMetrics, docs).
+    pub const ALL: [DropReason; 28] = [
+        DropReason::Malformed,
+        DropReason::BadChecksum,
+        DropReason::IpFragment,
+        DropReason::Unsecured,
+        DropReason::UnknownKey,
+        DropReason::KeyExpired,
+        DropReason::KeyNotYetValid,
+        DropReason::KeyNotAllowed,
+        DropReason::Reflected,
+        DropReason::PinMismatch,
+        DropReason::MixedAppids,
+        DropReason::BadMac,
+        DropReason::BadTag,
+        DropReason::MissingAuthenticator,
+        DropReason::BadIv,
+        DropReason::AlgorithmMismatch,
+        DropReason::UnknownAlgorithm,
+        DropReason::Replay,
+        DropReason::AlreadySecured,
+        DropReason::NoValidKey,
+        DropReason::Unsupported,
+        DropReason::Crypto,
+        DropReason::Policy,
+        DropReason::NoRule,
+        DropReason::Other,
+        DropReason::TranslateMultiElement,
+        DropReason::TranslateNotGoose,
+        DropReason::TranslateUnconfigured,
+    ];
+
     /// The counter name (stable: JSON reports and docs use it).
     pub fn name(self) -> &'static str {
         match self {

@@ -9,6 +9,8 @@
 
 use crate::config::{Config, ConfigError, DriverKind};
 use crate::driver::{Control, Reporter};
+use crate::events::{EventKind, EventLogger, EventSink, Origin, SecurityEvent};
+use crate::metrics::{ExportTo, Exporter, ExporterError, GatewayInfo};
 use crate::pcap::PcapTap;
 use crate::policy::{Counters, Policy};
 use gander_sec::{default_provider, KeyFileError, KeyStore};
@@ -103,6 +105,9 @@ pub enum ServiceError {
         #[source]
         source: io::Error,
     },
+    /// The metrics exporter did not start.
+    #[error(transparent)]
+    Metrics(#[from] ExporterError),
     /// The worker thread could not be started.
     #[error("cannot start the gateway worker")]
     Spawn(#[source] io::Error),
@@ -134,7 +139,7 @@ fn chain(e: &dyn std::error::Error) -> String {
 pub fn run(path: &Path) -> Result<Counters, ServiceError> {
     let cfg = Config::load(path)?;
     let keys = load_keys(&cfg.keys_path)?;
-    let policy = Policy::new(&cfg, keys)?;
+    let mut policy = Policy::new(&cfg, keys)?;
     let interval =
         (cfg.raw.stats_interval > 0).then(|| Duration::from_secs(cfg.raw.stats_interval));
     let ctl = Arc::new(Control::new(
@@ -161,6 +166,12 @@ pub fn run(path: &Path) -> Result<Counters, ServiceError> {
         libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
         set
     };
+    let info = GatewayInfo {
+        driver: format!("{:?}", cfg.raw.driver).to_lowercase(),
+        profile: cfg.profile.to_string(),
+    };
+    let exporter = start_exporter(&cfg, &ctl, &info)?;
+    let (events, logger) = start_logger(&cfg, &mut policy)?;
     let worker_ctl = ctl.clone();
     let worker_cfg = cfg.clone();
     let worker = std::thread::Builder::new()
@@ -172,6 +183,16 @@ pub fn run(path: &Path) -> Result<Counters, ServiceError> {
             run_driver(&worker_cfg, policy, &worker_ctl)
         })
         .map_err(ServiceError::Spawn)?;
+    emit(
+        &events,
+        SecurityEvent::new(
+            EventKind::GatewayStarted,
+            format!("{} driver started", info.driver),
+        )
+        .with("driver", &info.driver)
+        .with("profile", &info.profile)
+        .with("rules", cfg.raw.rules.len()),
+    );
     eprintln!(
         "gander gateway: {:?} driver running ({} rules, {} keys, profile {}); SIGHUP reloads keys, SIGUSR1 prints counters",
         cfg.raw.driver,
@@ -193,12 +214,32 @@ pub fn run(path: &Path) -> Result<Counters, ServiceError> {
             libc::SIGHUP => match load_keys(&cfg.keys_path) {
                 Ok(k) => {
                     eprintln!("gander gateway: SIGHUP: {} keys reloaded", k.len());
+                    emit(
+                        &events,
+                        SecurityEvent::new(
+                            EventKind::KeysReloaded,
+                            format!("{} keys reloaded", k.len()),
+                        )
+                        .with("keys", k.len())
+                        .with("file", cfg.keys_path.display()),
+                    );
                     ctl.reload(k);
                 }
-                Err(e) => eprintln!(
-                    "gander gateway: SIGHUP: keeping the old keys: {}",
-                    chain(&e)
-                ),
+                Err(e) => {
+                    eprintln!(
+                        "gander gateway: SIGHUP: keeping the old keys: {}",
+                        chain(&e)
+                    );
+                    emit(
+                        &events,
+                        SecurityEvent::new(
+                            EventKind::KeysReloadFailed,
+                            "key file refused; the old keys stay",
+                        )
+                        .with("file", cfg.keys_path.display())
+                        .with("error", chain(&e)),
+                    );
+                }
             },
             libc::SIGUSR1 => ctl.report.store(true, std::sync::atomic::Ordering::Relaxed),
             libc::SIGTERM | libc::SIGINT => {
@@ -213,7 +254,97 @@ pub fn run(path: &Path) -> Result<Counters, ServiceError> {
         .map_err(|_| ServiceError::WorkerPanicked)?
         .map_err(ServiceError::Driver)?;
     ctl.publish(&policy, true);
-    Ok(policy.counters().clone())
+    let counters = policy.counters().clone();
+    drop(policy);
+    let (received, dropped) = [&counters.outbound, &counters.inbound]
+        .iter()
+        .fold((0, 0), |(r, d), c| (r + c.received, d + c.dropped_total()));
+    emit(
+        &events,
+        SecurityEvent::new(EventKind::GatewayStopped, "gateway stopped")
+            .with("received", received)
+            .with("dropped", dropped),
+    );
+    drop(events);
+    if let Some(l) = logger {
+        // Every sender is gone, so the logger ends once it has written what is queued.
+        let _ = l.join();
+    }
+    if let Some(e) = exporter {
+        e.finish(&counters);
+    }
+    Ok(counters)
+}
+
+/// Queues a service event (start, stop, key reload): rare, so not rate-limited; a full queue
+/// loses it, as it would any event.
+fn emit(events: &Option<std::sync::mpsc::SyncSender<SecurityEvent>>, e: SecurityEvent) {
+    if let Some(tx) = events {
+        let _ = tx.try_send(e);
+    }
+}
+
+/// Starts `[metrics]` in the gateway's namespace (a thread that enters it binds the
+/// listener, and the exporter's threads inherit it).
+fn start_exporter(
+    cfg: &Config,
+    ctl: &Arc<Control>,
+    info: &GatewayInfo,
+) -> Result<Option<Exporter>, ServiceError> {
+    let Some(m) = cfg.raw.metrics.clone() else {
+        return Ok(None);
+    };
+    let to = ExportTo {
+        listen: m.listen,
+        file: m.file.clone(),
+        interval: Duration::from_secs(m.interval),
+    };
+    let (ns, ctl, info) = (cfg.raw.netns.clone(), ctl.clone(), info.clone());
+    let h = std::thread::Builder::new()
+        .name("gander-metrics-start".into())
+        .spawn(move || -> Result<Exporter, ServiceError> {
+            if let Some(ns) = &ns {
+                enter_netns(ns).map_err(ServiceError::Driver)?;
+            }
+            Ok(Exporter::start(&to, ctl, info)?)
+        })
+        .map_err(ServiceError::Spawn)?;
+    h.join()
+        .map_err(|_| ServiceError::WorkerPanicked)?
+        .map(Some)
+}
+
+type Logger = (
+    Option<std::sync::mpsc::SyncSender<SecurityEvent>>,
+    Option<std::thread::JoinHandle<()>>,
+);
+
+/// Starts `[syslog]`: the logger thread, and the rate-limited sink the policy logs drops into.
+fn start_logger(cfg: &Config, policy: &mut Policy) -> Result<Logger, ServiceError> {
+    let Some(l) = &cfg.raw.syslog else {
+        return Ok((None, None));
+    };
+    let target = l
+        .target
+        .parse()
+        .map_err(|e| ConfigError::Invalid(format!("[syslog] {e}")))?;
+    let origin = Origin {
+        facility: crate::events::facility(&l.facility)
+            .ok_or_else(|| ConfigError::Invalid(format!("[syslog] facility {:?}", l.facility)))?,
+        hostname: crate::events::hostname(),
+        app_name: l
+            .app_name
+            .clone()
+            .unwrap_or_else(|| "gander-gateway".into()),
+        procid: std::process::id(),
+    };
+    let (logger, tx) = EventLogger::new(origin, target);
+    let h = std::thread::Builder::new()
+        .name("gander-syslog".into())
+        .spawn(move || logger.run())
+        .map_err(ServiceError::Spawn)?;
+    policy.set_events(EventSink::new(tx.clone(), l.rate));
+    Ok((Some(tx), Some(h)))
 }
 
 /// Moves the calling thread into the named network namespace (`ip netns` names it under

@@ -71,7 +71,11 @@ pub fn run(cfg: &UdpToml, mut policy: Policy, ctl: &Control) -> io::Result<Polic
                     Err(_) => break,
                 };
                 let SocketAddr::V4(from) = from else { continue };
-                let Some(frame) = wrap(from, local, &buf[..n]) else {
+                // Every datagram on these sockets is addressed to the R-GOOSE/R-SV service,
+                // whatever port the site gave it: the frame the policy judges carries port 102,
+                // so a datagram that does not parse is `malformed`, never `other` traffic.
+                let service = SocketAddrV4::new(*local.ip(), gander_wire::ip::RGOOSE_PORT);
+                let Some(frame) = wrap(from, service, &buf[..n]) else {
                     continue;
                 };
                 if let Decision::Forward(out) = policy.handle(dir, &frame, now) {
