@@ -14,7 +14,7 @@ VENV_STAMP := $(VENV)/.requirements.stamp
 GANDER := $(CURDIR)/target/release/gander
 CRYPTO_VECTORS = $(shell $(VPY) -c 'import cryptography_vectors, os; print(os.path.dirname(cryptography_vectors.__file__))')
 
-.PHONY: setup venv build test lint demo fuzz-smoke clean
+.PHONY: setup venv build test lint demo fuzz-smoke clean cross cross-test dist
 
 ## setup: system packages (tshark, libpcap, OpenSSL, GnuTLS, ...) and Rust if cargo is missing
 setup:
@@ -44,7 +44,32 @@ test: setup venv build
 	$(MAKE) --no-print-directory lint
 	GANDER_CRYPTO_VECTORS=$(CRYPTO_VECTORS) cargo test --workspace --release
 	$(MAKE) --no-print-directory fuzz-smoke
+	$(MAKE) --no-print-directory cross-test dist CROSS_TARGETS="$(TEST_CROSS_TARGETS)"
 	GANDER=$(GANDER) $(VPY) -m pytest -q interop/tests
+
+## cross: the standalone gander-gateway for the Raspberry Pi 4 (aarch64) and armv7 (OpenSSL static)
+CROSS_TARGETS ?= aarch64-unknown-linux-gnu armv7-unknown-linux-gnueabihf
+# `make test` cross-tests and packages the Raspberry Pi 4's target (the gateway paper's box) to stay
+# within its time budget; `make cross-test dist` does every target.
+TEST_CROSS_TARGETS ?= aarch64-unknown-linux-gnu
+DIST ?= dist
+cross: setup
+	for t in $(CROSS_TARGETS); do \
+		cargo build --release --target $$t -p gander-gateway --bin gander-gateway --features vendored-openssl; \
+	done
+
+## cross-test: the wire, sec and gateway policy-core tests of each cross target, run under qemu-user
+cross-test: setup venv
+	for t in $(CROSS_TARGETS); do \
+		echo "cross-test: $$t (qemu-user)"; \
+		GANDER_CRYPTO_VECTORS=$(CRYPTO_VECTORS) cargo test -q --release --target $$t -p gander-wire -p gander-sec --features gander-sec/vendored-openssl; \
+		cargo test -q --release --target $$t -p gander-gateway --lib --features vendored-openssl; \
+	done
+
+## dist: a tarball and a .deb of the standalone gateway per cross target, then each one checked
+dist: cross
+	scripts/package.sh $(DIST) $(CROSS_TARGETS)
+	scripts/check_dist.sh $(DIST)
 
 ## demo: crypto costs and a protect/verify round on a libiec61850 capture
 demo: setup venv build
@@ -61,4 +86,4 @@ fuzz-smoke:
 
 clean:
 	cargo clean
-	rm -rf out
+	rm -rf out $(DIST)

@@ -3,7 +3,9 @@
 # apt-get runs only when a package is missing; rustup only when cargo is absent.
 set -euo pipefail
 
-PKGS=(tshark iproute2 libpcap-dev libssl-dev libgnutls28-dev pkg-config iperf3 iptables iputils-ping ethtool chromium)
+PKGS=(tshark iproute2 libpcap-dev libssl-dev libgnutls28-dev pkg-config iperf3 iptables iputils-ping ethtool chromium
+      # Cross builds of the standalone gateway (make cross) and their tests under emulation.
+      gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc-arm-linux-gnueabihf libc6-dev-armhf-cross qemu-user)
 PYTHON=${PYTHON:-$(command -v python3.11 || command -v python3)}
 
 missing=()
@@ -33,4 +35,12 @@ if ! command -v cargo >/dev/null 2>&1 && [[ ! -x "$HOME/.cargo/bin/cargo" ]]; th
     curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal
 else
     echo "setup: cargo present ($(PATH="$HOME/.cargo/bin:$PATH" cargo --version))"
+fi
+
+# The cross targets' standard libraries (make cross), when Rust came from rustup.
+RUSTUP=$(command -v rustup || echo "$HOME/.cargo/bin/rustup")
+if [[ -x $RUSTUP ]]; then
+    for t in aarch64-unknown-linux-gnu armv7-unknown-linux-gnueabihf; do
+        "$RUSTUP" target list --installed | grep -qx "$t" || "$RUSTUP" target add "$t"
+    done
 fi

@@ -23,10 +23,7 @@ pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
     match cmd {
         Command::Gateway(a) => {
             if a.check {
-                let cfg = gander_gateway::Config::load(&a.config)?;
-                let keys =
-                    gander_sec::KeyStore::load(&cfg.keys_path, gander_sec::default_provider())?;
-                gander_gateway::Policy::new(&cfg, keys)?;
+                gander_gateway::service::check(&a.config)?;
                 crate::out(format!("{}: ok", a.config.display()));
                 return Ok(ExitCode::SUCCESS);
             }

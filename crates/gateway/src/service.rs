@@ -123,8 +123,17 @@ fn load_keys(path: &Path) -> Result<KeyStore, KeyFileError> {
     KeyStore::load(path, default_provider())
 }
 
+/// Reads and checks the config of `path` and its key file, as `run` would, without touching
+/// an interface (`--check`).
+pub fn check(path: &Path) -> Result<(), ServiceError> {
+    let cfg = Config::load(path)?;
+    let keys = load_keys(&cfg.keys_path)?;
+    Policy::new(&cfg, keys)?;
+    Ok(())
+}
+
 /// An error and its causes on one line.
-fn chain(e: &dyn std::error::Error) -> String {
+pub fn chain(e: &dyn std::error::Error) -> String {
     let mut s = e.to_string();
     let mut cur = e.source();
     while let Some(c) = cur {

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Release artefacts of the standalone gateway for each cross target (`make dist`): a tarball and
+# a Debian package with the binary, the systemd unit, an example config and key file, and the
+# gateway's docs. Expects `make cross` to have built target/<triple>/release/gander-gateway.
+#
+#   scripts/package.sh OUTDIR TRIPLE...
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+out=$1
+shift
+version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
+target_dir=${CARGO_TARGET_DIR:-target}
+mkdir -p "$out"
+
+for triple in "$@"; do
+    case $triple in
+        aarch64-unknown-linux-gnu) arch=arm64; strip=aarch64-linux-gnu-strip ;;
+        armv7-unknown-linux-gnueabihf) arch=armhf; strip=arm-linux-gnueabihf-strip ;;
+        x86_64-unknown-linux-gnu) arch=amd64; strip=strip ;;
+        *) echo "package: no Debian architecture for $triple" >&2; exit 2 ;;
+    esac
+    bin=$target_dir/$triple/release/gander-gateway
+    [[ -x $bin ]] || { echo "package: $bin missing: run make cross" >&2; exit 2; }
+
+    root=$(mktemp -d)
+    trap 'rm -rf "$root"' EXIT
+    install -D -m 0755 "$bin" "$root/usr/bin/gander-gateway"
+    # The build keeps line tables for profiling; the box gets the code only.
+    "$strip" --strip-debug "$root/usr/bin/gander-gateway"
+    install -D -m 0644 packaging/gander-gateway.service "$root/lib/systemd/system/gander-gateway.service"
+    install -D -m 0644 packaging/gateway.toml.example "$root/usr/share/doc/gander-gateway/examples/gateway.toml"
+    install -D -m 0644 packaging/keys.toml.example "$root/usr/share/doc/gander-gateway/examples/keys.toml"
+    for d in gateway.md keys.md profiles.md; do
+        install -D -m 0644 "docs/$d" "$root/usr/share/doc/gander-gateway/$d"
+    done
+    install -d -m 0750 "$root/etc/gander"
+
+    name=gander-gateway-$version-$arch
+    tar -C "$root" --owner=0 --group=0 -czf "$out/$name.tar.gz" usr lib etc
+
+    install -d "$root/DEBIAN"
+    size=$(du -sk --exclude=DEBIAN "$root" | cut -f1)
+    cat > "$root/DEBIAN/control" <<CONTROL
+Package: gander-gateway
+Version: $version
+Architecture: $arch
+Maintainer: gander developers <gander@example.invalid>
+Installed-Size: $size
+Depends: libc6 (>= 2.31), libgcc-s1, adduser
+Section: net
+Priority: optional
+Description: IEC 62351-6 security gateway for IEC 61850 GOOSE, SV, R-GOOSE and R-SV
+ A bump-in-the-wire that protects a legacy IED's GOOSE and R-GOOSE with
+ IEC 62351-6 MACs and drops what fails verification. OpenSSL is linked
+ statically. Configure /etc/gander/gateway.toml (examples in
+ /usr/share/doc/gander-gateway/examples), then enable gander-gateway.service.
+CONTROL
+    cat > "$root/DEBIAN/postinst" <<'POSTINST'
+#!/bin/sh
+set -e
+if [ "$1" = configure ]; then
+    getent group gander >/dev/null || addgroup --system gander
+    getent passwd gander >/dev/null || adduser --system --ingroup gander --no-create-home --home /nonexistent gander
+    chown root:gander /etc/gander
+    if [ -d /run/systemd/system ]; then systemctl daemon-reload || true; fi
+fi
+POSTINST
+    chmod 0755 "$root/DEBIAN/postinst"
+    dpkg-deb --root-owner-group --build "$root" "$out/${name}.deb" >/dev/null
+    rm -rf "$root"
+    trap - EXIT
+    echo "package: $out/$name.tar.gz $out/$name.deb"
+done
