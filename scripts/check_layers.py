@@ -30,6 +30,7 @@ ALLOWED = {
     "gander-gnutls": set(),
     "gander-tls": {"gander-gnutls"},
     "gander-lab": set(),
+    "gander-scl": set(),
     "gander-gateway": {"gander-wire", "gander-sec"},
     "gander-measure": set(),
     "gander-peers": {"gander-mms", "gander-tls"},
@@ -39,7 +40,7 @@ ALLOWED = {
                      "gander-peers", "gander-gateway", "gander-lab", "gander-testkit"},
     "gander-cli": {"gander-wire", "gander-sec", "gander-mms", "gander-tls", "gander-lab",
                    "gander-gateway", "gander-measure", "gander-peers", "gander-platform",
-                   "gander-bench"},
+                   "gander-bench", "gander-scl"},
 }
 
 # Codecs: no cryptography, no TLS, no system calls.

@@ -9,6 +9,7 @@ mod cmd_gateway;
 mod cmd_lab;
 mod cmd_mms;
 mod cmd_run;
+mod cmd_scl;
 mod cmd_tls;
 mod frame;
 mod pcap_io;
@@ -58,6 +59,11 @@ enum Command {
     /// The security gateway.
     #[command(flatten)]
     Gateway(cmd_gateway::Command),
+    /// IEC 61850-6 SCL files (ICD/CID): the data model of an IED.
+    Scl {
+        #[command(subcommand)]
+        command: cmd_scl::Command,
+    },
 }
 
 /// Prints one line to stdout. A closed pipe (`gander ... | head`) ends the program quietly
@@ -84,6 +90,7 @@ fn main() -> ExitCode {
         Command::Run(command) => cmd_run::run(command),
         Command::Lab { command } => cmd_lab::run(command),
         Command::Gateway(command) => cmd_gateway::run(command),
+        Command::Scl { command } => cmd_scl::run(command),
     };
     match result {
         Ok(code) => code,

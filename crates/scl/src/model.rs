@@ -1,0 +1,243 @@
+//! What an SCL file says an IED is, resolved through its DataTypeTemplates: logical devices,
+//! logical nodes with their data objects down to every basic attribute, data sets and report
+//! control blocks, each with the MMS names IEC 61850-8-1 §8.1.3 gives it.
+
+use crate::types::{BasicType, Fc};
+use serde::Serialize;
+
+/// One IED of the file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Ied {
+    /// `name`.
+    pub name: String,
+    /// `manufacturer`, if given.
+    pub manufacturer: Option<String>,
+    /// `type`, if given.
+    pub ied_type: Option<String>,
+    /// Logical devices of every access point's server, in file order.
+    pub logical_devices: Vec<LogicalDevice>,
+}
+
+/// A logical device: one MMS domain.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct LogicalDevice {
+    /// `inst`.
+    pub inst: String,
+    /// The MMS domain: `ldName` when given, else IED name + `inst` (IEC 61850-8-1 §8.1.3.1).
+    pub domain: String,
+    /// LLN0 first, then the LNs in file order.
+    pub logical_nodes: Vec<LogicalNode>,
+}
+
+/// A logical node.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct LogicalNode {
+    /// prefix + lnClass + inst (`LLN0`, `GGIO1`, `MMXU1`, `Q0XCBR1`).
+    pub name: String,
+    /// `lnClass`.
+    pub ln_class: String,
+    /// The `lnType` it was built from.
+    pub ln_type: String,
+    /// Data objects, in template order.
+    pub data_objects: Vec<DataNode>,
+    /// Data sets defined in this LN.
+    pub data_sets: Vec<DataSet>,
+    /// Report control blocks defined in this LN.
+    pub report_controls: Vec<ReportControl>,
+}
+
+/// A data object, sub-data object, data attribute or basic data attribute.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct DataNode {
+    /// Name.
+    pub name: String,
+    /// What it is.
+    pub kind: NodeKind,
+    /// `count` of an array (0: not an array).
+    pub count: u32,
+    /// Components, in template order.
+    pub children: Vec<DataNode>,
+}
+
+/// The kind of a [`DataNode`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum NodeKind {
+    /// A DO or SDO with its common data class.
+    Object {
+        /// `cdc` of its DOType.
+        cdc: String,
+    },
+    /// A DA or BDA.
+    Attribute {
+        /// Its functional constraint (a BDA has its DA's).
+        fc: Fc,
+        /// Its basic type.
+        btype: BasicType,
+        /// The EnumType of an `Enum`, or the DAType of a `Struct`.
+        type_id: Option<String>,
+    },
+}
+
+/// One MMS variable of a logical node: a leaf attribute, named as IEC 61850-8-1 names it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Variable {
+    /// The MMS item name within the domain: `GGIO1$ST$Ind1$stVal`.
+    pub item: String,
+    /// The IEC 61850 reference: `GGIO1.Ind1.stVal [ST]` without the LD.
+    pub reference: String,
+    /// Functional constraint.
+    pub fc: Fc,
+    /// Basic type.
+    pub btype: BasicType,
+}
+
+impl LogicalNode {
+    /// Every leaf attribute of the LN as an MMS variable (IEC 61850-8-1 §8.1.3.2: the LN's
+    /// MMS variable has one component per functional constraint, then the data objects),
+    /// sorted by FC name and in template order within an FC (a stable sort).
+    pub fn variables(&self) -> Vec<Variable> {
+        let mut out = Vec::new();
+        for d in &self.data_objects {
+            leaves(d, &self.name, &d.name, None, &mut out);
+        }
+        out.sort_by(|a, b| a.fc.name().cmp(b.fc.name()));
+        out
+    }
+
+    /// The functional constraints the LN's data carry, sorted.
+    pub fn fcs(&self) -> Vec<Fc> {
+        let mut f: Vec<Fc> = self.variables().iter().map(|v| v.fc).collect();
+        f.sort_by_key(|x| x.name());
+        f.dedup();
+        f
+    }
+}
+
+fn leaves(n: &DataNode, ln: &str, path: &str, fc: Option<Fc>, out: &mut Vec<Variable>) {
+    match &n.kind {
+        NodeKind::Attribute { fc: f, btype, .. } if n.children.is_empty() => {
+            let f = fc.unwrap_or(*f);
+            let dotted = format!("{ln}.{path}");
+            let dollar: Vec<&str> = path.split('.').collect();
+            out.push(Variable {
+                item: format!("{ln}${}${}", f.name(), dollar.join("$")),
+                reference: format!("{dotted} [{}]", f.name()),
+                fc: f,
+                btype: *btype,
+            });
+        }
+        _ => {
+            for c in &n.children {
+                leaves(c, ln, &format!("{path}.{}", c.name), fc, out);
+            }
+        }
+    }
+}
+
+/// A data set.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct DataSet {
+    /// `name`.
+    pub name: String,
+    /// Members, in order.
+    pub members: Vec<Fcda>,
+}
+
+/// A data set member (FCDA): functionally constrained data or data attribute.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Fcda {
+    /// The member's MMS domain.
+    pub domain: String,
+    /// The member's MMS item: `GGIO1$ST$Ind1` or `GGIO1$ST$Ind1$stVal`.
+    pub item: String,
+    /// Functional constraint.
+    pub fc: Fc,
+}
+
+/// Trigger options (`TrgOps`, IEC 61850-7-2 §14.2.2.7).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct TrgOps {
+    /// Data change.
+    pub dchg: bool,
+    /// Quality change.
+    pub qchg: bool,
+    /// Data update.
+    pub dupd: bool,
+    /// Integrity period.
+    pub period: bool,
+    /// General interrogation (default true in the schema).
+    pub gi: bool,
+}
+
+/// Optional fields (`OptFields`, IEC 61850-7-2 §14.2.2.6).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct OptFields {
+    /// Sequence number.
+    pub seq_num: bool,
+    /// Report time stamp.
+    pub time_stamp: bool,
+    /// Data set name.
+    pub data_set: bool,
+    /// Reason for inclusion.
+    pub reason_code: bool,
+    /// Data reference.
+    pub data_ref: bool,
+    /// Entry id (buffered).
+    pub entry_id: bool,
+    /// Configuration revision.
+    pub config_ref: bool,
+    /// Buffer overflow (buffered).
+    pub buf_ovfl: bool,
+    /// Segmentation.
+    pub segmentation: bool,
+}
+
+/// A report control block as configured.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ReportControl {
+    /// `name`.
+    pub name: String,
+    /// `rptID` (None when absent or empty: the server uses the RCB's reference).
+    pub rpt_id: Option<String>,
+    /// `datSet`: a data set of the same LN, if any.
+    pub data_set: Option<String>,
+    /// `confRev` (required).
+    pub conf_rev: u32,
+    /// `buffered` (default false).
+    pub buffered: bool,
+    /// `bufTime` in ms (default 0).
+    pub buf_time: u32,
+    /// `intgPd` in ms (default 0).
+    pub intg_pd: u32,
+    /// `indexed` (default true).
+    pub indexed: bool,
+    /// `RptEnabled max` (default 1).
+    pub max: u16,
+    /// Trigger options.
+    pub trg_ops: TrgOps,
+    /// Optional fields.
+    pub opt_fields: OptFields,
+}
+
+impl ReportControl {
+    /// The instance names in the LN: with `indexed`, name + 01..max (two digits); otherwise the
+    /// name alone (IEC 61850-6 §9.3.8; libiec61850's model generator does the same).
+    pub fn instances(&self) -> Vec<String> {
+        if self.indexed {
+            (1..=self.max)
+                .map(|i| format!("{}{i:02}", self.name))
+                .collect()
+        } else {
+            vec![self.name.clone()]
+        }
+    }
+
+    /// The FC of its instances: BR for buffered, RP for unbuffered.
+    pub fn fc(&self) -> Fc {
+        if self.buffered {
+            Fc::BR
+        } else {
+            Fc::RP
+        }
+    }
+}

@@ -1,0 +1,535 @@
+//! Reading the XML: the IED sections and the DataTypeTemplates they refer to (IEC 61850-6 §9:
+//! `IED/AccessPoint/Server/LDevice/LN0|LN`, `DataSet/FCDA`, `ReportControl`; §9.5 templates
+//! `LNodeType/DO`, `DOType/SDO|DA`, `DAType/BDA`, `EnumType`).
+//!
+//! Elements of other namespaces (`Private` extensions, vendor tools' own) are skipped; elements
+//! of the SCL namespace or of none are read, since some tools write SCL without a namespace.
+//! Initial values (`DOI`/`DAI`/`Val`) and communication sections are not read yet.
+
+use crate::error::{Position, SclError, SclErrorKind};
+use crate::model::*;
+use crate::types::{BasicType, Fc};
+use roxmltree::{Document, Node};
+use std::collections::HashMap;
+
+/// The SCL namespace (IEC 61850-6).
+pub const SCL_NS: &str = "http://www.iec.ch/61850/2003/SCL";
+
+/// Deepest nesting of SDOs and structured attributes accepted (a guard against absurd files;
+/// the IEC 61850-7-3 common data classes nest a few levels).
+const MAX_DEPTH: usize = 32;
+
+pub(crate) struct Ctx<'a, 'i> {
+    doc: &'a Document<'i>,
+}
+
+impl<'a, 'i> Ctx<'a, 'i> {
+    pub(crate) fn pos(&self, n: Node) -> Position {
+        let p = self.doc.text_pos_at(n.range().start);
+        Position {
+            line: p.row,
+            column: p.col,
+        }
+    }
+
+    pub(crate) fn err(&self, n: Node, kind: SclErrorKind) -> SclError {
+        SclError::new(kind, Some(self.pos(n)))
+    }
+
+    pub(crate) fn req<'n>(
+        &self,
+        n: Node<'n, 'i>,
+        element: &'static str,
+        attribute: &'static str,
+    ) -> Result<&'n str, SclError> {
+        n.attribute(attribute)
+            .ok_or_else(|| self.err(n, SclErrorKind::MissingAttribute { element, attribute }))
+    }
+
+    pub(crate) fn num<T: std::str::FromStr>(
+        &self,
+        n: Node,
+        element: &'static str,
+        attribute: &'static str,
+        default: T,
+    ) -> Result<T, SclError> {
+        match n.attribute(attribute) {
+            None => Ok(default),
+            Some(v) => v.trim().parse().map_err(|_| {
+                self.err(
+                    n,
+                    SclErrorKind::BadValue {
+                        element,
+                        attribute,
+                        value: v.into(),
+                        why: "not a number in range",
+                    },
+                )
+            }),
+        }
+    }
+
+    pub(crate) fn flag(
+        &self,
+        n: Node,
+        element: &'static str,
+        attribute: &'static str,
+        default: bool,
+    ) -> Result<bool, SclError> {
+        match n.attribute(attribute) {
+            None => Ok(default),
+            // xs:boolean.
+            Some("true") | Some("1") => Ok(true),
+            Some("false") | Some("0") => Ok(false),
+            Some(v) => Err(self.err(
+                n,
+                SclErrorKind::BadValue {
+                    element,
+                    attribute,
+                    value: v.into(),
+                    why: "expected true or false",
+                },
+            )),
+        }
+    }
+}
+
+/// SCL-namespace (or namespace-less) element children named `tag`.
+fn kids<'a, 'i>(n: Node<'a, 'i>, tag: &'a str) -> impl Iterator<Item = Node<'a, 'i>> + 'a {
+    n.children().filter(move |c| {
+        c.is_element()
+            && c.tag_name().name() == tag
+            && c.tag_name().namespace().is_none_or(|ns| ns == SCL_NS)
+    })
+}
+
+struct Templates<'a, 'i> {
+    ln: HashMap<&'a str, Node<'a, 'i>>,
+    dos: HashMap<&'a str, Node<'a, 'i>>,
+    das: HashMap<&'a str, Node<'a, 'i>>,
+    enums: HashMap<&'a str, Node<'a, 'i>>,
+}
+
+fn index<'a, 'i>(
+    cx: &Ctx<'_, 'i>,
+    parent: Option<Node<'a, 'i>>,
+    tag: &'static str,
+) -> Result<HashMap<&'a str, Node<'a, 'i>>, SclError> {
+    let mut m = HashMap::new();
+    if let Some(p) = parent {
+        for n in kids(p, tag) {
+            let id = cx.req(n, tag, "id")?;
+            if m.insert(id, n).is_some() {
+                return Err(cx.err(
+                    n,
+                    SclErrorKind::Duplicate {
+                        what: tag,
+                        name: id.into(),
+                    },
+                ));
+            }
+        }
+    }
+    Ok(m)
+}
+
+impl<'a, 'i> Templates<'a, 'i> {
+    fn read(cx: &Ctx<'_, 'i>, root: Node<'a, 'i>) -> Result<Self, SclError> {
+        let t = kids(root, "DataTypeTemplates").next();
+        Ok(Templates {
+            ln: index(cx, t, "LNodeType")?,
+            dos: index(cx, t, "DOType")?,
+            das: index(cx, t, "DAType")?,
+            enums: index(cx, t, "EnumType")?,
+        })
+    }
+}
+
+struct Resolver<'t, 'a, 'i, 'c, 'd> {
+    cx: &'c Ctx<'d, 'i>,
+    t: &'t Templates<'a, 'i>,
+    /// Types being expanded (recursion guard).
+    stack: Vec<&'a str>,
+}
+
+impl<'a, 'i> Resolver<'_, 'a, 'i, '_, '_> {
+    fn enter(&mut self, n: Node, kind: &'static str, id: &'a str) -> Result<(), SclError> {
+        if self.stack.contains(&id) || self.stack.len() >= MAX_DEPTH {
+            return Err(self.cx.err(
+                n,
+                SclErrorKind::RecursiveType {
+                    kind,
+                    id: id.into(),
+                },
+            ));
+        }
+        self.stack.push(id);
+        Ok(())
+    }
+
+    fn lookup(
+        &self,
+        n: Node,
+        map: &HashMap<&'a str, Node<'a, 'i>>,
+        kind: &'static str,
+        id: &str,
+    ) -> Result<(&'a str, Node<'a, 'i>), SclError> {
+        map.get_key_value(id).map(|(k, v)| (*k, *v)).ok_or_else(|| {
+            self.cx.err(
+                n,
+                SclErrorKind::UnknownType {
+                    kind,
+                    id: id.into(),
+                },
+            )
+        })
+    }
+
+    /// A DO or SDO of DOType `type_id`.
+    fn object(
+        &mut self,
+        at: Node,
+        name: &str,
+        type_id: &str,
+        count: u32,
+    ) -> Result<DataNode, SclError> {
+        let (id, ty) = self.lookup(at, &self.t.dos, "DOType", type_id)?;
+        self.enter(at, "DOType", id)?;
+        let cdc = self.cx.req(ty, "DOType", "cdc")?.to_string();
+        let mut children = Vec::new();
+        for c in ty.children().filter(|c| c.is_element()) {
+            match c.tag_name().name() {
+                "SDO" => {
+                    let n = self.cx.req(c, "SDO", "name")?;
+                    let t = self.cx.req(c, "SDO", "type")?;
+                    let count = self.cx.num(c, "SDO", "count", 0u32)?;
+                    children.push(self.object(c, n, t, count)?);
+                }
+                "DA" => children.push(self.attribute(c, "DA", None)?),
+                _ => {}
+            }
+        }
+        self.stack.pop();
+        Ok(DataNode {
+            name: name.into(),
+            kind: NodeKind::Object { cdc },
+            count,
+            children,
+        })
+    }
+
+    /// A DA (its own `fc`) or BDA (the DA's `fc`).
+    fn attribute(
+        &mut self,
+        c: Node<'a, 'i>,
+        element: &'static str,
+        fc: Option<Fc>,
+    ) -> Result<DataNode, SclError> {
+        let name = self.cx.req(c, element, "name")?;
+        let fc = match fc {
+            Some(f) => f,
+            None => {
+                let s = self.cx.req(c, element, "fc")?;
+                Fc::from_scl(s).ok_or_else(|| {
+                    self.cx.err(
+                        c,
+                        SclErrorKind::BadValue {
+                            element,
+                            attribute: "fc",
+                            value: s.into(),
+                            why: "not a functional constraint of IEC 61850-7-2",
+                        },
+                    )
+                })?
+            }
+        };
+        let b = self.cx.req(c, element, "bType")?;
+        let btype = BasicType::from_scl(b).ok_or_else(|| {
+            self.cx.err(
+                c,
+                SclErrorKind::BadValue {
+                    element,
+                    attribute: "bType",
+                    value: b.into(),
+                    why: "not a basic type of IEC 61850-6",
+                },
+            )
+        })?;
+        let count = self.cx.num(c, element, "count", 0u32)?;
+        let type_id = c.attribute("type");
+        let mut children = Vec::new();
+        match btype {
+            BasicType::Struct => {
+                let tid = self.cx.req(c, element, "type")?;
+                let (id, ty) = self.lookup(c, &self.t.das, "DAType", tid)?;
+                self.enter(c, "DAType", id)?;
+                for b in kids(ty, "BDA") {
+                    children.push(self.attribute(b, "BDA", Some(fc))?);
+                }
+                self.stack.pop();
+            }
+            BasicType::Enum => {
+                let tid = self.cx.req(c, element, "type")?;
+                self.lookup(c, &self.t.enums, "EnumType", tid)?;
+            }
+            _ => {}
+        }
+        Ok(DataNode {
+            name: name.into(),
+            kind: NodeKind::Attribute {
+                fc,
+                btype,
+                type_id: type_id.map(str::to_string),
+            },
+            count,
+            children,
+        })
+    }
+}
+
+/// Reads every IED of the file.
+pub(crate) fn read(text: &str) -> Result<Vec<Ied>, SclError> {
+    let opts = roxmltree::ParsingOptions {
+        // SCL files never need a DTD; refusing one keeps entity expansion out.
+        allow_dtd: false,
+        ..Default::default()
+    };
+    let doc = Document::parse_with_options(text, opts)
+        .map_err(|e| SclError::new(SclErrorKind::Xml(e.to_string()), None))?;
+    let cx = Ctx { doc: &doc };
+    let root = doc.root_element();
+    if root.tag_name().name() != "SCL" {
+        return Err(cx.err(root, SclErrorKind::NotScl(root.tag_name().name().into())));
+    }
+    let t = Templates::read(&cx, root)?;
+    let mut ieds = Vec::new();
+    for ied in kids(root, "IED") {
+        ieds.push(read_ied(&cx, &t, ied)?);
+    }
+    if ieds.is_empty() {
+        return Err(SclError::new(SclErrorKind::NoIed, None));
+    }
+    Ok(ieds)
+}
+
+fn read_ied<'a, 'i>(
+    cx: &Ctx<'_, 'i>,
+    t: &Templates<'a, 'i>,
+    ied: Node<'a, 'i>,
+) -> Result<Ied, SclError> {
+    let name = cx.req(ied, "IED", "name")?.to_string();
+    let mut lds = Vec::new();
+    let mut ld_nodes = Vec::new();
+    for ap in kids(ied, "AccessPoint") {
+        for server in kids(ap, "Server") {
+            for ld in kids(server, "LDevice") {
+                let inst = cx.req(ld, "LDevice", "inst")?;
+                let domain = ld
+                    .attribute("ldName")
+                    .map(str::to_string)
+                    .unwrap_or_else(|| format!("{name}{inst}"));
+                if lds.iter().any(|l: &LogicalDevice| l.domain == domain) {
+                    return Err(cx.err(
+                        ld,
+                        SclErrorKind::Duplicate {
+                            what: "logical device",
+                            name: domain,
+                        },
+                    ));
+                }
+                let mut lns = Vec::new();
+                for (tag, ln) in kids(ld, "LN0")
+                    .map(|n| ("LN0", n))
+                    .chain(kids(ld, "LN").map(|n| ("LN", n)))
+                {
+                    lns.push(read_ln(cx, t, tag, ln)?);
+                }
+                lds.push(LogicalDevice {
+                    inst: inst.into(),
+                    domain,
+                    logical_nodes: lns,
+                });
+                ld_nodes.push(ld);
+            }
+        }
+    }
+    let mut out = Ied {
+        name,
+        manufacturer: ied.attribute("manufacturer").map(str::to_string),
+        ied_type: ied.attribute("type").map(str::to_string),
+        logical_devices: lds,
+    };
+    check_data_sets(cx, &mut out, &ld_nodes)?;
+    Ok(out)
+}
+
+fn read_ln<'a, 'i>(
+    cx: &Ctx<'_, 'i>,
+    t: &Templates<'a, 'i>,
+    tag: &'static str,
+    ln: Node<'a, 'i>,
+) -> Result<LogicalNode, SclError> {
+    let ln_class = cx.req(ln, tag, "lnClass")?;
+    let ln_type = cx.req(ln, tag, "lnType")?;
+    let inst = if tag == "LN0" {
+        ""
+    } else {
+        cx.req(ln, tag, "inst")?
+    };
+    let name = format!("{}{ln_class}{inst}", ln.attribute("prefix").unwrap_or(""));
+    let mut r = Resolver {
+        cx,
+        t,
+        stack: Vec::new(),
+    };
+    let (_, ty) = r.lookup(ln, &t.ln, "LNodeType", ln_type)?;
+    let mut data_objects = Vec::new();
+    for d in kids(ty, "DO") {
+        let n = cx.req(d, "DO", "name")?;
+        let ty = cx.req(d, "DO", "type")?;
+        let count = cx.num(d, "DO", "count", 0u32)?;
+        data_objects.push(r.object(d, n, ty, count)?);
+    }
+    let mut data_sets = Vec::new();
+    for ds in kids(ln, "DataSet") {
+        let dn = cx.req(ds, "DataSet", "name")?.to_string();
+        if data_sets.iter().any(|d: &DataSet| d.name == dn) {
+            return Err(cx.err(
+                ds,
+                SclErrorKind::Duplicate {
+                    what: "data set",
+                    name: dn,
+                },
+            ));
+        }
+        data_sets.push(DataSet {
+            name: dn,
+            // Filled by check_data_sets once every LD is known (members may name other LDs).
+            members: Vec::new(),
+        });
+    }
+    let mut report_controls: Vec<ReportControl> = Vec::new();
+    for rc in kids(ln, "ReportControl") {
+        let r = crate::rcb::read(cx, rc)?;
+        if report_controls.iter().any(|x| x.name == r.name) {
+            return Err(cx.err(
+                rc,
+                SclErrorKind::Duplicate {
+                    what: "ReportControl",
+                    name: r.name,
+                },
+            ));
+        }
+        if let Some(ds) = &r.data_set {
+            if !data_sets.iter().any(|d| &d.name == ds) {
+                return Err(cx.err(
+                    rc,
+                    SclErrorKind::UnknownDataSet {
+                        control: r.name.clone(),
+                        data_set: ds.clone(),
+                    },
+                ));
+            }
+        }
+        report_controls.push(r);
+    }
+    Ok(LogicalNode {
+        name,
+        ln_class: ln_class.into(),
+        ln_type: ln_type.into(),
+        data_objects,
+        data_sets,
+        report_controls,
+    })
+}
+
+/// Resolves every FCDA against the model: the member must exist with that FC.
+fn check_data_sets(cx: &Ctx, ied: &mut Ied, ld_nodes: &[Node]) -> Result<(), SclError> {
+    let model = ied.clone();
+    for (li, ld) in ld_nodes.iter().enumerate() {
+        let lns = kids(*ld, "LN0").chain(kids(*ld, "LN"));
+        for (ni, ln) in lns.enumerate() {
+            for (di, ds) in kids(ln, "DataSet").enumerate() {
+                let ds_name = ied.logical_devices[li].logical_nodes[ni].data_sets[di]
+                    .name
+                    .clone();
+                let mut members = Vec::new();
+                for f in kids(ds, "FCDA") {
+                    members.push(fcda(cx, &model, &model.logical_devices[li], &ds_name, f)?);
+                }
+                ied.logical_devices[li].logical_nodes[ni].data_sets[di].members = members;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn fcda(cx: &Ctx, ied: &Ied, here: &LogicalDevice, ds: &str, f: Node) -> Result<Fcda, SclError> {
+    let a = |k| f.attribute(k).unwrap_or("");
+    let fc_s = cx.req(f, "FCDA", "fc")?;
+    let fc = Fc::from_scl(fc_s).ok_or_else(|| {
+        cx.err(
+            f,
+            SclErrorKind::BadValue {
+                element: "FCDA",
+                attribute: "fc",
+                value: fc_s.into(),
+                why: "not a functional constraint of IEC 61850-7-2",
+            },
+        )
+    })?;
+    let ln_name = format!(
+        "{}{}{}",
+        a("prefix"),
+        cx.req(f, "FCDA", "lnClass")?,
+        a("lnInst")
+    );
+    let do_name = cx.req(f, "FCDA", "doName")?;
+    let member = format!(
+        "{}/{ln_name}.{do_name}{}{} [{fc_s}]",
+        a("ldInst"),
+        if a("daName").is_empty() { "" } else { "." },
+        a("daName")
+    );
+    let unknown = || {
+        cx.err(
+            f,
+            SclErrorKind::UnknownMember {
+                data_set: ds.into(),
+                member: member.clone(),
+            },
+        )
+    };
+    let ld = match f.attribute("ldInst") {
+        None => here,
+        Some(i) => ied
+            .logical_devices
+            .iter()
+            .find(|l| l.inst == i)
+            .ok_or_else(unknown)?,
+    };
+    let ln = ld
+        .logical_nodes
+        .iter()
+        .find(|l| l.name == ln_name)
+        .ok_or_else(unknown)?;
+    let mut path = do_name.to_string();
+    if !a("daName").is_empty() {
+        path = format!("{path}.{}", a("daName"));
+    }
+    let item = format!("{ln_name}${fc_s}${}", path.replace('.', "$"));
+    // The member exists if some leaf of that FC lies at or under the path.
+    let prefix = format!("{item}$");
+    if !ln
+        .variables()
+        .iter()
+        .any(|v| v.fc == fc && (v.item == item || v.item.starts_with(&prefix)))
+    {
+        return Err(unknown());
+    }
+    Ok(Fcda {
+        domain: ld.domain.clone(),
+        item,
+        fc,
+    })
+}

@@ -1,0 +1,102 @@
+//! `ReportControl` (IEC 61850-6 §9.3.8): the configured report control blocks, with the
+//! schema's defaults (buffered false, bufTime 0, indexed true, RptEnabled max 1, TrgOps gi
+//! true) and its rules (`confRev` required; `indexed = false` only with max 1).
+
+use crate::error::{SclError, SclErrorKind};
+use crate::model::{OptFields, ReportControl, TrgOps};
+use crate::parse::Ctx;
+use roxmltree::Node;
+
+/// The first SCL-namespace child element named `tag`.
+fn child<'a, 'i>(n: Node<'a, 'i>, tag: &str) -> Option<Node<'a, 'i>> {
+    n.children()
+        .find(|c| c.is_element() && c.tag_name().name() == tag)
+}
+
+pub(crate) fn read(cx: &Ctx, rc: Node) -> Result<ReportControl, SclError> {
+    const E: &str = "ReportControl";
+    let name = cx.req(rc, E, "name")?.to_string();
+    let rpt_id = rc
+        .attribute("rptID")
+        .filter(|s| !s.is_empty())
+        .map(str::to_string);
+    let data_set = rc
+        .attribute("datSet")
+        .filter(|s| !s.is_empty())
+        .map(str::to_string);
+    cx.req(rc, E, "confRev")?;
+    let conf_rev = cx.num(rc, E, "confRev", 0u32)?;
+    let buffered = cx.flag(rc, E, "buffered", false)?;
+    let buf_time = cx.num(rc, E, "bufTime", 0u32)?;
+    let intg_pd = cx.num(rc, E, "intgPd", 0u32)?;
+    let indexed = cx.flag(rc, E, "indexed", true)?;
+    let (max, at) = match child(rc, "RptEnabled") {
+        Some(r) => (cx.num(r, "RptEnabled", "max", 1u16)?, r),
+        None => (1, rc),
+    };
+    if max == 0 || max > 99 {
+        return Err(cx.err(
+            at,
+            SclErrorKind::BadValue {
+                element: "RptEnabled",
+                attribute: "max",
+                value: max.to_string(),
+                why: "instances are numbered 01..99",
+            },
+        ));
+    }
+    if !indexed && max != 1 {
+        return Err(cx.err(
+            at,
+            SclErrorKind::BadValue {
+                element: "RptEnabled",
+                attribute: "max",
+                value: max.to_string(),
+                why: "indexed=\"false\" allows a single instance",
+            },
+        ));
+    }
+    let trg_ops = match child(rc, "TrgOps") {
+        None => TrgOps {
+            gi: true,
+            ..Default::default()
+        },
+        Some(t) => TrgOps {
+            dchg: cx.flag(t, "TrgOps", "dchg", false)?,
+            qchg: cx.flag(t, "TrgOps", "qchg", false)?,
+            dupd: cx.flag(t, "TrgOps", "dupd", false)?,
+            period: cx.flag(t, "TrgOps", "period", false)?,
+            gi: cx.flag(t, "TrgOps", "gi", true)?,
+        },
+    };
+    let opt_fields = match child(rc, "OptFields") {
+        None => OptFields::default(),
+        Some(o) => {
+            let f = |a| cx.flag(o, "OptFields", a, false);
+            OptFields {
+                seq_num: f("seqNum")?,
+                time_stamp: f("timeStamp")?,
+                data_set: f("dataSet")?,
+                reason_code: f("reasonCode")?,
+                data_ref: f("dataRef")?,
+                entry_id: f("entryID")?,
+                config_ref: f("configRef")?,
+                buf_ovfl: f("bufOvfl")?,
+                segmentation: f("segmentation")?,
+            }
+        }
+    };
+    Ok(ReportControl {
+        name,
+        rpt_id,
+        data_set,
+        conf_rev,
+        buffered,
+        buf_time,
+        intg_pd,
+        indexed,
+        max,
+        trg_ops,
+        opt_fields,
+    })
+}

@@ -1,0 +1,309 @@
+//! The SCL reader against a hand-written bay-controller ICD (`data/bay_controller.icd`, written
+//! for these tests) and against broken variants of it, each refused with the reason and the line.
+
+use gander_scl::{parse, BasicType, Fc, NodeKind, SclErrorKind};
+
+const ICD: &str = include_str!("data/bay_controller.icd");
+
+#[test]
+fn model_data_sets_and_report_controls() {
+    let scl = parse(ICD).expect("the test ICD parses");
+    let ied = scl.ied(None).unwrap();
+    assert_eq!(ied.name, "BAY1");
+    assert_eq!(ied.manufacturer.as_deref(), Some("gander-tests"));
+    let domains: Vec<&str> = ied
+        .logical_devices
+        .iter()
+        .map(|l| l.domain.as_str())
+        .collect();
+    // Domain = IED name + inst, or ldName when the LD has one (IEC 61850-8-1 §8.1.3.1).
+    assert_eq!(domains, ["BAY1PROT", "BAY1_Measurements"]);
+    let prot = &ied.logical_devices[0];
+    let lns: Vec<&str> = prot.logical_nodes.iter().map(|l| l.name.as_str()).collect();
+    assert_eq!(lns, ["LLN0", "Q0XCBR1", "PTOC1"]);
+
+    // Leaves of XCBR1 as MMS variables, FC-grouped.
+    let xcbr = &prot.logical_nodes[1];
+    let items: Vec<String> = xcbr.variables().iter().map(|v| v.item.clone()).collect();
+    assert!(
+        items.contains(&"Q0XCBR1$ST$Pos$stVal".to_string()),
+        "{items:?}"
+    );
+    assert!(items.contains(&"Q0XCBR1$CF$Pos$ctlModel".to_string()));
+    let st = xcbr
+        .variables()
+        .into_iter()
+        .find(|v| v.item == "Q0XCBR1$ST$Pos$stVal")
+        .unwrap();
+    assert_eq!((st.fc, st.btype), (Fc::ST, BasicType::Dbpos));
+    assert_eq!(st.reference, "Q0XCBR1.Pos.stVal [ST]");
+    assert_eq!(xcbr.fcs(), [Fc::CF, Fc::ST]);
+
+    // SDOs and nested structures resolve to leaves with the DA's FC.
+    let mmxu = &ied.logical_devices[1].logical_nodes[1];
+    let v = mmxu.variables();
+    let mag = v
+        .iter()
+        .find(|v| v.item == "MMXU1$MX$PhV$phsB$cVal$mag$f")
+        .expect("nested leaf");
+    assert_eq!(mag.btype, BasicType::Float32);
+    assert_eq!(
+        v.iter()
+            .filter(|v| v.item.starts_with("MMXU1$MX$PhV$"))
+            .count(),
+        3 * (2 + 2)
+    );
+    match &mmxu.data_objects[1].children[0].kind {
+        NodeKind::Object { cdc } => assert_eq!(cdc, "CMV"),
+        k => panic!("{k:?}"),
+    }
+
+    // Data sets: members resolved to their domains (across LDs) and MMS items.
+    let lln0 = &prot.logical_nodes[0];
+    let trips = &lln0.data_sets[0];
+    let m: Vec<(String, String, Fc)> = trips
+        .members
+        .iter()
+        .map(|f| (f.domain.clone(), f.item.clone(), f.fc))
+        .collect();
+    assert_eq!(
+        m,
+        [
+            ("BAY1PROT".into(), "Q0XCBR1$ST$Pos".into(), Fc::ST),
+            ("BAY1PROT".into(), "PTOC1$ST$Op$general".into(), Fc::ST),
+            (
+                "BAY1_Measurements".into(),
+                "MMXU1$MX$PhV$phsA$cVal$mag$f".into(),
+                Fc::MX
+            ),
+        ]
+    );
+
+    // Report control blocks with the schema's defaults and their instance names.
+    let b = &lln0.report_controls[0];
+    assert!(b.buffered && b.indexed);
+    assert_eq!(
+        (b.conf_rev, b.buf_time, b.intg_pd, b.max),
+        (3, 50, 10000, 2)
+    );
+    assert_eq!(b.rpt_id.as_deref(), Some("BAY1/Trips"));
+    assert!(
+        b.trg_ops.dchg && b.trg_ops.qchg && b.trg_ops.period && b.trg_ops.gi && !b.trg_ops.dupd
+    );
+    assert!(b.opt_fields.entry_id && b.opt_fields.buf_ovfl && !b.opt_fields.data_ref);
+    assert_eq!(b.instances(), ["brcbTrips01", "brcbTrips02"]);
+    assert_eq!(b.fc(), Fc::BR);
+    let u = &lln0.report_controls[1];
+    assert_eq!(u.instances(), ["urcbStatus"]);
+    assert!(!u.trg_ops.gi, "gi=\"false\" is kept");
+    assert_eq!(u.fc(), Fc::RP);
+    let n = &lln0.report_controls[2];
+    assert_eq!((n.rpt_id.as_deref(), n.data_set.as_deref()), (None, None));
+    assert_eq!(n.instances(), ["urcbNone01"], "indexed by default, max 1");
+}
+
+/// Applies `edit` to the test ICD and returns the refusal.
+fn refused(from: &str, to: &str) -> gander_scl::SclError {
+    assert!(ICD.contains(from), "edit target missing: {from}");
+    parse(&ICD.replacen(from, to, 1)).expect_err(to)
+}
+
+fn line_of(needle: &str) -> u32 {
+    ICD.lines().position(|l| l.contains(needle)).unwrap() as u32 + 1
+}
+
+#[test]
+fn broken_files_are_refused_with_the_line() {
+    let e = refused(
+        r#"<LN lnClass="PTOC" inst="1" lnType="PTOC_T"/>"#,
+        r#"<LN lnClass="PTOC" inst="1" lnType="NOPE"/>"#,
+    );
+    assert!(
+        matches!(&e.kind, SclErrorKind::UnknownType { kind: "LNodeType", id } if id == "NOPE"),
+        "{e}"
+    );
+    assert_eq!(e.at.unwrap().line, line_of(r#"lnClass="PTOC" inst="1""#));
+    assert!(
+        e.to_string()
+            .starts_with(&format!("line {}", line_of(r#"lnClass="PTOC" inst="1""#))),
+        "{e}"
+    );
+
+    let e = refused(
+        r#"<DA name="stVal" fc="ST" bType="INT32" dchg="true"/>"#,
+        r#"<DA name="stVal" fc="ST" bType="INT33"/>"#,
+    );
+    assert!(
+        matches!(
+            &e.kind,
+            SclErrorKind::BadValue {
+                attribute: "bType",
+                ..
+            }
+        ),
+        "{e}"
+    );
+
+    let e = refused(
+        r#"<DA name="general" fc="ST""#,
+        r#"<DA name="general" fc="ZZ""#,
+    );
+    assert!(
+        matches!(
+            &e.kind,
+            SclErrorKind::BadValue {
+                attribute: "fc",
+                ..
+            }
+        ),
+        "{e}"
+    );
+
+    let e = refused(
+        r#"doName="Op" daName="general""#,
+        r#"doName="Op" daName="missing""#,
+    );
+    assert!(
+        matches!(&e.kind, SclErrorKind::UnknownMember { data_set, .. } if data_set == "Trips"),
+        "{e}"
+    );
+    // Right name, wrong FC.
+    let e = refused(r#"daName="stVal" fc="ST"/>"#, r#"daName="stVal" fc="MX"/>"#);
+    assert!(matches!(&e.kind, SclErrorKind::UnknownMember { .. }), "{e}");
+
+    let e = refused(r#"datSet="Status""#, r#"datSet="Nope""#);
+    assert!(
+        matches!(&e.kind, SclErrorKind::UnknownDataSet { .. }),
+        "{e}"
+    );
+
+    let e = refused(r#"confRev="1" indexed="false""#, r#"indexed="false""#);
+    assert!(
+        matches!(
+            &e.kind,
+            SclErrorKind::MissingAttribute {
+                attribute: "confRev",
+                ..
+            }
+        ),
+        "{e}"
+    );
+
+    let e = refused(r#"<RptEnabled max="2"/>"#, r#"<RptEnabled max="100"/>"#);
+    assert!(
+        matches!(
+            &e.kind,
+            SclErrorKind::BadValue {
+                attribute: "max",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let e = refused(
+        r#"confRev="1" indexed="false">"#,
+        r#"confRev="1" indexed="false"><RptEnabled max="3"/>"#,
+    );
+    assert!(
+        matches!(&e.kind, SclErrorKind::BadValue { why, .. } if why.contains("single")),
+        "{e}"
+    );
+
+    let e = refused(r#"bufTime="50""#, r#"bufTime="soon""#);
+    assert!(
+        matches!(
+            &e.kind,
+            SclErrorKind::BadValue {
+                attribute: "bufTime",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let e = refused(r#"buffered="true""#, r#"buffered="yes""#);
+    assert!(
+        matches!(
+            &e.kind,
+            SclErrorKind::BadValue {
+                attribute: "buffered",
+                ..
+            }
+        ),
+        "{e}"
+    );
+
+    // A structure that contains itself.
+    let e = refused(
+        r#"<BDA name="f" bType="FLOAT32"/>"#,
+        r#"<BDA name="f" bType="Struct" type="Vector_T"/>"#,
+    );
+    assert!(matches!(&e.kind, SclErrorKind::RecursiveType { .. }), "{e}");
+
+    let e = refused(
+        r#"<DOType id="INS_T" cdc="INS">"#,
+        r#"<DOType id="ACT_T" cdc="INS">"#,
+    );
+    assert!(
+        matches!(&e.kind, SclErrorKind::Duplicate { what: "DOType", .. }),
+        "{e}"
+    );
+    let e = refused(r#"<DataSet name="Status">"#, r#"<DataSet name="Trips">"#);
+    assert!(
+        matches!(
+            &e.kind,
+            SclErrorKind::Duplicate {
+                what: "data set",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let e = refused(
+        r#"<LDevice inst="MEAS" ldName="BAY1_Measurements">"#,
+        r#"<LDevice inst="MEAS" ldName="BAY1PROT">"#,
+    );
+    assert!(
+        matches!(
+            &e.kind,
+            SclErrorKind::Duplicate {
+                what: "logical device",
+                ..
+            }
+        ),
+        "{e}"
+    );
+
+    let e = refused("<IED name=\"BAY1\"", "<IEDX name=\"BAY1\"");
+    assert!(
+        matches!(&e.kind, SclErrorKind::Xml(_)),
+        "mismatched tags: {e}"
+    );
+}
+
+#[test]
+fn still_valid_edits_parse_and_wrong_files_say_what_they_are() {
+    assert!(parse(&ICD.replacen("</IED>", "</IED><!-- comment -->", 1)).is_ok());
+    let e = parse("<html><body/></html>").unwrap_err();
+    assert_eq!(e.kind, SclErrorKind::NotScl("html".into()));
+    let e = parse(r#"<SCL xmlns="http://www.iec.ch/61850/2003/SCL"/>"#).unwrap_err();
+    assert_eq!(e.kind, SclErrorKind::NoIed);
+    let e = parse("<SCL><IED").unwrap_err();
+    assert!(matches!(e.kind, SclErrorKind::Xml(_)));
+    // No DTD, so no entity expansion (billion laughs).
+    let e = parse(r#"<!DOCTYPE SCL [<!ENTITY a "aaaa">]><SCL>&a;</SCL>"#).unwrap_err();
+    assert!(matches!(e.kind, SclErrorKind::Xml(_)), "{e}");
+    let scl = parse(ICD).unwrap();
+    let e = scl.ied(Some("BAY9")).unwrap_err();
+    assert!(e.to_string().contains("BAY1"), "{e}");
+    let e = gander_scl::load(std::path::Path::new("/nonexistent/x.icd")).unwrap_err();
+    assert!(matches!(e.kind, SclErrorKind::Io { .. }));
+}
+
+#[test]
+fn a_file_with_several_ieds_needs_a_name() {
+    let two = ICD.replacen("</IED>", "</IED><IED name=\"BAY2\"/>", 1);
+    let scl = parse(&two).unwrap();
+    assert_eq!(scl.ieds.len(), 2);
+    assert!(scl.ied(None).is_err());
+    assert_eq!(scl.ied(Some("BAY2")).unwrap().logical_devices.len(), 0);
+}
