@@ -240,7 +240,11 @@ fn xtables(cmd: &str, args: &[&str]) -> io::Result<bool> {
 /// Whether `ip6tables` can be run here: the driver refuses to queue IPv6 without it, with a
 /// message that names the fix, instead of letting IPv6 R-GOOSE fall through.
 pub fn ip6tables_available() -> bool {
-    Command::new("ip6tables")
+    xtables_runs("ip6tables")
+}
+
+fn xtables_runs(cmd: &str) -> bool {
+    Command::new(cmd)
         .args(["-w", "-L", "FORWARD", "-n"])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -387,6 +391,18 @@ impl Drop for Rules {
     }
 }
 
+/// Refuses to start when IPv6 is to be queued (`ipv6 = true`, rules installed by gander) and
+/// `ip6tables` does not run: IPv6 R-GOOSE would otherwise meet no rule that queues it.
+fn check_ipv6_support(cfg: &NfqueueToml, ip6tables: impl Fn() -> bool) -> io::Result<()> {
+    if cfg.ipv6 && cfg.install_rules && !ip6tables() {
+        return Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            "nfqueue driver: ip6tables is not available, so IPv6 R-GOOSE/R-SV cannot be queued: install the iptables package (ip6tables), or set `ipv6 = false` in [nfqueue] to have ebtables drop IPv6 UDP to and from port 102",
+        ));
+    }
+    Ok(())
+}
+
 /// Runs the queue until `ctl.stop`; installs and removes the rules if configured.
 pub fn run(
     cfg: &NfqueueToml,
@@ -394,12 +410,7 @@ pub fn run(
     mut policy: Policy,
     ctl: &Control,
 ) -> io::Result<Policy> {
-    if cfg.ipv6 && cfg.install_rules && !ip6tables_available() {
-        return Err(io::Error::new(
-            io::ErrorKind::NotFound,
-            "nfqueue driver: ip6tables is not available, so IPv6 R-GOOSE/R-SV cannot be queued: install the iptables package (ip6tables), or set `ipv6 = false` in [nfqueue] to have ebtables drop IPv6 UDP to and from port 102",
-        ));
-    }
+    check_ipv6_support(cfg, ip6tables_available)?;
     let ied_index = ifindex(&cfg.ied)? as u32;
     let _net_index = ifindex(&cfg.net)?;
     let nl = Netlink::open()?;
@@ -496,4 +507,31 @@ pub fn run(
     drop(rules);
     ctl.publish(&policy, false);
     Ok(policy)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(ipv6: bool, install_rules: bool) -> NfqueueToml {
+        NfqueueToml {
+            queue: 0,
+            ied: "a".into(),
+            net: "b".into(),
+            install_rules,
+            ipv6,
+        }
+    }
+
+    #[test]
+    fn ipv6_without_ip6tables_is_a_clear_error() {
+        let e = check_ipv6_support(&cfg(true, true), || false).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::NotFound);
+        assert!(e.to_string().contains("ip6tables") && e.to_string().contains("ipv6 = false"));
+        // Told to leave IPv6 to ebtables, or not installing rules at all: no need for it.
+        check_ipv6_support(&cfg(false, true), || false).unwrap();
+        check_ipv6_support(&cfg(true, false), || false).unwrap();
+        check_ipv6_support(&cfg(true, true), || true).unwrap();
+        assert!(!xtables_runs("gander-no-such-ip6tables"));
+    }
 }
