@@ -139,6 +139,9 @@ pub enum Freshness<'a> {
     },
 }
 
+/// The SV streams behind one (key id, APPID), one counter per svID.
+type SvStreams = Vec<(Box<str>, SvCounter)>;
+
 /// The GOOSE control blocks behind one (key id, APPID), each with its sequence.
 type ControlBlocks = Vec<(Box<str>, GooseSequence)>;
 
@@ -151,7 +154,7 @@ pub struct ReplayState {
     /// search on gocbRef needs no allocation per frame.
     goose: HashMap<(u32, u16), ControlBlocks>,
     /// (key id, APPID) -> one counter per svID.
-    sv: HashMap<(u32, u16), Vec<(Box<str>, SvCounter)>>,
+    sv: HashMap<(u32, u16), SvStreams>,
     /// smpCnt wrap of SV streams that do not state their rate in samples per second.
     sv_wrap: u16,
 }
