@@ -723,10 +723,14 @@ fn verify_l2<'a>(
         return Ok(Judged::Unsecured);
     };
     let (ext, ext_layout) = SecurityExtension::parse_with_layout(&frame[ext_range.clone()])?;
-    if l.crc_order() != Some(crc_order(profile)) {
+    // Reserved2 must hold the header CRC in the byte order this profile writes. Compared as
+    // written, not through `CrcByteOrder::detect`: a CRC whose two octets are equal reads as
+    // either order, and detection would name the other one (found by `fuzz_verify`).
+    let crc = l2_extension::header_crc(l.ethertype, l.appid, l.length(), l.reserved1);
+    if l.reserved2 != crc_order(profile).reserved2(crc) {
         return Err(SecError::Malformed(gander_wire::Error::BadChecksum {
             what: "IEC 62351-6 header CRC",
-            computed: 0,
+            computed: crc,
             found: l.reserved2,
         }));
     }

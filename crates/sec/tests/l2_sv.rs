@@ -215,3 +215,36 @@ fn capture_verifier_refuses_sv_replays_by_smpcnt_and_clock() {
     assert_eq!(replay(&mut v, 500), Some(ReplayKind::AheadOfClock));
     assert_eq!(v.verify_at(&sec(3), 0, t).outcome, Outcome::Verified);
 }
+
+/// Regression (found by `fuzz_verify`): a frame whose header CRC has two equal octets (here
+/// 0x0707) reads as either byte order; verification must compare Reserved2 with the order the
+/// profile writes, not with the order a detector guesses first.
+#[test]
+fn a_header_crc_with_equal_octets_verifies() {
+    let frame = hex::decode(concat!(
+        "010ccd0100016ef6635b6b5088bac108004c000000006042800101a23d303b80",
+        "0a47414e4445524d5530318202e50183040000000185010087200000",
+        "03e9000007d100000bb900000fa1000013890000177100001b5900001f41"
+    ))
+    .unwrap();
+    let s = mac_store(MacAlgorithm::HmacSha256_256, b"0123456789ABCDEF");
+    for profile in [Profile::Standard, Profile::Libiec61850] {
+        let out = protect(profile, s.require(3).unwrap(), &frame, &mut RandomIv, 0).unwrap();
+        assert!(matches!(
+            verify(profile, &s, &out, 0),
+            Ok(CheckedGoose::Verified(_))
+        ));
+    }
+    let out = protect(
+        Profile::Standard,
+        s.require(3).unwrap(),
+        &frame,
+        &mut RandomIv,
+        0,
+    )
+    .unwrap();
+    assert_eq!(
+        out[20], out[21],
+        "the case under test: Reserved2 has two equal octets"
+    );
+}
