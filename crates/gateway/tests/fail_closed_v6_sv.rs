@@ -579,3 +579,115 @@ fn udp_driver_refuses_an_ipv4_bind_with_an_ipv6_peer() {
         .unwrap_or_default();
     assert!(e.contains("IED side") && e.contains("one family"), "{e}");
 }
+
+/// The interface index of `dev` in `role`'s namespace (`ip -o link show`: "N: dev@...").
+fn ifindex(lab: &Lab, role: Role, dev: &str) -> u32 {
+    let out = std::process::Command::new("ip")
+        .args(["-n", &lab.ns(role), "-o", "link", "show", "dev", dev])
+        .output()
+        .expect("ip link show");
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.split(':')
+        .next()
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no ifindex for {dev}: {text}"))
+}
+
+/// The udp driver with multicast peers and listen groups over IPv6: the IED's unicast R-GOOSE
+/// leaves protected to the group ff05::102 (joined by the subscriber), and protected R-GOOSE the
+/// subscriber sends to the group ff05::103 (joined by the gateway) reaches the IED verified and
+/// stripped, while a forged one does not.
+#[test]
+fn udp_relay_ipv6_multicast() {
+    let Some(lab) = lab("pb6mc", Mode::Routed) else {
+        return;
+    };
+    v6_addr(&lab, Role::Ied, "ied0", "fd00:85:1::1");
+    v6_addr(&lab, Role::Gw, "gi0", "fd00:85:1::fe");
+    v6_addr(&lab, Role::Gw, "gn0", "fd00:85:2::fe");
+    v6_addr(&lab, Role::Sub, "sub0", "fd00:85:2::2");
+    v6_route(&lab, Role::Ied, "fd00:85:1::fe");
+    let gn0 = ifindex(&lab, Role::Gw, "gn0");
+    let sub0 = ifindex(&lab, Role::Sub, "sub0");
+    let config = UDP6_CONFIG
+        .replace(
+            "net_peer = \"[fd00:85:2::2]:102\"",
+            &format!("net_peer = \"[ff05::102%{gn0}]:102\""),
+        )
+        .replace(
+            "net_listen = \"[fd00:85:2::fe]:102\"",
+            &format!("net_listen = \"[ff05::103%{gn0}]:102\""),
+        );
+    let gw = Gateway::start(&lab.ns(Role::Gw), &config, keys(GW_KEYS));
+    let n = 20u32;
+    // Outbound: the subscriber joins ff05::102 on sub0.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let sub_ns = lab.ns(Role::Sub);
+    let sub = std::thread::spawn(move || {
+        gander_lab::enter(&sub_ns).unwrap();
+        let s = std::net::UdpSocket::bind("[ff05::102]:102").unwrap();
+        s.join_multicast_v6(&"ff05::102".parse().unwrap(), sub0)
+            .unwrap();
+        s.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
+        tx.send(()).unwrap();
+        let store = common::keys(GW_KEYS);
+        let mut ok = vec![];
+        let end = std::time::Instant::now() + Duration::from_millis(1500);
+        let mut buf = [0u8; 4096];
+        while std::time::Instant::now() < end {
+            if let Ok((len, from)) = s.recv_from(&mut buf) {
+                if let Ok(gander_sec::spdu::Checked::Verified(v)) =
+                    gander_sec::spdu::verify(Profile::Standard, &store, &buf[..len], 0)
+                {
+                    assert_eq!(from.ip().to_string(), "fd00:85:2::fe");
+                    ok.push(v.header().spdu_number);
+                }
+            }
+        }
+        ok
+    });
+    rx.recv().unwrap();
+    let ied_ns = lab.ns(Role::Ied);
+    std::thread::spawn(move || {
+        gander_lab::enter(&ied_ns).unwrap();
+        let s = std::net::UdpSocket::bind("[fd00:85:1::1]:102").unwrap();
+        for i in 0..n {
+            s.send_to(
+                &craft::rgoose_spdu(Profile::Standard, APPID, i, 1, i),
+                "[fd00:85:1::fe]:102",
+            )
+            .unwrap();
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    })
+    .join()
+    .unwrap();
+    assert_eq!(sub.join().unwrap(), (0..n).collect::<Vec<_>>());
+
+    // Inbound: the subscriber publishes to ff05::103; the gateway listens on that group.
+    let ied = collect6(lab.ns(Role::Ied), "[fd00:85:1::1]:102", 1500, None);
+    let good = keys(GW_KEYS);
+    let bad = keys(ATTACKER_KEYS);
+    let mut frames: Vec<Vec<u8>> = (0..n).map(|i| spdu(Some((&good, 1)), i)).collect();
+    frames.push(spdu(Some((&bad, 1)), n));
+    frames.push(spdu(None, n + 1));
+    let sub_ns = lab.ns(Role::Sub);
+    std::thread::spawn(move || {
+        gander_lab::enter(&sub_ns).unwrap();
+        let s = std::net::UdpSocket::bind("[fd00:85:2::2]:102").unwrap();
+        for f in &frames {
+            s.send_to(f, format!("[ff05::103%{sub0}]:102")).unwrap();
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    })
+    .join()
+    .unwrap();
+    let (ok, unreadable) = ied.join().unwrap();
+    assert_eq!(unreadable, 0);
+    assert_eq!(ok, (0..n).collect::<Vec<_>>());
+    let policy = gw.stop();
+    let c = policy.counters();
+    assert_eq!(c.outbound.protected, n as u64, "{c:?}");
+    assert_eq!(c.inbound.verified, n as u64, "{c:?}");
+    assert_eq!(c.inbound.dropped_total(), 2, "{c:?}");
+}
