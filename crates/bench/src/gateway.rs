@@ -41,6 +41,19 @@ pub struct GatewayOptions {
     pub no_iperf: bool,
     /// Junk frames per second from the attacker position during the flood test.
     pub flood_rate: u64,
+    /// Which traffic the benchmark sends.
+    pub profile: BenchProfile,
+}
+
+/// The traffic of a `gander bench gateway` run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum BenchProfile {
+    /// The gateway paper's tests: R-GOOSE latency, iperf3, ping, core rate, flood.
+    #[default]
+    Station,
+    /// IEC 61850-9-2 process bus: 8 SV streams at 4800 frames/s plus GOOSE
+    /// ([`crate::process_bus`]).
+    ProcessBus,
 }
 
 impl Default for GatewayOptions {
@@ -51,6 +64,7 @@ impl Default for GatewayOptions {
             prefix: "gbench".into(),
             no_iperf: false,
             flood_rate: 100_000,
+            profile: BenchProfile::Station,
         }
     }
 }
@@ -91,7 +105,7 @@ pub enum GatewayBenchError {
     NotRunning,
 }
 
-type Result<T> = std::result::Result<T, GatewayBenchError>;
+pub(crate) type Result<T> = std::result::Result<T, GatewayBenchError>;
 
 /// What the benchmark measured: whether every gateway target was met, and every figure as JSON.
 #[derive(Debug)]
@@ -117,7 +131,7 @@ const ALGS: [(u32, &str); 6] = [
     (6, "AES-128-GCM"),
 ];
 
-fn keys() -> Result<KeyStore> {
+pub(crate) fn keys() -> Result<KeyStore> {
     Ok(KeyStore::from_toml(
         gander_testkit::keys::ALGORITHMS,
         Path::new("."),
@@ -147,14 +161,18 @@ action = "verify"
     )
 }
 
-struct Gw {
+pub(crate) struct Gw {
     ctl: Arc<Control>,
     h: Option<std::thread::JoinHandle<std::io::Result<Policy>>>,
 }
 
 impl Gw {
     fn start(lab: &Lab, key_id: u32) -> Result<Gw> {
-        let cfg = Config::from_toml(&config(key_id), Path::new("."))?;
+        Self::start_with(lab, &config(key_id))
+    }
+    /// A gateway running `config` (keys: [`keys`]) in the lab's gateway namespace.
+    pub(crate) fn start_with(lab: &Lab, config: &str) -> Result<Gw> {
+        let cfg = Config::from_toml(config, Path::new("."))?;
         let policy = Policy::new(&cfg, keys()?)?;
         let ctl = Arc::new(Control::new(None, None));
         let c2 = ctl.clone();
@@ -166,7 +184,7 @@ impl Gw {
         std::thread::sleep(Duration::from_millis(200));
         Ok(Gw { ctl, h: Some(h) })
     }
-    fn stop(mut self) -> Result<Policy> {
+    pub(crate) fn stop(mut self) -> Result<Policy> {
         self.ctl.stop.store(true, Ordering::Relaxed);
         let h = self.h.take().ok_or(GatewayBenchError::NotRunning)?;
         Ok(h.join()
@@ -185,7 +203,7 @@ impl Drop for Gw {
 
 /// Summary of samples in nanoseconds, reported in microseconds (the one statistics module:
 /// nearest-rank percentiles, t-based CI95). An empty set (nothing arrived) is all zeros, n = 0.
-fn stats_us(ns: &[u64]) -> Summary {
+pub(crate) fn stats_us(ns: &[u64]) -> Summary {
     Summary::from_samples(ns)
         .map(|s| s.scaled(1e-3))
         .unwrap_or_default()
@@ -483,7 +501,7 @@ struct Flood {
 /// softnet backlog, the receiving benchmark's socket), or neither because legitimate frames do
 /// not pass that point (the gateway's network-side socket receives only the flood).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Side {
+pub(crate) enum Side {
     Gateway,
     Host,
     OffPath,
@@ -501,25 +519,25 @@ impl Side {
 
 /// One row of the loss table: a drop counter over the flood, where it is read and whose it is.
 #[derive(Debug, Clone)]
-struct LossRow {
-    what: String,
-    count: u64,
-    side: Side,
+pub(crate) struct LossRow {
+    pub(crate) what: String,
+    pub(crate) count: u64,
+    pub(crate) side: Side,
 }
 
 /// Where the legitimate frames of the flood test can have been lost.
 #[derive(Debug, Clone)]
-struct Loss {
-    legit_sent: u64,
-    legit_received: u64,
-    rows: Vec<LossRow>,
+pub(crate) struct Loss {
+    pub(crate) legit_sent: u64,
+    pub(crate) legit_received: u64,
+    pub(crate) rows: Vec<LossRow>,
 }
 
 impl Loss {
     fn missing(&self) -> u64 {
         self.legit_sent.saturating_sub(self.legit_received)
     }
-    fn sum(&self, side: Side) -> u64 {
+    pub(crate) fn sum(&self, side: Side) -> u64 {
         self.rows
             .iter()
             .filter(|r| r.side == side)
@@ -532,7 +550,7 @@ impl Loss {
         self.missing()
             .saturating_sub(self.sum(Side::Gateway) + self.sum(Side::Host))
     }
-    fn lines(&self) -> Vec<String> {
+    pub(crate) fn lines(&self) -> Vec<String> {
         let mut v = vec![format!(
             "    loss accounting: legit GOOSE sent {}, received {}, missing {} (drop counters count every frame at their point, junk included)",
             self.legit_sent,
@@ -559,7 +577,7 @@ impl Loss {
         v.push(format!("      {unaccounted:w$} {:>9}", self.unaccounted()));
         v
     }
-    fn json(&self) -> serde_json::Value {
+    pub(crate) fn json(&self) -> serde_json::Value {
         let rows: Vec<serde_json::Value> = self
             .rows
             .iter()
@@ -579,7 +597,7 @@ impl Loss {
 
 /// The interfaces legitimate GOOSE crosses from the IED to the subscriber, by namespace.
 /// The third field names the namespace in the table.
-const LEGIT_PATH: [(Role, &str, &str); 6] = [
+pub(crate) const LEGIT_PATH: [(Role, &str, &str); 6] = [
     (Role::Ied, "ied0", "ied"),
     (Role::Gw, "gi0", "gw"),
     (Role::Gw, "gn0", "gw"),
@@ -590,12 +608,12 @@ const LEGIT_PATH: [(Role, &str, &str); 6] = [
 
 /// The host's drop counters: every interface of [`LEGIT_PATH`], read inside its namespace
 /// (`/proc/thread-self/net/dev`), and the softnet backlog drops of every CPU.
-struct HostSnapshot {
-    ifs: Vec<IfStats>,
-    softnet: u64,
+pub(crate) struct HostSnapshot {
+    pub(crate) ifs: Vec<IfStats>,
+    pub(crate) softnet: u64,
 }
 
-fn host_snapshot(lab: &Lab) -> Result<HostSnapshot> {
+pub(crate) fn host_snapshot(lab: &Lab) -> Result<HostSnapshot> {
     let mut ifs = Vec::new();
     for (role, dev, _) in LEGIT_PATH {
         ifs.push(gander_lab::in_ns(&lab.ns(role), move || {
@@ -768,7 +786,7 @@ fn flood(lab: &Lab, secs: f64, rate: u64) -> Result<Flood> {
     })
 }
 
-fn fmt_us(s: &Summary) -> String {
+pub(crate) fn fmt_us(s: &Summary) -> String {
     format!(
         "mean {:8.1}  p50 {:8.1}  p99 {:8.1}  max {:8.1} us (n={})",
         s.mean, s.p50, s.p99, s.max, s.n
@@ -777,7 +795,7 @@ fn fmt_us(s: &Summary) -> String {
 
 /// The machine in one line: CPU model, logical CPUs, kernel (the full description is
 /// [`Machine`]'s, the same as every other benchmark's; the JSON carries all of it).
-fn machine_line(m: &Machine) -> String {
+pub(crate) fn machine_line(m: &Machine) -> String {
     format!("{}, {} cores, Linux {}", m.cpu_model, m.cores, m.kernel)
 }
 
@@ -786,7 +804,12 @@ fn machine_line(m: &Machine) -> String {
 /// most 100 µs added to the one-way p99 latency (with at least 90 % delivered), at least
 /// 100,000 frames/s on one core for HMAC-SHA256-128 protect and verify, and no legitimate GOOSE
 /// lost under the flood.
+///
+/// With [`BenchProfile::ProcessBus`] it runs [`crate::process_bus`] instead.
 pub fn run(args: &GatewayOptions, out: &mut dyn FnMut(String)) -> Result<GatewayReport> {
+    if args.profile == BenchProfile::ProcessBus {
+        return crate::process_bus::run(args, out);
+    }
     gander_lab::check_available()?;
     let n = if args.quick { 200 } else { args.samples };
     let lab = Lab::new(&args.prefix, Mode::L2);

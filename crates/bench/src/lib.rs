@@ -6,6 +6,8 @@
 //! * [`mms`]: `gander bench mms`, MMS over TLS (`gander-peers`, `gander-tls`).
 //! * [`gateway`]: `gander bench gateway`, the security gateway in the namespace lab
 //!   (`gander-gateway`, `gander-lab`).
+//! * [`process_bus`]: `gander bench gateway --profile process-bus`, layer-2 SV through the
+//!   gateway.
 //! * [`anatomy`]: where a TLS 1.2 handshake's time goes (the `handshake_anatomy` example).
 
 pub mod anatomy;
@@ -13,3 +15,4 @@ pub mod crypto;
 pub mod crypto_report;
 pub mod gateway;
 pub mod mms;
+pub mod process_bus;

@@ -62,6 +62,19 @@ pub(crate) struct GatewayArgs {
     /// Also print the results as one JSON object.
     #[arg(long)]
     pub json: bool,
+    /// Traffic: `station` (the gateway paper's tests) or `process-bus` (8 SV streams at
+    /// 4800 frames/s plus GOOSE, IEC 61850-9-2LE).
+    #[arg(long, value_enum, default_value = "station")]
+    pub profile: ProfileArg,
+}
+
+/// `--profile` of `gander bench gateway`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ProfileArg {
+    /// R-GOOSE latency, iperf3, ping, core rate and flood (gateway paper Tables 9-10).
+    Station,
+    /// 8 SV streams x 4800 frames/s + GOOSE every 4 ms; SV one-way latency and loss table.
+    ProcessBus,
 }
 
 fn gateway(a: GatewayArgs) -> anyhow::Result<ExitCode> {
@@ -71,6 +84,10 @@ fn gateway(a: GatewayArgs) -> anyhow::Result<ExitCode> {
         prefix: a.prefix,
         no_iperf: a.no_iperf,
         flood_rate: a.flood_rate,
+        profile: match a.profile {
+            ProfileArg::Station => gateway::BenchProfile::Station,
+            ProfileArg::ProcessBus => gateway::BenchProfile::ProcessBus,
+        },
     };
     let report = gateway::run(&opts, &mut |line| crate::out(line))?;
     if a.json {

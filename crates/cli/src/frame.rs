@@ -10,6 +10,7 @@ use gander_sec::{default_provider, KeyStore, Profile};
 use gander_wire::goose::GoosePdu;
 use gander_wire::l2_frame::L2Frame;
 use gander_wire::spdu::{parse_elements, SessionPdu};
+use gander_wire::sv::SavPdu;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -17,11 +18,11 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 #[derive(Subcommand)]
 pub(crate) enum FrameCommand {
-    /// Decode every GOOSE / R-GOOSE / R-SV frame of a capture.
+    /// Decode every GOOSE / SV / R-GOOSE / R-SV frame of a capture (IPv4 or IPv6).
     Show(ShowArgs),
     /// Verify every secured frame; exits 1 if any secured frame fails.
     Verify(VerifyArgs),
-    /// Secure every GOOSE / R-GOOSE / R-SV frame with one key; other frames are copied.
+    /// Secure every GOOSE / SV / R-GOOSE / R-SV frame with one key; other frames are copied.
     Protect(ProtectArgs),
 }
 
@@ -81,9 +82,13 @@ pub(crate) struct VerifyArgs {
     /// When key validity windows are evaluated.
     #[arg(long, value_enum, default_value = "capture")]
     pub at: TimeBase,
-    /// Treat unsecured GOOSE/R-GOOSE/R-SV frames as failures.
+    /// Treat unsecured GOOSE/SV/R-GOOSE/R-SV frames as failures.
     #[arg(long)]
     pub require_security: bool,
+    /// Samples per second at which layer-2 SV smpCnt wraps, for streams that do not state it
+    /// (IEC 61850-9-2LE: 4000 at 50 Hz, 4800 at 60 Hz).
+    #[arg(long, default_value_t = gander_sec::replay::DEFAULT_SV_WRAP)]
+    pub sv_wrap: u16,
 }
 
 #[derive(Args)]
@@ -133,6 +138,7 @@ fn verdict_json(index: usize, v: &Verdict) -> Value {
         "appid": v.appid,
         "st_num": v.st_sq.map(|s| s.0),
         "sq_num": v.st_sq.map(|s| s.1),
+        "smp_cnt": v.smp_cnt,
     });
     if let Some((mac, enc)) = v.algorithms {
         o["mac"] = json!(mac);
@@ -158,6 +164,9 @@ fn verdict_line(index: usize, v: &Verdict) -> String {
     if let Some((st, sq)) = v.st_sq {
         s += &format!(" st={st} sq={sq}");
     }
+    if let Some(c) = v.smp_cnt {
+        s += &format!(" smpCnt={c}");
+    }
     if let Some((mac, enc)) = v.algorithms {
         s += &format!(" mac={mac} enc={enc}");
     }
@@ -170,7 +179,11 @@ fn verdict_line(index: usize, v: &Verdict) -> String {
 fn verify(a: VerifyArgs) -> Result<ExitCode> {
     let store = load_keys(&a.keys)?;
     let packets = pcap_io::read(&a.file)?;
+    if a.sv_wrap == 0 {
+        bail!("--sv-wrap must be the samples per second at which smpCnt wraps (e.g. 4000, 4800)");
+    }
     let mut verifier = CaptureVerifier::new(a.profile.into(), &store);
+    verifier.set_sv_wrap(a.sv_wrap);
     let (mut verified, mut unsecured, mut failed, mut skipped) = (0, 0, 0, 0);
     for (i, p) in packets.iter().enumerate() {
         let t = if a.at == TimeBase::Now {
@@ -178,7 +191,9 @@ fn verify(a: VerifyArgs) -> Result<ExitCode> {
         } else {
             p.timestamp.as_secs()
         };
-        let mut v = verifier.verify(&p.data, t);
+        // SV freshness is judged on the capture clock, whatever `--at` says about keys.
+        let at_ns = u64::try_from(p.timestamp.as_nanos()).unwrap_or(u64::MAX);
+        let mut v = verifier.verify_at(&p.data, t, at_ns);
         if a.require_security && v.outcome == Outcome::Unsecured {
             v.outcome = Outcome::Failed(gander_sec::SecError::MissingAuthenticator(
                 "security (unsecured frame)",
@@ -268,6 +283,26 @@ fn goose_json(apdu: &[u8]) -> Value {
     }
 }
 
+fn sv_json(apdu: &[u8]) -> Value {
+    match SavPdu::parse(apdu) {
+        Ok(p) => json!({
+            "noASDU": p.asdus.len(),
+            "asdus": p.asdus.iter().map(|a| json!({
+                "svID": a.sv_id,
+                "datSet": a.dat_set,
+                "smpCnt": a.smp_cnt,
+                "confRev": a.conf_rev,
+                "refrTm": a.refr_tm.map(hex::encode),
+                "smpSynch": a.smp_synch,
+                "smpRate": a.smp_rate,
+                "smpMod": a.smp_mod,
+                "sample": hex::encode(&a.sample),
+            })).collect::<Vec<_>>(),
+        }),
+        Err(e) => json!({ "error": e.to_string(), "bytes": apdu.len() }),
+    }
+}
+
 fn show_frame(data: &[u8], profile: Profile) -> Value {
     let v = match view::classify(profile, data) {
         Ok(v) => v,
@@ -287,15 +322,17 @@ fn show_frame(data: &[u8], profile: Profile) -> Value {
 fn show_content(data: &[u8], profile: Profile, v: &view::FrameView<'_>) -> Value {
     match &v.content {
         Content::Other => json!({ "kind": "other", "len": data.len() }),
-        Content::L2(l) if v.kind() != view::Kind::Goose => json!({
+        Content::L2(l) if !matches!(v.kind(), view::Kind::Goose | view::Kind::Sv) => json!({
             "kind": v.kind().name(),
             "appid": l.appid,
             "length": l.length(),
             "secured": l.secured(),
         }),
         Content::L2(_) => match L2Frame::parse(data) {
-            Ok((l2, _)) => json!({
-                "kind": "goose",
+            Ok((l2, _)) => {
+                let sv = v.kind() == view::Kind::Sv;
+                let mut o = json!({
+                "kind": v.kind().name(),
                 "dst": hex::encode(l2.eth.dst),
                 "src": hex::encode(l2.eth.src),
                 "vlan": l2.eth.vlan.map(|v| v.tci()),
@@ -310,9 +347,15 @@ fn show_content(data: &[u8], profile: Profile, v: &view::FrameView<'_>) -> Value
                         Err(err) => json!({"error": err.to_string()}),
                     }
                 }),
-                "goose": goose_json(&l2.body.apdu),
-            }),
-            Err(e) => json!({ "kind": "goose", "error": e.to_string() }),
+                });
+                if sv {
+                    o["sv"] = sv_json(&l2.body.apdu);
+                } else {
+                    o["goose"] = goose_json(&l2.body.apdu);
+                }
+                o
+            }
+            Err(e) => json!({ "kind": v.kind().name(), "error": e.to_string() }),
         },
         Content::Session(s) => {
             let bytes = &data[s.udp.payload.clone()];
@@ -348,7 +391,8 @@ fn show_content(data: &[u8], profile: Profile, v: &view::FrameView<'_>) -> Value
                                 .map(|e| {
                                     json!({"type": format!("0x{:02x}", e.payload_type), "simulation": e.simulation,
                                            "appid": e.appid, "apdu_len": e.apdu.len(),
-                                           "goose": if e.apdu.first() == Some(&0x61) { goose_json(e.apdu) } else { Value::Null }})
+                                           "goose": if e.apdu.first() == Some(&0x61) { goose_json(e.apdu) } else { Value::Null },
+                                           "sv": if e.apdu.first() == Some(&0x60) { sv_json(e.apdu) } else { Value::Null }})
                                 })
                                 .collect();
                         }

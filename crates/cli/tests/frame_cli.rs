@@ -301,3 +301,118 @@ fn bad_inputs_give_clear_errors() {
     assert_eq!(code, 1);
     assert_eq!(verdicts(&out)[0]["verdict"], "unknown-key");
 }
+
+/// libiec61850 1.6.1's SV frame (golden record `lib-sv-9-2-unsecured`).
+const LIB_SV: &str = "010ccd0100016ef6635b6b5088ba4000004c000000006042800101a23d303b800a47414e4445524d553031820200008304000000018501008720000003e8000007d000000bb800000fa0000013880000177000001b5800001f40";
+
+fn sv_at(smp: u16) -> Vec<u8> {
+    let mut f = hex::decode(LIB_SV).unwrap();
+    let at = f.windows(2).position(|w| w == [0x82, 0x02]).unwrap() + 2;
+    f[at..at + 2].copy_from_slice(&smp.to_be_bytes());
+    f
+}
+
+fn write_pcap_at(path: &Path, frames: &[(Duration, Vec<u8>)]) {
+    let mut w = PcapWriter::new(std::fs::File::create(path).unwrap()).unwrap();
+    for (ts, f) in frames {
+        w.write_packet(&PcapPacket::new(*ts, f.len() as u32, f))
+            .unwrap();
+    }
+}
+
+#[test]
+fn sv_and_ipv6_protect_show_verify() {
+    let d = Dir::new();
+    // Five SV frames 1/4800 s apart, then a replay of the first and of a frame from a turn
+    // earlier sent ahead of the clock, at the capture's own timestamps.
+    let t0 = Duration::from_secs(1_790_000_000);
+    let period = Duration::from_nanos(1_000_000_000 / 4800);
+    let mut frames: Vec<(Duration, Vec<u8>)> = (0..5u16)
+        .map(|i| (t0 + period * i as u32, sv_at(i)))
+        .collect();
+    // IPv6 R-GOOSE (libiec61850's payload) to ff05::102.
+    let eth = EthernetRepr {
+        dst: [0x33, 0x33, 0, 0, 1, 2],
+        src: [2, 0, 0, 0, 0, 1],
+        vlan: None,
+        ethertype: 0,
+    };
+    let mut group = [0u8; 16];
+    group[..2].copy_from_slice(&[0xff, 0x05]);
+    group[14..].copy_from_slice(&[1, 2]);
+    let mut src = [0u8; 16];
+    src[0] = 0xfd;
+    src[15] = 1;
+    let v6 = gander_wire::ipv6::emit_udp_frame(
+        &eth,
+        src,
+        group,
+        (102, 102),
+        0,
+        &hex::decode(LIB_PLAIN).unwrap(),
+    )
+    .unwrap();
+    frames.push((t0 + period * 5, v6));
+    write_pcap_at(&d.p("plain.pcap"), &frames);
+    let (code, stdout, _) = run(gander()
+        .args(["frame", "show", "--json", "--profile", "libiec61850"])
+        .arg(d.p("plain.pcap")));
+    assert_eq!(code, 0);
+    let shown = verdicts(&stdout);
+    assert_eq!(shown[0]["kind"], "sv");
+    assert_eq!(shown[0]["sv"]["asdus"][0]["svID"], "GANDERMU01");
+    assert_eq!(shown[3]["sv"]["asdus"][0]["smpCnt"], 3);
+    assert_eq!(shown[5]["kind"], "session");
+    assert_eq!(shown[5]["src"], "[fd00::1]:102");
+
+    let (code, _, stderr) = run(gander()
+        .args([
+            "frame",
+            "protect",
+            "--profile",
+            "libiec61850",
+            "--key-id",
+            "1",
+            "--keys",
+        ])
+        .arg(d.p("keys.toml"))
+        .arg(d.p("plain.pcap"))
+        .arg(d.p("prot.pcap")));
+    assert_eq!(code, 0, "{stderr}");
+    // The protected frames, plus replays appended at later capture times.
+    let mut reader =
+        pcap_file::pcap::PcapReader::new(std::fs::File::open(d.p("prot.pcap")).unwrap()).unwrap();
+    let mut prot = Vec::new();
+    while let Some(p) = reader.next_packet() {
+        prot.push(p.unwrap().data.into_owned());
+    }
+    let mut again: Vec<(Duration, Vec<u8>)> = prot
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (t0 + period * i as u32, f.clone()))
+        .collect();
+    again.push((t0 + period * 6, prot[0].clone()));
+    write_pcap_at(&d.p("replay.pcap"), &again);
+    let (code, stdout, _) = verify_json(&d, "libiec61850", "prot.pcap");
+    assert_eq!(code, 0, "{stdout}");
+    let v = verdicts(&stdout);
+    for (i, x) in v.iter().take(5).enumerate() {
+        assert_eq!(
+            (x["kind"].as_str(), x["verdict"].as_str()),
+            (Some("sv"), Some("verified"))
+        );
+        assert_eq!(x["smp_cnt"], i);
+    }
+    assert_eq!(v[5]["kind"], "r-goose");
+    assert_eq!(v[5]["verdict"], "verified");
+    let (code, stdout, _) = verify_json(&d, "libiec61850", "replay.pcap");
+    assert_eq!(code, 1);
+    assert_eq!(verdicts(&stdout)[6]["verdict"], "replay");
+    // --sv-wrap 0 is a usage error.
+    let (code, _, stderr) = run(gander()
+        .args(["frame", "verify", "--sv-wrap", "0", "--keys"])
+        .arg(d.p("keys.toml"))
+        .arg(d.p("prot.pcap")));
+    assert_ne!(code, 0);
+    assert!(stderr.contains("--sv-wrap"), "{stderr}");
+}

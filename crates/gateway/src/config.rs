@@ -6,7 +6,7 @@
 
 use gander_sec::Profile;
 use serde::Deserialize;
-use std::net::{IpAddr, Ipv4Addr, SocketAddrV4};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 
 /// Why a configuration was refused.
@@ -90,8 +90,8 @@ pub enum KindMatch {
     RGoose,
     /// R-SV (session SI 0xA2).
     RSv,
-    /// Layer-2 sampled values (EtherType 0x88BA; IEC 62351-6 protection not implemented yet:
-    /// `pass` or `drop` only, a `verify` rule drops it).
+    /// Layer-2 sampled values (IEC 61850-9-2, EtherType 0x88BA): protect, verify, pass or
+    /// drop (not translate).
     Sv,
     /// GSE management (EtherType 0x88B9; no IEC 62351-6 protection exists).
     GseManagement,
@@ -218,24 +218,52 @@ pub struct NfqueueToml {
     /// Install and remove the iptables rules (default true).
     #[serde(default = "yes")]
     pub install_rules: bool,
+    /// Queue bridged IPv6 UDP through ip6tables too (default true; needs `ip6tables`). With
+    /// `false`, ebtables drops IPv6 UDP to and from port 102 instead.
+    #[serde(default = "yes")]
+    pub ipv6: bool,
 }
 
 fn yes() -> bool {
     true
 }
 
-/// `[udp]`.
+/// `[udp]`: IPv4 or IPv6 socket addresses (`"10.0.0.1:102"`, `"[fd00::1]:102"`). Each side's
+/// listen address and peer are of one family (the two sides may differ). A peer may be a
+/// multicast group (224.0.0.0/4, ff00::/8); a listen address may be a group too, joined on the
+/// interface its scope id names for IPv6 (`"[ff05::102%3]:102"`) or the default one.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct UdpToml {
     /// Where the IED sends its R-GOOSE.
-    pub ied_listen: SocketAddrV4,
+    pub ied_listen: SocketAddr,
     /// Where outbound R-GOOSE goes.
-    pub net_peer: SocketAddrV4,
+    pub net_peer: SocketAddr,
     /// Where the network sends R-GOOSE for the IED.
-    pub net_listen: SocketAddrV4,
+    pub net_listen: SocketAddr,
     /// Where inbound R-GOOSE goes.
-    pub ied_peer: SocketAddrV4,
+    pub ied_peer: SocketAddr,
+}
+
+impl UdpToml {
+    /// Each side's listen address and peer must be of one family: a socket bound to an IPv4
+    /// address cannot send to an IPv6 peer (nor the reverse).
+    pub fn check(&self) -> Result<(), ConfigError> {
+        for (side, listen, peer) in [
+            ("IED", self.ied_listen, self.ied_peer),
+            ("network", self.net_listen, self.net_peer),
+        ] {
+            if listen.is_ipv4() != peer.is_ipv4() {
+                let fam = |a: SocketAddr| if a.is_ipv4() { "IPv4" } else { "IPv6" };
+                return Err(ConfigError::Invalid(format!(
+                    "[udp] {side} side: listen address {listen} is {} but its peer {peer} is {}: the udp driver sends from the listen socket, so both must be of one family",
+                    fam(listen),
+                    fam(peer)
+                )));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// `[metrics]`: the counters as OpenMetrics text (docs/gateway.md, "Metrics").
@@ -321,6 +349,10 @@ pub struct ConfigToml {
     /// Frames the gateway would itself have protected in the other direction: drop | allow.
     #[serde(default)]
     pub reflected: Reflected,
+    /// smpCnt wrap (samples per second) of layer-2 SV streams that do not state it with
+    /// smpMod = 1 (default 4800: IEC 61850-9-2LE at 60 Hz; 4000 at 50 Hz). See
+    /// `docs/gateway.md`, "Replay".
+    pub sv_wrap: Option<u16>,
     /// Rules, first match wins.
     #[serde(default, rename = "rule")]
     pub rules: Vec<RuleToml>,
@@ -402,6 +434,9 @@ impl Config {
             DriverKind::Nfqueue => need(raw.nfqueue.is_some(), "nfqueue")?,
             DriverKind::Udp => need(raw.udp.is_some(), "udp")?,
         }
+        if let (DriverKind::Udp, Some(u)) = (raw.driver, &raw.udp) {
+            u.check()?;
+        }
         for (i, r) in raw.rules.iter().enumerate() {
             let n = i + 1;
             let bad = |why: &str| Err(ConfigError::Invalid(format!("rule {n}: {why}")));
@@ -428,12 +463,18 @@ impl Config {
             if r.translate.is_some() && r.action != Action::Translate {
                 return bad("a [rule.translate] table applies to translate rules only");
             }
-            if matches!(r.kind, KindMatch::Sv | KindMatch::GseManagement)
+            if r.kind == KindMatch::GseManagement
                 && !matches!(r.action, Action::Pass | Action::Drop | Action::Verify)
             {
-                return bad("layer-2 SV and GSE management can only be passed, dropped or verified (verify drops them: IEC 62351-6 protection for them is not implemented)");
+                return bad("GSE management can only be passed, dropped or verified (verify drops it: IEC 62351-6 defines no security for it)");
+            }
+            if r.kind == KindMatch::Sv && r.action == Action::Translate {
+                return bad("layer-2 SV cannot be translated (translate handles GOOSE only)");
             }
             if r.action == Action::Protect && r.key_id.is_none() && r.key_ids.is_none() {
+                if r.kind == KindMatch::Sv {
+                    return bad("an SV protect rule needs a key: give key_id or key_ids");
+                }
                 return bad("protect needs key_id or key_ids");
             }
             if let Some(m) = &r.src_mac {
@@ -482,6 +523,12 @@ impl Config {
                     "pin {n}: pins nothing (give src_mac, vlan, untagged, src_ip or src_port)"
                 )));
             }
+        }
+        if raw.sv_wrap == Some(0) {
+            return Err(ConfigError::Invalid(
+                "sv_wrap must be the samples per second at which smpCnt wraps (e.g. 4000, 4800)"
+                    .into(),
+            ));
         }
         check_operations(&raw)?;
         let keys_path = if raw.keys.is_absolute() {

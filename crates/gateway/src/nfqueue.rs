@@ -1,8 +1,11 @@
 //! The `nfqueue` driver: the gateway paper's design done fail-closed. A Linux bridge joins the IED
 //! port and the network port; with `br_netfilter`, bridged IPv4 UDP traverses iptables' FORWARD
-//! chain, where a rule that gander installs (and removes on exit) queues it to this process
-//! (`-j NFQUEUE`, no `--queue-bypass`: if gander is not running, UDP is dropped, not passed).
-//! The verdict carries the policy's bytes (protected, stripped) or drops the packet.
+//! chain and bridged IPv6 UDP ip6tables' (`ipv6 = true`, the default), where rules that gander
+//! installs (and removes on exit) queue it to this process (`-j NFQUEUE`, no `--queue-bypass`:
+//! if gander is not running, UDP is dropped, not passed). The verdict carries the policy's bytes
+//! (protected, stripped; for IPv6 with the mandatory UDP checksum recomputed) or drops the
+//! packet. With `ipv6 = false`, or where no `ip6tables` exists (then the driver refuses to start
+//! unless told `ipv6 = false`), IPv6 UDP to or from port 102 is dropped by ebtables instead.
 //!
 //! The netlink protocol (nfnetlink_queue) is spoken directly over an AF_NETLINK socket, so no
 //! C library is needed. On this kernel only iptables' NFQUEUE target works (nftables' `queue`
@@ -11,10 +14,11 @@
 //! Limits: the kernel hands over IPv4 packets, not Ethernet frames, so a rule's `src_mac` cannot
 //! match here and `translate` to layer 2 is refused (`translate-unsupported`). What iptables
 //! never sees is dropped across the bridge by `ebtables` rules (fail closed; see [`EBTABLES`]):
-//! layer-2 GOOSE, SV and GSE management, IPv6 UDP to or from port 102, and every tag stack the
-//! bridge cannot hand to iptables (802.1ad and pre-standard QinQ outer tags, two 802.1Q tags,
-//! IEC 61850 EtherTypes behind an 802.1Q tag). IPv4 behind one 802.1Q tag is queued like
-//! untagged IPv4 (`bridge-nf-filter-vlan-tagged=1`). Use the `l2` driver for GOOSE and IPv6.
+//! layer-2 GOOSE, SV and GSE management, IPv6 UDP to or from port 102 when IPv6 is not queued,
+//! and every tag stack the bridge cannot hand to iptables (802.1ad and pre-standard QinQ outer
+//! tags, two 802.1Q tags, IEC 61850 EtherTypes or IPv6 behind an 802.1Q tag). IPv4 behind one
+//! 802.1Q tag is queued like untagged IPv4 (`bridge-nf-filter-vlan-tagged=1`). Use the `l2`
+//! driver for layer-2 GOOSE and SV.
 
 use crate::af_packet::ifindex;
 use crate::config::{Direction, NfqueueToml, PassDrop};
@@ -216,8 +220,9 @@ fn parse_packet(attrs: &[u8]) -> Option<Packet<'_>> {
     })
 }
 
-fn iptables(args: &[&str]) -> io::Result<bool> {
-    let s = Command::new("iptables")
+/// Runs `iptables` or `ip6tables` (both from Debian's iptables package).
+fn xtables(cmd: &str, args: &[&str]) -> io::Result<bool> {
+    let s = Command::new(cmd)
         .arg("-w")
         .args(args)
         .stdout(std::process::Stdio::null())
@@ -226,10 +231,25 @@ fn iptables(args: &[&str]) -> io::Result<bool> {
         .map_err(|e| {
             io::Error::new(
                 e.kind(),
-                format!("iptables: {e} (install the iptables package)"),
+                format!("{cmd}: {e} (install the iptables package)"),
             )
         })?;
     Ok(s.success())
+}
+
+/// Whether `ip6tables` can be run here: the driver refuses to queue IPv6 without it, with a
+/// message that names the fix, instead of letting IPv6 R-GOOSE fall through.
+pub fn ip6tables_available() -> bool {
+    xtables_runs("ip6tables")
+}
+
+fn xtables_runs(cmd: &str) -> bool {
+    Command::new(cmd)
+        .args(["-w", "-L", "FORWARD", "-n"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
 }
 
 /// The ebtables rules (FORWARD chain) that drop what the queue cannot see: whatever an IED
@@ -248,6 +268,11 @@ pub const EBTABLES: &[&[&str]] = &[
     &["-p", "802_1Q", "--vlan-encap", "0x88ba"],
     &["-p", "802_1Q", "--vlan-encap", "0x88b9"],
     &["-p", "802_1Q", "--vlan-encap", "IPv6"],
+];
+
+/// The ebtables rules added when IPv6 is not queued (`ipv6 = false`): IPv6 R-GOOSE/R-SV would
+/// otherwise cross the bridge unchecked.
+pub const EBTABLES_NO_IPV6: &[&[&str]] = &[
     &["-p", "IPv6", "--ip6-proto", "udp", "--ip6-dport", "102"],
     &["-p", "IPv6", "--ip6-proto", "udp", "--ip6-sport", "102"],
 ];
@@ -262,67 +287,80 @@ fn ebtables(op: &str, rule: &[&str]) -> bool {
         .is_ok_and(|s| s.success())
 }
 
-/// The iptables (and ebtables) rules of one queue; removed on drop.
+/// The iptables/ip6tables (and ebtables) rules of one queue; removed on drop.
 struct Rules {
     chain: String,
-    ebtables: usize,
+    /// The xtables commands whose chain is installed (`iptables`, and `ip6tables` with IPv6).
+    tables: Vec<&'static str>,
+    /// The ebtables rules installed, in order.
+    ebtables: Vec<&'static [&'static str]>,
 }
 
 impl Rules {
-    fn install(queue: u16, other: PassDrop) -> io::Result<Rules> {
+    /// Queues bridged UDP of one family to `queue`.
+    fn install_family(
+        cmd: &'static str,
+        chain: &str,
+        queue: u16,
+        other: PassDrop,
+    ) -> io::Result<bool> {
+        let _ = xtables(cmd, &["-N", chain]);
+        let q = queue.to_string();
+        let jump = ["-m", "physdev", "--physdev-is-bridged", "-j", chain];
+        let with = |op: &'static str| {
+            let mut v = vec![op, "FORWARD"];
+            v.extend_from_slice(&jump);
+            v
+        };
+        Ok(xtables(cmd, &["-F", chain])?
+            && xtables(
+                cmd,
+                &["-A", chain, "-p", "udp", "-j", "NFQUEUE", "--queue-num", &q],
+            )?
+            && (other == PassDrop::Pass || xtables(cmd, &["-A", chain, "-j", "DROP"])?)
+            && (xtables(cmd, &with("-C"))? || xtables(cmd, &with("-I"))?))
+    }
+
+    fn install(queue: u16, other: PassDrop, ipv6: bool) -> io::Result<Rules> {
         let chain = format!("GANDER-Q{queue}");
-        // Bridged IPv4, also behind one 802.1Q tag, must traverse iptables.
-        for knob in ["bridge-nf-call-iptables", "bridge-nf-filter-vlan-tagged"] {
+        // Bridged IPv4 (and IPv6), also behind one 802.1Q tag, must traverse iptables.
+        let mut knobs = vec!["bridge-nf-call-iptables", "bridge-nf-filter-vlan-tagged"];
+        if ipv6 {
+            knobs.push("bridge-nf-call-ip6tables");
+        }
+        for knob in knobs {
             std::fs::write(format!("/proc/sys/net/bridge/{knob}"), "1")
                 .map_err(|e| io::Error::new(e.kind(), format!("{knob}: {e}")))?;
         }
-        let _ = iptables(&["-N", &chain]);
-        let q = queue.to_string();
-        let ok = iptables(&["-F", &chain])?
-            && iptables(&[
-                "-A",
-                &chain,
-                "-p",
-                "udp",
-                "-j",
-                "NFQUEUE",
-                "--queue-num",
-                &q,
-            ])?
-            && (other == PassDrop::Pass || iptables(&["-A", &chain, "-j", "DROP"])?)
-            && (iptables(&[
-                "-C",
-                "FORWARD",
-                "-m",
-                "physdev",
-                "--physdev-is-bridged",
-                "-j",
-                &chain,
-            ])? || iptables(&[
-                "-I",
-                "FORWARD",
-                "-m",
-                "physdev",
-                "--physdev-is-bridged",
-                "-j",
-                &chain,
-            ])?);
-        let mut rules = Rules { chain, ebtables: 0 };
-        if !ok {
-            return Err(io::Error::other(
-                "could not install the iptables NFQUEUE rules (CAP_NET_ADMIN and the iptables package are needed)",
-            ));
+        let mut rules = Rules {
+            chain: chain.clone(),
+            tables: vec![],
+            ebtables: vec![],
+        };
+        let families: &[&'static str] = if ipv6 {
+            &["iptables", "ip6tables"]
+        } else {
+            &["iptables"]
+        };
+        for cmd in families {
+            rules.tables.push(cmd);
+            if !Self::install_family(cmd, &chain, queue, other)? {
+                return Err(io::Error::other(format!(
+                    "could not install the {cmd} NFQUEUE rules (CAP_NET_ADMIN and the iptables package are needed)"
+                )));
+            }
         }
         // Without these the bridge would forward IEC 61850 traffic that no check saw: refuse
         // to run rather than warn.
-        for rule in EBTABLES {
+        let extra: &[&'static [&'static str]] = if ipv6 { &[] } else { EBTABLES_NO_IPV6 };
+        for rule in EBTABLES.iter().chain(extra) {
             if !ebtables("-I", rule) {
                 return Err(io::Error::other(format!(
                     "could not install the ebtables rule `{}` (the nfqueue driver needs ebtables to fail closed)",
                     rule.join(" ")
                 )));
             }
-            rules.ebtables += 1;
+            rules.ebtables.push(rule);
         }
         Ok(rules)
     }
@@ -331,21 +369,38 @@ impl Rules {
 impl Drop for Rules {
     fn drop(&mut self) {
         let c = self.chain.clone();
-        let _ = iptables(&[
-            "-D",
-            "FORWARD",
-            "-m",
-            "physdev",
-            "--physdev-is-bridged",
-            "-j",
-            &c,
-        ]);
-        let _ = iptables(&["-F", &c]);
-        let _ = iptables(&["-X", &c]);
-        for rule in &EBTABLES[..self.ebtables] {
+        for cmd in &self.tables {
+            let _ = xtables(
+                cmd,
+                &[
+                    "-D",
+                    "FORWARD",
+                    "-m",
+                    "physdev",
+                    "--physdev-is-bridged",
+                    "-j",
+                    &c,
+                ],
+            );
+            let _ = xtables(cmd, &["-F", &c]);
+            let _ = xtables(cmd, &["-X", &c]);
+        }
+        for rule in &self.ebtables {
             ebtables("-D", rule);
         }
     }
+}
+
+/// Refuses to start when IPv6 is to be queued (`ipv6 = true`, rules installed by gander) and
+/// `ip6tables` does not run: IPv6 R-GOOSE would otherwise meet no rule that queues it.
+fn check_ipv6_support(cfg: &NfqueueToml, ip6tables: impl Fn() -> bool) -> io::Result<()> {
+    if cfg.ipv6 && cfg.install_rules && !ip6tables() {
+        return Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            "nfqueue driver: ip6tables is not available, so IPv6 R-GOOSE/R-SV cannot be queued: install the iptables package (ip6tables), or set `ipv6 = false` in [nfqueue] to have ebtables drop IPv6 UDP to and from port 102",
+        ));
+    }
+    Ok(())
 }
 
 /// Runs the queue until `ctl.stop`; installs and removes the rules if configured.
@@ -355,6 +410,7 @@ pub fn run(
     mut policy: Policy,
     ctl: &Control,
 ) -> io::Result<Policy> {
+    check_ipv6_support(cfg, ip6tables_available)?;
     let ied_index = ifindex(&cfg.ied)? as u32;
     let _net_index = ifindex(&cfg.net)?;
     let nl = Netlink::open()?;
@@ -372,7 +428,7 @@ pub fn run(
     params.push(NFQNL_COPY_PACKET);
     nl.config(q, &[(NFQA_CFG_PARAMS, &params)])?;
     let rules = if cfg.install_rules {
-        Some(Rules::install(q, other)?)
+        Some(Rules::install(q, other, cfg.ipv6)?)
     } else {
         None
     };
@@ -410,14 +466,19 @@ pub fn run(
                     } else {
                         Direction::Inbound
                     };
-                    // The policy judges Ethernet frames: give the IPv4 packet a neutral header.
+                    // The policy judges Ethernet frames: give the IP packet a neutral header
+                    // whose EtherType names its version (the first nibble).
+                    let ethertype: [u8; 2] = match p.payload.first().map(|b| b >> 4) {
+                        Some(6) => [0x86, 0xdd],
+                        _ => [0x08, 0x00],
+                    };
                     frame.clear();
                     frame.extend_from_slice(&[0u8; 12]);
-                    frame.extend_from_slice(&[0x08, 0x00]);
+                    frame.extend_from_slice(&ethertype);
                     frame.extend_from_slice(p.payload);
                     let (verdict, out): (u32, Option<Vec<u8>>) =
                         match policy.handle(dir, &frame, now) {
-                            Decision::Forward(b) if b.len() >= 14 && b[12..14] == [0x08, 0x00] => {
+                            Decision::Forward(b) if b.len() >= 14 && b[12..14] == ethertype => {
                                 tap(ctl, &b);
                                 if b[14..] == *p.payload {
                                     (NF_ACCEPT, None)
@@ -446,4 +507,31 @@ pub fn run(
     drop(rules);
     ctl.publish(&policy, false);
     Ok(policy)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(ipv6: bool, install_rules: bool) -> NfqueueToml {
+        NfqueueToml {
+            queue: 0,
+            ied: "a".into(),
+            net: "b".into(),
+            install_rules,
+            ipv6,
+        }
+    }
+
+    #[test]
+    fn ipv6_without_ip6tables_is_a_clear_error() {
+        let e = check_ipv6_support(&cfg(true, true), || false).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::NotFound);
+        assert!(e.to_string().contains("ip6tables") && e.to_string().contains("ipv6 = false"));
+        // Told to leave IPv6 to ebtables, or not installing rules at all: no need for it.
+        check_ipv6_support(&cfg(false, true), || false).unwrap();
+        check_ipv6_support(&cfg(true, false), || false).unwrap();
+        check_ipv6_support(&cfg(true, true), || true).unwrap();
+        assert!(!xtables_runs("gander-no-such-ip6tables"));
+    }
 }

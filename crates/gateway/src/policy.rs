@@ -3,7 +3,9 @@
 //! [`Policy::handle`] takes a whole Ethernet frame, the direction it travels and the current time
 //! (Unix seconds, for key validity) and returns a [`Decision`]: forward these bytes, or drop for
 //! a [`DropReason`]. It owns the key store, the replay state and the counters; the drivers only
-//! move bytes. Nothing here opens a socket or reads a clock, so every rule is unit-tested.
+//! move bytes. Nothing here opens a socket; the one clock read is the monotonic clock that
+//! [`Policy::handle`] gives the layer-2 SV freshness check ([`Policy::handle_at`] takes it
+//! from the caller), so every rule is unit-tested.
 //!
 //! Every frame is classified once ([`gander_sec::view::classify`]): the tag stack, IPv4/IPv6,
 //! UDP, the session header, the layer-2 header. That one view is what the rule lookup, the
@@ -325,6 +327,8 @@ pub struct Policy {
     /// so a rotation is logged once.
     events: Option<EventSink>,
     protect_keys: HashMap<(Direction, u16), u32>,
+    /// Origin of the monotonic clock [`Policy::handle`] reads (SV freshness).
+    epoch: std::time::Instant,
 }
 
 impl std::fmt::Debug for Policy {
@@ -358,6 +362,9 @@ impl Policy {
                     )));
                 }
             }
+            if r.kind == KindMatch::Sv {
+                Self::check_sv_keys(i + 1, r, &store)?;
+            }
         }
         let pins = config
             .raw
@@ -376,13 +383,47 @@ impl Policy {
                 config.raw.other_inbound.unwrap_or(config.raw.other),
             ],
             default: config.raw.default,
-            replay: [ReplayState::new(), ReplayState::new()],
+            replay: {
+                let mut r = [ReplayState::new(), ReplayState::new()];
+                for d in &mut r {
+                    d.set_sv_wrap(config.raw.sv_wrap.unwrap_or(0));
+                }
+                r
+            },
             spdu_numbers: HashMap::new(),
             ivs: Box::new(RandomIv),
             counters: Counters::default(),
             events: None,
             protect_keys: HashMap::new(),
+            epoch: std::time::Instant::now(),
         })
+    }
+
+    /// An SV rule must have a key layer-2 SV can use: IEC 62351-6 secures layer-2 frames with
+    /// a MAC or signature only, so an AES-GCM key (or none at all) is a configuration error,
+    /// not a stream of drops.
+    fn check_sv_keys(n: usize, r: &Rule, store: &KeyStore) -> Result<(), ConfigError> {
+        let usable = |k: &KeyEntry| {
+            k.enc == gander_sec::EncAlgorithm::None
+                && (k.signature.is_some() || k.mac != gander_sec::MacAlgorithm::None)
+        };
+        let bad = |why: String| Err(ConfigError::Invalid(format!("rule {n}: {why}")));
+        match r.action {
+            Action::Protect | Action::Verify if !r.keys.is_empty() => {
+                for k in &r.keys {
+                    if store.get(*k).is_some_and(|e| !usable(e)) {
+                        return bad(format!(
+                            "key id {k} cannot secure layer-2 SV (IEC 62351-6 layer 2 takes a MAC or signature key, not encryption)"
+                        ));
+                    }
+                }
+                Ok(())
+            }
+            Action::Verify if !store.iter().any(usable) => bad(
+                "an SV verify rule needs a key: the key file holds no MAC or signature key".into(),
+            ),
+            _ => Ok(()),
+        }
     }
 
     /// Replaces the keys (SIGHUP). Replay state is kept: windows are per key id.
@@ -498,9 +539,23 @@ impl Policy {
         self.counters.kernel = Some(k);
     }
 
-    /// Decides what happens to `frame` travelling in `dir` at `now` (Unix seconds).
+    /// Decides what happens to `frame` travelling in `dir` at `now` (Unix seconds); the SV
+    /// freshness check reads the monotonic clock.
     pub fn handle<'a>(&mut self, dir: Direction, frame: &'a [u8], now: u64) -> Decision<'a> {
-        let d = match self.decide(dir, frame, now) {
+        let at_ns = u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        self.handle_at(dir, frame, now, at_ns)
+    }
+
+    /// [`Policy::handle`] with the arrival time given: `at_ns` on any monotonic clock (only the
+    /// layer-2 SV freshness check reads it, [`gander_sec::replay::SvCounter`]).
+    pub fn handle_at<'a>(
+        &mut self,
+        dir: Direction,
+        frame: &'a [u8],
+        now: u64,
+        at_ns: u64,
+    ) -> Decision<'a> {
+        let d = match self.decide(dir, frame, now, at_ns) {
             Ok(d) => d,
             Err(reason) => Decision::Drop(reason),
         };
@@ -576,7 +631,7 @@ impl Policy {
         Ok(())
     }
 
-    fn decide<'a>(&mut self, dir: Direction, frame: &'a [u8], now: u64) -> Verdict<'a> {
+    fn decide<'a>(&mut self, dir: Direction, frame: &'a [u8], now: u64, at_ns: u64) -> Verdict<'a> {
         let v = view::classify(self.profile, frame)?;
         let kind = kind_match(v.kind());
         if v.kind() == Kind::Other {
@@ -637,7 +692,7 @@ impl Policy {
                     Some(ok) => ok,
                     None => self.authenticate(&v, now)?,
                 };
-                self.admit(dir, kind, &rule, &v, &ok)?;
+                self.admit(dir, kind, &rule, &v, &ok, at_ns)?;
                 self.bump(dir, |c| c.verified += 1);
                 if rule.action == Action::Translate {
                     return self.translate_verified(dir, &rule, &v, &ok, now);
@@ -669,6 +724,7 @@ impl Policy {
         rule: &Rule,
         v: &FrameView<'_>,
         ok: &Verified<'_>,
+        at_ns: u64,
     ) -> Result<(), DropReason> {
         let key = ok.key_id();
         let appid = ok.appid();
@@ -687,7 +743,7 @@ impl Policy {
             return Err(DropReason::Reflected);
         }
         self.check_pins(dir, kind, appid, v)?;
-        self.replay[dir as usize].check_and_accept(&ok.freshness())?;
+        self.replay[dir as usize].check_and_accept(&ok.freshness(at_ns))?;
         Ok(())
     }
 
@@ -695,7 +751,7 @@ impl Policy {
     /// byte for byte (tags, IP options).
     fn strip(&self, v: &FrameView<'_>, ok: &Verified<'_>) -> Result<Vec<u8>, DropReason> {
         match (&v.content, ok) {
-            (Content::L2(l), Verified::Goose { .. }) => {
+            (Content::L2(l), Verified::Goose { .. } | Verified::Sv { .. }) => {
                 let body = GooseFrameRepr {
                     appid: l.appid,
                     // Reserved1 keeps only the simulation bit and Reserved2 returns to 0, as a
@@ -1528,7 +1584,8 @@ dst_mac = "01:0c:cd:01:00:01"
             "[[rule]]\ndirection = \"inbound\"\naction = \"pass\"\nkeep_security = true\n",
             "[[rule]]\ndirection = \"inbound\"\naction = \"verify\"\nverify_input = true\n",
             "[[rule]]\ndirection = \"inbound\"\naction = \"verify\"\nkey_ids = []\n",
-            "[[rule]]\ndirection = \"outbound\"\nkind = \"sv\"\naction = \"protect\"\nkey_id = 1\n",
+            "[[rule]]\ndirection = \"outbound\"\nkind = \"sv\"\naction = \"translate\"\nkey_id = 1\n",
+            "[[rule]]\ndirection = \"outbound\"\nkind = \"gse-management\"\naction = \"protect\"\nkey_id = 1\n",
             "[[pin]]\nappid = 1\n",
             "[[pin]]\nappid = 1\nsrc_mac = \"02:00:00:00:00:01\"\nbogus = 2\n",
             "reflected = \"sometimes\"\n",
@@ -1593,6 +1650,180 @@ dst_mac = "01:0c:cd:01:00:01"
         assert_eq!(
             gw.handle(Direction::Inbound, &secured, 0),
             Decision::Drop(DropReason::Replay)
+        );
+    }
+
+    fn sv(appid: u16, sv_id: &str, smp: u16) -> Vec<u8> {
+        craft::sv_frame(
+            IED_MAC,
+            [0x01, 0x0c, 0xcd, 0x04, 0x00, 0x01],
+            None,
+            appid,
+            sv_id,
+            smp,
+        )
+    }
+
+    /// Frame `i` of a 4800/s stream arrives at i * 208 333 ns.
+    fn sv_at(i: u64) -> u64 {
+        i * 1_000_000_000 / 4800
+    }
+
+    #[test]
+    fn sv_protect_verify_strip_and_replay() {
+        let mut tx = publisher(1);
+        let mut gw = policy(PROTECT_VERIFY);
+        let mut secured = vec![];
+        // Across the wrap at 4800.
+        for (i, smp) in (4795..4800).chain(0..5).enumerate() {
+            let plain = sv(0x4000, "MU01", smp);
+            let s = fwd(tx.handle_at(Direction::Outbound, &plain, 0, sv_at(i as u64)));
+            assert!(s.len() > plain.len());
+            assert_eq!(&s[12..14], &[0x88, 0xba]);
+            let back = gw.handle_at(Direction::Inbound, &s, 0, sv_at(i as u64) + 50_000);
+            assert_eq!(
+                fwd(back),
+                plain,
+                "smpCnt {smp}: stripped back to the MU's frame"
+            );
+            secured.push(s);
+        }
+        let t = sv_at(10) + 50_000;
+        // Duplicates and older frames are replays.
+        for s in &secured {
+            assert_eq!(
+                gw.handle_at(Direction::Inbound, s, 0, t),
+                Decision::Drop(DropReason::Replay)
+            );
+        }
+        // A frame 100 samples ahead of the clock (captured a turn earlier) is a replay too ...
+        let ahead = fwd(tx.handle_at(Direction::Outbound, &sv(0x4000, "MU01", 105), 0, t));
+        assert_eq!(
+            gw.handle_at(Direction::Inbound, &ahead, 0, t),
+            Decision::Drop(DropReason::Replay)
+        );
+        // ... and the stream goes on at its rate.
+        let next = fwd(tx.handle_at(Direction::Outbound, &sv(0x4000, "MU01", 5), 0, t));
+        assert!(gw.handle_at(Direction::Inbound, &next, 0, t).is_forward());
+        // Another svID is another stream.
+        let other = fwd(tx.handle_at(Direction::Outbound, &sv(0x4000, "MU02", 5), 0, t));
+        assert!(gw.handle_at(Direction::Inbound, &other, 0, t).is_forward());
+        let c = gw.counters();
+        assert_eq!((c.inbound.verified, c.inbound.stripped), (12, 12));
+        assert_eq!(c.inbound.dropped["replay"], 11);
+        // Every bit flip after the addresses is dropped.
+        let s = fwd(tx.handle_at(Direction::Outbound, &sv(0x4000, "MU01", 6), 0, t));
+        for i in 12 * 8..s.len() * 8 {
+            let mut f = s.clone();
+            f[i / 8] ^= 1 << (i % 8);
+            let mut rx = policy(PROTECT_VERIFY);
+            assert!(
+                !rx.handle_at(Direction::Inbound, &f, 0, t).is_forward(),
+                "bit {i}"
+            );
+        }
+        // Unsecured SV does not pass a verify rule.
+        assert_eq!(
+            gw.handle(Direction::Inbound, &sv(0x4000, "MU01", 7), 0),
+            Decision::Drop(DropReason::Unsecured)
+        );
+    }
+
+    #[test]
+    fn sv_wrap_comes_from_the_config() {
+        let mut tx = publisher(1);
+        let mut gw50 = policy(&format!(
+            "sv_wrap = 4000
+{PROTECT_VERIFY}"
+        ));
+        let mut gw60 = policy(PROTECT_VERIFY);
+        let a = fwd(tx.handle_at(Direction::Outbound, &sv(0x4000, "MU01", 3999), 0, 0));
+        let b = fwd(tx.handle_at(Direction::Outbound, &sv(0x4000, "MU01", 0), 0, 0));
+        for gw in [&mut gw50, &mut gw60] {
+            assert!(gw.handle_at(Direction::Inbound, &a, 0, 0).is_forward());
+        }
+        // 3999 -> 0 is the next sample at 4000/s, and 801 samples ahead at 4800/s.
+        assert!(gw50
+            .handle_at(Direction::Inbound, &b, 0, 250_000)
+            .is_forward());
+        assert_eq!(
+            gw60.handle_at(Direction::Inbound, &b, 0, 250_000),
+            Decision::Drop(DropReason::Replay)
+        );
+    }
+
+    #[test]
+    fn sv_policy_config_errors() {
+        let cfg = |rules: &str| {
+            let text = format!(
+                "driver = \"udp\"\nkeys = \"k.toml\"\n[udp]\nied_listen = \"127.0.0.1:1\"\nnet_peer = \"127.0.0.1:2\"\nnet_listen = \"127.0.0.1:3\"\nied_peer = \"127.0.0.1:4\"\n{rules}"
+            );
+            Config::from_toml(&text, Path::new("."))
+        };
+        let err =
+            |r: Result<Config, ConfigError>| r.err().map(|e| e.to_string()).unwrap_or_default();
+        // Without a key.
+        let e = err(cfg(
+            "[[rule]]\ndirection = \"outbound\"\nkind = \"sv\"\naction = \"protect\"\n",
+        ));
+        assert!(e.contains("SV protect rule needs a key"), "{e}");
+        let e = err(cfg(
+            "[[rule]]\ndirection = \"outbound\"\nkind = \"sv\"\naction = \"translate\"\n",
+        ));
+        assert!(e.contains("SV cannot be translated"), "{e}");
+        let e = err(cfg("sv_wrap = 0\n"));
+        assert!(e.contains("sv_wrap"), "{e}");
+        // An encryption key cannot secure layer 2.
+        let c = cfg(
+            "[[rule]]\ndirection = \"outbound\"\nkind = \"sv\"\naction = \"protect\"\nkey_id = 2\n",
+        )
+        .unwrap();
+        let store = KeyStore::from_toml(KEYS, Path::new("."), default_provider()).unwrap();
+        let e = Policy::new(&c, store)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(e.contains("cannot secure layer-2 SV"), "{e}");
+        // A verify rule for SV with no MAC or signature key in the key file.
+        let c =
+            cfg("[[rule]]\ndirection = \"inbound\"\nkind = \"sv\"\naction = \"verify\"\n").unwrap();
+        let only_gcm = "[[key]]\nid = 2\nenc = \"aes-128-gcm\"\nkey_ascii = \"0123456789ABCDEF\"\n";
+        let store = KeyStore::from_toml(only_gcm, Path::new("."), default_provider()).unwrap();
+        let e = Policy::new(&c, store)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(e.contains("SV verify rule needs a key"), "{e}");
+    }
+
+    #[test]
+    fn ipv6_multicast_rgoose_protect_verify_strip() {
+        let group = [0xff, 0x05, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x01, 0x02];
+        let a = craft::Udp6Addrs {
+            src_mac: IED_MAC,
+            dst_mac: craft::ipv6_multicast_mac(group),
+            src_ip: [0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1],
+            dst_ip: group,
+            src_port: 102,
+            dst_port: 102,
+        };
+        let plain = craft::udp6_frame(&a, &craft::rgoose_spdu(Profile::Standard, 0x1000, 3, 1, 3));
+        let mut tx = publisher(1);
+        let mut gw = policy(PROTECT_VERIFY);
+        let s = fwd(tx.handle(Direction::Outbound, &plain, 0));
+        // The UDP checksum of the protected datagram is right (mandatory in IPv6).
+        let v = view::classify(Profile::Standard, &s).unwrap();
+        assert_eq!(v.kind(), Kind::RGoose);
+        assert!(v.secured());
+        assert_eq!(fwd(gw.handle(Direction::Inbound, &s, 0)), plain);
+        // A zero UDP checksum is refused over IPv6.
+        let mut z = s.clone();
+        let udp = 14 + 40;
+        z[udp + 6] = 0;
+        z[udp + 7] = 0;
+        assert_eq!(
+            policy(PROTECT_VERIFY).handle(Direction::Inbound, &z, 0),
+            Decision::Drop(DropReason::BadChecksum)
         );
     }
 

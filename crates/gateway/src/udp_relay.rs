@@ -1,46 +1,137 @@
-//! The `udp` driver: an R-GOOSE/R-SV relay for routed networks. The IED sends its session PDUs to
-//! the gateway's IED-side address; the relay secures them and sends them from its network-side
-//! address to the configured peer, and the reverse for inbound traffic. No kernel forwarding is
-//! involved, so nothing reaches the IED that the policy did not pass.
+//! The `udp` driver: an R-GOOSE/R-SV relay for routed networks, over IPv4 or IPv6. The IED sends
+//! its session PDUs to the gateway's IED-side address; the relay secures them and sends them from
+//! its network-side address to the configured peer (unicast or a multicast group), and the
+//! reverse for inbound traffic. No kernel forwarding is involved, so nothing reaches the IED that
+//! the policy did not pass.
 //!
-//! Each datagram is wrapped in an Ethernet/IPv4/UDP frame carrying its real source address and
-//! port (the replay window's sender) so the same policy core judges it.
+//! Each datagram is wrapped in an Ethernet/IPv4/UDP or Ethernet/IPv6/UDP frame carrying its real
+//! source address and port (and the address it was sent to) so the same policy core judges it,
+//! whatever the family. Each side's listen address and peer are of one family
+//! ([`UdpToml::check`]); the two sides may differ (an IPv4 IED behind an IPv6 network).
+//!
+//! Multicast (IEC 61850-90-5 clause 8: R-GOOSE/R-SV to IP multicast groups): a listen address
+//! that is a group is joined (IPv6 on the interface its scope id names, or the default one); a
+//! peer that is a group is sent to with a hop limit of 64 (the session may cross routers), out of
+//! the interface its scope id names (IPv6), and without local loopback, so the relay never reads
+//! its own output back.
 
 use crate::config::{Direction, UdpToml};
 use crate::driver::{poll_fds, tap, unix_now, Control, Housekeeping};
 use crate::policy::{Decision, Policy};
-use gander_wire::ethernet::{EthernetRepr, ETHERTYPE_IPV4};
+use gander_wire::ethernet::{EthernetRepr, ETHERTYPE_IPV4, ETHERTYPE_IPV6};
 use gander_wire::ip::{locate_udp, UdpFrameRepr};
+use gander_wire::ipv6::{self, Ipv6Payload};
 use std::io;
-use std::net::{SocketAddr, SocketAddrV4, UdpSocket};
+use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
 
-fn wrap(src: SocketAddrV4, dst: SocketAddrV4, payload: &[u8]) -> Option<Vec<u8>> {
-    UdpFrameRepr {
-        eth: EthernetRepr {
-            dst: [0; 6],
-            src: [0; 6],
-            vlan: None,
-            ethertype: ETHERTYPE_IPV4,
-        },
-        src_addr: src.ip().octets(),
-        dst_addr: dst.ip().octets(),
-        src_port: src.port(),
-        dst_port: dst.port(),
-        ttl: 64,
-        tos: 0,
-        identification: 0,
+/// The Ethernet frame the policy judges for a datagram from `src` to `dst`.
+fn wrap(src: SocketAddr, dst: SocketAddr, payload: &[u8]) -> Option<Vec<u8>> {
+    let eth = |ethertype| EthernetRepr {
+        dst: [0; 6],
+        src: [0; 6],
+        vlan: None,
+        ethertype,
+    };
+    match (src, dst) {
+        (SocketAddr::V4(s), SocketAddr::V4(d)) => UdpFrameRepr {
+            eth: eth(ETHERTYPE_IPV4),
+            src_addr: s.ip().octets(),
+            dst_addr: d.ip().octets(),
+            src_port: s.port(),
+            dst_port: d.port(),
+            ttl: 64,
+            tos: 0,
+            identification: 0,
+        }
+        .emit(payload)
+        .ok(),
+        (SocketAddr::V6(s), SocketAddr::V6(d)) => ipv6::emit_udp_frame(
+            &eth(ETHERTYPE_IPV6),
+            s.ip().octets(),
+            d.ip().octets(),
+            (s.port(), d.port()),
+            0,
+            payload,
+        )
+        .ok(),
+        // A socket only receives from its own family (IPv4-mapped addresses are not used:
+        // every IPv6 socket here is bound to an IPv6 address).
+        _ => None,
     }
-    .emit(payload)
-    .ok()
+}
+
+/// The UDP payload of a frame the policy forwarded (IPv4 or IPv6).
+fn payload(frame: &[u8]) -> Option<&[u8]> {
+    if frame.len() < 14 {
+        return None;
+    }
+    match u16::from_be_bytes([frame[12], frame[13]]) {
+        ETHERTYPE_IPV4 => locate_udp(frame).ok().map(|l| &frame[l.payload]),
+        ETHERTYPE_IPV6 => match ipv6::locate(frame, 14) {
+            Ok(Ipv6Payload::Udp(l)) => Some(&frame[l.payload]),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn setsockopt_int(fd: i32, level: i32, name: i32, value: i32) -> io::Result<()> {
+    // SAFETY: `value` is a valid c_int for the duration of the call and its size is passed.
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            level,
+            name,
+            &value as *const i32 as *const libc::c_void,
+            std::mem::size_of::<i32>() as libc::socklen_t,
+        )
+    };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Binds one side's socket: joins `listen` if it is a group, and prepares sending to `peer` if
+/// that is a group.
+fn bind(listen: SocketAddr, peer: SocketAddr) -> io::Result<UdpSocket> {
+    let s = UdpSocket::bind(listen)
+        .map_err(|e| io::Error::new(e.kind(), format!("udp driver: cannot bind {listen}: {e}")))?;
+    match listen {
+        SocketAddr::V4(a) if a.ip().is_multicast() => {
+            s.join_multicast_v4(a.ip(), &std::net::Ipv4Addr::UNSPECIFIED)?
+        }
+        SocketAddr::V6(a) if a.ip().is_multicast() => s.join_multicast_v6(a.ip(), a.scope_id())?,
+        _ => {}
+    }
+    match peer {
+        SocketAddr::V4(p) if p.ip().is_multicast() => {
+            s.set_multicast_ttl_v4(64)?;
+            s.set_multicast_loop_v4(false)?;
+        }
+        SocketAddr::V6(p) if p.ip().is_multicast() => {
+            let fd = s.as_raw_fd();
+            setsockopt_int(fd, libc::IPPROTO_IPV6, libc::IPV6_MULTICAST_HOPS, 64)?;
+            s.set_multicast_loop_v6(false)?;
+            if p.scope_id() != 0 {
+                let idx = i32::try_from(p.scope_id())
+                    .map_err(|_| io::Error::other("scope id out of range"))?;
+                setsockopt_int(fd, libc::IPPROTO_IPV6, libc::IPV6_MULTICAST_IF, idx)?;
+            }
+        }
+        _ => {}
+    }
+    s.set_nonblocking(true)?;
+    Ok(s)
 }
 
 /// Runs the relay until `ctl.stop` is set; returns the policy.
 pub fn run(cfg: &UdpToml, mut policy: Policy, ctl: &Control) -> io::Result<Policy> {
-    let ied = UdpSocket::bind(cfg.ied_listen)?;
-    let net = UdpSocket::bind(cfg.net_listen)?;
-    ied.set_nonblocking(true)?;
-    net.set_nonblocking(true)?;
+    cfg.check()
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
+    let ied = bind(cfg.ied_listen, cfg.ied_peer)?;
+    let net = bind(cfg.net_listen, cfg.net_peer)?;
     let mut buf = vec![0u8; 65536];
     let mut hk = Housekeeping::new();
     while !ctl.stopping() {
@@ -70,18 +161,18 @@ pub fn run(cfg: &UdpToml, mut policy: Policy, ctl: &Control) -> io::Result<Polic
                     // ICMP errors of earlier sends surface here; they are not frames.
                     Err(_) => break,
                 };
-                let SocketAddr::V4(from) = from else { continue };
                 // Every datagram on these sockets is addressed to the R-GOOSE/R-SV service,
                 // whatever port the site gave it: the frame the policy judges carries port 102,
-                // so a datagram that does not parse is `malformed`, never `other` traffic.
-                let service = SocketAddrV4::new(*local.ip(), gander_wire::ip::RGOOSE_PORT);
-                let Some(frame) = wrap(from, service, &buf[..n]) else {
+                // so a datagram that does not parse is `malformed`, never `other` traffic. The
+                // scope id is the receiver's business, not part of the datagram.
+                let dst = SocketAddr::new(local.ip(), gander_wire::ip::RGOOSE_PORT);
+                let Some(frame) = wrap(from, dst, &buf[..n]) else {
                     continue;
                 };
                 if let Decision::Forward(out) = policy.handle(dir, &frame, now) {
                     // Translation to layer 2 has no meaning here: the output must be UDP.
-                    if let Ok(loc) = locate_udp(&out) {
-                        if tx.send_to(&out[loc.payload.clone()], peer).is_err() {
+                    if let Some(p) = payload(&out) {
+                        if tx.send_to(p, peer).is_err() {
                             policy.count_tx_error(dir);
                         }
                         tap(ctl, &out);
@@ -93,4 +184,58 @@ pub fn run(cfg: &UdpToml, mut policy: Policy, ctl: &Control) -> io::Result<Polic
     }
     ctl.publish(&policy, false);
     Ok(policy)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrap_and_payload_round_trip_in_both_families() {
+        let p = b"\x01\x40payload";
+        for (src, dst) in [
+            ("10.0.0.1:102", "10.0.0.2:102"),
+            ("[fd00::1]:102", "[ff05::102]:102"),
+        ] {
+            let (s, d): (SocketAddr, SocketAddr) = (src.parse().unwrap(), dst.parse().unwrap());
+            let f = wrap(s, d, p).unwrap();
+            assert_eq!(payload(&f), Some(&p[..]));
+        }
+        let v4: SocketAddr = "10.0.0.1:102".parse().unwrap();
+        let v6: SocketAddr = "[fd00::1]:102".parse().unwrap();
+        assert!(wrap(v4, v6, p).is_none());
+        assert!(payload(&[0u8; 10]).is_none());
+    }
+
+    #[test]
+    fn mixed_families_on_one_side_are_refused() {
+        let cfg = |il: &str, np: &str, nl: &str, ip: &str| UdpToml {
+            ied_listen: il.parse().unwrap(),
+            net_peer: np.parse().unwrap(),
+            net_listen: nl.parse().unwrap(),
+            ied_peer: ip.parse().unwrap(),
+        };
+        let e = cfg(
+            "10.0.0.1:102",
+            "[ff05::102]:102",
+            "10.0.1.1:102",
+            "10.0.0.2:102",
+        )
+        .check()
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("network side") && e.contains("IPv4") && e.contains("IPv6"),
+            "{e}"
+        );
+        // An IPv4 IED side and an IPv6 network side are fine.
+        cfg(
+            "10.0.0.1:102",
+            "[ff05::102]:102",
+            "[fd00::1]:102",
+            "10.0.0.2:102",
+        )
+        .check()
+        .unwrap();
+    }
 }

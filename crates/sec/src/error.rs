@@ -10,8 +10,12 @@ pub enum ReplayKind {
     Duplicate,
     /// The sequence number is older than the window still remembers.
     TooOld,
-    /// GOOSE: stNum/sqNum do not advance (IEC 61850-8-1 retransmission rules).
+    /// GOOSE: stNum/sqNum do not advance (IEC 61850-8-1 retransmission rules); SV: smpCnt is
+    /// behind the last accepted one.
     NotNewer,
+    /// SV: smpCnt advanced further than the time since the last accepted frame allows
+    /// (`docs/gateway.md`, "Replay"): a frame from an earlier turn of the counter.
+    AheadOfClock,
 }
 
 /// A protect or verify failure.

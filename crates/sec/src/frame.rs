@@ -45,6 +45,8 @@ pub struct Verdict {
     pub st_sq: Option<(u32, u32)>,
     /// MAC and encryption algorithm names, when verified.
     pub algorithms: Option<(&'static str, &'static str)>,
+    /// smpCnt of the first SV ASDU (only after verification, or for cleartext).
+    pub smp_cnt: Option<u16>,
 }
 
 impl Verdict {
@@ -57,6 +59,7 @@ impl Verdict {
             appid: None,
             st_sq: None,
             algorithms: None,
+            smp_cnt: None,
         }
     }
     /// Whether the frame is acceptable: verified, unsecured or not ours.
@@ -82,7 +85,10 @@ fn cleartext_numbers(profile: Profile, v: &FrameView<'_>) -> (Option<u16>, Optio
             .map(|g| (g.st_num, g.sq_num))
     };
     match &v.content {
-        Content::L2(l) => (Some(l.appid), goose(&v.frame[l.apdu.clone()])),
+        Content::L2(l) if l.ethertype == gander_wire::ethernet::ETHERTYPE_GOOSE => {
+            (Some(l.appid), goose(&v.frame[l.apdu.clone()]))
+        }
+        Content::L2(l) => (Some(l.appid), None),
         Content::Session(s) => {
             match gander_wire::spdu::elements(s.pdu.payload(), &profile.dialect()).next() {
                 Some(Ok(e)) => (Some(e.appid), goose(e.apdu)),
@@ -90,6 +96,18 @@ fn cleartext_numbers(profile: Profile, v: &FrameView<'_>) -> (Option<u16>, Optio
             }
         }
         Content::Other => (None, None),
+    }
+}
+
+/// smpCnt of an unsecured layer-2 SV frame's first ASDU.
+fn cleartext_smp_cnt(v: &FrameView<'_>) -> Option<u16> {
+    match &v.content {
+        Content::L2(l) if l.ethertype == gander_wire::ethernet::ETHERTYPE_SV => {
+            gander_wire::sv::SavPdu::parse(&v.frame[l.apdu.clone()])
+                .ok()
+                .and_then(|s| s.asdus.first().map(|a| a.smp_cnt))
+        }
+        _ => None,
     }
 }
 
@@ -113,8 +131,22 @@ impl<'s> CaptureVerifier<'s> {
         }
     }
 
-    /// Verifies one frame captured at `now` (Unix seconds).
+    /// Sets the smpCnt wrap of SV streams that do not state it
+    /// ([`ReplayState::set_sv_wrap`]).
+    pub fn set_sv_wrap(&mut self, wrap: u16) {
+        self.replay.set_sv_wrap(wrap);
+    }
+
+    /// Verifies one frame captured at `now` (Unix seconds); SV replay is judged against the
+    /// same clock in whole seconds (use [`CaptureVerifier::verify_at`] with capture times).
     pub fn verify(&mut self, frame: &[u8], now: u64) -> Verdict {
+        self.verify_at(frame, now, now.saturating_mul(1_000_000_000))
+    }
+
+    /// Verifies one frame captured at `now` (Unix seconds, for key validity) and `at_ns`
+    /// (nanoseconds on any monotonic clock, for the SV freshness check of
+    /// [`crate::replay::SvCounter`]).
+    pub fn verify_at(&mut self, frame: &[u8], now: u64, at_ns: u64) -> Verdict {
         let view = match view::classify(self.profile, frame) {
             Ok(v) => v,
             Err(e) => {
@@ -144,13 +176,15 @@ impl<'s> CaptureVerifier<'s> {
         match view::verify(self.profile, self.store, &view, now) {
             Ok(Judged::Unsecured) => {
                 (v.appid, v.st_sq) = cleartext_numbers(self.profile, &view);
+                v.smp_cnt = cleartext_smp_cnt(&view);
             }
-            Ok(Judged::Verified(ok)) => match self.replay.check_and_accept(&ok.freshness()) {
+            Ok(Judged::Verified(ok)) => match self.replay.check_and_accept(&ok.freshness(at_ns)) {
                 Ok(()) => {
                     v.outcome = Outcome::Verified;
                     v.key_id = Some(ok.key_id());
                     v.appid = Some(ok.appid());
                     v.st_sq = ok.st_sq();
+                    v.smp_cnt = ok.smp_cnt();
                     v.algorithms = Some(ok.algorithms());
                 }
                 Err(e) => v.outcome = Outcome::Failed(e),
@@ -179,7 +213,8 @@ fn guess_kind(frame: &[u8]) -> Kind {
 
 /// Secures one frame with `key` as `profile` writes it. Returns `Ok(None)` for frames that are
 /// not IEC 61850 traffic (the caller copies them unchanged), and an error for frames that are
-/// already secured or malformed at any layer, and for layer-2 SV (not implemented).
+/// already secured or malformed at any layer, and for GSE management (IEC 62351-6 defines no
+/// security for it).
 pub fn protect_frame(
     profile: Profile,
     key: &KeyEntry,
@@ -233,12 +268,10 @@ pub fn protect_view(
 ) -> Result<Option<Vec<u8>>, SecError> {
     match &view.content {
         Content::Other => Ok(None),
-        Content::L2(l) if l.ethertype == gander_wire::ethernet::ETHERTYPE_GOOSE => {
-            crate::l2::protect(profile, key, view.frame, ivs, now).map(Some)
-        }
-        Content::L2(_) => Err(SecError::Unsupported(
-            "IEC 62351-6 security on layer-2 SV and GSE management is not implemented",
-        )),
+        Content::L2(l) if l.ethertype == gander_wire::ethernet::ETHERTYPE_GSE_MANAGEMENT => Err(
+            SecError::Unsupported("IEC 62351-6 defines no security for GSE management"),
+        ),
+        Content::L2(_) => crate::l2::protect(profile, key, view.frame, ivs, now).map(Some),
         Content::Session(s) => {
             let pdu = &s.pdu;
             if !unsecured_spdu(pdu) {

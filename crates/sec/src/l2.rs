@@ -1,6 +1,12 @@
-//! IEC 62351-6 security for layer-2 GOOSE (IEC 61850-8-1): the security extension after the
-//! APDU, the header CRC in Reserved2, and a MAC or digital signature over EtherType .. end of
-//! AuthenticationValue.
+//! IEC 62351-6 security for layer-2 GOOSE (IEC 61850-8-1) and SV (IEC 61850-9-2): the security
+//! extension after the APDU, the header CRC in Reserved2, and a MAC or digital signature over
+//! EtherType .. end of AuthenticationValue.
+//!
+//! SV (EtherType 0x88BA) shares GOOSE's header (APPID, Length, Reserved1 with the simulation
+//! bit, Reserved2; IEC 61850-9-2 clause 8.2, Wireshark's `packet-sv.c` reads the same four
+//! fields) and IEC 62351-6 secures both the same way, so one code path serves both; only the
+//! APDU differs (`savPdu`, tag 0x60, instead of `goosePdu`, 0x61), and it is parsed whole before
+//! a frame is protected or reported verified.
 //!
 //! Coverage was confirmed on libiec61850's development encoder (`goose_sec.c`, the synthetic
 //! frame, `docs/session-layout.md` §6): HMAC-SHA256-128 over bytes 12..205 of that frame, i.e. from the
@@ -29,7 +35,7 @@ use crate::view::crc_order;
 fn auth_len(key: &KeyEntry) -> Result<usize, SecError> {
     if key.enc != EncAlgorithm::None {
         return Err(SecError::Unsupported(
-            "IEC 62351-6 layer-2 GOOSE carries a MAC or signature, not encryption",
+            "IEC 62351-6 layer-2 GOOSE/SV carries a MAC or signature, not encryption",
         ));
     }
     if let Some(s) = &key.signature {
@@ -44,7 +50,8 @@ fn auth_len(key: &KeyEntry) -> Result<usize, SecError> {
     Ok(key.mac.tag_len())
 }
 
-/// Adds the security extension to an unsecured GOOSE frame (a whole Ethernet frame).
+/// Adds the security extension to an unsecured layer-2 GOOSE or SV frame (a whole Ethernet
+/// frame).
 pub fn protect(
     profile: Profile,
     key: &KeyEntry,
@@ -73,7 +80,11 @@ pub fn protect(
     );
     let ext_layout = ext.layout();
     key.check_appid(l2.body.appid)?;
-    GoosePdu::parse(&l2.body.apdu)?;
+    if l2.eth.ethertype == gander_wire::ethernet::ETHERTYPE_SV {
+        crate::view::parse_sav_pdu(&l2.body.apdu)?;
+    } else {
+        GoosePdu::parse(&l2.body.apdu)?;
+    }
     l2.body.extension = Some(ext.to_vec());
     l2.body
         .set_security_fields(l2.eth.ethertype, crc_order(profile))?;
@@ -115,7 +126,7 @@ pub fn protect(
     Ok(out)
 }
 
-/// A GOOSE frame whose extension verified under a known, valid key.
+/// A layer-2 GOOSE or SV frame whose extension verified under a known, valid key.
 #[derive(Clone, Debug)]
 pub struct VerifiedGoose {
     /// Ethernet header.
@@ -135,7 +146,7 @@ pub enum CheckedGoose {
     Unsecured(L2Frame),
 }
 
-/// Verifies one layer-2 GOOSE frame statelessly (through [`crate::view::verify`]).
+/// Verifies one layer-2 GOOSE or SV frame statelessly (through [`crate::view::verify`]).
 pub fn verify(
     profile: Profile,
     store: &KeyStore,
@@ -143,7 +154,10 @@ pub fn verify(
     now: u64,
 ) -> Result<CheckedGoose, SecError> {
     let view = crate::view::classify(profile, frame)?;
-    if view.kind() != crate::view::Kind::Goose {
+    if !matches!(
+        view.kind(),
+        crate::view::Kind::Goose | crate::view::Kind::Sv
+    ) {
         return Err(SecError::Malformed(gander_wire::Error::WrongEtherType(
             gander_wire::ethernet::Frame::new_unchecked(frame).ethertype(),
         )));
@@ -152,13 +166,14 @@ pub fn verify(
     let (l2, _) = L2Frame::parse(frame)?;
     match judged {
         crate::view::Judged::Unsecured => Ok(CheckedGoose::Unsecured(l2)),
-        crate::view::Judged::Verified(crate::view::Verified::Goose { extension, .. }) => {
-            Ok(CheckedGoose::Verified(VerifiedGoose {
-                eth: l2.eth,
-                body: l2.body,
-                extension,
-            }))
-        }
-        crate::view::Judged::Verified(_) => Err(SecError::Unsupported("not layer-2 GOOSE")),
+        crate::view::Judged::Verified(
+            crate::view::Verified::Goose { extension, .. }
+            | crate::view::Verified::Sv { extension, .. },
+        ) => Ok(CheckedGoose::Verified(VerifiedGoose {
+            eth: l2.eth,
+            body: l2.body,
+            extension,
+        })),
+        crate::view::Judged::Verified(_) => Err(SecError::Unsupported("not layer-2 GOOSE or SV")),
     }
 }

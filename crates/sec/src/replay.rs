@@ -8,6 +8,8 @@
 //! * R-GOOSE/R-SV: (key id, SPDU identifier, APPID of the payload) with the SPDU number;
 //! * layer-2 GOOSE: (key id, APPID, gocbRef) with stNum/sqNum: IEC 61850-8-1 numbers states per
 //!   GOOSE control block, so two control blocks behind one APPID keep separate sequences.
+//! * layer-2 SV: (key id, APPID, svID of the first ASDU) with smpCnt and the receiver's clock
+//!   (see [`SvCounter`]).
 //!
 //! [`ReplayState`] holds both kinds; `gander frame verify` and every gateway driver use it, so
 //! both give the same verdict on the same frames.
@@ -21,6 +23,13 @@
 //! * Layer-2 GOOSE: IEC 61850-8-1's state and sequence numbers. A new state has a larger stNum
 //!   (sqNum restarts at 0); a retransmission keeps stNum and increments sqNum. Both wrap (stNum to
 //!   1, sqNum to 1), which serial-number arithmetic (RFC 1982) handles.
+//!
+//! * Layer-2 SV (IEC 61850-9-2): smpCnt counts samples and wraps at the number of samples per
+//!   second (IEC 61850-9-2LE: 4000 at 50 Hz, 4800 at 60 Hz, reset by the 1 PPS), so within
+//!   seconds every value comes round again and the counter alone cannot tell a fresh frame from
+//!   one captured a second earlier. [`SvCounter`] therefore also checks the receiver's clock: the
+//!   counter may advance by at most the samples the elapsed time allows (plus [`SV_SLACK_NS`] of
+//!   jitter), never by more than half a turn, and never stand still or go back.
 //!
 //! Sequence numbers do not wrap silently in the window: after 2^32 SPDUs a sender must change
 //! key, which starts a new window (windows are kept per key id too). An SPDU number that
@@ -100,6 +109,21 @@ pub enum Freshness<'a> {
         /// SPDU number.
         number: u32,
     },
+    /// A layer-2 SV frame (IEC 61850-9-2).
+    Sv {
+        /// Key id that verified it.
+        key_id: u32,
+        /// APPID.
+        appid: u16,
+        /// svID of the first ASDU.
+        sv_id: &'a str,
+        /// smpCnt of the first ASDU.
+        smp_cnt: u16,
+        /// Samples per second as the frame states them (smpRate with smpMod = 1), if it does.
+        rate: Option<u16>,
+        /// The receiver's monotonic clock at arrival, in nanoseconds (capture time for a pcap).
+        at_ns: u64,
+    },
     /// A layer-2 GOOSE frame.
     Goose {
         /// Key id that verified it.
@@ -115,17 +139,35 @@ pub enum Freshness<'a> {
     },
 }
 
+/// The SV streams behind one (key id, APPID), one counter per svID.
+type SvStreams = Vec<(Box<str>, SvCounter)>;
+
 /// The GOOSE control blocks behind one (key id, APPID), each with its sequence.
 type ControlBlocks = Vec<(Box<str>, GooseSequence)>;
 
 /// Replay state of one receiver (one direction of a gateway, one capture): SPDU-number windows
 /// and GOOSE sequences per stream.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct ReplayState {
     spdus: HashMap<(u32, u8, u16), SlidingWindow>,
     /// (key id, APPID) -> one entry per control block; almost always exactly one, so a linear
     /// search on gocbRef needs no allocation per frame.
     goose: HashMap<(u32, u16), ControlBlocks>,
+    /// (key id, APPID) -> one counter per svID.
+    sv: HashMap<(u32, u16), SvStreams>,
+    /// smpCnt wrap of SV streams that do not state their rate in samples per second.
+    sv_wrap: u16,
+}
+
+impl Default for ReplayState {
+    fn default() -> Self {
+        ReplayState {
+            spdus: HashMap::new(),
+            goose: HashMap::new(),
+            sv: HashMap::new(),
+            sv_wrap: DEFAULT_SV_WRAP,
+        }
+    }
 }
 
 impl ReplayState {
@@ -134,9 +176,38 @@ impl ReplayState {
         Self::default()
     }
 
+    /// Sets the smpCnt wrap (samples per second) of SV streams that do not state it; a value
+    /// of 0 is taken as [`DEFAULT_SV_WRAP`].
+    pub fn set_sv_wrap(&mut self, wrap: u16) {
+        self.sv_wrap = if wrap == 0 { DEFAULT_SV_WRAP } else { wrap };
+    }
+
+    /// The smpCnt wrap used for SV streams that do not state their rate.
+    pub fn sv_wrap(&self) -> u16 {
+        self.sv_wrap
+    }
+
     /// Whether the frame is fresh (does not change the state).
     pub fn check(&self, f: &Freshness<'_>) -> Result<(), SecError> {
         match *f {
+            Freshness::Sv {
+                key_id,
+                appid,
+                sv_id,
+                smp_cnt,
+                rate,
+                at_ns,
+            } => {
+                let wrap = rate.filter(|r| *r > 0).unwrap_or(self.sv_wrap);
+                match self
+                    .sv
+                    .get(&(key_id, appid))
+                    .and_then(|v| v.iter().find(|(s, _)| &**s == sv_id))
+                {
+                    Some((_, c)) => c.check(smp_cnt, wrap, at_ns),
+                    None => SvCounter::default().check(smp_cnt, wrap, at_ns),
+                }
+            }
             Freshness::Spdu {
                 key_id,
                 spdu_id,
@@ -167,6 +238,25 @@ impl ReplayState {
     /// other check on the frame did.
     pub fn accept(&mut self, f: &Freshness<'_>) {
         match *f {
+            Freshness::Sv {
+                key_id,
+                appid,
+                sv_id,
+                smp_cnt,
+                rate,
+                at_ns,
+            } => {
+                let v = self.sv.entry((key_id, appid)).or_default();
+                let wrap = rate.filter(|r| *r > 0).unwrap_or(self.sv_wrap);
+                match v.iter_mut().find(|(s, _)| &**s == sv_id) {
+                    Some((_, c)) => c.accept(smp_cnt, wrap, at_ns),
+                    None => {
+                        let mut c = SvCounter::default();
+                        c.accept(smp_cnt, wrap, at_ns);
+                        v.push((sv_id.into(), c));
+                    }
+                }
+            }
             Freshness::Spdu {
                 key_id,
                 spdu_id,
@@ -206,7 +296,137 @@ impl ReplayState {
 
     /// Number of streams tracked.
     pub fn streams(&self) -> usize {
-        self.spdus.len() + self.goose.values().map(Vec::len).sum::<usize>()
+        self.spdus.len()
+            + self.goose.values().map(Vec::len).sum::<usize>()
+            + self.sv.values().map(Vec::len).sum::<usize>()
+    }
+}
+
+/// smpCnt wrap assumed for SV streams that do not state their rate in samples per second:
+/// 4800, IEC 61850-9-2LE's 80 samples per cycle at 60 Hz (a 50 Hz site sets 4000).
+pub const DEFAULT_SV_WRAP: u16 = 4800;
+
+/// Network jitter the SV clock check tolerates: a frame may carry up to this much more time's
+/// worth of samples than has passed since the last accepted one (a delayed frame followed by
+/// one on time).
+pub const SV_SLACK_NS: u64 = 10_000_000;
+
+/// A silence after which an SV stream resynchronises: half a turn of a counter that wraps
+/// once a second, so the counter can no longer be compared with the clock.
+pub const SV_RESYNC_NS: u64 = 500_000_000;
+
+/// The lateness an SV stream's phase remembers, in tenths of a turn (100 ms at one turn a
+/// second): a stream whose frames arrive later than this behind its phase takes the later
+/// phase, so a late stretch cannot be spent later as a burst ahead of the clock.
+const SV_MAX_LAG_DIV: u64 = 10;
+
+/// How fast an SV stream's phase may follow early frames: 1/500 of the elapsed time
+/// (2000 ppm, far above the drift of any two clocks).
+const SV_DRIFT_DIV: u64 = 500;
+
+/// The replay state of one SV stream: its last accepted smpCnt and when it arrived, and the
+/// stream's phase against the receiver's clock.
+///
+/// smpCnt wraps at `wrap` samples per second. With `d = (s - s_last) mod wrap`, a frame is
+/// fresh when `1 <= d <= wrap / 2` (`d = 0`: duplicate; above half a turn: behind) and the
+/// samples counted since the phase's anchor, `d` included, are at most the time since the
+/// anchor plus [`SV_SLACK_NS`] times the rate: a frame from an earlier turn of the counter sent
+/// ahead of the publisher is refused ([`ReplayKind::AheadOfClock`]). The phase follows early
+/// frames at most 2000 ppm of the elapsed time (clock drift) and forgets lateness beyond a
+/// tenth of a turn, so slack cannot be summed over frames. After [`SV_RESYNC_NS`] without an
+/// accepted frame the next fresh-looking frame resynchronises the stream: a key holder's replay
+/// of a frame captured earlier can pass then, once, which the SV header cannot prevent (it
+/// carries no authenticated time unless refrTm is sent; `docs/gateway.md`, "Replay").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SvCounter {
+    /// (smpCnt, arrival ns) of the last accepted frame.
+    last: Option<(u16, u64)>,
+    /// Samples accepted since the anchor (less whole turns).
+    total: u64,
+    /// When the phase says sample `total = 0` arrived.
+    anchor_ns: u64,
+}
+
+impl SvCounter {
+    fn distance(smp: u16, last: u16, wrap: u64) -> u64 {
+        (u64::from(smp) + wrap - u64::from(last) % wrap) % wrap
+    }
+
+    /// Whether smpCnt `smp` arriving at `at_ns` is fresh for a counter wrapping at `wrap`.
+    pub fn check(&self, smp: u16, wrap: u16, at_ns: u64) -> Result<(), SecError> {
+        let wrap = u64::from(wrap.max(1));
+        if u64::from(smp) >= wrap {
+            return Err(SecError::Malformed(gander_wire::Error::BadValue {
+                what: "smpCnt",
+                detail: "not below the stream's wrap (smpRate, or the configured sv_wrap)",
+            }));
+        }
+        let Some((s0, t0)) = self.last else {
+            return Ok(());
+        };
+        let d = Self::distance(smp, s0, wrap);
+        let replay = |kind| {
+            Err(SecError::Replay {
+                kind,
+                seq: u64::from(smp),
+            })
+        };
+        if d == 0 {
+            return replay(ReplayKind::Duplicate);
+        }
+        if d > wrap / 2 {
+            return replay(ReplayKind::NotNewer);
+        }
+        if at_ns.saturating_sub(t0) >= SV_RESYNC_NS {
+            return Ok(());
+        }
+        let since = u128::from(at_ns.saturating_sub(self.anchor_ns)) + u128::from(SV_SLACK_NS);
+        let allowed = since * u128::from(wrap) / 1_000_000_000;
+        if u128::from(self.total + d) > allowed {
+            return replay(ReplayKind::AheadOfClock);
+        }
+        Ok(())
+    }
+
+    /// Records smpCnt `smp` as accepted at `at_ns` (after [`SvCounter::check`] passed).
+    pub fn accept(&mut self, smp: u16, wrap: u16, at_ns: u64) {
+        let wrap = u64::from(wrap.max(1));
+        let Some((s0, t0)) = self.last else {
+            *self = SvCounter {
+                last: Some((smp, at_ns)),
+                total: 0,
+                anchor_ns: at_ns,
+            };
+            return;
+        };
+        let gap = at_ns.saturating_sub(t0);
+        if gap >= SV_RESYNC_NS {
+            *self = SvCounter {
+                last: Some((smp, at_ns)),
+                total: 0,
+                anchor_ns: at_ns,
+            };
+            return;
+        }
+        self.total += Self::distance(smp, s0, wrap);
+        // Where the phase expects this frame, in ns after the anchor.
+        let due_ns = u128::from(self.total) * 1_000_000_000 / u128::from(wrap);
+        let since = u128::from(at_ns.saturating_sub(self.anchor_ns));
+        if due_ns > since {
+            let early = (due_ns - since) as u64;
+            self.anchor_ns = self.anchor_ns.saturating_sub(early.min(gap / SV_DRIFT_DIV));
+        } else {
+            let max_lag = 1_000_000_000 / SV_MAX_LAG_DIV;
+            let late = (since - due_ns) as u64;
+            if late > max_lag {
+                self.anchor_ns += late - max_lag;
+            }
+        }
+        while self.total >= wrap {
+            self.total -= wrap;
+            self.anchor_ns += 1_000_000_000;
+        }
+        self.last = Some((smp, at_ns));
     }
 }
 
@@ -328,7 +548,124 @@ mod tests {
         assert_eq!(st.streams(), 3);
     }
 
+    #[test]
+    fn sv_counter_rules() {
+        let ms = 1_000_000u64;
+        let mut c = SvCounter::default();
+        c.accept(4790, 4800, 1000 * ms);
+        // In order, and across the wrap at 4800 a few samples later.
+        assert!(c.check(4791, 4800, 1000 * ms + 208_333).is_ok());
+        assert!(c.check(2, 4800, 1002 * ms).is_ok(), "wraps at 4800");
+        // Duplicate, behind, and too far ahead for the time that passed.
+        assert!(matches!(
+            c.check(4790, 4800, 1001 * ms),
+            Err(SecError::Replay {
+                kind: ReplayKind::Duplicate,
+                ..
+            })
+        ));
+        assert!(matches!(
+            c.check(4700, 4800, 1001 * ms),
+            Err(SecError::Replay {
+                kind: ReplayKind::NotNewer,
+                ..
+            })
+        ));
+        // 10 ms of slack at 4800/s is 48 samples; 1 ms later at most 52 samples ahead.
+        assert!(c.check(42, 4800, 1001 * ms).is_ok());
+        assert!(matches!(
+            c.check(43, 4800, 1001 * ms),
+            Err(SecError::Replay {
+                kind: ReplayKind::AheadOfClock,
+                ..
+            })
+        ));
+        // Beyond the wrap: malformed for this stream.
+        assert!(matches!(
+            c.check(4800, 4800, 1001 * ms),
+            Err(SecError::Malformed(_))
+        ));
+        let fresh = SvCounter::default();
+        assert!(fresh.check(3999, 4000, 0).is_ok());
+        assert!(fresh.check(4000, 4000, 0).is_err());
+        // A silence of half a second resynchronises the stream.
+        assert!(c.check(1000, 4800, 1000 * ms + SV_RESYNC_NS).is_ok());
+        // Slack is not summed over frames: a burst of frames each 40 samples ahead stops once
+        // the whole burst is more than 10 ms ahead of the clock.
+        let mut c = SvCounter::default();
+        c.accept(0, 4800, 0);
+        let mut smp = 0u16;
+        let mut accepted = 0;
+        for i in 1..20u64 {
+            smp += 40;
+            if c.check(smp, 4800, i * 1000).is_ok() {
+                c.accept(smp, 4800, i * 1000);
+                accepted += 1;
+            }
+        }
+        assert_eq!(
+            accepted, 1,
+            "only the first 40 samples fit in 10 ms of slack"
+        );
+    }
+
+    #[test]
+    fn sv_streams_are_keyed_by_svid_and_use_the_stated_rate() {
+        let mut st = ReplayState::new();
+        let f = |sv_id, smp_cnt, rate, at_ns| Freshness::Sv {
+            key_id: 1,
+            appid: 0x4000,
+            sv_id,
+            smp_cnt,
+            rate,
+            at_ns,
+        };
+        st.check_and_accept(&f("MU01", 3999, None, 0)).unwrap();
+        st.check_and_accept(&f("MU02", 3999, None, 0)).unwrap();
+        // The default wrap is 4800, so 4000 follows 3999 ...
+        assert!(st.check(&f("MU01", 4000, None, 208_333)).is_ok());
+        // ... unless the frame states 4000 samples per second, or the receiver is told so.
+        assert!(st.check(&f("MU01", 0, Some(4000), 250_000)).is_ok());
+        assert!(st.check(&f("MU01", 0, None, 250_000)).is_err());
+        st.set_sv_wrap(4000);
+        assert!(st.check(&f("MU01", 0, None, 250_000)).is_ok());
+        assert_eq!(st.streams(), 2);
+    }
+
     proptest! {
+        /// Whatever frames arrive, within one turn of the counter no smpCnt is accepted twice,
+        /// and the counter never gets ahead of the clock by more than the slack.
+        #[test]
+        fn sv_never_accepts_twice_in_a_turn(
+            frames in proptest::collection::vec((0u16..4800, 0u64..2_000_000), 1..300)
+        ) {
+            let mut c = SvCounter::default();
+            let mut t = 0u64;
+            let mut accepted: Vec<(u16, u64)> = Vec::new();
+            for (smp, dt) in frames {
+                t += dt;
+                if c.check(smp, 4800, t).is_ok() {
+                    for (s, at) in &accepted {
+                        prop_assert!(!(*s == smp && t - at < 500_000_000), "smpCnt {} twice", smp);
+                    }
+                    c.accept(smp, 4800, t);
+                    accepted.push((smp, t));
+                }
+            }
+        }
+
+        /// A stream sent at its rate, in order, is always accepted, also across wraps.
+        #[test]
+        fn sv_in_order_is_accepted(start in 0u16..4800, n in 1u32..10_000) {
+            let mut c = SvCounter::default();
+            for i in 0..n {
+                let smp = ((u32::from(start) + i) % 4800) as u16;
+                let t = u64::from(i) * 1_000_000_000 / 4800;
+                prop_assert!(c.check(smp, 4800, t).is_ok());
+                c.accept(smp, 4800, t);
+            }
+        }
+
         /// No sequence number is ever accepted twice, whatever the arrival order.
         #[test]
         fn never_accepts_twice(seqs in proptest::collection::vec(0u32..400, 1..300)) {

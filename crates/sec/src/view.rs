@@ -17,7 +17,8 @@
 //! A frame that an IED could read as IEC 61850 traffic but that does not parse is an error,
 //! never `Other`. [`verify`] then authenticates what the view found and parses the rest
 //! (payload elements and every GOOSE/SV APDU inside them), so a frame is reported verified only
-//! when every layer is well formed.
+//! when every layer is well formed. Layer-2 GOOSE and SV carry the same IEC 62351-6 extension
+//! (`crate::l2`); GSE management has none.
 
 use crate::algorithm::{EncAlgorithm, MacAlgorithm};
 use crate::error::SecError;
@@ -491,6 +492,19 @@ pub enum Verified<'a> {
         /// MAC or signature algorithm name.
         algorithm: &'static str,
     },
+    /// Layer-2 SV (IEC 61850-9-2 with the IEC 62351-6 extension).
+    Sv {
+        /// Key id.
+        key_id: u32,
+        /// The decoded extension.
+        extension: SecurityExtension,
+        /// APPID.
+        appid: u16,
+        /// The savPdu.
+        apdu: SavPdu,
+        /// MAC or signature algorithm name.
+        algorithm: &'static str,
+    },
     /// An R-GOOSE/R-SV SPDU.
     Session {
         /// The verified SPDU (cleartext).
@@ -508,20 +522,24 @@ impl Verified<'_> {
     /// Key id that verified the frame.
     pub fn key_id(&self) -> u32 {
         match self {
-            Verified::Goose { key_id, .. } => *key_id,
+            Verified::Goose { key_id, .. } | Verified::Sv { key_id, .. } => *key_id,
             Verified::Session { session, .. } => session.protection().key_id,
         }
     }
     /// APPID (of the first payload element).
     pub fn appid(&self) -> u16 {
         match self {
-            Verified::Goose { appid, .. } | Verified::Session { appid, .. } => *appid,
+            Verified::Goose { appid, .. }
+            | Verified::Sv { appid, .. }
+            | Verified::Session { appid, .. } => *appid,
         }
     }
     /// MAC and encryption algorithm names.
     pub fn algorithms(&self) -> (&'static str, &'static str) {
         match self {
-            Verified::Goose { algorithm, .. } => (algorithm, "none"),
+            Verified::Goose { algorithm, .. } | Verified::Sv { algorithm, .. } => {
+                (algorithm, "none")
+            }
             Verified::Session { session, .. } => {
                 let p = session.protection();
                 (p.mac.name(), p.enc.name())
@@ -532,15 +550,52 @@ impl Verified<'_> {
     pub fn st_sq(&self) -> Option<(u32, u32)> {
         match self {
             Verified::Goose { apdu, .. } => Some((apdu.st_num, apdu.sq_num)),
+            Verified::Sv { .. } => None,
             Verified::Session { apdus, .. } => match apdus.first() {
                 Some(Apdu::Goose(g)) => Some((g.st_num, g.sq_num)),
                 _ => None,
             },
         }
     }
-    /// The replay-check input (authenticated fields only).
-    pub fn freshness(&self) -> Freshness<'_> {
+    /// smpCnt of the (first) SV ASDU.
+    pub fn smp_cnt(&self) -> Option<u16> {
+        let first = match self {
+            Verified::Sv { apdu, .. } => apdu.asdus.first(),
+            Verified::Session { apdus, .. } => match apdus.first() {
+                Some(Apdu::Sv(s)) => s.asdus.first(),
+                _ => None,
+            },
+            Verified::Goose { .. } => None,
+        };
+        first.map(|a| a.smp_cnt)
+    }
+    /// The replay-check input (authenticated fields only); `at_ns` is the receiver's monotonic
+    /// clock at arrival (or the capture time), which only layer-2 SV uses
+    /// ([`crate::replay::SvCounter`]).
+    pub fn freshness(&self, at_ns: u64) -> Freshness<'_> {
         match self {
+            Verified::Sv {
+                key_id,
+                appid,
+                apdu,
+                ..
+            } => {
+                // `verify_l2` refuses a savPdu without ASDUs, so `first` is always there.
+                let first = apdu.asdus.first();
+                // smpMod 1 (IEC 61850-9-2 Ed.2): smpRate counts samples per second, which is
+                // where smpCnt wraps.
+                let rate = first
+                    .filter(|a| a.smp_mod == Some(1))
+                    .and_then(|a| a.smp_rate);
+                Freshness::Sv {
+                    key_id: *key_id,
+                    appid: *appid,
+                    sv_id: first.map_or("", |a| a.sv_id.as_str()),
+                    smp_cnt: first.map_or(0, |a| a.smp_cnt),
+                    rate,
+                    at_ns,
+                }
+            }
             Verified::Goose {
                 key_id,
                 appid,
@@ -594,16 +649,16 @@ pub fn verify<'a>(
 ) -> Result<Judged<'a>, SecError> {
     match &view.content {
         Content::Other => Err(SecError::Unsupported("not IEC 61850 traffic")),
-        Content::L2(l) if l.ethertype != ethernet::ETHERTYPE_GOOSE => {
+        Content::L2(l) if l.ethertype == ethernet::ETHERTYPE_GSE_MANAGEMENT => {
             if l.secured() {
                 Err(SecError::Unsupported(
-                    "IEC 62351-6 security on layer-2 SV and GSE management is not implemented",
+                    "IEC 62351-6 defines no security for GSE management",
                 ))
             } else {
                 Ok(Judged::Unsecured)
             }
         }
-        Content::L2(l) => verify_goose(profile, store, view.frame, l, now),
+        Content::L2(l) => verify_l2(profile, store, view.frame, l, now),
         Content::Session(s) => {
             let pdu = s.pdu.clone();
             match spdu::verify_pdu(profile, store, pdu, now)? {
@@ -636,6 +691,18 @@ pub fn verify<'a>(
     }
 }
 
+/// A savPdu with at least one ASDU (IEC 61850-9-2 clause 8.5: noASDU is 1..65535), whose first
+/// ASDU names the stream and carries the smpCnt the replay check reads.
+pub(crate) fn parse_sav_pdu(apdu: &[u8]) -> Result<SavPdu, SecError> {
+    let pdu = SavPdu::parse(apdu)?;
+    if pdu.asdus.is_empty() {
+        return Err(SecError::Malformed(gander_wire::Error::MissingField(
+            "ASDU",
+        )));
+    }
+    Ok(pdu)
+}
+
 /// The CRC byte order a profile writes in Reserved2.
 pub(crate) fn crc_order(profile: Profile) -> CrcByteOrder {
     match profile {
@@ -644,7 +711,8 @@ pub(crate) fn crc_order(profile: Profile) -> CrcByteOrder {
     }
 }
 
-fn verify_goose<'a>(
+/// Layer-2 GOOSE or SV (the same extension and coverage, IEC 62351-6 clause 8 for both).
+fn verify_l2<'a>(
     profile: Profile,
     store: &KeyStore,
     frame: &'a [u8],
@@ -655,10 +723,14 @@ fn verify_goose<'a>(
         return Ok(Judged::Unsecured);
     };
     let (ext, ext_layout) = SecurityExtension::parse_with_layout(&frame[ext_range.clone()])?;
-    if l.crc_order() != Some(crc_order(profile)) {
+    // Reserved2 must hold the header CRC in the byte order this profile writes. Compared as
+    // written, not through `CrcByteOrder::detect`: a CRC whose two octets are equal reads as
+    // either order, and detection would name the other one (found by `fuzz_verify`).
+    let crc = l2_extension::header_crc(l.ethertype, l.appid, l.length(), l.reserved1);
+    if l.reserved2 != crc_order(profile).reserved2(crc) {
         return Err(SecError::Malformed(gander_wire::Error::BadChecksum {
             what: "IEC 62351-6 header CRC",
-            computed: 0,
+            computed: crc,
             found: l.reserved2,
         }));
     }
@@ -669,12 +741,21 @@ fn verify_goose<'a>(
     let covered = &frame[l.header_offset - 2..ext_range.start + ext_layout.auth_value.end];
     let algorithm = verify_l2_tag(key, &ext, covered)?;
     key.check_appid(l.appid)?;
-    let apdu = GoosePdu::parse(&frame[l.apdu.clone()])?;
+    let apdu = &frame[l.apdu.clone()];
+    if l.ethertype == ethernet::ETHERTYPE_SV {
+        return Ok(Judged::Verified(Verified::Sv {
+            key_id: ext.key_id,
+            extension: ext,
+            appid: l.appid,
+            apdu: parse_sav_pdu(apdu)?,
+            algorithm,
+        }));
+    }
     Ok(Judged::Verified(Verified::Goose {
         key_id: ext.key_id,
         extension: ext,
         appid: l.appid,
-        apdu,
+        apdu: GoosePdu::parse(apdu)?,
         algorithm,
     }))
 }
@@ -697,7 +778,7 @@ fn verify_l2_tag(
     }
     if key.enc != EncAlgorithm::None || key.mac == MacAlgorithm::None {
         return Err(SecError::Unsupported(
-            "IEC 62351-6 layer-2 GOOSE carries a MAC or signature, not encryption",
+            "IEC 62351-6 layer-2 GOOSE/SV carries a MAC or signature, not encryption",
         ));
     }
     let mk = key

@@ -8,6 +8,7 @@ use gander_wire::goose::GoosePdu;
 use gander_wire::ip::UdpFrameRepr;
 use gander_wire::l2_frame::{GooseFrameRepr, L2Frame};
 use gander_wire::spdu::{emit, PayloadElement, SpduId};
+use gander_wire::sv::{Asdu, SavPdu};
 use gander_wire::Codec;
 
 /// A GOOSE APDU with `entries` integer values (the gateway paper's 1/12/72-object sizes).
@@ -146,4 +147,105 @@ pub fn resourced(frame: &[u8], src_ip: [u8; 4], src_port: u16) -> Vec<u8> {
     r.src_addr = src_ip;
     r.src_port = src_port;
     r.emit(&frame[payload]).expect("same size as parsed")
+}
+
+/// An IEC 61850-9-2LE style savPdu: one ASDU of stream `sv_id` with smpCnt `smp_cnt`, confRev 1,
+/// smpSynch 2 (global), and the 9-2LE data set of 4 currents and 4 voltages (INT32 value and
+/// quality each: 64 octets), the values derived from `smp_cnt` so consecutive frames differ.
+pub fn sv_apdu(sv_id: &str, smp_cnt: u16) -> Vec<u8> {
+    let sample: Vec<u8> = (0..8u32)
+        .flat_map(|i| {
+            let v = (u32::from(smp_cnt) * 7 + i * 1000).to_be_bytes();
+            let q = 0u32.to_be_bytes();
+            v.into_iter().chain(q)
+        })
+        .collect();
+    SavPdu {
+        security: None,
+        asdus: vec![Asdu {
+            sv_id: sv_id.into(),
+            dat_set: None,
+            smp_cnt,
+            conf_rev: 1,
+            refr_tm: None,
+            smp_synch: 2,
+            smp_rate: None,
+            sample,
+            smp_mod: None,
+            gm_identity: None,
+        }],
+    }
+    .to_vec()
+}
+
+/// An unsecured layer-2 SV frame (IEC 61850-9-2, EtherType 0x88BA), untagged or 802.1Q-tagged:
+/// what a merging unit publishes on the process bus.
+pub fn sv_frame(
+    src: [u8; 6],
+    dst: [u8; 6],
+    vlan: Option<VlanTag>,
+    appid: u16,
+    sv_id: &str,
+    smp_cnt: u16,
+) -> Vec<u8> {
+    L2Frame {
+        eth: EthernetRepr {
+            dst,
+            src,
+            vlan,
+            ethertype: ethernet::ETHERTYPE_SV,
+        },
+        body: GooseFrameRepr {
+            appid,
+            reserved1: 0,
+            reserved2: 0,
+            apdu: sv_apdu(sv_id, smp_cnt),
+            extension: None,
+        },
+    }
+    .to_vec()
+    .unwrap_or_default()
+}
+
+/// Addresses of an R-GOOSE/R-SV datagram over IPv6.
+#[derive(Clone, Copy, Debug)]
+pub struct Udp6Addrs {
+    /// Ethernet source.
+    pub src_mac: [u8; 6],
+    /// Ethernet destination (33-33-xx-xx-xx-xx for a multicast group, RFC 2464 §7).
+    pub dst_mac: [u8; 6],
+    /// IPv6 source.
+    pub src_ip: [u8; 16],
+    /// IPv6 destination (unicast or an ff0x:: group).
+    pub dst_ip: [u8; 16],
+    /// UDP source port.
+    pub src_port: u16,
+    /// UDP destination port.
+    pub dst_port: u16,
+}
+
+/// An Ethernet/IPv6/UDP frame carrying `payload` (UDP checksum set: it is mandatory in IPv6,
+/// RFC 8200 §8.1).
+pub fn udp6_frame(a: &Udp6Addrs, payload: &[u8]) -> Vec<u8> {
+    let eth = EthernetRepr {
+        dst: a.dst_mac,
+        src: a.src_mac,
+        vlan: None,
+        ethertype: ethernet::ETHERTYPE_IPV6,
+    };
+    gander_wire::ipv6::emit_udp_frame(
+        &eth,
+        a.src_ip,
+        a.dst_ip,
+        (a.src_port, a.dst_port),
+        0,
+        payload,
+    )
+    .unwrap_or_default()
+}
+
+/// The Ethernet multicast address of an IPv6 group: 33-33 and the group's last four octets
+/// (RFC 2464 §7).
+pub fn ipv6_multicast_mac(group: [u8; 16]) -> [u8; 6] {
+    [0x33, 0x33, group[12], group[13], group[14], group[15]]
 }

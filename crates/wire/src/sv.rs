@@ -264,7 +264,7 @@ impl Codec for SavPdu {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use proptest::prelude::*;
 
@@ -285,7 +285,7 @@ mod tests {
         out
     }
 
-    fn arb_asdu() -> impl Strategy<Value = Asdu> {
+    pub(crate) fn arb_asdu() -> impl Strategy<Value = Asdu> {
         (
             (
                 "[ -~]{0,40}",
