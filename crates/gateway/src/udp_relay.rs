@@ -22,7 +22,7 @@ use gander_wire::ethernet::{EthernetRepr, ETHERTYPE_IPV4, ETHERTYPE_IPV6};
 use gander_wire::ip::{locate_udp, UdpFrameRepr};
 use gander_wire::ipv6::{self, Ipv6Payload};
 use std::io;
-use std::net::{IpAddr, SocketAddr, UdpSocket};
+use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
 
 /// The Ethernet frame the policy judges for a datagram from `src` to `dst`.
