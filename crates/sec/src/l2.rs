@@ -53,14 +53,16 @@ pub fn protect(
     now: u64,
 ) -> Result<Vec<u8>, SecError> {
     key.check_valid_at(now)?;
+    profile.check_algorithms(key.mac, key.enc)?;
     let tag_len = auth_len(key)?;
     let (mut l2, layout) = L2Frame::parse(frame)?;
     if let Some(ext) = &l2.body.extension {
         let id = SecurityExtension::parse(ext).map(|e| e.key_id).unwrap_or(0);
         return Err(SecError::AlreadySecured(id));
     }
-    let iv = if key.signature.is_none() && key.mac.needs_iv() {
-        Some(ivs.next_iv().to_vec())
+    let iv = if key.signature.is_none() {
+        let goose = GoosePdu::parse(&l2.body.apdu)?;
+        crate::spdu::mac_iv(key.mac, goose.st_num, goose.sq_num, ivs)?
     } else {
         None
     };
