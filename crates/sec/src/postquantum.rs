@@ -31,6 +31,9 @@ pub const SLH_DSA_128S_SIG_LEN: usize = 7856;
 /// SLH-DSA-SHA2-128f signature length (FIPS 205 Table 2).
 pub const SLH_DSA_128F_SIG_LEN: usize = 17088;
 
+/// Longest context string (FIPS 204 §5.2, FIPS 205 §10.2: its length is one byte).
+pub const MAX_CONTEXT_LEN: usize = 255;
+
 fn backend(what: &str, e: impl core::fmt::Display) -> CryptoError {
     CryptoError::Backend(format!("{what}: {e}"))
 }
@@ -178,6 +181,44 @@ impl PqSigningKey {
         Ok(Zeroizing::new(pem.to_string()))
     }
 
+    /// Signs `msg` with the context string `ctx` (FIPS 204 §5.2 / FIPS 205 §10.2.1: at most
+    /// 255 bytes; longer is a typed error). With an empty context this is [`Self::sign`].
+    pub(crate) fn sign_with_context(&self, msg: &[u8], ctx: &[u8]) -> Result<Vec<u8>, CryptoError> {
+        if ctx.is_empty() {
+            return self.sign(msg);
+        }
+        if ctx.len() > MAX_CONTEXT_LEN {
+            return Err(CryptoError::Unsupported(
+                "context string longer than 255 bytes",
+            ));
+        }
+        let e = |e| backend("sign", e);
+        Ok(match self {
+            // The public deterministic signer with a context is on the expanded key, rebuilt
+            // from the seed (FIPS 204 Algorithm 6), so this path is slower than `sign`.
+            PqSigningKey::MlDsa44(k) => {
+                ml_dsa::ExpandedSigningKey::<MlDsa44>::from_seed(&k.to_seed())
+                    .sign_deterministic(msg, ctx)
+                    .map_err(e)?
+                    .encode()
+                    .to_vec()
+            }
+            PqSigningKey::MlDsa65(k) => {
+                ml_dsa::ExpandedSigningKey::<MlDsa65>::from_seed(&k.to_seed())
+                    .sign_deterministic(msg, ctx)
+                    .map_err(e)?
+                    .encode()
+                    .to_vec()
+            }
+            PqSigningKey::Slh128s(k) => {
+                k.try_sign_with_context(msg, ctx, None).map_err(e)?.to_vec()
+            }
+            PqSigningKey::Slh128f(k) => {
+                k.try_sign_with_context(msg, ctx, None).map_err(e)?.to_vec()
+            }
+        })
+    }
+
     /// Signs `msg` (pure, empty context).
     pub(crate) fn sign(&self, msg: &[u8]) -> Result<Vec<u8>, CryptoError> {
         let e = |e| backend("sign", e);
@@ -299,6 +340,35 @@ impl PqVerifyingKey {
             PqVerifyingKey::Slh128s(k) => k.to_public_key_pem(LineEnding::LF).map_err(e)?,
             PqVerifyingKey::Slh128f(k) => k.to_public_key_pem(LineEnding::LF).map_err(e)?,
         })
+    }
+
+    /// Verifies `sig` over `msg` with the context string `ctx`; any failure, a context longer
+    /// than 255 bytes included, is `VerifyFailed`.
+    pub(crate) fn verify_with_context(
+        &self,
+        msg: &[u8],
+        ctx: &[u8],
+        sig: &[u8],
+    ) -> Result<(), CryptoError> {
+        if ctx.is_empty() {
+            return self.verify(msg, sig);
+        }
+        let ok = ctx.len() <= MAX_CONTEXT_LEN
+            && match self {
+                PqVerifyingKey::MlDsa44(k) => ml_dsa::Signature::try_from(sig)
+                    .is_ok_and(|s| k.verify_with_context(msg, ctx, &s)),
+                PqVerifyingKey::MlDsa65(k) => ml_dsa::Signature::try_from(sig)
+                    .is_ok_and(|s| k.verify_with_context(msg, ctx, &s)),
+                PqVerifyingKey::Slh128s(k) => slh_dsa::Signature::try_from(sig)
+                    .is_ok_and(|s| k.try_verify_with_context(msg, ctx, &s).is_ok()),
+                PqVerifyingKey::Slh128f(k) => slh_dsa::Signature::try_from(sig)
+                    .is_ok_and(|s| k.try_verify_with_context(msg, ctx, &s).is_ok()),
+            };
+        if ok {
+            Ok(())
+        } else {
+            Err(CryptoError::VerifyFailed)
+        }
     }
 
     /// Verifies `sig` over `msg` (pure, empty context); any failure is `VerifyFailed`.

@@ -421,6 +421,17 @@ impl SigningKey {
         signer.sign_oneshot_to_vec(msg).map_err(backend)
     }
 
+    /// Signs `msg` under the context string `ctx` (ML-DSA and SLH-DSA only: FIPS 204 §5.2,
+    /// FIPS 205 §10.2.1, at most 255 bytes; domain separation between uses of one key). An
+    /// empty context is [`Self::sign`]; classical algorithms refuse a non-empty one.
+    pub fn sign_with_context(&self, msg: &[u8], ctx: &[u8]) -> Result<Vec<u8>, CryptoError> {
+        match &self.inner {
+            PrivateInner::Pq(k) => k.sign_with_context(msg, ctx),
+            PrivateInner::Openssl(_) if ctx.is_empty() => self.sign(msg),
+            PrivateInner::Openssl(_) => Err(CryptoError::Unsupported(self.alg.name())),
+        }
+    }
+
     /// The public half, with this key's algorithm and PSS salt length.
     pub fn verifying_key(&self) -> Result<VerifyingKey, CryptoError> {
         let pkey = match &self.inner {
@@ -600,6 +611,22 @@ impl VerifyingKey {
         match &self.inner {
             PublicInner::Openssl(p) if self.alg.is_rsa() => p.size(),
             _ => self.alg.fixed_signature_len().unwrap_or(0),
+        }
+    }
+
+    /// Verifies `sig` over `msg` under the context string `ctx` (see
+    /// [`SigningKey::sign_with_context`]). Any failure is [`CryptoError::VerifyFailed`];
+    /// classical algorithms refuse a non-empty context with `Unsupported`.
+    pub fn verify_with_context(
+        &self,
+        msg: &[u8],
+        ctx: &[u8],
+        sig: &[u8],
+    ) -> Result<(), CryptoError> {
+        match &self.inner {
+            PublicInner::Pq(k) => k.verify_with_context(msg, ctx, sig),
+            PublicInner::Openssl(_) if ctx.is_empty() => self.verify(msg, sig),
+            PublicInner::Openssl(_) => Err(CryptoError::Unsupported(self.alg.name())),
         }
     }
 
