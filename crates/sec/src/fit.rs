@@ -47,7 +47,8 @@ pub const GOOSE_HEADER: usize = 8;
 pub enum Transport {
     /// Layer-2 GOOSE (IEC 61850-8-1 with the IEC 62351-6 extension).
     L2Goose,
-    /// R-GOOSE / R-SV over UDP/IPv4 (IEC 61850-90-5).
+    /// R-GOOSE / R-SV over UDP (IEC 61850-90-5); the per-key limits assume IPv4 (the larger
+    /// SPDU room), the per-frame check holds the IP packet to the MTU for IPv4 and IPv6.
     RGooseIpv4,
 }
 
@@ -72,6 +73,8 @@ pub enum Limit {
     UnfragmentedDatagram,
     /// The 255-octet 90-5 signature element.
     SignatureElement,
+    /// The 1500-octet IP packet of the assumed path MTU.
+    Mtu,
 }
 
 impl Limit {
@@ -82,6 +85,7 @@ impl Limit {
             Limit::ExtensionLength => MAX_EXTENSION_LEN,
             Limit::UnfragmentedDatagram => UDP_PAYLOAD_MAX_IPV4,
             Limit::SignatureElement => SPDU_SIGNATURE_MAX,
+            Limit::Mtu => ASSUMED_MTU,
         }
     }
 
@@ -94,6 +98,7 @@ impl Limit {
                 "UDP payload of an unfragmented IPv4 datagram at MTU 1500 (1500 - 20 - 8)"
             }
             Limit::SignatureElement => "IEC 61850-90-5 signature element (one-octet length)",
+            Limit::Mtu => "IP packet at the assumed path MTU (Ethernet, no fragmentation)",
         }
     }
 }
@@ -164,6 +169,32 @@ pub fn check_rgoose(spdu_len: usize) -> Result<usize, FitError> {
         });
     }
     Ok(spdu_len)
+}
+
+/// Whether a whole protected Ethernet frame fits: its payload after the EtherType (and any
+/// 802.1Q tags) within 1500 octets. For R-GOOSE/R-SV that payload is the IP packet, so this is
+/// the unfragmented-at-MTU-1500 check for IPv4 and IPv6 alike.
+pub fn check_frame(transport: Transport, frame: &[u8]) -> Result<usize, FitError> {
+    let offset = gander_wire::ethernet::EthernetRepr::parse_bytes(frame)
+        .map(|(_, off)| off)
+        .unwrap_or(0);
+    let payload = frame.len().saturating_sub(offset);
+    if payload > ETHERNET_PAYLOAD_MAX {
+        return Err(FitError {
+            transport,
+            limit: match transport {
+                Transport::L2Goose => Limit::EthernetPayload,
+                Transport::RGooseIpv4 => Limit::Mtu,
+            },
+            what: match transport {
+                Transport::L2Goose => "protected frame's Ethernet payload",
+                Transport::RGooseIpv4 => "protected IP packet",
+            },
+            size: payload,
+            signature: None,
+        });
+    }
+    Ok(payload)
 }
 
 /// Whether a signature of `alg` could protect *any* frame on `transport`: even an empty APDU

@@ -5,6 +5,7 @@
 //! This is what `gander frame` and the gateway share, so both give the same verdict.
 
 use crate::error::SecError;
+use crate::fit::{self, FitError, Transport};
 use crate::keystore::{KeyEntry, KeyStore};
 use crate::profile::Profile;
 use crate::replay::ReplayState;
@@ -234,7 +235,21 @@ pub fn protect_view(
     match &view.content {
         Content::Other => Ok(None),
         Content::L2(l) if l.ethertype == gander_wire::ethernet::ETHERTYPE_GOOSE => {
-            crate::l2::protect(profile, key, view.frame, ivs, now).map(Some)
+            // A signature too large for any frame is refused before signing (SLH-DSA's would
+            // not even encode: the extension length has 12 bits); then the frame itself must
+            // fit one Ethernet frame, since GOOSE cannot be fragmented.
+            if let Some(s) = &key.signature {
+                fit::check_signature(s.algorithm, s.wire_len(), Transport::L2Goose)?;
+            }
+            let out = crate::l2::protect(profile, key, view.frame, ivs, now)?;
+            fit::check_frame(Transport::L2Goose, &out).map_err(|e| FitError {
+                signature: key
+                    .signature
+                    .as_ref()
+                    .map(|s| (s.algorithm.name(), s.wire_len())),
+                ..e
+            })?;
+            Ok(Some(out))
         }
         Content::L2(_) => Err(SecError::Unsupported(
             "IEC 62351-6 security on layer-2 SV and GSE management is not implemented",
@@ -257,7 +272,9 @@ pub fn protect_view(
             };
             let mut out = Vec::with_capacity(pdu.bytes().len() + 64);
             spdu::protect(profile, key, params, &elements, ivs, &mut out)?;
-            Ok(Some(s.udp.rewrite_payload(view.frame, &out)?))
+            let frame = s.udp.rewrite_payload(view.frame, &out)?;
+            fit::check_frame(Transport::RGooseIpv4, &frame)?;
+            Ok(Some(frame))
         }
     }
 }
