@@ -60,8 +60,8 @@ pub fn protect(
         let id = SecurityExtension::parse(ext).map(|e| e.key_id).unwrap_or(0);
         return Err(SecError::AlreadySecured(id));
     }
+    let goose = GoosePdu::parse(&l2.body.apdu)?;
     let iv = if key.signature.is_none() {
-        let goose = GoosePdu::parse(&l2.body.apdu)?;
         crate::spdu::mac_iv(key.mac, goose.st_num, goose.sq_num, ivs)?
     } else {
         None
@@ -75,7 +75,6 @@ pub fn protect(
     );
     let ext_layout = ext.layout();
     key.check_appid(l2.body.appid)?;
-    GoosePdu::parse(&l2.body.apdu)?;
     l2.body.extension = Some(ext.to_vec());
     l2.body
         .set_security_fields(l2.eth.ethertype, crc_order(profile))?;
