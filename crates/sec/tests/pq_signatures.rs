@@ -15,7 +15,6 @@
 #[allow(dead_code)]
 #[path = "kat/cavp.rs"]
 mod cavp;
-#[allow(dead_code)]
 #[path = "support/records.rs"]
 mod records;
 mod support {
