@@ -209,9 +209,13 @@ pub fn check_signature(
     match transport {
         Transport::L2Goose => check_l2_goose(0, sig_len, 0, signature)
             .map(|_| ())
-            .map_err(|e| FitError {
-                what: "smallest possible frame",
-                ..e
+            .map_err(|e| match e.limit {
+                // With an empty APDU the payload is the smallest any frame can have.
+                Limit::EthernetPayload => FitError {
+                    what: "smallest possible Ethernet payload",
+                    ..e
+                },
+                _ => e,
             }),
         Transport::RGooseIpv4 => {
             let err = |limit, size| FitError {
