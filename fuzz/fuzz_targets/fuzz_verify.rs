@@ -5,6 +5,8 @@
 //! under the key that protected it.
 #![no_main]
 use gander_sec::frame::CaptureVerifier;
+use gander_sec::keystore::SignatureKeys;
+use gander_sec::signature::{SignatureAlgorithm, SigningKey};
 use gander_sec::{default_provider, EncAlgorithm, KeyEntry, KeyStore, MacAlgorithm, Profile};
 use libfuzzer_sys::fuzz_target;
 use std::sync::OnceLock;
@@ -19,6 +21,18 @@ fn store() -> &'static KeyStore {
         s.insert(KeyEntry::new(1, MacAlgorithm::HmacSha256_128, EncAlgorithm::Aes128Gcm, k16, p).unwrap()).unwrap();
         s.insert(KeyEntry::new(2, MacAlgorithm::AesGmac128, EncAlgorithm::None, k16, p).unwrap()).unwrap();
         s.insert(KeyEntry::new(3, MacAlgorithm::HmacSha256_256, EncAlgorithm::None, k16, p).unwrap()).unwrap();
+        // Ascon-AEAD128 (experimental profile): MAC, AEAD, and HMAC inside Ascon encryption.
+        s.insert(KeyEntry::new(4, MacAlgorithm::AsconAead128Mac, EncAlgorithm::None, k16, p).unwrap()).unwrap();
+        s.insert(KeyEntry::new(5, MacAlgorithm::None, EncAlgorithm::AsconAead128, k16, p).unwrap()).unwrap();
+        s.insert(KeyEntry::new(6, MacAlgorithm::HmacSha256_80, EncAlgorithm::AsconAead128, k16, p).unwrap()).unwrap();
+        // A post-quantum signature key (subscriber side: public key only).
+        let sk = SigningKey::from_raw(SignatureAlgorithm::MlDsa44, &[7; 32]).unwrap();
+        let keys = SignatureKeys {
+            algorithm: SignatureAlgorithm::MlDsa44,
+            signing: None,
+            verifying: sk.verifying_key().unwrap(),
+        };
+        s.insert(KeyEntry::signature_only(7, keys)).unwrap();
         s
     })
 }

@@ -194,6 +194,8 @@ pub enum Group {
     Encryption,
     /// Digital signatures (Farooq et al. Table 1).
     Signature,
+    /// MACs on whole layer-2 GOOSE frames (IEC 62351-6 extension), [`crate::crypto_ascon`].
+    Layer2,
 }
 
 /// Run parameters.
@@ -209,6 +211,9 @@ pub struct CryptoConfig {
     pub max_batch: usize,
     /// RSA modulus sizes to measure.
     pub rsa_bits: Vec<u32>,
+    /// Most samples for an SLH-DSA row (signing takes hundreds of milliseconds for the small
+    /// parameter set, verifying milliseconds for the fast one).
+    pub slh_cap: usize,
 }
 
 impl CryptoConfig {
@@ -220,6 +225,10 @@ impl CryptoConfig {
     pub const RSA_SIGN_CAP: usize = 2_000;
     /// RSA signing cap of `--quick`.
     pub const QUICK_RSA_SIGN_CAP: usize = 200;
+    /// SLH-DSA cap of a full run.
+    pub const SLH_CAP: usize = 50;
+    /// SLH-DSA cap of `--quick`.
+    pub const QUICK_SLH_CAP: usize = 3;
 
     /// A full run with `reps` samples per row.
     pub fn new(reps: usize) -> Self {
@@ -229,6 +238,7 @@ impl CryptoConfig {
             target_batch_ns: 1_000,
             max_batch: 32,
             rsa_bits: RSA_BITS.to_vec(),
+            slh_cap: Self::SLH_CAP,
         }
     }
 
@@ -237,6 +247,7 @@ impl CryptoConfig {
     pub fn quick(reps: Option<usize>) -> Self {
         CryptoConfig {
             rsa_sign_cap: Self::QUICK_RSA_SIGN_CAP,
+            slh_cap: Self::QUICK_SLH_CAP,
             ..Self::new(reps.unwrap_or(Self::QUICK_REPS))
         }
     }
@@ -323,13 +334,13 @@ impl Row {
 
 /// What identifies a row before it is measured.
 #[derive(Clone, Copy, Debug)]
-struct RowId {
-    group: Group,
-    op: Op,
-    algorithm: &'static str,
-    key_bits: Option<u32>,
-    bytes: usize,
-    imp: Impl,
+pub(crate) struct RowId {
+    pub(crate) group: Group,
+    pub(crate) op: Op,
+    pub(crate) algorithm: &'static str,
+    pub(crate) key_bits: Option<u32>,
+    pub(crate) bytes: usize,
+    pub(crate) imp: Impl,
 }
 
 /// Raw timing of one row.
@@ -456,6 +467,26 @@ pub struct CryptoReport {
 }
 
 impl CryptoReport {
+    /// Finds a row of `group`.
+    pub fn row_in(
+        &self,
+        group: Group,
+        algorithm: &str,
+        key_bits: Option<u32>,
+        bytes: usize,
+        imp: Impl,
+        op: Op,
+    ) -> Option<&Row> {
+        self.rows.iter().find(|r| {
+            r.group == group
+                && r.algorithm == algorithm
+                && r.key_bits == key_bits
+                && r.bytes == bytes
+                && r.imp == imp
+                && r.op == op
+        })
+    }
+
     /// Finds a row.
     pub fn row(
         &self,
@@ -475,20 +506,31 @@ impl CryptoReport {
     }
 }
 
-struct Runner<'e> {
-    cfg: CryptoConfig,
+pub(crate) struct Runner<'e> {
+    pub(crate) cfg: CryptoConfig,
     rows: Vec<Row>,
-    events: &'e mut dyn FnMut(Event<'_>),
+    pub(crate) events: &'e mut dyn FnMut(Event<'_>),
 }
 
 impl Runner<'_> {
     /// Measures `ops` interleaved, `reps` samples each, and records one row per operation.
-    fn rows(
+    pub(crate) fn rows(
         &mut self,
         reps: usize,
         ops: Vec<(RowId, TimedOp<'_, BenchError>)>,
     ) -> Result<(), BenchError> {
-        let warmup = stats::warmup_for(reps);
+        self.rows_with_warmup(reps, stats::warmup_for(reps), ops)
+    }
+
+    /// [`Self::rows`] with a chosen number of warm-up samples: SLH-DSA rows keep a handful of
+    /// samples and one warm-up, not [`stats::warmup_for`]'s minimum of five, so that `--quick`
+    /// stays quick.
+    pub(crate) fn rows_with_warmup(
+        &mut self,
+        reps: usize,
+        warmup: usize,
+        ops: Vec<(RowId, TimedOp<'_, BenchError>)>,
+    ) -> Result<(), BenchError> {
         let (ids, mut ops): (Vec<RowId>, Vec<_>) = ops.into_iter().unzip();
         let timings = measure_interleaved(
             reps,
@@ -595,13 +637,13 @@ impl IvSource for CounterIv {
 }
 
 /// A deterministic key of `len` bytes (benchmark keys need no secrecy).
-fn bench_key(len: usize, salt: u8) -> Vec<u8> {
+pub(crate) fn bench_key(len: usize, salt: u8) -> Vec<u8> {
     (0..len)
         .map(|i| (i as u8).wrapping_mul(29).wrapping_add(salt))
         .collect()
 }
 
-fn element(apdu: &[u8]) -> PayloadElement<'_> {
+pub(crate) fn element(apdu: &[u8]) -> PayloadElement<'_> {
     PayloadElement {
         payload_type: SpduId::Goose.payload_type(),
         simulation: 0,
@@ -610,7 +652,7 @@ fn element(apdu: &[u8]) -> PayloadElement<'_> {
     }
 }
 
-fn params(n: u32) -> SendParams {
+pub(crate) fn params(n: u32) -> SendParams {
     SendParams {
         spdu_id: SpduId::Goose,
         spdu_number: n,
@@ -646,7 +688,21 @@ pub fn signature_rows(rsa_bits: &[u32]) -> Vec<(SignatureAlgorithm, u32)> {
     }
     v.push((SignatureAlgorithm::EcdsaP256Sha256, 256));
     v.push((SignatureAlgorithm::Ed25519, 256));
+    // Post-quantum (FIPS 204/205); the "bits" column is the classical strength targeted.
+    v.push((SignatureAlgorithm::MlDsa44, 128));
+    v.push((SignatureAlgorithm::MlDsa65, 192));
+    v.push((SignatureAlgorithm::SlhDsaSha2_128s, 128));
+    v.push((SignatureAlgorithm::SlhDsaSha2_128f, 128));
     v
+}
+
+/// Whether `alg` is an SLH-DSA parameter set, whose rows are capped at
+/// [`CryptoConfig::slh_cap`] samples.
+pub fn is_slh(alg: SignatureAlgorithm) -> bool {
+    matches!(
+        alg,
+        SignatureAlgorithm::SlhDsaSha2_128s | SignatureAlgorithm::SlhDsaSha2_128f
+    )
 }
 
 /// Runs every row. `events` sees progress and each row's raw samples as it completes.
@@ -667,8 +723,13 @@ pub fn run(
     for (mac, key_len) in MAC_ROWS {
         mac_rows(&mut r, mac, key_len)?;
     }
+    crate::crypto_ascon::ascon_mac_rows(&mut r)?;
     for enc in ENC_ROWS {
         enc_rows(&mut r, enc)?;
+    }
+    crate::crypto_ascon::ascon_enc_rows(&mut r)?;
+    for (mac, key_len, profile) in crate::crypto_ascon::L2_ROWS {
+        crate::crypto_ascon::l2_rows(&mut r, mac, key_len, profile)?;
     }
     signature_rows_run(&mut r)?;
     Ok(CryptoReport {
@@ -681,7 +742,7 @@ pub fn run(
 }
 
 /// A boxed timed operation from a closure returning any error `BenchError` can hold.
-fn op<'a, E>(mut f: impl FnMut() -> Result<(), E> + 'a) -> TimedOp<'a, BenchError>
+pub(crate) fn op<'a, E>(mut f: impl FnMut() -> Result<(), E> + 'a) -> TimedOp<'a, BenchError>
 where
     BenchError: From<E>,
 {
@@ -1077,14 +1138,26 @@ fn signature_rows_run(r: &mut Runner<'_>) -> Result<(), BenchError> {
             bytes: SIGNATURE_MESSAGE_LEN,
             imp: Impl::Primitive,
         };
-        // Sign and verify are measured separately: RSA signing takes fewer samples.
-        let sign_reps = if alg.is_rsa() {
-            r.cfg.reps.min(r.cfg.rsa_sign_cap)
+        // Sign and verify are measured separately: RSA signing takes fewer samples, SLH-DSA
+        // signing and verifying far fewer (with a single warm-up sample).
+        let (sign_reps, verify_reps) = if is_slh(alg) {
+            let n = r.cfg.reps.min(r.cfg.slh_cap);
+            (n, n)
+        } else if alg.is_rsa() {
+            (r.cfg.reps.min(r.cfg.rsa_sign_cap), r.cfg.reps)
         } else {
-            r.cfg.reps
+            (r.cfg.reps, r.cfg.reps)
         };
-        r.rows(
+        let warmup = |n: usize| {
+            if is_slh(alg) {
+                1
+            } else {
+                stats::warmup_for(n)
+            }
+        };
+        r.rows_with_warmup(
             sign_reps,
+            warmup(sign_reps),
             vec![(
                 id(Op::Sign),
                 op(move || {
@@ -1093,8 +1166,9 @@ fn signature_rows_run(r: &mut Runner<'_>) -> Result<(), BenchError> {
                 }),
             )],
         )?;
-        r.rows(
-            r.cfg.reps,
+        r.rows_with_warmup(
+            verify_reps,
+            warmup(verify_reps),
             vec![(
                 id(Op::Verify),
                 op(move || vk.verify(black_box(msg), black_box(sig))),

@@ -35,6 +35,8 @@ impl Goal {
 /// One target: the ratio of two rows of this run.
 #[derive(Clone, Debug, Serialize)]
 pub struct Target {
+    /// The rows' group (R-GOOSE authentication or encryption, layer 2).
+    pub group: Group,
     /// Algorithm of both rows.
     pub algorithm: &'static str,
     /// AES key size where it matters.
@@ -66,9 +68,91 @@ pub const MAX_OVERHEAD: f64 = 1.5;
 /// Per-message OpenSSL set-up must cost at least this factor more than the whole gander path.
 pub const MIN_SPEEDUP_OVER_EVP: f64 = 2.0;
 
+/// Ascon-AEAD128 targets: the same <= 1.5x overhead bound, at the medium size of each group
+/// (256 bytes authenticated and 204 encrypted on R-GOOSE; the 12-object APDU on layer 2, whose
+/// covered size is looked up in the report).
+pub const ASCON_TARGETS: [(Group, &str, Option<u32>, Option<usize>); 4] = [
+    (Group::Authentication, "ascon-aead128-mac", None, Some(256)),
+    (Group::Encryption, "ascon-aead128", Some(128), Some(204)),
+    (Group::Layer2, "ascon-aead128-mac", None, None),
+    (Group::Layer2, "aes-gmac-128", Some(128), None),
+];
+
+type Side = (Impl, Op);
+
+fn target(
+    report: &CryptoReport,
+    group: Group,
+    (alg, kb, bytes): (&'static str, Option<u32>, usize),
+    (num, den, goal): (Side, Side, Goal),
+) -> Option<Target> {
+    let a = report.row_in(group, alg, kb, bytes, num.0, num.1)?;
+    let b = report.row_in(group, alg, kb, bytes, den.0, den.1)?;
+    let ratio_p50 = a.p50_ns / b.p50_ns;
+    Some(Target {
+        group,
+        algorithm: alg,
+        key_bits: kb,
+        bytes,
+        what: format!(
+            "{} {} / {} {}",
+            num.0.name(),
+            num.1.name(),
+            den.0.name(),
+            den.1.name()
+        ),
+        ratio_p50,
+        ratio_mean: a.mean_ns / b.mean_ns,
+        goal,
+        pass: goal.holds(ratio_p50),
+    })
+}
+
+/// The middle of the sizes `group` has rows of for `alg` (the 12-object APDU of three).
+fn middle_size(report: &CryptoReport, group: Group, alg: &str) -> Option<usize> {
+    let mut sizes: Vec<usize> = report
+        .rows
+        .iter()
+        .filter(|r| r.group == group && r.algorithm == alg)
+        .map(|r| r.bytes)
+        .collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    sizes.get(sizes.len() / 2).copied()
+}
+
 /// Computes the targets from a report; targets whose rows are missing are left out.
 pub fn targets(report: &CryptoReport) -> Vec<Target> {
-    type Side = (Impl, Op);
+    let mut out = classical_targets(report);
+    for (group, alg, kb, bytes) in ASCON_TARGETS {
+        let Some(bytes) = bytes.or_else(|| middle_size(report, group, alg)) else {
+            continue;
+        };
+        let (first, second) = if group == Group::Encryption {
+            (Op::Encrypt, Op::Decrypt)
+        } else {
+            (Op::Mac, Op::Verify)
+        };
+        for pair in [
+            (
+                (Impl::Gander, Op::Protect),
+                (Impl::Primitive, first),
+                Goal::AtMost(MAX_OVERHEAD),
+            ),
+            (
+                (Impl::Gander, Op::Verify),
+                (Impl::Primitive, second),
+                Goal::AtMost(MAX_OVERHEAD),
+            ),
+        ] {
+            out.extend(target(report, group, (alg, kb, bytes), pair));
+        }
+    }
+    out
+}
+
+/// The targets of the HMAC and GMAC rows ([`TARGET_ROWS`]).
+fn classical_targets(report: &CryptoReport) -> Vec<Target> {
     let pairs: [(Side, Side, Goal); 4] = [
         (
             (Impl::Gander, Op::Protect),
@@ -93,30 +177,13 @@ pub fn targets(report: &CryptoReport) -> Vec<Target> {
     ];
     let mut out = vec![];
     for (alg, kb, bytes) in TARGET_ROWS {
-        for (num, den, goal) in pairs {
-            let (Some(a), Some(b)) = (
-                report.row(alg, kb, bytes, num.0, num.1),
-                report.row(alg, kb, bytes, den.0, den.1),
-            ) else {
-                continue;
-            };
-            let ratio_p50 = a.p50_ns / b.p50_ns;
-            out.push(Target {
-                algorithm: alg,
-                key_bits: kb,
-                bytes,
-                what: format!(
-                    "{} {} / {} {}",
-                    num.0.name(),
-                    num.1.name(),
-                    den.0.name(),
-                    den.1.name()
-                ),
-                ratio_p50,
-                ratio_mean: a.mean_ns / b.mean_ns,
-                goal,
-                pass: goal.holds(ratio_p50),
-            });
+        for pair in pairs {
+            out.extend(target(
+                report,
+                Group::Authentication,
+                (alg, kb, bytes),
+                pair,
+            ));
         }
     }
     out
@@ -128,7 +195,9 @@ fn us(ns: f64) -> f64 {
 
 fn alg_label(r: &Row) -> String {
     match r.key_bits {
-        Some(b) if r.group == Group::Authentication => format!("{} aes{b}", r.algorithm),
+        Some(b) if matches!(r.group, Group::Authentication | Group::Layer2) => {
+            format!("{} aes{b}", r.algorithm)
+        }
         _ => r.algorithm.to_string(),
     }
 }
@@ -169,6 +238,10 @@ pub fn render_table(report: &CryptoReport) -> String {
         (
             Group::Encryption,
             "Encryption (gateway paper Table 3 AES-GCM, Table 6 sizes, Figure 5)",
+        ),
+        (
+            Group::Layer2,
+            "Layer-2 GOOSE, whole frame (IEC 62351-6 extension; bytes = range the MAC covers)",
         ),
         (
             Group::Signature,
@@ -226,8 +299,8 @@ pub fn render_table(report: &CryptoReport) -> String {
     if report.rows.iter().any(|r| r.reps_capped) {
         let _ = writeln!(
             s,
-            "\n* fewer samples than requested: RSA signing is capped at {} per row",
-            report.config.rsa_sign_cap
+            "\n* fewer samples than requested: RSA signing is capped at {} per row, SLH-DSA at {}",
+            report.config.rsa_sign_cap, report.config.slh_cap
         );
     }
     s
@@ -253,7 +326,7 @@ pub fn render_signatures(report: &CryptoReport) -> String {
     );
     let _ = writeln!(
         s,
-        "{:<26} {:>5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>11}  {:<16} Farooq i5-3210M s/v",
+        "{:<26} {:>5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>11}  {:<16} {:>6} {:<6} {:<7} Farooq i5-3210M s/v",
         "algorithm",
         "bits",
         "sign",
@@ -264,6 +337,9 @@ pub fn render_signatures(report: &CryptoReport) -> String {
         "ver. p99",
         "sign+verify",
         "TT6 3 ms (mean)",
+        "sig B",
+        "L2 fit",
+        "R-GOOSE",
     );
     let sigs: Vec<&Row> = report
         .rows
@@ -287,9 +363,18 @@ pub fn render_signatures(report: &CryptoReport) -> String {
             .find(|f| f.0 == sign.algorithm && f.1 == bits)
             .map(|f| format!("{} / {}", f.2, f.3))
             .unwrap_or_else(|| "-".into());
+        let fit = signature_fit(sign.algorithm, bits);
+        let (sig_len, l2, rg) = match &fit {
+            Some(f) => (
+                f.signature_len.to_string(),
+                yes_no(f.l2_goose),
+                yes_no(f.r_goose),
+            ),
+            None => ("-".into(), "-", "-"),
+        };
         let _ = writeln!(
             s,
-            "{:<26} {:>5} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>11.3}  {:<16} {}",
+            "{:<26} {:>5} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>11.3}  {:<16} {:>6} {:<6} {:<7} {}",
             sign.algorithm,
             bits,
             sign.mean_ns / 1e6,
@@ -300,10 +385,61 @@ pub fn render_signatures(report: &CryptoReport) -> String {
             verify.p99_ns / 1e6,
             total / 1e6,
             TRIP_P2_P3.verdict(total),
+            sig_len,
+            l2,
+            rg,
             farooq
         );
     }
+    let _ = writeln!(
+        s,
+        "fit: L2 = a layer-2 GOOSE frame with this {} B APDU and the signature in the IEC 62351-6 \
+         extension within a 1500 B Ethernet payload (and the extension within 4095 B); R-GOOSE = \
+         the signature within the 90-5 signature element (255 B) and the SPDU within 1472 B \
+         (MTU 1500 - IPv4 20 - UDP 8), see gander_sec::fit",
+        crate::crypto::SIGNATURE_MESSAGE_LEN
+    );
     s
+}
+
+fn yes_no(b: bool) -> &'static str {
+    if b {
+        "yes"
+    } else {
+        "no"
+    }
+}
+
+/// Whether a signature of an algorithm fits a frame carrying the benchmark's message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct SignatureFit {
+    /// Signature length on the wire, bytes (RSA: the modulus length; ECDSA: raw r||s).
+    pub signature_len: usize,
+    /// A layer-2 GOOSE frame with a [`crate::crypto::SIGNATURE_MESSAGE_LEN`]-byte APDU fits.
+    pub l2_goose: bool,
+    /// An R-GOOSE SPDU with that APDU fits the signature element and an unfragmented datagram.
+    pub r_goose: bool,
+}
+
+/// The fit of a signature row (`algorithm` as named in key files, `bits` as in the row).
+pub fn signature_fit(algorithm: &str, bits: u32) -> Option<SignatureFit> {
+    use gander_sec::fit;
+    use gander_sec::signature::SignatureAlgorithm;
+    let alg: SignatureAlgorithm = algorithm.parse().ok()?;
+    let len = alg
+        .fixed_signature_len()
+        .unwrap_or((bits as usize).div_ceil(8));
+    let apdu = crate::crypto::SIGNATURE_MESSAGE_LEN;
+    let l2_goose = fit::check_l2_goose(apdu, len, 0, None).is_ok();
+    // Header without IV (31), one payload element (6 + APDU), `85 len signature`.
+    let spdu = crate::crypto::HEADER_LEN_NO_IV + crate::crypto::ELEMENT_HEADER_LEN + apdu + 2 + len;
+    let r_goose = fit::check_signature(alg, len, fit::Transport::RGooseIpv4).is_ok()
+        && fit::check_rgoose(spdu).is_ok();
+    Some(SignatureFit {
+        signature_len: len,
+        l2_goose,
+        r_goose,
+    })
 }
 
 /// The targets section.
@@ -314,13 +450,18 @@ pub fn render_targets(targets: &[Target]) -> String {
         "\nTargets (ratios of medians from this run; ratio of means in parentheses)"
     );
     for t in targets {
-        let alg = match t.key_bits {
-            Some(b) => format!("{} aes{b}", t.algorithm),
-            None => t.algorithm.to_string(),
+        let alg = match (t.key_bits, t.group) {
+            (Some(b), Group::Authentication | Group::Layer2) => format!("{} aes{b}", t.algorithm),
+            _ => t.algorithm.to_string(),
+        };
+        let alg = if t.group == Group::Layer2 {
+            format!("L2 {alg}")
+        } else {
+            alg
         };
         let _ = writeln!(
             s,
-            "  {:<21} {:>4} B  {:<38} {:>6.2}x ({:>5.2}x)  {:<7} {}",
+            "  {:<24} {:>4} B  {:<38} {:>6.2}x ({:>5.2}x)  {:<7} {}",
             alg,
             t.bytes,
             t.what,

@@ -2,7 +2,8 @@
 //! statistics module and machine description of `gander-measure`:
 //!
 //! * [`crypto`] and [`crypto_report`]: `gander bench crypto`, the per-operation cost of
-//!   IEC 62351-6 protection (`gander-sec`).
+//!   IEC 62351-6 protection (`gander-sec`); [`crypto_ascon`] adds the experimental
+//!   Ascon-AEAD128 rows and the layer-2 GOOSE rows.
 //! * [`mms`]: `gander bench mms`, MMS over TLS (`gander-peers`, `gander-tls`).
 //! * [`gateway`]: `gander bench gateway`, the security gateway in the namespace lab
 //!   (`gander-gateway`, `gander-lab`).
@@ -12,6 +13,7 @@
 
 pub mod anatomy;
 pub mod crypto;
+pub mod crypto_ascon;
 pub mod crypto_report;
 pub mod gateway;
 pub mod mms;

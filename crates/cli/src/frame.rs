@@ -3,6 +3,7 @@
 use crate::pcap_io::{self, Packet};
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
+use gander_sec::fit::Transport;
 use gander_sec::frame::{protect_frame, CaptureVerifier, Outcome, Verdict};
 use gander_sec::spdu::RandomIv;
 use gander_sec::view::{self, Content};
@@ -34,6 +35,8 @@ pub enum ProfileArg {
     Libiec61850,
     /// The gateway paper's R-GOOSE_SecLib (version-1 framing).
     Seclib,
+    /// `standard` plus Ascon-AEAD128 (no standard code point; not interoperable, docs/ascon.md).
+    Experimental,
 }
 
 impl From<ProfileArg> for Profile {
@@ -42,6 +45,7 @@ impl From<ProfileArg> for Profile {
             ProfileArg::Standard => Profile::Standard,
             ProfileArg::Libiec61850 => Profile::Libiec61850,
             ProfileArg::Seclib => Profile::Seclib,
+            ProfileArg::Experimental => Profile::Experimental,
         }
     }
 }
@@ -228,6 +232,11 @@ fn protect(a: ProtectArgs) -> Result<ExitCode> {
     let key = store
         .get(a.key_id)
         .with_context(|| format!("key id {} is not in {}", a.key_id, a.keys.display()))?;
+    // A signature no frame can carry (ML-DSA, SLH-DSA) is refused before any frame is read.
+    if let Some(s) = &key.signature {
+        gander_sec::fit::check_signature(s.algorithm, s.wire_len(), Transport::L2Goose)
+            .with_context(|| format!("key id {} cannot protect any GOOSE frame", a.key_id))?;
+    }
     let packets = pcap_io::read(&a.input)?;
     let mut out = Vec::with_capacity(packets.len());
     let mut ivs = RandomIv;

@@ -416,3 +416,115 @@ fn sv_and_ipv6_protect_show_verify() {
     assert_ne!(code, 0);
     assert!(stderr.contains("--sv-wrap"), "{stderr}");
 }
+
+/// The LIB_L2 frame without its security extension.
+fn l2_plain() -> Vec<u8> {
+    let mut f = hex::decode(LIB_L2).unwrap();
+    f.truncate(f.len() - 34);
+    let len = (f.len() - 14) as u16;
+    f[16..18].copy_from_slice(&len.to_be_bytes());
+    f[18..22].copy_from_slice(&[0; 4]);
+    f
+}
+
+#[test]
+fn protect_refuses_signatures_that_cannot_fit() {
+    use gander_sec::signature::{SignatureAlgorithm, SigningKey};
+    let d = Dir::new();
+    write_pcap(&d.p("plain.pcap"), &[l2_plain()]);
+    for (alg, sig_len, limit) in [
+        (SignatureAlgorithm::MlDsa44, "2420", "1500"),
+        (SignatureAlgorithm::SlhDsaSha2_128s, "7856", "4095"),
+    ] {
+        let sk = SigningKey::generate(alg, 0).unwrap();
+        std::fs::write(d.p("pq.key"), sk.to_pkcs8_pem().unwrap().as_bytes()).unwrap();
+        std::fs::write(
+            d.p("pq.toml"),
+            format!("[[key]]\nid = 9\nsig = \"{alg}\"\nprivate_key_file = \"pq.key\"\n"),
+        )
+        .unwrap();
+        let (code, _, err) = run(gander()
+            .args(["frame", "protect", "--key-id", "9", "--keys"])
+            .arg(d.p("pq.toml"))
+            .arg(d.p("plain.pcap"))
+            .arg(d.p("out.pcap")));
+        assert_eq!(code, 2, "{alg}: {err}");
+        assert!(
+            err.contains("key id 9 cannot protect any GOOSE frame")
+                && err.contains(sig_len)
+                && err.contains(limit)
+                && err.contains(alg.name()),
+            "{alg}: {err}"
+        );
+    }
+}
+
+#[test]
+fn ascon_round_trips_under_the_experimental_profile() {
+    let d = Dir::new();
+    std::fs::write(
+        d.p("ascon.toml"),
+        "[[key]]\nid = 5\nenc = \"ascon-aead128\"\nkey = \"000102030405060708090a0b0c0d0e0f\"\n\
+         [[key]]\nid = 6\nmac = \"ascon-aead128-mac\"\nkey = \"000102030405060708090a0b0c0d0e0f\"\n",
+    )
+    .unwrap();
+    let apdu_hex = "73696d706c65494f47656e65726963494f";
+    write_pcap(
+        &d.p("rgoose.pcap"),
+        &[udp_frame(&hex::decode(LIB_PLAIN).unwrap())],
+    );
+    write_pcap(&d.p("l2.pcap"), &[l2_plain()]);
+    for (key_id, input) in [("5", "rgoose.pcap"), ("6", "l2.pcap")] {
+        // The standard profile refuses the key.
+        let (code, _, err) = run(gander()
+            .args(["frame", "protect", "--key-id", key_id, "--keys"])
+            .arg(d.p("ascon.toml"))
+            .arg(d.p(input))
+            .arg(d.p("out.pcap")));
+        assert_eq!(code, 2);
+        assert!(err.contains("experimental"), "{err}");
+        let (code, _, err) = run(gander()
+            .args([
+                "frame",
+                "protect",
+                "--profile",
+                "experimental",
+                "--key-id",
+                key_id,
+                "--keys",
+            ])
+            .arg(d.p("ascon.toml"))
+            .arg(d.p(input))
+            .arg(d.p("out.pcap")));
+        assert_eq!(code, 0, "{err}");
+        if key_id == "5" {
+            let bytes = std::fs::read(d.p("out.pcap")).unwrap();
+            assert!(!hex::encode(&bytes).contains(apdu_hex), "payload visible");
+        }
+        let (code, out, err) = run(gander()
+            .args([
+                "frame",
+                "verify",
+                "--json",
+                "--profile",
+                "experimental",
+                "--keys",
+            ])
+            .arg(d.p("ascon.toml"))
+            .arg(d.p("out.pcap")));
+        assert_eq!(code, 0, "{err}\n{out}");
+        assert_eq!(verdicts(&out)[0]["verdict"], "verified");
+        let (code, _, _) = run(gander()
+            .args([
+                "frame",
+                "verify",
+                "--json",
+                "--profile",
+                "standard",
+                "--keys",
+            ])
+            .arg(d.p("ascon.toml"))
+            .arg(d.p("out.pcap")));
+        assert_eq!(code, 1);
+    }
+}

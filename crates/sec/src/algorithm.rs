@@ -1,6 +1,10 @@
 //! The algorithm catalogue: the MAC and encryption algorithms IEC 62351-6 names for GOOSE and
 //! IEC 61850-90-5 sessions, plus the gateway paper's two BLAKE2 MACs (Andrade et al., Table 3).
 //!
+//! Experimental: Ascon-AEAD128 (NIST SP 800-232, 2025) as encryption and, with an empty
+//! plaintext, as a MAC. No IEC 62351-6 code point exists for it: it is usable only under the
+//! `experimental` profile and interoperates with nothing (`docs/ascon.md`).
+//!
 //! Names are the ones used in key files (`../../docs/keys.md`). Wire codes differ between
 //! implementations (see `docs/profiles.md` and `docs/session-layout.md` §4, pitfall P7),
 //! so codes live with the profiles, not here.
@@ -29,11 +33,15 @@ pub enum MacAlgorithm {
     HmacBlake2b80,
     /// HMAC over BLAKE2s-256 (RFC 7693), truncated to 80 bits: the gateway paper's extra.
     HmacBlake2s80,
+    /// Experimental: Ascon-AEAD128 (NIST SP 800-232 §4) with an empty plaintext and the covered
+    /// bytes as associated data, the way GMAC is GCM without plaintext; 128-bit key, 128-bit
+    /// nonce, full 128-bit tag. Only under the `experimental` profile (`docs/ascon.md`).
+    AsconAead128Mac,
 }
 
 impl MacAlgorithm {
     /// Every algorithm, `None` first.
-    pub const ALL: [MacAlgorithm; 8] = [
+    pub const ALL: [MacAlgorithm; 9] = [
         MacAlgorithm::None,
         MacAlgorithm::HmacSha256_80,
         MacAlgorithm::HmacSha256_128,
@@ -42,6 +50,7 @@ impl MacAlgorithm {
         MacAlgorithm::AesGmac128,
         MacAlgorithm::HmacBlake2b80,
         MacAlgorithm::HmacBlake2s80,
+        MacAlgorithm::AsconAead128Mac,
     ];
 
     /// The key-file name.
@@ -55,6 +64,7 @@ impl MacAlgorithm {
             MacAlgorithm::AesGmac128 => "aes-gmac-128",
             MacAlgorithm::HmacBlake2b80 => "hmac-blake2b-80",
             MacAlgorithm::HmacBlake2s80 => "hmac-blake2s-80",
+            MacAlgorithm::AsconAead128Mac => "ascon-aead128-mac",
         }
     }
 
@@ -69,12 +79,30 @@ impl MacAlgorithm {
             MacAlgorithm::AesGmac128 => 16,
             MacAlgorithm::HmacBlake2b80 => 10,
             MacAlgorithm::HmacBlake2s80 => 10,
+            MacAlgorithm::AsconAead128Mac => 16,
         }
     }
 
-    /// GMAC needs a fresh 96-bit IV per message (SP 800-38D §8.2); HMACs need none.
+    /// GMAC needs a fresh 96-bit IV per message (SP 800-38D §8.2), the Ascon MAC a fresh
+    /// 128-bit nonce (SP 800-232 §4); HMACs need none.
     pub const fn needs_iv(self) -> bool {
-        matches!(self, MacAlgorithm::AesGmac64 | MacAlgorithm::AesGmac128)
+        self.iv_len() != 0
+    }
+
+    /// Length of the per-message IV or nonce carried on the wire: 12 for GMAC, 16 for the
+    /// Ascon MAC, 0 for the HMACs.
+    pub const fn iv_len(self) -> usize {
+        match self {
+            MacAlgorithm::AesGmac64 | MacAlgorithm::AesGmac128 => 12,
+            MacAlgorithm::AsconAead128Mac => 16,
+            _ => 0,
+        }
+    }
+
+    /// Whether the algorithm has no standard code point and is allowed only under the
+    /// `experimental` profile.
+    pub const fn is_experimental(self) -> bool {
+        matches!(self, MacAlgorithm::AsconAead128Mac)
     }
 
     /// Key lengths the algorithm accepts: GMAC takes an AES-128 or AES-256 key; HMAC any
@@ -84,6 +112,7 @@ impl MacAlgorithm {
         match self {
             MacAlgorithm::None => true,
             MacAlgorithm::AesGmac64 | MacAlgorithm::AesGmac128 => len == 16 || len == 32,
+            MacAlgorithm::AsconAead128Mac => len == 16,
             _ => len > 0,
         }
     }
@@ -98,14 +127,18 @@ pub enum EncAlgorithm {
     Aes128Gcm,
     /// AES-256 in GCM (SP 800-38D), 96-bit IV, 128-bit tag.
     Aes256Gcm,
+    /// Experimental: Ascon-AEAD128 (NIST SP 800-232 §4), 128-bit key, 128-bit nonce, 128-bit
+    /// tag. Only under the `experimental` profile (`docs/ascon.md`).
+    AsconAead128,
 }
 
 impl EncAlgorithm {
     /// Every algorithm, `None` first.
-    pub const ALL: [EncAlgorithm; 3] = [
+    pub const ALL: [EncAlgorithm; 4] = [
         EncAlgorithm::None,
         EncAlgorithm::Aes128Gcm,
         EncAlgorithm::Aes256Gcm,
+        EncAlgorithm::AsconAead128,
     ];
 
     /// The key-file name.
@@ -114,6 +147,7 @@ impl EncAlgorithm {
             EncAlgorithm::None => "none",
             EncAlgorithm::Aes128Gcm => "aes-128-gcm",
             EncAlgorithm::Aes256Gcm => "aes-256-gcm",
+            EncAlgorithm::AsconAead128 => "ascon-aead128",
         }
     }
 
@@ -123,15 +157,32 @@ impl EncAlgorithm {
             EncAlgorithm::None => 0,
             EncAlgorithm::Aes128Gcm => 16,
             EncAlgorithm::Aes256Gcm => 32,
+            EncAlgorithm::AsconAead128 => 16,
         }
     }
 
-    /// GCM tag length on the wire.
+    /// Tag length on the wire (16 for GCM and Ascon-AEAD128).
     pub const fn tag_len(self) -> usize {
         match self {
             EncAlgorithm::None => 0,
             _ => 16,
         }
+    }
+
+    /// Length of the per-message IV or nonce: 12 for GCM (SP 800-38D §5.2.1.1), 16 for
+    /// Ascon-AEAD128 (SP 800-232 §4).
+    pub const fn iv_len(self) -> usize {
+        match self {
+            EncAlgorithm::None => 0,
+            EncAlgorithm::Aes128Gcm | EncAlgorithm::Aes256Gcm => 12,
+            EncAlgorithm::AsconAead128 => 16,
+        }
+    }
+
+    /// Whether the algorithm has no standard code point and is allowed only under the
+    /// `experimental` profile.
+    pub const fn is_experimental(self) -> bool {
+        matches!(self, EncAlgorithm::AsconAead128)
     }
 }
 

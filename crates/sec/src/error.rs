@@ -77,13 +77,13 @@ pub enum SecError {
     #[error("missing {0}")]
     MissingAuthenticator(&'static str),
     /// The IV is absent or of the wrong length.
-    #[error("IV of {0} bytes; AES-GCM/GMAC need 12")]
+    #[error("IV of {0} bytes does not suit the key's algorithm (AES-GCM/GMAC need 12, Ascon-AEAD128 16)")]
     BadIv(usize),
     /// The MAC or signature does not verify.
     #[error("MAC or signature does not verify")]
     BadMac,
-    /// The AES-GCM tag does not verify (payload left encrypted).
-    #[error("AES-GCM tag does not verify")]
+    /// The AEAD (AES-GCM or Ascon-AEAD128) tag does not verify (payload left encrypted).
+    #[error("AEAD tag does not verify")]
     BadTag,
     /// A replayed or stale frame.
     #[error("replay ({kind:?}) of sequence {seq}")]
@@ -121,6 +121,13 @@ pub enum SecError {
     /// The crypto provider failed.
     #[error("crypto: {0}")]
     Crypto(#[from] CryptoError),
+    /// No fresh nonce could be made (Ascon-AEAD128, `crate::nonce`).
+    #[error("nonce: {0}")]
+    Nonce(#[from] crate::nonce::NonceError),
+    /// A signature key's signature cannot fit the frame without fragmentation
+    /// ([`crate::fit`]).
+    #[error("{0}")]
+    DoesNotFit(#[from] crate::fit::FitError),
 }
 
 impl SecError {
@@ -145,6 +152,8 @@ impl SecError {
             SecError::AlreadySecured(_) => "already-secured",
             SecError::Unsupported(_) => "unsupported",
             SecError::Crypto(_) => "crypto",
+            SecError::Nonce(_) => "nonce-exhausted",
+            SecError::DoesNotFit(_) => "does-not-fit",
         }
     }
 }

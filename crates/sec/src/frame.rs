@@ -5,6 +5,7 @@
 //! This is what `gander frame` and the gateway share, so both give the same verdict.
 
 use crate::error::SecError;
+use crate::fit::{self, FitError, Transport};
 use crate::keystore::{KeyEntry, KeyStore};
 use crate::profile::Profile;
 use crate::replay::ReplayState;
@@ -271,7 +272,23 @@ pub fn protect_view(
         Content::L2(l) if l.ethertype == gander_wire::ethernet::ETHERTYPE_GSE_MANAGEMENT => Err(
             SecError::Unsupported("IEC 62351-6 defines no security for GSE management"),
         ),
-        Content::L2(_) => crate::l2::protect(profile, key, view.frame, ivs, now).map(Some),
+        Content::L2(_) => {
+            // A signature too large for any frame is refused before signing (SLH-DSA's would
+            // not even encode: the extension length has 12 bits); then the frame itself must
+            // fit one Ethernet frame, since layer-2 GOOSE and SV cannot be fragmented.
+            if let Some(s) = &key.signature {
+                fit::check_signature(s.algorithm, s.wire_len(), Transport::L2Goose)?;
+            }
+            let out = crate::l2::protect(profile, key, view.frame, ivs, now)?;
+            fit::check_frame(Transport::L2Goose, &out).map_err(|e| FitError {
+                signature: key
+                    .signature
+                    .as_ref()
+                    .map(|s| (s.algorithm.name(), s.wire_len())),
+                ..e
+            })?;
+            Ok(Some(out))
+        }
         Content::Session(s) => {
             let pdu = &s.pdu;
             if !unsecured_spdu(pdu) {
@@ -290,7 +307,9 @@ pub fn protect_view(
             };
             let mut out = Vec::with_capacity(pdu.bytes().len() + 64);
             spdu::protect(profile, key, params, &elements, ivs, &mut out)?;
-            Ok(Some(s.udp.rewrite_payload(view.frame, &out)?))
+            let frame = s.udp.rewrite_payload(view.frame, &out)?;
+            fit::check_frame(Transport::RGooseIpv4, &frame)?;
+            Ok(Some(frame))
         }
     }
 }

@@ -123,13 +123,10 @@ pub struct SignatureKeys {
 }
 
 impl SignatureKeys {
-    /// Length of the signature on the wire (ECDSA as raw r||s, 64 bytes).
+    /// Length of the signature on the wire (ECDSA as raw r||s, 64 bytes; ML-DSA/SLH-DSA as
+    /// FIPS 204/205 give them).
     pub fn wire_len(&self) -> usize {
-        match self.algorithm {
-            SignatureAlgorithm::EcdsaP256Sha256 => crate::signature::ECDSA_P256_RAW_LEN,
-            SignatureAlgorithm::Ed25519 => 64,
-            _ => (self.verifying.bits() as usize).div_ceil(8),
-        }
+        self.verifying.signature_len()
     }
 }
 

@@ -60,14 +60,25 @@ pub fn protect(
     now: u64,
 ) -> Result<Vec<u8>, SecError> {
     key.check_valid_at(now)?;
+    profile.check_algorithms(key.mac, key.enc)?;
     let tag_len = auth_len(key)?;
     let (mut l2, layout) = L2Frame::parse(frame)?;
     if let Some(ext) = &l2.body.extension {
         let id = SecurityExtension::parse(ext).map(|e| e.key_id).unwrap_or(0);
         return Err(SecError::AlreadySecured(id));
     }
-    let iv = if key.signature.is_none() && key.mac.needs_iv() {
-        Some(ivs.next_iv().to_vec())
+    // The APDU must parse before it is protected; its counters feed the Ascon nonce's
+    // informational fields (stNum/sqNum for GOOSE, 0/smpCnt of the first ASDU for SV; the
+    // nonce's own counter is what keeps it unique).
+    let (st_num, sq_num) = if l2.eth.ethertype == gander_wire::ethernet::ETHERTYPE_SV {
+        let sav = crate::view::parse_sav_pdu(&l2.body.apdu)?;
+        (0, sav.asdus.first().map_or(0, |a| u32::from(a.smp_cnt)))
+    } else {
+        let goose = GoosePdu::parse(&l2.body.apdu)?;
+        (goose.st_num, goose.sq_num)
+    };
+    let iv = if key.signature.is_none() {
+        crate::spdu::mac_iv(key.mac, st_num, sq_num, ivs)?
     } else {
         None
     };
@@ -80,11 +91,6 @@ pub fn protect(
     );
     let ext_layout = ext.layout();
     key.check_appid(l2.body.appid)?;
-    if l2.eth.ethertype == gander_wire::ethernet::ETHERTYPE_SV {
-        crate::view::parse_sav_pdu(&l2.body.apdu)?;
-    } else {
-        GoosePdu::parse(&l2.body.apdu)?;
-    }
     l2.body.extension = Some(ext.to_vec());
     l2.body
         .set_security_fields(l2.eth.ethertype, crc_order(profile))?;

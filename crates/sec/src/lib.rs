@@ -10,11 +10,15 @@
 #![forbid(unsafe_code)]
 
 pub mod algorithm;
+pub mod ascon;
 pub mod error;
+pub mod fit;
 pub mod frame;
 pub mod keystore;
 pub mod l2;
+pub mod nonce;
 pub mod openssl_evp;
+pub mod postquantum;
 pub mod profile;
 pub mod provider;
 pub mod replay;

@@ -8,6 +8,9 @@
 //!   length byte of 16).
 //! * `seclib`: the gateway paper's R-GOOSE_SecLib (version-1 header with algorithm codes, MAC over
 //!   SI..end of APDU, GMAC with a constant zero IV, SEC's own code space).
+//! * `experimental`: `standard`'s framing, plus the algorithms that have no standard code point
+//!   (Ascon-AEAD128, NIST SP 800-232). Every other profile refuses them. Frames written under
+//!   it interoperate with nothing but gander (`docs/ascon.md`).
 //!
 //! `docs/profiles.md` records every difference and where it was observed.
 
@@ -27,11 +30,26 @@ pub enum Profile {
     Libiec61850,
     /// R-GOOSE_SecLib (Andrade et al.) compatibility.
     Seclib,
+    /// `standard` framing plus experimental algorithms without a standard code point
+    /// (Ascon-AEAD128); not interoperable.
+    Experimental,
 }
+
+/// gander's private version-1 encryption code for Ascon-AEAD128. IEC 61850-90-5 and every
+/// implementation seen use 0-2; no public source names a private-use range, so gander takes one
+/// from the top of the 8-bit space. Only the `experimental` profile reads or writes it.
+pub const ASCON_AEAD128_ENC_CODE: u8 = 0xF0;
+/// gander's private version-1 MAC code for the Ascon-AEAD128 MAC (implementations use 0-9).
+pub const ASCON_AEAD128_MAC_CODE: u8 = 0xF1;
 
 impl Profile {
     /// All profiles.
-    pub const ALL: [Profile; 3] = [Profile::Standard, Profile::Libiec61850, Profile::Seclib];
+    pub const ALL: [Profile; 4] = [
+        Profile::Standard,
+        Profile::Libiec61850,
+        Profile::Seclib,
+        Profile::Experimental,
+    ];
 
     /// Name used on the command line.
     pub const fn name(self) -> &'static str {
@@ -39,7 +57,24 @@ impl Profile {
             Profile::Standard => "standard",
             Profile::Libiec61850 => "libiec61850",
             Profile::Seclib => "seclib",
+            Profile::Experimental => "experimental",
         }
+    }
+
+    /// Whether the profile writes and accepts algorithms without a standard code point.
+    pub const fn allows_experimental(self) -> bool {
+        matches!(self, Profile::Experimental)
+    }
+
+    /// Refuses experimental algorithms outside the `experimental` profile, so an Ascon key
+    /// never produces or accepts a frame that claims to be standard IEC 62351-6.
+    pub fn check_algorithms(self, mac: MacAlgorithm, enc: EncAlgorithm) -> Result<(), SecError> {
+        if (mac.is_experimental() || enc.is_experimental()) && !self.allows_experimental() {
+            return Err(SecError::Unsupported(
+                "Ascon-AEAD128 has no IEC 62351-6 code point: use --profile experimental (docs/ascon.md)",
+            ));
+        }
+        Ok(())
     }
 
     /// Session length conventions.
@@ -48,6 +83,7 @@ impl Profile {
             Profile::Standard => Dialect::STANDARD,
             Profile::Libiec61850 => Dialect::LIBIEC61850,
             Profile::Seclib => Dialect::SECLIB,
+            Profile::Experimental => Dialect::STANDARD,
         }
     }
 
@@ -129,6 +165,12 @@ impl Profile {
                     "BLAKE2 MACs have no code outside the seclib profile",
                 ))
             }
+            (Profile::Experimental, AsconAead128Mac) => ASCON_AEAD128_MAC_CODE,
+            (_, AsconAead128Mac) => {
+                return Err(SecError::Unsupported(
+                    "the Ascon MAC has a code only in the experimental profile",
+                ))
+            }
         })
     }
 
@@ -154,16 +196,20 @@ impl Profile {
             (Profile::Seclib, 9) => (AesGmac128, Some(16)),
             (_, 4) => (AesGmac64, Option::None),
             (_, 5) => (AesGmac128, Option::None),
+            (Profile::Experimental, ASCON_AEAD128_MAC_CODE) => (AsconAead128Mac, Option::None),
             _ => return Err(unknown()),
         })
     }
 
-    /// Version-1 encryption code (the same in every known implementation).
+    /// Version-1 encryption code (the same in every known implementation; Ascon-AEAD128's is
+    /// gander's private [`ASCON_AEAD128_ENC_CODE`], which [`Self::check_algorithms`] keeps to
+    /// the experimental profile).
     pub const fn enc_code(alg: EncAlgorithm) -> u8 {
         match alg {
             EncAlgorithm::None => 0,
             EncAlgorithm::Aes128Gcm => 1,
             EncAlgorithm::Aes256Gcm => 2,
+            EncAlgorithm::AsconAead128 => ASCON_AEAD128_ENC_CODE,
         }
     }
 
@@ -173,6 +219,7 @@ impl Profile {
             0 => EncAlgorithm::None,
             1 => EncAlgorithm::Aes128Gcm,
             2 => EncAlgorithm::Aes256Gcm,
+            ASCON_AEAD128_ENC_CODE if self.allows_experimental() => EncAlgorithm::AsconAead128,
             _ => {
                 return Err(SecError::UnknownAlgorithmCode {
                     what: "encryption",
@@ -197,13 +244,28 @@ impl FromStr for Profile {
             .iter()
             .copied()
             .find(|p| p.name() == s)
-            .ok_or_else(|| format!("unknown profile {s:?}; known: standard, libiec61850, seclib"))
+            .ok_or_else(|| {
+                format!("unknown profile {s:?}; known: standard, libiec61850, seclib, experimental")
+            })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_experimental_allows_ascon() {
+        for p in Profile::ALL {
+            let mac = p.check_algorithms(MacAlgorithm::AsconAead128Mac, EncAlgorithm::None);
+            let enc = p.check_algorithms(MacAlgorithm::None, EncAlgorithm::AsconAead128);
+            assert_eq!(mac.is_ok(), p == Profile::Experimental, "{p}");
+            assert_eq!(enc.is_ok(), p == Profile::Experimental, "{p}");
+            assert!(p
+                .check_algorithms(MacAlgorithm::HmacSha256_80, EncAlgorithm::Aes128Gcm)
+                .is_ok());
+        }
+    }
 
     #[test]
     fn codes_round_trip() {
@@ -222,6 +284,18 @@ mod tests {
             }
         }
         assert!(Profile::Standard.mac_from_code(6).is_err());
+        assert!(Profile::Standard
+            .mac_from_code(ASCON_AEAD128_MAC_CODE)
+            .is_err());
+        assert!(Profile::Standard
+            .enc_from_code(ASCON_AEAD128_ENC_CODE)
+            .is_err());
+        assert_eq!(
+            Profile::Experimental
+                .enc_from_code(ASCON_AEAD128_ENC_CODE)
+                .unwrap(),
+            EncAlgorithm::AsconAead128
+        );
         assert_eq!(
             Profile::Seclib.mac_from_code(9).unwrap(),
             (MacAlgorithm::AesGmac128, Some(16))

@@ -22,11 +22,13 @@ pub enum CryptoError {
         /// The key's length, bytes.
         got: usize,
     },
-    /// IV of the wrong length (GCM/GMAC take exactly 12 bytes here).
-    #[error("{alg}: IV of {got} bytes, expected 12")]
+    /// IV or nonce of the wrong length (GCM/GMAC take exactly 12 bytes here, Ascon-AEAD128 16).
+    #[error("{alg}: IV of {got} bytes, expected {expected}")]
     BadIvLength {
         /// The algorithm.
         alg: &'static str,
+        /// The length it takes, bytes.
+        expected: usize,
         /// The IV's length, bytes.
         got: usize,
     },
@@ -56,29 +58,27 @@ pub trait MacKey: Send + Sync {
     /// The algorithm this key was prepared for.
     fn algorithm(&self) -> MacAlgorithm;
     /// Writes the (truncated) tag of `data` into `tag_out`, whose length must be
-    /// `algorithm().tag_len()`. `iv` must be 12 bytes for GMAC and is ignored by HMACs.
+    /// `algorithm().tag_len()`. `iv` must be `algorithm().iv_len()` bytes (12 for GMAC, 16 for
+    /// the Ascon MAC) and is ignored by HMACs.
     fn sign(&self, iv: &[u8], data: &[u8], tag_out: &mut [u8]) -> Result<(), CryptoError>;
     /// Checks `tag` against `data` in constant time (never `==`).
     fn verify(&self, iv: &[u8], data: &[u8], tag: &[u8]) -> Result<(), CryptoError>;
 }
 
-/// An AEAD (AES-GCM) key with its key schedule and GHASH key precomputed.
+/// An AEAD key (AES-GCM with its key schedule and GHASH key precomputed, or Ascon-AEAD128).
 pub trait AeadKey: Send + Sync {
     /// The algorithm this key was prepared for.
     fn algorithm(&self) -> EncAlgorithm;
     /// Encrypts `buf` in place and returns the 16-byte tag over `aad` and the ciphertext.
-    fn seal_in_place(
-        &self,
-        iv: &[u8; 12],
-        aad: &[u8],
-        buf: &mut [u8],
-    ) -> Result<[u8; 16], CryptoError>;
+    /// `iv` must be `algorithm().iv_len()` bytes (12 for GCM, 16 for Ascon-AEAD128).
+    fn seal_in_place(&self, iv: &[u8], aad: &[u8], buf: &mut [u8])
+        -> Result<[u8; 16], CryptoError>;
     /// Checks the tag (constant time) and, only if it verifies, decrypts `buf` in place.
-    /// `tag` may be shorter than 16 bytes (SP 800-38D §5.2.1.2 truncated tags, 4..=16).
-    /// On failure `buf` is left as ciphertext.
+    /// For GCM `tag` may be shorter than 16 bytes (SP 800-38D §5.2.1.2 truncated tags, 4..=16);
+    /// Ascon-AEAD128 takes the full 16. On failure `buf` is left as ciphertext.
     fn open_in_place(
         &self,
-        iv: &[u8; 12],
+        iv: &[u8],
         aad: &[u8],
         buf: &mut [u8],
         tag: &[u8],

@@ -57,6 +57,7 @@ impl CryptoProvider for RustCryptoProvider {
             MacAlgorithm::HmacBlake2s80 => {
                 Box::new(HmacKey::<SimpleHmac<Blake2s256>>::new(alg, key)?)
             }
+            MacAlgorithm::AsconAead128Mac => Box::new(crate::ascon::AsconMacKey::new(key)?),
             MacAlgorithm::AesGmac64 | MacAlgorithm::AesGmac128 => match key.len() {
                 16 => Box::new(GmacKey {
                     alg,
@@ -82,6 +83,7 @@ impl CryptoProvider for RustCryptoProvider {
                 alg,
                 gcm: Gcm::<Aes256>::new(alg.name(), key)?,
             }),
+            EncAlgorithm::AsconAead128 => Box::new(crate::ascon::AsconAeadKey::new(key)?),
         })
     }
 }
@@ -95,7 +97,9 @@ pub(crate) fn check_mac_key(alg: MacAlgorithm, key: &[u8]) -> Result<(), CryptoE
         return Err(CryptoError::Unsupported(alg.name()));
     }
     if !alg.accepts_key_len(key.len()) {
-        let expected = if alg.needs_iv() {
+        let expected = if alg == MacAlgorithm::AsconAead128Mac {
+            "16"
+        } else if alg.needs_iv() {
             "16 or 32"
         } else {
             "at least 1"
@@ -123,6 +127,11 @@ pub(crate) fn check_aead_key(alg: EncAlgorithm, key: &[u8]) -> Result<(), Crypto
             expected: "32",
             got: key.len(),
         }),
+        EncAlgorithm::AsconAead128 if key.len() != 16 => Err(CryptoError::BadKeyLength {
+            alg: alg.name(),
+            expected: "16",
+            got: key.len(),
+        }),
         _ => Ok(()),
     }
 }
@@ -142,8 +151,11 @@ pub(crate) fn check_mac_tag_len(alg: MacAlgorithm, len: usize) -> Result<(), Cry
 /// GCM here always takes a 96-bit IV (SP 800-38D §5.2.1.1: the recommended length, for which
 /// `J0 = IV || 0^31 || 1`, §7.1 step 2).
 pub(crate) fn gcm_iv(alg: &'static str, iv: &[u8]) -> Result<[u8; 12], CryptoError> {
-    iv.try_into()
-        .map_err(|_| CryptoError::BadIvLength { alg, got: iv.len() })
+    iv.try_into().map_err(|_| CryptoError::BadIvLength {
+        alg,
+        expected: 12,
+        got: iv.len(),
+    })
 }
 
 /// Shortest and longest GCM tag `open_in_place` accepts (SP 800-38D §5.2.1.2 allows 128, 120,
@@ -403,21 +415,23 @@ impl<C: AesBlock> AeadKey for GcmKey<C> {
 
     fn seal_in_place(
         &self,
-        iv: &[u8; 12],
+        iv: &[u8],
         aad: &[u8],
         buf: &mut [u8],
     ) -> Result<[u8; 16], CryptoError> {
-        self.gcm.seal(self.alg.name(), iv, aad, buf)
+        let iv = gcm_iv(self.alg.name(), iv)?;
+        self.gcm.seal(self.alg.name(), &iv, aad, buf)
     }
 
     fn open_in_place(
         &self,
-        iv: &[u8; 12],
+        iv: &[u8],
         aad: &[u8],
         buf: &mut [u8],
         tag: &[u8],
     ) -> Result<(), CryptoError> {
-        self.gcm.open(self.alg.name(), iv, aad, buf, tag)
+        let iv = gcm_iv(self.alg.name(), iv)?;
+        self.gcm.open(self.alg.name(), &iv, aad, buf, tag)
     }
 }
 

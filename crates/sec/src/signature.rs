@@ -2,7 +2,7 @@
 //! of the measurement platform: RSASSA-PKCS1-v1_5 and RSASSA-PSS with SHA-256 (RFC 8017 §8.2,
 //! §8.1), ECDSA over P-256 with SHA-256 (FIPS 186-5 §6, SEC 1) and Ed25519 (RFC 8032 §5.1).
 //!
-//! All through the system OpenSSL (3.x) with the `openssl` crate.
+//! The classical algorithms go through the system OpenSSL (3.x) with the `openssl` crate.
 //!
 //! Encodings:
 //! * RSA signatures are the big-endian integer of the modulus' length (RFC 8017 §5.2.1 I2OSP).
@@ -12,6 +12,9 @@
 //!   a fixed-length field, as suits a GOOSE frame, convert with [`ecdsa_der_to_raw`] and
 //!   [`ecdsa_raw_to_der`]: `r || s`, 32 bytes each, big-endian (IEEE P1363 / RFC 7518 §3.4).
 //! * Ed25519 signatures are the 64 bytes `R || S` of RFC 8032 §5.1.6.
+//! * ML-DSA-44/65 (NIST FIPS 204) and SLH-DSA-SHA2-128s/128f (NIST FIPS 205) signatures are the
+//!   standards' byte strings (2420, 3309, 7856 and 17088 bytes), made and checked by
+//!   [`crate::postquantum`] with RustCrypto's crates, since OpenSSL 3.0 has neither.
 //!
 //! RSASSA-PSS uses SHA-256 for both the message hash and MGF1 (RFC 8017 §B.2.1) and a salt of
 //! 32 bytes (the hash length, RFC 8017 §9.1 note 4) unless set otherwise with
@@ -32,6 +35,7 @@ use openssl::sign::{RsaPssSaltlen, Signer, Verifier};
 use zeroize::Zeroizing;
 
 use crate::algorithm::UnknownAlgorithm;
+use crate::postquantum::{PqSigningKey, PqVerifyingKey};
 use crate::provider::CryptoError;
 
 /// A signature algorithm, named as in key and scenario files.
@@ -45,15 +49,43 @@ pub enum SignatureAlgorithm {
     EcdsaP256Sha256,
     /// Ed25519 (RFC 8032 §5.1), pure (no pre-hash).
     Ed25519,
+    /// ML-DSA-44 (NIST FIPS 204, security category 2), pure, empty context.
+    MlDsa44,
+    /// ML-DSA-65 (NIST FIPS 204, security category 3), pure, empty context.
+    MlDsa65,
+    /// SLH-DSA-SHA2-128s (NIST FIPS 205, category 1, "small": short signatures, slow signing).
+    SlhDsaSha2_128s,
+    /// SLH-DSA-SHA2-128f (NIST FIPS 205, category 1, "fast": faster signing, long signatures).
+    SlhDsaSha2_128f,
 }
 
 impl SignatureAlgorithm {
     /// Every algorithm.
-    pub const ALL: [SignatureAlgorithm; 4] = [
+    pub const ALL: [SignatureAlgorithm; 8] = [
         SignatureAlgorithm::RsaPkcs1v15Sha256,
         SignatureAlgorithm::RsaPssSha256,
         SignatureAlgorithm::EcdsaP256Sha256,
         SignatureAlgorithm::Ed25519,
+        SignatureAlgorithm::MlDsa44,
+        SignatureAlgorithm::MlDsa65,
+        SignatureAlgorithm::SlhDsaSha2_128s,
+        SignatureAlgorithm::SlhDsaSha2_128f,
+    ];
+
+    /// The classical algorithms (through OpenSSL).
+    pub const CLASSICAL: [SignatureAlgorithm; 4] = [
+        SignatureAlgorithm::RsaPkcs1v15Sha256,
+        SignatureAlgorithm::RsaPssSha256,
+        SignatureAlgorithm::EcdsaP256Sha256,
+        SignatureAlgorithm::Ed25519,
+    ];
+
+    /// The post-quantum algorithms (FIPS 204, FIPS 205).
+    pub const POST_QUANTUM: [SignatureAlgorithm; 4] = [
+        SignatureAlgorithm::MlDsa44,
+        SignatureAlgorithm::MlDsa65,
+        SignatureAlgorithm::SlhDsaSha2_128s,
+        SignatureAlgorithm::SlhDsaSha2_128f,
     ];
 
     /// The name used in files and on the command line.
@@ -63,6 +95,45 @@ impl SignatureAlgorithm {
             SignatureAlgorithm::RsaPssSha256 => "rsassa-pss-sha256",
             SignatureAlgorithm::EcdsaP256Sha256 => "ecdsa-p256-sha256",
             SignatureAlgorithm::Ed25519 => "ed25519",
+            SignatureAlgorithm::MlDsa44 => "ml-dsa-44",
+            SignatureAlgorithm::MlDsa65 => "ml-dsa-65",
+            SignatureAlgorithm::SlhDsaSha2_128s => "slh-dsa-sha2-128s",
+            SignatureAlgorithm::SlhDsaSha2_128f => "slh-dsa-sha2-128f",
+        }
+    }
+
+    /// Whether the algorithm is post-quantum (FIPS 204/205).
+    pub const fn is_post_quantum(self) -> bool {
+        matches!(
+            self,
+            SignatureAlgorithm::MlDsa44
+                | SignatureAlgorithm::MlDsa65
+                | SignatureAlgorithm::SlhDsaSha2_128s
+                | SignatureAlgorithm::SlhDsaSha2_128f
+        )
+    }
+
+    /// Fixed signature length on the wire, where the algorithm has one: 64 for Ed25519 and
+    /// raw ECDSA P-256, the FIPS 204/205 lengths for ML-DSA/SLH-DSA; `None` for RSA (the
+    /// modulus length).
+    pub const fn fixed_signature_len(self) -> Option<usize> {
+        match self {
+            SignatureAlgorithm::EcdsaP256Sha256 => Some(ECDSA_P256_RAW_LEN),
+            SignatureAlgorithm::Ed25519 => Some(ED25519_SIG_LEN),
+            SignatureAlgorithm::MlDsa44 => Some(crate::postquantum::ML_DSA_44_SIG_LEN),
+            SignatureAlgorithm::MlDsa65 => Some(crate::postquantum::ML_DSA_65_SIG_LEN),
+            SignatureAlgorithm::SlhDsaSha2_128s => Some(crate::postquantum::SLH_DSA_128S_SIG_LEN),
+            SignatureAlgorithm::SlhDsaSha2_128f => Some(crate::postquantum::SLH_DSA_128F_SIG_LEN),
+            _ => None,
+        }
+    }
+
+    /// Classical security strength in bits the parameter set targets (NIST categories 1/2 =
+    /// 128, 3 = 192), for reports of post-quantum keys, which have no modulus or curve size.
+    const fn pq_bits(self) -> u32 {
+        match self {
+            SignatureAlgorithm::MlDsa65 => 192,
+            _ => 128,
         }
     }
 
@@ -132,6 +203,8 @@ fn check_key_type<T: HasPublic>(
                     == Some(Nid::X9_62_PRIME256V1)
         }
         SignatureAlgorithm::Ed25519 => pkey.id() == Id::ED25519,
+        // Post-quantum keys never reach OpenSSL.
+        _ => false,
     };
     if ok {
         Ok(())
@@ -150,10 +223,27 @@ fn pss_saltlen(len: usize) -> Result<RsaPssSaltlen, CryptoError> {
         .map_err(|_| CryptoError::Backend(format!("PSS salt length {len} too large")))
 }
 
+/// The library holding a private key.
+enum PrivateInner {
+    /// OpenSSL: RSA, ECDSA, Ed25519.
+    Openssl(PKey<Private>),
+    /// RustCrypto: ML-DSA, SLH-DSA.
+    Pq(PqSigningKey),
+}
+
+/// The library holding a public key.
+#[derive(Clone)]
+enum PublicInner {
+    /// OpenSSL: RSA, ECDSA, Ed25519.
+    Openssl(PKey<Public>),
+    /// RustCrypto: ML-DSA, SLH-DSA.
+    Pq(PqVerifyingKey),
+}
+
 /// A private key for one signature algorithm.
 pub struct SigningKey {
     alg: SignatureAlgorithm,
-    pkey: PKey<Private>,
+    inner: PrivateInner,
     pss_salt_len: usize,
 }
 
@@ -161,7 +251,7 @@ impl fmt::Debug for SigningKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SigningKey")
             .field("alg", &self.alg)
-            .field("bits", &self.pkey.bits())
+            .field("bits", &self.bits())
             .finish_non_exhaustive()
     }
 }
@@ -171,6 +261,9 @@ impl SigningKey {
     /// below [`RSA_MIN_BITS`] or above [`RSA_MAX_BITS`] is refused) and is ignored for ECDSA
     /// and Ed25519. RSA keys use the public exponent 65537.
     pub fn generate(alg: SignatureAlgorithm, rsa_bits: u32) -> Result<Self, CryptoError> {
+        if let Some(pq) = PqSigningKey::generate(alg) {
+            return Ok(Self::pq(alg, pq));
+        }
         let pkey = match alg {
             SignatureAlgorithm::RsaPkcs1v15Sha256 | SignatureAlgorithm::RsaPssSha256 => {
                 if !(RSA_MIN_BITS..=RSA_MAX_BITS).contains(&rsa_bits) {
@@ -187,41 +280,56 @@ impl SigningKey {
                 PKey::from_ec_key(EcKey::generate(&group).map_err(backend)?).map_err(backend)?
             }
             SignatureAlgorithm::Ed25519 => PKey::generate_ed25519().map_err(backend)?,
+            _ => return Err(CryptoError::Unsupported(alg.name())),
         };
-        Ok(SigningKey {
+        Ok(Self::openssl(alg, pkey))
+    }
+
+    fn openssl(alg: SignatureAlgorithm, pkey: PKey<Private>) -> Self {
+        SigningKey {
             alg,
-            pkey,
+            inner: PrivateInner::Openssl(pkey),
             pss_salt_len: PSS_DEFAULT_SALT_LEN,
-        })
+        }
+    }
+
+    fn pq(alg: SignatureAlgorithm, key: PqSigningKey) -> Self {
+        SigningKey {
+            alg,
+            inner: PrivateInner::Pq(key),
+            pss_salt_len: PSS_DEFAULT_SALT_LEN,
+        }
     }
 
     /// Reads a private key from PEM: PKCS#8 (`BEGIN PRIVATE KEY`, RFC 5958), which
     /// [`Self::to_pkcs8_pem`] writes; OpenSSL's traditional `BEGIN RSA/EC PRIVATE KEY` forms are
     /// accepted too. Encrypted PEM is refused. The key must fit `alg`.
     pub fn from_pkcs8_pem(alg: SignatureAlgorithm, pem: &[u8]) -> Result<Self, CryptoError> {
+        if alg.is_post_quantum() {
+            return Ok(Self::pq(alg, PqSigningKey::from_pkcs8_pem(alg, pem)?));
+        }
         let pkey = PKey::private_key_from_pem_callback(pem, |_| Ok(0)).map_err(backend)?;
         check_key_type(alg, &pkey)?;
-        Ok(SigningKey {
-            alg,
-            pkey,
-            pss_salt_len: PSS_DEFAULT_SALT_LEN,
-        })
+        Ok(Self::openssl(alg, pkey))
     }
 
     /// Reads a PKCS#8 DER private key (RFC 5958 `OneAsymmetricKey`).
     pub fn from_pkcs8_der(alg: SignatureAlgorithm, der: &[u8]) -> Result<Self, CryptoError> {
+        if alg.is_post_quantum() {
+            return Ok(Self::pq(alg, PqSigningKey::from_pkcs8_der(alg, der)?));
+        }
         let pkey = PKey::private_key_from_pkcs8(der).map_err(backend)?;
         check_key_type(alg, &pkey)?;
-        Ok(SigningKey {
-            alg,
-            pkey,
-            pss_salt_len: PSS_DEFAULT_SALT_LEN,
-        })
+        Ok(Self::openssl(alg, pkey))
     }
 
-    /// An Ed25519 key from its 32-byte private seed (RFC 8032 §5.1.5). Other algorithms have
-    /// no raw private form here.
+    /// A key from its raw private form: the 32-byte Ed25519 seed (RFC 8032 §5.1.5), the
+    /// 32-byte ML-DSA seed `ξ` (FIPS 204 §6.1) or the 64-byte SLH-DSA private key
+    /// (FIPS 205 §9.1). RSA and ECDSA have no raw private form here.
     pub fn from_raw(alg: SignatureAlgorithm, seed: &[u8]) -> Result<Self, CryptoError> {
+        if alg.is_post_quantum() {
+            return Ok(Self::pq(alg, PqSigningKey::from_raw(alg, seed)?));
+        }
         if alg != SignatureAlgorithm::Ed25519 {
             return Err(CryptoError::Unsupported(alg.name()));
         }
@@ -233,16 +341,16 @@ impl SigningKey {
             });
         }
         let pkey = PKey::private_key_from_raw_bytes(seed, Id::ED25519).map_err(backend)?;
-        Ok(SigningKey {
-            alg,
-            pkey,
-            pss_salt_len: PSS_DEFAULT_SALT_LEN,
-        })
+        Ok(Self::openssl(alg, pkey))
     }
 
     /// Writes the key as unencrypted PKCS#8 PEM; the buffer is wiped when dropped.
     pub fn to_pkcs8_pem(&self) -> Result<Zeroizing<String>, CryptoError> {
-        let pem = Zeroizing::new(self.pkey.private_key_to_pem_pkcs8().map_err(backend)?);
+        let pkey = match &self.inner {
+            PrivateInner::Openssl(p) => p,
+            PrivateInner::Pq(k) => return k.to_pkcs8_pem(),
+        };
+        let pem = Zeroizing::new(pkey.private_key_to_pem_pkcs8().map_err(backend)?);
         String::from_utf8(pem.to_vec())
             .map(Zeroizing::new)
             .map_err(|_| CryptoError::Backend("PEM is not UTF-8".into()))
@@ -260,28 +368,37 @@ impl SigningKey {
         self.alg
     }
 
-    /// RSA modulus size or curve size in bits.
+    /// RSA modulus size or curve size in bits; for ML-DSA/SLH-DSA the classical strength the
+    /// parameter set targets (128 or 192).
     pub fn bits(&self) -> u32 {
-        self.pkey.bits()
-    }
-
-    /// Signature length in bytes: the modulus length for RSA, 64 for Ed25519, and for ECDSA the
-    /// *maximum* DER length (72); an actual DER signature may be a few bytes shorter, its raw
-    /// form is always [`ECDSA_P256_RAW_LEN`].
-    pub fn signature_len(&self) -> usize {
-        match self.alg {
-            SignatureAlgorithm::EcdsaP256Sha256 => ECDSA_P256_DER_MAX_LEN,
-            SignatureAlgorithm::Ed25519 => ED25519_SIG_LEN,
-            _ => self.pkey.size(),
+        match &self.inner {
+            PrivateInner::Openssl(p) => p.bits(),
+            PrivateInner::Pq(_) => self.alg.pq_bits(),
         }
     }
 
-    /// Signs `msg` (hashing it with SHA-256 first, except Ed25519 which signs the message
-    /// itself). ECDSA signatures are DER; see the module documentation.
+    /// Signature length in bytes: the modulus length for RSA, 64 for Ed25519, for ECDSA the
+    /// *maximum* DER length (72; an actual DER signature may be a few bytes shorter, its raw
+    /// form is always [`ECDSA_P256_RAW_LEN`]), the FIPS 204/205 length for ML-DSA/SLH-DSA.
+    pub fn signature_len(&self) -> usize {
+        match (&self.inner, self.alg) {
+            (_, SignatureAlgorithm::EcdsaP256Sha256) => ECDSA_P256_DER_MAX_LEN,
+            (PrivateInner::Openssl(p), SignatureAlgorithm::RsaPkcs1v15Sha256)
+            | (PrivateInner::Openssl(p), SignatureAlgorithm::RsaPssSha256) => p.size(),
+            (_, alg) => alg.fixed_signature_len().unwrap_or(0),
+        }
+    }
+
+    /// Signs `msg` (hashing it with SHA-256 first, except Ed25519, ML-DSA and SLH-DSA, which
+    /// sign the message itself). ECDSA signatures are DER; see the module documentation.
     pub fn sign(&self, msg: &[u8]) -> Result<Vec<u8>, CryptoError> {
+        let pkey = match &self.inner {
+            PrivateInner::Openssl(p) => p,
+            PrivateInner::Pq(k) => return k.sign(msg),
+        };
         let mut signer = match self.alg {
-            SignatureAlgorithm::Ed25519 => Signer::new_without_digest(&self.pkey),
-            _ => Signer::new(MessageDigest::sha256(), &self.pkey),
+            SignatureAlgorithm::Ed25519 => Signer::new_without_digest(pkey),
+            _ => Signer::new(MessageDigest::sha256(), pkey),
         }
         .map_err(backend)?;
         match self.alg {
@@ -304,9 +421,30 @@ impl SigningKey {
         signer.sign_oneshot_to_vec(msg).map_err(backend)
     }
 
+    /// Signs `msg` under the context string `ctx` (ML-DSA and SLH-DSA only: FIPS 204 §5.2,
+    /// FIPS 205 §10.2.1, at most 255 bytes; domain separation between uses of one key). An
+    /// empty context is [`Self::sign`]; classical algorithms refuse a non-empty one.
+    pub fn sign_with_context(&self, msg: &[u8], ctx: &[u8]) -> Result<Vec<u8>, CryptoError> {
+        match &self.inner {
+            PrivateInner::Pq(k) => k.sign_with_context(msg, ctx),
+            PrivateInner::Openssl(_) if ctx.is_empty() => self.sign(msg),
+            PrivateInner::Openssl(_) => Err(CryptoError::Unsupported(self.alg.name())),
+        }
+    }
+
     /// The public half, with this key's algorithm and PSS salt length.
     pub fn verifying_key(&self) -> Result<VerifyingKey, CryptoError> {
-        let der = self.pkey.public_key_to_der().map_err(backend)?;
+        let pkey = match &self.inner {
+            PrivateInner::Openssl(p) => p,
+            PrivateInner::Pq(k) => {
+                return Ok(VerifyingKey {
+                    alg: self.alg,
+                    inner: PublicInner::Pq(k.verifying_key()),
+                    pss_salt_len: self.pss_salt_len,
+                })
+            }
+        };
+        let der = pkey.public_key_to_der().map_err(backend)?;
         Ok(VerifyingKey::from_spki_der(self.alg, &der)?.with_pss_salt_len(self.pss_salt_len))
     }
 }
@@ -315,7 +453,7 @@ impl SigningKey {
 #[derive(Clone)]
 pub struct VerifyingKey {
     alg: SignatureAlgorithm,
-    pkey: PKey<Public>,
+    inner: PublicInner,
     pss_salt_len: usize,
 }
 
@@ -323,7 +461,7 @@ impl fmt::Debug for VerifyingKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("VerifyingKey")
             .field("alg", &self.alg)
-            .field("bits", &self.pkey.bits())
+            .field("bits", &self.bits())
             .field("pss_salt_len", &self.pss_salt_len)
             .finish()
     }
@@ -334,24 +472,42 @@ impl VerifyingKey {
         check_key_type(alg, &pkey)?;
         Ok(VerifyingKey {
             alg,
-            pkey,
+            inner: PublicInner::Openssl(pkey),
             pss_salt_len: PSS_DEFAULT_SALT_LEN,
         })
     }
 
+    fn pq(alg: SignatureAlgorithm, key: PqVerifyingKey) -> Self {
+        VerifyingKey {
+            alg,
+            inner: PublicInner::Pq(key),
+            pss_salt_len: PSS_DEFAULT_SALT_LEN,
+        }
+    }
+
     /// Reads an X.509 `SubjectPublicKeyInfo` in PEM (`BEGIN PUBLIC KEY`, RFC 5280 §4.1.2.7).
     pub fn from_spki_pem(alg: SignatureAlgorithm, pem: &[u8]) -> Result<Self, CryptoError> {
+        if alg.is_post_quantum() {
+            return Ok(Self::pq(alg, PqVerifyingKey::from_spki_pem(alg, pem)?));
+        }
         Self::new(alg, PKey::public_key_from_pem(pem).map_err(backend)?)
     }
 
     /// Reads a DER `SubjectPublicKeyInfo`.
     pub fn from_spki_der(alg: SignatureAlgorithm, der: &[u8]) -> Result<Self, CryptoError> {
+        if alg.is_post_quantum() {
+            return Ok(Self::pq(alg, PqVerifyingKey::from_spki_der(alg, der)?));
+        }
         Self::new(alg, PKey::public_key_from_der(der).map_err(backend)?)
     }
 
-    /// A key from its raw form: the 32-byte Ed25519 public key (RFC 8032 §5.1.5), or for ECDSA
-    /// a SEC 1 §2.3.3 P-256 point (65 bytes uncompressed or 33 compressed). RSA has none.
+    /// A key from its raw form: the 32-byte Ed25519 public key (RFC 8032 §5.1.5), for ECDSA
+    /// a SEC 1 §2.3.3 P-256 point (65 bytes uncompressed or 33 compressed), the FIPS 204
+    /// `pkEncode` (1312/1952 bytes) or FIPS 205 `PK.seed || PK.root` (32 bytes). RSA has none.
     pub fn from_raw(alg: SignatureAlgorithm, raw: &[u8]) -> Result<Self, CryptoError> {
+        if alg.is_post_quantum() {
+            return Ok(Self::pq(alg, PqVerifyingKey::from_raw(alg, raw)?));
+        }
         match alg {
             SignatureAlgorithm::Ed25519 => {
                 if raw.len() != 32 {
@@ -385,12 +541,17 @@ impl VerifyingKey {
         }
     }
 
-    /// The raw public key: 32 bytes for Ed25519, the 65-byte uncompressed point for ECDSA.
+    /// The raw public key: 32 bytes for Ed25519, the 65-byte uncompressed point for ECDSA,
+    /// the standards' encodings for ML-DSA and SLH-DSA.
     pub fn to_raw(&self) -> Result<Vec<u8>, CryptoError> {
+        let pkey = match &self.inner {
+            PublicInner::Openssl(p) => p,
+            PublicInner::Pq(k) => return Ok(k.to_raw()),
+        };
         match self.alg {
-            SignatureAlgorithm::Ed25519 => self.pkey.raw_public_key().map_err(backend),
+            SignatureAlgorithm::Ed25519 => pkey.raw_public_key().map_err(backend),
             SignatureAlgorithm::EcdsaP256Sha256 => {
-                let ec = self.pkey.ec_key().map_err(backend)?;
+                let ec = pkey.ec_key().map_err(backend)?;
                 let mut ctx = openssl::bn::BigNumContext::new().map_err(backend)?;
                 ec.public_key()
                     .to_bytes(ec.group(), PointConversionForm::UNCOMPRESSED, &mut ctx)
@@ -402,12 +563,19 @@ impl VerifyingKey {
 
     /// The DER `SubjectPublicKeyInfo`.
     pub fn to_spki_der(&self) -> Result<Vec<u8>, CryptoError> {
-        self.pkey.public_key_to_der().map_err(backend)
+        match &self.inner {
+            PublicInner::Openssl(p) => p.public_key_to_der().map_err(backend),
+            PublicInner::Pq(k) => k.to_spki_der(),
+        }
     }
 
     /// The PEM `SubjectPublicKeyInfo`.
     pub fn to_spki_pem(&self) -> Result<String, CryptoError> {
-        let pem = self.pkey.public_key_to_pem().map_err(backend)?;
+        let pkey = match &self.inner {
+            PublicInner::Openssl(p) => p,
+            PublicInner::Pq(k) => return k.to_spki_pem(),
+        };
+        let pem = pkey.public_key_to_pem().map_err(backend)?;
         String::from_utf8(pem).map_err(|_| CryptoError::Backend("PEM is not UTF-8".into()))
     }
 
@@ -428,17 +596,50 @@ impl VerifyingKey {
         self.alg
     }
 
-    /// RSA modulus size or curve size in bits.
+    /// RSA modulus size or curve size in bits; for ML-DSA/SLH-DSA the classical strength the
+    /// parameter set targets (128 or 192).
     pub fn bits(&self) -> u32 {
-        self.pkey.bits()
+        match &self.inner {
+            PublicInner::Openssl(p) => p.bits(),
+            PublicInner::Pq(_) => self.alg.pq_bits(),
+        }
+    }
+
+    /// Length of this key's signatures on a layer-2 GOOSE wire: the modulus length for RSA,
+    /// 64 for Ed25519 and raw ECDSA, the FIPS 204/205 lengths for ML-DSA/SLH-DSA.
+    pub fn signature_len(&self) -> usize {
+        match &self.inner {
+            PublicInner::Openssl(p) if self.alg.is_rsa() => p.size(),
+            _ => self.alg.fixed_signature_len().unwrap_or(0),
+        }
+    }
+
+    /// Verifies `sig` over `msg` under the context string `ctx` (see
+    /// [`SigningKey::sign_with_context`]). Any failure is [`CryptoError::VerifyFailed`];
+    /// classical algorithms refuse a non-empty context with `Unsupported`.
+    pub fn verify_with_context(
+        &self,
+        msg: &[u8],
+        ctx: &[u8],
+        sig: &[u8],
+    ) -> Result<(), CryptoError> {
+        match &self.inner {
+            PublicInner::Pq(k) => k.verify_with_context(msg, ctx, sig),
+            PublicInner::Openssl(_) if ctx.is_empty() => self.verify(msg, sig),
+            PublicInner::Openssl(_) => Err(CryptoError::Unsupported(self.alg.name())),
+        }
     }
 
     /// Verifies `sig` over `msg`. Any failure, malformed signatures included, is
     /// [`CryptoError::VerifyFailed`]; only a failure to set up the check is `Backend`.
     pub fn verify(&self, msg: &[u8], sig: &[u8]) -> Result<(), CryptoError> {
+        let pkey = match &self.inner {
+            PublicInner::Openssl(p) => p,
+            PublicInner::Pq(k) => return k.verify(msg, sig),
+        };
         let mut verifier = match self.alg {
-            SignatureAlgorithm::Ed25519 => Verifier::new_without_digest(&self.pkey),
-            _ => Verifier::new(MessageDigest::sha256(), &self.pkey),
+            SignatureAlgorithm::Ed25519 => Verifier::new_without_digest(pkey),
+            _ => Verifier::new(MessageDigest::sha256(), pkey),
         }
         .map_err(backend)?;
         match self.alg {

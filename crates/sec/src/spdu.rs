@@ -16,6 +16,7 @@
 use crate::algorithm::{EncAlgorithm, MacAlgorithm};
 use crate::error::SecError;
 use crate::keystore::{KeyEntry, KeyStore};
+use crate::nonce::{NonceError, NonceFields};
 use crate::profile::Profile;
 use crate::replay::{Freshness, ReplayState};
 use gander_wire::spdu::{
@@ -25,10 +26,62 @@ use gander_wire::spdu::{
 use std::borrow::Cow;
 use std::ops::Range;
 
-/// A source of 96-bit IVs for AES-GCM and GMAC.
+/// A source of 96-bit IVs for AES-GCM and GMAC, and of 128-bit nonces for Ascon-AEAD128.
 pub trait IvSource {
     /// The next IV; never repeats for one key (SP 800-38D §8).
     fn next_iv(&mut self) -> [u8; 12];
+
+    /// The next Ascon-AEAD128 nonce for a message with `fields`; never repeats for one key
+    /// (SP 800-232 §4). By default from the process's [`crate::nonce::NonceSequence`], whose
+    /// fixed-width layout and uniqueness argument are in [`crate::nonce`].
+    fn next_nonce128(&mut self, fields: NonceFields) -> Result<[u8; 16], NonceError> {
+        crate::nonce::process_sequence().next(fields)
+    }
+}
+
+/// The IV a layer-2 GOOSE MAC carries: 12 bytes from `next_iv` for GMAC, the 16-byte Ascon
+/// nonce from (`st_num`, `sq_num`) for the Ascon MAC, none for HMACs.
+pub(crate) fn mac_iv(
+    mac: MacAlgorithm,
+    st_num: u32,
+    sq_num: u32,
+    ivs: &mut dyn IvSource,
+) -> Result<Option<Vec<u8>>, SecError> {
+    Ok(match mac.iv_len() {
+        0 => None,
+        16 => Some(
+            ivs.next_nonce128(NonceFields {
+                a: st_num,
+                b: sq_num,
+            })?
+            .to_vec(),
+        ),
+        _ => Some(ivs.next_iv().to_vec()),
+    })
+}
+
+/// The IV or nonce a message protected with `mac`/`enc` carries: the AEAD's when there is
+/// one, else the MAC's (GMAC 12 bytes from `next_iv`, Ascon 16 bytes from `next_nonce128`
+/// with `fields`), empty for HMACs and for SecLib's zero-IV GMAC.
+pub(crate) fn message_iv(
+    profile: Profile,
+    mac: MacAlgorithm,
+    enc: EncAlgorithm,
+    fields: NonceFields,
+    ivs: &mut dyn IvSource,
+) -> Result<Iv, SecError> {
+    let len = if enc != EncAlgorithm::None {
+        enc.iv_len()
+    } else if mac.needs_iv() && !profile.gmac_zero_iv() {
+        mac.iv_len()
+    } else {
+        0
+    };
+    Ok(match len {
+        0 => Iv::EMPTY,
+        16 => Iv::new(&ivs.next_nonce128(fields)?)?,
+        _ => Iv::new(&ivs.next_iv())?,
+    })
 }
 
 /// IVs from the thread-local CSPRNG: the RBG-based construction of SP 800-38D §8.2.2, fine for
@@ -90,6 +143,21 @@ pub fn unsigned_trailer(profile: Profile) -> &'static [u8] {
     }
 }
 
+/// Signature keys protect layer-2 GOOSE only. On an SPDU a signature key has neither MAC nor
+/// AEAD, so without this check it would write, and accept, SPDUs with no authenticator at all.
+/// The reason given is the size limit where the signature cannot fit the 90-5 signature
+/// element or an unfragmented datagram ([`crate::fit`]), else that signing SPDUs is not
+/// implemented.
+fn refuse_signature_key(key: &KeyEntry) -> Result<(), SecError> {
+    let Some(s) = &key.signature else {
+        return Ok(());
+    };
+    crate::fit::check_signature(s.algorithm, s.wire_len(), crate::fit::Transport::RGooseIpv4)?;
+    Err(SecError::Unsupported(
+        "signatures on IEC 61850-90-5 SPDUs are not implemented (layer-2 GOOSE only)",
+    ))
+}
+
 /// Appends a protected SPDU carrying `elements` to `out`, secured with `key` as `profile` writes it.
 pub fn protect(
     profile: Profile,
@@ -100,18 +168,22 @@ pub fn protect(
     out: &mut Vec<u8>,
 ) -> Result<(), SecError> {
     key.check_valid_at(params.now)?;
+    refuse_signature_key(key)?;
     let dialect = profile.dialect();
     let mac = key.mac;
     let enc = key.enc;
+    profile.check_algorithms(mac, enc)?;
     if enc != EncAlgorithm::None && !profile.supports_encryption() {
         return Err(SecError::Unsupported(
             "the seclib profile cannot encrypt verifiably (SecLib discards the GCM tag)",
         ));
     }
-    let iv12: Option<[u8; 12]> = (enc != EncAlgorithm::None
-        || (mac.needs_iv() && !profile.gmac_zero_iv()))
-    .then(|| ivs.next_iv());
-    let iv: &[u8] = iv12.as_ref().map_or(&[], |v| v.as_slice());
+    let fields = NonceFields {
+        a: key.id,
+        b: params.spdu_number,
+    };
+    let iv_value = message_iv(profile, mac, enc, fields, ivs)?;
+    let iv: &[u8] = iv_value.as_slice();
     let security = if profile.session_version() == 1 {
         SecurityInfo::V1 {
             enc_code: Profile::enc_code(enc),
@@ -121,7 +193,7 @@ pub fn protect(
     } else {
         SecurityInfo::V2 {
             key_id: key.id,
-            iv: iv12.map(Iv::from).unwrap_or(Iv::EMPTY),
+            iv: iv_value,
         }
     };
     let header = SessionHeader {
@@ -161,9 +233,11 @@ pub fn protect(
         out.extend_from_slice(tag);
     }
     if let Some(k) = key.aead_key() {
-        let iv12 = iv12.ok_or(SecError::BadIv(0))?;
+        if iv.len() != enc.iv_len() {
+            return Err(SecError::BadIv(iv.len()));
+        }
         let (aad, body) = out[base..].split_at_mut(layout.payload_start);
-        let tag = k.seal_in_place(&iv12, aad, body)?;
+        let tag = k.seal_in_place(iv, aad, body)?;
         out.push(SIGNATURE_TAG);
         out.push(16);
         out.extend_from_slice(&tag);
@@ -307,6 +381,8 @@ pub fn verify_pdu<'a>(
         }
     };
     key.check_valid_at(now)?;
+    refuse_signature_key(key)?;
+    profile.check_algorithms(mac, enc)?;
     let iv = pdu.header.security.iv();
     let mut data: Cow<'a, [u8]> = Cow::Borrowed(bytes);
 
@@ -321,7 +397,9 @@ pub fn verify_pdu<'a>(
         let aead = key
             .aead_key()
             .ok_or(SecError::Unsupported("key has no AEAD"))?;
-        let iv12: [u8; 12] = iv.try_into().map_err(|_| SecError::BadIv(iv.len()))?;
+        if iv.len() != enc.iv_len() {
+            return Err(SecError::BadIv(iv.len()));
+        }
         let tag_at = bytes
             .len()
             .checked_sub(18)
@@ -333,7 +411,7 @@ pub fn verify_pdu<'a>(
         let mut buf = bytes.to_vec();
         let (aad, rest) = buf.split_at_mut(pdu.payload_start);
         let (body, tag) = rest.split_at_mut(tag_at - pdu.payload_start);
-        aead.open_in_place(&iv12, aad, body, &tag[2..])
+        aead.open_in_place(iv, aad, body, &tag[2..])
             .map_err(|_| SecError::BadTag)?;
         data = Cow::Owned(buf);
         inner_end = tag_at;
@@ -356,7 +434,7 @@ pub fn verify_pdu<'a>(
         let mac_iv: &[u8] = if profile.gmac_zero_iv() {
             &zero
         } else if mac.needs_iv() {
-            if iv.len() != 12 {
+            if iv.len() != mac.iv_len() {
                 return Err(SecError::BadIv(iv.len()));
             }
             iv
@@ -478,6 +556,9 @@ mod tests {
                     if p == Profile::Seclib && enc != EncAlgorithm::None {
                         continue;
                     }
+                    if p.check_algorithms(mac, enc).is_err() {
+                        continue;
+                    }
                     if p != Profile::Seclib
                         && matches!(
                             mac,
@@ -493,7 +574,7 @@ mod tests {
                         16
                     };
                     v.push((p, mac, enc, key_len));
-                    if mac.needs_iv() {
+                    if mac.needs_iv() && !mac.is_experimental() {
                         v.push((p, mac, enc, 32));
                     }
                 }
@@ -553,6 +634,128 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn ascon_runs_only_under_the_experimental_profile() {
+        for (mac, enc) in [
+            (MacAlgorithm::AsconAead128Mac, EncAlgorithm::None),
+            (MacAlgorithm::None, EncAlgorithm::AsconAead128),
+            (MacAlgorithm::HmacSha256_128, EncAlgorithm::AsconAead128),
+        ] {
+            let store = store_with(mac, enc, &[5; 16]);
+            let params = SendParams {
+                spdu_id: SpduId::Goose,
+                spdu_number: 1,
+                now: 0,
+            };
+            let key = store.require(9).unwrap();
+            let mut out = Vec::new();
+            protect(
+                Profile::Experimental,
+                key,
+                params,
+                &[element()],
+                &mut RandomIv,
+                &mut out,
+            )
+            .unwrap();
+            // The 16-byte nonce rides in the header's IV field.
+            let pdu = SessionPdu::parse(&out, &Dialect::STANDARD).unwrap();
+            assert_eq!(pdu.header.security.iv().len(), 16);
+            assert!(matches!(
+                verify(Profile::Experimental, &store, &out, 0),
+                Ok(Checked::Verified(_))
+            ));
+            for p in [Profile::Standard, Profile::Libiec61850, Profile::Seclib] {
+                assert!(matches!(
+                    protect(p, key, params, &[element()], &mut RandomIv, &mut Vec::new()),
+                    Err(SecError::Unsupported(_))
+                ));
+            }
+            assert!(matches!(
+                verify(Profile::Standard, &store, &out, 0),
+                Err(SecError::Unsupported(_))
+            ));
+        }
+    }
+
+    #[test]
+    fn ascon_nonces_differ_for_repeated_spdu_numbers() {
+        let store = store_with(MacAlgorithm::None, EncAlgorithm::AsconAead128, &[5; 16]);
+        let params = SendParams {
+            spdu_id: SpduId::Goose,
+            spdu_number: 42,
+            now: 0,
+        };
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..1000 {
+            let mut out = Vec::new();
+            protect(
+                Profile::Experimental,
+                store.require(9).unwrap(),
+                params,
+                &[element()],
+                &mut RandomIv,
+                &mut out,
+            )
+            .unwrap();
+            let pdu = SessionPdu::parse(&out, &Dialect::STANDARD).unwrap();
+            let iv = pdu.header.security.iv().to_vec();
+            // KeyID and SPDU number sit at fixed offsets of the nonce.
+            assert_eq!(&iv[4..8], &9u32.to_be_bytes());
+            assert_eq!(&iv[8..12], &42u32.to_be_bytes());
+            assert!(seen.insert(iv), "nonce repeated");
+        }
+    }
+
+    #[test]
+    fn signature_keys_never_protect_or_pass_an_spdu() {
+        use crate::keystore::SignatureKeys;
+        use crate::signature::{SignatureAlgorithm, SigningKey};
+        let sk = SigningKey::generate(SignatureAlgorithm::Ed25519, 0).unwrap();
+        let verifying = sk.verifying_key().unwrap();
+        let mut store = KeyStore::new();
+        store
+            .insert(KeyEntry::signature_only(
+                9,
+                SignatureKeys {
+                    algorithm: SignatureAlgorithm::Ed25519,
+                    signing: Some(sk),
+                    verifying,
+                },
+            ))
+            .unwrap();
+        let params = SendParams {
+            spdu_id: SpduId::Goose,
+            spdu_number: 1,
+            now: 0,
+        };
+        let key = store.require(9).unwrap();
+        let err = protect(
+            Profile::Standard,
+            key,
+            params,
+            &[element()],
+            &mut RandomIv,
+            &mut Vec::new(),
+        )
+        .unwrap_err();
+        assert!(matches!(err, SecError::Unsupported(_)), "{err}");
+        // An SPDU naming the signature key id but carrying nothing must not verify.
+        let mut bare = Vec::new();
+        let h = SessionHeader {
+            spdu_id: SpduId::Goose,
+            spdu_number: 1,
+            time_of_current_key: 0,
+            time_to_next_key: 0,
+            security: SecurityInfo::V2 {
+                key_id: 9,
+                iv: Iv::EMPTY,
+            },
+        };
+        spdu::emit(&h, &[element()], 0, &Dialect::STANDARD, &mut bare).unwrap();
+        assert!(verify(Profile::Standard, &store, &bare, 0).is_err());
     }
 
     #[test]

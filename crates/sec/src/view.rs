@@ -736,6 +736,7 @@ fn verify_l2<'a>(
     }
     let key = store.require(ext.key_id)?;
     key.check_valid_at(now)?;
+    profile.check_algorithms(key.mac, key.enc)?;
     // The MAC covers the EtherType that names the payload through the AuthenticationValue
     // element; the tag stack and addresses in front of it are not covered.
     let covered = &frame[l.header_offset - 2..ext_range.start + ext_layout.auth_value.end];
@@ -789,7 +790,7 @@ fn verify_l2_tag(
     }
     let iv: &[u8] = if key.mac.needs_iv() {
         match &ext.iv {
-            Some(iv) if iv.len() == 12 => iv,
+            Some(iv) if iv.len() == key.mac.iv_len() => iv,
             other => return Err(SecError::BadIv(other.as_ref().map_or(0, Vec::len))),
         }
     } else {

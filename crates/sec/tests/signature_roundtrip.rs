@@ -207,7 +207,8 @@ fn cli_verify(alg: SignatureAlgorithm, vk: &VerifyingKey, sig: &[u8]) -> Option<
 #[test]
 fn signatures_verify_with_openssl_cli() {
     let mut ran = 0;
-    for alg in SignatureAlgorithm::ALL {
+    // OpenSSL 3.0's command-line tool knows no ML-DSA or SLH-DSA.
+    for alg in SignatureAlgorithm::CLASSICAL {
         let sk = SigningKey::generate(alg, 2048).unwrap();
         let vk = sk.verifying_key().unwrap();
         let sig = sk.sign(MSG).unwrap();
@@ -225,5 +226,5 @@ fn signatures_verify_with_openssl_cli() {
         );
         ran += 1;
     }
-    assert_eq!(ran, SignatureAlgorithm::ALL.len());
+    assert_eq!(ran, SignatureAlgorithm::CLASSICAL.len());
 }

@@ -91,7 +91,7 @@ impl AeadKey for PerMessageAead {
     }
     fn seal_in_place(
         &self,
-        iv: &[u8; 12],
+        iv: &[u8],
         aad: &[u8],
         buf: &mut [u8],
     ) -> Result<[u8; 16], CryptoError> {
@@ -99,7 +99,7 @@ impl AeadKey for PerMessageAead {
     }
     fn open_in_place(
         &self,
-        iv: &[u8; 12],
+        iv: &[u8],
         aad: &[u8],
         buf: &mut [u8],
         tag: &[u8],
