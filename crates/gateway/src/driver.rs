@@ -126,9 +126,10 @@ pub fn unix_now() -> u64 {
         .unwrap_or(0)
 }
 
-/// Writes a forwarded frame to the tap, if there is one.
+/// Writes a forwarded frame to the tap, if there is one (the `l2` driver's two direction
+/// threads share it, so this waits for the lock rather than skipping the frame).
 pub fn tap(ctl: &Control, frame: &[u8]) {
-    if let Ok(mut t) = ctl.tap.try_lock() {
+    if let Ok(mut t) = ctl.tap.lock() {
         if let Some(t) = t.as_mut() {
             let _ = t.write(frame);
         }

@@ -9,6 +9,8 @@
 //! accounting; [`service`] ties config, keys, signals and a driver together for `gander gateway`.
 
 pub mod af_packet;
+pub mod bpf;
+pub mod bypass;
 pub mod config;
 pub mod driver;
 pub mod host_stats;
@@ -16,6 +18,7 @@ pub mod nfqueue;
 pub mod pcap;
 pub mod policy;
 pub mod reason;
+mod ring;
 pub mod service;
 pub mod udp_relay;
 
