@@ -107,6 +107,12 @@ impl RawSocket {
         Ok(Self::open_with(ifname, None, None)?.0)
     }
 
+    /// Opens a promiscuous raw socket on `ifname` that only receives the frames the classic
+    /// BPF program `filter` accepts (e.g. [`crate::bpf::iec61850_filter`]).
+    pub fn open_filtered(ifname: &str, filter: &[crate::bpf::Insn]) -> io::Result<Self> {
+        Ok(Self::open_with(ifname, Some(filter), None)?.0)
+    }
+
     /// Opens a promiscuous raw socket on `ifname` that only queues the frames `filter`
     /// accepts (classic BPF, attached before the socket is bound, so no other frame is ever
     /// queued), with a receive ring of about `ring_bytes` if asked for. A ring that cannot be

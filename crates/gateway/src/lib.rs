@@ -18,7 +18,7 @@ pub mod nfqueue;
 pub mod pcap;
 pub mod policy;
 pub mod reason;
-mod ring;
+pub mod ring;
 pub mod service;
 pub mod udp_relay;
 
