@@ -17,7 +17,7 @@ use crate::policy::{Decision, KernelCounters, Policy, SocketCounters};
 use crate::ring::{Pushed, RxRing, TxRing};
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -111,6 +111,17 @@ impl RawSocket {
     /// BPF program `filter` accepts (e.g. [`crate::bpf::iec61850_filter`]).
     pub fn open_filtered(ifname: &str, filter: &[crate::bpf::Insn]) -> io::Result<Self> {
         Ok(Self::open_with(ifname, Some(filter), None)?.0)
+    }
+
+    /// Opens `n` promiscuous raw sockets on `ifname` in one fanout group, steered by
+    /// [`crate::bpf::fanout_program`]: the sockets the `l2` driver's `n` workers of one
+    /// direction receive from.
+    pub fn open_fanout(ifname: &str, n: usize) -> io::Result<Vec<Self>> {
+        let socks = (0..n)
+            .map(|_| Ok(Self::open_with(ifname, None, None)?.0))
+            .collect::<io::Result<Vec<_>>>()?;
+        fanout(&socks)?;
+        Ok(socks)
     }
 
     /// Opens a promiscuous raw socket on `ifname` that only queues the frames `filter`
@@ -334,12 +345,12 @@ const TX_RING_FRAMES: u32 = 512;
 /// Frames judged per wake-up before the transmit ring is flushed.
 const BATCH: usize = 64;
 
-/// The policy, shared by the two direction threads. The IED side has priority: while its
-/// thread waits for the lock, the network-side thread does not take it again, so a flood
-/// arriving from the network delays an IED frame by at most the one frame being judged.
+/// The policy, shared by the direction threads. The IED side has priority: while one of its
+/// threads waits for the lock, no network-side thread takes it again, so a flood arriving from
+/// the network delays an IED frame by at most the one frame being judged.
 struct Shared {
     policy: Mutex<Policy>,
-    ied_waiting: AtomicBool,
+    ied_waiting: AtomicUsize,
     /// Frames longer than a ring slot, per direction (cut by the kernel, never forwarded).
     truncated: [AtomicU64; 2],
 }
@@ -348,13 +359,13 @@ impl Shared {
     fn lock(&self, dir: Direction) -> MutexGuard<'_, Policy> {
         match dir {
             Direction::Outbound => {
-                self.ied_waiting.store(true, Ordering::Release);
+                self.ied_waiting.fetch_add(1, Ordering::AcqRel);
                 let g = self.policy.lock().unwrap_or_else(|e| e.into_inner());
-                self.ied_waiting.store(false, Ordering::Release);
+                self.ied_waiting.fetch_sub(1, Ordering::AcqRel);
                 g
             }
             Direction::Inbound => {
-                while self.ied_waiting.load(Ordering::Acquire) {
+                while self.ied_waiting.load(Ordering::Acquire) > 0 {
                     std::hint::spin_loop();
                 }
                 self.policy.lock().unwrap_or_else(|e| e.into_inner())
@@ -509,12 +520,44 @@ fn direction(
     Ok(())
 }
 
+const PACKET_FANOUT: libc::c_int = 18;
+const PACKET_FANOUT_DATA: libc::c_int = 22;
+const PACKET_FANOUT_CBPF: u32 = 6;
+
+/// Fanout group ids are per network namespace and must not collide with another gateway of
+/// this process (tests run several).
+static FANOUT_GROUP: AtomicU64 = AtomicU64::new(0);
+
+/// Puts `socks` (bound to one interface) into a new fanout group steered by
+/// [`crate::bpf::fanout_program`] (packet(7): `PACKET_FANOUT` with `PACKET_FANOUT_CBPF`, then
+/// the program with `PACKET_FANOUT_DATA`).
+fn fanout(socks: &[RawSocket]) -> io::Result<()> {
+    let id = ((std::process::id() as u64 * 64 + FANOUT_GROUP.fetch_add(1, Ordering::Relaxed))
+        & 0xFFFF) as u32;
+    let arg = id | (PACKET_FANOUT_CBPF << 16);
+    for (i, s) in socks.iter().enumerate() {
+        setopt(s.fd(), SOL_PACKET, PACKET_FANOUT, &arg)
+            .map_err(|e| io::Error::new(e.kind(), format!("PACKET_FANOUT: {e}")))?;
+        if i == 0 {
+            crate::bpf::set_prog(
+                s.fd(),
+                SOL_PACKET,
+                PACKET_FANOUT_DATA,
+                &crate::bpf::fanout_program(),
+            )
+            .map_err(|e| io::Error::new(e.kind(), format!("PACKET_FANOUT_DATA: {e}")))?;
+        }
+    }
+    Ok(())
+}
+
 /// Runs the bridge until `ctl.stop` is set; returns the policy (with its counters).
 ///
-/// Two packet threads, one per direction (IED to network, network to IED), each with its own
-/// receive socket and ring and its own transmit ring, share the policy under a lock that gives
-/// the IED side priority; this thread reads the kernel's counters and does the housekeeping.
-/// With `bypass = "tc"`, the sockets only receive IEC 61850 traffic and tc bridges the rest.
+/// Packet threads per direction (IED to network, network to IED; `workers` each, spread by
+/// `PACKET_FANOUT`), each with its own receive socket and ring and its own transmit ring, share
+/// the policy under a lock that gives the IED side priority; this thread reads the kernel's
+/// counters and does the housekeeping. With `bypass = "tc"`, the sockets only receive IEC 61850
+/// traffic and tc bridges the rest.
 pub fn run(config: &Config, policy: Policy, ctl: &Control) -> io::Result<Policy> {
     let cfg: &L2Toml = config
         .raw
@@ -523,20 +566,29 @@ pub fn run(config: &Config, policy: Policy, ctl: &Control) -> io::Result<Policy>
         .ok_or_else(|| io::Error::other("no [l2]"))?;
     let filter = (cfg.bypass == Bypass::Tc).then(crate::bpf::iec61850_filter);
     let ring = cfg.ring.then_some(RX_RING_BYTES);
-    let (ied, ied_ring) = RawSocket::open_with(&cfg.ied, filter.as_deref(), ring)?;
-    let (net, net_ring) = RawSocket::open_with(&cfg.net, filter.as_deref(), ring)?;
-    if cfg.busy_poll {
-        for s in [&ied, &net] {
-            // Busy polling of the device queue where the driver supports it (socket(7)).
-            let _ = setopt(s.fd(), libc::SOL_SOCKET, libc::SO_BUSY_POLL, &50i32);
+    let workers = cfg.workers.max(1);
+    let mut socks: [Vec<RawSocket>; 2] = [Vec::new(), Vec::new()];
+    let mut rings: [Vec<Option<RxRing>>; 2] = [Vec::new(), Vec::new()];
+    for (d, name) in [&cfg.ied, &cfg.net].into_iter().enumerate() {
+        for _ in 0..workers {
+            let (s, r) = RawSocket::open_with(name, filter.as_deref(), ring)?;
+            if cfg.busy_poll {
+                // Busy polling of the device queue where the driver supports it (socket(7)).
+                let _ = setopt(s.fd(), libc::SOL_SOCKET, libc::SO_BUSY_POLL, &50i32);
+            }
+            socks[d].push(s);
+            rings[d].push(r);
+        }
+        if workers > 1 {
+            fanout(&socks[d])?;
         }
     }
-    let tx_ring = |s: &RawSocket, name: &str| -> Option<TxRing> {
+    let tx_ring = |ifindex: i32, fd: i32, name: &str| -> Option<TxRing> {
         if !cfg.ring {
             return None;
         }
-        let m = mtu(s.fd(), name).unwrap_or(1500);
-        match TxRing::open(s.ifindex(), m, TX_RING_FRAMES, true) {
+        let m = mtu(fd, name).unwrap_or(1500);
+        match TxRing::open(ifindex, m, TX_RING_FRAMES, true) {
             Ok(r) => Some(r),
             Err(e) => {
                 eprintln!("gander gateway: {name}: no TPACKET_V2 transmit ring ({e}); sending one frame per system call");
@@ -544,8 +596,12 @@ pub fn run(config: &Config, policy: Policy, ctl: &Control) -> io::Result<Policy>
             }
         }
     };
-    let to_net = tx_ring(&net, &cfg.net);
-    let to_ied = tx_ring(&ied, &cfg.ied);
+    let (ied0, net0) = (&socks[0][0], &socks[1][0]);
+    let mut txs: [Vec<Option<TxRing>>; 2] = [Vec::new(), Vec::new()];
+    for _ in 0..workers {
+        txs[0].push(tx_ring(net0.ifindex(), net0.fd(), &cfg.net));
+        txs[1].push(tx_ring(ied0.ifindex(), ied0.fd(), &cfg.ied));
+    }
     let bypass = match cfg.bypass {
         Bypass::Gander => None,
         Bypass::Tc => Some(
@@ -560,50 +616,66 @@ pub fn run(config: &Config, policy: Policy, ctl: &Control) -> io::Result<Policy>
     };
     let shared = Shared {
         policy: Mutex::new(policy),
-        ied_waiting: AtomicBool::new(false),
+        ied_waiting: AtomicUsize::new(0),
         truncated: [AtomicU64::new(0), AtomicU64::new(0)],
     };
-    let modes = [0, 1].map(|i| Mode {
-        busy_poll: cfg.busy_poll,
-        cpu: cfg.cpu.get(i).or(cfg.cpu.first()).copied(),
-    });
     let mut hk = Housekeeping::new();
     let mut kernel = KernelCounters::default();
     let result = std::thread::scope(|s| -> io::Result<()> {
-        let rx = |r: Option<RxRing>| match r {
-            Some(r) => Rx::Ring(r),
-            None => Rx::Plain(vec![0u8; 65536 + 4]),
-        };
-        let (shared, ied, net) = (&shared, &ied, &net);
-        let out = std::thread::Builder::new()
-            .name("gander-ied-net".into())
-            .spawn_scoped(s, move || {
-                let tx = to_net.map_or(Tx::Plain(net), Tx::Ring);
-                direction(Direction::Outbound, ied, rx(ied_ring), tx, shared, ctl, modes[0])
-            })?;
-        let inb = std::thread::Builder::new()
-            .name("gander-net-ied".into())
-            .spawn_scoped(s, move || {
-                let tx = to_ied.map_or(Tx::Plain(ied), Tx::Ring);
-                direction(Direction::Inbound, net, rx(net_ring), tx, shared, ctl, modes[1])
-            })?;
+        let mut handles = Vec::new();
+        let (shared, socks_ref) = (&shared, &socks);
+        for (d, dir) in [Direction::Outbound, Direction::Inbound].into_iter().enumerate() {
+            let rs = std::mem::take(&mut rings[d]);
+            let ts = std::mem::take(&mut txs[d]);
+            for (w, (r, t)) in rs.into_iter().zip(ts).enumerate() {
+                let k = d * workers + w;
+                let mode = Mode {
+                    busy_poll: cfg.busy_poll,
+                    cpu: (!cfg.cpu.is_empty()).then(|| cfg.cpu[k % cfg.cpu.len()]),
+                };
+                let rx = match r {
+                    Some(r) => Rx::Ring(r),
+                    None => Rx::Plain(vec![0u8; 65536 + 4]),
+                };
+                let out_sock = &socks_ref[1 - d][0];
+                let in_sock = &socks_ref[d][w];
+                let h = std::thread::Builder::new()
+                    .name(format!(
+                        "gander-{}{w}",
+                        if d == 0 { "ied-net" } else { "net-ied" }
+                    ))
+                    .spawn_scoped(s, move || {
+                        let tx = t.map_or(Tx::Plain(out_sock), Tx::Ring);
+                        direction(dir, in_sock, rx, tx, shared, ctl, mode)
+                    })?;
+                handles.push(h);
+            }
+        }
         let mut last_stats = Instant::now();
-        while !ctl.stopping() && !out.is_finished() && !inb.is_finished() {
+        while !ctl.stopping() && !handles.iter().any(|h| h.is_finished()) {
             std::thread::sleep(Duration::from_millis(5));
             if last_stats.elapsed() >= Duration::from_millis(20) {
                 last_stats = Instant::now();
-                read_kernel(ied, net, &mut kernel, shared);
+                read_kernel(socks_ref, &mut kernel, shared);
             }
             let mut p = shared.lock(Direction::Inbound);
             hk.tick(ctl, &mut p);
         }
-        // A thread that stopped on an error stops the other one too.
+        // A thread that stopped on an error stops the others too.
         ctl.stop.store(true, Ordering::Relaxed);
-        let a = out.join().map_err(|_| io::Error::other("ied->net thread panicked"))?;
-        let b = inb.join().map_err(|_| io::Error::other("net->ied thread panicked"))?;
-        a.and(b)
+        let mut first = Ok(());
+        for h in handles {
+            let r = h
+                .join()
+                .map_err(|_| io::Error::other("packet thread panicked"))
+                .and_then(|r| r);
+            if first.is_ok() {
+                first = r;
+            }
+        }
+        first
     });
-    read_kernel(&ied, &net, &mut kernel, &shared);
+    read_kernel(&socks, &mut kernel, &shared);
     if let Some(b) = bypass {
         b.remove().map_err(io::Error::other)?;
     }
@@ -620,12 +692,16 @@ pub fn run(config: &Config, policy: Policy, ctl: &Control) -> io::Result<Policy>
 /// Adds both sockets' kernel counters to `acc` and hands the totals to the policy's counters. A
 /// read that fails leaves the totals as they were (the next read catches up: the kernel keeps
 /// counting until it is read). Frames longer than a ring slot count as the socket's drops.
-fn read_kernel(ied: &RawSocket, net: &RawSocket, acc: &mut KernelCounters, shared: &Shared) {
-    if let Ok(s) = ied.take_stats() {
-        acc.ied.add(s);
+fn read_kernel(socks: &[Vec<RawSocket>; 2], acc: &mut KernelCounters, shared: &Shared) {
+    for s in &socks[0] {
+        if let Ok(s) = s.take_stats() {
+            acc.ied.add(s);
+        }
     }
-    if let Ok(s) = net.take_stats() {
-        acc.net.add(s);
+    for s in &socks[1] {
+        if let Ok(s) = s.take_stats() {
+            acc.net.add(s);
+        }
     }
     let mut k = *acc;
     k.ied.drops += shared.truncated[0].load(Ordering::Relaxed);

@@ -230,6 +230,57 @@ fn iec61850_program(accept: u32, reject: u32) -> Vec<Insn> {
     a.finish().unwrap_or_default()
 }
 
+/// `SKF_AD_OFF + SKF_AD_PROTOCOL` (linux/filter.h): an ancillary load of `skb->protocol`, the
+/// EtherType behind the tag the receive path took off.
+pub const SKF_AD_PROTOCOL: u32 = 0xFFFF_F000;
+
+/// The fanout program (`PACKET_FANOUT_CBPF`, packet(7)) that spreads the frames of one
+/// interface over the workers of one direction: it returns a number, and the kernel hands the
+/// frame to worker `number % workers`. Frames of one stream always get the same number, so
+/// they are judged by one worker, in order:
+///
+/// - GOOSE, SV, GSE management: the APPID (IEC 61850-8-1 Annex C), the stream identity that
+///   the replay state is keyed on;
+/// - IPv4 and IPv6 UDP: source address plus source port, the publisher (an R-GOOSE/R-SV
+///   publisher sends from one address and port);
+/// - anything else: 0.
+///
+/// Unlike the socket filter, a fanout program sees the frame from its network header
+/// (`packet_rcv_fanout` runs it before `packet_rcv` pushes the link-layer header back), so the
+/// EtherType is read from `skb->protocol` and offsets are from the end of the Ethernet header.
+/// A load past the end returns 0 (worker 0), which is harmless here: the replay state is shared
+/// by every worker of a direction (see `docs/gateway.md`, "Data path"), so steering decides
+/// only order and load, never whether a replay is caught.
+pub fn fanout_program() -> Vec<Insn> {
+    use To::{Label as L, Next as N};
+    let mut a = Asm::default();
+    a.op(LD | H | ABS, SKF_AD_PROTOCOL);
+    a.jmp(JMP | JEQ | K, 0x88B8, L("appid"), N);
+    a.jmp(JMP | JEQ | K, 0x88BA, L("appid"), N);
+    a.jmp(JMP | JEQ | K, 0x88B9, L("appid"), N);
+    a.jmp(JMP | JEQ | K, 0x0800, L("ipv4"), N);
+    a.jmp(JMP | JEQ | K, 0x86DD, L("ipv6"), L("zero"));
+    a.label("appid");
+    a.op(LD | H | ABS, 0);
+    a.op(RET | 0x10, 0);
+    a.label("ipv4");
+    a.op(LDX | B | MSH, 0);
+    a.op(LD | H | IND, 0);
+    a.op(MISC | TAX, 0);
+    a.op(LD | W | ABS, 12);
+    a.op(ALU | ADD | X, 0);
+    a.op(RET | 0x10, 0);
+    a.label("ipv6");
+    a.op(LD | H | ABS, 40);
+    a.op(MISC | TAX, 0);
+    a.op(LD | W | ABS, 20);
+    a.op(ALU | ADD | X, 0);
+    a.op(RET | 0x10, 0);
+    a.label("zero");
+    a.op(RET | K, 0);
+    a.finish().unwrap_or_default()
+}
+
 /// `struct sock_fprog` (linux/filter.h).
 #[repr(C)]
 struct SockFprog {
@@ -240,6 +291,11 @@ struct SockFprog {
 /// Attaches `prog` to socket `fd` (`SO_ATTACH_FILTER`): from then on the socket only queues
 /// frames the program accepts. The kernel checks the program and refuses an invalid one.
 pub fn attach(fd: i32, prog: &[Insn]) -> io::Result<()> {
+    set_prog(fd, libc::SOL_SOCKET, libc::SO_ATTACH_FILTER, prog)
+}
+
+/// `setsockopt(fd, level, name, struct sock_fprog)`: `SO_ATTACH_FILTER`, `PACKET_FANOUT_DATA`.
+pub(crate) fn set_prog(fd: i32, level: i32, name: i32, prog: &[Insn]) -> io::Result<()> {
     let len = u16::try_from(prog.len())
         .ok()
         .filter(|&n| n > 0)
@@ -252,8 +308,8 @@ pub fn attach(fd: i32, prog: &[Insn]) -> io::Result<()> {
     let r = unsafe {
         libc::setsockopt(
             fd,
-            libc::SOL_SOCKET,
-            libc::SO_ATTACH_FILTER,
+            level,
+            name,
             &f as *const SockFprog as *const libc::c_void,
             std::mem::size_of::<SockFprog>() as libc::socklen_t,
         )
@@ -280,8 +336,13 @@ pub(crate) mod interp {
     //! rules: loads are big-endian, a load past the end returns 0, jumps are relative.
     use super::*;
 
-    /// Runs `prog` on `pkt`; `len` is the frame length the kernel would report.
+    /// Runs `prog` on `pkt` (from where the kernel's `skb->data` is).
     pub(crate) fn run(prog: &[Insn], pkt: &[u8]) -> u32 {
+        run_with(prog, pkt, 0)
+    }
+
+    /// [`run`] with `skb->protocol` for `SKF_AD_PROTOCOL` loads.
+    pub(crate) fn run_with(prog: &[Insn], pkt: &[u8], protocol: u16) -> u32 {
         let (mut a, mut x) = (0u32, 0u32);
         let mut pc = 0usize;
         let load = |off: u64, size: u64| -> Option<u32> {
@@ -302,6 +363,7 @@ pub(crate) mod interp {
             match i.code & 0x07 {
                 LD => {
                     let v = match i.code & 0xe0 {
+                        ABS if i.k == SKF_AD_PROTOCOL => Some(u32::from(protocol)),
                         ABS => load(u64::from(i.k), size(i.code)),
                         IND => load(u64::from(x) + u64::from(i.k), size(i.code)),
                         LEN => Some(pkt.len() as u32),
@@ -475,6 +537,26 @@ mod tests {
         bad[14] = 0x44;
         assert!(accepted(&bad));
         assert!(accepted(&r[..14 + 20 + 4]));
+    }
+
+    #[test]
+    fn fanout_steers_by_appid_and_publisher() {
+        let p = fanout_program();
+        let g = |appid| craft::goose_frame([2, 0, 0, 0, 0, 1], [1, 0x0c, 0xcd, 1, 0, 1], None, appid, 1, 1);
+        let at_l3 = |f: &[u8]| super::interp::run_with(&p, &f[14..], u16::from_be_bytes([f[12], f[13]]));
+        assert_eq!(at_l3(&g(0x1234)), 0x1234);
+        assert_eq!(at_l3(&g(7)), 7);
+        let sp = craft::rgoose_spdu(Profile::Standard, 0x10, 1, 1, 1);
+        let r = craft::udp_frame(&UdpAddrs::IED_TO_SUB, &sp);
+        let ip = u32::from_be_bytes([r[26], r[27], r[28], r[29]]);
+        assert_eq!(at_l3(&r), ip.wrapping_add(102));
+        // Another SPDU of the same publisher: same worker.
+        let r2 = craft::udp_frame(&UdpAddrs::IED_TO_SUB, &craft::rgoose_spdu(Profile::Standard, 0x10, 2, 1, 2));
+        assert_eq!(at_l3(&r), at_l3(&r2));
+        let mut arp = vec![0u8; 12];
+        arp.extend_from_slice(&[0x08, 0x06]);
+        arp.extend_from_slice(&[0u8; 28]);
+        assert_eq!(at_l3(&arp), 0);
     }
 
     fn ipv6_frame(next: u8, sport: u16, dport: u16, payload: &[u8]) -> Vec<u8> {

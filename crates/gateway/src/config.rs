@@ -219,10 +219,16 @@ pub struct L2Toml {
     /// Who bridges non-IEC 61850 traffic: `gander` (default) or `tc` (the kernel).
     #[serde(default)]
     pub bypass: Bypass,
-    /// CPUs to pin the packet threads to: `[ied_to_net, net_to_ied]` (one entry: both on
-    /// it; empty: not pinned).
+    /// CPUs to pin the packet threads to, round-robin in the order IED-to-network workers,
+    /// then network-to-IED workers: with one worker per direction `[a, b]` puts the IED side
+    /// on `a` and the network side on `b` (empty: not pinned).
     #[serde(default)]
     pub cpu: Vec<usize>,
+    /// Worker threads per direction (default 1). More than one spreads each interface's frames
+    /// over the workers with `PACKET_FANOUT`, steered by APPID (layer 2) or publisher address
+    /// and port (UDP), so each stream stays in one worker and in order.
+    #[serde(default = "one")]
+    pub workers: usize,
     /// Spin on the rings instead of sleeping in `poll` (a dedicated core per direction: lower
     /// wake-up latency, 100 % CPU), and ask for socket busy polling (`SO_BUSY_POLL`).
     #[serde(default)]
@@ -250,6 +256,10 @@ pub struct NfqueueToml {
 
 fn yes() -> bool {
     true
+}
+
+fn one() -> usize {
+    1
 }
 
 /// `[udp]`.
@@ -381,9 +391,14 @@ impl Config {
             }
         };
         if let Some(l2) = &raw.l2 {
-            if l2.cpu.len() > 2 {
+            if l2.cpu.iter().any(|&c| c >= 1024) {
                 return Err(ConfigError::Invalid(
-                    "[l2] cpu takes at most two CPUs: [ied_to_net, net_to_ied]".into(),
+                    "[l2] cpu: CPU numbers are below 1024".into(),
+                ));
+            }
+            if !(1..=16).contains(&l2.workers) {
+                return Err(ConfigError::Invalid(
+                    "[l2] workers must be 1 to 16".into(),
                 ));
             }
             if l2.ied == l2.net {

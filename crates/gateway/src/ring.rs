@@ -284,7 +284,7 @@ impl RxRing {
 }
 
 /// A transmit ring on one AF_PACKET socket bound to the outgoing interface.
-pub(crate) struct TxRing {
+pub struct TxRing {
     fd: OwnedFd,
     map: Mapping,
     frame_size: usize,
@@ -297,7 +297,7 @@ pub(crate) struct TxRing {
 
 /// What [`TxRing::push`] did with a frame.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Pushed {
+pub enum Pushed {
     /// Queued; sent at the next [`TxRing::flush`].
     Queued,
     /// Larger than a slot or the ring stayed full: not sent.
@@ -309,7 +309,7 @@ impl TxRing {
     /// receives nothing) with a `TPACKET_V2` transmit ring of `frames` slots. With
     /// `qdisc_bypass`, frames go straight to the driver (`PACKET_QDISC_BYPASS`): no queueing
     /// discipline, and no copy to the interface's packet taps.
-    pub(crate) fn open(ifindex: i32, mtu: u32, frames: u32, qdisc_bypass: bool) -> io::Result<Self> {
+    pub fn open(ifindex: i32, mtu: u32, frames: u32, qdisc_bypass: bool) -> io::Result<Self> {
         // SAFETY: plain socket call.
         let fd =
             cvt(unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0) })?;
@@ -364,7 +364,7 @@ impl TxRing {
 
     /// Copies `frame` into the next free slot; it leaves at the next [`TxRing::flush`]. A full
     /// ring is flushed first; a frame that still finds no slot is refused (counted).
-    pub(crate) fn push(&mut self, frame: &[u8]) -> Pushed {
+    pub fn push(&mut self, frame: &[u8]) -> Pushed {
         if frame.len() > self.frame_size - TX_DATA_OFFSET {
             self.errors += 1;
             return Pushed::Refused;
@@ -404,12 +404,12 @@ impl TxRing {
     }
 
     /// Frames queued and not yet flushed.
-    pub(crate) fn queued(&self) -> usize {
+    pub fn queued(&self) -> usize {
         self.queued
     }
 
     /// Asks the kernel to send every queued frame (one `send` for the batch).
-    pub(crate) fn flush(&mut self) {
+    pub fn flush(&mut self) {
         if self.queued == 0 {
             return;
         }
@@ -439,7 +439,7 @@ impl TxRing {
     }
 
     /// Counts the slots the kernel refused since they were written, and marks them free.
-    pub(crate) fn reap(&mut self) {
+    pub fn reap(&mut self) {
         for i in 0..self.frame_nr {
             let s = status(self.hdr(i));
             if s.load(Ordering::Acquire) == TP_STATUS_WRONG_FORMAT {
