@@ -452,6 +452,8 @@ fn direction(
             eprintln!("gander gateway: {}: {e}; not pinned", dir.name());
         }
     }
+    // The pcap tap is set up before the driver starts: without one, no lock per frame.
+    let tapping = ctl.tap.lock().map(|t| t.is_some()).unwrap_or(false);
     while !ctl.stopping() {
         let ready = match &rx {
             Rx::Ring(r) => r.ready(),
@@ -484,7 +486,9 @@ fn direction(
                             if !tx.push(&out) {
                                 shared.lock(dir).count_tx_error(dir);
                             }
-                            tap(ctl, &out);
+                            if tapping {
+                                tap(ctl, &out);
+                            }
                         }
                     }
                     r.release();
@@ -498,7 +502,9 @@ fn direction(
                         if !tx.push(&out) {
                             shared.lock(dir).count_tx_error(dir);
                         }
-                        tap(ctl, &out);
+                        if tapping {
+                            tap(ctl, &out);
+                        }
                     }
                 }
             }
@@ -624,7 +630,10 @@ pub fn run(config: &Config, policy: Policy, ctl: &Control) -> io::Result<Policy>
     let result = std::thread::scope(|s| -> io::Result<()> {
         let mut handles = Vec::new();
         let (shared, socks_ref) = (&shared, &socks);
-        for (d, dir) in [Direction::Outbound, Direction::Inbound].into_iter().enumerate() {
+        for (d, dir) in [Direction::Outbound, Direction::Inbound]
+            .into_iter()
+            .enumerate()
+        {
             let rs = std::mem::take(&mut rings[d]);
             let ts = std::mem::take(&mut txs[d]);
             for (w, (r, t)) in rs.into_iter().zip(ts).enumerate() {
@@ -679,7 +688,10 @@ pub fn run(config: &Config, policy: Policy, ctl: &Control) -> io::Result<Policy>
     if let Some(b) = bypass {
         b.remove().map_err(io::Error::other)?;
     }
-    let policy = shared.policy.into_inner().unwrap_or_else(|e| e.into_inner());
+    let policy = shared
+        .policy
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner());
     result?;
     let tx_errors = policy.counters().outbound.tx_errors + policy.counters().inbound.tx_errors;
     if tx_errors > 0 {

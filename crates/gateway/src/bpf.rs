@@ -542,8 +542,18 @@ mod tests {
     #[test]
     fn fanout_steers_by_appid_and_publisher() {
         let p = fanout_program();
-        let g = |appid| craft::goose_frame([2, 0, 0, 0, 0, 1], [1, 0x0c, 0xcd, 1, 0, 1], None, appid, 1, 1);
-        let at_l3 = |f: &[u8]| super::interp::run_with(&p, &f[14..], u16::from_be_bytes([f[12], f[13]]));
+        let g = |appid| {
+            craft::goose_frame(
+                [2, 0, 0, 0, 0, 1],
+                [1, 0x0c, 0xcd, 1, 0, 1],
+                None,
+                appid,
+                1,
+                1,
+            )
+        };
+        let at_l3 =
+            |f: &[u8]| super::interp::run_with(&p, &f[14..], u16::from_be_bytes([f[12], f[13]]));
         assert_eq!(at_l3(&g(0x1234)), 0x1234);
         assert_eq!(at_l3(&g(7)), 7);
         let sp = craft::rgoose_spdu(Profile::Standard, 0x10, 1, 1, 1);
@@ -551,7 +561,10 @@ mod tests {
         let ip = u32::from_be_bytes([r[26], r[27], r[28], r[29]]);
         assert_eq!(at_l3(&r), ip.wrapping_add(102));
         // Another SPDU of the same publisher: same worker.
-        let r2 = craft::udp_frame(&UdpAddrs::IED_TO_SUB, &craft::rgoose_spdu(Profile::Standard, 0x10, 2, 1, 2));
+        let r2 = craft::udp_frame(
+            &UdpAddrs::IED_TO_SUB,
+            &craft::rgoose_spdu(Profile::Standard, 0x10, 2, 1, 2),
+        );
         assert_eq!(at_l3(&r), at_l3(&r2));
         let mut arp = vec![0u8; 12];
         arp.extend_from_slice(&[0x08, 0x06]);
@@ -633,7 +646,14 @@ mod tests {
             any::<u16>(),
         ];
         let port = prop_oneof![Just(102u16), Just(5201), any::<u16>()];
-        let proto = prop_oneof![Just(17u8), Just(6), Just(58), Just(0), Just(44), any::<u8>()];
+        let proto = prop_oneof![
+            Just(17u8),
+            Just(6),
+            Just(58),
+            Just(0),
+            Just(44),
+            any::<u8>()
+        ];
         let start = prop_oneof![Just([1u8, 0x40]), any::<[u8; 2]>()];
         (
             et,

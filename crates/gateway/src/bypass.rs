@@ -103,8 +103,7 @@ impl TcBypass {
             match other {
                 PassDrop::Pass => tc(&[
                     "filter", "add", "dev", dev, "ingress", "pref", "2", "protocol", "all", "u32",
-                    "match", "u32", "0", "0", "action", "mirred", "egress", "redirect", "dev",
-                    to,
+                    "match", "u32", "0", "0", "action", "mirred", "egress", "redirect", "dev", to,
                 ])?,
                 PassDrop::Drop => tc(&[
                     "filter", "add", "dev", dev, "ingress", "pref", "2", "protocol", "all", "bpf",

@@ -397,9 +397,7 @@ impl Config {
                 ));
             }
             if !(1..=16).contains(&l2.workers) {
-                return Err(ConfigError::Invalid(
-                    "[l2] workers must be 1 to 16".into(),
-                ));
+                return Err(ConfigError::Invalid("[l2] workers must be 1 to 16".into()));
             }
             if l2.ied == l2.net {
                 return Err(ConfigError::Invalid(

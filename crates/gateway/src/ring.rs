@@ -246,8 +246,7 @@ impl RxRing {
         let snap = snap.min(self.frame_size.saturating_sub(mac));
         // SAFETY: tp_mac + tp_snaplen lies inside the slot (clamped above), which lies inside
         // the mapping; the slot is ours until release().
-        let data: &[u8] =
-            unsafe { std::slice::from_raw_parts((h as *const u8).add(mac), snap) };
+        let data: &[u8] = unsafe { std::slice::from_raw_parts((h as *const u8).add(mac), snap) };
         let truncated = snap < len;
         if st & TP_STATUS_VLAN_VALID != 0 && data.len() >= 12 {
             // The NIC (or veth, or the receive path's skb_vlan_untag) moved the outer tag into
@@ -416,14 +415,8 @@ impl TxRing {
         loop {
             // SAFETY: a zero-length send on a socket with a TX ring sends the ring's queued
             // frames (packet_mmap.rst); no user buffer is read.
-            let r = unsafe {
-                libc::send(
-                    self.fd.as_raw_fd(),
-                    std::ptr::null(),
-                    0,
-                    libc::MSG_DONTWAIT,
-                )
-            };
+            let r =
+                unsafe { libc::send(self.fd.as_raw_fd(), std::ptr::null(), 0, libc::MSG_DONTWAIT) };
             if r >= 0 {
                 break;
             }

@@ -54,7 +54,10 @@ fn qdiscs(ns: &str, dev: &str) -> String {
 }
 
 fn ping(ns: &str, to: &str) -> bool {
-    sh(&["ip", "netns", "exec", ns, "ping", "-n", "-c", "3", "-i", "0.05", "-W", "1", to]).0
+    sh(&[
+        "ip", "netns", "exec", ns, "ping", "-n", "-c", "3", "-i", "0.05", "-W", "1", to,
+    ])
+    .0
 }
 
 /// Frames of `n` received on `dev` in `ns` within `wait` that satisfy `keep`.
@@ -188,9 +191,17 @@ fn other_drop_drops_in_the_kernel_and_a_busy_device_is_refused() {
     .expect("driver thread");
     let e = r.expect_err("a busy interface must be refused");
     assert!(e.to_string().contains("already has a clsact"), "{e}");
-    assert!(!qdiscs(&gw_ns, "gi0").contains("clsact"), "gi0 left as found");
-    assert!(qdiscs(&gw_ns, "gn0").contains("clsact"), "the other clsact kept");
-    sh(&["ip", "netns", "exec", &gw_ns, "tc", "qdisc", "del", "dev", "gn0", "clsact"]);
+    assert!(
+        !qdiscs(&gw_ns, "gi0").contains("clsact"),
+        "gi0 left as found"
+    );
+    assert!(
+        qdiscs(&gw_ns, "gn0").contains("clsact"),
+        "the other clsact kept"
+    );
+    sh(&[
+        "ip", "netns", "exec", &gw_ns, "tc", "qdisc", "del", "dev", "gn0", "clsact",
+    ]);
 }
 
 /// The bypass depends on a packet socket getting its copy of a frame before tc ingress drops

@@ -155,5 +155,9 @@ fn a_replay_steered_to_another_worker_is_caught() {
     let p = gw.stop();
     let c = p.counters();
     assert_eq!(c.inbound.verified, 10, "{c:?}");
-    assert_eq!(c.inbound.dropped.get("replay").copied(), Some(replays), "{c:?}");
+    assert_eq!(
+        c.inbound.dropped.get("replay").copied(),
+        Some(replays),
+        "{c:?}"
+    );
 }

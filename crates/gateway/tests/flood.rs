@@ -73,7 +73,10 @@ fn under_a_junk_flood_the_gateway_drops_no_valid_frame() {
     let at_ied = counter(lab.ns(Role::Ied), "ied0", addr::SUB_MAC, stop.clone());
     let at_sub = counter(lab.ns(Role::Sub), "sub0", addr::IED_MAC, stop.clone());
     // The attacker: forged GOOSE (right key id, wrong secret) at about 50,000 frames/s.
-    let (stop_atk, junk_sent) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicU64::new(0)));
+    let (stop_atk, junk_sent) = (
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(AtomicU64::new(0)),
+    );
     let (s2, j2, ns) = (stop_atk.clone(), junk_sent.clone(), lab.ns(Role::Atk));
     let junk = secure(
         &bad,
@@ -157,7 +160,11 @@ fn under_a_junk_flood_the_gateway_drops_no_valid_frame() {
     assert_eq!(c.outbound.tx_errors + c.inbound.tx_errors, 0, "{c:?}");
     // Every inbound drop is junk, and every junk frame that reached the gateway was dropped.
     let dropped: u64 = c.inbound.dropped.values().sum();
-    assert_eq!(c.inbound.dropped.get("bad-mac").copied(), Some(dropped), "{c:?}");
+    assert_eq!(
+        c.inbound.dropped.get("bad-mac").copied(),
+        Some(dropped),
+        "{c:?}"
+    );
     assert_eq!(c.inbound.received, dropped + u64::from(n), "{c:?}");
     assert!(dropped <= junk, "{dropped} {junk}");
     // And everything valid arrived.
