@@ -9,7 +9,10 @@
 //! (d) the policy core's highest frame rate per algorithm on one core, and legitimate GOOSE at
 //!     the 4 ms rate under a flood of junk frames from the attacker position, with a loss table
 //!     that says where every missing legitimate frame can have gone (inside the gateway: a
-//!     failure; outside it: the host's).
+//!     failure; outside it: the host's);
+//! (e) frames per second protected end to end through the whole data path (rings, policy,
+//!     transmit), offered by a transmit ring as fast as one core sends, with the CPU time the
+//!     gateway's packet threads used for them.
 
 use gander_gateway::af_packet::RawSocket;
 use gander_gateway::config::{Config, Direction};
@@ -97,8 +100,8 @@ type Result<T> = std::result::Result<T, GatewayBenchError>;
 #[derive(Debug)]
 pub struct GatewayReport {
     /// At most 100 µs added to the one-way p99 (with 90 % delivered), at least 100,000
-    /// frames/s for HMAC-SHA256-128 protect and verify, and no legitimate GOOSE lost under the
-    /// flood.
+    /// frames/s for HMAC-SHA256-128 protect and verify in the core, at least 500,000 frames/s
+    /// delivered end to end, and no legitimate GOOSE lost under the flood.
     pub targets_met: bool,
     /// Every figure, keyed by test.
     pub json: serde_json::Value,
@@ -509,9 +512,8 @@ fn packet_threads_cpu_ns() -> u64 {
     };
     dir.filter_map(std::result::Result::ok)
         .filter(|t| {
-            std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| {
-                c.starts_with("gander-ied-net") || c.starts_with("gander-net-ied")
-            })
+            std::fs::read_to_string(t.path().join("comm"))
+                .is_ok_and(|c| c.starts_with("gander-ied-net") || c.starts_with("gander-net-ied"))
         })
         .filter_map(|t| {
             std::fs::read_to_string(t.path().join("schedstat"))
