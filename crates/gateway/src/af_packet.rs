@@ -530,29 +530,57 @@ const PACKET_FANOUT: libc::c_int = 18;
 const PACKET_FANOUT_DATA: libc::c_int = 22;
 const PACKET_FANOUT_CBPF: u32 = 6;
 
-/// Fanout group ids are per network namespace and must not collide with another gateway of
-/// this process (tests run several).
-static FANOUT_GROUP: AtomicU64 = AtomicU64::new(0);
+/// `PACKET_FANOUT_FLAG_UNIQUEID` (linux/if_packet.h, Linux 4.18): the kernel picks a group id
+/// no other group of the namespace uses.
+const PACKET_FANOUT_FLAG_UNIQUEID: u32 = 0x2000;
 
 /// Puts `socks` (bound to one interface) into a new fanout group steered by
 /// [`crate::bpf::fanout_program`] (packet(7): `PACKET_FANOUT` with `PACKET_FANOUT_CBPF`, then
-/// the program with `PACKET_FANOUT_DATA`).
+/// the program with `PACKET_FANOUT_DATA`). The first socket creates the group with an id the
+/// kernel chooses (read back with `getsockopt`), so two gateways in one namespace never meet
+/// in one group; the others join it.
 fn fanout(socks: &[RawSocket]) -> io::Result<()> {
-    let id = ((std::process::id() as u64 * 64 + FANOUT_GROUP.fetch_add(1, Ordering::Relaxed))
-        & 0xFFFF) as u32;
-    let arg = id | (PACKET_FANOUT_CBPF << 16);
-    for (i, s) in socks.iter().enumerate() {
-        setopt(s.fd(), SOL_PACKET, PACKET_FANOUT, &arg)
-            .map_err(|e| io::Error::new(e.kind(), format!("PACKET_FANOUT: {e}")))?;
-        if i == 0 {
-            crate::bpf::set_prog(
-                s.fd(),
-                SOL_PACKET,
-                PACKET_FANOUT_DATA,
-                &crate::bpf::fanout_program(),
-            )
-            .map_err(|e| io::Error::new(e.kind(), format!("PACKET_FANOUT_DATA: {e}")))?;
-        }
+    let Some((first, rest)) = socks.split_first() else {
+        return Ok(());
+    };
+    let err =
+        |what: &'static str| move |e: io::Error| io::Error::new(e.kind(), format!("{what}: {e}"));
+    setopt(
+        first.fd(),
+        SOL_PACKET,
+        PACKET_FANOUT,
+        &((PACKET_FANOUT_CBPF | PACKET_FANOUT_FLAG_UNIQUEID) << 16),
+    )
+    .map_err(err("PACKET_FANOUT"))?;
+    let mut arg = 0u32;
+    let mut len = std::mem::size_of::<u32>() as libc::socklen_t;
+    // SAFETY: arg is a live u32 and len its size; the kernel writes at most len bytes.
+    cvt(unsafe {
+        libc::getsockopt(
+            first.fd(),
+            SOL_PACKET,
+            PACKET_FANOUT,
+            &mut arg as *mut u32 as *mut libc::c_void,
+            &mut len,
+        )
+    })
+    .map_err(err("getsockopt PACKET_FANOUT"))?;
+    let id = arg & 0xFFFF;
+    crate::bpf::set_prog(
+        first.fd(),
+        SOL_PACKET,
+        PACKET_FANOUT_DATA,
+        &crate::bpf::fanout_program(),
+    )
+    .map_err(err("PACKET_FANOUT_DATA"))?;
+    for s in rest {
+        setopt(
+            s.fd(),
+            SOL_PACKET,
+            PACKET_FANOUT,
+            &(id | (PACKET_FANOUT_CBPF << 16)),
+        )
+        .map_err(err("PACKET_FANOUT"))?;
     }
     Ok(())
 }
