@@ -12,14 +12,14 @@
 //! forwarded frame that `send` refuses is counted as the direction's `tx_errors`.
 
 use crate::config::{Bypass, Config, Direction, L2Toml};
-use crate::driver::{poll_fds, tap, unix_now, Control, Housekeeping};
+use crate::driver::{poll_fds, tap, unix_now, Control, Housekeeping, StageTimes};
 use crate::policy::{Decision, KernelCounters, Policy, SocketCounters};
 use crate::ring::{Pushed, RxRing, TxRing};
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 const ETH_P_ALL: u16 = 0x0003;
 use crate::ring::SOL_PACKET;
@@ -454,6 +454,8 @@ fn direction(
     }
     // The pcap tap is set up before the driver starts: without one, no lock per frame.
     let tapping = ctl.tap.lock().map(|t| t.is_some()).unwrap_or(false);
+    let timing = ctl.stages.lock().map(|t| t.is_some()).unwrap_or(false);
+    let mut times = StageTimes::default();
     while !ctl.stopping() {
         let ready = match &rx {
             Rx::Ring(r) => r.ready(),
@@ -472,6 +474,7 @@ fn direction(
             }
         }
         let now = unix_now();
+        let (mut pushed, mut push_time) = (0u32, Duration::ZERO);
         for _ in 0..BATCH {
             match &mut rx {
                 Rx::Ring(r) => {
@@ -481,10 +484,24 @@ fn direction(
                     if f.truncated {
                         shared.truncated[idx(dir)].fetch_add(1, Ordering::Relaxed);
                     } else {
+                        let t0 = timing.then(|| {
+                            if let Ok(now) = SystemTime::now().duration_since(UNIX_EPOCH) {
+                                times.wake.record(now.saturating_sub(f.stamp));
+                            }
+                            Instant::now()
+                        });
                         let d = shared.lock(dir).handle(dir, f.data, now);
+                        if let Some(t0) = t0 {
+                            times.judge.record(t0.elapsed());
+                        }
                         if let Decision::Forward(out) = d {
+                            let t1 = timing.then(Instant::now);
                             if !tx.push(&out) {
                                 shared.lock(dir).count_tx_error(dir);
+                            }
+                            if let Some(t1) = t1 {
+                                pushed += 1;
+                                push_time += t1.elapsed();
                             }
                             if tapping {
                                 tap(ctl, &out);
@@ -509,7 +526,19 @@ fn direction(
                 }
             }
         }
+        let t2 = Instant::now();
         tx.flush();
+        // A batch of one frame is the latency case: its copy plus the `send`.
+        if pushed == 1 {
+            times.send.record(push_time + t2.elapsed());
+        }
+    }
+    if timing {
+        if let Ok(mut st) = ctl.stages.lock() {
+            if let Some(st) = st.as_mut() {
+                st[idx(dir)].add(&times);
+            }
+        }
     }
     // Whatever the ring refused at the end.
     if let Tx::Ring(r) = &mut tx {

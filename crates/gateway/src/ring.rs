@@ -174,6 +174,9 @@ pub(crate) struct RxFrame<'a> {
     pub data: &'a [u8],
     /// The frame was longer than the slot and was cut: not forwarded.
     pub truncated: bool,
+    /// When the kernel put the frame into the ring (CLOCK_REALTIME: the skb's receive time
+    /// stamp, else the time of the copy; `tpacket_get_timestamp` in net/packet/af_packet.c).
+    pub stamp: std::time::Duration,
 }
 
 /// A receive ring on one AF_PACKET socket.
@@ -234,15 +237,18 @@ impl RxRing {
         }
         // SAFETY: the kernel handed this slot to us (TP_STATUS_USER, read with Acquire, so its
         // writes to the header and data are visible) and will not touch it until release().
-        let (len, snap, mac, tci, tpid) = unsafe {
+        let (len, snap, mac, tci, tpid, sec, nsec) = unsafe {
             (
                 (*h).tp_len as usize,
                 (*h).tp_snaplen as usize,
                 (*h).tp_mac as usize,
                 (*h).tp_vlan_tci,
                 (*h).tp_vlan_tpid,
+                (*h).tp_sec,
+                (*h).tp_nsec,
             )
         };
+        let stamp = std::time::Duration::new(u64::from(sec), nsec.min(999_999_999));
         let snap = snap.min(self.frame_size.saturating_sub(mac));
         // SAFETY: tp_mac + tp_snaplen lies inside the slot (clamped above), which lies inside
         // the mapping; the slot is ours until release().
@@ -261,6 +267,7 @@ impl RxRing {
                 return Some(RxFrame {
                     data,
                     truncated: true,
+                    stamp,
                 });
             }
             self.scratch[..12].copy_from_slice(&data[..12]);
@@ -270,9 +277,14 @@ impl RxRing {
             return Some(RxFrame {
                 data: &self.scratch[..n],
                 truncated,
+                stamp,
             });
         }
-        Some(RxFrame { data, truncated })
+        Some(RxFrame {
+            data,
+            truncated,
+            stamp,
+        })
     }
 
     /// Hands the current slot back to the kernel and moves on.
