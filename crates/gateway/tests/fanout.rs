@@ -100,6 +100,8 @@ ied = "gi0"
 net = "gn0"
 workers = 2
 bypass = "tc"
+# The spinning mode too: the threads never sleep in poll.
+busy_poll = true
 [[rule]]
 direction = "outbound"
 action = "protect"
@@ -111,7 +113,7 @@ action = "verify"
 
 /// A valid R-GOOSE and its replay with another source port, which the fanout program sends to
 /// the other worker (the port is chosen so): the replay is caught, because the replay state
-/// is shared by the workers, not split by how frames are steered.
+/// is shared by the workers, not split by how frames are steered. (The workers busy-poll.)
 #[test]
 fn a_replay_steered_to_another_worker_is_caught() {
     let Some(lab) = lab("dprep", Mode::L2) else {
