@@ -788,7 +788,10 @@ fn flood(lab: &Lab, secs: f64, rate: u64) -> Result<Flood> {
     let (s3, ns) = (stop_atk.clone(), lab.ns(Role::Atk));
     let attacker = std::thread::spawn(move || -> Result<(u64, f64)> {
         gander_lab::enter(&ns)?;
-        let s = RawSocket::open("atk0")?;
+        // A transmit ring: one `send` per batch, so the attacker reaches the requested rate on
+        // a machine where one system call per frame does not.
+        let ifx = gander_gateway::af_packet::ifindex("atk0")?;
+        let mut ring = gander_gateway::ring::TxRing::open(ifx, 1500, 1024, true)?;
         // Junk: GOOSE frames claiming key 1 with a wrong MAC, to the IED's multicast address.
         let mut junk = craft::goose_frame(addr::ATK_MAC, mcast, None, 0x20, 1, 0);
         junk.extend_from_slice(&[0u8; 40]);
@@ -800,10 +803,13 @@ fn flood(lab: &Lab, secs: f64, rate: u64) -> Result<Flood> {
                 std::thread::sleep(Duration::from_micros(100));
                 continue;
             }
-            for _ in 0..(due - sent).min(64) {
-                let _ = s.send(&junk);
+            for _ in 0..(due - sent).min(256) {
+                if ring.push(&junk) != gander_gateway::ring::Pushed::Queued {
+                    break;
+                }
                 sent += 1;
             }
+            ring.flush();
         }
         Ok((sent, sent as f64 / start.elapsed().as_secs_f64()))
     });
