@@ -160,10 +160,13 @@ impl Drop for Mapping {
     }
 }
 
-fn status(hdr: *mut Tpacket2Hdr) -> &'static AtomicU32 {
-    // SAFETY: hdr points to a slot header inside a live mapping, 16-byte aligned; tp_status
-    // is the first u32 and the kernel updates it concurrently, so it is read as an atomic.
-    // The 'static is confined to this module: callers use it only while the mapping lives.
+/// The status word of the slot at `hdr`, borrowed for as long as `_ring` (the mapping the
+/// slot lies in).
+fn status<'a>(_ring: &'a Mapping, hdr: *mut Tpacket2Hdr) -> &'a AtomicU32 {
+    // SAFETY: hdr points to a slot header inside the live mapping `_ring` (16-byte
+    // aligned: slots start at multiples of the frame size); tp_status is its first u32 and the
+    // kernel updates it concurrently, so it is only accessed as an atomic. The borrow of `_ring`
+    // keeps the mapping alive for 'a.
     unsafe { AtomicU32::from_ptr(std::ptr::addr_of_mut!((*hdr).tp_status)) }
 }
 
@@ -224,14 +227,14 @@ impl RxRing {
 
     /// Whether the next slot holds a frame (no system call).
     pub(crate) fn ready(&self) -> bool {
-        status(self.hdr(self.next)).load(Ordering::Acquire) & TP_STATUS_USER != 0
+        status(&self.map, self.hdr(self.next)).load(Ordering::Acquire) & TP_STATUS_USER != 0
     }
 
     /// The next received frame, if any. The caller must [`RxRing::release`] it before asking
     /// for the next one.
     pub(crate) fn peek(&mut self) -> Option<RxFrame<'_>> {
         let h = self.hdr(self.next);
-        let st = status(h).load(Ordering::Acquire);
+        let st = status(&self.map, h).load(Ordering::Acquire);
         if st & TP_STATUS_USER == 0 {
             return None;
         }
@@ -289,7 +292,7 @@ impl RxRing {
 
     /// Hands the current slot back to the kernel and moves on.
     pub(crate) fn release(&mut self) {
-        status(self.hdr(self.next)).store(TP_STATUS_KERNEL, Ordering::Release);
+        status(&self.map, self.hdr(self.next)).store(TP_STATUS_KERNEL, Ordering::Release);
         self.next = (self.next + 1) % self.frame_nr;
     }
 }
@@ -381,11 +384,11 @@ impl TxRing {
             return Pushed::Refused;
         }
         let h = self.hdr(self.next);
-        let mut st = status(h).load(Ordering::Acquire);
+        let mut st = status(&self.map, h).load(Ordering::Acquire);
         if st == TP_STATUS_SEND_REQUEST || st == TP_STATUS_SENDING {
             self.flush();
             for _ in 0..1000 {
-                st = status(h).load(Ordering::Acquire);
+                st = status(&self.map, h).load(Ordering::Acquire);
                 if st != TP_STATUS_SEND_REQUEST && st != TP_STATUS_SENDING {
                     break;
                 }
@@ -408,7 +411,7 @@ impl TxRing {
             (*h).tp_len = frame.len() as u32;
         }
         fence(Ordering::Release);
-        status(h).store(TP_STATUS_SEND_REQUEST, Ordering::Release);
+        status(&self.map, h).store(TP_STATUS_SEND_REQUEST, Ordering::Release);
         self.next = (self.next + 1) % self.frame_nr;
         self.queued += 1;
         Pushed::Queued
@@ -446,7 +449,7 @@ impl TxRing {
     /// Counts the slots the kernel refused since they were written, and marks them free.
     pub fn reap(&mut self) {
         for i in 0..self.frame_nr {
-            let s = status(self.hdr(i));
+            let s = status(&self.map, self.hdr(i));
             if s.load(Ordering::Acquire) == TP_STATUS_WRONG_FORMAT {
                 self.errors += 1;
                 s.store(TP_STATUS_AVAILABLE, Ordering::Release);
