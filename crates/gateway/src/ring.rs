@@ -162,11 +162,11 @@ impl Drop for Mapping {
 
 /// The status word of the slot at `hdr`, borrowed for as long as `_ring` (the mapping the
 /// slot lies in).
-fn status<'a>(_ring: &'a Mapping, hdr: *mut Tpacket2Hdr) -> &'a AtomicU32 {
+fn status(_ring: &Mapping, hdr: *mut Tpacket2Hdr) -> &AtomicU32 {
     // SAFETY: hdr points to a slot header inside the live mapping `_ring` (16-byte
     // aligned: slots start at multiples of the frame size); tp_status is its first u32 and the
     // kernel updates it concurrently, so it is only accessed as an atomic. The borrow of `_ring`
-    // keeps the mapping alive for 'a.
+    // keeps the mapping alive while the result is used.
     unsafe { AtomicU32::from_ptr(std::ptr::addr_of_mut!((*hdr).tp_status)) }
 }
 
