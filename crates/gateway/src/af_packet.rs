@@ -777,3 +777,45 @@ fn read_kernel(socks: &[Vec<RawSocket>; 2], acc: &mut KernelCounters, shared: &S
     k.net.drops += shared.truncated[1].load(Ordering::Relaxed);
     shared.lock(Direction::Inbound).set_kernel_counters(k);
 }
+
+/// The `[l2]` data-path options of [`crate::config::L2Toml`], tested beside their driver.
+#[cfg(test)]
+mod l2_config_tests {
+    use crate::config::{Bypass, Config, ConfigError};
+    use std::path::Path;
+
+    fn l2(extra: &str) -> Result<Config, ConfigError> {
+        Config::from_toml(
+            &format!("driver = \"l2\"\nkeys = \"k.toml\"\n[l2]\nied = \"a\"\nnet = \"b\"\n{extra}"),
+            Path::new("."),
+        )
+    }
+
+    #[test]
+    fn data_path_options_default_and_are_checked() {
+        let c = l2("").expect("defaults");
+        let d = c.raw.l2.expect("[l2]");
+        assert_eq!(d.bypass, Bypass::Gander);
+        assert!(d.ring && !d.busy_poll && d.cpu.is_empty() && d.workers == 1);
+        let c = l2("bypass = \"tc\"\nworkers = 4\ncpu = [0, 1]\nbusy_poll = true\nring = false")
+            .expect("all set");
+        let d = c.raw.l2.expect("[l2]");
+        assert_eq!((d.bypass, d.workers, d.cpu), (Bypass::Tc, 4, vec![0, 1]));
+        for (bad, why) in [
+            ("workers = 0", "workers"),
+            ("workers = 17", "workers"),
+            ("cpu = [4096]", "cpu"),
+            ("bypass = \"xdp\"", "bypass"),
+        ] {
+            let e = l2(bad).expect_err(bad).to_string();
+            assert!(e.contains(why), "{bad}: {e}");
+        }
+        let e = Config::from_toml(
+            "driver = \"l2\"\nkeys = \"k\"\n[l2]\nied = \"a\"\nnet = \"a\"\n",
+            Path::new("."),
+        )
+        .expect_err("same interface twice")
+        .to_string();
+        assert!(e.contains("different"), "{e}");
+    }
+}
