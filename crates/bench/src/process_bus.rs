@@ -271,7 +271,7 @@ fn bench(lab: &Lab, args: &GatewayOptions, out: &mut dyn FnMut(String)) -> Resul
         STREAMS as u64 * SV_RATE
     ));
     let direct = phase(lab, false, secs)?;
-    let gw = Gw::start_with(lab, &gw_config())?;
+    let gw = Gw::start_with(lab, &gw_config(), false)?;
     let before = host_snapshot(lab)?;
     let through = phase(lab, true, secs)?;
     let after = host_snapshot(lab)?;

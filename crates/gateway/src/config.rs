@@ -194,6 +194,20 @@ pub struct PinToml {
     pub src_port: Option<u16>,
 }
 
+/// Who carries the traffic that is not IEC 61850 across an `l2` gateway.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Bypass {
+    /// gander: every frame goes through the gateway's sockets and the policy (`other`
+    /// decides), counted per frame.
+    #[default]
+    Gander,
+    /// The kernel: tc ingress rules bridge non-IEC traffic between the two interfaces and the
+    /// sockets only receive IEC 61850 traffic (a classic BPF filter); installed at start,
+    /// removed at exit (`docs/gateway.md`, "Data path"). Needs CAP_NET_ADMIN.
+    Tc,
+}
+
 /// `[l2]`.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -202,6 +216,26 @@ pub struct L2Toml {
     pub ied: String,
     /// Interface towards the network.
     pub net: String,
+    /// Who bridges non-IEC 61850 traffic: `gander` (default) or `tc` (the kernel).
+    #[serde(default)]
+    pub bypass: Bypass,
+    /// CPUs to pin the packet threads to, round-robin in the order IED-to-network workers,
+    /// then network-to-IED workers: with one worker per direction `[a, b]` puts the IED side
+    /// on `a` and the network side on `b` (empty: not pinned).
+    #[serde(default)]
+    pub cpu: Vec<usize>,
+    /// Worker threads per direction (default 1). More than one spreads each interface's frames
+    /// over the workers with `PACKET_FANOUT`, steered by APPID (layer 2) or publisher address
+    /// and port (UDP), so each stream stays in one worker and in order.
+    #[serde(default = "one")]
+    pub workers: usize,
+    /// Spin on the rings instead of sleeping in `poll` (a dedicated core per direction: lower
+    /// wake-up latency, 100 % CPU), and ask for socket busy polling (`SO_BUSY_POLL`).
+    #[serde(default)]
+    pub busy_poll: bool,
+    /// Memory-mapped rings (`TPACKET_V2`, default true); false: one `recvmsg`/`send` per frame.
+    #[serde(default = "yes")]
+    pub ring: bool,
 }
 
 /// `[nfqueue]`.
@@ -226,6 +260,10 @@ pub struct NfqueueToml {
 
 fn yes() -> bool {
     true
+}
+
+fn one() -> usize {
+    1
 }
 
 /// `[udp]`: IPv4 or IPv6 socket addresses (`"10.0.0.1:102"`, `"[fd00::1]:102"`). Each side's
@@ -429,6 +467,21 @@ impl Config {
                 )))
             }
         };
+        if let Some(l2) = &raw.l2 {
+            if l2.cpu.iter().any(|&c| c >= 1024) {
+                return Err(ConfigError::Invalid(
+                    "[l2] cpu: CPU numbers are below 1024".into(),
+                ));
+            }
+            if !(1..=16).contains(&l2.workers) {
+                return Err(ConfigError::Invalid("[l2] workers must be 1 to 16".into()));
+            }
+            if l2.ied == l2.net {
+                return Err(ConfigError::Invalid(
+                    "[l2] ied and net must be different interfaces".into(),
+                ));
+            }
+        }
         match raw.driver {
             DriverKind::L2 => need(raw.l2.is_some(), "l2")?,
             DriverKind::Nfqueue => need(raw.nfqueue.is_some(), "nfqueue")?,

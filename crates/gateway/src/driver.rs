@@ -26,6 +26,86 @@ pub struct Control {
     interval: Option<Duration>,
     /// Optional pcap of forwarded frames.
     pub tap: Mutex<Option<PcapTap>>,
+    /// Per-stage times of the `l2` driver's ring threads, collected when this holds `Some`
+    /// before the driver starts (benchmarks), added up when the threads stop.
+    pub stages: Mutex<Option<[StageTimes; 2]>>,
+}
+
+/// Microsecond histogram (1 us buckets up to 2 ms, then one overflow bucket): fixed size, so
+/// recording a time allocates nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Histogram {
+    buckets: Vec<u64>,
+}
+
+const HIST_US: usize = 2000;
+
+impl Default for Histogram {
+    fn default() -> Self {
+        Histogram {
+            buckets: vec![0; HIST_US + 1],
+        }
+    }
+}
+
+impl Histogram {
+    /// Records one time.
+    pub fn record(&mut self, d: Duration) {
+        let us = (d.as_micros() as usize).min(HIST_US);
+        if let Some(b) = self.buckets.get_mut(us) {
+            *b += 1;
+        }
+    }
+    /// Times recorded.
+    pub fn count(&self) -> u64 {
+        self.buckets.iter().sum()
+    }
+    /// The nearest-rank `p`-th percentile (0 < p <= 100) in microseconds: the upper edge of its
+    /// bucket (2000 means "2 ms or more"); 0 when empty.
+    pub fn percentile(&self, p: f64) -> u64 {
+        let n = self.count();
+        if n == 0 {
+            return 0;
+        }
+        let rank = ((p / 100.0) * n as f64).ceil().max(1.0) as u64;
+        let mut seen = 0;
+        for (i, b) in self.buckets.iter().enumerate() {
+            seen += b;
+            if seen >= rank {
+                return (i as u64 + 1).min(HIST_US as u64);
+            }
+        }
+        HIST_US as u64
+    }
+    /// Adds another histogram's counts.
+    pub fn add(&mut self, o: &Histogram) {
+        for (a, b) in self.buckets.iter_mut().zip(&o.buckets) {
+            *a += b;
+        }
+    }
+}
+
+/// Where a frame's time goes inside the gateway, per direction (see `docs/gateway.md`, "Where
+/// the time goes").
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StageTimes {
+    /// From the kernel writing the frame into the receive ring (its ring time stamp) to the
+    /// packet thread reading it: wake-up and queueing.
+    pub wake: Histogram,
+    /// The policy's decision, lock included.
+    pub judge: Histogram,
+    /// Copying into the transmit ring and the `send` that hands the batch to the kernel (the
+    /// kernel's transmit path up to the next interface's receive queue runs inside it).
+    pub send: Histogram,
+}
+
+impl StageTimes {
+    /// Adds another's counts.
+    pub fn add(&mut self, o: &StageTimes) {
+        self.wake.add(&o.wake);
+        self.judge.add(&o.judge);
+        self.send.add(&o.send);
+    }
 }
 
 impl Control {
@@ -39,6 +119,7 @@ impl Control {
             reporter: Mutex::new(reporter),
             interval,
             tap: Mutex::new(None),
+            stages: Mutex::new(None),
         }
     }
 
@@ -129,9 +210,10 @@ pub fn unix_now() -> u64 {
         .unwrap_or(0)
 }
 
-/// Writes a forwarded frame to the tap, if there is one.
+/// Writes a forwarded frame to the tap, if there is one (the `l2` driver's two direction
+/// threads share it, so this waits for the lock rather than skipping the frame).
 pub fn tap(ctl: &Control, frame: &[u8]) {
-    if let Ok(mut t) = ctl.tap.try_lock() {
+    if let Ok(mut t) = ctl.tap.lock() {
         if let Some(t) = t.as_mut() {
             let _ = t.write(frame);
         }
@@ -160,4 +242,26 @@ pub fn poll_fds(fds: &[i32], timeout_ms: i32) -> std::io::Result<Vec<bool>> {
     Ok(p.iter()
         .map(|x| x.revents & (libc::POLLIN | libc::POLLERR) != 0)
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn histogram_percentiles_are_nearest_rank() {
+        let mut h = Histogram::default();
+        assert_eq!(h.percentile(99.0), 0);
+        for us in 0..100u64 {
+            h.record(Duration::from_micros(us));
+        }
+        h.record(Duration::from_secs(1));
+        assert_eq!(h.count(), 101);
+        assert_eq!(h.percentile(50.0), 51);
+        assert_eq!(h.percentile(99.0), 100);
+        assert_eq!(h.percentile(100.0), 2000);
+        let mut g = Histogram::default();
+        g.add(&h);
+        assert_eq!(g, h);
+    }
 }

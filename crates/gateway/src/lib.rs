@@ -4,11 +4,16 @@
 //! (protect, verify, translate, pass, drop) with counters; the drivers move bytes between the IED
 //! side and the network side and call the core: [`af_packet`] (two raw interfaces),
 //! [`nfqueue`] (a kernel bridge plus an iptables NFQUEUE rule), [`udp_relay`] (R-GOOSE over
-//! routed networks). [`pcap`] is a tap around any driver; [`driver`] holds what they share;
+//! routed networks). The `l2` driver's data path: [`ring`] (memory-mapped `TPACKET_V2` rings),
+//! [`bpf`] (the classic BPF programs that pick out IEC 61850 traffic and steer fanout workers),
+//! [`bypass`] (the tc rules that bridge everything else in the kernel). [`pcap`] is a tap around
+//! any driver; [`driver`] holds what they share;
 //! [`host_stats`] reads the host's drop counters (interfaces, softnet backlog) for loss
 //! accounting; [`service`] ties config, keys, signals and a driver together for `gander gateway`.
 
 pub mod af_packet;
+pub mod bpf;
+pub mod bypass;
 pub mod config;
 pub mod driver;
 pub mod events;
@@ -18,6 +23,7 @@ pub mod nfqueue;
 pub mod pcap;
 pub mod policy;
 pub mod reason;
+pub mod ring;
 pub mod service;
 pub mod udp_relay;
 

@@ -34,14 +34,7 @@ pub fn run_driver(cfg: &Config, policy: Policy, ctl: &Control) -> io::Result<Pol
         }
     }
     match cfg.raw.driver {
-        DriverKind::L2 => crate::af_packet::run(
-            cfg.raw
-                .l2
-                .as_ref()
-                .ok_or_else(|| io::Error::other("no [l2]"))?,
-            policy,
-            ctl,
-        ),
+        DriverKind::L2 => crate::af_packet::run(cfg, policy, ctl),
         DriverKind::Udp => crate::udp_relay::run(
             cfg.raw
                 .udp

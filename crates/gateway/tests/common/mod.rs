@@ -1,6 +1,6 @@
 //! Shared pieces of the namespace tests: lab set-up (or a clear failure), a gateway on a thread,
 //! raw senders and receivers, and secured frames made with the security library.
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
 
 use gander_gateway::config::Config;
 use gander_gateway::driver::Control;
