@@ -119,7 +119,10 @@ pub mod association;
 pub mod bit_string;
 pub mod cotp;
 pub mod error;
+#[cfg(test)]
+mod golden;
 pub mod iso_session;
+pub mod last_appl_error;
 pub mod model;
 pub mod pdu;
 pub mod presentation;

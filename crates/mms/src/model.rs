@@ -612,7 +612,7 @@ mod tests {
             panic!()
         };
         for (n, d) in names.iter().zip(&w.data) {
-            assert_eq!(m.write(1, n, d), Ok(()), "{n}");
+            assert_eq!(m.write(1, &n.name, d), Ok(()), "{}", n.name);
         }
         assert!(m.is_enabled_for(1));
         assert!(m.take_gi(1));
