@@ -127,6 +127,7 @@ pub mod model;
 pub mod pdu;
 pub mod presentation;
 pub mod rcb;
+pub mod rcb_plan;
 pub mod report;
 pub mod service;
 pub mod tpkt;
