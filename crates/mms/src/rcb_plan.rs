@@ -21,7 +21,9 @@
 //! restore is the inverse of every applied step, last first: `RptEna=false`, the configuration
 //! back to its old values, the EntryID back, the reservation released. `GI` is a trigger and
 //! `PurgeBuf` discards entries: neither can be undone, and the plan says so
-//! ([`RcbPlan::irreversible`]).
+//! ([`RcbPlan::irreversible`]). Status values the server itself advances while reporting
+//! (SqNum, and for a BRCB EntryID and TimeOfEntry) are not configuration and are not written
+//! back, except an EntryID the plan wrote.
 
 use gander_wire::data::Data;
 
