@@ -297,7 +297,7 @@ impl TypeSpec {
             } => {
                 let mut c = Vec::new();
                 if *packed {
-                    asn1::tlv(&mut c, 0x80, &[0xff]);
+                    asn1::tlv(&mut c, 0x80, &[ber::encode_bool(true)]);
                 }
                 asn1::uint(&mut c, 0x81, *count as u64);
                 asn1::tlv(&mut c, 0xa2, &element.to_bytes());
@@ -315,7 +315,7 @@ impl TypeSpec {
                 }
                 let mut c = Vec::new();
                 if *packed {
-                    asn1::tlv(&mut c, 0x80, &[0xff]);
+                    asn1::tlv(&mut c, 0x80, &[ber::encode_bool(true)]);
                 }
                 asn1::tlv(&mut c, 0xa1, &list);
                 asn1::tlv(o, 0xa2, &c);
