@@ -217,10 +217,20 @@ fn discover_and_plan_against_libiec61850() {
     };
     assert_eq!(ds.members.len(), 2);
 
-    let rcb = find_rcbs("IMPLD0", &vars)
+    for kind in [RcbKind::Buffered, RcbKind::Unbuffered] {
+        plan_enable_restore(&mut l, &vars, kind, ds.members.len());
+    }
+    let now = l.now();
+    l.c.release(now).unwrap();
+    l.until(|ev, _| matches!(ev, Event::Assoc(A::Closed { .. })).then_some(()));
+}
+
+/// Plan, enable, take the GI report, restore, and compare one control block of `kind`.
+fn plan_enable_restore(l: &mut Live, vars: &[String], kind: RcbKind, members: usize) {
+    let rcb = find_rcbs("IMPLD0", vars)
         .into_iter()
-        .find(|r| r.kind == RcbKind::Buffered)
-        .expect("a BRCB");
+        .find(|r| r.kind == kind)
+        .expect("an RCB of that kind");
     let ConfirmedResponse::GetVariableAccessAttributes(t) =
         l.call(ConfirmedRequest::GetVariableAccessAttributes(
             GetVariableAccessAttributesRequest(rcb.object_name()),
@@ -235,7 +245,7 @@ fn discover_and_plan_against_libiec61850() {
         trg_ops: Some(BitString::with_bits(6, &[1, 4, 5])),
         intg_pd: Some(5000),
         buf_tm: Some(0),
-        resv_tms: Some(30),
+        resv_tms: (kind == RcbKind::Buffered).then_some(30),
         gi: true,
         ..Default::default()
     };
@@ -250,11 +260,18 @@ fn discover_and_plan_against_libiec61850() {
     }
     let enabled = RcbSnapshot::from_value(rcb.clone(), &l.read(&rcb.object_name())).unwrap();
     assert_eq!(enabled.get("RptEna"), Some(&Data::Boolean(true)));
-    assert_eq!(enabled.get("ResvTms"), Some(&Data::Integer(30)));
+    match kind {
+        RcbKind::Buffered => assert_eq!(enabled.get("ResvTms"), Some(&Data::Integer(30))),
+        RcbKind::Unbuffered => assert_eq!(enabled.get("Resv"), Some(&Data::Boolean(true))),
+    }
     // The GI report: both members, for the data set read above.
     let r = l.until(|_, reports| reports.pop());
-    assert_eq!(r.rpt_id, "brpt01");
-    r.check_data_set_len(ds.members.len()).unwrap();
+    let rpt_id = match kind {
+        RcbKind::Buffered => "brpt01",
+        RcbKind::Unbuffered => "rpt01",
+    };
+    assert_eq!(r.rpt_id, rpt_id);
+    r.check_data_set_len(members).unwrap();
     assert_eq!(r.entries().len(), 2);
     for step in plan.restore() {
         let ConfirmedResponse::Write(w) = l.call(ConfirmedRequest::Write(step.write_request()))
@@ -272,9 +289,6 @@ fn discover_and_plan_against_libiec61850() {
         }
         assert_eq!(a, b, "{n} reads as found");
     }
-    let now = l.now();
-    l.c.release(now).unwrap();
-    l.until(|ev, _| matches!(ev, Event::Assoc(A::Closed { .. })).then_some(()));
 }
 
 fn rcb_name_of(s: &RcbSnapshot) -> ObjectName {
