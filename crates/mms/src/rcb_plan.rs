@@ -19,11 +19,11 @@
 //! that differ from the wish (RptID, DatSet, OptFlds, BufTm, TrgOps, IntgPd), the buffer start
 //! of a BRCB (EntryID to resume after a known entry, or PurgeBuf), `RptEna`, then `GI`. The
 //! restore is the inverse of every applied step, last first: `RptEna=false`, the configuration
-//! back to its old values, the EntryID back, the reservation released. `GI` is a trigger and
-//! `PurgeBuf` discards entries: neither can be undone, and the plan says so
+//! back to its old values, the reservation released. `GI` is a trigger, `PurgeBuf` discards
+//! entries, and EntryID is the buffer position: none can be undone, and the plan says so
 //! ([`RcbPlan::irreversible`]). Status values the server itself advances while reporting
 //! (SqNum, and for a BRCB EntryID and TimeOfEntry) are not configuration and are not written
-//! back, except an EntryID the plan wrote.
+//! back.
 
 use gander_wire::data::Data;
 
@@ -447,11 +447,13 @@ impl RcbPlan {
             (BufferStart::Keep, _) => {}
             (_, false) => return Err(not_buffered("EntryID/PurgeBuf")),
             (BufferStart::ResumeAfter(id), true) => {
-                let old = need("EntryID")?.clone();
-                plan.enable.push((
-                    step("EntryID", Data::OctetString(id.clone())),
-                    Some(step("EntryID", old)),
-                ));
+                // EntryID is the buffer position, a status value reporting advances; writing
+                // the old one back is refused by libiec61850 once that entry has left the
+                // buffer (object-value-invalid, seen live), so it is not restored.
+                need("EntryID")?;
+                plan.enable
+                    .push((step("EntryID", Data::OctetString(id.clone())), None));
+                plan.irreversible.push("EntryID");
             }
             (BufferStart::Purge, true) => {
                 need("PurgeBuf")?;
@@ -493,7 +495,7 @@ impl RcbPlan {
         self.rollback(self.enable.len())
     }
 
-    /// The enable steps that cannot be undone (GI, PurgeBuf).
+    /// The enable steps that cannot be undone (GI, PurgeBuf, EntryID).
     pub fn irreversible(&self) -> &[&'static str] {
         &self.irreversible
     }

@@ -22,7 +22,7 @@ enum Event {
 use gander_mms::association::Event as A;
 use gander_mms::bit_string::BitString;
 use gander_mms::pdu::{ConfirmedRequest, ConfirmedResponse};
-use gander_mms::rcb_plan::{find_rcbs, RcbKind, RcbPlan, RcbSnapshot, ReportSettings};
+use gander_mms::rcb_plan::{find_rcbs, BufferStart, RcbKind, RcbPlan, RcbSnapshot, ReportSettings};
 use gander_mms::report::Report;
 use gander_mms::service::{
     AccessResult, GetNameListRequest, GetNamedVariableListAttributesRequest,
@@ -217,16 +217,42 @@ fn discover_and_plan_against_libiec61850() {
     };
     assert_eq!(ds.members.len(), 2);
 
-    for kind in [RcbKind::Buffered, RcbKind::Unbuffered] {
-        plan_enable_restore(&mut l, &vars, kind, ds.members.len());
-    }
+    let n = ds.members.len();
+    use BufferStart::{Keep, Purge, ResumeAfter};
+    // BRCB without configuration changes, whose OptFlds include entryID: the GI report's
+    // EntryID, then a resynchronisation after it (libiec61850 refuses an EntryID it no longer
+    // buffers, object-value-invalid, so this checks that the entry survived the restore).
+    let first = plan_enable_restore(&mut l, &vars, RcbKind::Buffered, n, Keep, false);
+    let entry = first
+        .entry_id
+        .clone()
+        .expect("EntryID in the BRCB's report");
+    assert_eq!(entry.len(), 8);
+    plan_enable_restore(
+        &mut l,
+        &vars,
+        RcbKind::Buffered,
+        n,
+        ResumeAfter(entry),
+        false,
+    );
+    // With configuration changes, and purging the buffer.
+    plan_enable_restore(&mut l, &vars, RcbKind::Buffered, n, Purge, true);
+    plan_enable_restore(&mut l, &vars, RcbKind::Unbuffered, n, Keep, true);
     let now = l.now();
     l.c.release(now).unwrap();
     l.until(|ev, _| matches!(ev, Event::Assoc(A::Closed { .. })).then_some(()));
 }
 
 /// Plan, enable, take the GI report, restore, and compare one control block of `kind`.
-fn plan_enable_restore(l: &mut Live, vars: &[String], kind: RcbKind, members: usize) {
+fn plan_enable_restore(
+    l: &mut Live,
+    vars: &[String],
+    kind: RcbKind,
+    members: usize,
+    buffer: BufferStart,
+    configure: bool,
+) -> Report {
     let rcb = find_rcbs("IMPLD0", vars)
         .into_iter()
         .find(|r| r.kind == kind)
@@ -242,11 +268,12 @@ fn plan_enable_restore(l: &mut Live, vars: &[String], kind: RcbKind, members: us
         RcbSnapshot::from_type_and_value(rcb.clone(), &t.type_spec, &l.read(&rcb.object_name()))
             .unwrap();
     let settings = ReportSettings {
-        trg_ops: Some(BitString::with_bits(6, &[1, 4, 5])),
-        intg_pd: Some(5000),
-        buf_tm: Some(0),
+        trg_ops: configure.then(|| BitString::with_bits(6, &[1, 4, 5])),
+        intg_pd: configure.then_some(5000),
+        buf_tm: configure.then_some(0),
         resv_tms: (kind == RcbKind::Buffered).then_some(30),
         gi: true,
+        buffer,
         ..Default::default()
     };
     let plan = RcbPlan::new(&found, &settings).unwrap();
@@ -289,6 +316,7 @@ fn plan_enable_restore(l: &mut Live, vars: &[String], kind: RcbKind, members: us
         }
         assert_eq!(a, b, "{n} reads as found");
     }
+    r
 }
 
 fn rcb_name_of(s: &RcbSnapshot) -> ObjectName {
