@@ -39,21 +39,21 @@ fn berr(e: gander_wire::Error) -> Error {
 
 /// Confirmed service tags (ISO 9506-2 `ConfirmedServiceRequest`).
 pub mod service_tag {
-    /// identify [2] in a request (`Identify-Request ::= NULL`, primitive).
+    /// identify \[2\] in a request (`Identify-Request ::= NULL`, primitive).
     pub const IDENTIFY_REQUEST: u8 = 0x82;
-    /// identify [2] in a response (a SEQUENCE, constructed).
+    /// identify \[2\] in a response (a SEQUENCE, constructed).
     pub const IDENTIFY_RESPONSE: u8 = 0xa2;
-    /// getNameList [1].
+    /// getNameList \[1\].
     pub const GET_NAME_LIST: u8 = 0xa1;
-    /// read [4].
+    /// read \[4\].
     pub const READ: u8 = 0xa4;
-    /// write [5].
+    /// write \[5\].
     pub const WRITE: u8 = 0xa5;
-    /// getVariableAccessAttributes [6].
+    /// getVariableAccessAttributes \[6\].
     pub const GET_VARIABLE_ACCESS_ATTRIBUTES: u8 = 0xa6;
-    /// getNamedVariableListAttributes [12].
+    /// getNamedVariableListAttributes \[12\].
     pub const GET_NAMED_VARIABLE_LIST_ATTRIBUTES: u8 = 0xac;
-    /// informationReport [0] (unconfirmed).
+    /// informationReport \[0\] (unconfirmed).
     pub const INFORMATION_REPORT: u8 = 0xa0;
 }
 

@@ -21,9 +21,9 @@ pub const MAX_LIST_LEN: usize = 1024;
 /// MMS ObjectName.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum ObjectName {
-    /// vmd-specific [0] IMPLICIT Identifier (`80`), e.g. the report list name "RPT".
+    /// vmd-specific \[0\] IMPLICIT Identifier (`80`), e.g. the report list name "RPT".
     VmdSpecific(String),
-    /// domain-specific [1] IMPLICIT SEQUENCE { domainId, itemId } (`A1`): IEC 61850-8-1 maps
+    /// domain-specific \[1\] IMPLICIT SEQUENCE { domainId, itemId } (`A1`): IEC 61850-8-1 maps
     /// LD to domain and `LN$FC$DO$DA` to item.
     DomainSpecific {
         /// domainId: the logical device.
@@ -31,7 +31,7 @@ pub enum ObjectName {
         /// itemId: `LN$FC$DO$DA`.
         item: String,
     },
-    /// aa-specific [2] IMPLICIT Identifier (`82`).
+    /// aa-specific \[2\] IMPLICIT Identifier (`82`).
     AaSpecific(String),
 }
 
@@ -203,9 +203,9 @@ impl VariableRef {
 /// VariableAccessSpecification (ISO 9506-2 14.1).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum VariableAccessSpecification {
-    /// listOfVariable [0]: each entry `30 { A0 <ObjectName> [A5 <AlternateAccess>] }`.
+    /// listOfVariable \[0\]: each entry `30 { A0 <ObjectName> [A5 <AlternateAccess>] }`.
     ListOfVariable(Vec<VariableRef>),
-    /// variableListName [1]: a named variable list (data set or "RPT").
+    /// variableListName \[1\]: a named variable list (data set or "RPT").
     VariableListName(ObjectName),
 }
 
