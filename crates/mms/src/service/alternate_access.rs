@@ -193,6 +193,12 @@ impl AccessSelection {
 
 impl Selection {
     fn decode(r: &mut Reader<'_>, depth: usize) -> Result<Self> {
+        if depth > MAX_ACCESS_DEPTH {
+            return Err(Error::Limit {
+                layer: L,
+                what: "alternate access nesting",
+            });
+        }
         let t = r.read_tlv("AlternateAccess selection").map_err(berr)?;
         if t.tag == 0xa0 {
             let mut sr = t.reader();
@@ -275,6 +281,18 @@ pub(crate) mod tests {
         let a = AlternateAccess::component_path(&deep).unwrap();
         let mut v = Vec::new();
         a.encode_contents(&mut v);
+        assert!(matches!(
+            AlternateAccess::decode_contents(&v),
+            Err(Error::Limit { .. })
+        ));
+        // Named selections nested 20 deep (each `A5 { 80 01 "n", <inner> }`) hit the same limit.
+        let mut v = h("81 01 78");
+        for _ in 0..20 {
+            let mut c = h("80 01 6E");
+            c.extend(&v);
+            v = vec![0xa5, c.len() as u8];
+            v.extend(c);
+        }
         assert!(matches!(
             AlternateAccess::decode_contents(&v),
             Err(Error::Limit { .. })
