@@ -304,6 +304,26 @@ impl RcbSnapshot {
     }
 }
 
+/// The first free instance among indexed control blocks of one base name (`brcbA01`,
+/// `brcbA02`, ...), by index: a client configured for "brcbA" takes the first instance no
+/// other client holds (IEC 61850-6 instantiates one per client). Blocks of other base names
+/// are ignored.
+pub fn first_free<'a>(snaps: &'a [RcbSnapshot], base: &str) -> Option<&'a RcbSnapshot> {
+    let mut candidates: Vec<(u8, &RcbSnapshot)> = snaps
+        .iter()
+        .filter_map(|s| match s.rcb.base_and_index() {
+            (b, Some(i)) if b == base => Some((i, s)),
+            (b, None) if b == base => Some((0, s)),
+            _ => None,
+        })
+        .collect();
+    candidates.sort_by_key(|(i, _)| *i);
+    candidates
+        .into_iter()
+        .map(|(_, s)| s)
+        .find(|s| s.check_free().is_ok())
+}
+
 /// Where a buffered report stream starts (IEC 61850-7-2 17.2.2: EntryID and PurgeBuf).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum BufferStart {

@@ -186,6 +186,27 @@ fn urcb_value(rpt_ena: bool, resv: bool) -> Data {
 }
 
 #[test]
+fn first_free_indexed_instance() {
+    let snap = |name: &str, ena: bool| {
+        RcbSnapshot::from_value(
+            RcbRef::parse("LD", &format!("LLN0$RP${name}")).unwrap(),
+            &urcb_value(ena, false),
+        )
+        .unwrap()
+    };
+    let snaps = [
+        snap("urcbA03", false),
+        snap("urcbA01", true),
+        snap("urcbB01", false),
+        snap("urcbA02", false),
+    ];
+    assert_eq!(first_free(&snaps, "urcbA").unwrap().rcb.name, "urcbA02");
+    assert_eq!(first_free(&snaps, "urcbB").unwrap().rcb.name, "urcbB01");
+    assert!(first_free(&snaps[1..2], "urcbA").is_none());
+    assert!(first_free(&snaps, "brcb").is_none());
+}
+
+#[test]
 fn refuses_what_someone_else_holds() {
     let u = RcbRef::parse("LD", "LLN0$RP$urcb01").unwrap();
     for (ena, resv, why) in [(true, false, "RptEna"), (false, true, "Resv")] {
