@@ -87,7 +87,7 @@ impl AlternateAccess {
     }
 
     /// The inverse of [`AlternateAccess::component_path`]: `Some("a$b")` when the access is
-    /// a single chain of component selections, else `None`.
+    /// a single chain of non-empty component selections without `$`, else `None`.
     pub fn as_component_path(&self) -> Option<String> {
         let mut parts = Vec::new();
         let mut cur = self;
@@ -96,11 +96,13 @@ impl AlternateAccess {
                 return None;
             };
             match only {
-                Selection::Select(AccessSelection::Component(c)) => {
+                Selection::Select(AccessSelection::Component(c)) if path_part(c) => {
                     parts.push(c.as_str());
                     return Some(parts.join("$"));
                 }
-                Selection::SelectAlternate(AccessSelection::Component(c), inner) => {
+                Selection::SelectAlternate(AccessSelection::Component(c), inner)
+                    if path_part(c) =>
+                {
                     parts.push(c.as_str());
                     cur = inner;
                 }
@@ -149,6 +151,11 @@ impl AlternateAccess {
         }
         out
     }
+}
+
+/// Whether a component name can stand in a `$`-joined path.
+fn path_part(c: &str) -> bool {
+    !c.is_empty() && !c.contains('$')
 }
 
 fn u32_of(v: &[u8], what: &'static str) -> Result<u32> {
@@ -272,6 +279,9 @@ pub(crate) mod tests {
         a.encode_contents(&mut out);
         assert_eq!(out, v);
         assert!(AlternateAccess::component_path("a$$b").is_err());
+        // Found by fuzz_mms_alternate_access: an empty component has no path form.
+        let empty = AlternateAccess::decode_contents(&h("81 00")).unwrap();
+        assert_eq!(empty.as_component_path(), None);
     }
 
     #[test]
