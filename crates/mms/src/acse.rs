@@ -78,10 +78,10 @@ impl Aarq {
 /// Where a rejection comes from (ISO 8650-1 `Associate-source-diagnostic`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Diagnostic {
-    /// acse-service-user [1]: 0 null, 1 no-reason-given, 2 application-context-name-not-supported,
+    /// acse-service-user \[1\]: 0 null, 1 no-reason-given, 2 application-context-name-not-supported,
     /// ..., 13 authentication-mechanism-name-required, 14 authentication-failure, 15 authentication-required.
     User(u8),
-    /// acse-service-provider [2]: 0 null, 1 no-reason-given, 2 no-common-acse-version.
+    /// acse-service-provider \[2\]: 0 null, 1 no-reason-given, 2 no-common-acse-version.
     Provider(u8),
 }
 

@@ -35,8 +35,10 @@ use crate::iso_session::{ConnectSpdu, Spdu, ABORT_TRANSPORT_DISCONNECT};
 use crate::pdu::{ConfirmedRequest, ConfirmedResponse, MmsPdu, Unconfirmed};
 use crate::presentation::{self, AbortPpdu, AcceptPpdu, ConnectPpdu, Pdv, RefusePpdu};
 use crate::service::{
-    AccessResult, DataAccessError, InformationReport, Initiate, ObjectName, ReadRequest,
-    ReadResponse, Reject, ServiceError, VariableAccessSpecification, WriteRequest, WriteResponse,
+    AccessResult, DataAccessError, GetNameListResponse, GetNamedVariableListAttributesResponse,
+    GetVariableAccessAttributesResponse, IdentifyResponse, InformationReport, Initiate,
+    ObjectClass, ObjectName, ObjectScope, ReadRequest, ReadResponse, Reject, ServiceError,
+    VariableAccessSpecification, WriteRequest, WriteResponse,
 };
 use crate::tpkt;
 
@@ -419,7 +421,7 @@ impl ClientAssociation {
             now,
             ConfirmedRequest::Read(ReadRequest {
                 specification_with_result: false,
-                spec: VariableAccessSpecification::ListOfVariable(names),
+                spec: VariableAccessSpecification::names(names),
             }),
         )
     }
@@ -774,6 +776,56 @@ pub trait ServerHandler {
     ) -> core::result::Result<(), DataAccessError>;
     /// The connection ended (release, abort or error): free its reservations.
     fn connection_closed(&mut self, _conn: ConnId) {}
+    /// Identify (ISO 9506-2 10.1). `None`: not offered, the request is rejected
+    /// (unrecognized-service) as libiec61850 does for services it lacks.
+    fn identify(&mut self, _conn: ConnId) -> Option<IdentifyResponse> {
+        None
+    }
+    /// GetNameList (ISO 9506-2 10.5): every name of `class` in `scope`, sorted; the
+    /// association pages it to the negotiated PDU size and honours continueAfter. `None`:
+    /// rejected; `Some(Err)`: a confirmed-Error.
+    fn name_list(
+        &mut self,
+        _conn: ConnId,
+        _class: ObjectClass,
+        _scope: &ObjectScope,
+    ) -> Option<core::result::Result<Vec<String>, ServiceError>> {
+        None
+    }
+    /// GetVariableAccessAttributes (ISO 9506-2 14.9) of a named variable.
+    fn variable_access_attributes(
+        &mut self,
+        _conn: ConnId,
+        _name: &ObjectName,
+    ) -> Option<core::result::Result<GetVariableAccessAttributesResponse, ServiceError>> {
+        None
+    }
+    /// GetNamedVariableListAttributes (ISO 9506-2 14.13): a data set's members.
+    fn named_variable_list_attributes(
+        &mut self,
+        _conn: ConnId,
+        _name: &ObjectName,
+    ) -> Option<core::result::Result<GetNamedVariableListAttributesResponse, ServiceError>> {
+        None
+    }
+}
+
+/// What a handler's optional service answered, before it becomes a PDU.
+enum Answer {
+    Response(ConfirmedResponse),
+    Error(ServiceError),
+    Unsupported,
+}
+
+fn answer<T>(
+    r: Option<core::result::Result<T, ServiceError>>,
+    wrap: impl FnOnce(T) -> ConfirmedResponse,
+) -> Answer {
+    match r {
+        None => Answer::Unsupported,
+        Some(Ok(v)) => Answer::Response(wrap(v)),
+        Some(Err(e)) => Answer::Error(e),
+    }
 }
 
 /// Server configuration.
@@ -1182,9 +1234,16 @@ impl ServerAssociation {
                 let response = match request {
                     ConfirmedRequest::Read(r) => {
                         let results = match &r.spec {
-                            VariableAccessSpecification::ListOfVariable(names) => {
-                                names.iter().map(|n| handler.read(self.conn, n)).collect()
-                            }
+                            VariableAccessSpecification::ListOfVariable(vars) => vars
+                                .iter()
+                                .map(|v| match v.flattened() {
+                                    // IEC 61850-8-1: a component selection reads `item$path`.
+                                    Some(n) => handler.read(self.conn, &n),
+                                    None => AccessResult::Failure(
+                                        DataAccessError::OBJECT_ACCESS_UNSUPPORTED,
+                                    ),
+                                })
+                                .collect(),
                             VariableAccessSpecification::VariableListName(n) => {
                                 match handler.read_list(self.conn, n) {
                                     Some(v) => v,
@@ -1214,22 +1273,72 @@ impl ServerAssociation {
                             return Ok(());
                         }
                         let mut results = Vec::with_capacity(names.len());
-                        for (n, d) in names.iter().zip(&w.data) {
-                            let result = handler.write(self.conn, n, d);
+                        for (v, d) in names.iter().zip(&w.data) {
+                            let (name, result) = match v.flattened() {
+                                Some(n) => {
+                                    let r = handler.write(self.conn, &n, d);
+                                    (n, r)
+                                }
+                                None => (
+                                    v.name.clone(),
+                                    Err(DataAccessError::OBJECT_ACCESS_UNSUPPORTED),
+                                ),
+                            };
                             self.events.push_back(Event::Written {
                                 at: now,
                                 invoke_id,
-                                name: n.clone(),
+                                name,
                                 result,
                             });
                             results.push(result);
                         }
                         ConfirmedResponse::Write(WriteResponse(results))
                     }
-                    ConfirmedRequest::Other { .. } => {
-                        // What libiec61850 answers to services it does not implement.
-                        self.reject(invoke_id, Reject::UNRECOGNIZED_SERVICE);
-                        return Ok(());
+                    other => {
+                        let max_pdu = self
+                            .negotiated
+                            .as_ref()
+                            .and_then(|i| i.local_detail)
+                            .unwrap_or(65000) as usize;
+                        let a = match other {
+                            ConfirmedRequest::Identify => {
+                                answer(handler.identify(self.conn).map(Ok), |r| {
+                                    ConfirmedResponse::Identify(r)
+                                })
+                            }
+                            ConfirmedRequest::GetNameList(q) => answer(
+                                handler.name_list(self.conn, q.object_class, &q.scope),
+                                |all| {
+                                    ConfirmedResponse::GetNameList(GetNameListResponse::page(
+                                        &all,
+                                        q.continue_after.as_deref(),
+                                        max_pdu,
+                                    ))
+                                },
+                            ),
+                            ConfirmedRequest::GetVariableAccessAttributes(q) => answer(
+                                handler.variable_access_attributes(self.conn, &q.0),
+                                ConfirmedResponse::GetVariableAccessAttributes,
+                            ),
+                            ConfirmedRequest::GetNamedVariableListAttributes(q) => answer(
+                                handler.named_variable_list_attributes(self.conn, &q.0),
+                                ConfirmedResponse::GetNamedVariableListAttributes,
+                            ),
+                            _ => Answer::Unsupported,
+                        };
+                        match a {
+                            Answer::Response(r) => r,
+                            Answer::Error(error) => {
+                                self.t
+                                    .send_mms(&MmsPdu::ConfirmedError { invoke_id, error });
+                                return Ok(());
+                            }
+                            Answer::Unsupported => {
+                                // What libiec61850 answers to services it does not implement.
+                                self.reject(invoke_id, Reject::UNRECOGNIZED_SERVICE);
+                                return Ok(());
+                            }
+                        }
                     }
                 };
                 self.t.send_mms(&MmsPdu::ConfirmedResponse {

@@ -3,8 +3,8 @@
 //! gander's fixed IEC 61850 server model.
 //!
 //! No sockets, clocks or threads: the caller moves bytes and passes timestamps in. The byte
-//! layouts are those libiec61850 1.6.1 sends and accepts (`docs/mms-bytes.md`), checked by
-//! golden tests.
+//! layouts are those libiec61850 1.6.1 sends and accepts (`docs/mms-bytes.md`,
+//! `docs/mms-services.md`), checked by golden tests.
 //!
 //! # Layers (one module each, bottom up)
 //! | module | standard | holds |
@@ -14,8 +14,8 @@
 //! | [`iso_session`] | ISO 8327-1 kernel+duplex | CN/AC/DATA/FINISH/DISCONNECT/ABORT/REFUSE |
 //! | [`presentation`] | ISO 8823-1 kernel | CP/CPA/CPR/ARU/ARP, P-DATA user data |
 //! | [`acse`] | ISO 8650-1 | AARQ/AARE/RLRQ/RLRE/ABRT, AP titles, password |
-//! | [`pdu`], [`service`] | ISO 9506-2 | MMS PDUs: initiate, read, write, information report, conclude, reject, errors |
-//! | [`report`], [`rcb`] | IEC 61850-8-1 17 | report layout; URCB values; the RCB enable write |
+//! | [`pdu`], [`service`] | ISO 9506-2 | MMS PDUs: initiate, identify, getNameList, read, write (with alternate access), getVariableAccessAttributes, getNamedVariableListAttributes, information report, conclude, reject, errors |
+//! | [`report`], [`rcb`], [`rcb_plan`], [`last_appl_error`] | IEC 61850-8-1 17, 20 | report layout and segments; URCB values; the RCB enable write; enable/restore planning for any RCB; LastApplError |
 //! | [`model`] | gander (`docs/mms-peers.md`) | IED `IMP`, domain `IMPLD0`, DS1, `LLN0$RP$urcb01`, GGIO1 |
 //! | [`association`] | all of the above | [`association::ClientAssociation`], [`association::ServerAssociation`] |
 //!
@@ -119,11 +119,15 @@ pub mod association;
 pub mod bit_string;
 pub mod cotp;
 pub mod error;
+#[cfg(test)]
+mod golden;
 pub mod iso_session;
+pub mod last_appl_error;
 pub mod model;
 pub mod pdu;
 pub mod presentation;
 pub mod rcb;
+pub mod rcb_plan;
 pub mod report;
 pub mod service;
 pub mod tpkt;

@@ -31,6 +31,8 @@ use crate::rcb::UrcbValues;
 use crate::report::{binary_time_from_unix_ms, opt_flds, trg_ops, Report};
 use crate::service::{AccessResult, DataAccessError, InformationReport, ObjectName};
 
+mod directory;
+
 /// IED name.
 pub const IED_NAME: &str = "IMP";
 /// MMS domain of logical device LD0.
@@ -538,6 +540,45 @@ impl ServerHandler for ImpModel {
         }
     }
 
+    fn identify(&mut self, _conn: ConnId) -> Option<crate::service::IdentifyResponse> {
+        Some(ImpModel::identify(self))
+    }
+
+    fn name_list(
+        &mut self,
+        _conn: ConnId,
+        class: crate::service::ObjectClass,
+        scope: &crate::service::ObjectScope,
+    ) -> Option<core::result::Result<Vec<String>, crate::service::ServiceError>> {
+        Some(ImpModel::name_list(self, class, scope))
+    }
+
+    fn variable_access_attributes(
+        &mut self,
+        _conn: ConnId,
+        name: &ObjectName,
+    ) -> Option<
+        core::result::Result<
+            crate::service::GetVariableAccessAttributesResponse,
+            crate::service::ServiceError,
+        >,
+    > {
+        Some(ImpModel::variable_access_attributes(self, name))
+    }
+
+    fn named_variable_list_attributes(
+        &mut self,
+        _conn: ConnId,
+        name: &ObjectName,
+    ) -> Option<
+        core::result::Result<
+            crate::service::GetNamedVariableListAttributesResponse,
+            crate::service::ServiceError,
+        >,
+    > {
+        Some(ImpModel::named_variable_list_attributes(self, name))
+    }
+
     fn connection_closed(&mut self, conn: ConnId) {
         // libiec61850 disables and unreserves the RCBs of a closed connection.
         if self.owner == Some(conn) {
@@ -612,7 +653,7 @@ mod tests {
             panic!()
         };
         for (n, d) in names.iter().zip(&w.data) {
-            assert_eq!(m.write(1, n, d), Ok(()), "{n}");
+            assert_eq!(m.write(1, &n.name, d), Ok(()), "{}", n.name);
         }
         assert!(m.is_enabled_for(1));
         assert!(m.take_gi(1));

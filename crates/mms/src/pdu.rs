@@ -10,7 +10,8 @@
 //! | A4  | reject              | 8C  | conclude-Response |
 //! |     |                     | AD  | conclude-Error    |
 //!
-//! Confirmed services other than Read and Write decode to `Other` with their raw body, so a
+//! Confirmed services other than Identify, GetNameList, Read, Write,
+//! GetVariableAccessAttributes and GetNamedVariableListAttributes decode to `Other` with their raw body, so a
 //! server can answer them with a Reject (unrecognized-service, as libiec61850 does) while
 //! keeping the invoke ID.
 
@@ -21,8 +22,10 @@ use gander_wire::Codec;
 use crate::asn1;
 use crate::error::{Error, Layer, Result};
 use crate::service::{
-    InformationReport, Initiate, ReadRequest, ReadResponse, Reject, ServiceError, WriteRequest,
-    WriteResponse,
+    GetNameListRequest, GetNameListResponse, GetNamedVariableListAttributesRequest,
+    GetNamedVariableListAttributesResponse, GetVariableAccessAttributesRequest,
+    GetVariableAccessAttributesResponse, IdentifyResponse, InformationReport, Initiate,
+    ReadRequest, ReadResponse, Reject, ServiceError, WriteRequest, WriteResponse,
 };
 
 const L: Layer = Layer::Mms;
@@ -36,23 +39,35 @@ fn berr(e: gander_wire::Error) -> Error {
 
 /// Confirmed service tags (ISO 9506-2 `ConfirmedServiceRequest`).
 pub mod service_tag {
-    /// getNameList [1].
+    /// identify \[2\] in a request (`Identify-Request ::= NULL`, primitive).
+    pub const IDENTIFY_REQUEST: u8 = 0x82;
+    /// identify \[2\] in a response (a SEQUENCE, constructed).
+    pub const IDENTIFY_RESPONSE: u8 = 0xa2;
+    /// getNameList \[1\].
     pub const GET_NAME_LIST: u8 = 0xa1;
-    /// read [4].
+    /// read \[4\].
     pub const READ: u8 = 0xa4;
-    /// write [5].
+    /// write \[5\].
     pub const WRITE: u8 = 0xa5;
-    /// getVariableAccessAttributes [6].
+    /// getVariableAccessAttributes \[6\].
     pub const GET_VARIABLE_ACCESS_ATTRIBUTES: u8 = 0xa6;
-    /// getNamedVariableListAttributes [12].
+    /// getNamedVariableListAttributes \[12\].
     pub const GET_NAMED_VARIABLE_LIST_ATTRIBUTES: u8 = 0xac;
-    /// informationReport [0] (unconfirmed).
+    /// informationReport \[0\] (unconfirmed).
     pub const INFORMATION_REPORT: u8 = 0xa0;
 }
 
 /// A confirmed service request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ConfirmedRequest {
+    /// Identify (`82 00`).
+    Identify,
+    /// GetNameList.
+    GetNameList(GetNameListRequest),
+    /// GetVariableAccessAttributes.
+    GetVariableAccessAttributes(GetVariableAccessAttributesRequest),
+    /// GetNamedVariableListAttributes.
+    GetNamedVariableListAttributes(GetNamedVariableListAttributesRequest),
     /// Read.
     Read(ReadRequest),
     /// Write.
@@ -69,6 +84,14 @@ pub enum ConfirmedRequest {
 /// A confirmed service response.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ConfirmedResponse {
+    /// Identify.
+    Identify(IdentifyResponse),
+    /// GetNameList.
+    GetNameList(GetNameListResponse),
+    /// GetVariableAccessAttributes.
+    GetVariableAccessAttributes(GetVariableAccessAttributesResponse),
+    /// GetNamedVariableListAttributes.
+    GetNamedVariableListAttributes(GetNamedVariableListAttributesResponse),
     /// Read.
     Read(ReadResponse),
     /// Write.
@@ -169,6 +192,29 @@ impl MmsPdu {
                 r.expect_end("confirmed PDU").map_err(berr)?;
                 if t.tag == 0xa0 {
                     let request = match s.tag {
+                        service_tag::IDENTIFY_REQUEST => {
+                            if !s.value.is_empty() {
+                                return Err(Error::malformed(
+                                    L,
+                                    "Identify-Request",
+                                    "NULL with contents",
+                                ));
+                            }
+                            ConfirmedRequest::Identify
+                        }
+                        service_tag::GET_NAME_LIST => ConfirmedRequest::GetNameList(
+                            GetNameListRequest::decode_contents(s.value)?,
+                        ),
+                        service_tag::GET_VARIABLE_ACCESS_ATTRIBUTES => {
+                            ConfirmedRequest::GetVariableAccessAttributes(
+                                GetVariableAccessAttributesRequest::decode_contents(s.value)?,
+                            )
+                        }
+                        service_tag::GET_NAMED_VARIABLE_LIST_ATTRIBUTES => {
+                            ConfirmedRequest::GetNamedVariableListAttributes(
+                                GetNamedVariableListAttributesRequest::decode_contents(s.value)?,
+                            )
+                        }
                         service_tag::READ => {
                             ConfirmedRequest::Read(ReadRequest::decode_contents(s.value)?)
                         }
@@ -183,6 +229,22 @@ impl MmsPdu {
                     MmsPdu::ConfirmedRequest { invoke_id, request }
                 } else {
                     let response = match s.tag {
+                        service_tag::IDENTIFY_RESPONSE => {
+                            ConfirmedResponse::Identify(IdentifyResponse::decode_contents(s.value)?)
+                        }
+                        service_tag::GET_NAME_LIST => ConfirmedResponse::GetNameList(
+                            GetNameListResponse::decode_contents(s.value)?,
+                        ),
+                        service_tag::GET_VARIABLE_ACCESS_ATTRIBUTES => {
+                            ConfirmedResponse::GetVariableAccessAttributes(
+                                GetVariableAccessAttributesResponse::decode_contents(s.value)?,
+                            )
+                        }
+                        service_tag::GET_NAMED_VARIABLE_LIST_ATTRIBUTES => {
+                            ConfirmedResponse::GetNamedVariableListAttributes(
+                                GetNamedVariableListAttributesResponse::decode_contents(s.value)?,
+                            )
+                        }
                         service_tag::READ => {
                             ConfirmedResponse::Read(ReadResponse::decode_contents(s.value)?)
                         }
@@ -264,6 +326,20 @@ impl MmsPdu {
             MmsPdu::ConfirmedRequest { invoke_id, request } => asn1::nested(out, 0xa0, |o| {
                 asn1::uint(o, 0x02, *invoke_id as u64);
                 match request {
+                    ConfirmedRequest::Identify => asn1::tlv(o, service_tag::IDENTIFY_REQUEST, &[]),
+                    ConfirmedRequest::GetNameList(r) => {
+                        asn1::nested(o, service_tag::GET_NAME_LIST, |o| r.encode_contents(o))
+                    }
+                    ConfirmedRequest::GetVariableAccessAttributes(r) => {
+                        asn1::nested(o, service_tag::GET_VARIABLE_ACCESS_ATTRIBUTES, |o| {
+                            r.encode_contents(o)
+                        })
+                    }
+                    ConfirmedRequest::GetNamedVariableListAttributes(r) => {
+                        asn1::nested(o, service_tag::GET_NAMED_VARIABLE_LIST_ATTRIBUTES, |o| {
+                            r.encode_contents(o)
+                        })
+                    }
                     ConfirmedRequest::Read(r) => {
                         asn1::nested(o, service_tag::READ, |o| r.encode_contents(o))
                     }
@@ -279,6 +355,22 @@ impl MmsPdu {
             } => asn1::nested(out, 0xa1, |o| {
                 asn1::uint(o, 0x02, *invoke_id as u64);
                 match response {
+                    ConfirmedResponse::Identify(r) => {
+                        asn1::nested(o, service_tag::IDENTIFY_RESPONSE, |o| r.encode_contents(o))
+                    }
+                    ConfirmedResponse::GetNameList(r) => {
+                        asn1::nested(o, service_tag::GET_NAME_LIST, |o| r.encode_contents(o))
+                    }
+                    ConfirmedResponse::GetVariableAccessAttributes(r) => {
+                        asn1::nested(o, service_tag::GET_VARIABLE_ACCESS_ATTRIBUTES, |o| {
+                            r.encode_contents(o)
+                        })
+                    }
+                    ConfirmedResponse::GetNamedVariableListAttributes(r) => {
+                        asn1::nested(o, service_tag::GET_NAMED_VARIABLE_LIST_ATTRIBUTES, |o| {
+                            r.encode_contents(o)
+                        })
+                    }
                     ConfirmedResponse::Read(r) => {
                         asn1::nested(o, service_tag::READ, |o| r.encode_contents(o))
                     }
@@ -382,7 +474,7 @@ mod tests {
             invoke_id: 1,
             request: ConfirmedRequest::Read(ReadRequest {
                 specification_with_result: false,
-                spec: VariableAccessSpecification::ListOfVariable(vec![ObjectName::domain(
+                spec: VariableAccessSpecification::names([ObjectName::domain(
                     "TESTLD0",
                     "GGIO1$ST$Ind1$stVal",
                 )]),
@@ -439,17 +531,17 @@ mod tests {
         };
         assert_eq!(ce.to_vec(), h("A2 0A 80 01 03 A2 05 A0 03 87 01 02"));
         assert_eq!(MmsPdu::parse(&ce.to_vec()).unwrap(), ce);
-        // Unknown services survive.
-        let gnl = h("A0 08 02 01 05 A1 03 80 01 00");
-        let p = MmsPdu::parse(&gnl).unwrap();
+        // Unknown services survive (status [0], `Status-Request ::= BOOLEAN`).
+        let status = h("A0 06 02 01 05 80 01 00");
+        let p = MmsPdu::parse(&status).unwrap();
         assert!(matches!(
             p,
             MmsPdu::ConfirmedRequest {
                 invoke_id: 5,
-                request: ConfirmedRequest::Other { tag: 0xa1, .. }
+                request: ConfirmedRequest::Other { tag: 0x80, .. }
             }
         ));
-        assert_eq!(p.to_vec(), gnl);
+        assert_eq!(p.to_vec(), status);
     }
 
     #[test]
@@ -511,7 +603,7 @@ mod tests {
                     invoke_id,
                     request: ConfirmedRequest::Write(WriteRequest {
                         data: vec![Data::Integer(v); names.len()],
-                        spec: VariableAccessSpecification::ListOfVariable(names),
+                        spec: VariableAccessSpecification::names(names),
                     }),
                 }),
             (
@@ -551,6 +643,37 @@ mod tests {
                     kind,
                     code
                 })
+            ),
+            id.prop_map(|invoke_id| MmsPdu::ConfirmedRequest {
+                invoke_id,
+                request: ConfirmedRequest::Identify,
+            }),
+            (id, "[A-Z0-9]{1,8}").prop_map(|(invoke_id, d)| MmsPdu::ConfirmedRequest {
+                invoke_id,
+                request: ConfirmedRequest::GetNameList(GetNameListRequest::variables(d)),
+            }),
+            (id, arb_name()).prop_map(|(invoke_id, n)| MmsPdu::ConfirmedRequest {
+                invoke_id,
+                request: ConfirmedRequest::GetVariableAccessAttributes(
+                    GetVariableAccessAttributesRequest(n)
+                ),
+            }),
+            (id, arb_name()).prop_map(|(invoke_id, n)| MmsPdu::ConfirmedRequest {
+                invoke_id,
+                request: ConfirmedRequest::GetNamedVariableListAttributes(
+                    GetNamedVariableListAttributesRequest(n)
+                ),
+            }),
+            (id, crate::service::type_description::tests::arb_type()).prop_map(
+                |(invoke_id, type_spec)| MmsPdu::ConfirmedResponse {
+                    invoke_id,
+                    response: ConfirmedResponse::GetVariableAccessAttributes(
+                        GetVariableAccessAttributesResponse {
+                            deletable: false,
+                            type_spec
+                        }
+                    ),
+                }
             ),
             Just(MmsPdu::ConcludeRequest),
             Just(MmsPdu::ConcludeResponse),

@@ -151,7 +151,7 @@ pub fn mms_name(reference: &str) -> Result<ObjectName> {
 pub fn read_rcb_values(rcb: &ObjectName) -> ReadRequest {
     ReadRequest {
         specification_with_result: false,
-        spec: VariableAccessSpecification::ListOfVariable(vec![rcb.clone()]),
+        spec: VariableAccessSpecification::names([rcb.clone()]),
     }
 }
 
@@ -228,7 +228,7 @@ pub fn set_rcb_values(rcb: &ObjectName, s: &RcbSettings) -> WriteRequest {
         }
     }
     WriteRequest {
-        spec: VariableAccessSpecification::ListOfVariable(names),
+        spec: VariableAccessSpecification::names(names),
         data,
     }
 }
@@ -277,7 +277,7 @@ mod tests {
         let VariableAccessSpecification::ListOfVariable(names) = &w.spec else {
             panic!()
         };
-        let items: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+        let items: Vec<String> = names.iter().map(|n| n.name.to_string()).collect();
         assert_eq!(
             items,
             [
@@ -348,7 +348,7 @@ mod tests {
         };
         let last: Vec<_> = names
             .iter()
-            .map(|n| n.to_string().rsplit('$').next().unwrap().to_string())
+            .map(|n| n.name.to_string().rsplit('$').next().unwrap().to_string())
             .collect();
         assert_eq!(last, ["RptEna", "Resv", "GI"]);
     }

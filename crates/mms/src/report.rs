@@ -16,6 +16,9 @@ use crate::service::{AccessResult, InformationReport};
 
 const L: Layer = Layer::Iec61850;
 
+mod segments;
+pub use segments::SegmentAssembler;
+
 /// OptFlds bit positions (IEC 61850-8-1 17.2.2.x, bit 0 reserved), 10 bits on the wire.
 pub mod opt_flds {
     /// Number of bits libiec61850 sends.
@@ -140,7 +143,56 @@ fn unsigned(d: &Data, what: &'static str) -> Result<u64> {
     }
 }
 
+/// One included data-set member of a report, with what the report says about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReportEntry<'a> {
+    /// Position of the member in the data set (the inclusion bit).
+    pub member: usize,
+    /// Its data reference (OptFlds.data-reference).
+    pub data_ref: Option<&'a str>,
+    /// Its value.
+    pub value: &'a Data,
+    /// Why it was included (OptFlds.reason-for-inclusion; TrgOps bit positions).
+    pub reason: Option<&'a BitString>,
+}
+
 impl Report {
+    /// The included members with their references, values and reasons, for a data set of
+    /// any size and layout.
+    pub fn entries(&self) -> Vec<ReportEntry<'_>> {
+        self.inclusion
+            .ones()
+            .enumerate()
+            .filter_map(|(k, member)| {
+                Some(ReportEntry {
+                    member,
+                    data_ref: self.data_refs.get(k).map(String::as_str),
+                    value: self.values.get(k)?,
+                    reason: self.reasons.get(k),
+                })
+            })
+            .collect()
+    }
+
+    /// Check the report against the data set the client knows (from
+    /// GetNamedVariableListAttributes): libiec61850's client likewise requires the
+    /// inclusion bit string to have one bit per member.
+    pub fn check_data_set_len(&self, members: usize) -> Result<()> {
+        if self.inclusion.len() != members {
+            return Err(Error::malformed(
+                L,
+                "inclusion bit string",
+                "length differs from the data set's member count",
+            ));
+        }
+        Ok(())
+    }
+
+    /// TimeOfEntry as Unix milliseconds.
+    pub fn time_of_entry_unix_ms(&self) -> Option<u64> {
+        self.time_of_entry.as_ref().map(binary_time_to_unix_ms)
+    }
+
     /// Decode a report from an InformationReport on "RPT", type-checking every element as
     /// libiec61850's client does.
     pub fn from_information_report(ir: &InformationReport) -> Result<Report> {
@@ -322,6 +374,7 @@ mod tests {
     use super::*;
     use crate::pdu::{MmsPdu, Unconfirmed};
     use gander_wire::Codec;
+    use proptest::prelude::*;
 
     fn h(s: &str) -> Vec<u8> {
         hex::decode(s.replace(' ', "")).unwrap()
@@ -395,6 +448,69 @@ mod tests {
             .results
             .push(AccessResult::Success(Data::Boolean(true)));
         assert!(Report::from_information_report(&extra).is_err());
+    }
+
+    fn arb_report() -> impl Strategy<Value = Report> {
+        (
+            "[a-z0-9]{0,12}",
+            proptest::collection::vec(1usize..10, 0..9),
+            1usize..12,
+            proptest::collection::vec(any::<bool>(), 12),
+            any::<u16>(),
+            any::<[u8; 6]>(),
+            any::<u32>(),
+            (any::<u16>(), any::<bool>()),
+        )
+            .prop_map(|(rpt_id, opts, n, incl, sq, t, cr, seg)| {
+                let opt_flds = BitString::with_bits(opt_flds::LEN, &opts);
+                let has = |b| opt_flds.get(b);
+                let set: Vec<usize> = (0..n).filter(|&i| incl[i]).collect();
+                let k = set.len();
+                Report {
+                    rpt_id,
+                    seq_num: has(opt_flds::SEQ_NUM).then_some(sq),
+                    time_of_entry: has(opt_flds::TIME_STAMP).then_some(t),
+                    data_set: has(opt_flds::DATA_SET).then(|| "LD/LLN0$DS".to_string()),
+                    buf_ovfl: has(opt_flds::BUF_OVFL).then_some(seg.1),
+                    entry_id: has(opt_flds::ENTRY_ID).then(|| t.repeat(2)[..8].to_vec()),
+                    conf_rev: has(opt_flds::CONF_REV).then_some(cr),
+                    segment: has(opt_flds::SEGMENTATION).then_some(seg),
+                    inclusion: BitString::with_bits(n, &set),
+                    data_refs: if has(opt_flds::DATA_REF) {
+                        set.iter().map(|i| format!("LD/LN$ST$d{i}")).collect()
+                    } else {
+                        vec![]
+                    },
+                    values: set.iter().map(|&i| Data::Integer(i as i64)).collect(),
+                    reasons: if has(opt_flds::REASON) {
+                        vec![BitString::with_bits(trg_ops::LEN, &[trg_ops::DCHG]); k]
+                    } else {
+                        vec![]
+                    },
+                    opt_flds,
+                }
+            })
+    }
+
+    proptest! {
+        /// Every OptFlds combination and data-set size: encode, PDU round trip, decode.
+        #[test]
+        fn any_options_round_trip(r in arb_report()) {
+            let pdu = MmsPdu::Unconfirmed(Unconfirmed::InformationReport(r.to_information_report()));
+            let MmsPdu::Unconfirmed(Unconfirmed::InformationReport(ir)) =
+                MmsPdu::parse(&pdu.to_vec()).unwrap() else { panic!() };
+            let back = Report::from_information_report(&ir).unwrap();
+            prop_assert_eq!(&back, &r);
+            back.check_data_set_len(r.inclusion.len()).unwrap();
+            prop_assert!(back.check_data_set_len(r.inclusion.len() + 1).is_err());
+            let e = back.entries();
+            prop_assert_eq!(e.len(), r.inclusion.ones().count());
+            for x in &e {
+                prop_assert_eq!(x.value, &Data::Integer(x.member as i64));
+                prop_assert_eq!(x.data_ref.is_some(), r.opt_flds.get(opt_flds::DATA_REF));
+                prop_assert_eq!(x.reason.is_some(), r.opt_flds.get(opt_flds::REASON));
+            }
+        }
     }
 
     #[test]

@@ -509,11 +509,11 @@ fn password_authentication() {
 #[test]
 fn unknown_service_is_rejected_and_association_survives() {
     let (mut s, mut m) = connected_server();
-    // GetNameList (A1) request.
+    // A Status (80, `Status-Request ::= BOOLEAN`) request: not served.
     s.handle_input(
         1,
         &dt(&h(
-            "01000100 61 0F 30 0D 02 01 03 A0 08 A0 06 02 01 05 A1 01 00",
+            "01000100 61 0F 30 0D 02 01 03 A0 08 A0 06 02 01 05 80 01 00",
         )),
         &mut m,
     );

@@ -81,7 +81,7 @@ impl ServiceError {
 }
 
 /// RejectPDU: `originalInvokeID [0] OPTIONAL`, then `rejectReason` whose alternative tag
-/// ([1] confirmed-requestPDU ... [5] pdu-error ...) says which kind of PDU was rejected.
+/// (\[1\] confirmed-requestPDU ... \[5\] pdu-error ...) says which kind of PDU was rejected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Reject {
     /// The invoke ID of the rejected PDU, if known.

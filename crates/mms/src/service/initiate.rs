@@ -49,7 +49,7 @@ pub struct Initiate {
 }
 
 impl Initiate {
-    /// The request libiec61850's client sends (`docs/mms-bytes.md` §1 [V]).
+    /// The request libiec61850's client sends (`docs/mms-bytes.md` §1 \[V\]).
     pub fn libiec61850_request() -> Self {
         Initiate {
             local_detail: Some(65000),

@@ -4,18 +4,37 @@
 //! writing those contents, so that [`crate::pdu`] owns the outer tags. Values are
 //! `gander_wire::data::Data`.
 
+pub mod alternate_access;
 pub mod error;
+pub mod get_name_list;
+pub mod identify;
 pub mod information_report;
 pub mod initiate;
+pub mod named_variable_list;
 pub mod read;
+pub mod type_description;
 pub mod variable;
 pub mod write;
 
+pub use alternate_access::{AccessSelection, AlternateAccess, Selection};
 pub use error::{Reject, ServiceError};
+pub use get_name_list::{
+    GetNameListRequest, GetNameListResponse, NameListQuery, ObjectClass, ObjectScope,
+};
+pub use identify::IdentifyResponse;
 pub use information_report::InformationReport;
 pub use initiate::Initiate;
+pub use named_variable_list::{
+    GetNamedVariableListAttributesRequest, GetNamedVariableListAttributesResponse,
+};
 pub use read::{ReadRequest, ReadResponse};
-pub use variable::{AccessResult, DataAccessError, ObjectName, VariableAccessSpecification};
+pub use type_description::{
+    Component, DataAttribute, GetVariableAccessAttributesRequest,
+    GetVariableAccessAttributesResponse, TypeSpec,
+};
+pub use variable::{
+    AccessResult, DataAccessError, ObjectName, VariableAccessSpecification, VariableRef,
+};
 pub use write::{WriteRequest, WriteResponse};
 
 use crate::error::{Error, Layer};

@@ -89,3 +89,63 @@ impl ReadResponse {
         asn1::nested(out, 0xa1, |o| self.results.iter().for_each(|a| a.encode(o)));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::golden;
+    use crate::pdu::{ConfirmedRequest, ConfirmedResponse, MmsPdu};
+    use crate::service::{ObjectName, VariableRef};
+    use gander_wire::data::Data;
+    use gander_wire::Codec;
+
+    #[test]
+    fn golden_libiec61850_component_read() {
+        // Captured: readVariableComponent(IMPLD0, "GGIO1$ST", "Ind1$stVal") and its answer.
+        let q = golden::find(1, true, "a034");
+        let p = MmsPdu::parse(&q).unwrap();
+        assert_eq!(p.to_vec(), q);
+        let MmsPdu::ConfirmedRequest {
+            invoke_id,
+            request: ConfirmedRequest::Read(r),
+        } = p
+        else {
+            panic!()
+        };
+        let want =
+            VariableRef::component(ObjectName::domain("IMPLD0", "GGIO1$ST"), "Ind1$stVal").unwrap();
+        assert_eq!(
+            r.spec,
+            VariableAccessSpecification::ListOfVariable(vec![want])
+        );
+        let a = golden::find(1, false, &format!("a10a02010{invoke_id:x}a405"));
+        let MmsPdu::ConfirmedResponse {
+            response: ConfirmedResponse::Read(r),
+            ..
+        } = MmsPdu::parse(&a).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(r.results, [AccessResult::Success(Data::Boolean(false))]);
+    }
+
+    #[test]
+    fn golden_libiec61850_structured_read() {
+        // Captured: read of IMPLD0/GGIO1$MX$AnIn1 (mag.f, q, t): a nested structure.
+        let a = golden::find(1, false, "a121");
+        let p = MmsPdu::parse(&a).unwrap();
+        assert_eq!(p.to_vec(), a);
+        let MmsPdu::ConfirmedResponse {
+            response: ConfirmedResponse::Read(r),
+            ..
+        } = p
+        else {
+            panic!()
+        };
+        let [AccessResult::Success(Data::Structure(v))] = r.results.as_slice() else {
+            panic!("{r:?}")
+        };
+        assert_eq!(v[0], Data::Structure(vec![Data::FloatingPoint32(0.0)]));
+        assert_eq!(v[2], Data::UtcTime([0; 8]));
+    }
+}

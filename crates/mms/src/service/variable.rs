@@ -6,6 +6,7 @@ use crate::asn1::Sink;
 use gander_wire::ber::{self, Reader};
 use gander_wire::data::Data;
 
+use super::alternate_access::AlternateAccess;
 use super::{ber as berr, L};
 use crate::asn1;
 use crate::error::{Error, Result};
@@ -20,9 +21,9 @@ pub const MAX_LIST_LEN: usize = 1024;
 /// MMS ObjectName.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum ObjectName {
-    /// vmd-specific [0] IMPLICIT Identifier (`80`), e.g. the report list name "RPT".
+    /// vmd-specific \[0\] IMPLICIT Identifier (`80`), e.g. the report list name "RPT".
     VmdSpecific(String),
-    /// domain-specific [1] IMPLICIT SEQUENCE { domainId, itemId } (`A1`): IEC 61850-8-1 maps
+    /// domain-specific \[1\] IMPLICIT SEQUENCE { domainId, itemId } (`A1`): IEC 61850-8-1 maps
     /// LD to domain and `LN$FC$DO$DA` to item.
     DomainSpecific {
         /// domainId: the logical device.
@@ -30,7 +31,7 @@ pub enum ObjectName {
         /// itemId: `LN$FC$DO$DA`.
         item: String,
     },
-    /// aa-specific [2] IMPLICIT Identifier (`82`).
+    /// aa-specific \[2\] IMPLICIT Identifier (`82`).
     AaSpecific(String),
 }
 
@@ -103,55 +104,126 @@ pub fn identifier(v: &[u8]) -> Result<String> {
     ber::visible_string(v, "identifier").map_err(berr)
 }
 
+/// One entry of a listOfVariable (ISO 9506-2 14.1): `SEQUENCE { variableSpecification,
+/// alternateAccess [5] IMPLICIT AlternateAccess OPTIONAL }`, with the variable given by name
+/// (`A0 <ObjectName>`), the only form IEC 61850-8-1 uses.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct VariableRef {
+    /// The variable.
+    pub name: ObjectName,
+    /// A component, element or range of it (`None`: the whole variable).
+    pub access: Option<AlternateAccess>,
+}
+
+impl From<ObjectName> for VariableRef {
+    fn from(name: ObjectName) -> Self {
+        VariableRef { name, access: None }
+    }
+}
+
+impl VariableRef {
+    /// A component of a variable selected by its `$`-joined path (IEC 61850-8-1 component
+    /// access, as libiec61850's `MmsConnection_readVariableComponent` sends it).
+    pub fn component(name: ObjectName, path: &str) -> Result<Self> {
+        Ok(VariableRef {
+            name,
+            access: Some(AlternateAccess::component_path(path)?),
+        })
+    }
+
+    /// The name IEC 61850 gives the selected component: `item$path` when the alternate
+    /// access is a component chain; the name itself without alternate access; `None` for
+    /// index selections (a server answers those with its own rules).
+    pub fn flattened(&self) -> Option<ObjectName> {
+        match (&self.access, &self.name) {
+            (None, n) => Some(n.clone()),
+            (Some(a), ObjectName::DomainSpecific { domain, item }) => a
+                .as_component_path()
+                .map(|p| ObjectName::domain(domain.clone(), format!("{item}${p}"))),
+            (Some(a), ObjectName::VmdSpecific(n)) => a
+                .as_component_path()
+                .map(|p| ObjectName::VmdSpecific(format!("{n}${p}"))),
+            (Some(a), ObjectName::AaSpecific(n)) => a
+                .as_component_path()
+                .map(|p| ObjectName::AaSpecific(format!("{n}${p}"))),
+        }
+    }
+
+    /// Decode one `30 { A0 <ObjectName> [A5 <AlternateAccess>] }` entry.
+    pub fn decode(r: &mut Reader<'_>) -> Result<Self> {
+        let e = r
+            .read_expected(0x30, "listOfVariable entry")
+            .map_err(berr)?;
+        let mut er = e.reader();
+        let spec = er.read_tlv("variableSpecification").map_err(berr)?;
+        if spec.tag != 0xa0 {
+            return Err(Error::malformed(
+                L,
+                "variableSpecification",
+                "only the name [0] form is supported",
+            ));
+        }
+        let mut nr = spec.reader();
+        let name = ObjectName::decode(&mut nr)?;
+        nr.expect_end("variableSpecification").map_err(berr)?;
+        let access = match er.read_optional(0xa5, "alternateAccess").map_err(berr)? {
+            Some(t) => Some(AlternateAccess::decode_contents(t.value)?),
+            None => None,
+        };
+        er.expect_end("listOfVariable entry").map_err(berr)?;
+        Ok(VariableRef { name, access })
+    }
+
+    /// Append the entry.
+    pub fn encode(&self, out: &mut dyn Sink) {
+        asn1::nested(out, 0x30, |o| {
+            asn1::nested(o, 0xa0, |o| self.name.encode(o));
+            if let Some(a) = &self.access {
+                asn1::tlv(o, 0xa5, &a.contents());
+            }
+        })
+    }
+
+    /// Decode entries until `r` is exhausted, at most [`MAX_LIST_LEN`].
+    pub fn decode_list(r: &mut Reader<'_>) -> Result<Vec<Self>> {
+        let mut out = Vec::new();
+        while !r.is_empty() {
+            if out.len() == MAX_LIST_LEN {
+                return Err(Error::Limit {
+                    layer: L,
+                    what: "too many variables in one list",
+                });
+            }
+            out.push(VariableRef::decode(r)?);
+        }
+        Ok(out)
+    }
+}
+
 /// VariableAccessSpecification (ISO 9506-2 14.1).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum VariableAccessSpecification {
-    /// listOfVariable [0]: each entry `30 { A0 <ObjectName> }` (variableSpecification name [0]).
-    ListOfVariable(Vec<ObjectName>),
-    /// variableListName [1]: a named variable list (data set or "RPT").
+    /// listOfVariable \[0\]: each entry `30 { A0 <ObjectName> [A5 <AlternateAccess>] }`.
+    ListOfVariable(Vec<VariableRef>),
+    /// variableListName \[1\]: a named variable list (data set or "RPT").
     VariableListName(ObjectName),
 }
 
 impl VariableAccessSpecification {
+    /// A listOfVariable of whole variables.
+    pub fn names(names: impl IntoIterator<Item = ObjectName>) -> Self {
+        VariableAccessSpecification::ListOfVariable(
+            names.into_iter().map(VariableRef::from).collect(),
+        )
+    }
+
     /// Decode one element (`A0` or `A1`).
     pub fn decode(r: &mut Reader<'_>) -> Result<Self> {
         let t = r.read_tlv("VariableAccessSpecification").map_err(berr)?;
         match t.tag {
-            0xa0 => {
-                let mut lr = t.reader();
-                let mut out = Vec::new();
-                while !lr.is_empty() {
-                    if out.len() == MAX_LIST_LEN {
-                        return Err(Error::Limit {
-                            layer: L,
-                            what: "too many variables in one list",
-                        });
-                    }
-                    let e = lr
-                        .read_expected(0x30, "listOfVariable entry")
-                        .map_err(berr)?;
-                    let mut er = e.reader();
-                    let spec = er.read_tlv("variableSpecification").map_err(berr)?;
-                    if spec.tag != 0xa0 {
-                        return Err(Error::malformed(
-                            L,
-                            "variableSpecification",
-                            "only the name [0] form is supported",
-                        ));
-                    }
-                    if !er.is_empty() {
-                        return Err(Error::malformed(
-                            L,
-                            "listOfVariable entry",
-                            "alternateAccess is not supported",
-                        ));
-                    }
-                    let mut nr = spec.reader();
-                    out.push(ObjectName::decode(&mut nr)?);
-                    nr.expect_end("variableSpecification").map_err(berr)?;
-                }
-                Ok(VariableAccessSpecification::ListOfVariable(out))
-            }
+            0xa0 => Ok(VariableAccessSpecification::ListOfVariable(
+                VariableRef::decode_list(&mut t.reader())?,
+            )),
             0xa1 => {
                 let mut nr = t.reader();
                 let n = ObjectName::decode(&mut nr)?;
@@ -169,10 +241,8 @@ impl VariableAccessSpecification {
     /// Append the element.
     pub fn encode(&self, out: &mut dyn Sink) {
         match self {
-            VariableAccessSpecification::ListOfVariable(names) => asn1::nested(out, 0xa0, |o| {
-                for n in names {
-                    asn1::nested(o, 0x30, |o| asn1::nested(o, 0xa0, |o| n.encode(o)));
-                }
+            VariableAccessSpecification::ListOfVariable(vars) => asn1::nested(out, 0xa0, |o| {
+                vars.iter().for_each(|v| v.encode(o));
             }),
             VariableAccessSpecification::VariableListName(n) => {
                 asn1::nested(out, 0xa1, |o| n.encode(o))
@@ -211,13 +281,44 @@ impl DataAccessError {
     /// object-value-invalid (11).
     pub const OBJECT_VALUE_INVALID: Self = Self(11);
 
-    fn decode(v: &[u8]) -> Result<Self> {
+    /// The ISO 9506-2 name of the code, `None` for codes the standard does not define.
+    pub fn name(self) -> Option<&'static str> {
+        const NAMES: [&str; 12] = [
+            "object-invalidated",
+            "hardware-fault",
+            "temporarily-unavailable",
+            "object-access-denied",
+            "object-undefined",
+            "invalid-address",
+            "type-unsupported",
+            "type-inconsistent",
+            "object-attribute-inconsistent",
+            "object-access-unsupported",
+            "object-non-existent",
+            "object-value-invalid",
+        ];
+        NAMES.get(self.0 as usize).copied()
+    }
+
+    pub(crate) fn decode(v: &[u8]) -> Result<Self> {
         let n = ber::decode_u64(v, "DataAccessError").map_err(berr)?;
         u8::try_from(n)
             .map(DataAccessError)
             .map_err(|_| Error::malformed(L, "DataAccessError", "value out of range"))
     }
 }
+
+impl core::fmt::Display for DataAccessError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self.name() {
+            Some(n) => write!(f, "{n} ({})", self.0),
+            None => write!(f, "data access error {}", self.0),
+        }
+    }
+}
+
+/// A failed read or write of one variable is an error a caller can `?` on.
+impl std::error::Error for DataAccessError {}
 
 /// AccessResult (ISO 9506-2 14.4): `failure [0] IMPLICIT DataAccessError` or `success Data`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -287,9 +388,17 @@ pub(crate) mod tests {
         ]
     }
 
+    pub(crate) fn arb_var() -> impl Strategy<Value = VariableRef> {
+        (
+            arb_name(),
+            proptest::option::of(crate::service::alternate_access::tests::arb_access()),
+        )
+            .prop_map(|(name, access)| VariableRef { name, access })
+    }
+
     pub(crate) fn arb_spec() -> impl Strategy<Value = VariableAccessSpecification> {
         prop_oneof![
-            proptest::collection::vec(arb_name(), 0..4)
+            proptest::collection::vec(arb_var(), 0..4)
                 .prop_map(VariableAccessSpecification::ListOfVariable),
             arb_name().prop_map(VariableAccessSpecification::VariableListName),
         ]
@@ -307,8 +416,22 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn rejects_alternate_access_and_long_names() {
-        let v = hex::decode("a00a3008a00380014185020000").unwrap();
+    fn alternate_access_and_long_names() {
+        // An entry with an index selection (selectAccess index [2] = 5).
+        let v = hex::decode("a00c300aa003800141a503820105").unwrap();
+        let VariableAccessSpecification::ListOfVariable(vars) =
+            VariableAccessSpecification::decode(&mut Reader::new(&v)).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(vars[0].flattened(), None);
+        let c = VariableRef::component(ObjectName::domain("D", "LN$ST"), "Ind1$stVal").unwrap();
+        assert_eq!(
+            c.flattened(),
+            Some(ObjectName::domain("D", "LN$ST$Ind1$stVal"))
+        );
+        // Trailing bytes after the alternate access.
+        let v = hex::decode("a00e300ca003800141a5038201050500").unwrap();
         assert!(VariableAccessSpecification::decode(&mut Reader::new(&v)).is_err());
         let long = "x".repeat(MAX_IDENTIFIER_LEN + 1);
         let mut v = Vec::new();

@@ -3,7 +3,7 @@
 //! failure [0] IMPLICIT DataAccessError, success [1] IMPLICIT NULL }`.
 
 use crate::asn1::Sink;
-use gander_wire::ber::{self, Reader};
+use gander_wire::ber::Reader;
 use gander_wire::data::Data;
 
 use super::variable::{DataAccessError, VariableAccessSpecification, MAX_LIST_LEN};
@@ -63,13 +63,7 @@ impl WriteResponse {
             let t = r.read_tlv("Write-Response item").map_err(berr)?;
             match t.tag {
                 0x81 if t.value.is_empty() => out.push(Ok(())),
-                0x80 => {
-                    let n = ber::decode_u64(t.value, "DataAccessError").map_err(berr)?;
-                    let n = u8::try_from(n).map_err(|_| {
-                        Error::malformed(L, "DataAccessError", "value out of range")
-                    })?;
-                    out.push(Err(DataAccessError(n)));
-                }
+                0x80 => out.push(Err(DataAccessError::decode(t.value)?)),
                 0x81 => return Err(Error::malformed(L, "Write-Response", "success is not NULL")),
                 tag => {
                     return Err(Error::UnknownCode {
@@ -81,6 +75,20 @@ impl WriteResponse {
             }
         }
         Ok(WriteResponse(out))
+    }
+
+    /// The first failed item and its typed error, if any (a control's failure is explained
+    /// by the LastApplError report the server sent just before, [`crate::last_appl_error`]).
+    pub fn first_failure(&self) -> Option<(usize, DataAccessError)> {
+        self.0
+            .iter()
+            .enumerate()
+            .find_map(|(i, r)| r.err().map(|e| (i, e)))
+    }
+
+    /// `Ok` when every item was written, else the first failure.
+    pub fn check(&self) -> core::result::Result<(), DataAccessError> {
+        self.first_failure().map_or(Ok(()), |(_, e)| Err(e))
     }
 
     /// Append the contents.
