@@ -718,9 +718,11 @@ mod tests {
             kinds.push(OpKind::Keygen(g));
             kinds.push(OpKind::Derive(g));
         }
+        kinds.extend([OpKind::KemKeygen, OpKind::KemEncap, OpKind::KemDecap]);
         for backend in [
             BackendKind::Openssl,
             BackendKind::Rustls,
+            BackendKind::RustlsAwslc,
             BackendKind::Gnutls,
         ] {
             let lib = library_for(backend);
@@ -735,20 +737,23 @@ mod tests {
                 for &op in &kinds {
                     let rsa_only =
                         matches!(op, OpKind::PremasterDecrypt | OpKind::PremasterEncrypt);
+                    let kem = matches!(op, OpKind::KemKeygen | OpKind::KemEncap | OpKind::KemDecap);
                     match lib.prepare(op, &input) {
                         Ok(mut rep) => {
                             rep().unwrap_or_else(|e| panic!("{} {op:?} {spec:?}: {e}", lib.id()));
                             rep().unwrap_or_else(|e| panic!("{} {op:?} {spec:?}: {e}", lib.id()));
                         }
                         Err(PrepError::Unsupported(why)) => {
+                            let dh = op == OpKind::Keygen(Group::Dh2048)
+                                || op == OpKind::Derive(Group::Dh2048);
                             let expected = match backend {
-                                BackendKind::Openssl => false,
-                                BackendKind::Rustls => {
-                                    rsa_only
-                                        || op == OpKind::Keygen(Group::Dh2048)
-                                        || op == OpKind::Derive(Group::Dh2048)
+                                // ML-KEM only from OpenSSL 3.5 on.
+                                BackendKind::Openssl | BackendKind::Openssl35 => {
+                                    kem && !gander_tls::backend::linked_openssl35()
                                 }
-                                BackendKind::Gnutls => false,
+                                BackendKind::Rustls => rsa_only || dh || kem,
+                                BackendKind::RustlsAwslc => rsa_only || dh,
+                                BackendKind::Gnutls => kem,
                             };
                             assert!(expected, "{} {op:?} {spec:?} unsupported: {why}", lib.id());
                         }
