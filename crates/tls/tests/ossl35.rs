@@ -40,7 +40,7 @@ fn server(
     let mut f = std::fs::File::create(&cfg).unwrap();
     writeln!(
         f,
-        "listen = \"127.0.0.1:0\"\nevents = {:?}\n[reports]\nperiod_ms = 100\nsize = 16\n[tls]\nbackend = \"openssl35\"\nca = {:?}\ncert = {:?}\nkey = {:?}\nversions = [\"1.3\"]\ncipher_suites = [\"TLS_AES_128_GCM_SHA256\"]\ngroups = [\"{}\"]",
+        "listen = \"127.0.0.1:0\"\nevents = {:?}\n[reports]\nperiod_ms = 100\nsize = 125\n[tls]\nbackend = \"openssl35\"\nca = {:?}\ncert = {:?}\nkey = {:?}\nversions = [\"1.3\"]\ncipher_suites = [\"TLS_AES_128_GCM_SHA256\"]\ngroups = [\"{}\"]",
         dir.join("server.events"),
         set.ca,
         set.server,
