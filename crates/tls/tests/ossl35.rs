@@ -64,6 +64,8 @@ fn server(
         }
         line.clear();
     }
+    let _ = child.kill();
+    let _ = child.wait();
     panic!("OpenSSL 3.5 server did not start");
 }
 

@@ -29,13 +29,13 @@ struct Seen {
     server: WireBytes,
 }
 
-/// One handshake; each side's negotiated group must agree. Errors are (server, client).
-fn handshake(
-    server: &TlsProfile,
-    client: &TlsProfile,
-) -> Result<Seen, (Option<TlsError>, Option<TlsError>)> {
-    let sb = backend::open(server).map_err(|e| (Some(e), None))?;
-    let cb = backend::open(client).map_err(|e| (None, Some(e)))?;
+/// The errors of a failed handshake: (server, client).
+type Failure = Box<(Option<TlsError>, Option<TlsError>)>;
+
+/// One handshake; each side's negotiated group must agree.
+fn handshake(server: &TlsProfile, client: &TlsProfile) -> Result<Seen, Failure> {
+    let sb = backend::open(server).map_err(|e| Box::new((Some(e), None)))?;
+    let cb = backend::open(client).map_err(|e| Box::new((None, Some(e))))?;
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let addr = listener.local_addr().expect("addr");
     thread::scope(|scope| {
@@ -72,7 +72,7 @@ fn handshake(
                     server: ws,
                 })
             }
-            (s, c) => Err((s.err(), c.err())),
+            (s, c) => Err(Box::new((s.err(), c.err()))),
         }
     })
 }

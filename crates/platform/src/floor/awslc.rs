@@ -213,7 +213,7 @@ impl FloorLib for AwsLc {
                         EphemeralPrivateKey::generate(alg, &rng).map_err(lib("aws-lc-rs"))?;
                     agreement::agree_ephemeral(
                         mine,
-                        &AgreePublic::new(alg, &peer),
+                        AgreePublic::new(alg, &peer),
                         aws_lc_rs::error::Unspecified,
                         |k| Ok(k.len()),
                     )
