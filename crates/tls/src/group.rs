@@ -156,6 +156,25 @@ mod tests {
         assert_eq!(KxGroup::from_code(0x0018), None);
     }
 
+    proptest::proptest! {
+        /// Any text: parsing never panics, and what parses prints back as a name that parses to
+        /// the same group (parse/emit pair).
+        #[test]
+        fn parse_never_panics_and_round_trips(text in ".{0,24}") {
+            if let Ok(g) = text.parse::<KxGroup>() {
+                proptest::prop_assert_eq!(g.to_string().parse::<KxGroup>(), Ok(g));
+            }
+        }
+
+        /// Code points: only the four known ones map to a group, and back.
+        #[test]
+        fn codes_round_trip(code in proptest::prelude::any::<u16>()) {
+            if let Some(g) = KxGroup::from_code(code) {
+                proptest::prop_assert_eq!(g.code(), code);
+            }
+        }
+    }
+
     #[test]
     fn key_shares_follow_fips_203() {
         // FIPS 203 Table 3, ML-KEM-768: ek 1184 bytes, ciphertext 1088 bytes.
