@@ -12,9 +12,14 @@ VENV := .venv
 VPY := $(VENV)/bin/python
 VENV_STAMP := $(VENV)/.requirements.stamp
 GANDER := $(CURDIR)/target/release/gander
+# The second gander, linking OpenSSL 3.5 built from source (openssl-src): the `openssl35` backend,
+# ML-DSA certificates and their floors (docs/pq.md). Its own target directory: one binary holds
+# one OpenSSL.
+TARGET_DIR ?= $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)
+OSSL35 := $(TARGET_DIR)/ossl35/release/gander
 CRYPTO_VECTORS = $(shell $(VPY) -c 'import cryptography_vectors, os; print(os.path.dirname(cryptography_vectors.__file__))')
 
-.PHONY: setup venv build test lint demo fuzz-smoke clean cross cross-test dist
+.PHONY: setup venv build build-ossl35 test test-pq lint demo fuzz-smoke clean cross cross-test dist
 
 ## setup: system packages (tshark, libpcap, OpenSSL, GnuTLS, ...) and Rust if cargo is missing
 setup:
@@ -32,6 +37,15 @@ $(VENV_STAMP): interop/requirements.txt
 ## build: the gander binary and every crate
 build:
 	cargo build --release --workspace
+
+## build-ossl35: gander linked with OpenSSL 3.5 (target/ossl35/release/gander), for `gander run pq2026`
+build-ossl35:
+	CARGO_TARGET_DIR=$(TARGET_DIR)/ossl35 cargo build --release -p gander-cli --features gander-tls/vendored-openssl
+
+## test-pq: the OpenSSL 3.5 binary, the cross-library post-quantum TLS tests and `gander run pq2026 --quick`
+test-pq: build build-ossl35
+	cargo test --release -p gander-tls --test pq --test ossl35
+	GANDER_OSSL35=$(OSSL35) $(TARGET_DIR)/release/gander run pq2026 --quick --out out/run-pq2026-quick
 
 ## lint: formatting, clippy with warnings as errors, and the crate layering (docs/architecture.md)
 lint:

@@ -52,6 +52,17 @@ pub(crate) enum Command {
         #[arg(long)]
         config: PathBuf,
     },
+    /// Time one handshake floor and print it as JSON (internal: how `gander run` gets the floors
+    /// of `openssl35` rows from the binary that links OpenSSL 3.5).
+    #[command(hide = true)]
+    RunFloor {
+        /// Lab PKI root.
+        #[arg(long)]
+        pki: PathBuf,
+        /// The floor's inputs (`gander_platform::floor::FloorSpec` as JSON).
+        #[arg(long)]
+        spec: String,
+    },
     /// Re-render summary.md, samples.csv and report.html of a run directory from its results.
     Report {
         dir: PathBuf,
@@ -70,6 +81,15 @@ pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
                 "client" => gander_peers::reqresp::client(&cfg)?,
                 other => return Err(anyhow!("unknown role {other:?} (server or client)")),
             }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::RunFloor { pki, spec } => {
+            let spec: gander_platform::floor::FloorSpec =
+                serde_json::from_str(&spec).context("--spec")?;
+            let key: gander_tls::pki::KeySpec = spec.key.parse().map_err(anyhow::Error::msg)?;
+            let set = gander_tls::pki::PkiSet::paths(&pki, key);
+            let floor = gander_platform::floor::FloorMeter::default().floor_of(&spec, &set)?;
+            crate::out(serde_json::to_string(&floor)?);
             Ok(ExitCode::SUCCESS)
         }
         Command::Scenarios => {
@@ -130,7 +150,18 @@ pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
                             )
                         })
                         .unwrap_or_else(|| "cleartext".into());
-                    crate::out(format!("{:<28} {} {} {} {}B/{}ms conn={} reports={} warmup={} link={} resumption={}", c.name(), c.stack(), tls, c.key, c.params.payload, c.params.period_ms, c.params.connections, c.params.reports, c.params.warmup, c.link.name, c.params.session_resumption.name()));
+                    let group = c
+                        .tls
+                        .as_ref()
+                        .and_then(|t| t.group)
+                        .map(|g| format!(" group={g}"))
+                        .unwrap_or_default();
+                    let skip = c
+                        .skip
+                        .as_ref()
+                        .map(|w| format!(" SKIPPED: {w}"))
+                        .unwrap_or_default();
+                    crate::out(format!("{:<28} {} {} {} {}B/{}ms conn={} reports={} warmup={} link={} resumption={}", c.name(), c.stack(), tls, c.key, c.params.payload, c.params.period_ms, c.params.connections, c.params.reports, c.params.warmup, c.link.name, c.params.session_resumption.name()) + &group + &skip);
                 }
                 return Ok(ExitCode::SUCCESS);
             }
@@ -154,6 +185,7 @@ pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
                 class,
                 resume,
                 gander_exe: std::env::current_exe().context("locating the gander binary")?,
+                ossl35_exe: Some(ossl35_exe()),
                 python: python.clone(),
                 // Located when a libiec61850 case needs it, independently of the working
                 // directory (`gander_platform::assets`).
@@ -167,9 +199,14 @@ pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
             let failed: Vec<&str> = run
                 .scenarios
                 .iter()
-                .filter(|s| s.status != "ok")
+                .filter(|s| s.status == "failed")
                 .map(|s| s.name.as_str())
                 .collect();
+            let skipped = run
+                .scenarios
+                .iter()
+                .filter(|s| s.status == "skipped")
+                .count();
             for t in &run.targets {
                 crate::out(format!(
                     "target: {} -> {} (limit {:.1}x): {}",
@@ -182,9 +219,14 @@ pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
                 ));
             }
             crate::out(format!(
-                "{} of {} cases ok in {:.1} s",
-                run.scenarios.len() - failed.len(),
+                "{} of {} cases ok{} in {:.1} s",
+                run.scenarios.len() - failed.len() - skipped,
                 run.scenarios.len(),
+                if skipped > 0 {
+                    format!(", {skipped} skipped (reasons in the report)")
+                } else {
+                    String::new()
+                },
                 started.elapsed().as_secs_f64()
             ));
             if !failed.is_empty() {
@@ -198,4 +240,20 @@ pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
             })
         }
     }
+}
+
+/// The binary built with OpenSSL 3.5: `GANDER_OSSL35`, else `target/ossl35/release/gander` of
+/// the target directory this binary lives in (`make build-ossl35`).
+fn ossl35_exe() -> PathBuf {
+    if let Some(p) = std::env::var_os("GANDER_OSSL35") {
+        return PathBuf::from(p);
+    }
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| {
+            // .../target/release/gander -> .../target/ossl35/release/gander
+            let target = exe.parent()?.parent()?;
+            Some(target.join("ossl35/release/gander"))
+        })
+        .unwrap_or_else(|| PathBuf::from("target/ossl35/release/gander"))
 }

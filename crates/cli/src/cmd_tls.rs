@@ -44,6 +44,10 @@ pub(crate) enum PkiCommand {
         /// ECDSA curves (p256, p384); `none` for no ECDSA.
         #[arg(long, value_delimiter = ',', default_value = "p256,p384")]
         ecdsa: Vec<String>,
+        /// ML-DSA parameter sets (44, 65; FIPS 204); needs the binary built with OpenSSL 3.5
+        /// (`make build-ossl35`: target/ossl35/release/gander). Default none.
+        #[arg(long, value_delimiter = ',', default_value = "none")]
+        mldsa: Vec<String>,
     },
 }
 
@@ -52,6 +56,8 @@ pub enum Backend {
     Openssl,
     Gnutls,
     Rustls,
+    RustlsAwslc,
+    Openssl35,
 }
 
 impl From<Backend> for BackendKind {
@@ -60,6 +66,8 @@ impl From<Backend> for BackendKind {
             Backend::Openssl => BackendKind::Openssl,
             Backend::Gnutls => BackendKind::Gnutls,
             Backend::Rustls => BackendKind::Rustls,
+            Backend::RustlsAwslc => BackendKind::RustlsAwslc,
+            Backend::Openssl35 => BackendKind::Openssl35,
         }
     }
 }
@@ -77,8 +85,14 @@ pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
             r => r,
         },
         Command::Pki {
-            command: PkiCommand::Init { dir, rsa, ecdsa },
-        } => pki_init(dir, rsa, ecdsa),
+            command:
+                PkiCommand::Init {
+                    dir,
+                    rsa,
+                    ecdsa,
+                    mldsa,
+                },
+        } => pki_init(dir, rsa, ecdsa, mldsa),
     }
 }
 
@@ -106,6 +120,9 @@ fn suites_cmd(json: bool, only: Option<BackendKind>) -> anyhow::Result<ExitCode>
                     "backend": b.name(), "library": c.library,
                     "versions": c.versions.iter().map(|v| v.short()).collect::<Vec<_>>(),
                     "renegotiation": c.renegotiation, "key_update": c.key_update,
+                    "groups": c.groups.iter().map(|g| g.name()).collect::<Vec<_>>(),
+                    "signature_schemes": c.signature_schemes,
+                    "in_process": c.in_process,
                 })
             })
             .collect();
@@ -130,13 +147,33 @@ fn suites_cmd(json: bool, only: Option<BackendKind>) -> anyhow::Result<ExitCode>
     }
     for b in BackendKind::ALL {
         let c = backend::capabilities(b);
+        if !c.in_process {
+            writeln!(
+                out,
+                "# {:<12} {}: not in this binary; run target/ossl35/release/gander suites",
+                b.name(),
+                c.library
+            )?;
+            continue;
+        }
         let v: Vec<&str> = c.versions.iter().map(|v| v.short()).collect();
+        let g: Vec<&str> = c.groups.iter().map(|g| g.name()).collect();
         writeln!(
             out,
-            "# {:<8} {} (TLS {})",
+            "# {:<12} {} (TLS {})\n#              groups: {}\n#              TLS 1.3 signature schemes: {}",
             b.name(),
             c.library,
-            v.join(", ")
+            v.join(", "),
+            if g.is_empty() {
+                "library defaults (not selectable here)".to_string()
+            } else {
+                g.join(", ")
+            },
+            if c.signature_schemes.is_empty() {
+                "library defaults (not listed here)".to_string()
+            } else {
+                c.signature_schemes.join(", ")
+            }
         )?;
     }
     writeln!(
@@ -179,7 +216,12 @@ fn suites_cmd(json: bool, only: Option<BackendKind>) -> anyhow::Result<ExitCode>
     Ok(ExitCode::SUCCESS)
 }
 
-fn pki_init(dir: PathBuf, rsa: Vec<String>, ecdsa: Vec<String>) -> anyhow::Result<ExitCode> {
+fn pki_init(
+    dir: PathBuf,
+    rsa: Vec<String>,
+    ecdsa: Vec<String>,
+    mldsa: Vec<String>,
+) -> anyhow::Result<ExitCode> {
     let mut specs = Vec::new();
     for r in rsa
         .iter()
@@ -198,6 +240,18 @@ fn pki_init(dir: PathBuf, rsa: Vec<String>, ecdsa: Vec<String>) -> anyhow::Resul
         if matches!(s, KeySpec::Rsa(_)) {
             anyhow::bail!("--ecdsa takes p256 or p384, not {e:?}");
         }
+        specs.push(s);
+    }
+    for m in mldsa
+        .iter()
+        .filter(|m| !m.eq_ignore_ascii_case("none") && !m.is_empty())
+    {
+        let s: KeySpec = format!(
+            "mldsa{}",
+            m.trim().to_ascii_lowercase().trim_start_matches("mldsa")
+        )
+        .parse()
+        .map_err(anyhow::Error::msg)?;
         specs.push(s);
     }
     let mut out = std::io::stdout().lock();

@@ -270,6 +270,14 @@ fn one_connection(
             st.handshake().map_err(|e| (tls_kind(&e), e.to_string()))?;
             let t_tls = now_ns();
             let mut e = Event::new(name::TLS_UP, t_tls, id).with("resumed", st.session_resumed());
+            // The client's handshake ends with its last flight written and the server's read:
+            // its counters now are the handshake's bytes in each direction (docs/pq.md).
+            if let Some(w) = st.wire_bytes() {
+                e = e.with("tx_bytes", w.sent).with("rx_bytes", w.received);
+            }
+            if let Some(g) = st.negotiated_group() {
+                e = e.with("group", g.name());
+            }
             if let Some(v) = st.negotiated_version() {
                 s.version = Some(v.to_string());
                 e = e.with("version", v.to_string());

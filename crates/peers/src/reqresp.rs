@@ -191,6 +191,23 @@ impl Log {
             };
         }
     }
+    /// The client's `TLS_UP` with the handshake's bytes each way and the group, as the MMS
+    /// client writes it (docs/pq.md).
+    fn tls_up(&mut self, t: u64, conn: u64, s: &dyn gander_tls::TlsStream) {
+        if let Some(w) = &mut self.0 {
+            let mut extra = String::new();
+            if let Some(b) = s.wire_bytes() {
+                extra.push_str(&format!(
+                    r#","tx_bytes":{},"rx_bytes":{}"#,
+                    b.sent, b.received
+                ));
+            }
+            if let Some(g) = s.negotiated_group() {
+                extra.push_str(&format!(r#","group":"{}""#, g.name()));
+            }
+            let _ = writeln!(w, r#"{{"event":"TLS_UP","t_ns":{t},"conn":{conn}{extra}}}"#);
+        }
+    }
     fn error(&mut self, kind: &str) {
         if let Some(w) = &mut self.0 {
             let _ = writeln!(
@@ -311,7 +328,7 @@ pub fn client(cfg: &Config) -> Result<(), ReqRespError> {
                     log.flush();
                     return Err(ReqRespError::Handshake(e));
                 }
-                log.emit("TLS_UP", now_ns(), c, None);
+                log.tls_up(now_ns(), c, &*s);
                 Box::new(s)
             }
             None => Box::new(tcp),

@@ -15,7 +15,7 @@ pub struct Builtin {
 }
 
 /// Every built-in, the default first.
-pub const BUILTINS: [Builtin; 5] = [
+pub const BUILTINS: [Builtin; 6] = [
     Builtin {
         name: "rse2019",
         summary: "RSE 2019 Tables 1-6: five suites at TLS 1.2, suite iii at TLS 1.0/1.1/1.2, suite v at RSA 1024-8192, plus suite iv on rustls and GnuTLS; 1090 connections, 4000 reports at 500 ms",
@@ -45,6 +45,12 @@ pub const BUILTINS: [Builtin; 5] = [
         summary: "gander against libiec61850 in every server/client pairing on the suites both support",
         needs: ".venv with pyiec61850-ng",
         toml: include_str!("../../../scenarios/stacks.toml"),
+    },
+    Builtin {
+        name: "pq2026",
+        summary: "classical vs hybrid (X25519MLKEM768) vs post-quantum (MLKEM768, ML-DSA) TLS 1.3 handshakes on rustls (aws-lc-rs) and OpenSSL 3.5, with bytes on the wire and floors",
+        needs: "make build-ossl35",
+        toml: include_str!("../../../scenarios/pq2026.toml"),
     },
 ];
 

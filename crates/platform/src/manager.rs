@@ -37,6 +37,10 @@ pub struct RunOptions {
     pub resume: bool,
     /// The `gander` binary that provides `mms server|client`.
     pub gander_exe: PathBuf,
+    /// The `gander` binary built with OpenSSL 3.5 (`make build-ossl35`), which runs the peers,
+    /// floors and ML-DSA key generation of `openssl35` rows when `gander_exe` links an older
+    /// OpenSSL. `None` or missing: those rows fail with the command that builds it.
+    pub ossl35_exe: Option<PathBuf>,
     /// Python with pyiec61850-ng, and the libiec61850 peer driver (the `stacks` scenario).
     /// `None`: found when a libiec61850 case runs, by [`crate::assets`] (the driver in the
     /// repository's `interop/`, the Python in the `.venv` beside it), whatever the working
@@ -173,6 +177,86 @@ pub enum ManagerError {
         /// The last lines of its stderr.
         stderr: String,
     },
+    /// An `openssl35` row or an ML-DSA key needs the binary built with OpenSSL 3.5.
+    #[error("{what} needs the gander binary built with OpenSSL 3.5 ({}): run `make build-ossl35`", path.display())]
+    Ossl35Missing {
+        /// What needed it.
+        what: String,
+        /// Where it was looked for.
+        path: PathBuf,
+    },
+    /// A helper run of the OpenSSL 3.5 binary failed (PKI or floor).
+    #[error("{} {args}: {stderr}", exe.display())]
+    Helper {
+        /// The binary.
+        exe: PathBuf,
+        /// Its arguments.
+        args: String,
+        /// What it said (or why it could not start).
+        stderr: String,
+    },
+}
+
+/// The binary that runs `backend`'s peers: this one, or for `openssl35` in a binary linking an
+/// older OpenSSL, the one built with OpenSSL 3.5.
+fn exe_for(backend: Option<BackendKind>, opts: &RunOptions) -> Result<PathBuf, ManagerError> {
+    match backend {
+        Some(b) if !b.in_process() => ossl35(opts, &format!("backend {}", b.name())),
+        _ => Ok(opts.gander_exe.clone()),
+    }
+}
+
+fn ossl35(opts: &RunOptions, what: &str) -> Result<PathBuf, ManagerError> {
+    let path = opts
+        .ossl35_exe
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("target/ossl35/release/gander"));
+    if path.is_file() {
+        Ok(path)
+    } else {
+        Err(ManagerError::Ossl35Missing {
+            what: what.to_string(),
+            path,
+        })
+    }
+}
+
+/// Runs the OpenSSL 3.5 binary with `args` and returns its stdout.
+fn helper(exe: &Path, args: &[String]) -> Result<String, ManagerError> {
+    let err = |stderr: String| ManagerError::Helper {
+        exe: exe.to_path_buf(),
+        args: args.join(" "),
+        stderr,
+    };
+    let out = Command::new(exe)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| err(e.to_string()))?;
+    if !out.status.success() {
+        return Err(err(String::from_utf8_lossy(&out.stderr).trim().to_string()));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// The floor of an `openssl35` row, timed by the binary that links OpenSSL 3.5.
+fn floor_elsewhere(
+    case: &Case,
+    opts: &RunOptions,
+) -> Result<Option<crate::floor::Floor>, ManagerError> {
+    let Some(spec) = crate::floor::FloorSpec::of(case) else {
+        return Ok(None);
+    };
+    let exe = ossl35(opts, "the openssl35 floor")?;
+    let args = vec![
+        "run-floor".to_string(),
+        "--pki".to_string(),
+        opts.pki_dir.to_string_lossy().into_owned(),
+        "--spec".to_string(),
+        serde_json::to_string(&spec)?,
+    ];
+    let out = helper(&exe, &args)?;
+    Ok(Some(serde_json::from_str(out.trim())?))
 }
 
 /// What a peer process is.
@@ -263,11 +347,12 @@ pub fn run(scenario: &Scenario, opts: &RunOptions) -> Result<RunResults, Manager
     let machine =
         serde_json::to_value(gander_measure::machine::Machine::describe()).unwrap_or_default();
 
+    let mut notes = Vec::new();
     // Keys first: every key type the scenario needs, generated once and kept.
     let mut specs: Vec<KeySpec> = scenario
         .cases
         .iter()
-        .filter(|c| c.tls.is_some())
+        .filter(|c| c.tls.is_some() && c.skip.is_none())
         .map(|c| c.key.0)
         .collect();
     specs.sort_by_key(|s| s.dir_name());
@@ -285,17 +370,50 @@ pub fn run(scenario: &Scenario, opts: &RunOptions) -> Result<RunResults, Manager
                 opts.pki_dir.display()
             );
         }
-        pki::init(&opts.pki_dir, &specs).map_err(|source| ManagerError::Pki {
+        let (here, there): (Vec<KeySpec>, Vec<KeySpec>) = specs
+            .iter()
+            .partition(|s| !s.is_ml_dsa() || backend::linked_openssl35());
+        pki::init(&opts.pki_dir, &here).map_err(|source| ManagerError::Pki {
             dir: opts.pki_dir.clone(),
             source,
         })?;
+        // ML-DSA certificates need OpenSSL 3.5: the binary that links it makes them.
+        let missing_pq: Vec<KeySpec> = there
+            .into_iter()
+            .filter(|s| !PkiSet::paths(&opts.pki_dir, *s).crl_revoked.exists())
+            .collect();
+        if !missing_pq.is_empty() {
+            let names: Vec<String> = missing_pq.iter().map(|s| s.dir_name()).collect();
+            match ossl35(opts, &format!("the {} certificates", names.join(", "))) {
+                Ok(exe) => {
+                    let args = vec![
+                        "pki".to_string(),
+                        "init".into(),
+                        "--dir".into(),
+                        opts.pki_dir.to_string_lossy().into_owned(),
+                        "--rsa".into(),
+                        "none".into(),
+                        "--ecdsa".into(),
+                        "none".into(),
+                        "--mldsa".into(),
+                        names.join(","),
+                    ];
+                    if let Err(e) = helper(&exe, &args) {
+                        notes.push(format!(
+                            "ML-DSA PKI not generated: {}",
+                            crate::error_chain(&e)
+                        ));
+                    }
+                }
+                Err(e) => notes.push(crate::error_chain(&e)),
+            }
+        }
     }
 
     let bar = progress_bar(scenario.cases.len() as u64, opts.progress);
     let mut floors = FloorMeter::default();
     let mut baselines: HashMap<String, Result<Samples, Arc<ManagerError>>> = HashMap::new();
     let mut out: Vec<ScenarioResult> = Vec::new();
-    let mut notes = Vec::new();
     let mut link_env: Option<Result<LinkEnv, Arc<LinkError>>> = None;
     for (i, case) in scenario.cases.iter().enumerate() {
         let file = dir
@@ -319,6 +437,21 @@ pub fn run(scenario: &Scenario, opts: &RunOptions) -> Result<RunResults, Manager
         }
         let t = Instant::now();
         let mut r = blank_result(case);
+        if let Some(why) = &case.skip {
+            r.status = "skipped".into();
+            r.skip_reason = Some(why.clone());
+            let text = serde_json::to_string(&r)?;
+            results::write_atomic(&file, text.as_bytes())?;
+            progress_line(
+                &bar,
+                i,
+                scenario.cases.len(),
+                case.name(),
+                &format!("skipped: {why}"),
+            );
+            out.push(r);
+            continue;
+        }
         match run_case(case, opts, &mut baselines, &mut link_env) {
             Ok((tls, clear, link)) => {
                 if let Some((emulator, achieved)) = link {
@@ -331,14 +464,24 @@ pub fn run(scenario: &Scenario, opts: &RunOptions) -> Result<RunResults, Manager
                 }
                 r.client_summary = tls.client_summary;
                 if let Some(tls_choice) = &case.tls {
-                    let _ = tls_choice;
-                    match floors.floor(case, &PkiSet::paths(&opts.pki_dir, case.key.0)) {
-                        Ok(f) => r.floor = f,
-                        Err(e) => notes.push(format!(
-                            "{}: floor not measured: {}",
-                            case.name(),
-                            crate::error_chain(&e)
-                        )),
+                    if tls_choice.backend.in_process() {
+                        match floors.floor(case, &PkiSet::paths(&opts.pki_dir, case.key.0)) {
+                            Ok(f) => r.floor = f,
+                            Err(e) => notes.push(format!(
+                                "{}: floor not measured: {}",
+                                case.name(),
+                                crate::error_chain(&e)
+                            )),
+                        }
+                    } else {
+                        match floor_elsewhere(case, opts) {
+                            Ok(f) => r.floor = f,
+                            Err(e) => notes.push(format!(
+                                "{}: floor not measured: {}",
+                                case.name(),
+                                crate::error_chain(&e)
+                            )),
+                        }
                     }
                 }
                 let errors: Vec<String> = samples
@@ -401,6 +544,24 @@ pub fn run(scenario: &Scenario, opts: &RunOptions) -> Result<RunResults, Manager
             b.name().to_string(),
             backend::capabilities(b).library.clone(),
         );
+    }
+    // The library the openssl35 rows ran on, as that binary reports it.
+    if !BackendKind::Openssl35.in_process() {
+        if let Ok(exe) = ossl35(opts, "openssl35") {
+            let args = vec!["suites".to_string(), "--json".into()];
+            if let Ok(text) = helper(&exe, &args) {
+                if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) {
+                    let lib = v["backends"]
+                        .as_array()
+                        .and_then(|a| a.iter().find(|b| b["backend"] == "openssl35"))
+                        .and_then(|b| b["library"].as_str())
+                        .map(|l| format!("{l} (binary {})", exe.display()));
+                    if let Some(l) = lib {
+                        libraries.insert("openssl35".into(), l);
+                    }
+                }
+            }
+        }
     }
     if scenario.cases.iter().any(|c| {
         c.params.server_stack == Stack::Libiec61850 || c.params.client_stack == Stack::Libiec61850
@@ -524,6 +685,10 @@ pub fn blank_result(case: &Case) -> ScenarioResult {
         cipher_suite: tls
             .map(|t| t.suite.name.to_string())
             .unwrap_or_else(|| "none".into()),
+        group: tls.and_then(|t| t.group).map(|g| g.name().to_string()),
+        negotiated_group: None,
+        handshake_bytes: None,
+        skip_reason: None,
         rse_label: tls.and_then(|t| t.suite.rse.map(str::to_string)),
         sandia_label: tls.and_then(|t| t.suite.sandia.map(str::to_string)),
         key: case.key.to_string(),
@@ -716,16 +881,17 @@ fn peer_command(
     interaction: Interaction,
     config: &Path,
     opts: &RunOptions,
+    backend: Option<BackendKind>,
 ) -> Result<Command, ManagerError> {
     match stack {
         // Request/response (Sandia): gander's own request/response peers (`gander_peers::reqresp`).
         Stack::Gander if interaction != Interaction::Report => {
-            let mut c = Command::new(&opts.gander_exe);
+            let mut c = Command::new(exe_for(backend, opts)?);
             c.args(["run-peer", role.name(), "--config"]).arg(config);
             Ok(c)
         }
         Stack::Gander => {
-            let mut c = Command::new(&opts.gander_exe);
+            let mut c = Command::new(exe_for(backend, opts)?);
             c.args(["mms", role.name(), "--config"]).arg(config);
             Ok(c)
         }
@@ -791,6 +957,7 @@ fn run_pair(
             case.params.interaction,
             &server_cfg,
             opts,
+            case.tls.as_ref().filter(|_| with_tls).map(|t| t.backend),
         )?,
         net.map(|n| n.server_ns.as_str()),
     );
@@ -821,6 +988,7 @@ fn run_pair(
             case.params.interaction,
             &client_cfg,
             opts,
+            case.tls.as_ref().filter(|_| with_tls).map(|t| t.backend),
         )?,
         net.map(|n| n.client_ns.as_str()),
     );
@@ -1032,6 +1200,9 @@ fn peer_config(
         );
         let _ = writeln!(s, "versions = [{}]", q(tls.version.short()));
         let _ = writeln!(s, "cipher_suites = [{}]", q(tls.suite.name));
+        if let Some(g) = tls.group {
+            let _ = writeln!(s, "groups = [{}]", q(g.name()));
+        }
         let (ids, tickets) = match p.session_resumption {
             Resumption::Off => (false, false),
             Resumption::Id => (true, false),

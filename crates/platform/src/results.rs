@@ -42,6 +42,15 @@ pub struct Event {
     /// For `TLS_UP`: whether the handshake resumed a session.
     #[serde(default)]
     pub resumed: Option<bool>,
+    /// For `TLS_UP`: the key-exchange group the handshake used.
+    #[serde(default)]
+    pub group: Option<String>,
+    /// For the client's `TLS_UP`: TLS octets it had sent when its handshake completed.
+    #[serde(default)]
+    pub tx_bytes: Option<u64>,
+    /// For the client's `TLS_UP`: TLS octets it had received (the server's flights).
+    #[serde(default)]
+    pub rx_bytes: Option<u64>,
 }
 
 impl Event {
@@ -171,6 +180,15 @@ pub struct Samples {
     pub rt_clear_block: Vec<u32>,
     /// Handshakes that the peers reported as resumed.
     pub resumed: usize,
+    /// Per handshake (client `TLS_UP`): octets client → server.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hs_client_bytes: Vec<u64>,
+    /// Per handshake: octets server → client.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hs_server_bytes: Vec<u64>,
+    /// Negotiated key-exchange groups, by handshake count.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub groups: BTreeMap<String, usize>,
     /// ERROR events by kind.
     pub errors: BTreeMap<String, usize>,
 }
@@ -272,6 +290,15 @@ pub fn extract(events: &[Event]) -> Samples {
                 // The peers put `resumed` on TLS_UP; accept it on HT_END too.
                 if matches!(e.event.as_str(), "TLS_UP" | "HT_END") && e.resumed == Some(true) {
                     s.resumed += 1;
+                }
+                if e.event == "TLS_UP" {
+                    if let (Some(tx), Some(rx)) = (e.tx_bytes, e.rx_bytes) {
+                        s.hs_client_bytes.push(tx);
+                        s.hs_server_bytes.push(rx);
+                    }
+                    if let Some(g) = &e.group {
+                        *s.groups.entry(g.clone()).or_default() += 1;
+                    }
                 }
             }
             "RT_START" | "RT_END" => {
@@ -475,6 +502,47 @@ pub struct Discarded {
     pub rt_clear: usize,
 }
 
+/// Bytes on the wire of one full handshake (TLS records, both directions), the median over the
+/// case's handshakes after warm-up, with the smallest and largest seen.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HandshakeBytes {
+    /// Client → server, median.
+    pub client_to_server: u64,
+    /// Server → client, median.
+    pub server_to_client: u64,
+    /// Client → server, smallest and largest.
+    pub client_range: [u64; 2],
+    /// Server → client, smallest and largest.
+    pub server_range: [u64; 2],
+}
+
+impl HandshakeBytes {
+    /// From per-handshake counts (warm-up already left out); `None` when there are none.
+    pub fn of(client: &[u64], server: &[u64]) -> Option<HandshakeBytes> {
+        let med = |v: &[u64]| {
+            let mut v = v.to_vec();
+            v.sort_unstable();
+            v.get(v.len() / 2).copied()
+        };
+        let range = |v: &[u64]| {
+            [
+                v.iter().copied().min().unwrap_or(0),
+                v.iter().copied().max().unwrap_or(0),
+            ]
+        };
+        Some(HandshakeBytes {
+            client_to_server: med(client)?,
+            server_to_client: med(server)?,
+            client_range: range(client),
+            server_range: range(server),
+        })
+    }
+    /// Both directions together.
+    pub fn total(&self) -> u64 {
+        self.client_to_server + self.server_to_client
+    }
+}
+
 /// The result of one case (`DIR/scenarios/<name>.json`, and an entry of `results.json`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ScenarioResult {
@@ -498,6 +566,18 @@ pub struct ScenarioResult {
     pub tls_version: String,
     /// IANA name, or `none`.
     pub cipher_suite: String,
+    /// The key-exchange group the scenario asked for (`None`: the library's default).
+    #[serde(default)]
+    pub group: Option<String>,
+    /// The group the handshakes negotiated (the most frequent, as the client reported it).
+    #[serde(default)]
+    pub negotiated_group: Option<String>,
+    /// Bytes each side sent during a full handshake.
+    #[serde(default)]
+    pub handshake_bytes: Option<HandshakeBytes>,
+    /// Why the case was not run (`status = "skipped"`): e.g. a group the backend cannot do.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skip_reason: Option<String>,
     /// The RSE (i-v) and Sandia (CS1-CS7) labels of the suite.
     pub rse_label: Option<String>,
     /// The Sandia (CS1-CS7) label of the suite.
@@ -526,7 +606,7 @@ pub struct ScenarioResult {
     pub link_achieved: Option<serde_json::Value>,
     /// The case whose means `var_pct` is relative to.
     pub reference: Option<String>,
-    /// `ok` or `failed`.
+    /// `ok`, `failed` or `skipped`.
     pub status: String,
     /// Why it failed.
     pub error: Option<String>,
@@ -635,6 +715,16 @@ impl ScenarioResult {
         };
         self.set_floor(self.floor.clone());
         self.resumed_handshakes = samples.resumed;
+        let hs_keep = |v: &[u64]| v[warmup.min(v.len().saturating_sub(1))..].to_vec();
+        self.handshake_bytes = HandshakeBytes::of(
+            &hs_keep(&samples.hs_client_bytes),
+            &hs_keep(&samples.hs_server_bytes),
+        );
+        self.negotiated_group = samples
+            .groups
+            .iter()
+            .max_by_key(|(_, n)| **n)
+            .map(|(g, _)| g.clone());
         self.samples = Some(samples);
     }
 
@@ -1061,6 +1151,32 @@ mod tests {
         assert!(e.source.to_string().contains("t_ns"), "{e}");
     }
 
+    #[test]
+    fn handshake_bytes_and_groups_come_from_the_clients_tls_up() {
+        let log = r#"
+{"event":"HT_START","t_ns":1,"conn":0}
+{"event":"TCP_UP","t_ns":2,"conn":0}
+{"event":"TLS_UP","t_ns":3,"conn":0,"group":"X25519MLKEM768","tx_bytes":2000,"rx_bytes":3000}
+{"event":"HT_END","t_ns":4,"conn":0}
+{"event":"HT_START","t_ns":5,"conn":1}
+{"event":"TLS_UP","t_ns":7,"conn":1,"group":"X25519MLKEM768","tx_bytes":2010,"rx_bytes":3001}
+{"event":"HT_END","t_ns":8,"conn":1}
+{"event":"TLS_UP","t_ns":9,"conn":2}
+"#;
+        let s = extract(&parse_events(log).unwrap());
+        assert_eq!(s.hs_client_bytes, [2000, 2010]);
+        assert_eq!(s.hs_server_bytes, [3000, 3001]);
+        assert_eq!(s.groups.get("X25519MLKEM768"), Some(&2));
+        let mut r = result("pq");
+        r.compute(s, 1);
+        let b = r.handshake_bytes.clone().unwrap();
+        assert_eq!((b.client_to_server, b.server_to_client), (2010, 3001));
+        assert_eq!(b.client_range, [2010, 2010]);
+        assert_eq!(b.total(), 5011);
+        assert_eq!(r.negotiated_group.as_deref(), Some("X25519MLKEM768"));
+        assert_eq!(HandshakeBytes::of(&[], &[]), None);
+    }
+
     pub(super) fn result(name: &str) -> ScenarioResult {
         ScenarioResult {
             name: name.into(),
@@ -1073,6 +1189,10 @@ mod tests {
             library: "OpenSSL".into(),
             tls_version: "1.2".into(),
             cipher_suite: "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256".into(),
+            group: None,
+            negotiated_group: None,
+            handshake_bytes: None,
+            skip_reason: None,
             rse_label: Some("iv".into()),
             sandia_label: Some("CS6".into()),
             key: "rsa2048".into(),

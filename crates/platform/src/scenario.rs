@@ -13,7 +13,7 @@ use crate::link::profile::{self as link_profile, LinkProfile};
 use gander_tls::backend::{self, BackendKind};
 use gander_tls::pki::KeySpec;
 use gander_tls::suites::{self, CipherSuite};
-use gander_tls::TlsVersion;
+use gander_tls::{KxGroup, TlsVersion};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::fmt;
@@ -165,16 +165,20 @@ pub struct Params {
     /// Which implementation runs the client.
     #[serde(default = "default_stack")]
     pub client_stack: Stack,
-    /// `auto`, `openssl`, `gnutls` or `rustls`.
+    /// `auto`, `openssl`, `gnutls`, `rustls`, `rustls-awslc` or `openssl35`.
     #[serde(default = "default_auto")]
     pub backend: String,
+    /// Key-exchange group (`x25519`, `secp256r1`, `X25519MLKEM768`, `MLKEM768`); empty: the
+    /// library's default. A `[[matrix]]` list makes it a dimension.
+    #[serde(default)]
+    pub group: String,
     /// `1.0` .. `1.3`, or `none` for cleartext MMS.
     #[serde(default = "default_version")]
     pub tls_version: String,
     /// IANA name or `0xC02F`; ignored when `tls_version = "none"`.
     #[serde(default)]
     pub cipher_suite: String,
-    /// `rsa1024` .. `rsa8192`, `p256`, `p384`.
+    /// `rsa1024` .. `rsa8192`, `p256`, `p384`, `mldsa44`, `mldsa65`.
     #[serde(default = "default_key")]
     pub key: String,
     /// What the peers exchange after the handshake.
@@ -244,8 +248,9 @@ pub struct TableSpec {
     #[serde(default)]
     pub reference: Option<String>,
     /// `rse` (mean, sd, VAR% of HT and RT, like RSE Tables 1-6), `sandia` (mean and sd of the
-    /// TLS-minus-cleartext differences, payload rows by suite columns, like Sandia Table 2) or
-    /// `plain` (every statistic).
+    /// TLS-minus-cleartext differences, payload rows by suite columns, like Sandia Table 2),
+    /// `pq` (group, certificate, HT, floor, bytes on the wire and the HT verdict) or `plain`
+    /// (every statistic).
     #[serde(default = "default_layout")]
     pub layout: String,
     /// How rows are labelled: `suite` (the paper's label), `version`, `key`, `name`.
@@ -317,6 +322,9 @@ pub struct Case {
     pub key: KeySpecName,
     /// The link profile `params.link` names.
     pub link: LinkProfile,
+    /// Why the case is not run on this machine (a group or certificate the backend cannot
+    /// do): the run records it as `skipped` with this reason.
+    pub skip: Option<String>,
 }
 
 /// The TLS side of a case.
@@ -333,6 +341,8 @@ pub struct TlsChoice {
     pub backend_reason: String,
     /// The library and version, from the backend itself.
     pub library: String,
+    /// The key-exchange group both peers are restricted to (`None`: library defaults).
+    pub group: Option<KxGroup>,
 }
 
 fn ser_suite<S: serde::Serializer>(s: &&'static CipherSuite, ser: S) -> Result<S::Ok, S::Error> {
@@ -548,9 +558,9 @@ pub fn parse(
                     scenario: name.clone(),
                     what: format!("[[table]]: {}", e.message()),
                 })?;
-        if !["rse", "sandia", "plain"].contains(&spec.layout.as_str()) {
+        if !["rse", "sandia", "plain", "pq"].contains(&spec.layout.as_str()) {
             return Err(file_err(format!(
-                "[[table]] {}: unknown layout {:?} (expected rse, sandia or plain)",
+                "[[table]] {}: unknown layout {:?} (expected rse, sandia, plain or pq)",
                 spec.id, spec.layout
             )));
         }
@@ -707,6 +717,7 @@ pub fn resolve(scenario: &str, p: Params) -> Result<Case, ScenarioError> {
         what,
     };
     let key: KeySpec = p.key.parse().map_err(|e| err(format!("{e}")))?;
+    let mut skip = None;
     let link = *link_profile::lookup(&p.link).ok_or_else(|| {
         err(format!(
             "unknown link profile {:?} (expected one of {})",
@@ -756,6 +767,12 @@ pub fn resolve(scenario: &str, p: Params) -> Result<Case, ScenarioError> {
             (suite.kx.auth(), key),
             ("RSA", KeySpec::Rsa(_)) | ("ECDSA", KeySpec::P256 | KeySpec::P384) | ("any", _)
         );
+        if key.is_ml_dsa() && version != TlsVersion::Tls13 {
+            return Err(err(format!(
+                "{} certificates need TLS 1.3 (draft-ietf-tls-mldsa defines no TLS 1.2 use)",
+                key.dir_name()
+            )));
+        }
         if !auth_ok {
             return Err(err(format!(
                 "{} needs {} keys, not {}",
@@ -775,24 +792,70 @@ pub fn resolve(scenario: &str, p: Params) -> Result<Case, ScenarioError> {
             }
             _ => {}
         }
+        let group = if p.group.trim().is_empty() {
+            None
+        } else {
+            let g: KxGroup = p.group.parse().map_err(|e| err(format!("{e}")))?;
+            use gander_tls::suites::KeyExchange;
+            if !matches!(
+                suite.kx,
+                KeyExchange::EcdheRsa | KeyExchange::EcdheEcdsa | KeyExchange::AnyTls13
+            ) {
+                return Err(err(format!(
+                    "group {g} needs an (EC)DHE suite or TLS 1.3, not {}",
+                    suite.name
+                )));
+            }
+            Some(g)
+        };
         let (backend, backend_reason) =
             choose_backend(&p.backend, suite, version).map_err(|e| err(e.to_string()))?;
+        let caps = backend::capabilities(backend);
+        if let Some(g) = group {
+            if version != TlsVersion::Tls13 && !g.tls12() {
+                skip = Some(format!(
+                    "{g} is defined for TLS 1.3 only (draft-ietf-tls-ecdhe-mlkem)"
+                ));
+            } else if caps.in_process && !caps.groups.contains(&g) {
+                skip = Some(format!(
+                    "{} ({}) cannot negotiate {g}",
+                    backend.name(),
+                    caps.library
+                ));
+            }
+        }
+        if key.is_ml_dsa()
+            && caps.in_process
+            && !caps.signature_schemes.iter().any(|s| *s == key.dir_name())
+        {
+            skip.get_or_insert(format!(
+                "{} ({}) cannot sign or verify {} in TLS",
+                backend.name(),
+                caps.library,
+                key.dir_name()
+            ));
+        }
         Some(TlsChoice {
             version,
             suite,
             backend,
             backend_reason,
-            library: backend::capabilities(backend).library.clone(),
+            library: caps.library.clone(),
+            group,
         })
     };
     if tls.is_none() && p.session_resumption != Resumption::Off {
         return Err(err("session resumption needs TLS".into()));
+    }
+    if tls.is_none() && key.is_ml_dsa() {
+        skip = Some("cleartext: no certificate".into());
     }
     Ok(Case {
         params: p,
         tls,
         key: KeySpecName(key),
         link,
+        skip,
     })
 }
 
@@ -831,11 +894,12 @@ pub fn choose_backend(
 ) -> Result<(BackendKind, String), BackendChoiceError> {
     let supports = |b: BackendKind| {
         let caps = backend::capabilities(b);
-        caps.suites.contains(&suite.code) && caps.versions.contains(&version)
+        // A backend that runs in another binary (openssl35) is asked there, when the case runs.
+        !caps.in_process || (caps.suites.contains(&suite.code) && caps.versions.contains(&version))
     };
     if wanted.trim().eq_ignore_ascii_case("auto") {
         let mut lacking = Vec::new();
-        for b in BackendKind::ALL {
+        for b in BackendKind::ALL.into_iter().filter(|b| b.in_process()) {
             if supports(b) {
                 let reason = if lacking.is_empty() {
                     format!(
@@ -923,6 +987,51 @@ payload = [0, 512]
         Scenario::from_str("t", text, false)
             .unwrap_err()
             .to_string()
+    }
+
+    #[test]
+    fn groups_are_a_dimension_and_unsupported_ones_are_skipped() {
+        let text = r#"
+name = "g"
+[defaults]
+tls_version = "1.3"
+cipher_suite = "TLS_AES_128_GCM_SHA256"
+key = "p256"
+[[matrix]]
+name = "kx"
+backend = ["rustls", "rustls-awslc"]
+group = ["x25519", "X25519MLKEM768", "MLKEM768"]
+"#;
+        let s = Scenario::from_str("g", text, false).unwrap();
+        let names: Vec<&str> = s.cases.iter().map(|c| c.name()).collect();
+        assert_eq!(names.len(), 6);
+        assert_eq!(names[1], "kx/rustls/X25519MLKEM768");
+        let g = |c: &Case| c.tls.as_ref().and_then(|t| t.group);
+        assert_eq!(g(&s.cases[1]), Some(KxGroup::X25519Mlkem768));
+        // ring has no ML-KEM: skipped with the reason; aws-lc-rs runs all three.
+        assert_eq!(s.cases[0].skip, None);
+        let why = s.cases[1].skip.as_deref().unwrap_or("");
+        assert!(why.contains("cannot negotiate X25519MLKEM768"), "{why}");
+        assert!(s.cases[2].skip.is_some());
+        assert!(s.cases[3..].iter().all(|c| c.skip.is_none()));
+        // ML-KEM at TLS 1.2: skipped; a group with RSA key transport: an error.
+        let t12 = "name = \"t\"\n[[row]]\nname = \"a\"\nbackend = \"rustls-awslc\"\ncipher_suite = \"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256\"\ngroup = \"MLKEM768\"";
+        let s = Scenario::from_str("t", t12, false).unwrap();
+        assert!(s.cases[0]
+            .skip
+            .as_deref()
+            .unwrap_or("")
+            .contains("TLS 1.3 only"));
+        let e = case_err("name = \"t\"\n[[row]]\nname = \"a\"\ncipher_suite = \"TLS_RSA_WITH_AES_128_CBC_SHA256\"\ngroup = \"x25519\"");
+        assert!(e.contains("needs an (EC)DHE suite"), "{e}");
+        let e = case_err("name = \"t\"\n[[row]]\nname = \"a\"\ncipher_suite = \"TLS_AES_128_GCM_SHA256\"\ntls_version = \"1.3\"\ngroup = \"x448\"");
+        assert!(e.contains("unknown key-exchange group"), "{e}");
+        // ML-DSA certificates: TLS 1.3 only; ring cannot verify them.
+        let e = case_err("name = \"t\"\n[[row]]\nname = \"a\"\ncipher_suite = \"TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256\"\nkey = \"mldsa44\"");
+        assert!(e.contains("need TLS 1.3"), "{e}");
+        let ml = "name = \"t\"\n[[row]]\nname = \"a\"\nbackend = \"rustls\"\ntls_version = \"1.3\"\ncipher_suite = \"TLS_AES_128_GCM_SHA256\"\nkey = \"mldsa65\"";
+        let s = Scenario::from_str("t", ml, false).unwrap();
+        assert!(s.cases[0].skip.as_deref().unwrap_or("").contains("mldsa65"));
     }
 
     #[test]

@@ -46,6 +46,7 @@ fn opts(dir: &std::path::Path) -> RunOptions {
         class: TransferClass::by_name("TT3").unwrap(),
         resume: false,
         gander_exe: root.join("tests/fake_peer.py"),
+        ossl35_exe: Some(PathBuf::from("/nonexistent/ossl35/gander")),
         python: Some(PathBuf::from("/nonexistent/python")),
         libiec61850_driver: Some(PathBuf::from("/nonexistent/driver.py")),
         ready_timeout: Duration::from_secs(10),
@@ -166,4 +167,45 @@ fn a_server_that_dies_before_ready_fails_its_case_only() {
         e.contains("exited before READY") && e.contains("refusing"),
         "{e}"
     );
+}
+
+/// An `openssl35` row without the OpenSSL 3.5 binary fails with the command that builds it; a
+/// group the backend lacks is skipped with its reason; neither stops the run.
+#[test]
+fn openssl35_without_its_binary_fails_clearly_and_unsupported_groups_skip() {
+    if gander_tls::backend::linked_openssl35() {
+        return; // this binary is the OpenSSL 3.5 one: the row would run
+    }
+    let text = r#"
+name = "pq"
+[defaults]
+tls_version = "1.3"
+cipher_suite = "TLS_AES_128_GCM_SHA256"
+key = "p256"
+connections = 2
+reports = 0
+cleartext_baseline = false
+[[row]]
+name = "ossl35"
+backend = "openssl35"
+group = "X25519MLKEM768"
+[[row]]
+name = "ring-hybrid"
+backend = "rustls"
+group = "X25519MLKEM768"
+"#;
+    let tmp = tempfile::tempdir().unwrap();
+    let sc = Scenario::from_str("pq", text, false).unwrap();
+    let run = manager::run(&sc, &opts(tmp.path())).unwrap();
+    let r = &run.scenarios[0];
+    assert_eq!(r.status, "failed");
+    let e = r.error.as_deref().unwrap_or("");
+    assert!(e.contains("make build-ossl35"), "{e}");
+    let r = &run.scenarios[1];
+    assert_eq!(r.status, "skipped");
+    assert!(r
+        .skip_reason
+        .as_deref()
+        .unwrap_or("")
+        .contains("cannot negotiate X25519MLKEM768"));
 }

@@ -45,6 +45,10 @@ pub enum KeySpec {
     P256,
     /// ECDSA on NIST P-384 (secp384r1).
     P384,
+    /// ML-DSA-44 (FIPS 204, security category 2). Generated with OpenSSL 3.5 only.
+    MlDsa44,
+    /// ML-DSA-65 (FIPS 204, security category 3). Generated with OpenSSL 3.5 only.
+    MlDsa65,
 }
 
 impl KeySpec {
@@ -59,22 +63,42 @@ impl KeySpec {
         KeySpec::P256,
         KeySpec::P384,
     ];
+    /// The post-quantum signature key types (FIPS 204 ML-DSA; X.509 per
+    /// draft-ietf-lamps-dilithium-certificates), which need OpenSSL 3.5 to generate.
+    pub const POST_QUANTUM: [KeySpec; 2] = [KeySpec::MlDsa44, KeySpec::MlDsa65];
     /// Directory name under the PKI root.
     pub fn dir_name(self) -> String {
         match self {
             KeySpec::Rsa(b) => format!("rsa{b}"),
             KeySpec::P256 => "p256".into(),
             KeySpec::P384 => "p384".into(),
+            KeySpec::MlDsa44 => "mldsa44".into(),
+            KeySpec::MlDsa65 => "mldsa65".into(),
+        }
+    }
+    /// Whether the key type is ML-DSA.
+    pub fn is_ml_dsa(self) -> bool {
+        matches!(self, KeySpec::MlDsa44 | KeySpec::MlDsa65)
+    }
+    /// OpenSSL 3.5's algorithm name of an ML-DSA key type.
+    pub fn ml_dsa_name(self) -> Option<&'static str> {
+        match self {
+            KeySpec::MlDsa44 => Some("ML-DSA-44"),
+            KeySpec::MlDsa65 => Some("ML-DSA-65"),
+            _ => None,
         }
     }
     fn digest(self) -> MessageDigest {
         match self {
             KeySpec::P384 => MessageDigest::sha384(),
+            // ML-DSA signs the message itself (FIPS 204 "pure" mode): no separate digest.
+            KeySpec::MlDsa44 | KeySpec::MlDsa65 => MessageDigest::null(),
             _ => MessageDigest::sha256(),
         }
     }
     fn generate(self) -> Result<PKey<Private>, TlsError> {
         Ok(match self {
+            KeySpec::MlDsa44 | KeySpec::MlDsa65 => ml_dsa_keygen(self)?,
             KeySpec::Rsa(bits) => PKey::from_rsa(Rsa::generate(bits).map_err(pki)?).map_err(pki)?,
             KeySpec::P256 | KeySpec::P384 => {
                 let nid = if self == KeySpec::P256 {
@@ -97,7 +121,7 @@ impl fmt::Display for KeySpec {
 
 /// A key type name [`KeySpec`]'s parser does not know.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown key type {0:?} (expected 1024, 2048, 3072, 4096, 8192, p256 or p384)")]
+#[error("unknown key type {0:?} (expected 1024, 2048, 3072, 4096, 8192, p256, p384, mldsa44 or mldsa65)")]
 pub struct UnknownKeySpec(pub String);
 
 impl From<UnknownKeySpec> for String {
@@ -106,7 +130,7 @@ impl From<UnknownKeySpec> for String {
     }
 }
 
-/// Parses `2048`, `rsa2048`, `p256`, `ecdsa-p256`, `P-384`.
+/// Parses `2048`, `rsa2048`, `p256`, `ecdsa-p256`, `P-384`, `mldsa44`, `ML-DSA-65`.
 impl FromStr for KeySpec {
     type Err = UnknownKeySpec;
     fn from_str(s: &str) -> Result<Self, UnknownKeySpec> {
@@ -115,6 +139,8 @@ impl FromStr for KeySpec {
         match t {
             "p256" | "secp256r1" | "prime256v1" => return Ok(KeySpec::P256),
             "p384" | "secp384r1" => return Ok(KeySpec::P384),
+            "mldsa44" => return Ok(KeySpec::MlDsa44),
+            "mldsa65" => return Ok(KeySpec::MlDsa65),
             _ => {}
         }
         let bits = t.strip_prefix("rsa").unwrap_or(t);
@@ -127,6 +153,58 @@ impl FromStr for KeySpec {
 
 fn pki(e: impl fmt::Display) -> TlsError {
     TlsError::Pki(e.to_string())
+}
+
+extern "C" {
+    fn EVP_PKEY_CTX_new_from_name(
+        libctx: *mut std::ffi::c_void,
+        name: *const std::os::raw::c_char,
+        propq: *const std::os::raw::c_char,
+    ) -> *mut openssl_sys::EVP_PKEY_CTX;
+    fn EVP_PKEY_generate(
+        ctx: *mut openssl_sys::EVP_PKEY_CTX,
+        pkey: *mut *mut openssl_sys::EVP_PKEY,
+    ) -> std::os::raw::c_int;
+}
+
+/// A fresh ML-DSA key (FIPS 204 ML-DSA.KeyGen) from OpenSSL 3.5's default provider. The system
+/// OpenSSL 3.0 has no ML-DSA: then a clear error that says which binary can.
+pub(crate) fn ml_dsa_keygen(spec: KeySpec) -> Result<PKey<Private>, TlsError> {
+    use foreign_types::ForeignType;
+    let name = spec
+        .ml_dsa_name()
+        .ok_or_else(|| pki(format!("{spec} is not an ML-DSA key type")))?;
+    if !crate::backend::linked_openssl35() {
+        return Err(TlsError::Unsupported {
+            backend: "openssl",
+            what: format!(
+                "{name} keys: this gander links {}, which has no ML-DSA; run `make build-ossl35` \
+                 and `target/ossl35/release/gander pki init --mldsa 44,65`",
+                openssl::version::version()
+            ),
+        });
+    }
+    let cname = std::ffi::CString::new(name).map_err(pki)?;
+    // SAFETY: a NUL-terminated algorithm name; a null library context and property query mean
+    // the defaults. The context is freed below on every path.
+    let ctx = unsafe {
+        EVP_PKEY_CTX_new_from_name(std::ptr::null_mut(), cname.as_ptr(), std::ptr::null())
+    };
+    if ctx.is_null() {
+        return Err(pki(openssl::error::ErrorStack::get()));
+    }
+    let mut key: *mut openssl_sys::EVP_PKEY = std::ptr::null_mut();
+    // SAFETY: `ctx` is a live key-generation context; `key` receives a new reference we own.
+    let ok = unsafe {
+        openssl_sys::EVP_PKEY_keygen_init(ctx) == 1 && EVP_PKEY_generate(ctx, &mut key) == 1
+    };
+    // SAFETY: `ctx` came from EVP_PKEY_CTX_new_from_name and is not used after this.
+    unsafe { openssl_sys::EVP_PKEY_CTX_free(ctx) };
+    if !ok || key.is_null() {
+        return Err(pki(openssl::error::ErrorStack::get()));
+    }
+    // SAFETY: `key` is a new, owned EVP_PKEY; PKey takes over that reference.
+    Ok(unsafe { PKey::from_ptr(key) })
 }
 
 /// Paths of one key type's files (see the module documentation).
@@ -386,8 +464,14 @@ fn make_leaf(
     let mut ku = KeyUsage::new();
     ku.critical().digital_signature();
     match spec {
-        KeySpec::Rsa(_) => ku.key_encipherment(),
-        _ => ku.key_agreement(),
+        KeySpec::Rsa(_) => {
+            ku.key_encipherment();
+        }
+        // A signature-only algorithm (draft-ietf-lamps-dilithium-certificates §5).
+        KeySpec::MlDsa44 | KeySpec::MlDsa65 => {}
+        _ => {
+            ku.key_agreement();
+        }
     };
     b.append_extension(ku.build().map_err(pki)?).map_err(pki)?;
     let mut eku = ExtendedKeyUsage::new();

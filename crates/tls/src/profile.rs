@@ -3,13 +3,14 @@
 //!
 //! ```toml
 //! [tls]
-//! backend = "openssl"                 # openssl | gnutls | rustls
+//! backend = "openssl"                 # openssl | gnutls | rustls | rustls-awslc | openssl35
 //! ca = "pki/rsa2048/ca.pem"           # one path or a list
 //! cert = "pki/rsa2048/server.pem"
 //! key = "pki/rsa2048/server.key"
 //! peer_cert = "pki/rsa2048/client.pem"   # optional pinning: accept only this exact certificate
 //! versions = ["1.2", "1.3"]
 //! cipher_suites = ["TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", "TLS_AES_128_GCM_SHA256"]
+//! groups = ["X25519MLKEM768"]          # key-exchange groups offered/accepted; empty = library defaults
 //! crl = ["pki/rsa2048/crl.pem"]
 //! require_client_auth = true          # IEC 62351-3: mutual authentication is mandatory
 //! session_resumption = true           # RFC 5246 §7.4.1.2 session IDs, RFC 5077 / RFC 8446 §4.6.1 tickets
@@ -23,7 +24,7 @@
 //! profile from a file may rebase them with [`TlsProfile::rebase`].
 use crate::backend::{self, BackendKind};
 use crate::suites::{self, CipherSuite};
-use crate::TlsVersion;
+use crate::{KxGroup, TlsVersion};
 use serde::{Deserialize, Deserializer, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -61,6 +62,22 @@ pub enum ProfileError {
         /// The profile's versions, as written in the message.
         versions: String,
     },
+    /// The chosen backend cannot restrict its handshakes to a listed key-exchange group.
+    #[error("the {backend} backend on this machine lacks key-exchange group {group} (it offers: {offered})")]
+    GroupNotInBackend {
+        /// The group.
+        group: KxGroup,
+        /// The backend's name.
+        backend: &'static str,
+        /// The groups it has, as written in the message.
+        offered: String,
+    },
+    /// Only post-quantum groups are listed but TLS 1.3 is not allowed (the ML-KEM groups are
+    /// TLS 1.3 only).
+    #[error(
+        "key-exchange group {0} needs TLS 1.3 (the ML-KEM groups are not defined for TLS 1.2)"
+    )]
+    GroupNeedsTls13(KxGroup),
     /// A listed version has none of the listed suites.
     #[error("allowed version {0} has no cipher suite in the profile")]
     VersionWithoutSuite(TlsVersion),
@@ -141,6 +158,10 @@ pub struct TlsProfile {
     /// IANA names in preference order; empty = the backend library's defaults.
     #[serde(default)]
     pub cipher_suites: Vec<String>,
+    /// Key-exchange groups (RFC 8446 §4.2.7 `supported_groups`) in preference order, the only
+    /// ones offered (client) and accepted (server); empty = the library's defaults.
+    #[serde(default)]
+    pub groups: Vec<KxGroup>,
     /// CRLs (PEM or DER) checked for the peer's leaf certificate (RFC 5280 §6.3).
     #[serde(default, deserialize_with = "one_or_many")]
     pub crl: Vec<PathBuf>,
@@ -185,6 +206,7 @@ impl Default for TlsProfile {
             peer_cert: None,
             versions: default_versions(),
             cipher_suites: Vec::new(),
+            groups: Vec::new(),
             crl: Vec::new(),
             require_client_auth: true,
             session_resumption: true,
@@ -304,7 +326,7 @@ impl TlsProfile {
         let caps = backend::capabilities(self.backend);
         let bname = self.backend.name();
         for v in &self.versions {
-            if !caps.versions.contains(v) {
+            if caps.in_process && !caps.versions.contains(v) {
                 return Err(ProfileError::VersionNotInBackend {
                     version: *v,
                     backend: bname,
@@ -313,7 +335,7 @@ impl TlsProfile {
         }
         let suites = self.suites()?;
         for s in &suites {
-            if !caps.suites.contains(&s.code) {
+            if caps.in_process && !caps.suites.contains(&s.code) {
                 return Err(ProfileError::SuiteNotInBackend {
                     suite: s.name,
                     backend: bname,
@@ -336,6 +358,28 @@ impl TlsProfile {
                     return Err(ProfileError::VersionWithoutSuite(v));
                 }
             }
+        }
+        if caps.in_process {
+            for g in &self.groups {
+                if !caps.groups.contains(g) {
+                    let offered: Vec<_> = caps.groups.iter().map(|g| g.name()).collect();
+                    return Err(ProfileError::GroupNotInBackend {
+                        group: *g,
+                        backend: bname,
+                        offered: if offered.is_empty() {
+                            "none selectable".into()
+                        } else {
+                            offered.join(", ")
+                        },
+                    });
+                }
+            }
+        }
+        if !self.groups.is_empty()
+            && !self.versions.contains(&TlsVersion::Tls13)
+            && self.groups.iter().all(|g| !g.tls12())
+        {
+            return Err(ProfileError::GroupNeedsTls13(self.groups[0]));
         }
         if let Some(n) = self.num_tickets {
             if n > 16 {
@@ -456,6 +500,44 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(p.validate(true), Err(ProfileError::NoVersions));
+    }
+
+    #[test]
+    fn groups_parse_and_are_checked() {
+        let p = TlsProfile::from_toml(
+            "backend = \"rustls-awslc\"\ngroups = [\"X25519MLKEM768\", \"x25519\"]",
+        )
+        .unwrap();
+        assert_eq!(p.backend, BackendKind::RustlsAwslc);
+        assert_eq!(p.groups, vec![KxGroup::X25519Mlkem768, KxGroup::X25519]);
+        assert!(matches!(
+            TlsProfile::from_toml("groups = [\"X448\"]"),
+            Err(ProfileError::Toml(_))
+        ));
+        // ring has no ML-KEM.
+        let p = TlsProfile {
+            backend: BackendKind::Rustls,
+            groups: vec![KxGroup::Mlkem768],
+            ..Default::default()
+        };
+        assert!(matches!(
+            p.validate(true),
+            Err(ProfileError::GroupNotInBackend {
+                group: KxGroup::Mlkem768,
+                backend: "rustls",
+                ..
+            })
+        ));
+        let p = TlsProfile {
+            backend: BackendKind::RustlsAwslc,
+            versions: vec![TlsVersion::Tls12],
+            groups: vec![KxGroup::Mlkem768],
+            ..Default::default()
+        };
+        assert_eq!(
+            p.validate(true),
+            Err(ProfileError::GroupNeedsTls13(KxGroup::Mlkem768))
+        );
     }
 
     #[test]

@@ -76,8 +76,8 @@ fn cross_backend_pairs() {
     ];
     let mut ran = 0;
     let mut failures = Vec::new();
-    for sk in BackendKind::ALL {
-        for ck in BackendKind::ALL {
+    for sk in common::backends() {
+        for ck in common::backends() {
             if sk == ck {
                 continue;
             }
@@ -111,7 +111,7 @@ fn cross_backend_pairs() {
 #[test]
 fn ecdsa_p256_every_backend() {
     let set = pki(KeySpec::P256);
-    for b in BackendKind::ALL {
+    for b in common::backends() {
         for (v, name) in [
             (Tls12, "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"),
             (Tls13, "TLS_AES_128_GCM_SHA256"),
@@ -129,7 +129,7 @@ fn ecdsa_p256_every_backend() {
 #[test]
 fn session_resumption() {
     let set = rsa();
-    for b in BackendKind::ALL {
+    for b in common::backends() {
         for (v, tickets) in [(Tls12, false), (Tls13, true)] {
             let mut sp = profile(b, &set, true, &[v], &[]);
             let mut cp = profile(b, &set, false, &[v], &[]);
@@ -160,7 +160,7 @@ fn session_resumption() {
 #[test]
 fn resumption_off() {
     let set = rsa();
-    for b in BackendKind::ALL {
+    for b in common::backends() {
         let mut sp = profile(b, &set, true, &[Tls12], &[]);
         let mut cp = profile(b, &set, false, &[Tls12], &[]);
         sp.session_resumption = false;

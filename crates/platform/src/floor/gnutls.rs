@@ -79,6 +79,9 @@ const PREMASTER_LEN: usize = 48;
 /// Why a GnuTLS floor operation could not be prepared or run.
 #[derive(Debug, thiserror::Error)]
 pub enum GnutlsFloorError {
+    /// GnuTLS 3.7 has no ML-DSA keys.
+    #[error("GnuTLS 3.7 has no ML-DSA")]
+    NoMlDsa,
     /// The scenario's key or certificate file cannot be read.
     #[error("cannot read {}: {source}", path.display())]
     Read {
@@ -146,7 +149,13 @@ impl FloorLib for Gnutls {
     fn prepare<'a>(&'a self, op: OpKind, input: &OpInput<'a>) -> Result<Rep<'a>, PrepError> {
         let msg = [0x5au8; 64];
         let spec = input.spec;
+        if spec.is_ml_dsa() {
+            return Err(PrepError::Unsupported("GnuTLS 3.7 has no ML-DSA".into()));
+        }
         match op {
+            OpKind::KemKeygen | OpKind::KemEncap | OpKind::KemDecap => {
+                Err(PrepError::Unsupported("GnuTLS 3.7 has no ML-KEM".into()))
+            }
             OpKind::DecodeCert => {
                 let der = cert_der(input.cert)?;
                 Ok(Box::new(move || rep(decode_peer_cert(&der))))
@@ -244,7 +253,8 @@ fn sign_algo(spec: KeySpec, pss: bool) -> SignAlgorithm {
         KeySpec::Rsa(_) if pss => SignAlgorithm::RsaPssRsaeSha256,
         KeySpec::Rsa(_) => SignAlgorithm::RsaSha256,
         KeySpec::P256 => SignAlgorithm::EcdsaSha256,
-        KeySpec::P384 => SignAlgorithm::EcdsaSha384,
+        // Never reached: `prepare` refuses ML-DSA keys first.
+        KeySpec::P384 | KeySpec::MlDsa44 | KeySpec::MlDsa65 => SignAlgorithm::EcdsaSha384,
     }
 }
 
@@ -259,6 +269,9 @@ fn privkey_from_pem_file(path: &Path, spec: KeySpec) -> Result<Privkey, GnutlsFl
     let want = match spec {
         KeySpec::Rsa(_) => PkAlgorithm::Rsa,
         KeySpec::P256 | KeySpec::P384 => PkAlgorithm::Ecdsa,
+        KeySpec::MlDsa44 | KeySpec::MlDsa65 => {
+            return Err(GnutlsFloorError::NoMlDsa);
+        }
     };
     let found = key.algorithm();
     if found != want {

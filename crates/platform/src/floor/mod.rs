@@ -53,12 +53,13 @@ use crate::scenario::{Case, Resumption};
 use gander_tls::backend::BackendKind;
 use gander_tls::pki::{KeySpec, PkiSet};
 use gander_tls::suites::KeyExchange;
-use gander_tls::TlsVersion;
+use gander_tls::{KxGroup, TlsVersion};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+pub mod awslc;
 pub mod gnutls;
 pub mod openssl;
 pub mod ring;
@@ -144,6 +145,13 @@ pub enum OpKind {
     Derive(Group),
     /// Parsing the peer's certificate (not counted in the floor).
     DecodeCert,
+    /// ML-KEM-768 key generation (FIPS 203 ML-KEM.KeyGen), the client's key share.
+    KemKeygen,
+    /// ML-KEM-768 encapsulation to the client's encapsulation key, imported as received
+    /// (FIPS 203 ML-KEM.Encaps), the server's key share.
+    KemEncap,
+    /// ML-KEM-768 decapsulation of the server's ciphertext (FIPS 203 ML-KEM.Decaps), client.
+    KemDecap,
 }
 
 /// The inputs of an operation: the scenario's key and certificate, and the signature scheme.
@@ -263,12 +271,64 @@ pub trait FloorLib {
     fn prepare<'a>(&'a self, op: OpKind, input: &OpInput<'a>) -> Result<Rep<'a>, PrepError>;
 }
 
-/// The floor library for a backend.
+/// The floor library for a backend. `openssl35` is timed by this process's OpenSSL: the
+/// manager asks the binary that links OpenSSL 3.5 for those floors (`gander run-floor`).
 pub fn library_for(backend: BackendKind) -> Box<dyn FloorLib> {
     match backend {
-        BackendKind::Openssl => Box::new(openssl::Openssl),
+        BackendKind::Openssl | BackendKind::Openssl35 => Box::new(openssl::Openssl),
         BackendKind::Rustls => Box::new(ring::Ring),
+        BackendKind::RustlsAwslc => Box::new(awslc::AwsLc),
         BackendKind::Gnutls => Box::new(gnutls::Gnutls),
+    }
+}
+
+/// What a floor depends on: the handshake's library, version, suite, certificate key, group
+/// and resumption. Serialised, it is what the manager hands `gander run-floor` in the binary
+/// that links OpenSSL 3.5.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FloorSpec {
+    /// The backend the handshake ran on.
+    pub backend: BackendKind,
+    /// The TLS version.
+    pub version: TlsVersion,
+    /// The suite's IANA name.
+    pub suite: String,
+    /// The certificate key type (`rsa2048`, `mldsa44`, ...).
+    pub key: String,
+    /// The key-exchange group; `None`: the library's default ([`FloorLib::ecdh_group`]).
+    pub group: Option<KxGroup>,
+    /// Session resumption.
+    pub resumption: Resumption,
+    /// A libiec61850 peer (its mbedTLS is not timed here).
+    pub mbedtls: bool,
+}
+
+/// Why a [`FloorSpec`] does not describe a handshake gander knows.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum FloorSpecError {
+    /// The suite is not in the catalogue.
+    #[error("unknown cipher suite {0:?}")]
+    Suite(String),
+    /// The key type is not one of the lab PKI's.
+    #[error(transparent)]
+    Key(#[from] gander_tls::pki::UnknownKeySpec),
+}
+
+impl FloorSpec {
+    /// The floor inputs of a case.
+    pub fn of(case: &Case) -> Option<FloorSpec> {
+        let tls = case.tls.as_ref()?;
+        Some(FloorSpec {
+            backend: tls.backend,
+            version: tls.version,
+            suite: tls.suite.name.to_string(),
+            key: case.key.0.dir_name(),
+            group: tls.group,
+            resumption: case.params.session_resumption,
+            mbedtls: [case.params.server_stack, case.params.client_stack]
+                .contains(&crate::scenario::Stack::Libiec61850),
+        })
     }
 }
 
@@ -357,29 +417,59 @@ impl FloorMeter {
 
     /// The floor of `case`'s handshake with the keys of `pki`; `None` for cleartext.
     pub fn floor(&mut self, case: &Case, pki: &PkiSet) -> Result<Option<Floor>, FloorError> {
-        let Some(tls) = &case.tls else {
-            return Ok(None);
+        match FloorSpec::of(case) {
+            None => Ok(None),
+            Some(spec) => self.floor_of(&spec, pki).map(Some),
+        }
+    }
+
+    /// The floor of the handshake `spec` describes, with the keys of `pki`.
+    pub fn floor_of(&mut self, fs: &FloorSpec, pki: &PkiSet) -> Result<Floor, FloorError> {
+        let bad = |reason: String| FloorError {
+            library: fs.backend.name().into(),
+            op: "floor".into(),
+            reason,
+            unsupported: false,
         };
-        let lib = library_for(tls.backend);
-        let spec = case.key.0;
-        let resumed = case.params.session_resumption != Resumption::Off;
-        let kx = tls.suite.kx;
-        let ecdh = lib.ecdh_group();
+        let suite = gander_tls::suites::lookup(&fs.suite)
+            .ok_or_else(|| bad(FloorSpecError::Suite(fs.suite.clone()).to_string()))?;
+        let spec: KeySpec = fs
+            .key
+            .parse()
+            .map_err(|e: gander_tls::pki::UnknownKeySpec| bad(e.to_string()))?;
+        let lib = library_for(fs.backend);
+        let resumed = fs.resumption != Resumption::Off;
+        let kx = suite.kx;
+        // The group the handshake agrees on, and whether ML-KEM is in it.
+        let (ecdh, kem) = match fs.group {
+            None => (Some(lib.ecdh_group()), false),
+            Some(KxGroup::X25519) => (Some(Group::X25519), false),
+            Some(KxGroup::Secp256r1) => (Some(Group::P256), false),
+            Some(KxGroup::X25519Mlkem768) => (Some(Group::X25519), true),
+            Some(KxGroup::Mlkem768) => (None, true),
+        };
         let group_name = |g: Group| match g {
             Group::X25519 => "X25519".to_string(),
             Group::P256 => "P-256".to_string(),
             Group::Dh2048 => lib.dh_name(),
         };
-        let pss = lib.rsa_pss(tls.version);
+        let kx_name = match fs.group {
+            Some(g) => g.name().to_string(),
+            None => ecdh.map(group_name).unwrap_or_default(),
+        };
+        let pss = lib.rsa_pss(fs.version);
         let (sig_name, sig_alg) = match spec {
             KeySpec::Rsa(b) => (format!("RSA-{b}"), if pss { "PSS" } else { "PKCS1" }),
             KeySpec::P256 => ("ECDSA P-256".into(), "SHA256"),
             KeySpec::P384 => ("ECDSA P-384".into(), "SHA384"),
+            KeySpec::MlDsa44 => ("ML-DSA-44".into(), "pure"),
+            KeySpec::MlDsa65 => ("ML-DSA-65".into(), "pure"),
         };
         let cert_alg = match spec {
             KeySpec::Rsa(_) => "PKCS1",
             KeySpec::P256 => "SHA256",
             KeySpec::P384 => "SHA384",
+            KeySpec::MlDsa44 | KeySpec::MlDsa65 => "pure",
         };
         let mut ops: Vec<(OpKind, String, u32)> = Vec::new();
         let sign = (OpKind::Sign, format!("{sig_name} {sig_alg} sign"));
@@ -401,12 +491,38 @@ impl FloorMeter {
             ]
         };
         let mut push = |(k, l): (OpKind, String), n: u32| ops.push((k, l, n));
-        let note;
-        if resumed {
-            if case.params.session_resumption == Resumption::Psk {
-                for x in agree(ecdh) {
+        let push_agreement = |push: &mut dyn FnMut((OpKind, String), u32)| {
+            if let Some(g) = ecdh {
+                for x in agree(g) {
                     push(x, 2);
                 }
+            }
+            if kem {
+                push(
+                    (
+                        OpKind::KemKeygen,
+                        "ML-KEM-768 key generation (client)".into(),
+                    ),
+                    1,
+                );
+                push(
+                    (
+                        OpKind::KemEncap,
+                        "ML-KEM-768 encapsulation (server, client key new in this handshake)"
+                            .into(),
+                    ),
+                    1,
+                );
+                push(
+                    (OpKind::KemDecap, "ML-KEM-768 decapsulation (client)".into()),
+                    1,
+                );
+            }
+        };
+        let note;
+        if resumed {
+            if fs.resumption == Resumption::Psk {
+                push_agreement(&mut push);
                 note = "resumed TLS 1.3 (psk_dhe_ke): key agreement only".to_string();
             } else {
                 note = "resumed TLS 1.2: no public-key operations".to_string();
@@ -451,12 +567,9 @@ impl FloorMeter {
                     push(sign, 2);
                     push(verify, 2);
                     push(verify_chain, 2);
-                    for x in agree(ecdh) {
-                        push(x, 2);
-                    }
+                    push_agreement(&mut push);
                     note = format!(
-                        "(EC)DHE over {}, mutual authentication, one-level chain",
-                        group_name(ecdh)
+                        "key exchange over {kx_name}, mutual authentication, one-level chain"
                     );
                 }
             }
@@ -496,8 +609,7 @@ impl FloorMeter {
         let own = lib.name();
         // libiec61850 runs its TLS on the mbedTLS it bundles, which gander cannot time: a
         // handshake with a libiec61850 peer gets the backend's floor, marked as another library's.
-        let mbedtls = [case.params.server_stack, case.params.client_stack]
-            .contains(&crate::scenario::Stack::Libiec61850);
+        let mbedtls = fs.mbedtls;
         let mut note = note;
         if mbedtls {
             note.push_str("; a libiec61850 peer runs on its bundled mbedTLS, not timed here");
@@ -511,7 +623,7 @@ impl FloorMeter {
             not_counted,
         };
         floor.library = floor.libraries().join(" + ");
-        Ok(Some(floor))
+        Ok(floor)
     }
 
     /// Times `kind` with `lib`, or with OpenSSL when `lib` has no public interface for it.
@@ -526,6 +638,10 @@ impl FloorMeter {
         let scope = match kind {
             OpKind::Keygen(_) | OpKind::Derive(_) => "any".to_string(),
             _ => input.spec.dir_name().to_string(),
+        };
+        let scope = match kind {
+            OpKind::KemKeygen | OpKind::KemEncap | OpKind::KemDecap => "any".to_string(),
+            _ => scope,
         };
         let key = format!("{}:{scope}:{label}", lib.id());
         if let Some(v) = self.cache.get(&key) {
@@ -602,9 +718,11 @@ mod tests {
             kinds.push(OpKind::Keygen(g));
             kinds.push(OpKind::Derive(g));
         }
+        kinds.extend([OpKind::KemKeygen, OpKind::KemEncap, OpKind::KemDecap]);
         for backend in [
             BackendKind::Openssl,
             BackendKind::Rustls,
+            BackendKind::RustlsAwslc,
             BackendKind::Gnutls,
         ] {
             let lib = library_for(backend);
@@ -619,20 +737,23 @@ mod tests {
                 for &op in &kinds {
                     let rsa_only =
                         matches!(op, OpKind::PremasterDecrypt | OpKind::PremasterEncrypt);
+                    let kem = matches!(op, OpKind::KemKeygen | OpKind::KemEncap | OpKind::KemDecap);
                     match lib.prepare(op, &input) {
                         Ok(mut rep) => {
                             rep().unwrap_or_else(|e| panic!("{} {op:?} {spec:?}: {e}", lib.id()));
                             rep().unwrap_or_else(|e| panic!("{} {op:?} {spec:?}: {e}", lib.id()));
                         }
                         Err(PrepError::Unsupported(why)) => {
+                            let dh = op == OpKind::Keygen(Group::Dh2048)
+                                || op == OpKind::Derive(Group::Dh2048);
                             let expected = match backend {
-                                BackendKind::Openssl => false,
-                                BackendKind::Rustls => {
-                                    rsa_only
-                                        || op == OpKind::Keygen(Group::Dh2048)
-                                        || op == OpKind::Derive(Group::Dh2048)
+                                // ML-KEM only from OpenSSL 3.5 on.
+                                BackendKind::Openssl | BackendKind::Openssl35 => {
+                                    kem && !gander_tls::backend::linked_openssl35()
                                 }
-                                BackendKind::Gnutls => false,
+                                BackendKind::Rustls => rsa_only || dh || kem,
+                                BackendKind::RustlsAwslc => rsa_only || dh,
+                                BackendKind::Gnutls => kem,
                             };
                             assert!(expected, "{} {op:?} {spec:?} unsupported: {why}", lib.id());
                         }

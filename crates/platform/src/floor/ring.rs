@@ -53,6 +53,9 @@ impl Signer {
                     .map_err(|e| fail("ring: RSA key", e))?;
                 Ok(Signer::Rsa(kp, &signature::RSA_PSS_2048_8192_SHA512))
             }
+            KeySpec::MlDsa44 | KeySpec::MlDsa65 => Err(PrepError::Unsupported(
+                "ring has no ML-DSA (rustls verifies it with aws-lc-rs only)".into(),
+            )),
             KeySpec::P256 | KeySpec::P384 => {
                 let (sign_alg, verify_alg) = if input.spec == KeySpec::P256 {
                     (
@@ -172,6 +175,9 @@ impl FloorLib for Ring {
             OpKind::PremasterDecrypt | OpKind::PremasterEncrypt => Err(PrepError::Unsupported(
                 "rustls has no RSA key transport".into(),
             )),
+            OpKind::KemKeygen | OpKind::KemEncap | OpKind::KemDecap => {
+                Err(PrepError::Unsupported("ring has no ML-KEM".into()))
+            }
             OpKind::Keygen(g) => {
                 let alg = agreement_alg(g)?;
                 Ok(Box::new(move || {

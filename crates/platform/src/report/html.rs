@@ -403,6 +403,30 @@ pub fn report_html(run: &RunResults) -> String {
             sandia_table(&mut o, run, &rows, &t.id);
             continue;
         }
+        if t.layout == "pq" {
+            let _ = write!(
+                o,
+                "<table class=\"paper\" id=\"tbl-{}\"><thead><tr>",
+                esc(&t.id)
+            );
+            for h in super::PQ_HEADINGS {
+                let _ = write!(o, "<th>{}</th>", esc(h));
+            }
+            o.push_str("</tr></thead><tbody>");
+            for r in &rows {
+                let _ = write!(
+                    o,
+                    "<tr class=\"{}\">",
+                    if r.status == "failed" { "failed" } else { "ok" }
+                );
+                for c in super::pq_cells(run, r, &t.row_label) {
+                    let _ = write!(o, "<td class=\"l\">{}</td>", esc(&c));
+                }
+                o.push_str("</tr>");
+            }
+            o.push_str("</tbody></table>\n");
+            continue;
+        }
         let reference = t.reference.as_deref();
         let _ = write!(o, "<table class=\"paper\" id=\"tbl-{}\"><thead><tr><th class=\"l\" rowspan=\"2\">CYPHER S.</th><th class=\"l\" rowspan=\"2\">backend</th><th colspan=\"5\">HT (ms)</th><th colspan=\"6\">RT (ms)</th><th class=\"l\" rowspan=\"2\">status</th></tr>\
 <tr><th>MEAN</th><th>ST. DEV.</th><th>VAR. (%)</th><th>floor</th><th>HT/floor</th><th>MEAN</th><th>ST. DEV.</th><th>VAR. (%)</th><th>cleartext median</th><th>RT/clear</th><th class=\"l\">verdict</th></tr></thead><tbody>", esc(&t.id));

@@ -1,5 +1,7 @@
 //! `summary.md`: the run's tables in Markdown, for a terminal or a pull request.
-use super::{ms, pct, ratio, row_label, table_rows, table_var, verdict};
+use super::{
+    ms, pct, pq_cells, ratio, row_label, status_text, table_rows, table_var, verdict, PQ_HEADINGS,
+};
 use crate::results::RunResults;
 use std::fmt::Write;
 
@@ -56,6 +58,14 @@ pub fn summary_md(run: &RunResults) -> String {
             continue;
         }
         let _ = writeln!(o, "\n## {}\n", t.title);
+        if t.layout == "pq" {
+            let _ = writeln!(o, "| {} |", PQ_HEADINGS.join(" | "));
+            let _ = writeln!(o, "|{}", "---|".repeat(PQ_HEADINGS.len()));
+            for r in rows {
+                let _ = writeln!(o, "| {} |", pq_cells(run, r, &t.row_label).join(" | "));
+            }
+            continue;
+        }
         if t.layout == "sandia" {
             let _ = writeln!(o, "| case | payload | n | mean diff (ms) | sd diff (ms) | TLS median (ms) | clear median (ms) |\n|---|---|---|---|---|---|---|");
             for r in rows {
@@ -92,11 +102,7 @@ pub fn summary_md(run: &RunResults) -> String {
                 pct(table_var(run, reference, r, false)),
                 ratio(r.rt_cleartext_ratio),
                 verdict(run, r),
-                if r.status == "ok" {
-                    "ok".to_string()
-                } else {
-                    format!("FAILED: {}", r.error.as_deref().unwrap_or("?"))
-                }
+                status_text(r)
             );
         }
     }

@@ -110,3 +110,69 @@ pub fn verdict(run: &RunResults, r: &ScenarioResult) -> String {
         None => "-".into(),
     }
 }
+
+/// HT p99 against the run's transfer-time class: whether a connection set up (or re-established
+/// after a failover) completes within the time the class allows a message. IEC 61850-5 gives
+/// no separate budget for association set-up; this is the strictest reading (docs/pq.md).
+pub fn verdict_ht(run: &RunResults, r: &ScenarioResult) -> String {
+    match &r.ht {
+        Some(ht) if ht.p99_ms <= run.class.limit_ms => {
+            format!("ok ({} {} ms)", run.class.class, run.class.limit_ms)
+        }
+        Some(_) => format!("over ({} {} ms)", run.class.class, run.class.limit_ms),
+        None => "-".into(),
+    }
+}
+
+/// `ok`, `skipped: why` or `FAILED: why`.
+pub fn status_text(r: &ScenarioResult) -> String {
+    match r.status.as_str() {
+        "ok" => "ok".into(),
+        "skipped" => format!("skipped: {}", r.skip_reason.as_deref().unwrap_or("?")),
+        _ => format!("FAILED: {}", r.error.as_deref().unwrap_or("?")),
+    }
+}
+
+/// Column headings of the `pq` layout.
+pub const PQ_HEADINGS: [&str; 13] = [
+    "case",
+    "backend",
+    "certificate",
+    "group (negotiated)",
+    "HT median (ms)",
+    "HT p99 (ms)",
+    "HT floor (ms)",
+    "HT/floor",
+    "client→server (B)",
+    "server→client (B)",
+    "RT median (ms)",
+    "HT verdict",
+    "status",
+];
+
+/// One row of the `pq` layout (see [`PQ_HEADINGS`]).
+pub fn pq_cells(run: &RunResults, r: &ScenarioResult, style: &str) -> [String; 13] {
+    let b = r.handshake_bytes.as_ref();
+    let group = match (&r.group, &r.negotiated_group) {
+        (_, Some(n)) => n.clone(),
+        (Some(g), None) => format!("{g} (asked)"),
+        (None, None) => "-".into(),
+    };
+    [
+        row_label(r, style),
+        r.backend.clone(),
+        r.key.clone(),
+        group,
+        ms(r.ht.as_ref().map(|s| s.median_ms)),
+        ms(r.ht.as_ref().map(|s| s.p99_ms)),
+        ms(r.ht_floor_ms),
+        ratio(r.ht_floor_ratio),
+        b.map(|b| b.client_to_server.to_string())
+            .unwrap_or_else(|| "-".into()),
+        b.map(|b| b.server_to_client.to_string())
+            .unwrap_or_else(|| "-".into()),
+        ms(r.rt.as_ref().map(|s| s.median_ms)),
+        verdict_ht(run, r),
+        status_text(r),
+    ]
+}

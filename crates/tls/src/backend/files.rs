@@ -1,7 +1,6 @@
 //! Reading the profile's PEM/DER files once, with errors that name the file.
 use crate::profile::ProfileError;
 use crate::TlsError;
-use openssl::pkey::{PKey, Private};
 use openssl::x509::{X509Crl, X509};
 use std::path::Path;
 
@@ -41,13 +40,6 @@ pub(crate) fn certs(what: &'static str, p: &Path) -> Result<Vec<X509>, TlsError>
 pub(crate) fn cert_der(what: &'static str, p: &Path) -> Result<Vec<u8>, TlsError> {
     let c = certs(what, p)?;
     c[0].to_der().map_err(|e| bad(what, p, e))
-}
-
-pub(crate) fn key(p: &Path) -> Result<PKey<Private>, TlsError> {
-    let data = read("key", p)?;
-    PKey::private_key_from_pem(&data)
-        .or_else(|_| PKey::private_key_from_der(&data))
-        .map_err(|e| bad("key", p, e))
 }
 
 /// Every CRL in a PEM file (or one DER CRL).

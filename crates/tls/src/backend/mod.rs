@@ -17,7 +17,7 @@
 //! # Ok(()) }
 //! ```
 use crate::suites::{self, CipherSuite};
-use crate::{TlsError, TlsProfile, TlsVersion};
+use crate::{KxGroup, TlsError, TlsProfile, TlsVersion};
 use serde::{Deserialize, Serialize};
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -28,6 +28,7 @@ pub(crate) mod files;
 pub mod gnutls;
 pub mod openssl_tls;
 pub mod rustls_tls;
+pub mod wire;
 
 /// The TLS library behind a profile.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -40,18 +41,58 @@ pub enum BackendKind {
     Gnutls,
     /// rustls with the *ring* provider: TLS 1.2/1.3, AEAD suites only.
     Rustls,
+    /// rustls with the aws-lc-rs provider: the same protocol code, AWS-LC's cryptography, and
+    /// the ML-KEM groups (X25519MLKEM768, MLKEM768) and ML-DSA signatures.
+    #[serde(rename = "rustls-awslc")]
+    RustlsAwslc,
+    /// OpenSSL 3.5 (ML-KEM groups, ML-DSA): the same backend code as `openssl`, linked into a
+    /// second gander binary built with the `vendored-openssl` feature (`make build-ossl35`),
+    /// because one binary holds one OpenSSL ([`linked_openssl35`]).
+    Openssl35,
 }
 
 impl BackendKind {
     /// Every backend, in the order reports list them.
-    pub const ALL: [BackendKind; 3] = [Self::Openssl, Self::Gnutls, Self::Rustls];
-    /// The name profiles and the command line use: `openssl`, `gnutls` or `rustls`.
+    pub const ALL: [BackendKind; 5] = [
+        Self::Openssl,
+        Self::Gnutls,
+        Self::Rustls,
+        Self::RustlsAwslc,
+        Self::Openssl35,
+    ];
+    /// The name profiles and the command line use: `openssl`, `gnutls`, `rustls`,
+    /// `rustls-awslc` or `openssl35`.
     pub fn name(self) -> &'static str {
         match self {
             Self::Openssl => "openssl",
             Self::Gnutls => "gnutls",
             Self::Rustls => "rustls",
+            Self::RustlsAwslc => "rustls-awslc",
+            Self::Openssl35 => "openssl35",
         }
+    }
+    /// Whether this process can run the backend. `openssl35` runs only in a binary that links
+    /// OpenSSL 3.5 or later; the measurement manager starts that binary for its rows.
+    pub fn in_process(self) -> bool {
+        self != Self::Openssl35 || linked_openssl35()
+    }
+}
+
+/// Whether this binary links OpenSSL 3.5 or later (`OPENSSL_VERSION_NUMBER` >= 0x30500000): built
+/// with the `vendored-openssl` feature, or on a system whose OpenSSL is that new.
+pub fn linked_openssl35() -> bool {
+    openssl::version::number() >= 0x3050_0000
+}
+
+/// The error for an `openssl35` profile in a binary that links an older OpenSSL.
+pub fn openssl35_missing() -> TlsError {
+    TlsError::Unsupported {
+        backend: "openssl35",
+        what: format!(
+            "this gander binary links {}; the openssl35 backend runs in the binary built with \
+             OpenSSL 3.5 (run `make build-ossl35`: target/ossl35/release/gander)",
+            openssl::version::version()
+        ),
     }
 }
 
@@ -63,7 +104,7 @@ impl std::fmt::Display for BackendKind {
 
 /// A backend name [`BackendKind`]'s parser does not know.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown TLS backend {0:?} (expected openssl, gnutls or rustls)")]
+#[error("unknown TLS backend {0:?} (expected openssl, gnutls, rustls, rustls-awslc or openssl35)")]
 pub struct UnknownBackend(pub String);
 
 impl From<UnknownBackend> for String {
@@ -72,7 +113,8 @@ impl From<UnknownBackend> for String {
     }
 }
 
-/// Parses a backend name (`openssl`, `gnutls`, `rustls`; case-insensitive).
+/// Parses a backend name (`openssl`, `gnutls`, `rustls`, `rustls-awslc`, `openssl35`;
+/// case-insensitive).
 impl std::str::FromStr for BackendKind {
     type Err = UnknownBackend;
     fn from_str(s: &str) -> Result<Self, UnknownBackend> {
@@ -96,15 +138,50 @@ pub struct Capabilities {
     pub renegotiation: bool,
     /// TLS 1.3 KeyUpdate (RFC 8446 §4.6.3) through [`TlsStream::rekey`].
     pub key_update: bool,
+    /// Key-exchange groups the backend can be restricted to (`groups` in a profile).
+    pub groups: Vec<KxGroup>,
+    /// TLS 1.3 signature schemes it can sign and verify (IANA names, RFC 8446 §4.2.3 and
+    /// draft-ietf-tls-mldsa), as the library lists them.
+    pub signature_schemes: Vec<String>,
+    /// `false` when this process cannot run the backend (`openssl35` in a binary linking an
+    /// older OpenSSL): the other fields then describe nothing asked of the library.
+    pub in_process: bool,
 }
 
 /// Capabilities of `kind`, computed once per process.
 pub fn capabilities(kind: BackendKind) -> &'static Capabilities {
-    static CAPS: [OnceLock<Capabilities>; 3] = [OnceLock::new(), OnceLock::new(), OnceLock::new()];
+    static CAPS: [OnceLock<Capabilities>; 5] = [
+        OnceLock::new(),
+        OnceLock::new(),
+        OnceLock::new(),
+        OnceLock::new(),
+        OnceLock::new(),
+    ];
     match kind {
         BackendKind::Openssl => CAPS[0].get_or_init(openssl_tls::capabilities),
         BackendKind::Gnutls => CAPS[1].get_or_init(gnutls::capabilities),
-        BackendKind::Rustls => CAPS[2].get_or_init(rustls_tls::capabilities),
+        BackendKind::Rustls => {
+            CAPS[2].get_or_init(|| rustls_tls::capabilities(rustls_tls::Provider::Ring))
+        }
+        BackendKind::RustlsAwslc => {
+            CAPS[3].get_or_init(|| rustls_tls::capabilities(rustls_tls::Provider::AwsLc))
+        }
+        BackendKind::Openssl35 => CAPS[4].get_or_init(|| {
+            if linked_openssl35() {
+                openssl_tls::capabilities()
+            } else {
+                Capabilities {
+                    library: "OpenSSL 3.5 (separate binary: make build-ossl35)".into(),
+                    versions: Vec::new(),
+                    suites: Vec::new(),
+                    renegotiation: true,
+                    key_update: true,
+                    groups: Vec::new(),
+                    signature_schemes: Vec::new(),
+                    in_process: false,
+                }
+            }
+        }),
     }
 }
 
@@ -139,6 +216,17 @@ pub trait TlsStream: Read + Write + Send {
     fn peer_certificate(&self) -> Option<Vec<u8>>;
     /// Whether the handshake resumed a previous session (abbreviated handshake).
     fn session_resumed(&self) -> bool;
+    /// The key-exchange group the handshake used, if gander knows it (`None` before the
+    /// handshake, for RSA key transport and for finite-field DHE).
+    fn negotiated_group(&self) -> Option<KxGroup> {
+        None
+    }
+    /// TLS payload octets this end has sent and received on its TCP connection so far, from the
+    /// kernel's counters ([`wire::tcp_bytes`]). Read right after [`TlsStream::handshake`] on the
+    /// client, they are the handshake's bytes on the wire in each direction.
+    fn wire_bytes(&self) -> Option<wire::WireBytes> {
+        wire::tcp_bytes(self.tcp())
+    }
     /// Fresh keys now: TLS 1.2 renegotiation (RFC 5746) or TLS 1.3 KeyUpdate (RFC 8446 §4.6.3),
     /// where the backend can ([`Capabilities`]). Completes on later reads/writes.
     fn rekey(&mut self) -> Result<(), TlsError>;
@@ -170,11 +258,18 @@ pub trait TlsBackend: Send + Sync {
 /// Validates `profile` and builds its backend. Server credentials are needed only if
 /// [`TlsBackend::server`] is used.
 pub fn open(profile: &TlsProfile) -> Result<Box<dyn TlsBackend>, TlsError> {
+    if !profile.backend.in_process() {
+        return Err(openssl35_missing());
+    }
     profile.validate(profile.cert.is_some())?;
     let inner: Box<dyn TlsBackend> = match profile.backend {
-        BackendKind::Openssl => Box::new(openssl_tls::OpensslBackend::new(profile)?),
+        BackendKind::Openssl | BackendKind::Openssl35 => {
+            Box::new(openssl_tls::OpensslBackend::new(profile)?)
+        }
         BackendKind::Gnutls => Box::new(gnutls::GnutlsBackend::new(profile)?),
-        BackendKind::Rustls => Box::new(rustls_tls::RustlsBackend::new(profile)?),
+        BackendKind::Rustls | BackendKind::RustlsAwslc => {
+            Box::new(rustls_tls::RustlsBackend::new(profile)?)
+        }
     };
     Ok(
         if profile.renegotiation_interval_s.is_some() || profile.key_update_interval_s.is_some() {
@@ -344,6 +439,9 @@ impl TlsStream for RekeyingStream {
     }
     fn session_resumed(&self) -> bool {
         self.inner.session_resumed()
+    }
+    fn negotiated_group(&self) -> Option<KxGroup> {
+        self.inner.negotiated_group()
     }
     fn rekey(&mut self) -> Result<(), TlsError> {
         self.inner.rekey()?;

@@ -8,7 +8,7 @@ use super::{
 };
 use crate::error::{from_alert, Side};
 use crate::suites::{self, CipherSuite};
-use crate::{TlsError, TlsProfile, TlsVersion};
+use crate::{KxGroup, TlsError, TlsProfile, TlsVersion};
 use openssl::ssl::{
     ErrorCode, ShutdownState, SslContext, SslContextBuilder, SslFiletype, SslMethod, SslOptions,
     SslRef, SslSession, SslSessionCacheMode, SslStream, SslVerifyMode, SslVersion,
@@ -144,6 +144,22 @@ pub(crate) fn capabilities() -> Capabilities {
         }
     }
     let n = names();
+    // A group or scheme is there when the library accepts a list naming it alone.
+    let groups = KxGroup::ALL
+        .into_iter()
+        .filter(|g| {
+            SslContextBuilder::new(SslMethod::tls())
+                .is_ok_and(|mut b| b.set_groups_list(g.openssl_name()).is_ok())
+        })
+        .collect();
+    let signature_schemes = crate::sigscheme::SCHEMES
+        .iter()
+        .filter(|s| {
+            SslContextBuilder::new(SslMethod::tls())
+                .is_ok_and(|mut b| b.set_sigalgs_list(s.openssl).is_ok())
+        })
+        .map(|s| s.name.to_string())
+        .collect();
     Capabilities {
         library: openssl::version::version().to_string(),
         versions,
@@ -154,8 +170,16 @@ pub(crate) fn capabilities() -> Capabilities {
             .collect(),
         renegotiation: true,
         key_update: true,
+        groups,
+        signature_schemes,
+        in_process: true,
     }
 }
+
+/// `SSL_CTRL_GET_NEGOTIATED_GROUP` (`SSL_get_negotiated_group` is a macro over `SSL_ctrl`).
+const SSL_CTRL_GET_NEGOTIATED_GROUP: c_int = 134;
+/// OpenSSL marks a group without a NID as `TLSEXT_nid_unknown | code point`.
+const TLSEXT_NID_UNKNOWN: c_long = 0x0100_0000;
 
 /// The OpenSSL backend.
 pub struct OpensslBackend {
@@ -210,6 +234,11 @@ impl OpensslBackend {
                 .map_err(|e| stack_err("TLS 1.3 suites", e))?;
         }
         b.set_security_level(level);
+        if !profile.groups.is_empty() {
+            let list: Vec<&str> = profile.groups.iter().map(|g| g.openssl_name()).collect();
+            b.set_groups_list(&list.join(":"))
+                .map_err(|e| stack_err("groups", e))?;
+        }
         // DHE suites need server DH parameters: let OpenSSL pick a group matching the key size.
         // SAFETY: plain ctrl call on a live context.
         unsafe {
@@ -564,6 +593,29 @@ impl TlsStream for OpensslStream {
     }
     fn session_resumed(&self) -> bool {
         self.done && self.s.ssl().session_reused()
+    }
+    fn negotiated_group(&self) -> Option<KxGroup> {
+        if !self.done {
+            return None;
+        }
+        // SAFETY: a ctrl query on the live connection owned by `self.s`.
+        let v = unsafe {
+            ffi::SSL_ctrl(
+                foreign(self.s.ssl()),
+                SSL_CTRL_GET_NEGOTIATED_GROUP,
+                0,
+                std::ptr::null_mut(),
+            )
+        };
+        if v & TLSEXT_NID_UNKNOWN != 0 {
+            return KxGroup::from_code((v & 0xFFFF) as u16);
+        }
+        // NID_X25519 (1034) and NID_X9_62_prime256v1 (415), obj_mac.h.
+        match v {
+            1034 => Some(KxGroup::X25519),
+            415 => Some(KxGroup::Secp256r1),
+            _ => None,
+        }
     }
     fn rekey(&mut self) -> Result<(), TlsError> {
         self.handshake()?;

@@ -1,5 +1,10 @@
-//! rustls backend (ring provider): TLS 1.2 and 1.3, AEAD suites with ECDHE only, no renegotiation
-//! (rustls never implemented it), KeyUpdate for TLS 1.3.
+//! rustls backend, with the *ring* provider (`rustls`) or the aws-lc-rs provider (`rustls-awslc`):
+//! TLS 1.2 and 1.3, AEAD suites with ECDHE only, no renegotiation (rustls never implemented it),
+//! KeyUpdate for TLS 1.3. The aws-lc-rs provider adds the ML-KEM groups (X25519MLKEM768,
+//! MLKEM768: `rustls::crypto::aws_lc_rs::kx_group`) and ML-DSA certificates and signatures.
+//!
+//! Certificates and keys are read with rustls's own PEM reader, not OpenSSL's, so that ML-DSA
+//! keys (which the system OpenSSL 3.0 cannot decode) load too.
 //!
 //! Certificate checks are webpki's (chain to the profile's CAs, validity, CRLs for the end entity,
 //! RFC 5280 §6); gander wraps the verifier to add pinning and to make the host-name check optional
@@ -10,13 +15,14 @@ use super::{
 use crate::error::{from_alert, Side};
 use crate::profile::ProfileError;
 use crate::suites::{self, CipherSuite};
-use crate::{TlsError, TlsProfile, TlsVersion};
+use crate::{KxGroup, TlsError, TlsProfile, TlsVersion};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::{Resumption, Tls12Resumption};
 use rustls::crypto::CryptoProvider;
+use rustls::crypto::SupportedKxGroup;
+use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{
-    CertificateDer, CertificateRevocationListDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName,
-    UnixTime,
+    CertificateDer, CertificateRevocationListDer, PrivateKeyDer, ServerName, UnixTime,
 };
 use rustls::server::danger::{ClientCertVerified, ClientCertVerifier};
 use rustls::server::{NoServerSessionStorage, ServerSessionMemoryCache, WebPkiClientVerifier};
@@ -29,8 +35,67 @@ use std::io::{self, Read, Write};
 use std::net::TcpStream;
 use std::sync::Arc;
 
-pub(crate) fn capabilities() -> Capabilities {
-    let p = rustls::crypto::ring::default_provider();
+/// The rustls crypto provider behind a backend.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Provider {
+    /// *ring* (`BackendKind::Rustls`).
+    Ring,
+    /// aws-lc-rs (`BackendKind::RustlsAwslc`).
+    AwsLc,
+}
+
+impl Provider {
+    /// The provider of a rustls backend kind (`None` for the other backends).
+    pub fn of(kind: BackendKind) -> Option<Provider> {
+        match kind {
+            BackendKind::Rustls => Some(Provider::Ring),
+            BackendKind::RustlsAwslc => Some(Provider::AwsLc),
+            _ => None,
+        }
+    }
+    fn kind(self) -> BackendKind {
+        match self {
+            Provider::Ring => BackendKind::Rustls,
+            Provider::AwsLc => BackendKind::RustlsAwslc,
+        }
+    }
+    /// The provider with its defaults.
+    fn default_provider(self) -> CryptoProvider {
+        match self {
+            Provider::Ring => rustls::crypto::ring::default_provider(),
+            Provider::AwsLc => rustls::crypto::aws_lc_rs::default_provider(),
+        }
+    }
+    /// Every key-exchange group the provider implements (not only its defaults: aws-lc-rs
+    /// offers MLKEM768 alone only when asked).
+    fn all_groups(self) -> Vec<&'static dyn SupportedKxGroup> {
+        match self {
+            Provider::Ring => rustls::crypto::ring::ALL_KX_GROUPS.to_vec(),
+            // ALL_KX_GROUPS leaves MLKEM768 alone out; `kx_group` has every one.
+            Provider::AwsLc => {
+                use rustls::crypto::aws_lc_rs::kx_group;
+                vec![
+                    kx_group::X25519,
+                    kx_group::SECP256R1,
+                    kx_group::SECP384R1,
+                    kx_group::X25519MLKEM768,
+                    kx_group::SECP256R1MLKEM768,
+                    kx_group::MLKEM768,
+                    kx_group::MLKEM1024,
+                ]
+            }
+        }
+    }
+    fn library(self) -> &'static str {
+        match self {
+            Provider::Ring => "rustls 0.23 (ring)",
+            Provider::AwsLc => "rustls 0.23 (aws-lc-rs)",
+        }
+    }
+}
+
+pub(crate) fn capabilities(provider: Provider) -> Capabilities {
+    let p = provider.default_provider();
     let mut versions: Vec<TlsVersion> = rustls::ALL_VERSIONS
         .iter()
         .filter_map(|v| TlsVersion::from_wire(u16::from(v.version)))
@@ -41,8 +106,19 @@ pub(crate) fn capabilities() -> Capabilities {
         .iter()
         .map(|s| u16::from(s.suite()))
         .collect();
+    let groups = provider
+        .all_groups()
+        .iter()
+        .filter_map(|g| KxGroup::from_code(u16::from(g.name())))
+        .collect();
+    let schemes: Vec<u16> = p
+        .signature_verification_algorithms
+        .mapping
+        .iter()
+        .map(|(s, _)| u16::from(*s))
+        .collect();
     Capabilities {
-        library: "rustls 0.23 (ring)".into(),
+        library: provider.library().into(),
         versions,
         suites: suites::CATALOGUE
             .iter()
@@ -51,6 +127,13 @@ pub(crate) fn capabilities() -> Capabilities {
             .collect(),
         renegotiation: false,
         key_update: true,
+        groups,
+        signature_schemes: crate::sigscheme::SCHEMES
+            .iter()
+            .filter(|s| schemes.contains(&s.code))
+            .map(|s| s.name.to_string())
+            .collect(),
+        in_process: true,
     }
 }
 
@@ -171,6 +254,7 @@ impl ClientCertVerifier for PinnedClient {
 
 /// The rustls backend.
 pub struct RustlsBackend {
+    kind: BackendKind,
     profile: TlsProfile,
     client: Arc<ClientConfig>,
     server: Option<Arc<ServerConfig>>,
@@ -180,7 +264,27 @@ pub struct RustlsBackend {
 impl RustlsBackend {
     /// Builds the client and server configurations of `profile`.
     pub fn new(profile: &TlsProfile) -> Result<Self, TlsError> {
-        let mut provider = rustls::crypto::ring::default_provider();
+        let which = Provider::of(profile.backend).unwrap_or(Provider::Ring);
+        let bname = which.kind().name();
+        let mut provider = which.default_provider();
+        if !profile.groups.is_empty() {
+            let all = which.all_groups();
+            let mut chosen = Vec::new();
+            for g in &profile.groups {
+                let k = all
+                    .iter()
+                    .find(|k| u16::from(k.name()) == g.code())
+                    .ok_or_else(|| {
+                        TlsError::Profile(ProfileError::GroupNotInBackend {
+                            group: *g,
+                            backend: bname,
+                            offered: String::new(),
+                        })
+                    })?;
+                chosen.push(*k);
+            }
+            provider.kx_groups = chosen;
+        }
         let wanted = profile.suites()?;
         if !wanted.is_empty() {
             let mut chosen = Vec::new();
@@ -191,7 +295,7 @@ impl RustlsBackend {
                     .find(|s| u16::from(s.suite()) == w.code)
                     .ok_or(TlsError::Profile(ProfileError::SuiteNotInBackend {
                         suite: w.name,
-                        backend: "rustls",
+                        backend: bname,
                     }))?;
                 chosen.push(*s);
             }
@@ -206,18 +310,15 @@ impl RustlsBackend {
                 other => {
                     return Err(TlsError::Profile(ProfileError::VersionNotInBackend {
                         version: *other,
-                        backend: "rustls",
+                        backend: bname,
                     }))
                 }
             }
         }
         let mut roots = RootCertStore::empty();
         for p in &profile.ca {
-            for c in files::certs("ca", p)? {
-                let der = c.to_der().map_err(|e| cfg("CA", e))?;
-                roots
-                    .add(CertificateDer::from(der))
-                    .map_err(|e| cfg("CA", e))?;
+            for c in pem_certs("ca", p)? {
+                roots.add(c).map_err(|e| cfg("CA", e))?;
             }
         }
         let roots = Arc::new(roots);
@@ -230,20 +331,23 @@ impl RustlsBackend {
             }
         }
         let pin = match &profile.peer_cert {
-            Some(p) => Some(files::cert_der("peer_cert", p)?),
+            Some(p) => pem_certs("peer_cert", p)?
+                .into_iter()
+                .next()
+                .map(|c| c.as_ref().to_vec()),
             None => None,
         };
         let creds = match (&profile.cert, &profile.key) {
             (Some(c), Some(k)) => {
-                let chain: Vec<CertificateDer<'static>> = files::certs("cert", c)?
-                    .iter()
-                    .map(|x| x.to_der().map(CertificateDer::from))
-                    .collect::<Result<_, _>>()
-                    .map_err(|e| cfg("certificate", e))?;
-                let key = files::key(k)?
-                    .private_key_to_pkcs8()
-                    .map_err(|e| cfg("key", e))?;
-                Some((chain, PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key))))
+                let chain = pem_certs("cert", c)?;
+                let key = PrivateKeyDer::from_pem_file(k).map_err(|e| {
+                    TlsError::Profile(ProfileError::MissingFile {
+                        what: "key",
+                        path: k.clone(),
+                        reason: format!("not a valid key: {e}"),
+                    })
+                })?;
+                Some((chain, key))
             }
             _ => None,
         };
@@ -303,8 +407,11 @@ impl RustlsBackend {
                 if profile.session_resumption {
                     sc.session_storage = ServerSessionMemoryCache::new(256);
                     if profile.session_tickets {
-                        sc.ticketer = rustls::crypto::ring::Ticketer::new()
-                            .map_err(|e| cfg("ticketer", e))?;
+                        sc.ticketer = match which {
+                            Provider::Ring => rustls::crypto::ring::Ticketer::new(),
+                            Provider::AwsLc => rustls::crypto::aws_lc_rs::Ticketer::new(),
+                        }
+                        .map_err(|e| cfg("ticketer", e))?;
                     }
                 } else {
                     sc.session_storage = Arc::new(NoServerSessionStorage {});
@@ -321,6 +428,7 @@ impl RustlsBackend {
         let server_name = ServerName::try_from(name.clone())
             .map_err(|e| cfg(&format!("server name {name:?}"), e))?;
         Ok(RustlsBackend {
+            kind: which.kind(),
             profile: profile.clone(),
             client: Arc::new(client),
             server,
@@ -331,7 +439,7 @@ impl RustlsBackend {
 
 impl TlsBackend for RustlsBackend {
     fn kind(&self) -> BackendKind {
-        BackendKind::Rustls
+        self.kind
     }
     fn profile(&self) -> &TlsProfile {
         &self.profile
@@ -361,6 +469,28 @@ impl TlsBackend for RustlsBackend {
             profile: self.profile.clone(),
         }))
     }
+}
+
+/// Every certificate of a PEM file, with an error that names the file.
+fn pem_certs(
+    what: &'static str,
+    p: &std::path::Path,
+) -> Result<Vec<CertificateDer<'static>>, TlsError> {
+    let bad = |reason: String| {
+        TlsError::Profile(ProfileError::MissingFile {
+            what,
+            path: p.to_owned(),
+            reason,
+        })
+    };
+    let v: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(p)
+        .map_err(|e| bad(e.to_string()))?
+        .collect::<Result<_, _>>()
+        .map_err(|e| bad(format!("not a valid {what}: {e}")))?;
+    if v.is_empty() {
+        return Err(bad(format!("not a valid {what}: no certificate in file")));
+    }
+    Ok(v)
 }
 
 /// Maps a rustls error (ours: local; `AlertReceived`: the peer's).
@@ -493,6 +623,9 @@ impl TlsStream for RustlsStream {
     }
     fn session_resumed(&self) -> bool {
         self.conn.handshake_kind() == Some(HandshakeKind::Resumed)
+    }
+    fn negotiated_group(&self) -> Option<KxGroup> {
+        KxGroup::from_code(u16::from(self.conn.negotiated_key_exchange_group()?.name()))
     }
     fn rekey(&mut self) -> Result<(), TlsError> {
         self.handshake()?;

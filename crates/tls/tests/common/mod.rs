@@ -8,6 +8,15 @@ use std::path::PathBuf;
 use std::sync::{Mutex, OnceLock};
 use std::thread;
 
+/// The backends this test binary can run: every one but `openssl35` (which runs in the binary
+/// built with OpenSSL 3.5; `tests/ossl35.rs` covers it).
+pub(crate) fn backends() -> Vec<BackendKind> {
+    BackendKind::ALL
+        .into_iter()
+        .filter(|b| b.in_process())
+        .collect()
+}
+
 /// The PKI for `spec`, generated once under the target's test temp dir and reused.
 pub(crate) fn pki(spec: KeySpec) -> PkiSet {
     static LOCK: OnceLock<Mutex<()>> = OnceLock::new();
