@@ -652,6 +652,46 @@ pub(crate) fn element(apdu: &[u8]) -> PayloadElement<'_> {
     }
 }
 
+/// gander's own protect and verify of one R-GOOSE SPDU under `profile`: the two rows every
+/// session algorithm has beside its primitive (protect takes a fresh SPDU number each call).
+pub(crate) fn spdu_ops<'a>(
+    profile: Profile,
+    entry: &'a KeyEntry,
+    elements: &'a [PayloadElement<'a>],
+    store: &'a KeyStore,
+    frame: &'a [u8],
+    id: impl Fn(Impl, Op) -> RowId,
+) -> [(RowId, TimedOp<'a, BenchError>); 2] {
+    let mut out = Vec::with_capacity(frame.len());
+    let mut number = 1u32;
+    [
+        (
+            id(Impl::Gander, Op::Protect),
+            op(move || {
+                out.clear();
+                number = number.wrapping_add(1);
+                spdu::protect(
+                    profile,
+                    entry,
+                    params(number),
+                    black_box(elements),
+                    &mut RandomIv,
+                    &mut out,
+                )?;
+                black_box(&out);
+                Ok::<_, SecError>(())
+            }),
+        ),
+        (
+            id(Impl::Gander, Op::Verify),
+            op(move || {
+                black_box(spdu::verify(profile, store, black_box(frame), NOW)?);
+                Ok::<_, SecError>(())
+            }),
+        ),
+    ]
+}
+
 pub(crate) fn params(n: u32) -> SendParams {
     SendParams {
         spdu_id: SpduId::Goose,
@@ -826,9 +866,7 @@ fn mac_rows(r: &mut Runner<'_>, mac: MacAlgorithm, key_len: usize) -> Result<(),
             bytes,
             imp,
         };
-        let mut out = Vec::with_capacity(frame.len());
-        let mut number = 1u32;
-        let ops: Vec<(RowId, TimedOp<'_, BenchError>)> = vec![
+        let mut ops: Vec<(RowId, TimedOp<'_, BenchError>)> = vec![
             (
                 id(Impl::Primitive, Op::Mac),
                 op(move || {
@@ -854,35 +892,6 @@ fn mac_rows(r: &mut Runner<'_>, mac: MacAlgorithm, key_len: usize) -> Result<(),
             (
                 id(Impl::Openssl, Op::Verify),
                 op(move || ossl.verify(black_box(iv), black_box(data), black_box(tag))),
-            ),
-            (
-                id(Impl::Gander, Op::Protect),
-                op(move || {
-                    out.clear();
-                    number = number.wrapping_add(1);
-                    spdu::protect(
-                        Profile::Standard,
-                        entry,
-                        params(number),
-                        black_box(elements),
-                        &mut RandomIv,
-                        &mut out,
-                    )?;
-                    black_box(&out);
-                    Ok::<_, SecError>(())
-                }),
-            ),
-            (
-                id(Impl::Gander, Op::Verify),
-                op(move || {
-                    black_box(spdu::verify(
-                        Profile::Standard,
-                        store,
-                        black_box(frame),
-                        NOW,
-                    )?);
-                    Ok::<_, SecError>(())
-                }),
             ),
             (
                 id(Impl::EvpPerMessage, Op::Mac),
@@ -912,6 +921,14 @@ fn mac_rows(r: &mut Runner<'_>, mac: MacAlgorithm, key_len: usize) -> Result<(),
                 }),
             ),
         ];
+        ops.extend(spdu_ops(
+            Profile::Standard,
+            entry,
+            elements,
+            store,
+            frame,
+            id,
+        ));
         r.rows(r.cfg.reps, ops)?;
     }
     Ok(())
@@ -1000,9 +1017,7 @@ fn enc_rows(r: &mut Runner<'_>, enc: EncAlgorithm) -> Result<(), BenchError> {
             pt.to_vec(),
         );
         let (mut iv1, mut iv2, mut iv3) = (CounterIv(0), CounterIv(1 << 40), CounterIv(2 << 40));
-        let mut out = Vec::with_capacity(frame.len());
-        let mut number = 1u32;
-        let ops: Vec<(RowId, TimedOp<'_, BenchError>)> = vec![
+        let mut ops: Vec<(RowId, TimedOp<'_, BenchError>)> = vec![
             (
                 id(Impl::Primitive, Op::Encrypt),
                 op(move || {
@@ -1040,35 +1055,6 @@ fn enc_rows(r: &mut Runner<'_>, enc: EncAlgorithm) -> Result<(), BenchError> {
                 }),
             ),
             (
-                id(Impl::Gander, Op::Protect),
-                op(move || {
-                    out.clear();
-                    number = number.wrapping_add(1);
-                    spdu::protect(
-                        Profile::Standard,
-                        entry,
-                        params(number),
-                        black_box(elements),
-                        &mut RandomIv,
-                        &mut out,
-                    )?;
-                    black_box(&out);
-                    Ok::<_, SecError>(())
-                }),
-            ),
-            (
-                id(Impl::Gander, Op::Verify),
-                op(move || {
-                    black_box(spdu::verify(
-                        Profile::Standard,
-                        store,
-                        black_box(frame),
-                        NOW,
-                    )?);
-                    Ok::<_, SecError>(())
-                }),
-            ),
-            (
                 id(Impl::EvpPerMessage, Op::Encrypt),
                 op(move || {
                     w5.copy_from_slice(pt);
@@ -1100,6 +1086,14 @@ fn enc_rows(r: &mut Runner<'_>, enc: EncAlgorithm) -> Result<(), BenchError> {
                 }),
             ),
         ];
+        ops.extend(spdu_ops(
+            Profile::Standard,
+            entry,
+            elements,
+            store,
+            frame,
+            id,
+        ));
         r.rows(r.cfg.reps, ops)?;
     }
     Ok(())

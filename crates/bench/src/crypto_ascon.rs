@@ -18,8 +18,8 @@
 //!   the AuthenticationValue, IEC 62351-6), which differs with the IV length.
 
 use crate::crypto::{
-    bench_key, element, goose_apdu, op, params, BenchError, Group, Impl, Op, RowId, Runner,
-    TimedOp, AUTH_SIZES, ELEMENT_HEADER_LEN, ENC_SIZES, HEADER_LEN_NO_IV, NOW,
+    bench_key, element, goose_apdu, op, params, spdu_ops, BenchError, Group, Impl, Op, RowId,
+    Runner, TimedOp, AUTH_SIZES, ELEMENT_HEADER_LEN, ENC_SIZES, HEADER_LEN_NO_IV, NOW,
 };
 use gander_sec::spdu::{self, Checked, IvSource, RandomIv};
 use gander_sec::{
@@ -117,9 +117,7 @@ pub(crate) fn ascon_mac_rows(r: &mut Runner<'_>) -> Result<(), BenchError> {
             bytes,
             imp,
         };
-        let mut out = Vec::with_capacity(frame.len());
-        let mut number = 1u32;
-        let ops: Vec<(RowId, TimedOp<'_, BenchError>)> = vec![
+        let mut ops: Vec<(RowId, TimedOp<'_, BenchError>)> = vec![
             (
                 id(Impl::Primitive, Op::Mac),
                 op(move || {
@@ -133,36 +131,15 @@ pub(crate) fn ascon_mac_rows(r: &mut Runner<'_>) -> Result<(), BenchError> {
                 id(Impl::Primitive, Op::Verify),
                 op(move || mk.verify(black_box(iv), black_box(data), black_box(tag))),
             ),
-            (
-                id(Impl::Gander, Op::Protect),
-                op(move || {
-                    out.clear();
-                    number = number.wrapping_add(1);
-                    spdu::protect(
-                        Profile::Experimental,
-                        entry,
-                        params(number),
-                        black_box(elements),
-                        &mut RandomIv,
-                        &mut out,
-                    )?;
-                    black_box(&out);
-                    Ok::<_, SecError>(())
-                }),
-            ),
-            (
-                id(Impl::Gander, Op::Verify),
-                op(move || {
-                    black_box(spdu::verify(
-                        Profile::Experimental,
-                        store,
-                        black_box(frame),
-                        NOW,
-                    )?);
-                    Ok::<_, SecError>(())
-                }),
-            ),
         ];
+        ops.extend(spdu_ops(
+            Profile::Experimental,
+            entry,
+            elements,
+            store,
+            frame,
+            id,
+        ));
         r.rows(r.cfg.reps, ops)?;
     }
     Ok(())
@@ -230,9 +207,7 @@ pub(crate) fn ascon_enc_rows(r: &mut Runner<'_>) -> Result<(), BenchError> {
         };
         let (mut w1, mut w2) = (pt.to_vec(), pt.to_vec());
         let mut nonces = CounterNonce(0);
-        let mut out = Vec::with_capacity(frame.len());
-        let mut number = 1u32;
-        let ops: Vec<(RowId, TimedOp<'_, BenchError>)> = vec![
+        let mut ops: Vec<(RowId, TimedOp<'_, BenchError>)> = vec![
             (
                 id(Impl::Primitive, Op::Encrypt),
                 op(move || {
@@ -251,36 +226,15 @@ pub(crate) fn ascon_enc_rows(r: &mut Runner<'_>) -> Result<(), BenchError> {
                     Ok::<_, CryptoError>(())
                 }),
             ),
-            (
-                id(Impl::Gander, Op::Protect),
-                op(move || {
-                    out.clear();
-                    number = number.wrapping_add(1);
-                    spdu::protect(
-                        Profile::Experimental,
-                        entry,
-                        params(number),
-                        black_box(elements),
-                        &mut RandomIv,
-                        &mut out,
-                    )?;
-                    black_box(&out);
-                    Ok::<_, SecError>(())
-                }),
-            ),
-            (
-                id(Impl::Gander, Op::Verify),
-                op(move || {
-                    black_box(spdu::verify(
-                        Profile::Experimental,
-                        store,
-                        black_box(frame),
-                        NOW,
-                    )?);
-                    Ok::<_, SecError>(())
-                }),
-            ),
         ];
+        ops.extend(spdu_ops(
+            Profile::Experimental,
+            entry,
+            elements,
+            store,
+            frame,
+            id,
+        ));
         r.rows(r.cfg.reps, ops)?;
     }
     Ok(())
