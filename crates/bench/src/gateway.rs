@@ -125,14 +125,26 @@ fn join<T>(h: std::thread::JoinHandle<Result<T>>, what: &'static str) -> Result<
     h.join().map_err(|_| GatewayBenchError::Panicked(what))?
 }
 
-const ALGS: [(u32, &str); 6] = [
+const ALGS: [(u32, &str); 8] = [
     (1, "HMAC-SHA256-128"),
     (2, "HMAC-SHA256-80"),
     (3, "AES-GMAC-128 (AES-256)"),
     (4, "AES-256-GCM"),
     (5, "HMAC-BLAKE2b-80"),
     (6, "AES-128-GCM"),
+    (7, "Ascon-AEAD128 MAC (exp.)"),
+    (8, "Ascon-AEAD128 (exp.)"),
 ];
+
+/// The Ascon keys (`gander_testkit::keys::ALGORITHMS` ids 7 and 8) need the `experimental`
+/// profile (docs/ascon.md); every other key runs under `standard`.
+fn profile_of(key_id: u32) -> &'static str {
+    if key_id >= 7 {
+        "experimental"
+    } else {
+        "standard"
+    }
+}
 
 pub(crate) fn keys() -> Result<KeyStore> {
     Ok(KeyStore::from_toml(
@@ -143,10 +155,12 @@ pub(crate) fn keys() -> Result<KeyStore> {
 }
 
 fn config(key_id: u32) -> String {
+    let profile = profile_of(key_id);
     format!(
         r#"
 driver = "l2"
 keys = "unused"
+profile = "{profile}"
 rt_priority = 50
 # The latency test echoes the IED's own protected frames back through the gateway.
 reflected = "allow"

@@ -65,4 +65,12 @@ key_ascii = "0123456789ABCDEF"
 id = 6
 enc = "aes-128-gcm"
 key_ascii = "0123456789ABCDEF"
+[[key]]
+id = 7
+mac = "ascon-aead128-mac"
+key_ascii = "0123456789ABCDEF"
+[[key]]
+id = 8
+enc = "ascon-aead128"
+key_ascii = "0123456789ABCDEF"
 "#;
