@@ -85,8 +85,8 @@ dist: cross
 	scripts/package.sh $(DIST) $(CROSS_TARGETS)
 	scripts/check_dist.sh $(DIST)
 
-## demo: crypto costs and a protect/verify round on a libiec61850 capture
-demo: setup venv build
+## demo (also builds the OpenSSL 3.5 gander, so `gander run pq2026` works after the quick start): crypto costs and a protect/verify round on a libiec61850 capture
+demo: setup venv build build-ossl35
 	GANDER=$(GANDER) PY=$(VPY) scripts/demo.sh
 
 ## fuzz-smoke: every fuzz target for FUZZ_SECONDS each (cargo-fuzz on stable, no sanitizer)
