@@ -22,14 +22,12 @@ use aws_lc_rs::signature::{
 };
 use gander_tls::pki::KeySpec;
 use rustls_pki_types::pem::PemObject;
-use rustls_pki_types::{CertificateDer, PrivatePkcs8KeyDer};
+use rustls_pki_types::PrivatePkcs8KeyDer;
 
 /// aws-lc-rs, the provider the `rustls-awslc` backend is built with.
 pub struct AwsLc;
 
-fn fail(what: &str, e: impl std::error::Error + Send + Sync + 'static) -> PrepError {
-    PrepError::Failed(OpError::library(what, e))
-}
+use super::prep_fail as fail;
 
 fn lib(what: &'static str) -> impl Fn(aws_lc_rs::error::Unspecified) -> OpError {
     move |e| OpError::library(what, e)
@@ -156,16 +154,7 @@ impl FloorLib for AwsLc {
         let rng = SystemRandom::new();
         let msg = [0x5au8; 64];
         match op {
-            OpKind::DecodeCert => {
-                let der = CertificateDer::from_pem_file(input.cert)
-                    .map_err(|e| fail(&input.cert.display().to_string(), e))?;
-                webpki::EndEntityCert::try_from(&der).map_err(|e| fail("webpki", e))?;
-                Ok(Box::new(move || {
-                    webpki::EndEntityCert::try_from(&der)
-                        .map(|_| ())
-                        .map_err(|e| OpError::library("webpki", e))
-                }))
-            }
+            OpKind::DecodeCert => super::webpki_decode_cert(input),
             OpKind::Sign => {
                 let s = Signer::load(input)?;
                 Ok(Box::new(move || s.sign(&rng, &msg).map(|_| ())))

@@ -169,6 +169,29 @@ pub struct OpInput<'a> {
 /// One repetition of an operation, with everything it needs prepared outside the timing.
 pub type Rep<'a> = Box<dyn FnMut() -> Result<(), OpError> + 'a>;
 
+/// A library failure while an operation is prepared (outside the timed loop).
+pub(crate) fn prep_fail(
+    what: &str,
+    e: impl std::error::Error + Send + Sync + 'static,
+) -> PrepError {
+    PrepError::Failed(OpError::library(what, e))
+}
+
+/// Certificate decoding as the rustls-based floors (ring, aws-lc-rs) time it: webpki parses the
+/// leaf, as rustls does in a handshake. A certificate webpki cannot parse at all fails here, not
+/// in the timed loop.
+pub(crate) fn webpki_decode_cert<'a>(input: &OpInput<'a>) -> Result<Rep<'a>, PrepError> {
+    use rustls_pki_types::pem::PemObject;
+    let der = rustls_pki_types::CertificateDer::from_pem_file(input.cert)
+        .map_err(|e| prep_fail(&input.cert.display().to_string(), e))?;
+    webpki::EndEntityCert::try_from(&der).map_err(|e| prep_fail("webpki", e))?;
+    Ok(Box::new(move || {
+        webpki::EndEntityCert::try_from(&der)
+            .map(|_| ())
+            .map_err(|e| OpError::library("webpki", e))
+    }))
+}
+
 /// Why a floor library could not prepare or repeat an operation: the library's own error.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

@@ -24,14 +24,12 @@ use ring::agreement::{self, EphemeralPrivateKey, UnparsedPublicKey as AgreePubli
 use ring::rand::SystemRandom;
 use ring::signature::{self, EcdsaKeyPair, KeyPair, RsaKeyPair, UnparsedPublicKey};
 use rustls_pki_types::pem::PemObject;
-use rustls_pki_types::{CertificateDer, PrivatePkcs8KeyDer};
+use rustls_pki_types::PrivatePkcs8KeyDer;
 
 /// *ring*, the provider the `rustls` backend is built with.
 pub struct Ring;
 
-fn fail(what: &str, e: impl std::error::Error + Send + Sync + 'static) -> PrepError {
-    PrepError::Failed(OpError::library(what, e))
-}
+use super::prep_fail as fail;
 
 /// A signer over the scenario's key and the matching verification algorithm.
 enum Signer {
@@ -136,17 +134,7 @@ impl FloorLib for Ring {
         let rng = SystemRandom::new();
         let msg = [0x5au8; 64];
         match op {
-            OpKind::DecodeCert => {
-                let der = CertificateDer::from_pem_file(input.cert)
-                    .map_err(|e| fail(&input.cert.display().to_string(), e))?;
-                // Fail here, not in the timed loop, if webpki cannot parse it at all.
-                webpki::EndEntityCert::try_from(&der).map_err(|e| fail("webpki", e))?;
-                Ok(Box::new(move || {
-                    webpki::EndEntityCert::try_from(&der)
-                        .map(|_| ())
-                        .map_err(|e| OpError::library("webpki", e))
-                }))
-            }
+            OpKind::DecodeCert => super::webpki_decode_cert(input),
             OpKind::Sign => {
                 let s = Signer::load(input)?;
                 Ok(Box::new(move || s.sign(&rng, &msg).map(|_| ())))
