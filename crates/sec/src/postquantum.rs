@@ -38,8 +38,23 @@ fn backend(what: &str, e: impl core::fmt::Display) -> CryptoError {
     CryptoError::Backend(format!("{what}: {e}"))
 }
 
-fn pem_str(pem: &[u8]) -> Result<&str, CryptoError> {
-    core::str::from_utf8(pem).map_err(|_| CryptoError::Backend("PEM is not UTF-8".into()))
+/// The DER inside a PEM document whose RFC 7468 label must be `label`; the DER readers then
+/// decode it, so PEM and DER keys go through one parser. Wiped on drop (it may be a private key).
+fn pem_der(
+    alg: SignatureAlgorithm,
+    pem: &[u8],
+    label: &str,
+) -> Result<Zeroizing<Vec<u8>>, CryptoError> {
+    let s =
+        core::str::from_utf8(pem).map_err(|_| CryptoError::Backend("PEM is not UTF-8".into()))?;
+    let (found, doc) = pkcs8::SecretDocument::from_pem(s).map_err(|e| backend(alg.name(), e))?;
+    if found != label {
+        return Err(backend(
+            alg.name(),
+            format!("PEM label {found:?}, expected {label:?}"),
+        ));
+    }
+    Ok(Zeroizing::new(doc.as_bytes().to_vec()))
 }
 
 /// A post-quantum private key.
@@ -101,25 +116,10 @@ impl PqSigningKey {
         })
     }
 
-    /// Reads a PKCS#8 PEM private key of `alg`.
+    /// Reads a PKCS#8 PEM private key of `alg` (RFC 7468 label `PRIVATE KEY`).
     pub(crate) fn from_pkcs8_pem(alg: SignatureAlgorithm, pem: &[u8]) -> Result<Self, CryptoError> {
-        let s = pem_str(pem)?;
-        let e = |e| backend(alg.name(), e);
-        Ok(match alg {
-            SignatureAlgorithm::MlDsa44 => {
-                PqSigningKey::MlDsa44(Box::new(DecodePrivateKey::from_pkcs8_pem(s).map_err(e)?))
-            }
-            SignatureAlgorithm::MlDsa65 => {
-                PqSigningKey::MlDsa65(Box::new(DecodePrivateKey::from_pkcs8_pem(s).map_err(e)?))
-            }
-            SignatureAlgorithm::SlhDsaSha2_128s => {
-                PqSigningKey::Slh128s(Box::new(DecodePrivateKey::from_pkcs8_pem(s).map_err(e)?))
-            }
-            SignatureAlgorithm::SlhDsaSha2_128f => {
-                PqSigningKey::Slh128f(Box::new(DecodePrivateKey::from_pkcs8_pem(s).map_err(e)?))
-            }
-            _ => return Err(CryptoError::Unsupported(alg.name())),
-        })
+        let der = pem_der(alg, pem, "PRIVATE KEY")?;
+        Self::from_pkcs8_der(alg, &der)
     }
 
     /// Reads a PKCS#8 DER private key of `alg`.
@@ -242,25 +242,10 @@ impl PqSigningKey {
 }
 
 impl PqVerifyingKey {
-    /// Reads an SPKI PEM public key of `alg`.
+    /// Reads an SPKI PEM public key of `alg` (RFC 7468 label `PUBLIC KEY`).
     pub(crate) fn from_spki_pem(alg: SignatureAlgorithm, pem: &[u8]) -> Result<Self, CryptoError> {
-        let s = pem_str(pem)?;
-        let e = |e| backend(alg.name(), e);
-        Ok(match alg {
-            SignatureAlgorithm::MlDsa44 => PqVerifyingKey::MlDsa44(Box::new(
-                DecodePublicKey::from_public_key_pem(s).map_err(e)?,
-            )),
-            SignatureAlgorithm::MlDsa65 => PqVerifyingKey::MlDsa65(Box::new(
-                DecodePublicKey::from_public_key_pem(s).map_err(e)?,
-            )),
-            SignatureAlgorithm::SlhDsaSha2_128s => PqVerifyingKey::Slh128s(Box::new(
-                DecodePublicKey::from_public_key_pem(s).map_err(e)?,
-            )),
-            SignatureAlgorithm::SlhDsaSha2_128f => PqVerifyingKey::Slh128f(Box::new(
-                DecodePublicKey::from_public_key_pem(s).map_err(e)?,
-            )),
-            _ => return Err(CryptoError::Unsupported(alg.name())),
-        })
+        let der = pem_der(alg, pem, "PUBLIC KEY")?;
+        Self::from_spki_der(alg, &der)
     }
 
     /// Reads an SPKI DER public key of `alg`.
