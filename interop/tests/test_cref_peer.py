@@ -4,6 +4,7 @@ configuration, JSON-lines events with CLOCK_MONOTONIC `t_ns`, the client's JSON 
 clear error for a bad configuration. Run against gander's own peers over TLS 1.2 and 1.3."""
 from __future__ import annotations
 
+import json
 import os
 import select
 import signal
@@ -127,3 +128,49 @@ def test_bad_configuration_is_a_clear_error(harness, tmp_path: Path):
     assert p.returncode == 2 and "cannot read" in p.stderr, p.stderr
     p = run([harness, "peer"], timeout=10)
     assert p.returncode == 2 and "usage" in p.stderr, p.stderr
+
+
+SMOKE = """name = "cref-smoke"
+description = "libiec61850 on both sides, through the compiled harness"
+source = "gander"
+
+[defaults]
+key = "rsa2048"
+interaction = "report"
+payload = 125
+period_ms = 10
+connections = 4
+reports = 8
+warmup = 1
+backend = "openssl"
+rt_blocks = 1
+
+[[table]]
+id = "t"
+title = "smoke"
+layout = "rse"
+row_label = "name"
+
+[[matrix]]
+name = "tls1.3"
+table = "t"
+tls_version = "1.3"
+cipher_suite = "TLS_AES_128_GCM_SHA256"
+server_stack = ["libiec61850"]
+client_stack = ["libiec61850"]
+"""
+
+
+def test_gander_run_starts_the_compiled_harness(harness, gander, pki, tmp_path: Path):
+    """`gander run` runs a libiec61850 row through the harness (not Python) and says so."""
+    scenario = tmp_path / "smoke.toml"
+    scenario.write_text(SMOKE)
+    out = tmp_path / "run"
+    p = run([gander, "run", scenario, "--out", out, "--pki", Path(pki).parent], timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    results = json.loads((out / "results.json").read_text())
+    case = results["scenarios"][0]
+    assert case["status"] == "ok", case.get("error")
+    assert case["ht"]["n"] >= 1 and case["rt"]["n"] >= 1 and case["rt_cleartext"]["n"] >= 1, case
+    assert case["client_summary"]["driver"] == "c", case["client_summary"]
+    assert "compiled C harness" in results["libraries"]["libiec61850"], results["libraries"]
