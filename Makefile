@@ -19,7 +19,7 @@ TARGET_DIR ?= $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)
 OSSL35 := $(TARGET_DIR)/ossl35/release/gander
 CRYPTO_VECTORS = $(shell $(VPY) -c 'import cryptography_vectors, os; print(os.path.dirname(cryptography_vectors.__file__))')
 
-.PHONY: setup venv build build-ossl35 test test-pq lint demo fuzz-smoke clean cross cross-test dist
+.PHONY: setup venv cref build build-ossl35 test test-pq lint demo fuzz-smoke clean cross cross-test dist
 
 ## setup: system packages (tshark, libpcap, OpenSSL, GnuTLS, ...) and Rust if cargo is missing
 setup:
@@ -33,6 +33,19 @@ $(VENV_STAMP): interop/requirements.txt
 	test -x $(VPY) || $(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install -q --disable-pip-version-check -r interop/requirements.txt
 	touch $@
+
+## cref: the compiled libiec61850 peer of `gander run stacks` (interop/cref), linked against the
+## shared library of the pyiec61850-ng wheel in .venv (which ships no headers: the prototypes are
+## declared in interop/cref/iec61850_decl.h)
+CREF := interop/cref/build/libiec61850_peer
+cref: $(CREF)
+
+$(CREF): interop/cref/libiec61850_peer.c interop/cref/iec61850_decl.h $(VENV_STAMP)
+	lib=$$($(VPY) -c 'import glob, os, sysconfig; hits = sorted(glob.glob(os.path.join(sysconfig.get_paths()["purelib"], "pyiec61850_ng.libs", "libiec61850-*.so*"))); print(hits[0] if hits else "")'); \
+	test -n "$$lib" || { echo "cref: libiec61850 not found in $(VENV) (make venv)"; exit 1; }; \
+	mkdir -p $(@D); \
+	gcc -O2 -g -std=gnu11 -Wall -Wextra -Werror -o $@ $< -L"$$(dirname "$$lib")" -l:"$$(basename "$$lib")" \
+		-Wl,-rpath,"$$(dirname "$$lib")" -lpthread
 
 ## build: the gander binary and every crate
 build:
@@ -54,7 +67,7 @@ lint:
 	python3 scripts/check_layers.py
 
 ## test: lint, Rust tests, then the interop suite against libiec61850 and tshark
-test: setup venv build
+test: setup venv cref build
 	$(MAKE) --no-print-directory lint
 	GANDER_CRYPTO_VECTORS=$(CRYPTO_VECTORS) cargo test --workspace --release
 	$(MAKE) --no-print-directory fuzz-smoke
@@ -86,7 +99,7 @@ dist: cross
 	scripts/check_dist.sh $(DIST)
 
 ## demo (also builds the OpenSSL 3.5 gander, so `gander run pq2026` works after the quick start): crypto costs and a protect/verify round on a libiec61850 capture
-demo: setup venv build build-ossl35
+demo: setup venv cref build build-ossl35
 	GANDER=$(GANDER) PY=$(VPY) scripts/demo.sh
 
 ## fuzz-smoke: every fuzz target for FUZZ_SECONDS each (cargo-fuzz on stable, no sanitizer)

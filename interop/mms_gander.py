@@ -45,12 +45,13 @@ class GanderServer:
     """`gander mms server` in a subprocess; `addr` once READY is printed."""
 
     def __init__(self, gander: str, workdir: Path, tls: str = "", period_ms: int = 20, size: int = 125,
-                 listen: str = "127.0.0.1:0", timeout_ms: int = 3000):
+                 listen: str = "127.0.0.1:0", timeout_ms: int = 3000, prefix: tuple[str, ...] = ()):
+        """`prefix` goes before the command, e.g. `("ip", "netns", "exec", NS)`."""
         self.cfg = workdir / "server.toml"
         self.events = workdir / "server-events.jsonl"
         self.cfg.write_text(f'listen = "{listen}"\nevents = "{self.events}"\ntimeout_ms = {timeout_ms}\n'
                             f"[reports]\nperiod_ms = {period_ms}\nsize = {size}\n" + tls)
-        self.p = subprocess.Popen([gander, "mms", "server", "--config", str(self.cfg)],
+        self.p = subprocess.Popen([*prefix, gander, "mms", "server", "--config", str(self.cfg)],
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.addr = None
         end = time.monotonic() + 10
@@ -94,13 +95,14 @@ def read_events(path: Path) -> list[dict]:
 
 def run_client(gander: str, workdir: Path, port: int, tls: str = "", connections: int = 1,
                reports: int = 10, gi: bool = True, timeout: float = 60, host: str = "127.0.0.1",
-               name: str = "client") -> tuple[subprocess.CompletedProcess, dict | None, list[dict]]:
+               name: str = "client", prefix: tuple[str, ...] = ()
+               ) -> tuple[subprocess.CompletedProcess, dict | None, list[dict]]:
     cfg = workdir / f"{name}.toml"
     events = workdir / f"{name}-events.jsonl"
     cfg.write_text(f'connect = "{host}:{port}"\nevents = "{events}"\nconnections = {connections}\n'
                    f"reports = {reports}\ngi = {'true' if gi else 'false'}\ntimeout_ms = 5000\n"
                    f"report_timeout_ms = 5000\n" + tls)
-    p = subprocess.run([gander, "mms", "client", "--config", str(cfg)], capture_output=True, text=True,
+    p = subprocess.run([*prefix, gander, "mms", "client", "--config", str(cfg)], capture_output=True, text=True,
                        timeout=timeout)
     summary = None
     for line in p.stdout.splitlines():

@@ -38,6 +38,10 @@ pub(crate) enum Command {
         /// that directory, else it is found from the executable's or the source tree's location).
         #[arg(long)]
         python: Option<PathBuf>,
+        /// Drive libiec61850 (the `stacks` scenario) through the Python driver instead of the
+        /// compiled harness that `make cref` builds; the figures then include the interpreter.
+        #[arg(long)]
+        libiec61850_python: bool,
         /// Print the resolved cases and exit.
         #[arg(long)]
         dry_run: bool,
@@ -127,6 +131,7 @@ pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
             resume,
             pki,
             python,
+            libiec61850_python,
             dry_run,
         } => {
             let (name, quick) = match scenario {
@@ -190,6 +195,8 @@ pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
                 // Located when a libiec61850 case needs it, independently of the working
                 // directory (`gander_platform::assets`).
                 libiec61850_driver: None,
+                libiec61850_python,
+                libiec61850_cref: None,
                 ready_timeout: Duration::from_secs(20),
                 progress: true,
             };

@@ -42,6 +42,9 @@ pub(crate) struct gnutls_datum_t {
 }
 
 pub(crate) type verify_function = unsafe extern "C" fn(gnutls_session_t) -> c_int;
+/// `gnutls_keylog_func` (GnuTLS >= 3.6.13): non-zero return is an error.
+pub(crate) type keylog_function =
+    unsafe extern "C" fn(gnutls_session_t, *const c_char, *const gnutls_datum_t) -> c_int;
 pub(crate) type db_store_func =
     unsafe extern "C" fn(*mut c_void, gnutls_datum_t, gnutls_datum_t) -> c_int;
 pub(crate) type db_remove_func = unsafe extern "C" fn(*mut c_void, gnutls_datum_t) -> c_int;
@@ -154,6 +157,16 @@ extern "C" {
     pub(crate) fn gnutls_session_set_verify_function(
         session: gnutls_session_t,
         func: Option<verify_function>,
+    );
+
+    pub(crate) fn gnutls_session_set_keylog_function(
+        session: gnutls_session_t,
+        func: Option<keylog_function>,
+    );
+    pub(crate) fn gnutls_session_get_random(
+        session: gnutls_session_t,
+        client: *mut gnutls_datum_t,
+        server: *mut gnutls_datum_t,
     );
 
     pub(crate) fn gnutls_init(session: *mut gnutls_session_t, flags: c_uint) -> c_int;

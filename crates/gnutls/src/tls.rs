@@ -439,9 +439,55 @@ fn peer_certificate(session: gnutls_session_t) -> Option<Vec<u8>> {
 /// The certificate check a session runs in its handshake: `true` accepts the peer.
 pub type VerifyFn = Box<dyn FnMut(&Verifier<'_>) -> bool + Send>;
 
+/// The key log hook of a session ([`Session::set_keylog`]): called with the NSS key log label
+/// (`CLIENT_RANDOM`, `CLIENT_HANDSHAKE_TRAFFIC_SECRET`, ...), the session's ClientHello.random
+/// and the secret, once per secret GnuTLS derives.
+pub type KeyLogFn = Box<dyn Fn(&str, &[u8], &[u8]) + Send>;
+
 /// What the callbacks of a session reach through `gnutls_session_get_ptr`.
 struct Hooks {
     verify: Option<VerifyFn>,
+    keylog: Option<KeyLogFn>,
+}
+
+/// `gnutls_keylog_func`: runs the session's [`KeyLogFn`] with the client random added (GnuTLS
+/// passes only the label and the secret; its own SSLKEYLOGFILE writer reads the random the same
+/// way). Always returns 0: a key log that cannot be written must not break the session it watches.
+unsafe extern "C" fn keylog_cb(
+    session: gnutls_session_t,
+    label: *const c_char,
+    secret: *const gnutls_datum_t,
+) -> c_int {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        // SAFETY: the pointer was set by `Session::new` to the session's heap `Hooks`, which
+        // lives as long as the session; GnuTLS calls this only inside calls that hold
+        // `&mut Session` (handshake, recv, send, key update), never nested in `verify_cb`, so
+        // only shared access happens meanwhile.
+        let hooks = unsafe { (sys::gnutls_session_get_ptr(session) as *const Hooks).as_ref() };
+        let Some(f) = hooks.and_then(|h| h.keylog.as_ref()) else {
+            return 0;
+        };
+        if label.is_null() || secret.is_null() {
+            return 0;
+        }
+        // SAFETY: GnuTLS passes a static NUL-terminated label, valid during the call.
+        let label = unsafe { CStr::from_ptr(label) }.to_string_lossy();
+        // SAFETY: a non-NULL datum over the secret, which the session owns during the call.
+        let secret = unsafe { datum_bytes(&*secret) }.unwrap_or(&[]);
+        let mut client = gnutls_datum_t {
+            data: std::ptr::null_mut(),
+            size: 0,
+        };
+        let mut server = client;
+        // SAFETY: a live session and two out-datums that GnuTLS points into its own security
+        // parameters (no allocation, nothing to free).
+        unsafe { sys::gnutls_session_get_random(session, &mut client, &mut server) };
+        // SAFETY: the datum points into the session's parameters, unchanged during this call.
+        let random = unsafe { datum_bytes(&client) }.unwrap_or(&[]);
+        f(&label, random, secret);
+        0
+    }))
+    .unwrap_or(0)
 }
 
 /// `gnutls_certificate_verify_function`: runs the session's [`VerifyFn`].
@@ -510,7 +556,10 @@ impl Session {
         // SAFETY: an out-pointer to a local; the session is owned by `Session` from here on.
         let r = unsafe { sys::gnutls_init(&mut raw, flags) };
         check("gnutls_init", r)?;
-        let hooks = NonNull::from(Box::leak(Box::new(Hooks { verify: None })));
+        let hooks = NonNull::from(Box::leak(Box::new(Hooks {
+            verify: None,
+            keylog: None,
+        })));
         let s = Session {
             raw,
             hooks,
@@ -578,6 +627,18 @@ impl Session {
         // SAFETY: a live session; `verify_cb` reaches the hooks through the session pointer set
         // in `new`.
         unsafe { sys::gnutls_session_set_verify_function(self.raw, Some(verify_cb)) };
+    }
+
+    /// Runs `f` for every secret the session derives, to write an NSS key log
+    /// (`gnutls_session_set_keylog_function`, GnuTLS >= 3.6.13). Replaces GnuTLS's own
+    /// SSLKEYLOGFILE writer for this session.
+    pub fn set_keylog(&mut self, f: KeyLogFn) {
+        // SAFETY: `hooks` is live until `Drop`; `&mut self` means no GnuTLS call (hence no
+        // callback) is running, so this is the only access.
+        unsafe { (*self.hooks.as_ptr()).keylog = Some(f) };
+        // SAFETY: a live session; `keylog_cb` reaches the hooks through the session pointer set
+        // in `new`.
+        unsafe { sys::gnutls_session_set_keylog_function(self.raw, Some(keylog_cb)) };
     }
 
     /// The handshake timeout, ms (`gnutls_handshake_set_timeout`).

@@ -1,6 +1,7 @@
-//! Files gander runs at run time that are not compiled into the binary: the Python drivers under
-//! the repository's `interop/` directory (the libiec61850 peer of `gander run`) and the
-//! project-local Python that has the libiec61850 wheel (`.venv/bin/python`, made by `make venv`).
+//! Files gander runs at run time that are not compiled into the binary: the libiec61850 peers of
+//! `gander run` under the repository's `interop/` directory (the compiled C harness that
+//! `make cref` builds, and the Python driver) and the project-local Python that has the
+//! libiec61850 wheel (`.venv/bin/python`, made by `make venv`).
 //!
 //! `gander` may be started from any directory, so these are never looked up relative to the
 //! working directory. The interop directory is, in this order:
@@ -24,6 +25,9 @@ use std::path::{Path, PathBuf};
 pub const INTEROP_DIR_ENV: &str = "GANDER_INTEROP_DIR";
 /// The libiec61850 peer driver started by `gander run` for the `libiec61850` stack.
 pub const LIBIEC61850_PEER: &str = "imp_libiec61850_peer.py";
+/// The compiled libiec61850 peer (`interop/cref/libiec61850_peer.c`, built by `make cref`
+/// against the wheel's shared library), which `gander run` starts for the `libiec61850` stack.
+pub const LIBIEC61850_CREF: &str = "cref/build/libiec61850_peer";
 /// How many parents of the executable's directory are searched for `interop/`.
 const EXE_PARENTS: usize = 3;
 
@@ -112,6 +116,18 @@ pub fn interop_file(file: &str) -> Result<PathBuf, NotFound> {
 /// The libiec61850 peer driver of `gander run`.
 pub fn libiec61850_peer() -> Result<PathBuf, NotFound> {
     interop_file(LIBIEC61850_PEER)
+}
+
+/// The compiled libiec61850 peer of `gander run` ([`LIBIEC61850_CREF`]).
+pub fn libiec61850_cref() -> Result<PathBuf, NotFound> {
+    interop_file(LIBIEC61850_CREF).map_err(|mut e| {
+        e.hint = format!(
+            "Run `make cref` in the repository (it builds the harness against the libiec61850 \
+             of .venv), or pass --libiec61850-python to drive libiec61850 from Python. {}",
+            e.hint
+        );
+        e
+    })
 }
 
 /// The project-local Python beside the interop directory that holds `driver`

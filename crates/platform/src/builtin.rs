@@ -43,7 +43,7 @@ pub const BUILTINS: [Builtin; 6] = [
     Builtin {
         name: "stacks",
         summary: "gander against libiec61850 in every server/client pairing on the suites both support",
-        needs: ".venv with pyiec61850-ng",
+        needs: ".venv with pyiec61850-ng and `make cref`",
         toml: include_str!("../../../scenarios/stacks.toml"),
     },
     Builtin {

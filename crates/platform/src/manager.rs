@@ -47,7 +47,15 @@ pub struct RunOptions {
     /// directory.
     pub python: Option<PathBuf>,
     /// The libiec61850 peer driver (`interop/imp_libiec61850_peer.py`); `None`: see `python`.
+    /// Setting it selects the Python driver, as [`RunOptions::libiec61850_python`] does.
     pub libiec61850_driver: Option<PathBuf>,
+    /// Drive libiec61850 through the Python driver instead of the compiled harness: the
+    /// comparison then includes the interpreter's cost (how `stacks` was measured before the
+    /// harness existed).
+    pub libiec61850_python: bool,
+    /// The compiled libiec61850 peer (`make cref`); `None`: found by
+    /// [`crate::assets::libiec61850_cref`].
+    pub libiec61850_cref: Option<PathBuf>,
     /// How long a server may take to print `READY`.
     pub ready_timeout: Duration,
     /// Show a progress bar (only when stderr is a terminal).
@@ -568,7 +576,14 @@ pub fn run(scenario: &Scenario, opts: &RunOptions) -> Result<RunResults, Manager
     }) {
         libraries.insert(
             "libiec61850".into(),
-            "libiec61850 1.6 (pyiec61850-ng 1.6.1.10) with its bundled mbedTLS".into(),
+            format!(
+                "libiec61850 1.6 (pyiec61850-ng 1.6.1.10) with its bundled mbedTLS, driven {}",
+                if uses_python(opts) {
+                    "from Python (ctypes: interop/imp_libiec61850_peer.py)"
+                } else {
+                    "by the compiled C harness (interop/cref/libiec61850_peer.c)"
+                }
+            ),
         );
     }
     let targets = results::targets(&out);
@@ -874,6 +889,12 @@ fn run_interleaved(
     })
 }
 
+/// Whether the `libiec61850` stack runs through the Python driver rather than the compiled
+/// harness.
+fn uses_python(opts: &RunOptions) -> bool {
+    opts.libiec61850_python || opts.libiec61850_driver.is_some()
+}
+
 /// The command that starts one peer.
 fn peer_command(
     stack: Stack,
@@ -893,6 +914,19 @@ fn peer_command(
         Stack::Gander => {
             let mut c = Command::new(exe_for(backend, opts)?);
             c.args(["mms", role.name(), "--config"]).arg(config);
+            Ok(c)
+        }
+        // libiec61850 through its C API, with no interpreter in between (issue #11 item 6).
+        Stack::Libiec61850 if !uses_python(opts) => {
+            let harness = match &opts.libiec61850_cref {
+                Some(h) => h.clone(),
+                None => crate::assets::libiec61850_cref()?,
+            };
+            if !harness.exists() {
+                return Err(ManagerError::DriverMissing(harness));
+            }
+            let mut c = Command::new(&harness);
+            c.arg(role.name()).arg("--config").arg(config);
             Ok(c)
         }
         Stack::Libiec61850 => {

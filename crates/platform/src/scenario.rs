@@ -71,8 +71,9 @@ pub enum ScenarioError {
 pub enum Stack {
     /// `gander mms server|client`.
     Gander,
-    /// libiec61850 1.6 driven from Python (`interop/imp_libiec61850_peer.py`, found by
-    /// [`crate::assets`]).
+    /// libiec61850 1.6: the compiled harness `interop/cref` (`make cref`), or with
+    /// `--libiec61850-python` the Python driver `interop/imp_libiec61850_peer.py`; both found by
+    /// [`crate::assets`].
     Libiec61850,
 }
 

@@ -49,6 +49,8 @@ fn opts(dir: &std::path::Path) -> RunOptions {
         ossl35_exe: Some(PathBuf::from("/nonexistent/ossl35/gander")),
         python: Some(PathBuf::from("/nonexistent/python")),
         libiec61850_driver: Some(PathBuf::from("/nonexistent/driver.py")),
+        libiec61850_python: true,
+        libiec61850_cref: None,
         ready_timeout: Duration::from_secs(10),
         progress: false,
     }

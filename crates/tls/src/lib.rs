@@ -6,11 +6,13 @@
 //! - [`suites`]: the cipher-suite catalogue with IEC 62351 status and run-time backend support.
 //! - [`backend`]: the [`backend::TlsBackend`] / [`backend::TlsStream`] traits and the three backends.
 //! - [`group`]: key-exchange groups, classical, hybrid and post-quantum (ML-KEM).
+//! - [`keylog`]: the NSS key log that lets tshark decrypt captured sessions (lab monitoring).
 //! - [`pki`]: test and lab PKI generation (CA, RSA 1024-8192, ECDSA P-256/P-384, CRLs, negatives).
 //! - [`TlsError`]: one error type, one variant per kind of failure, whichever library reports it.
 pub mod backend;
 pub mod error;
 pub mod group;
+pub mod keylog;
 pub mod pki;
 pub mod profile;
 pub mod sigscheme;

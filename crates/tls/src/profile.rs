@@ -18,6 +18,7 @@
 //! num_tickets = 0                     # TLS 1.3 server; 0 for libiec61850 1.6.1 clients
 //! renegotiation_interval_s = 3600     # TLS 1.2, RFC 5746 secure renegotiation
 //! key_update_interval_s = 3600        # TLS 1.3, RFC 8446 §4.6.3 KeyUpdate
+//! keylog = "keys.log"                 # NSS key log for tshark: LAB MONITORING ONLY (see `keylog`)
 //! ```
 //!
 //! Relative paths are taken as written (relative to the working directory); callers that read a
@@ -106,6 +107,15 @@ pub enum ProfileError {
     /// `io_timeout_ms` is 0.
     #[error("io_timeout_ms must be at least 1")]
     Timeout,
+    /// The `keylog` file cannot be used (missing directory, a symbolic link, not a regular
+    /// file, readable by others, or the system's error).
+    #[error("keylog file {path:?}: {reason}")]
+    KeyLog {
+        /// The file.
+        path: PathBuf,
+        /// Why it cannot be used.
+        reason: String,
+    },
 }
 
 fn default_true() -> bool {
@@ -194,6 +204,11 @@ pub struct TlsProfile {
     /// Socket read/write timeout for the handshake and I/O, so that no failure hangs.
     #[serde(default = "default_timeout")]
     pub io_timeout_ms: u64,
+    /// Append every session's secrets to this file in the NSS key log format, so that tshark
+    /// or Wireshark can decrypt captures ([`crate::keylog`]). This defeats TLS confidentiality
+    /// for anyone who can read the file: for lab monitoring only. Created with mode 0600.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keylog: Option<PathBuf>,
 }
 
 impl Default for TlsProfile {
@@ -217,6 +232,7 @@ impl Default for TlsProfile {
             server_name: None,
             verify_hostname: false,
             io_timeout_ms: default_timeout(),
+            keylog: None,
         }
     }
 }
@@ -267,9 +283,14 @@ impl TlsProfile {
         };
         self.ca.iter_mut().for_each(fix);
         self.crl.iter_mut().for_each(fix);
-        for p in [&mut self.cert, &mut self.key, &mut self.peer_cert]
-            .into_iter()
-            .flatten()
+        for p in [
+            &mut self.cert,
+            &mut self.key,
+            &mut self.peer_cert,
+            &mut self.keylog,
+        ]
+        .into_iter()
+        .flatten()
         {
             fix(p);
         }
@@ -431,6 +452,22 @@ impl TlsProfile {
         if let Some(p) = &self.peer_cert {
             check("peer_cert", p)?;
         }
+        if let Some(p) = &self.keylog {
+            // Created when the backend opens; here only what can be told without creating it.
+            let dir = p.parent().filter(|d| !d.as_os_str().is_empty());
+            if dir.is_some_and(|d| !d.is_dir()) {
+                return Err(ProfileError::KeyLog {
+                    path: p.clone(),
+                    reason: "its directory does not exist".into(),
+                });
+            }
+            if p.is_dir() {
+                return Err(ProfileError::KeyLog {
+                    path: p.clone(),
+                    reason: "is a directory".into(),
+                });
+            }
+        }
         Ok(())
     }
 }
@@ -463,6 +500,33 @@ mod tests {
         assert!(p.require_client_auth);
         let bare = TlsProfile::from_toml("backend = \"rustls\"\nversions = [\"1.3\"]").unwrap();
         assert_eq!(bare.backend, BackendKind::Rustls);
+    }
+
+    #[test]
+    fn keylog_parses_rebases_and_is_checked() {
+        let mut p = TlsProfile::from_toml("keylog = \"keys.log\"").unwrap();
+        assert_eq!(p.keylog, Some(PathBuf::from("keys.log")));
+        p.rebase(Path::new("/etc/gander"));
+        assert_eq!(p.keylog, Some(PathBuf::from("/etc/gander/keys.log")));
+        assert_eq!(TlsProfile::default().keylog, None);
+        let dir = tempfile::tempdir().unwrap();
+        let ca = dir.path().join("ca.pem");
+        std::fs::write(&ca, "").unwrap();
+        let with = |keylog: PathBuf| TlsProfile {
+            keylog: Some(keylog),
+            require_client_auth: false,
+            ca: vec![ca.clone()],
+            ..Default::default()
+        };
+        assert_eq!(with(dir.path().join("keys.log")).validate(false), Ok(()));
+        assert!(matches!(
+            with("/nonexistent-gander-dir/keys.log".into()).validate(false),
+            Err(ProfileError::KeyLog { .. })
+        ));
+        assert!(matches!(
+            with(dir.path().to_owned()).validate(false),
+            Err(ProfileError::KeyLog { .. })
+        ));
     }
 
     #[test]

@@ -323,6 +323,11 @@ impl OpensslBackend {
         b.set_options(opts);
         b.set_num_tickets(profile.effective_num_tickets() as usize)
             .map_err(|e| stack_err("num_tickets", e))?;
+        if let Some(log) = crate::keylog::open_for(profile)? {
+            // SSL_CTX_set_keylog_callback (OpenSSL >= 1.1.1) hands each secret as a finished
+            // NSS key log line, for both roles of every connection of this context.
+            b.set_keylog_callback(move |_, line| log.log_line(line));
+        }
         let pin = match &profile.peer_cert {
             Some(p) => Some(Arc::new(files::cert_der("peer_cert", p)?)),
             None => None,

@@ -252,6 +252,17 @@ impl ClientCertVerifier for PinnedClient {
     }
 }
 
+/// rustls's key log hook writing the profile's `keylog` file: rustls passes the NSS label,
+/// the client random and the secret ([`crate::keylog`]).
+#[derive(Debug)]
+struct NssKeyLog(Arc<crate::keylog::KeyLogFile>);
+
+impl rustls::KeyLog for NssKeyLog {
+    fn log(&self, label: &str, client_random: &[u8], secret: &[u8]) {
+        self.0.log(label, client_random, secret);
+    }
+}
+
 /// The rustls backend.
 pub struct RustlsBackend {
     kind: BackendKind,
@@ -352,6 +363,9 @@ impl RustlsBackend {
             _ => None,
         };
 
+        let keylog: Option<Arc<dyn rustls::KeyLog>> = crate::keylog::open_for(profile)?
+            .map(|f| Arc::new(NssKeyLog(f)) as Arc<dyn rustls::KeyLog>);
+
         // Client.
         let server_verifier = rustls::client::WebPkiServerVerifier::builder_with_provider(
             roots.clone(),
@@ -386,6 +400,9 @@ impl RustlsBackend {
         } else {
             Resumption::disabled()
         };
+        if let Some(k) = &keylog {
+            client.key_log = k.clone();
+        }
 
         // Server.
         let server = match &creds {
@@ -417,6 +434,9 @@ impl RustlsBackend {
                     sc.session_storage = Arc::new(NoServerSessionStorage {});
                 }
                 sc.send_tls13_tickets = profile.effective_num_tickets() as usize;
+                if let Some(k) = &keylog {
+                    sc.key_log = k.clone();
+                }
                 Some(Arc::new(sc))
             }
             _ => None,

@@ -173,6 +173,7 @@ pub struct GnutlsBackend {
     ticket_key: Option<Vec<u8>>,
     client_session: Arc<Mutex<Option<Vec<u8>>>>,
     hostname: Option<CString>,
+    keylog: Option<Arc<crate::keylog::KeyLogFile>>,
 }
 
 impl GnutlsBackend {
@@ -231,6 +232,7 @@ impl GnutlsBackend {
             ),
             _ => None,
         };
+        let keylog = crate::keylog::open_for(profile)?;
         Ok(GnutlsBackend {
             profile: profile.clone(),
             creds: Arc::new(creds),
@@ -240,6 +242,7 @@ impl GnutlsBackend {
             ticket_key,
             client_session: Arc::new(Mutex::new(None)),
             hostname,
+            keylog,
         })
     }
 
@@ -248,9 +251,17 @@ impl GnutlsBackend {
         let tickets =
             self.ticket_key.is_some() && (!server || self.profile.effective_num_tickets() > 0);
         let role = if server { Role::Server } else { Role::Client };
-        let session = Session::new(role, tickets, tcp).map_err(|e| {
+        let mut session = Session::new(role, tickets, tcp).map_err(|e| {
             TlsError::HandshakeFailed(format!("gnutls_init: {}", describe(code_of(&e))))
         })?;
+        if let Some(log) = &self.keylog {
+            // gnutls_session_set_keylog_function (GnuTLS >= 3.6.13): per session, unlike
+            // OpenSSL's and rustls's per-context hooks.
+            let log = log.clone();
+            session.set_keylog(Box::new(move |label, random, secret| {
+                log.log(label, random, secret)
+            }));
+        }
         let mut stream = GnutlsStream {
             session,
             verdict: Arc::new(Mutex::new(None)),
