@@ -150,8 +150,9 @@ pub(crate) fn probe(
         reneg.client_initiated = Check::skipped(NO12);
     }
     let key_update = if has13 {
+        // TLS 1.3 resumes only from a NewSessionTicket (RFC 8446 §4.6.1).
         res.tls13_psk = match backend(r, &with(TlsVersion::Tls13, true)) {
-            Ok(b) => resumes(r, b.as_ref(), false)?.0,
+            Ok(b) => resumes(r, b.as_ref(), true)?.0,
             Err(e) => Check::skipped(&e),
         };
         match backend(
