@@ -105,8 +105,8 @@ fn resumes(
     Ok((c, ri))
 }
 
-fn backend(r: &Runner<'_>, p: &TlsProfile) -> Result<Box<dyn TlsBackend>, String> {
-    r.backend(p).map_err(|e| e.to_string())
+fn backend(r: &Runner<'_>, p: &TlsProfile) -> Result<Box<dyn TlsBackend>, crate::TlsError> {
+    r.backend(p)
 }
 
 /// Runs the resumption, renegotiation and KeyUpdate checks for the accepted versions.
@@ -131,18 +131,18 @@ pub(crate) fn probe(
                 res.tls12_session_id = c;
                 reneg.secure_renegotiation = ri;
             }
-            Err(e) => res.tls12_session_id = Check::skipped(&e),
+            Err(e) => res.tls12_session_id = Check::skipped(&e.to_string()),
         }
         res.tls12_ticket = match backend(r, &with(TlsVersion::Tls12, true)) {
             Ok(b) => resumes(r, b.as_ref(), true)?.0,
-            Err(e) => Check::skipped(&e),
+            Err(e) => Check::skipped(&e.to_string()),
         };
         reneg.client_initiated = match backend(
             r,
             &derive(client, BackendKind::Openssl, &[TlsVersion::Tls12], &[]),
         ) {
             Ok(b) => rekey(r, b.as_ref(), "renegotiation")?,
-            Err(e) => Check::skipped(&e),
+            Err(e) => Check::skipped(&e.to_string()),
         };
     } else {
         res.tls12_session_id = Check::skipped(NO12);
@@ -153,14 +153,14 @@ pub(crate) fn probe(
         // TLS 1.3 resumes only from a NewSessionTicket (RFC 8446 §4.6.1).
         res.tls13_psk = match backend(r, &with(TlsVersion::Tls13, true)) {
             Ok(b) => resumes(r, b.as_ref(), true)?.0,
-            Err(e) => Check::skipped(&e),
+            Err(e) => Check::skipped(&e.to_string()),
         };
         match backend(
             r,
             &derive(client, BackendKind::Openssl, &[TlsVersion::Tls13], &[]),
         ) {
             Ok(b) => rekey(r, b.as_ref(), "KeyUpdate")?,
-            Err(e) => Check::skipped(&e),
+            Err(e) => Check::skipped(&e.to_string()),
         }
     } else {
         res.tls13_psk = Check::skipped(NO13);
