@@ -162,6 +162,59 @@ fn tls12_two_suites_with_client_auth() {
 }
 
 #[test]
+fn without_credentials_suites_and_refusal_still_found() {
+    // An engineer with only the CA (no client certificate yet) against a server that requires
+    // one: the server chooses the suite in its ServerHello before refusing, which the survey sees.
+    let set = common::rsa();
+    let server = TlsProfile {
+        versions: vec![TlsVersion::Tls12],
+        cipher_suites: vec![
+            "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256".into(),
+            "TLS_RSA_WITH_AES_128_CBC_SHA256".into(),
+        ],
+        io_timeout_ms: 2000,
+        ..set.profile(BackendKind::Openssl, true)
+    };
+    let addr = serve(server);
+    let anon = TlsProfile {
+        cert: None,
+        key: None,
+        require_client_auth: false,
+        ..client(&set)
+    };
+    let s = survey::survey(addr, &anon, &opts(true)).expect("survey");
+    let v: Vec<(&str, bool)> = s.versions.iter().map(|(k, v)| (*k, *v)).collect();
+    assert_eq!(
+        v,
+        [
+            ("1.0", false),
+            ("1.1", false),
+            ("1.2", true),
+            ("1.3", false)
+        ]
+    );
+    let mut acc = accepted(&s);
+    acc.sort();
+    assert_eq!(
+        acc,
+        [
+            "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+            "TLS_RSA_WITH_AES_128_CBC_SHA256"
+        ]
+    );
+    // Refused handshakes give no HT.
+    assert!(s.suites.iter().all(|p| p.ht_ms.is_none()));
+    assert_eq!(s.client_cert_required, Some(true), "{:?}", s.client_auth);
+    assert_eq!(
+        s.untrusted_client_cert_refused,
+        Some(true),
+        "{:?}",
+        s.client_auth
+    );
+    assert!(!s.chain.is_empty());
+}
+
+#[test]
 fn tls13_without_client_auth() {
     let set = common::rsa();
     let server = TlsProfile {

@@ -223,6 +223,13 @@ pub trait TlsStream: Read + Write + Send {
     fn peer_chain(&self) -> Vec<Vec<u8>> {
         self.peer_certificate().into_iter().collect()
     }
+    /// The version and suite code point the peer chose in its ServerHello, also when the
+    /// handshake failed after it (e.g. on a certificate check): what a survey needs to tell "the
+    /// server accepted this suite, then refused my certificate" from "no suite in common". The
+    /// default knows only completed handshakes.
+    fn server_hello(&self) -> Option<(TlsVersion, u16)> {
+        Some((self.negotiated_version()?, self.negotiated_suite_code()?))
+    }
     /// The IANA name of the signature scheme the peer signed the handshake with (RFC 8446
     /// §4.2.3; TLS 1.2 `SignatureAndHashAlgorithm`, RFC 5246 §7.4.1.4.1), where the backend
     /// reports it.
@@ -468,6 +475,9 @@ impl TlsStream for RekeyingStream {
     }
     fn peer_chain(&self) -> Vec<Vec<u8>> {
         self.inner.peer_chain()
+    }
+    fn server_hello(&self) -> Option<(TlsVersion, u16)> {
+        self.inner.server_hello()
     }
     fn peer_signature_scheme(&self) -> Option<String> {
         self.inner.peer_signature_scheme()

@@ -640,6 +640,22 @@ impl TlsStream for OpensslStream {
         }
         out
     }
+    fn server_hello(&self) -> Option<(TlsVersion, u16)> {
+        // OpenSSL records the version and the session's cipher when it processes the
+        // ServerHello (client side), before the certificate checks that may fail later.
+        if self.server {
+            return Some((self.negotiated_version()?, self.negotiated_suite_code()?));
+        }
+        let v = match self.s.ssl().version2()? {
+            SslVersion::TLS1 => TlsVersion::Tls10,
+            SslVersion::TLS1_1 => TlsVersion::Tls11,
+            SslVersion::TLS1_2 => TlsVersion::Tls12,
+            SslVersion::TLS1_3 => TlsVersion::Tls13,
+            _ => return None,
+        };
+        let id = self.s.ssl().current_cipher()?.protocol_id();
+        Some((v, u16::from_be_bytes(id)))
+    }
     fn peer_signature_scheme(&self) -> Option<String> {
         if !self.done {
             return None;

@@ -4,7 +4,7 @@
 use super::cotp::{self, Round};
 use super::{SurveyError, SurveyOptions};
 use crate::backend::{self, BackendKind, TlsBackend};
-use crate::{KxGroup, TlsError, TlsProfile, TlsVersion};
+use crate::{KxGroup, Side, TlsError, TlsProfile, TlsVersion};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
@@ -36,6 +36,9 @@ pub(crate) struct Attempt {
     pub(crate) resumed: bool,
     pub(crate) ticket: Option<bool>,
     pub(crate) secure_renegotiation: Option<bool>,
+    /// The version and suite of the server's ServerHello, where the backend reports them even
+    /// for a failed handshake (OpenSSL).
+    pub(crate) server_hello: Option<(TlsVersion, u16)>,
     /// The rekey's error, when one was asked for and failed.
     pub(crate) rekey_error: Option<TlsError>,
     /// The round's result, when one was made.
@@ -53,8 +56,50 @@ impl Attempt {
     pub(crate) fn server_hello_reached(&self) -> bool {
         match &self.error {
             None => true,
-            Some(e) => is_certificate_error(e),
+            Some(e) => is_certificate_error(e) || self.server_hello.is_some(),
         }
+    }
+    /// Whether the server chose version `v` (when given) and suite `code` (when given): the
+    /// handshake completed or [`Attempt::server_hello_reached`], and where the ServerHello is
+    /// known it names them.
+    pub(crate) fn chose(&self, v: Option<TlsVersion>, code: Option<u16>) -> bool {
+        if !self.server_hello_reached() {
+            return false;
+        }
+        match self.server_hello.or(self.version.zip(self.suite_code)) {
+            Some((hv, hc)) => v.is_none_or(|v| v == hv) && code.is_none_or(|c| c == hc),
+            None => true,
+        }
+    }
+    /// The server chose a version and suite, then ended the handshake itself (an alert, a close):
+    /// with our certificate (or its absence) the only thing left for it to judge, a refusal of
+    /// the client. Our own refusals (of the server's chain) and timeouts do not count.
+    pub(crate) fn peer_refused_after_hello(&self) -> bool {
+        let Some(e) = &self.error else { return false };
+        let ours = matches!(
+            e,
+            TlsError::UnknownCa {
+                by: Side::Local,
+                ..
+            } | TlsError::Revoked {
+                by: Side::Local,
+                ..
+            } | TlsError::Expired {
+                by: Side::Local,
+                ..
+            } | TlsError::BadCertificate {
+                by: Side::Local,
+                ..
+            } | TlsError::ProtocolVersion {
+                by: Side::Local,
+                ..
+            } | TlsError::NoSharedCipher {
+                by: Side::Local,
+                ..
+            } | TlsError::PinMismatch
+                | TlsError::Timeout
+        );
+        !ours && self.server_hello.is_some()
     }
     /// The failure as a short text.
     pub(crate) fn reason(&self) -> Option<String> {
@@ -124,6 +169,7 @@ impl Runner<'_> {
             resumed: false,
             ticket: None,
             secure_renegotiation: None,
+            server_hello: None,
             rekey_error: None,
             round: None,
         };
@@ -138,6 +184,7 @@ impl Runner<'_> {
         let hs = s.handshake();
         let ht = t0.elapsed();
         a.chain = s.peer_chain();
+        a.server_hello = s.server_hello();
         if let Err(e) = hs {
             a.error = Some(e);
             return Ok(a);
@@ -186,5 +233,63 @@ pub(crate) fn derive(
         session_tickets: false,
         num_tickets: None,
         ..client.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn failed(error: TlsError, hello: Option<(TlsVersion, u16)>) -> Attempt {
+        Attempt {
+            error: Some(error),
+            ht_ms: None,
+            version: None,
+            suite_code: None,
+            group: None,
+            signature_scheme: None,
+            chain: Vec::new(),
+            resumed: false,
+            ticket: None,
+            secure_renegotiation: None,
+            server_hello: hello,
+            rekey_error: None,
+            round: None,
+        }
+    }
+
+    #[test]
+    fn acceptance_and_refusal_after_server_hello() {
+        let alert40 = || TlsError::NoSharedCipher {
+            by: Side::Peer,
+            detail: "alert 40".into(),
+        };
+        // No suite in common: no ServerHello.
+        let a = failed(alert40(), None);
+        assert!(!a.chose(Some(TlsVersion::Tls12), Some(0xC02F)));
+        assert!(!a.peer_refused_after_hello());
+        // The server chose 0xC02F at 1.2, then refused the client (no certificate).
+        let a = failed(alert40(), Some((TlsVersion::Tls12, 0xC02F)));
+        assert!(a.chose(Some(TlsVersion::Tls12), Some(0xC02F)));
+        assert!(!a.chose(Some(TlsVersion::Tls12), Some(0x009E)));
+        assert!(!a.chose(Some(TlsVersion::Tls13), None));
+        assert!(a.peer_refused_after_hello());
+        // Our own refusal of the server's chain is not the server refusing us.
+        let ours = TlsError::UnknownCa {
+            by: Side::Local,
+            detail: String::new(),
+        };
+        let a = failed(ours, Some((TlsVersion::Tls12, 0xC02F)));
+        assert!(a.chose(None, Some(0xC02F)));
+        assert!(!a.peer_refused_after_hello());
+        // A certificate failure without a known ServerHello still counts as chosen.
+        let a = failed(
+            TlsError::BadCertificate {
+                by: Side::Peer,
+                detail: String::new(),
+            },
+            None,
+        );
+        assert!(a.chose(Some(TlsVersion::Tls12), Some(0xC02F)));
     }
 }

@@ -51,8 +51,10 @@ fn judge(a: &Attempt, baseline_ok: bool) -> AuthProbe {
         (None, Some(r)) if r.let_through() => Some(false),
         (None, Some(_)) if baseline_ok => Some(true),
         (None, _) => None,
-        // The server's own certificate alert is evidence whatever the baseline did.
+        // The server's own certificate alert, or its ending the handshake after its ServerHello,
+        // is evidence whatever the baseline did (also when the profile has no certificate at all).
         (Some(e), _) if is_certificate_error(e) && peer_said(e) => Some(true),
+        (Some(_), _) if a.peer_refused_after_hello() => Some(true),
         (Some(_), _) if baseline_ok => Some(true),
         (Some(_), _) => None,
     };
@@ -202,6 +204,7 @@ mod tests {
             resumed: false,
             ticket: None,
             secure_renegotiation: None,
+            server_hello: None,
             rekey_error: None,
             round,
         }

@@ -103,7 +103,7 @@ pub(crate) fn probe(
         match r.backend(&derive(client, b, &[v], &[s.name])) {
             Ok(be) => {
                 let a = r.run(be.as_ref(), After::Close)?;
-                p.accepted = a.server_hello_reached();
+                p.accepted = a.chose(Some(v), Some(s.code));
                 p.ht_ms = a.ht_ms;
                 p.reason = a.reason();
             }

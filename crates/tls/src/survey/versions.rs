@@ -42,7 +42,7 @@ pub(crate) fn probe(
                 let a = r.run(b.as_ref(), After::Close)?;
                 VersionProbe {
                     version: v,
-                    accepted: a.server_hello_reached(),
+                    accepted: a.chose(Some(v), None),
                     reason: a.reason(),
                     timed_out: matches!(a.error, Some(TlsError::Timeout)),
                     chain: a.chain,
