@@ -202,6 +202,18 @@ pub fn survey(
         Err(e) => return Err(SurveyError::Setup(e.to_string())),
     };
 
+    // A plain (non-TLS) port makes every handshake fail or hang: find out once, before the
+    // version probes would each wait for the timeout.
+    if let Some(a) = &dflt_attempt {
+        if a.error.as_ref().is_some_and(|e| {
+            !a.server_hello_reached() && !matches!(e, TlsError::NoSharedCipher { .. })
+        }) {
+            r.handshakes += 1;
+            if let Some(detail) = plain_check(addr, opts.timeout) {
+                return Err(SurveyError::NotTls { addr, detail });
+            }
+        }
+    }
     let (version_probes, versions) = versions::probe(&mut r, client)?;
     if !versions.values().any(|v| *v) {
         return Err(classify_failure(
