@@ -146,6 +146,8 @@ pub struct TlsSurvey {
     pub negotiated_error: Option<String>,
     /// The certificates the server sent, leaf first.
     pub chain: Vec<CertInfo>,
+    /// Why the chain could not be described, if it could not.
+    pub chain_error: Option<String>,
     /// Whether the chain verified against the client profile's CAs (`None`: no chain seen).
     pub chain_trusted: Option<bool>,
     /// Whether the server refuses a client without certificate (`None`: not determined).
@@ -277,8 +279,11 @@ pub fn survey(
             .map(|p| p.chain.clone())
             .unwrap_or_default();
     }
-    let chain = chain::describe_chain(&chain_der, chain::now_unix())
-        .map_err(|e| SurveyError::Setup(e.to_string()))?;
+    // A certificate OpenSSL accepted in the handshake but cannot describe is reported, not fatal.
+    let (chain, chain_error) = match chain::describe_chain(&chain_der, chain::now_unix()) {
+        Ok(c) => (c, None),
+        Err(e) => (Vec::new(), Some(e.to_string())),
+    };
 
     let (suites, suites_not_tested) = suites::probe(&mut r, client, &accepted)?;
     let client_auth = client_auth::probe(&mut r, client, &accepted)?;
@@ -294,6 +299,7 @@ pub fn survey(
         negotiated,
         negotiated_error,
         chain,
+        chain_error,
         chain_trusted,
         client_cert_required: client_auth.without_cert.refused,
         untrusted_client_cert_refused: client_auth.untrusted_cert.refused,

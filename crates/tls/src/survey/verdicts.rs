@@ -493,6 +493,7 @@ mod tests {
             negotiated: None,
             negotiated_error: None,
             chain: Vec::new(),
+            chain_error: None,
             chain_trusted: None,
             client_cert_required: None,
             untrusted_client_cert_refused: None,
