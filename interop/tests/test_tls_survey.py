@@ -102,3 +102,15 @@ def test_plain_server_is_not_tls(gander, pki, tmp_path):
         srv.close()
     assert p.returncode == 1, (p.stdout, p.stderr)
     assert "does not speak TLS" in p.stderr, p.stderr
+
+
+def test_bad_arguments_exit_2(gander, tmp_path):
+    missing = tmp_path / "nope.toml"
+    p = subprocess.run([gander, "tls", "survey", "127.0.0.1:3782", "--tls", str(missing)],
+                       capture_output=True, text=True, timeout=30)
+    assert p.returncode == 2 and "nope.toml" in p.stderr, (p.returncode, p.stderr)
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('[tls]\nca = "x.pem"\n')
+    p = subprocess.run([gander, "tls", "survey", "no-port-here", "--tls", str(cfg)],
+                       capture_output=True, text=True, timeout=30)
+    assert p.returncode == 2 and "HOST:PORT" in p.stderr, (p.returncode, p.stderr)
