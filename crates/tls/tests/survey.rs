@@ -324,3 +324,63 @@ fn nothing_listening_plain_and_silent_servers_are_typed_errors() {
     let e = survey::survey(silent, &client(&set), &o).unwrap_err();
     assert!(matches!(e, SurveyError::Timeout { .. }), "{e}");
 }
+
+#[test]
+fn ecdsa_server_and_small_rsa_key() {
+    // GnuTLS serving a P-256 certificate, TLS 1.2 and 1.3, no client authentication.
+    let set = common::pki(gander_tls::pki::KeySpec::P256);
+    let server = TlsProfile {
+        versions: vec![TlsVersion::Tls12, TlsVersion::Tls13],
+        require_client_auth: false,
+        io_timeout_ms: 2000,
+        ..set.profile(BackendKind::Gnutls, true)
+    };
+    let addr = serve(server);
+    let s = survey::survey(addr, &client(&set), &opts(true)).expect("survey");
+    assert_eq!(s.versions.get("1.2"), Some(&true));
+    assert_eq!(s.versions.get("1.3"), Some(&true));
+    let c = &s.chain[0];
+    assert_eq!(
+        (c.key_type.as_str(), c.key_bits, c.curve.as_deref()),
+        ("EC", 256, Some("P-256"))
+    );
+    let n = s.negotiated.as_ref().expect("default handshake");
+    assert_eq!(
+        n.signature_scheme.as_deref(),
+        Some("ecdsa_secp256r1_sha256"),
+        "{n:?}"
+    );
+    let acc = accepted(&s);
+    assert!(
+        acc.contains(&"TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"),
+        "{acc:?}"
+    );
+    assert!(!acc.iter().any(|n| n.contains("_RSA_")), "{acc:?}");
+    // ECDHE_ECDSA satisfies IEC 62351-4's ECDHE suite; the RSA-authenticated ones are missing.
+    let m = s
+        .verdicts
+        .iter()
+        .find(|v| v.id == "mandatory-tls12-suites")
+        .expect("verdict");
+    assert_eq!(m.level, Level::Warn);
+    assert!(!m.detail.contains("ECDHE"), "{}", m.detail);
+    assert!(
+        m.detail.contains("TLS_RSA_WITH_AES_128_CBC_SHA256"),
+        "{}",
+        m.detail
+    );
+    assert_eq!(s.client_cert_required, Some(false));
+
+    // OpenSSL serving an RSA-1024 certificate: the key-size verdict fails.
+    let set = common::pki(gander_tls::pki::KeySpec::Rsa(1024));
+    let server = TlsProfile {
+        versions: vec![TlsVersion::Tls12],
+        io_timeout_ms: 2000,
+        ..set.profile(BackendKind::Openssl, true)
+    };
+    let addr = serve(server);
+    let s = survey::survey(addr, &client(&set), &opts(true)).expect("survey");
+    assert_eq!(s.chain[0].key_bits, 1024);
+    assert_eq!(level(&s, "key-size"), Some(Level::Fail));
+    assert_eq!(level(&s, "certificates"), None);
+}
