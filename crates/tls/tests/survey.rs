@@ -332,6 +332,7 @@ fn ecdsa_server_and_small_rsa_key() {
     let server = TlsProfile {
         versions: vec![TlsVersion::Tls12, TlsVersion::Tls13],
         require_client_auth: false,
+        session_tickets: true,
         io_timeout_ms: 2000,
         ..set.profile(BackendKind::Gnutls, true)
     };
@@ -370,6 +371,14 @@ fn ecdsa_server_and_small_rsa_key() {
         m.detail
     );
     assert_eq!(s.client_cert_required, Some(false));
+    // Tickets on: RFC 5077 in TLS 1.2 and NewSessionTicket in TLS 1.3.
+    assert_eq!(
+        s.resumption.tls12_ticket.ok,
+        Some(true),
+        "{:?}",
+        s.resumption
+    );
+    assert_eq!(s.resumption.tls13_psk.ok, Some(true), "{:?}", s.resumption);
 
     // OpenSSL serving an RSA-1024 certificate: the key-size verdict fails.
     let set = common::pki(gander_tls::pki::KeySpec::Rsa(1024));
