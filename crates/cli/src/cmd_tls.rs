@@ -1,5 +1,5 @@
-//! `gander` subcommands of the tls crate (argument parsing only): `gander suites` and
-//! `gander pki init`.
+//! `gander` subcommands of the tls crate (argument parsing only): `gander suites`,
+//! `gander pki init` and `gander tls survey`.
 use anyhow::Context;
 use clap::{Subcommand, ValueEnum};
 use gander_tls::backend::{self, BackendKind};
@@ -24,6 +24,38 @@ pub(crate) enum Command {
     Pki {
         #[command(subcommand)]
         command: PkiCommand,
+    },
+    /// TLS tools for external servers.
+    Tls {
+        #[command(subcommand)]
+        command: TlsCommand,
+    },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum TlsCommand {
+    /// Survey what a TLS server accepts: versions, catalogue suites, certificate chain, client
+    /// authentication, resumption, renegotiation, KeyUpdate, with IEC 62351-3 verdicts
+    /// (docs/tls-survey.md). Exit 0 when the survey ran, 1 when the target cannot be surveyed
+    /// (nothing listening, not TLS, no answer, no handshake), 2 on bad arguments.
+    Survey {
+        /// The server, HOST:PORT (3782 for MMS over TLS).
+        target: String,
+        /// Client TLS settings (docs/tls.md): `ca`, `cert`, `key`, optional `server_name`.
+        #[arg(long)]
+        tls: PathBuf,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Only the suites whose IEC 62351 status is mandatory or recommended.
+        #[arg(long)]
+        quick: bool,
+        /// Per-connection timeout, ms.
+        #[arg(long, default_value_t = 5000)]
+        timeout_ms: u64,
+        /// Pause between two connections, ms.
+        #[arg(long, default_value_t = 100)]
+        pause_ms: u64,
     },
 }
 
@@ -93,6 +125,58 @@ pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
                     mldsa,
                 },
         } => pki_init(dir, rsa, ecdsa, mldsa),
+        Command::Tls {
+            command:
+                TlsCommand::Survey {
+                    target,
+                    tls,
+                    json,
+                    quick,
+                    timeout_ms,
+                    pause_ms,
+                },
+        } => survey_cmd(&target, &tls, json, quick, timeout_ms, pause_ms),
+    }
+}
+
+fn survey_cmd(
+    target: &str,
+    tls: &std::path::Path,
+    json: bool,
+    quick: bool,
+    timeout_ms: u64,
+    pause_ms: u64,
+) -> anyhow::Result<ExitCode> {
+    use gander_tls::survey::{self, SurveyError, SurveyOptions};
+    use std::net::ToSocketAddrs;
+    use std::time::Duration;
+    let addr = target
+        .to_socket_addrs()
+        .with_context(|| format!("target {target:?}: expected HOST:PORT"))?
+        .next()
+        .with_context(|| format!("target {target:?} resolves to no address"))?;
+    let profile = gander_tls::TlsProfile::from_file(tls)
+        .with_context(|| format!("--tls {}", tls.display()))?;
+    anyhow::ensure!(timeout_ms > 0, "--timeout-ms must be at least 1");
+    let opts = SurveyOptions {
+        timeout: Duration::from_millis(timeout_ms),
+        pause: Duration::from_millis(pause_ms),
+        quick,
+    };
+    match survey::survey(addr, &profile, &opts) {
+        Ok(s) => {
+            if json {
+                crate::out(serde_json::to_string_pretty(&s)?);
+            } else {
+                crate::out(survey::render(&s).trim_end());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e @ SurveyError::Profile(_)) => Err(e.into()),
+        Err(e) => {
+            eprintln!("gander: {e}");
+            Ok(ExitCode::from(1))
+        }
     }
 }
 

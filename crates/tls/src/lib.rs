@@ -8,6 +8,8 @@
 //! - [`group`]: key-exchange groups, classical, hybrid and post-quantum (ML-KEM).
 //! - [`keylog`]: the NSS key log that lets tshark decrypt captured sessions (lab monitoring).
 //! - [`pki`]: test and lab PKI generation (CA, RSA 1024-8192, ECDSA P-256/P-384, CRLs, negatives).
+//! - [`survey`]: what an arbitrary TLS server accepts (versions, suites, chain, client
+//!   authentication, resumption, renegotiation), with IEC 62351-3 verdicts.
 //! - [`TlsError`]: one error type, one variant per kind of failure, whichever library reports it.
 pub mod backend;
 pub mod error;
@@ -17,6 +19,7 @@ pub mod pki;
 pub mod profile;
 pub mod sigscheme;
 pub mod suites;
+pub mod survey;
 mod version;
 
 pub use backend::{BackendKind, TlsBackend, TlsStream};

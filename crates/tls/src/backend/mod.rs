@@ -216,6 +216,36 @@ pub trait TlsStream: Read + Write + Send {
     fn peer_certificate(&self) -> Option<Vec<u8>>;
     /// Whether the handshake resumed a previous session (abbreviated handshake).
     fn session_resumed(&self) -> bool;
+    /// The certificates the peer sent (DER), leaf first, as received (RFC 5246 §7.4.2,
+    /// RFC 8446 §4.4.2): what a survey reports as the server's chain. Backends that do not keep
+    /// the whole list give the leaf only. Where the library keeps it, the chain is there even
+    /// after a handshake that failed on the certificate check.
+    fn peer_chain(&self) -> Vec<Vec<u8>> {
+        self.peer_certificate().into_iter().collect()
+    }
+    /// The version and suite code point the peer chose in its ServerHello, also when the
+    /// handshake failed after it (e.g. on a certificate check): what a survey needs to tell "the
+    /// server accepted this suite, then refused my certificate" from "no suite in common". The
+    /// default knows only completed handshakes.
+    fn server_hello(&self) -> Option<(TlsVersion, u16)> {
+        Some((self.negotiated_version()?, self.negotiated_suite_code()?))
+    }
+    /// The IANA name of the signature scheme the peer signed the handshake with (RFC 8446
+    /// §4.2.3; TLS 1.2 `SignatureAndHashAlgorithm`, RFC 5246 §7.4.1.4.1), where the backend
+    /// reports it.
+    fn peer_signature_scheme(&self) -> Option<String> {
+        None
+    }
+    /// Whether the peer signalled RFC 5746 secure renegotiation (`renegotiation_info`) in this
+    /// TLS 1.0-1.2 handshake; `None` where the backend does not report it.
+    fn secure_renegotiation(&self) -> Option<bool> {
+        None
+    }
+    /// Whether the current session carries a ticket from the server (RFC 5077 NewSessionTicket in
+    /// TLS 1.2, RFC 8446 §4.6.1 in TLS 1.3); `None` where the backend does not report it.
+    fn session_ticket_received(&self) -> Option<bool> {
+        None
+    }
     /// The key-exchange group the handshake used, if gander knows it (`None` before the
     /// handshake, for RSA key transport and for finite-field DHE).
     fn negotiated_group(&self) -> Option<KxGroup> {
@@ -442,6 +472,21 @@ impl TlsStream for RekeyingStream {
     }
     fn negotiated_group(&self) -> Option<KxGroup> {
         self.inner.negotiated_group()
+    }
+    fn peer_chain(&self) -> Vec<Vec<u8>> {
+        self.inner.peer_chain()
+    }
+    fn server_hello(&self) -> Option<(TlsVersion, u16)> {
+        self.inner.server_hello()
+    }
+    fn peer_signature_scheme(&self) -> Option<String> {
+        self.inner.peer_signature_scheme()
+    }
+    fn secure_renegotiation(&self) -> Option<bool> {
+        self.inner.secure_renegotiation()
+    }
+    fn session_ticket_received(&self) -> Option<bool> {
+        self.inner.session_ticket_received()
     }
     fn rekey(&mut self) -> Result<(), TlsError> {
         self.inner.rekey()?;

@@ -31,6 +31,40 @@ extern "C" {
     fn SSL_key_update(ssl: *mut ffi::SSL, updatetype: c_int) -> c_int;
     fn SSL_renegotiate(ssl: *mut ffi::SSL) -> c_int;
     fn X509_STORE_add_crl(store: *mut ffi::X509_STORE, crl: *mut ffi::X509_CRL) -> c_int;
+    fn SSL_get_peer_signature_type_nid(ssl: *const ffi::SSL, pnid: *mut c_int) -> c_int;
+    fn SSL_SESSION_has_ticket(s: *const ffi::SSL_SESSION) -> c_int;
+}
+
+/// `SSL_CTRL_GET_RI_SUPPORT` (`SSL_get_secure_renegotiation_support` is a macro over `SSL_ctrl`).
+const SSL_CTRL_GET_RI_SUPPORT: c_int = 76;
+/// `SSL_CTRL_GET_PEER_SIGNATURE_NID` (`SSL_get_peer_signature_nid`, a macro over `SSL_ctrl`).
+const SSL_CTRL_GET_PEER_SIGNATURE_NID: c_int = 108;
+
+/// The IANA signature-scheme name (RFC 8446 §4.2.3) of OpenSSL's (key type, digest) NIDs for
+/// the peer's handshake signature. `rsassaPss` with an RSA key is reported as `rsa_pss_rsae_*`
+/// (OpenSSL gives the same type NID for the `rsae` and `pss` variants); ECDSA in TLS 1.2 is not
+/// bound to a curve, so the name is the TLS 1.3 one for that hash.
+fn sig_scheme_name(type_nid: c_int, md_nid: c_int) -> Option<String> {
+    // obj_mac.h: rsaEncryption 6, rsassaPss 912, X9_62_id_ecPublicKey 408, ED25519 1087,
+    // ED448 1088; sha1 64, sha256 672, sha384 673, sha512 674.
+    let hash = match md_nid {
+        64 => "sha1",
+        672 => "sha256",
+        673 => "sha384",
+        674 => "sha512",
+        _ => "",
+    };
+    Some(match (type_nid, hash) {
+        (1087, _) => "ed25519".into(),
+        (1088, _) => "ed448".into(),
+        (6, h) if !h.is_empty() => format!("rsa_pkcs1_{h}"),
+        (912, h) if !h.is_empty() => format!("rsa_pss_rsae_{h}"),
+        (408, "sha1") => "ecdsa_sha1".into(),
+        (408, "sha256") => "ecdsa_secp256r1_sha256".into(),
+        (408, "sha384") => "ecdsa_secp384r1_sha384".into(),
+        (408, "sha512") => "ecdsa_secp521r1_sha512".into(),
+        _ => return None,
+    })
 }
 
 const TLS13_ALL: &str =
@@ -598,6 +632,77 @@ impl TlsStream for OpensslStream {
     }
     fn session_resumed(&self) -> bool {
         self.done && self.s.ssl().session_reused()
+    }
+    fn peer_chain(&self) -> Vec<Vec<u8>> {
+        // On the client the stack holds the leaf too (SSL_get_peer_cert_chain(3)); on the server
+        // it does not, so the leaf is put first there.
+        let mut out: Vec<Vec<u8>> = Vec::new();
+        if self.server {
+            out.extend(self.peer_certificate());
+        }
+        if let Some(st) = self.s.ssl().peer_cert_chain() {
+            out.extend(st.iter().filter_map(|c| c.to_der().ok()));
+        }
+        out
+    }
+    fn server_hello(&self) -> Option<(TlsVersion, u16)> {
+        // OpenSSL records the version and the session's cipher when it processes the
+        // ServerHello (client side), before the certificate checks that may fail later.
+        if self.server {
+            return Some((self.negotiated_version()?, self.negotiated_suite_code()?));
+        }
+        let v = match self.s.ssl().version2()? {
+            SslVersion::TLS1 => TlsVersion::Tls10,
+            SslVersion::TLS1_1 => TlsVersion::Tls11,
+            SslVersion::TLS1_2 => TlsVersion::Tls12,
+            SslVersion::TLS1_3 => TlsVersion::Tls13,
+            _ => return None,
+        };
+        let id = self.s.ssl().current_cipher()?.protocol_id();
+        Some((v, u16::from_be_bytes(id)))
+    }
+    fn peer_signature_scheme(&self) -> Option<String> {
+        if !self.done {
+            return None;
+        }
+        let ssl = foreign(self.s.ssl());
+        let (mut ty, mut md): (c_int, c_int) = (0, 0);
+        // SAFETY: `ssl` is the live connection owned by `self.s`; `ty` is a writable int.
+        let ok = unsafe { SSL_get_peer_signature_type_nid(ssl, &mut ty) };
+        // SAFETY: as above; the ctrl call writes one int through the pointer.
+        let ok2 = unsafe {
+            ffi::SSL_ctrl(
+                ssl,
+                SSL_CTRL_GET_PEER_SIGNATURE_NID,
+                0,
+                (&mut md as *mut c_int).cast(),
+            )
+        };
+        if ok != 1 || ok2 != 1 {
+            return None;
+        }
+        sig_scheme_name(ty, md)
+    }
+    fn secure_renegotiation(&self) -> Option<bool> {
+        if !self.done || self.negotiated_version() == Some(TlsVersion::Tls13) {
+            return None;
+        }
+        // SAFETY: a ctrl query on the live connection owned by `self.s`.
+        let v = unsafe {
+            ffi::SSL_ctrl(
+                foreign(self.s.ssl()),
+                SSL_CTRL_GET_RI_SUPPORT,
+                0,
+                std::ptr::null_mut(),
+            )
+        };
+        Some(v == 1)
+    }
+    fn session_ticket_received(&self) -> Option<bool> {
+        use foreign_types::ForeignTypeRef;
+        let sess = self.s.ssl().session()?;
+        // SAFETY: `sess` is the live session of this connection, borrowed for the call.
+        Some(unsafe { SSL_SESSION_has_ticket(sess.as_ptr()) } == 1)
     }
     fn negotiated_group(&self) -> Option<KxGroup> {
         if !self.done {

@@ -644,6 +644,12 @@ impl TlsStream for RustlsStream {
     fn session_resumed(&self) -> bool {
         self.conn.handshake_kind() == Some(HandshakeKind::Resumed)
     }
+    fn peer_chain(&self) -> Vec<Vec<u8>> {
+        self.conn
+            .peer_certificates()
+            .map(|v| v.iter().map(|c| c.as_ref().to_vec()).collect())
+            .unwrap_or_default()
+    }
     fn negotiated_group(&self) -> Option<KxGroup> {
         KxGroup::from_code(u16::from(self.conn.negotiated_key_exchange_group()?.name()))
     }

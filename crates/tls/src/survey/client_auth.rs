@@ -1,0 +1,241 @@
+//! Whether the server requires a client certificate, and whether it refuses one it cannot trust
+//! (IEC 62351-3: mutual authentication is mandatory; a peer without a valid certificate is
+//! refused, per public extracts of the standard, `docs/tls-survey.md`).
+//!
+//! Three connections at the newest accepted version: with the profile's certificate (the
+//! baseline), without any, and with a self-signed certificate generated for this run. Each makes
+//! the COTP round after the handshake, because a TLS 1.3 server refuses the client's certificate
+//! after the client has finished (RFC 8446 §4.4.2.4): the alert arrives at the first read.
+use super::attempt::{derive, is_certificate_error, After, Attempt, Runner};
+use super::cotp::Round;
+use super::SurveyError;
+use crate::backend::BackendKind;
+use crate::{Side, TlsError, TlsProfile, TlsVersion};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// One client-authentication probe.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct AuthProbe {
+    /// The handshake completed.
+    pub handshake: bool,
+    /// What the COTP round after the handshake gave.
+    pub round: Option<String>,
+    /// Whether the server refused this client (`None`: cannot tell, see `detail`).
+    pub refused: Option<bool>,
+    /// The handshake's error, or why the probe is inconclusive.
+    pub detail: Option<String>,
+}
+
+/// The client-authentication probes.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ClientAuth {
+    /// The version they ran at.
+    pub version: Option<TlsVersion>,
+    /// With the profile's own certificate.
+    pub baseline: AuthProbe,
+    /// Without a certificate.
+    pub without_cert: AuthProbe,
+    /// With a fresh self-signed certificate no CA of the server can know.
+    pub untrusted_cert: AuthProbe,
+}
+
+fn judge(a: &Attempt, baseline_ok: bool) -> AuthProbe {
+    let mut p = AuthProbe {
+        handshake: a.ok(),
+        round: a.round.as_ref().map(Round::word),
+        refused: None,
+        detail: a.reason(),
+    };
+    p.refused = match (&a.error, &a.round) {
+        (None, Some(r)) if r.let_through() => Some(false),
+        (None, Some(_)) if baseline_ok => Some(true),
+        (None, _) => None,
+        // The server's own certificate alert, or its ending the handshake after its ServerHello,
+        // is evidence whatever the baseline did (also when the profile has no certificate at all).
+        (Some(e), _) if is_certificate_error(e) && peer_said(e) => Some(true),
+        (Some(_), _) if a.peer_refused_after_hello() => Some(true),
+        (Some(_), _) if baseline_ok => Some(true),
+        (Some(_), _) => None,
+    };
+    if p.refused.is_none() && p.detail.is_none() {
+        p.detail = Some(
+            "inconclusive: the baseline connection with the profile's certificate failed too"
+                .into(),
+        );
+    }
+    p
+}
+
+fn peer_said(e: &TlsError) -> bool {
+    matches!(
+        e,
+        TlsError::BadCertificate { by: Side::Peer, .. }
+            | TlsError::UnknownCa { by: Side::Peer, .. }
+            | TlsError::Expired { by: Side::Peer, .. }
+            | TlsError::Revoked { by: Side::Peer, .. }
+    )
+}
+
+/// A directory removed when dropped.
+struct TempDir(PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Writes a fresh P-256 self-signed client certificate (clientAuth) and its key under `dir`.
+fn untrusted_cert(dir: &Path) -> Result<(PathBuf, PathBuf), SurveyError> {
+    use openssl::asn1::Asn1Time;
+    use openssl::ec::{EcGroup, EcKey};
+    use openssl::hash::MessageDigest;
+    use openssl::nid::Nid;
+    use openssl::pkey::PKey;
+    use openssl::x509::extension::{ExtendedKeyUsage, KeyUsage};
+    use openssl::x509::{X509Builder, X509NameBuilder};
+    let e =
+        |e: openssl::error::ErrorStack| SurveyError::Setup(format!("untrusted certificate: {e}"));
+    let g = EcGroup::from_curve_name(Nid::X9_62_PRIME256V1).map_err(e)?;
+    let k = PKey::from_ec_key(EcKey::generate(&g).map_err(e)?).map_err(e)?;
+    let mut n = X509NameBuilder::new().map_err(e)?;
+    n.append_entry_by_text("CN", "gander survey untrusted client")
+        .map_err(e)?;
+    let n = n.build();
+    let mut b = X509Builder::new().map_err(e)?;
+    b.set_version(2).map_err(e)?;
+    b.set_subject_name(&n).map_err(e)?;
+    b.set_issuer_name(&n).map_err(e)?;
+    b.set_pubkey(&k).map_err(e)?;
+    b.set_not_before(Asn1Time::days_from_now(0).map_err(e)?.as_ref())
+        .map_err(e)?;
+    b.set_not_after(Asn1Time::days_from_now(1).map_err(e)?.as_ref())
+        .map_err(e)?;
+    b.append_extension(KeyUsage::new().digital_signature().build().map_err(e)?)
+        .map_err(e)?;
+    b.append_extension(ExtendedKeyUsage::new().client_auth().build().map_err(e)?)
+        .map_err(e)?;
+    b.sign(&k, MessageDigest::sha256()).map_err(e)?;
+    let cert = b.build().to_pem().map_err(e)?;
+    let key = k.private_key_to_pem_pkcs8().map_err(e)?;
+    let (cp, kp) = (dir.join("untrusted.pem"), dir.join("untrusted.key"));
+    let io = |x: std::io::Error| SurveyError::Setup(format!("writing {}: {x}", dir.display()));
+    std::fs::write(&cp, cert).map_err(io)?;
+    std::fs::write(&kp, key).map_err(io)?;
+    Ok((cp, kp))
+}
+
+/// Runs the three probes at the newest accepted version.
+pub(crate) fn probe(
+    r: &mut Runner<'_>,
+    client: &TlsProfile,
+    accepted: &[TlsVersion],
+) -> Result<ClientAuth, SurveyError> {
+    let Some(&v) = accepted.iter().max() else {
+        return Ok(ClientAuth::default());
+    };
+    let mut out = ClientAuth {
+        version: Some(v),
+        ..Default::default()
+    };
+    let run = |r: &mut Runner<'_>, p: TlsProfile| -> Result<Option<Attempt>, SurveyError> {
+        match r.backend(&p) {
+            Ok(b) => r.run(b.as_ref(), After::Round).map(Some),
+            Err(_) => Ok(None),
+        }
+    };
+    let base = derive(client, BackendKind::Openssl, &[v], &[]);
+    let baseline_ok = match run(r, base.clone())? {
+        Some(a) => {
+            let ok = a.ok() && a.round.as_ref().is_some_and(Round::let_through);
+            out.baseline = AuthProbe {
+                handshake: a.ok(),
+                round: a.round.as_ref().map(Round::word),
+                refused: Some(!ok),
+                detail: a.reason(),
+            };
+            ok
+        }
+        None => false,
+    };
+    let none = TlsProfile {
+        cert: None,
+        key: None,
+        require_client_auth: false,
+        ..base.clone()
+    };
+    if let Some(a) = run(r, none)? {
+        out.without_cert = judge(&a, baseline_ok);
+    }
+    let dir = std::env::temp_dir().join(format!(
+        "gander-survey-{}-{}",
+        std::process::id(),
+        super::chain::now_unix()
+    ));
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| SurveyError::Setup(format!("creating {}: {e}", dir.display())))?;
+    let _guard = TempDir(dir.clone());
+    let (cert, key) = untrusted_cert(&dir)?;
+    let other = TlsProfile {
+        cert: Some(cert),
+        key: Some(key),
+        ..base
+    };
+    if let Some(a) = run(r, other)? {
+        out.untrusted_cert = judge(&a, baseline_ok);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn attempt(error: Option<TlsError>, round: Option<Round>) -> Attempt {
+        Attempt {
+            error,
+            ht_ms: None,
+            version: None,
+            suite_code: None,
+            group: None,
+            signature_scheme: None,
+            chain: Vec::new(),
+            resumed: false,
+            ticket: None,
+            secure_renegotiation: None,
+            server_hello: None,
+            rekey_error: None,
+            round,
+        }
+    }
+
+    #[test]
+    fn refusals_are_judged() {
+        let cc = Some(Round::Answered { cotp_cc: true });
+        assert_eq!(judge(&attempt(None, cc.clone()), true).refused, Some(false));
+        assert_eq!(
+            judge(&attempt(None, Some(Round::Silent)), false).refused,
+            Some(false)
+        );
+        let alert = Some(Round::Refused("certificate rejected".into()));
+        assert_eq!(
+            judge(&attempt(None, alert.clone()), true).refused,
+            Some(true)
+        );
+        assert_eq!(judge(&attempt(None, alert), false).refused, None);
+        let peer = TlsError::BadCertificate {
+            by: Side::Peer,
+            detail: "alert 116".into(),
+        };
+        assert_eq!(judge(&attempt(Some(peer), None), false).refused, Some(true));
+        assert_eq!(
+            judge(&attempt(Some(TlsError::Closed), None), true).refused,
+            Some(true)
+        );
+        assert_eq!(
+            judge(&attempt(Some(TlsError::Closed), None), false).refused,
+            None
+        );
+    }
+}

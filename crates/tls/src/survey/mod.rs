@@ -1,0 +1,370 @@
+//! The TLS survey: what an arbitrary TLS server (an IEC 61850 MMS server on port 3782, or 102)
+//! accepts, probed one handshake at a time, and verdicts against the IEC 62351-3 requirements
+//! that public sources establish (`docs/tls-survey.md`).
+//!
+//! - versions ([`versions`]): one handshake per version, restricted to it (OpenSSL, whose security
+//!   level the backend lowers to 0 for TLS 1.0/1.1: the client must be permissive to *detect* what
+//!   the server accepts);
+//! - suites ([`suites`]): one handshake per catalogue suite, offering that suite alone, timed;
+//! - the default handshake's group, signature scheme and the server's certificate chain ([`chain`]);
+//! - client authentication ([`client_auth`]): no certificate, and a fresh untrusted one;
+//! - sessions ([`session`]): resumption (TLS 1.2 id and ticket, TLS 1.3 PSK), TLS 1.2 secure
+//!   renegotiation (RFC 5746), TLS 1.3 KeyUpdate (RFC 8446 §4.6.3);
+//! - [`verdicts`] and a text rendering ([`render`]).
+//!
+//! Bounded: every connection has the survey's timeout, handshakes are separated by a pause, and
+//! each connection that completed its handshake is closed with close_notify.
+pub mod chain;
+pub mod client_auth;
+mod cotp;
+pub mod render;
+pub mod session;
+pub mod suites;
+pub mod verdicts;
+pub mod versions;
+
+mod attempt;
+
+pub use chain::CertInfo;
+pub use client_auth::{AuthProbe, ClientAuth};
+pub use render::render;
+pub use session::{Check, Renegotiation, Resumption};
+pub use suites::SuiteProbe;
+pub use verdicts::{Level, Verdict};
+pub use versions::VersionProbe;
+
+use crate::backend::{self, BackendKind};
+use crate::{KxGroup, TlsError, TlsProfile, TlsVersion};
+use attempt::{After, Runner};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+/// How the survey runs.
+#[derive(Clone, Debug)]
+pub struct SurveyOptions {
+    /// Per connection: TCP connect, each handshake read/write, and the wait for the answer to
+    /// the COTP round.
+    pub timeout: Duration,
+    /// Pause between two connections, so that a device is not flooded.
+    pub pause: Duration,
+    /// Only the suites whose IEC 62351 status is mandatory or recommended.
+    pub quick: bool,
+}
+
+impl Default for SurveyOptions {
+    fn default() -> Self {
+        SurveyOptions {
+            timeout: Duration::from_secs(5),
+            pause: Duration::from_millis(100),
+            quick: false,
+        }
+    }
+}
+
+/// Why a survey could not run. Handshake failures of single versions or suites are not errors:
+/// they are results (`accepted = false` with the reason).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SurveyError {
+    /// Nothing listens: the TCP connection is refused (or the host unreachable).
+    #[error("nothing listens on {addr}: {reason}")]
+    Refused {
+        /// The target.
+        addr: SocketAddr,
+        /// The system's message.
+        reason: String,
+    },
+    /// The server does not answer within the timeout (TCP connect or every handshake).
+    #[error("{addr} does not answer within {timeout_ms} ms")]
+    Timeout {
+        /// The target.
+        addr: SocketAddr,
+        /// The timeout used.
+        timeout_ms: u64,
+    },
+    /// The server speaks something else than TLS (e.g. plain MMS: a COTP CC to a clear CR).
+    #[error("{addr} does not speak TLS: {detail}")]
+    NotTls {
+        /// The target.
+        addr: SocketAddr,
+        /// What it does instead.
+        detail: String,
+    },
+    /// The server speaks TLS but no handshake at any version got past its ServerHello.
+    #[error("no TLS handshake with {addr} succeeded: {detail}")]
+    NoHandshake {
+        /// The target.
+        addr: SocketAddr,
+        /// The reason of the default handshake's failure.
+        detail: String,
+    },
+    /// The client profile cannot be used (a file, a field).
+    #[error("client TLS settings: {0}")]
+    Profile(#[from] crate::ProfileError),
+    /// A local failure preparing the survey (the untrusted test certificate, temporary files).
+    #[error("survey set-up: {0}")]
+    Setup(String),
+}
+
+/// The default handshake: what the client profile's versions and suites negotiate (with the
+/// OpenSSL backend, which reports the signature scheme).
+#[derive(Clone, Debug, Serialize)]
+pub struct Negotiated {
+    /// Protocol version.
+    pub version: TlsVersion,
+    /// IANA suite name (or `0xXXXX` when not in the catalogue).
+    pub suite: String,
+    /// Key-exchange group, when known (not for RSA key transport or finite-field DHE).
+    pub group: Option<KxGroup>,
+    /// Signature scheme of the server's handshake signature (IANA name).
+    pub signature_scheme: Option<String>,
+    /// Handshake time, ms.
+    pub ht_ms: f64,
+}
+
+/// Everything a survey found. `versions` and `suites` are what `gander probe` puts in its JSON
+/// `tls` section; see `docs/tls-survey.md` for the shape.
+#[derive(Clone, Debug, Serialize)]
+pub struct TlsSurvey {
+    /// The target, `HOST:PORT`.
+    pub target: String,
+    /// The client library of the probes, e.g. `OpenSSL 3.0.19 ...`.
+    pub client_library: String,
+    /// `"1.0"`..`"1.3"` -> accepted.
+    pub versions: BTreeMap<&'static str, bool>,
+    /// One probe per version, with the failure reason.
+    pub version_probes: Vec<VersionProbe>,
+    /// One probe per catalogue suite tested.
+    pub suites: Vec<SuiteProbe>,
+    /// Catalogue suites no in-process backend can offer (not tested).
+    pub suites_not_tested: Vec<&'static str>,
+    /// The default handshake, if it succeeded.
+    pub negotiated: Option<Negotiated>,
+    /// Why the default handshake failed, if it did.
+    pub negotiated_error: Option<String>,
+    /// The certificates the server sent, leaf first.
+    pub chain: Vec<CertInfo>,
+    /// Why the chain could not be described, if it could not.
+    pub chain_error: Option<String>,
+    /// Whether the chain verified against the client profile's CAs (`None`: no chain seen).
+    pub chain_trusted: Option<bool>,
+    /// Whether the server refuses a client without certificate (`None`: not determined).
+    pub client_cert_required: Option<bool>,
+    /// Whether the server refuses a certificate from a CA it does not know.
+    pub untrusted_client_cert_refused: Option<bool>,
+    /// The client-authentication probes in detail.
+    pub client_auth: ClientAuth,
+    /// Session resumption.
+    pub resumption: Resumption,
+    /// TLS 1.2 renegotiation.
+    pub renegotiation: Renegotiation,
+    /// TLS 1.3 KeyUpdate answered.
+    pub key_update: Check,
+    /// Verdicts against IEC 62351-3 as public sources state it.
+    pub verdicts: Vec<Verdict>,
+    /// Connections made.
+    pub handshakes: u32,
+    /// Wall time of the survey, s.
+    pub duration_s: f64,
+}
+
+/// Surveys `addr` with the credentials and trust anchors of `client` (its `ca`, `cert`, `key`,
+/// `server_name`; its `versions` and `cipher_suites` only shape the default handshake).
+pub fn survey(
+    addr: SocketAddr,
+    client: &TlsProfile,
+    opts: &SurveyOptions,
+) -> Result<TlsSurvey, SurveyError> {
+    client.validate(false)?;
+    let start = Instant::now();
+    // Nothing listening is found before any TLS.
+    drop(attempt::connect(addr, opts.timeout)?);
+    let mut r = Runner {
+        addr,
+        opts,
+        handshakes: 0,
+    };
+
+    // The default handshake: the profile's versions and suites, over OpenSSL.
+    let dflt = attempt::derive(
+        client,
+        BackendKind::Openssl,
+        &client.versions,
+        &client
+            .cipher_suites
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    let dflt_attempt = match r.backend(&dflt) {
+        Ok(b) => Some(r.run(b.as_ref(), After::Close)?),
+        Err(TlsError::Profile(p)) => return Err(p.into()),
+        Err(e) => return Err(SurveyError::Setup(e.to_string())),
+    };
+
+    // A plain (non-TLS) port makes every handshake fail or hang: find out once, before the
+    // version probes would each wait for the timeout.
+    if let Some(a) = &dflt_attempt {
+        if a.error.as_ref().is_some_and(|e| {
+            !a.server_hello_reached() && !matches!(e, TlsError::NoSharedCipher { .. })
+        }) {
+            r.handshakes += 1;
+            if let Some(detail) = plain_check(addr, opts.timeout) {
+                return Err(SurveyError::NotTls { addr, detail });
+            }
+        }
+    }
+    let (version_probes, versions) = versions::probe(&mut r, client)?;
+    if !versions.values().any(|v| *v) {
+        return Err(classify_failure(
+            addr,
+            opts,
+            dflt_attempt.as_ref(),
+            &version_probes,
+        ));
+    }
+    let accepted: Vec<TlsVersion> = TlsVersion::ALL
+        .into_iter()
+        .filter(|v| versions.get(v.short()).copied().unwrap_or(false))
+        .collect();
+
+    let (negotiated, negotiated_error, mut chain_der, chain_trusted) = match &dflt_attempt {
+        Some(a) if a.ok() => (
+            Some(Negotiated {
+                version: a.version.unwrap_or(TlsVersion::Tls12),
+                suite: a
+                    .suite_code
+                    .map(|c| {
+                        crate::suites::by_code(c)
+                            .map(|s| s.name.to_string())
+                            .unwrap_or_else(|| format!("0x{c:04X}"))
+                    })
+                    .unwrap_or_default(),
+                group: a.group,
+                signature_scheme: a.signature_scheme.clone(),
+                ht_ms: a.ht_ms.unwrap_or(0.0),
+            }),
+            None,
+            a.chain.clone(),
+            Some(true),
+        ),
+        Some(a) => (
+            None,
+            a.reason(),
+            a.chain.clone(),
+            match &a.error {
+                Some(TlsError::UnknownCa {
+                    by: crate::Side::Local,
+                    ..
+                })
+                | Some(TlsError::Expired {
+                    by: crate::Side::Local,
+                    ..
+                })
+                | Some(TlsError::Revoked {
+                    by: crate::Side::Local,
+                    ..
+                }) => Some(false),
+                _ => None,
+            },
+        ),
+        None => (None, None, Vec::new(), None),
+    };
+    if chain_der.is_empty() {
+        chain_der = version_probes
+            .iter()
+            .find(|p| !p.chain.is_empty())
+            .map(|p| p.chain.clone())
+            .unwrap_or_default();
+    }
+    // A certificate OpenSSL accepted in the handshake but cannot describe is reported, not fatal.
+    let (chain, chain_error) = match chain::describe_chain(&chain_der, chain::now_unix()) {
+        Ok(c) => (c, None),
+        Err(e) => (Vec::new(), Some(e.to_string())),
+    };
+
+    let (suites, suites_not_tested) = suites::probe(&mut r, client, &accepted)?;
+    let client_auth = client_auth::probe(&mut r, client, &accepted)?;
+    let (resumption, renegotiation, key_update) = session::probe(&mut r, client, &accepted)?;
+
+    let mut s = TlsSurvey {
+        target: addr.to_string(),
+        client_library: backend::capabilities(BackendKind::Openssl).library.clone(),
+        versions,
+        version_probes,
+        suites,
+        suites_not_tested,
+        negotiated,
+        negotiated_error,
+        chain,
+        chain_error,
+        chain_trusted,
+        client_cert_required: client_auth.without_cert.refused,
+        untrusted_client_cert_refused: client_auth.untrusted_cert.refused,
+        client_auth,
+        resumption,
+        renegotiation,
+        key_update,
+        verdicts: Vec::new(),
+        handshakes: r.handshakes,
+        duration_s: 0.0,
+    };
+    s.verdicts = verdicts::judge(&s);
+    s.duration_s = start.elapsed().as_secs_f64();
+    Ok(s)
+}
+
+/// No version was accepted: tell a silent server, a plain (non-TLS) server and a TLS server
+/// that refuses this client apart.
+fn classify_failure(
+    addr: SocketAddr,
+    opts: &SurveyOptions,
+    dflt: Option<&attempt::Attempt>,
+    probes: &[VersionProbe],
+) -> SurveyError {
+    // A plain server may ignore the ClientHello (it waits for the rest of a "TPKT" that starts
+    // with 0x16) and so look silent: ask it in the clear first.
+    if let Some(detail) = plain_check(addr, opts.timeout) {
+        return SurveyError::NotTls { addr, detail };
+    }
+    let timed_out = |e: &Option<TlsError>| matches!(e, Some(TlsError::Timeout));
+    if dflt.is_none_or(|a| timed_out(&a.error)) && probes.iter().all(|p| p.timed_out) {
+        return SurveyError::Timeout {
+            addr,
+            timeout_ms: opts.timeout.as_millis() as u64,
+        };
+    }
+    let detail = dflt
+        .and_then(|a| a.reason())
+        .or_else(|| probes.iter().find_map(|p| p.reason.clone()))
+        .unwrap_or_else(|| "no reason given".into());
+    SurveyError::NoHandshake { addr, detail }
+}
+
+/// Sends a COTP CR in the clear; `Some` with a description when the server answers with
+/// something that is not a TLS record (a TPKT, as a plain MMS server does; RFC 1006 §6).
+fn plain_check(addr: SocketAddr, timeout: Duration) -> Option<String> {
+    use std::io::{Read, Write};
+    let mut tcp = attempt::connect(addr, timeout).ok()?;
+    tcp.set_read_timeout(Some(timeout)).ok()?;
+    tcp.write_all(&cotp::CR).ok()?;
+    let mut buf = [0u8; 64];
+    let n = tcp.read(&mut buf).ok()?;
+    let b = &buf[..n];
+    let _ = tcp.shutdown(std::net::Shutdown::Both);
+    match b.first() {
+        None => None,
+        // TLS record content types 20..=24 (RFC 8446 §5.1) with major version 3.
+        Some(20..=24) if b.get(1) == Some(&3) => None,
+        Some(_) if cotp::is_cc(b) => {
+            Some("it answers a clear COTP connection request with a CC (plain MMS, port 102 style)".into())
+        }
+        Some(3) if b.get(1) == Some(&0) => Some("it answers in TPKT (RFC 1006) without TLS".into()),
+        Some(_) => Some(format!(
+            "it answers a clear request with {} octets that are not a TLS record (first octet 0x{:02X})",
+            n, b[0]
+        )),
+    }
+}

@@ -1,0 +1,217 @@
+//! The survey as text for a terminal.
+use super::session::Check;
+use super::TlsSurvey;
+use std::fmt::Write;
+
+fn yn(b: Option<bool>) -> &'static str {
+    match b {
+        Some(true) => "yes",
+        Some(false) => "no",
+        None => "not determined",
+    }
+}
+
+fn check(c: &Check) -> String {
+    match &c.detail {
+        Some(d) => format!("{} ({d})", yn(c.ok)),
+        None => yn(c.ok).to_string(),
+    }
+}
+
+/// Human-readable report of `s`.
+pub fn render(s: &TlsSurvey) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "TLS survey of {} ({} handshakes, {:.1} s; client {})",
+        s.target, s.handshakes, s.duration_s, s.client_library
+    );
+    let _ = writeln!(o, "\nversions");
+    for p in &s.version_probes {
+        let why = match (&p.reason, p.accepted) {
+            (Some(r), false) => format!("  ({r})"),
+            _ => String::new(),
+        };
+        let _ = writeln!(
+            o,
+            "  {:<8} {}{why}",
+            p.version.to_string(),
+            if p.accepted { "accepted" } else { "refused" }
+        );
+    }
+    match (&s.negotiated, &s.negotiated_error) {
+        (Some(n), _) => {
+            let _ = writeln!(
+                o,
+                "\ndefault handshake: {} {}, group {}, signature {}, {:.2} ms",
+                n.version,
+                n.suite,
+                n.group
+                    .map(|g| g.name().to_string())
+                    .unwrap_or_else(|| "-".into()),
+                n.signature_scheme.as_deref().unwrap_or("-"),
+                n.ht_ms
+            );
+        }
+        (None, Some(e)) => {
+            let _ = writeln!(o, "\ndefault handshake failed: {e}");
+        }
+        (None, None) => {}
+    }
+    let _ = writeln!(o, "\nsuites (offered one at a time)");
+    let _ = writeln!(
+        o,
+        "  {:<46} {:<5} {:<9} {:>8}  {:<12} backend",
+        "suite", "ver", "result", "HT ms", "IEC 62351"
+    );
+    for p in &s.suites {
+        let _ = writeln!(
+            o,
+            "  {:<46} {:<5} {:<9} {:>8}  {:<12} {}",
+            p.name,
+            p.version.map(|v| v.short()).unwrap_or("-"),
+            if p.accepted { "accepted" } else { "refused" },
+            p.ht_ms
+                .map(|h| format!("{h:.2}"))
+                .unwrap_or_else(|| "-".into()),
+            p.iec_status.name(),
+            p.backend
+        );
+    }
+    if !s.suites_not_tested.is_empty() {
+        let _ = writeln!(
+            o,
+            "  not tested (no backend here offers them): {}",
+            s.suites_not_tested.join(", ")
+        );
+    }
+    let _ = writeln!(
+        o,
+        "\ncertificate chain (as sent{})",
+        match s.chain_trusted {
+            Some(true) => ", verifies against the profile's CA",
+            Some(false) => ", does NOT verify against the profile's CA",
+            None => "",
+        }
+    );
+    for (i, c) in s.chain.iter().enumerate() {
+        let _ = writeln!(o, "  [{i}] subject {}", c.subject);
+        let _ = writeln!(o, "      issuer  {}", c.issuer);
+        let _ = writeln!(
+            o,
+            "      key {} {} bits{}, signed {}, X.509 v{}, {} octets",
+            c.key_type,
+            c.key_bits,
+            c.curve
+                .as_ref()
+                .map(|c| format!(" ({c})"))
+                .unwrap_or_default(),
+            c.signature_algorithm,
+            c.x509_version,
+            c.der_len
+        );
+        let _ = writeln!(
+            o,
+            "      valid {} .. {} ({})",
+            c.not_before,
+            c.not_after,
+            if c.valid_now {
+                "valid now"
+            } else {
+                "NOT valid now"
+            }
+        );
+        if let Some(k) = &c.key_usage {
+            let _ = writeln!(o, "      keyUsage {}", k.join(", "));
+        }
+        if let Some(k) = &c.extended_key_usage {
+            let _ = writeln!(o, "      extendedKeyUsage {}", k.join(", "));
+        }
+        if !c.san.is_empty() {
+            let _ = writeln!(o, "      subjectAltName {}", c.san.join(", "));
+        }
+    }
+    let a = &s.client_auth;
+    let _ = writeln!(
+        o,
+        "\nclient authentication (at {})",
+        a.version
+            .map(|v| v.to_string())
+            .unwrap_or_else(|| "-".into())
+    );
+    let _ = writeln!(
+        o,
+        "  certificate required:          {}",
+        yn(s.client_cert_required)
+    );
+    let _ = writeln!(
+        o,
+        "  untrusted certificate refused: {}",
+        yn(s.untrusted_client_cert_refused)
+    );
+    for (what, p) in [
+        ("with the profile's certificate", &a.baseline),
+        ("without certificate", &a.without_cert),
+        ("untrusted certificate", &a.untrusted_cert),
+    ] {
+        let _ = writeln!(
+            o,
+            "    {what}: handshake {}{}{}",
+            if p.handshake { "done" } else { "failed" },
+            p.round
+                .as_ref()
+                .map(|r| format!(", then {r}"))
+                .unwrap_or_default(),
+            p.detail
+                .as_ref()
+                .map(|d| format!(" ({d})"))
+                .unwrap_or_default()
+        );
+    }
+    let _ = writeln!(o, "\nsessions");
+    let _ = writeln!(
+        o,
+        "  TLS 1.2 resumption by session id: {}",
+        check(&s.resumption.tls12_session_id)
+    );
+    let _ = writeln!(
+        o,
+        "  TLS 1.2 resumption by ticket:     {}",
+        check(&s.resumption.tls12_ticket)
+    );
+    let _ = writeln!(
+        o,
+        "  TLS 1.3 resumption by PSK:        {}",
+        check(&s.resumption.tls13_psk)
+    );
+    let _ = writeln!(
+        o,
+        "  TLS 1.2 secure renegotiation (RFC 5746): {}",
+        yn(s.renegotiation.secure_renegotiation)
+    );
+    let _ = writeln!(
+        o,
+        "  TLS 1.2 client-initiated renegotiation:  {}",
+        check(&s.renegotiation.client_initiated)
+    );
+    let _ = writeln!(
+        o,
+        "  TLS 1.3 KeyUpdate:                       {}",
+        check(&s.key_update)
+    );
+    let _ = writeln!(
+        o,
+        "\nverdicts (IEC 62351-3 as public sources state it; docs/tls-survey.md)"
+    );
+    for v in &s.verdicts {
+        let _ = writeln!(
+            o,
+            "  {:<4} {:<24} {}: {}",
+            v.level.word(),
+            v.id,
+            v.requirement,
+            v.detail
+        );
+    }
+    o
+}

@@ -1,0 +1,116 @@
+"""`gander tls survey` against libiec61850 1.6.1's TLS server (pyiec61850-ng wheel, via ctypes),
+configured with known settings: the survey must find exactly those.
+
+One server per configuration, reused by the module's tests; `--quick` (the IEC 62351 mandatory and
+recommended suites) keeps each survey to about twenty handshakes.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+import mms_iec
+from mms_gander import free_port, tls_table
+from mms_iec import LibServer, TLS_1_2, TLS_1_3
+
+
+@pytest.fixture(scope="module")
+def pki(gander, tmp_path_factory) -> str:
+    d = tmp_path_factory.mktemp("pki")
+    subprocess.run([gander, "pki", "init", "--dir", d, "--rsa", "2048", "--ecdsa", "none"], check=True)
+    return str(d / "rsa2048")
+
+
+def server_tls(pki: str, lo: int, hi: int, suites: list[int]) -> int:
+    """A libiec61850 server TLSConfiguration: the lab CA (no pinning), versions lo..hi, `suites`."""
+    L = mms_iec._declare()
+    t = L.TLSConfiguration_create()
+    assert L.TLSConfiguration_setOwnCertificateFromFile(t, f"{pki}/server.pem".encode())
+    assert L.TLSConfiguration_setOwnKeyFromFile(t, f"{pki}/server.key".encode(), None)
+    assert L.TLSConfiguration_addCACertificateFromFile(t, f"{pki}/ca.pem".encode())
+    L.TLSConfiguration_setMinTlsVersion(t, lo)
+    L.TLSConfiguration_setMaxTlsVersion(t, hi)
+    L.TLSConfiguration_clearCipherSuiteList(t)
+    for s in suites:
+        L.TLSConfiguration_addCipherSuite(t, s)
+    L.TLSConfiguration_enableSessionResumption(t, True)
+    return t
+
+
+def survey(gander, tmp_path, pki, port) -> dict:
+    cfg = tmp_path / "client.toml"
+    cfg.write_text(tls_table(pki, "client", pin=False))
+    p = subprocess.run([gander, "tls", "survey", f"127.0.0.1:{port}", "--tls", str(cfg), "--json", "--quick",
+                        "--timeout-ms", "2000", "--pause-ms", "10"], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, (p.stdout, p.stderr)
+    return json.loads(p.stdout)
+
+
+def accepted(s: dict) -> set[str]:
+    return {x["code"] for x in s["suites"] if x["accepted"]}
+
+
+def test_tls12_two_suites(gander, pki, tmp_path):
+    port = free_port()
+    srv = LibServer(port, server_tls(pki, TLS_1_2, TLS_1_2, [0xC02F, 0x003C]))
+    try:
+        s = survey(gander, tmp_path, pki, port)
+    finally:
+        srv.close()
+    assert s["versions"] == {"1.0": False, "1.1": False, "1.2": True, "1.3": False}, s["version_probes"]
+    assert accepted(s) == {"0xC02F", "0x003C"}, s["suites"]
+    assert s["client_cert_required"] is True, s["client_auth"]
+    assert s["untrusted_client_cert_refused"] is True, s["client_auth"]
+    assert s["client_auth"]["baseline"]["round"] == "answered (COTP CC)", s["client_auth"]
+    assert s["chain"][0]["key_type"] == "RSA" and s["chain"][0]["key_bits"] == 2048
+    assert s["renegotiation"]["secure_renegotiation"] is True
+    assert s["resumption"]["tls12_session_id"]["ok"] is True, s["resumption"]
+    levels = {v["id"]: v["level"] for v in s["verdicts"]}
+    assert levels["tls12-accepted"] == "pass" and levels["client-cert-required"] == "pass", levels
+
+
+def test_tls13_only(gander, pki, tmp_path):
+    port = free_port()
+    srv = LibServer(port, server_tls(pki, TLS_1_3, TLS_1_3, [0x1301]))
+    try:
+        s = survey(gander, tmp_path, pki, port)
+    finally:
+        srv.close()
+    assert s["versions"] == {"1.0": False, "1.1": False, "1.2": False, "1.3": True}, s["version_probes"]
+    assert accepted(s) == {"0x1301"}, s["suites"]
+    assert s["client_cert_required"] is True, s["client_auth"]
+    assert s["untrusted_client_cert_refused"] is True, s["client_auth"]
+    # libiec61850 1.6.1's mbedTLS server sends no NewSessionTicket and does not answer a KeyUpdate
+    # (it closes the connection): facts of this peer the survey must report, not gander limits.
+    assert s["resumption"]["tls13_psk"]["ok"] is False, s["resumption"]
+    assert s["key_update"]["ok"] is False, s["key_update"]
+    levels = {v["id"]: v["level"] for v in s["verdicts"]}
+    assert levels["tls12-accepted"] == "fail" and levels["key-update"] == "warn", levels
+
+
+def test_plain_server_is_not_tls(gander, pki, tmp_path):
+    port = free_port()
+    srv = LibServer(port, None)
+    try:
+        cfg = tmp_path / "client.toml"
+        cfg.write_text(tls_table(pki, "client", pin=False))
+        p = subprocess.run([gander, "tls", "survey", f"127.0.0.1:{port}", "--tls", str(cfg), "--quick",
+                            "--timeout-ms", "1000"], capture_output=True, text=True, timeout=60)
+    finally:
+        srv.close()
+    assert p.returncode == 1, (p.stdout, p.stderr)
+    assert "does not speak TLS" in p.stderr, p.stderr
+
+
+def test_bad_arguments_exit_2(gander, tmp_path):
+    missing = tmp_path / "nope.toml"
+    p = subprocess.run([gander, "tls", "survey", "127.0.0.1:3782", "--tls", str(missing)],
+                       capture_output=True, text=True, timeout=30)
+    assert p.returncode == 2 and "nope.toml" in p.stderr, (p.returncode, p.stderr)
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('[tls]\nca = "x.pem"\n')
+    p = subprocess.run([gander, "tls", "survey", "no-port-here", "--tls", str(cfg)],
+                       capture_output=True, text=True, timeout=30)
+    assert p.returncode == 2 and "HOST:PORT" in p.stderr, (p.returncode, p.stderr)
