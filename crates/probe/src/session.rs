@@ -99,6 +99,37 @@ pub struct Session {
     released: bool,
 }
 
+const COTP_CONNECT: &str = "the COTP connect";
+const MMS_INITIATE: &str = "the MMS initiate";
+
+/// A TLS 1.2 ClientHello offering common suites of the IEC 62351-3 era (ECDHE-RSA/ECDSA and
+/// RSA with AES-GCM and AES-CBC), groups P-256 and X25519, and RSA/ECDSA signatures: enough
+/// for any TLS server to answer with a ServerHello or an alert.
+fn client_hello() -> Vec<u8> {
+    let mut body = vec![0x03, 0x03];
+    body.extend((0u8..32).map(|i| i.wrapping_mul(37).wrapping_add(11))); // random
+    body.push(0); // session id
+    let suites: [u16; 6] = [0xc02f, 0xc02b, 0xc030, 0x009c, 0x003c, 0x002f];
+    body.extend(((suites.len() * 2) as u16).to_be_bytes());
+    suites.iter().for_each(|c| body.extend(c.to_be_bytes()));
+    body.extend([1, 0]); // compression: null
+    let ext: [u8; 31] = [
+        0x00, 0x0a, 0x00, 0x06, 0x00, 0x04, 0x00, 0x17, 0x00, 0x1d, // supported_groups
+        0x00, 0x0b, 0x00, 0x02, 0x01, 0x00, // ec_point_formats
+        0x00, 0x0d, 0x00, 0x06, 0x00, 0x04, 0x04, 0x01, 0x04, 0x03, // signature_algorithms
+        0xff, 0x01, 0x00, 0x01, 0x00, // renegotiation_info (RFC 5746), empty
+    ];
+    body.extend((ext.len() as u16).to_be_bytes());
+    body.extend(ext);
+    let mut hs = vec![0x01, 0];
+    hs.extend((body.len() as u16).to_be_bytes());
+    hs.extend(body);
+    let mut rec = vec![0x16, 0x03, 0x01];
+    rec.extend((hs.len() as u16).to_be_bytes());
+    rec.extend(hs);
+    rec
+}
+
 fn unix_ns() -> u128 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -189,36 +220,74 @@ impl Connector<'_> {
             tls_info,
             released: false,
         };
-        s.assoc
-            .connect(now_ns())
-            .map_err(|e| ProbeError::Protocol {
-                during: "the COTP connect".into(),
-                source: e,
-            })?;
-        let deadline = s.deadline();
-        let mut t_cotp = None;
-        loop {
-            let during = if t_cotp.is_none() {
-                "the COTP connect"
-            } else {
-                "the MMS initiate"
-            };
-            match s.next_event(deadline, during)? {
-                Event::Step {
-                    step: Step::CotpConnected,
-                    at,
-                } => t_cotp = Some(at),
-                Event::Associated { at, initiate } => {
-                    let c = t_cotp.unwrap_or(at);
-                    t.cotp_ns = c.saturating_sub(t_up);
-                    t.initiate_ns = at.saturating_sub(c);
-                    s.negotiated = Some(initiate);
-                    return Ok((s, t));
-                }
-                Event::Closed { reason, .. } => return Err(s.closed(reason, during)),
-                _ => {}
+        match s.associate(t_up, &mut t) {
+            Ok(()) => Ok((s, t)),
+            Err(e) => {
+                drop(s);
+                Err(self.classify_association_failure(e))
             }
         }
+    }
+
+    /// A failed association: a plain connection that a TLS server drops before the COTP
+    /// connect confirm is checked with a TLS ClientHello; a close or abort in answer to the
+    /// association request is a refusal (libiec61850 1.6.1 closes the connection when its
+    /// authenticator rejects a client, without an AARE).
+    fn classify_association_failure(&self, e: ProbeError) -> ProbeError {
+        match &e {
+            ProbeError::Closed { during, .. }
+            | ProbeError::Timeout { during, .. }
+            | ProbeError::Protocol { during, .. }
+                if self.tls.is_none() && during == COTP_CONNECT =>
+            {
+                match self.tls_answers() {
+                    Some(evidence) => ProbeError::ServerSpeaksTls {
+                        addr: self.addr,
+                        evidence: format!("{}, and {evidence}", e.chain()),
+                    },
+                    None => e,
+                }
+            }
+            ProbeError::Closed { during, .. } if during == MMS_INITIATE => {
+                ProbeError::AssociationRefused {
+                    detail: "it closed the connection right after the association request \
+                             (AARQ) instead of answering it"
+                        .into(),
+                }
+            }
+            ProbeError::Aborted { during } if during == MMS_INITIATE => {
+                ProbeError::AssociationRefused {
+                    detail: "it aborted the association request (AARQ)".into(),
+                }
+            }
+            _ => e,
+        }
+    }
+
+    /// Sends a TLS 1.2 ClientHello (RFC 5246 7.4.1.2) and says whether a TLS record came back
+    /// (a ServerHello or an alert): the port speaks TLS. Nothing else is exchanged.
+    fn tls_answers(&self) -> Option<String> {
+        let mut tcp = self.tcp().ok()?;
+        tcp.write_all(&client_hello()).ok()?;
+        let mut buf = [0u8; 8];
+        let mut got = Vec::new();
+        while got.len() < 3 {
+            match tcp.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+            }
+        }
+        let _ = tcp.shutdown(std::net::Shutdown::Both);
+        looks_like_tls(&got).then(|| {
+            format!(
+                "a TLS ClientHello on the same port was answered with a TLS {}",
+                if got[0] == 0x16 {
+                    "handshake record"
+                } else {
+                    "alert"
+                }
+            )
+        })
     }
 
     /// A failed TLS handshake: when the library saw no TLS from the server (it closed on the
@@ -301,6 +370,40 @@ impl Connector<'_> {
 }
 
 impl Session {
+    /// COTP connect and MMS initiate; fills the two sub-steps of `t`.
+    fn associate(&mut self, t_up: u64, t: &mut Timings) -> Result<(), ProbeError> {
+        self.assoc
+            .connect(now_ns())
+            .map_err(|e| ProbeError::Protocol {
+                during: COTP_CONNECT.into(),
+                source: e,
+            })?;
+        let deadline = self.deadline();
+        let mut t_cotp = None;
+        loop {
+            let during = if t_cotp.is_none() {
+                COTP_CONNECT
+            } else {
+                MMS_INITIATE
+            };
+            match self.next_event(deadline, during)? {
+                Event::Step {
+                    step: Step::CotpConnected,
+                    at,
+                } => t_cotp = Some(at),
+                Event::Associated { at, initiate } => {
+                    let c = t_cotp.unwrap_or(at);
+                    t.cotp_ns = c.saturating_sub(t_up);
+                    t.initiate_ns = at.saturating_sub(c);
+                    self.negotiated = Some(initiate);
+                    return Ok(());
+                }
+                Event::Closed { reason, .. } => return Err(self.closed(reason, during)),
+                _ => {}
+            }
+        }
+    }
+
     /// The initiate parameters the server answered with.
     pub fn negotiated(&self) -> Option<&Initiate> {
         self.negotiated.as_ref()
@@ -419,11 +522,7 @@ impl Session {
         match self.stream.read(&mut self.buf) {
             Ok(0) => Err(ProbeError::Closed {
                 during: during.into(),
-                hint: if !self.tls && !self.assoc_up() {
-                    " (a server that expects TLS on this port closes a plain connection like this: try --tls)"
-                } else {
-                    ""
-                },
+                hint: "",
             }),
             Ok(n) => {
                 if !self.tls && !self.assoc_up() && looks_like_tls(&self.buf[..n]) {
@@ -684,6 +783,21 @@ mod tests {
         assert!(looks_like_tls(&[0x16, 0x03, 0x01]));
         assert!(!looks_like_tls(&[0x03, 0x00, 0x00, 0x16]));
         assert!(!looks_like_tls(&[0x15]));
+    }
+
+    #[test]
+    fn client_hello_lengths_add_up() {
+        let h = client_hello();
+        assert_eq!(&h[..3], &[0x16, 0x03, 0x01]);
+        assert_eq!(u16::from_be_bytes([h[3], h[4]]) as usize, h.len() - 5);
+        assert_eq!(h[5], 0x01); // ClientHello
+        assert_eq!(u16::from_be_bytes([h[7], h[8]]) as usize, h.len() - 9);
+        // Extensions block length matches what follows it.
+        let ext_at = 9 + 2 + 32 + 1 + 2 + 12 + 2;
+        assert_eq!(
+            u16::from_be_bytes([h[ext_at], h[ext_at + 1]]) as usize,
+            h.len() - ext_at - 2
+        );
     }
 
     #[test]
