@@ -66,8 +66,17 @@ pub fn identify(
     }
 }
 
+/// One control block as read.
+#[derive(Debug, Clone)]
+pub enum RcbRead {
+    /// Its attributes.
+    Read(RcbSnapshot),
+    /// The server answered, but not with a value of a known layout: why.
+    Unreadable(String),
+}
+
 /// Reads one control block (type description for its component names, then its value).
-pub fn read_rcb(s: &mut Session, r: &RcbRef) -> Result<Result<RcbSnapshot, String>, ProbeError> {
+pub fn read_rcb(s: &mut Session, r: &RcbRef) -> Result<RcbRead, ProbeError> {
     let what = format!("reading {}", r.reference());
     let ty = match s.call(
         ConfirmedRequest::GetVariableAccessAttributes(GetVariableAccessAttributesRequest(
@@ -82,7 +91,7 @@ pub fn read_rcb(s: &mut Session, r: &RcbRef) -> Result<Result<RcbSnapshot, Strin
     };
     let value = match s.read_value(&r.object_name(), &what) {
         Ok(v) => v,
-        Err(e) if answered(&e) => return Ok(Err(e.chain())),
+        Err(e) if answered(&e) => return Ok(RcbRead::Unreadable(e.chain())),
         Err(e) => return Err(e),
     };
     let snap = match &ty {
@@ -90,7 +99,10 @@ pub fn read_rcb(s: &mut Session, r: &RcbRef) -> Result<Result<RcbSnapshot, Strin
             .or_else(|_| RcbSnapshot::from_value(r.clone(), &value)),
         None => RcbSnapshot::from_value(r.clone(), &value),
     };
-    Ok(snap.map_err(|e| e.to_string()))
+    Ok(match snap {
+        Ok(snap) => RcbRead::Read(snap),
+        Err(e) => RcbRead::Unreadable(e.to_string()),
+    })
 }
 
 /// Discovers the whole model on `s`.
@@ -132,11 +144,11 @@ pub fn discover(s: &mut Session) -> Result<Discovery, ProbeError> {
         }
         for r in find_rcbs(&ld, &vars) {
             match read_rcb(s, &r)? {
-                Ok(snap) => {
+                RcbRead::Read(snap) => {
                     d.model.rcbs.push(model::rcb_info(&snap));
                     d.snapshots.push(snap);
                 }
-                Err(e) => d.model.rcbs.push(model::rcb_unread(&r, e)),
+                RcbRead::Unreadable(e) => d.model.rcbs.push(model::rcb_unread(&r, e)),
             }
         }
     }

@@ -314,7 +314,7 @@ pub fn read_candidates(names: &[String]) -> Vec<&str> {
         let prefix = format!("{n}$");
         // In sorted order, every extension of `n` follows `n` directly.
         match sorted.binary_search(&n) {
-            Ok(i) => sorted.get(i + 1).map_or(true, |m| !m.starts_with(&prefix)),
+            Ok(i) => sorted.get(i + 1).is_none_or(|m| !m.starts_with(&prefix)),
             Err(_) => true,
         }
     };

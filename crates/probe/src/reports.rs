@@ -14,7 +14,7 @@
 //! `GI` is a trigger and cannot be undone (it only makes the server send one report). A BRCB's
 //! buffer position (EntryID, TimeOfEntry) and the sequence number (SqNum) are status values the
 //! server advances while reporting: they are not configuration and are not written back.
-use crate::discover::read_rcb;
+use crate::discover::{read_rcb, RcbRead};
 use crate::error::ProbeError;
 use crate::session::{Received, Session};
 use crate::stats::MsSummary;
@@ -231,7 +231,7 @@ fn newest_utc(values: &[&Data]) -> Option<i128> {
                 let secs = u32::from_be_bytes([t[0], t[1], t[2], t[3]]) as i128;
                 let frac = u32::from_be_bytes([0, t[4], t[5], t[6]]) as i128;
                 let ns = secs * 1_000_000_000 + frac * 1_000_000_000 / (1 << 24);
-                if secs > 0 && best.map_or(true, |b| b < ns) {
+                if secs > 0 && best.is_none_or(|b| b < ns) {
                     *best = Some(ns);
                 }
             }
@@ -356,8 +356,8 @@ pub fn run(
     };
     restore(s, &rcb, &plan.restore())?;
     let after = match read_rcb(s, &found.rcb)? {
-        Ok(a) => a,
-        Err(e) => {
+        RcbRead::Read(a) => a,
+        RcbRead::Unreadable(e) => {
             return Err(ProbeError::NotRestored {
                 rcb,
                 detail: format!("cannot read it back: {e}"),
