@@ -265,6 +265,7 @@ pub fn probe(opts: &ProbeOptions) -> Result<ProbeReport, ProbeError> {
         addr,
         tls: backend.as_deref(),
         timeout: opts.timeout,
+        max_pdu: session::DEFAULT_MAX_PDU,
     };
     let measuring_end = started.saturating_add(opts.max_time.as_nanos() as u64);
     let (mut s, _first) = connector.connect()?;

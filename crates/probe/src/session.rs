@@ -39,7 +39,13 @@ pub struct Connector<'a> {
     pub tls: Option<&'a dyn TlsBackend>,
     /// Longest wait for each step: TCP connect, TLS handshake, each PDU the server owes.
     pub timeout: Duration,
+    /// The largest MMS PDU proposed in the initiate (localDetailCalling, ISO 9506-2 8.2);
+    /// libiec61850's client proposes [`DEFAULT_MAX_PDU`].
+    pub max_pdu: u32,
 }
+
+/// The localDetailCalling libiec61850's client proposes, which gander's client copies.
+pub const DEFAULT_MAX_PDU: u32 = 65000;
 
 /// The handshake's sub-steps of one association, nanoseconds (CLOCK_MONOTONIC differences).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -205,12 +211,14 @@ impl Connector<'_> {
             step_timeout: self.timeout.as_nanos() as u64,
             ..Limits::default()
         };
+        let mut config = ClientConfig {
+            limits,
+            ..ClientConfig::default()
+        };
+        config.initiate.local_detail = Some(self.max_pdu);
         let mut s = Session {
             stream,
-            assoc: ClientAssociation::new(ClientConfig {
-                limits,
-                ..ClientConfig::default()
-            }),
+            assoc: ClientAssociation::new(config),
             addr: self.addr,
             tls: self.tls.is_some(),
             buf: vec![0u8; 1 << 16],
