@@ -211,3 +211,16 @@ def test_misbehaving_server(gander, plain, mode, after, kind):
         m.close()
     if after > 1:
         assert "Identify" in msg, msg
+
+
+@pytest.mark.parametrize("extra,expect", [
+    ('versions = ["1.3"]', "no shared cipher suite"),  # the server allows TLS 1.2 only
+    ("unpinned", "certificate rejected"),              # a certificate of the CA, but not the pinned one
+])
+def test_tls_settings_the_server_refuses(gander, tls_server, pki, tmp_path, extra, expect):
+    cert, key = ("server", "server") if extra == "unpinned" else ("client", "client")
+    f = tmp_path / "client.toml"
+    f.write_text(f'[tls]\nca = "{pki}/ca.pem"\ncert = "{pki}/{cert}.pem"\nkey = "{pki}/{key}.key"\n'
+                 + ("" if extra == "unpinned" else extra + "\n"))
+    msg = failed(gander, tls_server.port, "tls-handshake", "--tls", f)
+    assert expect in msg and "peer alert" in msg, msg
