@@ -393,7 +393,7 @@ pub fn probe(opts: &ProbeOptions) -> Result<ProbeReport, ProbeError> {
             timeout_ms: opts.timeout.as_millis() as u64,
             max_time_ms: opts.max_time.as_millis() as u64,
         },
-        duration_ms: (now_ns() - started) / 1_000_000,
+        duration_ms: now_ns().saturating_sub(started) / 1_000_000,
     })
 }
 

@@ -350,7 +350,7 @@ pub fn run(
                     }
                 }
             }
-            Ok(None) => break now_ns() - t0,
+            Ok(None) => break now_ns().saturating_sub(t0),
             Err(e) => return Err(restore_then(s, &rcb, &plan, e)),
         }
     };

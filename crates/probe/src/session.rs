@@ -186,7 +186,7 @@ impl Connector<'_> {
         let t0 = now_ns();
         let tcp = self.tcp()?;
         let t_tcp = now_ns();
-        t.tcp_ns = t_tcp - t0;
+        t.tcp_ns = t_tcp.saturating_sub(t0);
         let mut t_up = t_tcp;
         let (stream, tls_info) = match self.tls {
             None => (Stream::Plain(tcp), None),
@@ -197,7 +197,7 @@ impl Connector<'_> {
                     return Err(self.classify_tls_failure(e));
                 }
                 t_up = now_ns();
-                t.tls_ns = Some(t_up - t_tcp);
+                t.tls_ns = Some(t_up.saturating_sub(t_tcp));
                 let info = TlsInfo {
                     backend: b.kind().name().to_string(),
                     version: st.negotiated_version().map(|v| v.to_string()),
