@@ -15,7 +15,8 @@ A thread updates ``MMXU1.TotW`` (value and timestamp ``t``) every ``--period`` s
 
 Options: ``--port`` (0: a free one), ``--pki DIR`` (TLS with DIR/ca.pem, server.pem, server.key;
 libiec61850 then requires a client certificate chaining to the CA), ``--pin-client`` (accept only
-DIR/client.pem), ``--tls-min``/``--tls-max`` (``1.0``..``1.3``), ``--refuse`` (an ACSE authenticator
+DIR/client.pem), ``--tls-min``/``--tls-max`` (``1.0``..``1.3``; the wheel's mbedTLS 3.6.0 has
+nothing below 1.2, docs/interop.md), ``--refuse`` (an ACSE authenticator
 that refuses every association), ``--period``. Prints ``READY <port>`` once listening and serves until
 stdin closes or SIGTERM.
 

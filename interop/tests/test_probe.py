@@ -224,3 +224,11 @@ def test_tls_settings_the_server_refuses(gander, tls_server, pki, tmp_path, extr
                  + ("" if extra == "unpinned" else extra + "\n"))
     msg = failed(gander, tls_server.port, "tls-handshake", "--tls", f)
     assert expect in msg and "peer alert" in msg, msg
+
+
+def test_reports_on_the_first_free_instance_of_an_indexed_block(gander, plain):
+    doc = ok(gander, plain.port, "--associations", "0", "--reports", "PRBPROT/LLN0.BR.brcbTrip",
+             "--listen-s", "0.2")
+    r = doc["measurements"]["reports"]
+    assert r["rcb"] == "PRBPROT/LLN0.BR.brcbTrip01" and r["rpt_id"] == "trips" and r["restored"], r
+    assert r["gi_received"] and r["count"] >= 1 and "ResvTms=60" in r["written"], r

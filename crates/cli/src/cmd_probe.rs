@@ -26,8 +26,9 @@ pub(crate) struct ProbeArgs {
     /// Also write probe.json and probe.txt into DIR.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
-    /// Receive reports from RCB (LD/LN.BR.name or LD/LN.RP.name), or from the first free
-    /// control block when no name is given. WRITES to the device (reservation, OptFlds, TrgOps,
+    /// Receive reports from RCB (LD/LN.BR.name or LD/LN.RP.name; a base name such as
+    /// LD/LLN0.BR.brcbA takes the first free indexed instance brcbA01, brcbA02, ...), or from
+    /// the first free control block when no name is given. WRITES to the device (reservation, OptFlds, TrgOps,
     /// RptEna, GI) and puts every attribute back as found afterwards.
     #[arg(long, value_name = "RCB", num_args = 0..=1, default_missing_value = "")]
     reports: Option<String>,

@@ -19,7 +19,7 @@ use crate::error::ProbeError;
 use crate::session::{Received, Session};
 use crate::stats::MsSummary;
 use gander_mms::bit_string::BitString;
-use gander_mms::rcb_plan::{RcbKind, RcbPlan, RcbSnapshot, ReportSettings, Step};
+use gander_mms::rcb_plan::{first_free, RcbKind, RcbPlan, RcbSnapshot, ReportSettings, Step};
 use gander_mms::report::{opt_flds, trg_ops, Report};
 use gander_peers::clock::now_ns;
 use gander_wire::data::Data;
@@ -110,17 +110,38 @@ fn union(cur: Option<&Data>, add: &[usize]) -> Option<BitString> {
     Some(b)
 }
 
-/// Picks the control block: the named one, or the first free one whose data set was read.
+/// Picks the control block: the named one; for the base name of indexed instances
+/// (IEC 61850-6 instantiates a block configured for several clients as `name01`, `name02`, ...),
+/// the first instance no client holds; without a name, the first free block whose data set
+/// was read.
 pub fn choose<'a>(
     snaps: &'a [RcbSnapshot],
     want: Option<&gander_mms::rcb_plan::RcbRef>,
     names: &[String],
 ) -> Result<&'a RcbSnapshot, ProbeError> {
     match want {
-        Some(r) => snaps
-            .iter()
-            .find(|s| s.rcb == *r)
-            .ok_or_else(|| ProbeError::RcbNotFound(r.reference())),
+        Some(r) => {
+            if let Some(s) = snaps.iter().find(|s| s.rcb == *r) {
+                return Ok(s);
+            }
+            let same_ln: Vec<RcbSnapshot> = snaps
+                .iter()
+                .filter(|s| s.rcb.domain == r.domain && s.rcb.ln == r.ln && s.rcb.kind == r.kind)
+                .cloned()
+                .collect();
+            let instances = same_ln
+                .iter()
+                .filter(|s| s.rcb.base_and_index().0 == r.name)
+                .count();
+            match first_free(&same_ln, &r.name) {
+                Some(f) => snaps
+                    .iter()
+                    .find(|s| s.rcb == f.rcb)
+                    .ok_or_else(|| ProbeError::RcbNotFound(r.reference())),
+                None if instances > 0 => Err(ProbeError::NoFreeRcb),
+                None => Err(ProbeError::RcbNotFound(r.reference())),
+            }
+        }
         None => snaps
             .iter()
             .find(|s| {
@@ -412,8 +433,12 @@ mod tests {
     use gander_mms::service::InformationReport;
 
     fn urcb(ena: bool, dat_set: &str) -> RcbSnapshot {
+        urcb_named("urcbA01", ena, dat_set)
+    }
+
+    fn urcb_named(name: &str, ena: bool, dat_set: &str) -> RcbSnapshot {
         RcbSnapshot::from_value(
-            RcbRef::parse("LD", "LLN0$RP$urcbA01").unwrap(),
+            RcbRef::parse("LD", &format!("LLN0$RP${name}")).unwrap(),
             &Data::Structure(vec![
                 Data::VisibleString("r".into()),
                 Data::Boolean(ena),
@@ -450,15 +475,23 @@ mod tests {
     #[test]
     fn choose_takes_the_first_free_block_with_a_known_data_set() {
         let snaps = vec![
-            urcb(true, "LD/LLN0$DS"),
-            urcb(false, "LD/LLN0$Gone"),
-            urcb(false, "LD/LLN0$DS"),
+            urcb_named("urcbA01", true, "LD/LLN0$DS"),
+            urcb_named("urcbA02", false, "LD/LLN0$Gone"),
+            urcb_named("urcbA03", false, "LD/LLN0$DS"),
         ];
         let names = vec!["LD/LLN0.DS".to_string()];
         let c = choose(&snaps, None, &names).unwrap();
         assert!(std::ptr::eq(c, &snaps[2]));
         assert!(matches!(
             choose(&snaps[..2], None, &names),
+            Err(ProbeError::NoFreeRcb)
+        ));
+        // The base name of indexed instances: the first free one (urcbA01 is enabled).
+        let base = RcbRef::parse("LD", "LLN0$RP$urcbA").unwrap();
+        let c = choose(&snaps, Some(&base), &names).unwrap();
+        assert!(std::ptr::eq(c, &snaps[1]));
+        assert!(matches!(
+            choose(&snaps[..1], Some(&base), &names),
             Err(ProbeError::NoFreeRcb)
         ));
         let missing = RcbRef::parse("LD", "LLN0$BR$nope").unwrap();
