@@ -232,3 +232,29 @@ def test_reports_on_the_first_free_instance_of_an_indexed_block(gander, plain):
     r = doc["measurements"]["reports"]
     assert r["rcb"] == "PRBPROT/LLN0.BR.brcbTrip01" and r["rpt_id"] == "trips" and r["restored"], r
     assert r["gi_received"] and r["count"] >= 1 and "ResvTms=60" in r["written"], r
+
+
+def test_a_block_another_client_holds_is_left_alone(gander):
+    """libiec61850's own client enables urcbMeas01; the probe sees it enabled, refuses to take it,
+    and `--reports` without a name takes another block."""
+    import mms_iec
+
+    class Holder(mms_iec.LibClient):
+        RCB = b"PRBMEAS/LLN0.RP.urcbMeas01"
+
+    s = ProbeServer(period=0.05)
+    holder = Holder()
+    try:
+        assert holder.connect("127.0.0.1", s.port) == 0
+        assert holder.enable(gi=False) == 0
+        doc = ok(gander, s.port, "--associations", "0")
+        held = rcb(doc, "PRBMEAS/LLN0.RP.urcbMeas01")
+        assert held["rpt_ena"] is True and held["free"] is False, held
+        msg = failed(gander, s.port, "rcb-plan", "--reports", "PRBMEAS/LLN0.RP.urcbMeas01")
+        assert "in use" in msg and "RptEna" in msg, msg
+        doc = ok(gander, s.port, "--associations", "0", "--reports", "--listen-s", "0.2")
+        assert doc["measurements"]["reports"]["rcb"] != "PRBMEAS/LLN0.RP.urcbMeas01"
+        assert len(holder.wait_reports(3, timeout=5)) >= 3  # the holder's reports still flow
+    finally:
+        holder.close()
+        s.close()
