@@ -34,13 +34,14 @@ ALLOWED = {
     "gander-gateway": {"gander-wire", "gander-sec"},
     "gander-measure": set(),
     "gander-peers": {"gander-mms", "gander-tls"},
+    "gander-probe": {"gander-mms", "gander-tls", "gander-peers", "gander-measure", "gander-wire"},
     "gander-platform": {"gander-measure", "gander-peers", "gander-tls", "gander-lab", "gander-gnutls"},
     "gander-testkit": {"gander-wire", "gander-sec", "gander-lab"},
     "gander-bench": {"gander-measure", "gander-wire", "gander-sec", "gander-mms", "gander-tls",
                      "gander-peers", "gander-gateway", "gander-lab", "gander-testkit"},
     "gander-cli": {"gander-wire", "gander-sec", "gander-mms", "gander-tls", "gander-lab",
                    "gander-gateway", "gander-measure", "gander-peers", "gander-platform",
-                   "gander-bench", "gander-scl"},
+                   "gander-bench", "gander-scl", "gander-probe"},
 }
 
 # Codecs: no cryptography, no TLS, no system calls.

@@ -1,0 +1,143 @@
+//! `gander probe HOST:PORT`: the model, the TLS connection, HT, read RTT and (with `--reports`)
+//! reports of any IEC 61850 server (docs/probe.md). Parsing and printing only; the probe is
+//! `gander_probe::probe`.
+use anyhow::Context;
+use clap::Args;
+use gander_probe::reports::ReportOptions;
+use gander_probe::{model, probe, text, ProbeOptions};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(Args)]
+pub(crate) struct ProbeArgs {
+    /// The server, HOST:PORT (102: MMS on TCP; 3782: MMS over TLS).
+    target: String,
+    /// Client TLS settings (a [tls] table or its contents: ca, cert, key, optional backend,
+    /// versions, cipher_suites; docs/tls.md). Without it the probe connects without TLS.
+    #[arg(long, value_name = "FILE")]
+    tls: Option<PathBuf>,
+    /// Print the result as one JSON document (schema in docs/probe.md).
+    #[arg(long)]
+    json: bool,
+    /// Fewer samples: 5 associations, 10 reads, 15 s cap.
+    #[arg(long)]
+    quick: bool,
+    /// Also write probe.json and probe.txt into DIR.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Receive reports from RCB (LD/LN.BR.name or LD/LN.RP.name; a base name such as
+    /// LD/LLN0.BR.brcbA takes the first free indexed instance brcbA01, brcbA02, ...), or from
+    /// the first free control block when no name is given. WRITES to the device (reservation, OptFlds, TrgOps,
+    /// RptEna, GI) and puts every attribute back as found afterwards.
+    #[arg(long, value_name = "RCB", num_args = 0..=1, default_missing_value = "")]
+    reports: Option<String>,
+    /// How long to receive reports, seconds (default 10; 3 with --quick).
+    #[arg(long, value_name = "S")]
+    listen_s: Option<f64>,
+    /// Declare the device's clock and this host's synchronised: report latencies from the
+    /// device's timestamps.
+    #[arg(long, alias = "clocks-synchronized")]
+    clocks_synchronised: bool,
+    /// The data attribute for the read round-trip time (LD/LN$FC$DO$DA or LD/LN.FC.DO.DA);
+    /// default: the first readable ST or MX attribute.
+    #[arg(long, value_name = "REF")]
+    read: Option<String>,
+    /// Associations for HT (default 20; 5 with --quick).
+    #[arg(long, value_name = "N")]
+    associations: Option<usize>,
+    /// Pause between associations, ms (default 100; 20 with --quick).
+    #[arg(long, value_name = "MS")]
+    interval_ms: Option<u64>,
+    /// Reads for the read RTT (default 50; 10 with --quick).
+    #[arg(long, value_name = "N")]
+    reads: Option<usize>,
+    /// Longest wait for each step (connect, handshake, each answer), ms.
+    #[arg(long, value_name = "MS", default_value_t = 5000)]
+    timeout_ms: u64,
+    /// Cap on the measuring time (associations and reads), seconds.
+    #[arg(long, value_name = "S")]
+    max_time_s: Option<u64>,
+}
+
+pub(crate) fn run(a: ProbeArgs) -> anyhow::Result<ExitCode> {
+    let mut o = ProbeOptions::new(a.target.clone());
+    if a.quick {
+        o = o.quick();
+    }
+    if let Some(p) = &a.tls {
+        o.tls = Some(
+            gander_tls::TlsProfile::from_file(p)
+                .with_context(|| format!("--tls {}", p.display()))?,
+        );
+    }
+    o.timeout = Duration::from_millis(a.timeout_ms);
+    if let Some(n) = a.associations {
+        o.associations = n;
+    }
+    if let Some(ms) = a.interval_ms {
+        o.interval = Duration::from_millis(ms);
+    }
+    if let Some(n) = a.reads {
+        o.reads = n;
+    }
+    if let Some(s) = a.max_time_s {
+        o.max_time = Duration::from_secs(s);
+    }
+    o.read = a.read.clone();
+    if let Some(r) = &a.reports {
+        let rcb = if r.is_empty() {
+            None
+        } else {
+            Some(model::parse_rcb(r).ok_or_else(|| {
+                anyhow::anyhow!("--reports {r:?}: expected LD/LN.BR.name or LD/LN.RP.name")
+            })?)
+        };
+        let listen = a.listen_s.unwrap_or(if a.quick { 3.0 } else { 10.0 });
+        anyhow::ensure!(
+            listen.is_finite() && (0.0..=3600.0).contains(&listen),
+            "--listen-s {listen}: expected 0..3600"
+        );
+        o.reports = Some(ReportOptions {
+            rcb,
+            listen: Duration::from_secs_f64(listen),
+            clocks_synchronised: a.clocks_synchronised,
+        });
+    }
+    if let Some(d) = &a.out {
+        std::fs::create_dir_all(d).with_context(|| format!("--out {}", d.display()))?;
+    }
+    match probe(&o) {
+        Ok(r) => {
+            let json = serde_json::to_string_pretty(&r)?;
+            let human = text::render(&r);
+            if let Some(d) = &a.out {
+                std::fs::write(d.join("probe.json"), format!("{json}\n"))?;
+                std::fs::write(d.join("probe.txt"), &human)?;
+            }
+            if a.json {
+                crate::out(json);
+            } else {
+                crate::out(human.trim_end());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            let msg = e.chain();
+            let doc = serde_json::json!({
+                "schema": gander_probe::SCHEMA,
+                "target": a.target,
+                "error": { "kind": e.kind(), "message": msg },
+            });
+            if let Some(d) = &a.out {
+                std::fs::write(d.join("probe.json"), format!("{doc:#}\n"))?;
+                std::fs::write(d.join("probe.txt"), format!("gander probe: {msg}\n"))?;
+            }
+            if a.json {
+                crate::out(doc);
+            }
+            eprintln!("gander probe: {msg}");
+            Ok(ExitCode::from(if e.is_usage() { 2 } else { 1 }))
+        }
+    }
+}

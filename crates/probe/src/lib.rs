@@ -1,0 +1,431 @@
+//! `gander probe HOST:PORT`: what a utility engineer wants to know of an IEC 61850 server on
+//! the bench, from any vendor: its model (logical devices and nodes, data sets, report control
+//! blocks with their attributes), the TLS connection it accepts with the given settings, the
+//! association time HT with its sub-steps, the read round-trip time of one data attribute, and,
+//! only on request because it writes to the device, reports from one control block, which is
+//! then put back exactly as it was found. `docs/probe.md` says what is sent and when.
+//!
+//! - [`session`]: the blocking MMS client session (plain or TLS) with per-step timeouts.
+//! - [`discover`]: the model through the directory services (reads only).
+//! - [`model`]: the model's JSON shape and the pure rules that assemble it from MMS names.
+//! - [`reports`]: `--reports`: enable, receive, restore, check.
+//! - [`stats`]: millisecond summaries with the conventions of `gander_measure`.
+//! - [`text`]: the human-readable summary.
+//!
+//! The probe is bounded: a timeout on every step, a pause between associations, a cap on the
+//! measuring time, and every association it opens is released (or aborted when the server
+//! misbehaves).
+
+pub mod discover;
+pub mod error;
+pub mod model;
+pub mod reports;
+pub mod session;
+pub mod stats;
+pub mod text;
+
+pub use error::ProbeError;
+
+use gander_mms::service::{AccessResult, ObjectName};
+use gander_peers::clock::now_ns;
+use gander_tls::TlsProfile;
+use model::{Identity, Model};
+use reports::{ReportOptions, ReportsResult};
+use serde::Serialize;
+use session::{Connector, TlsInfo};
+use stats::MsSummary;
+use std::net::ToSocketAddrs;
+use std::time::Duration;
+
+/// Version of the JSON document; raised when a field changes meaning or disappears.
+pub const SCHEMA: u32 = 1;
+
+/// What to probe and how hard.
+#[derive(Debug, Clone)]
+pub struct ProbeOptions {
+    /// `HOST:PORT` (102 is ISO on TCP, 3782 IEC 62351-3 TLS).
+    pub target: String,
+    /// Client TLS settings (`docs/tls.md`); `None`: plain TCP.
+    pub tls: Option<TlsProfile>,
+    /// Longest wait for each step (connect, handshake, each answer).
+    pub timeout: Duration,
+    /// Associations opened for HT (after the discovery association).
+    pub associations: usize,
+    /// Pause between two associations (the probe's rate bound).
+    pub interval: Duration,
+    /// Reads for the read round-trip time.
+    pub reads: usize,
+    /// Pause between two reads.
+    pub read_interval: Duration,
+    /// The variable to read (`LD/LN$FC$DO$DA`, or dotted `LD/LN.FC.DO.DA`); `None`: the first
+    /// readable ST or MX attribute.
+    pub read: Option<String>,
+    /// Cap on the measuring time (HT loop and reads); what was measured by then is reported.
+    pub max_time: Duration,
+    /// `--reports`: receive reports from one control block (writes to the device).
+    pub reports: Option<ReportOptions>,
+    /// Whether `--quick` chose the sizes (recorded in the output).
+    pub quick: bool,
+}
+
+impl ProbeOptions {
+    /// The defaults: 20 associations 100 ms apart, 50 reads 10 ms apart, 5 s per step, at
+    /// most 60 s of measuring.
+    pub fn new(target: impl Into<String>) -> Self {
+        ProbeOptions {
+            target: target.into(),
+            tls: None,
+            timeout: Duration::from_secs(5),
+            associations: 20,
+            interval: Duration::from_millis(100),
+            reads: 50,
+            read_interval: Duration::from_millis(10),
+            read: None,
+            max_time: Duration::from_secs(60),
+            reports: None,
+            quick: false,
+        }
+    }
+
+    /// `--quick`: 5 associations 20 ms apart, 10 reads, at most 15 s of measuring.
+    pub fn quick(mut self) -> Self {
+        self.associations = 5;
+        self.interval = Duration::from_millis(20);
+        self.reads = 10;
+        self.read_interval = Duration::from_millis(2);
+        self.max_time = Duration::from_secs(15);
+        self.quick = true;
+        self
+    }
+
+    fn check(&self) -> Result<(), ProbeError> {
+        let bad = |what, detail: &str| {
+            Err(ProbeError::InvalidOption {
+                what,
+                detail: detail.into(),
+            })
+        };
+        if self.timeout.is_zero() {
+            return bad("--timeout-ms", "must be at least 1");
+        }
+        if self.reads == 0 {
+            return bad("--reads", "must be at least 1");
+        }
+        if self.associations > 10_000 {
+            return bad(
+                "--associations",
+                "at most 10000 (a probe is not a load test)",
+            );
+        }
+        Ok(())
+    }
+}
+
+/// The negotiated MMS initiate parameters (ISO 9506-2 8.2).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MmsInfo {
+    /// localDetailCalled: the largest MMS PDU the server accepts.
+    pub max_pdu_size: Option<u32>,
+    /// MaxServOutstandingCalling.
+    pub max_serv_outstanding_calling: u16,
+    /// MaxServOutstandingCalled.
+    pub max_serv_outstanding_called: u16,
+    /// DataStructureNestingLevel.
+    pub nesting_level: Option<u8>,
+    /// VersionNumber.
+    pub version: u16,
+}
+
+/// HT's sub-steps, each summarised over the associations.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HtSteps {
+    /// TCP connect.
+    pub tcp: Option<MsSummary>,
+    /// TLS handshake (with TLS).
+    pub tls: Option<MsSummary>,
+    /// COTP connect (CR to CC).
+    pub cotp: Option<MsSummary>,
+    /// MMS initiate (AARQ to AARE).
+    pub initiate: Option<MsSummary>,
+}
+
+/// What was measured.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Measurements {
+    /// HT: TCP connect to initiate response, over the measured associations.
+    pub ht_ms: Option<MsSummary>,
+    /// HT's sub-steps.
+    pub ht_steps_ms: HtSteps,
+    /// Release (conclude + ACSE release) of the measured associations.
+    pub release_ms: Option<MsSummary>,
+    /// The variable read for the RTT (IEC 61850 reference with its FC).
+    pub read_ref: Option<String>,
+    /// Read round-trip time (request written to response decoded).
+    pub read_rtt_ms: Option<MsSummary>,
+    /// Whether `max_time` cut the measuring short.
+    pub truncated: bool,
+    /// `--reports` only.
+    pub reports: Option<ReportsResult>,
+}
+
+/// The settings the probe ran with.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Settings {
+    /// `--quick`.
+    pub quick: bool,
+    /// Associations asked for.
+    pub associations: usize,
+    /// Pause between associations, ms.
+    pub interval_ms: u64,
+    /// Reads asked for.
+    pub reads: usize,
+    /// Step timeout, ms.
+    pub timeout_ms: u64,
+    /// Cap on the measuring time, ms.
+    pub max_time_ms: u64,
+}
+
+/// The whole result (`--json` prints it; `docs/probe.md` has the schema).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProbeReport {
+    /// [`SCHEMA`].
+    pub schema: u32,
+    /// `HOST:PORT` as given.
+    pub target: String,
+    /// The address connected to.
+    pub address: String,
+    /// The client side of the TLS connection (with `--tls`); `None`: plain TCP.
+    pub tls: Option<TlsInfo>,
+    /// The MMS initiate the server answered.
+    pub mms: Option<MmsInfo>,
+    /// Identify's answer (vendor, model, revision), when the server supports it.
+    pub identity: Option<Identity>,
+    /// The model.
+    pub model: Model,
+    /// The measurements.
+    pub measurements: Measurements,
+    /// What the server would not answer that did not stop the probe.
+    pub warnings: Vec<String>,
+    /// The settings.
+    pub settings: Settings,
+    /// Wall time of the whole probe, ms.
+    pub duration_ms: u64,
+}
+
+fn resolve(target: &str) -> Result<std::net::SocketAddr, ProbeError> {
+    let err = || ProbeError::Resolve {
+        target: target.into(),
+    };
+    target
+        .to_socket_addrs()
+        .map_err(|_| err())?
+        .next()
+        .ok_or_else(err)
+}
+
+/// Parses `--read`: `LD/LN$FC$DO$DA` or `LD/LN.FC.DO.DA`.
+pub fn parse_read_ref(s: &str) -> Option<ObjectName> {
+    let (ld, item) = s.split_once('/')?;
+    let item = item.replace('.', "$");
+    let mut parts = item.split('$');
+    let (_ln, _fc, _do) = (parts.next()?, parts.next()?, parts.next()?);
+    (!ld.is_empty()).then(|| ObjectName::domain(ld, item))
+}
+
+fn show_ref(n: &ObjectName) -> String {
+    let m = model::member(n);
+    match m.fc {
+        Some(fc) => format!("{} [{fc}]", m.reference),
+        None => m.reference,
+    }
+}
+
+/// Runs the probe: discovery, read RTT, `--reports` if asked, then the HT loop.
+pub fn probe(opts: &ProbeOptions) -> Result<ProbeReport, ProbeError> {
+    opts.check()?;
+    let started = now_ns();
+    let addr = resolve(&opts.target)?;
+    let backend = match &opts.tls {
+        Some(p) => {
+            let mut p = p.clone();
+            // The probe's step timeout governs the handshake too.
+            p.io_timeout_ms = opts.timeout.as_millis().max(1) as u64;
+            Some(gander_tls::backend::open(&p).map_err(ProbeError::TlsSetup)?)
+        }
+        None => None,
+    };
+    let read_ref = match &opts.read {
+        Some(r) => Some(parse_read_ref(r).ok_or_else(|| ProbeError::InvalidOption {
+            what: "--read",
+            detail: format!("{r:?} is not LD/LN$FC$DO[$DA] (or LD/LN.FC.DO.DA)"),
+        })?),
+        None => None,
+    };
+    let connector = Connector {
+        addr,
+        tls: backend.as_deref(),
+        timeout: opts.timeout,
+        max_pdu: session::DEFAULT_MAX_PDU,
+    };
+    let measuring_end = started.saturating_add(opts.max_time.as_nanos() as u64);
+    let (mut s, _first) = connector.connect()?;
+    let tls = s.tls_info().cloned();
+    let mms = s.negotiated().map(|i| MmsInfo {
+        max_pdu_size: i.local_detail,
+        max_serv_outstanding_calling: i.max_serv_outstanding_calling,
+        max_serv_outstanding_called: i.max_serv_outstanding_called,
+        nesting_level: i.nesting_level,
+        version: i.version,
+    });
+    let mut d = discover::discover(&mut s)?;
+    let mut truncated = false;
+
+    // Read RTT: the first candidate the server reads successfully.
+    let candidates: Vec<ObjectName> = match &read_ref {
+        Some(r) => vec![r.clone()],
+        None => d.read_candidates.iter().take(5).cloned().collect(),
+    };
+    let mut read_used = None;
+    let mut rtts = Vec::new();
+    for c in &candidates {
+        let what = format!("reading {}", show_ref(c));
+        match s.read(c, &what) {
+            Ok((AccessResult::Success(_), rtt)) => {
+                read_used = Some(c.clone());
+                rtts.push(rtt);
+                break;
+            }
+            Ok((AccessResult::Failure(e), _)) => {
+                d.warnings.push(format!("{what}: DataAccessError {e}"))
+            }
+            Err(e) if discover::answered(&e) => d.warnings.push(e.chain()),
+            Err(e) => return Err(e),
+        }
+    }
+    if let Some(c) = &read_used {
+        let what = format!("reading {}", show_ref(c));
+        while rtts.len() < opts.reads {
+            if now_ns() >= measuring_end {
+                truncated = true;
+                break;
+            }
+            std::thread::sleep(opts.read_interval);
+            let (_, rtt) = s.read(c, &what)?;
+            rtts.push(rtt);
+        }
+    } else {
+        d.warnings.push(
+            "no readable ST or MX data attribute found for the read round-trip time (name one with --read)"
+                .into(),
+        );
+    }
+
+    let reports = match &opts.reports {
+        Some(ro) => {
+            let names: Vec<String> = d
+                .model
+                .data_sets
+                .iter()
+                .filter(|x| x.error.is_none())
+                .map(|x| x.reference.clone())
+                .collect();
+            let found = reports::choose(&d.snapshots, ro.rcb.as_ref(), &names)?.clone();
+            Some(reports::run(&mut s, &found, ro)?)
+        }
+        None => None,
+    };
+    let mut release = vec![s.release()?];
+
+    // HT loop: fresh associations, one at a time, paced.
+    let (mut tcp, mut tls_v, mut cotp, mut init, mut ht) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..opts.associations {
+        if now_ns() >= measuring_end {
+            truncated = true;
+            break;
+        }
+        std::thread::sleep(opts.interval);
+        let (s, t) = connector.connect()?;
+        ht.push(t.total_ns());
+        tcp.push(t.tcp_ns);
+        if let Some(x) = t.tls_ns {
+            tls_v.push(x);
+        }
+        cotp.push(t.cotp_ns);
+        init.push(t.initiate_ns);
+        release.push(s.release()?);
+    }
+    let mut warnings = std::mem::take(&mut d.warnings);
+    if truncated {
+        warnings.push(format!(
+            "measuring stopped at the time cap of {} ms",
+            opts.max_time.as_millis()
+        ));
+    }
+    Ok(ProbeReport {
+        schema: SCHEMA,
+        target: opts.target.clone(),
+        address: addr.to_string(),
+        tls,
+        mms,
+        identity: d.identity,
+        model: d.model,
+        measurements: Measurements {
+            ht_ms: MsSummary::from_ns(&ht),
+            ht_steps_ms: HtSteps {
+                tcp: MsSummary::from_ns(&tcp),
+                tls: MsSummary::from_ns(&tls_v),
+                cotp: MsSummary::from_ns(&cotp),
+                initiate: MsSummary::from_ns(&init),
+            },
+            release_ms: MsSummary::from_ns(&release),
+            read_ref: read_used.as_ref().map(show_ref),
+            read_rtt_ms: MsSummary::from_ns(&rtts),
+            truncated,
+            reports,
+        },
+        warnings,
+        settings: Settings {
+            quick: opts.quick,
+            associations: opts.associations,
+            interval_ms: opts.interval.as_millis() as u64,
+            reads: opts.reads,
+            timeout_ms: opts.timeout.as_millis() as u64,
+            max_time_ms: opts.max_time.as_millis() as u64,
+        },
+        duration_ms: now_ns().saturating_sub(started) / 1_000_000,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_refs_in_both_spellings() {
+        let a = parse_read_ref("MEAS/MMXU1$MX$TotW$mag$f").unwrap();
+        let b = parse_read_ref("MEAS/MMXU1.MX.TotW.mag.f").unwrap();
+        assert_eq!(a, b);
+        assert_eq!(a, ObjectName::domain("MEAS", "MMXU1$MX$TotW$mag$f"));
+        assert_eq!(show_ref(&a), "MEAS/MMXU1.TotW.mag.f [MX]");
+        assert!(parse_read_ref("MEAS/MMXU1").is_none());
+        assert!(parse_read_ref("/MMXU1.MX.TotW").is_none());
+        assert!(parse_read_ref("nothing").is_none());
+    }
+
+    #[test]
+    fn options_are_checked() {
+        let mut o = ProbeOptions::new("127.0.0.1:102").quick();
+        assert_eq!((o.associations, o.reads), (5, 10));
+        o.reads = 0;
+        assert!(matches!(
+            probe(&o),
+            Err(ProbeError::InvalidOption {
+                what: "--reads",
+                ..
+            })
+        ));
+        let o = ProbeOptions::new("no-port-here");
+        assert!(matches!(probe(&o), Err(ProbeError::Resolve { .. })));
+    }
+}

@@ -1,0 +1,176 @@
+//! The human-readable summary of a probe (what `gander probe` prints without `--json`).
+use crate::stats::MsSummary;
+use crate::ProbeReport;
+use std::fmt::Write;
+
+fn ms(s: &Option<MsSummary>) -> String {
+    match s {
+        Some(s) => format!(
+            "median {:.3} ms, p90 {:.3}, min {:.3}, max {:.3} (n={})",
+            s.median, s.p90, s.min, s.max, s.n
+        ),
+        None => "not measured".into(),
+    }
+}
+
+/// Renders the report as text, one fact per line.
+pub fn render(r: &ProbeReport) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "gander probe {} ({})", r.target, r.address);
+    match &r.tls {
+        Some(t) => {
+            let _ = writeln!(
+                o,
+                "  transport: TLS {} {} (client backend {}{})",
+                t.version.as_deref().unwrap_or("?"),
+                t.suite.as_deref().unwrap_or("?"),
+                t.backend,
+                t.group
+                    .as_deref()
+                    .map(|g| format!(", group {g}"))
+                    .unwrap_or_default()
+            );
+        }
+        None => {
+            let _ = writeln!(o, "  transport: plain TCP (no TLS)");
+        }
+    }
+    if let Some(m) = &r.mms {
+        let _ = writeln!(
+            o,
+            "  MMS: max PDU {} octets, outstanding {}/{}, nesting {}",
+            m.max_pdu_size.map_or("?".into(), |v| v.to_string()),
+            m.max_serv_outstanding_calling,
+            m.max_serv_outstanding_called,
+            m.nesting_level.map_or("?".into(), |v| v.to_string())
+        );
+    }
+    match &r.identity {
+        Some(i) => {
+            let _ = writeln!(
+                o,
+                "  identity: vendor {:?}, model {:?}, revision {:?}",
+                i.vendor, i.model, i.revision
+            );
+        }
+        None => {
+            let _ = writeln!(o, "  identity: not supported by the server");
+        }
+    }
+    let _ = writeln!(o, "model:");
+    for ld in &r.model.logical_devices {
+        let _ = writeln!(
+            o,
+            "  {} ({} variables): {}",
+            ld.name,
+            ld.variables,
+            ld.logical_nodes.join(" ")
+        );
+    }
+    let _ = writeln!(o, "data sets ({}):", r.model.data_sets.len());
+    for ds in &r.model.data_sets {
+        match &ds.error {
+            Some(e) => {
+                let _ = writeln!(o, "  {}: unreadable: {e}", ds.reference);
+            }
+            None => {
+                let _ = writeln!(o, "  {} ({} members)", ds.reference, ds.members.len());
+                for m in &ds.members {
+                    let _ = writeln!(
+                        o,
+                        "    {}{}",
+                        m.reference,
+                        m.fc.as_deref()
+                            .map(|f| format!(" [{f}]"))
+                            .unwrap_or_default()
+                    );
+                }
+            }
+        }
+    }
+    let _ = writeln!(o, "report control blocks ({}):", r.model.rcbs.len());
+    for c in &r.model.rcbs {
+        if let Some(e) = &c.error {
+            let _ = writeln!(o, "  {}: unreadable: {e}", c.reference);
+            continue;
+        }
+        let _ = writeln!(
+            o,
+            "  {} {} RptID {:?} DatSet {} {}",
+            c.reference,
+            if c.buffered { "buffered" } else { "unbuffered" },
+            c.rpt_id.as_deref().unwrap_or(""),
+            c.data_set.as_deref().unwrap_or("-"),
+            match (c.free, c.rpt_ena) {
+                (Some(true), _) => "free",
+                (_, Some(true)) => "ENABLED by a client",
+                _ => "reserved",
+            }
+        );
+        let _ = writeln!(
+            o,
+            "    OptFlds {} | TrgOps {} | BufTm {} | IntgPd {} | ConfRev {}",
+            c.opt_flds.as_ref().map_or("?".into(), |v| v.join(",")),
+            c.trg_ops.as_ref().map_or("?".into(), |v| v.join(",")),
+            c.buf_tm.map_or("?".into(), |v| v.to_string()),
+            c.intg_pd.map_or("?".into(), |v| v.to_string()),
+            c.conf_rev.map_or("?".into(), |v| v.to_string()),
+        );
+    }
+    let m = &r.measurements;
+    let _ = writeln!(o, "measurements:");
+    let _ = writeln!(o, "  HT {}", ms(&m.ht_ms));
+    let _ = writeln!(o, "    TCP connect   {}", ms(&m.ht_steps_ms.tcp));
+    if r.tls.is_some() {
+        let _ = writeln!(o, "    TLS handshake {}", ms(&m.ht_steps_ms.tls));
+    }
+    let _ = writeln!(o, "    COTP connect  {}", ms(&m.ht_steps_ms.cotp));
+    let _ = writeln!(o, "    MMS initiate  {}", ms(&m.ht_steps_ms.initiate));
+    let _ = writeln!(o, "  release {}", ms(&m.release_ms));
+    let _ = writeln!(
+        o,
+        "  read RTT of {}: {}",
+        m.read_ref.as_deref().unwrap_or("(none)"),
+        ms(&m.read_rtt_ms)
+    );
+    if let Some(rep) = &m.reports {
+        let _ = writeln!(
+            o,
+            "  reports of {} (RptID {:?}): {} in {} ms, GI {}, {} missing by SqNum",
+            rep.rcb,
+            rep.rpt_id,
+            rep.count,
+            rep.listened_ms,
+            if rep.gi_received {
+                "received"
+            } else {
+                "not seen"
+            },
+            rep.seq_gaps
+        );
+        let _ = writeln!(o, "    inter-arrival {}", ms(&rep.inter_arrival_ms));
+        match &rep.latency_ms {
+            Some(l) => {
+                let _ = writeln!(o, "    latency from data t {}", ms(&l.data));
+                let _ = writeln!(o, "    latency from TimeOfEntry {}", ms(&l.entry));
+            }
+            None => {
+                let _ = writeln!(
+                    o,
+                    "    latency: not computed (declare synchronised clocks with --clocks-synchronised)"
+                );
+            }
+        }
+        let _ = writeln!(
+            o,
+            "    wrote {}; restored as found: {}",
+            rep.written.join(", "),
+            if rep.restored { "yes" } else { "NO" }
+        );
+    }
+    for w in &r.warnings {
+        let _ = writeln!(o, "warning: {w}");
+    }
+    let _ = writeln!(o, "done in {} ms", r.duration_ms);
+    o
+}
