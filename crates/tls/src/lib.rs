@@ -4,11 +4,13 @@
 //! - [`TlsProfile`]: versions, IANA cipher suites, CA, own credentials, pinning, CRLs, resumption,
 //!   tickets, renegotiation/KeyUpdate intervals; validated against what the backend can do here.
 //! - [`suites`]: the cipher-suite catalogue with IEC 62351 status and run-time backend support.
+//! - [`bare`]: one handshake of a library with nothing around it (the HT accounting's reference).
 //! - [`backend`]: the [`backend::TlsBackend`] / [`backend::TlsStream`] traits and the three backends.
 //! - [`group`]: key-exchange groups, classical, hybrid and post-quantum (ML-KEM).
 //! - [`pki`]: test and lab PKI generation (CA, RSA 1024-8192, ECDSA P-256/P-384, CRLs, negatives).
 //! - [`TlsError`]: one error type, one variant per kind of failure, whichever library reports it.
 pub mod backend;
+pub mod bare;
 pub mod error;
 pub mod group;
 pub mod pki;
