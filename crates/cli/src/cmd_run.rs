@@ -209,7 +209,7 @@ pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
                 .count();
             for t in &run.targets {
                 crate::out(format!(
-                    "target: {} -> {} (limit {:.1}x): {}",
+                    "target: {} -> {} (limit {}x): {}",
                     t.what,
                     t.ratio
                         .map(|r| format!("{r:.2}x"))

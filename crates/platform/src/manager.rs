@@ -8,6 +8,7 @@
 //! is recorded with its reason and the run goes on. With `resume`, cases whose file already says
 //! `ok` are not run again. The cleartext baseline of each distinct exchange is run once per run.
 
+use crate::accounting::{self, OwnCost};
 use crate::floor::FloorMeter;
 use crate::link::{LinkEnv, LinkError};
 use crate::results::{
@@ -412,6 +413,7 @@ pub fn run(scenario: &Scenario, opts: &RunOptions) -> Result<RunResults, Manager
 
     let bar = progress_bar(scenario.cases.len() as u64, opts.progress);
     let mut floors = FloorMeter::default();
+    let mut own: Option<Result<OwnCost, String>> = None;
     let mut baselines: HashMap<String, Result<Samples, Arc<ManagerError>>> = HashMap::new();
     let mut out: Vec<ScenarioResult> = Vec::new();
     let mut link_env: Option<Result<LinkEnv, Arc<LinkError>>> = None;
@@ -492,6 +494,7 @@ pub fn run(scenario: &Scenario, opts: &RunOptions) -> Result<RunResults, Manager
                 let expect_ht = case.params.connections as usize;
                 let got_ht = samples.ht.len();
                 r.compute(samples, case.params.warmup as usize);
+                account_row(&mut r, case, opts, &mut own, &mut notes);
                 if case.params.session_resumption != Resumption::Off
                     && r.resumed_handshakes + 1 < got_ht
                 {
@@ -605,6 +608,58 @@ pub fn run(scenario: &Scenario, opts: &RunOptions) -> Result<RunResults, Manager
     Ok(run)
 }
 
+/// Fills [`ScenarioResult::ht_accounting`] of a TLS row (`crate::accounting`); gander's own cost
+/// is measured once per run, at the first row that needs it. Rows that cannot be accounted
+/// (libiec61850, OpenSSL 3.5 binary) are left without; a failed measurement becomes a note.
+fn account_row(
+    r: &mut ScenarioResult,
+    case: &Case,
+    opts: &RunOptions,
+    own: &mut Option<Result<OwnCost, String>>,
+    notes: &mut Vec<String>,
+) {
+    let (Some(ht), Some(steps)) = (&r.ht, &r.ht_steps) else {
+        return;
+    };
+    if case.tls.is_none() {
+        return;
+    }
+    let own = own.get_or_insert_with(|| {
+        let dir = opts.out.join("work");
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| e.to_string())
+            .and_then(|()| accounting::own_cost(&dir).map_err(|e| crate::error_chain(&e)))
+    });
+    let own = match own {
+        Ok(o) => *o,
+        Err(e) => {
+            notes.push(format!("{}: HT not accounted: {e}", case.name()));
+            return;
+        }
+    };
+    let pki = PkiSet::paths(&opts.pki_dir, case.key.0);
+    let work = opts.out.join("work").join(case.file_stem());
+    let server = peer_config(case, Role::Server, &pki, &work, None, true);
+    let client = peer_config(case, Role::Client, &pki, &work, None, true);
+    match accounting::account(
+        case,
+        &server,
+        &client,
+        ht.median_ms,
+        steps.tcp.median_ms,
+        r.ht_floor_ms,
+        &own,
+    ) {
+        Ok(a) => r.ht_accounting = Some(a),
+        Err(accounting::AccountingError::NotApplicable(_)) => {}
+        Err(e) => notes.push(format!(
+            "{}: HT not accounted: {}",
+            case.name(),
+            crate::error_chain(&e)
+        )),
+    }
+}
+
 fn status_line(r: &ScenarioResult) -> String {
     if r.status != "ok" {
         return format!("FAILED: {}", r.error.as_deref().unwrap_or("?"));
@@ -615,6 +670,16 @@ fn status_line(r: &ScenarioResult) -> String {
     }
     if let Some(x) = r.ht_floor_ratio {
         let _ = write!(s, " = {x:.2}x floor");
+    }
+    if let Some(a) = &r.ht_accounting {
+        let _ = write!(
+            s,
+            " = {:.2}x (bare {:.3} + transport {:.3}), gander {:.1}%",
+            a.ht_over_bare_transport,
+            a.bare_ms,
+            a.transport_ms,
+            a.gander_share * 100.0
+        );
     }
     if let Some(h) = &r.rt {
         let _ = write!(s, ", RT median {:.3} ms (n={})", h.median_ms, h.n);
@@ -714,6 +779,7 @@ pub fn blank_result(case: &Case) -> ScenarioResult {
         ht_floor_ms: None,
         floor: None,
         ht_floor_ratio: None,
+        ht_accounting: None,
         rt_cleartext: None,
         rt_cleartext_median_ms: None,
         rt_cleartext_ratio: None,
