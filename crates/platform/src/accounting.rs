@@ -23,6 +23,10 @@ use serde::{Deserialize, Serialize};
 
 /// Bare handshakes timed per row (after [`BARE_WARMUP`]).
 pub const BARE_N: usize = 40;
+/// Fewest bare handshakes timed per row, whatever they cost.
+pub const BARE_MIN: usize = 10;
+/// Time after which a row stops at [`BARE_MIN`] (RSA-8192 handshakes take ~0.1 s each).
+pub const BARE_BUDGET: std::time::Duration = std::time::Duration::from_secs(2);
 /// Untimed bare handshakes first (caches, and a session to resume).
 pub const BARE_WARMUP: usize = 3;
 /// In-memory associations / harness writes timed per run.
@@ -197,19 +201,20 @@ pub fn account(
     }
     let mut times = Vec::with_capacity(BARE_N);
     let mut resumed = 0;
-    for _ in 0..BARE_N {
+    let started = std::time::Instant::now();
+    while times.len() < BARE_N && (times.len() < BARE_MIN || started.elapsed() < BARE_BUDGET) {
         let h =
             gander_tls::bare::handshake(c.as_ref(), s.as_ref()).map_err(AccountingError::Bare)?;
         resumed += usize::from(h.resumed);
         times.push(h.cpu.as_nanos() as u64);
     }
     let bare_ms = median_ms(&times);
-    let resuming = case.params.session_resumption != Resumption::Off && resumed * 2 > BARE_N;
+    let resuming = case.params.session_resumption != Resumption::Off && resumed * 2 > times.len();
     Ok(compose(
         ht_ms,
         floor_ms,
         bare_ms,
-        BARE_N,
+        times.len(),
         resumed,
         tcp_ms,
         flights(tls.version, resuming),

@@ -1362,30 +1362,55 @@ mod tests {
         let mut v = vec![a, b];
         apply_var_pct(&mut v);
         assert!((v[1].ht.as_ref().unwrap().var_pct.unwrap() - 50.0).abs() < 1e-9);
+        // HT 0.004 ms = 1.6x (bare 0.002 + transport 0.0005), gander 0.0001 = 2.5%.
+        let own = crate::accounting::OwnCost {
+            mms_ms: 0.00006,
+            harness_ms: 0.00004,
+        };
+        v[0].ht_accounting = Some(crate::accounting::compose(
+            0.004,
+            Some(0.002),
+            0.002,
+            40,
+            0,
+            0.0001,
+            5,
+            &own,
+        ));
         let t = targets(&v);
-        assert_eq!(t[0].verdict, "missed");
+        assert_eq!(t[0].verdict, INFORMATION);
         assert!(t[0].what.ends_with(", openssl"), "{}", t[0].what);
-        assert_eq!(t[1].ratio, Some(4.0));
-        assert_eq!(t[2].verdict, "not measured");
+        assert_eq!(t[1].verdict, "missed");
+        assert!((t[1].ratio.unwrap() - 1.6).abs() < 1e-9);
+        assert_eq!(t[2].ratio, Some(4.0));
+        assert_eq!(t[3].verdict, "met");
+        assert!((t[3].ratio.unwrap() - 0.025).abs() < 1e-9);
+        assert_eq!(t[4].verdict, "not measured");
         // The same headline suite on another library: its own pair of targets, none dropped.
         let mut c = v[0].clone();
         c.name = "c".into();
         c.backend = "rustls".into();
         c.ht_floor_ratio = Some(1.2);
         c.rt_cleartext_ratio = Some(1.1);
+        c.ht_accounting = None;
         v.push(c);
         let t = targets(&v);
-        assert_eq!(t.len(), 6);
+        assert_eq!(t.len(), 9);
         assert_eq!(
             (t[0].case.as_deref(), t[0].verdict.as_str()),
-            (Some("a"), "missed")
+            (Some("a"), INFORMATION)
         );
         assert_eq!(
-            (t[2].case.as_deref(), t[2].verdict.as_str()),
-            (Some("c"), "met")
+            (t[3].case.as_deref(), t[3].verdict.as_str()),
+            (Some("c"), INFORMATION)
         );
-        assert!(t[2].what.ends_with(", rustls"), "{}", t[2].what);
-        assert_eq!((t[3].case.as_deref(), t[3].ratio), (Some("c"), Some(1.1)));
+        assert!(t[3].what.ends_with(", rustls"), "{}", t[3].what);
+        // c was not accounted: its own bare-handshake target says so instead of borrowing a's.
+        assert_eq!(
+            (t[4].case.as_deref(), t[4].verdict.as_str()),
+            (Some("c"), "not measured")
+        );
+        assert_eq!((t[5].case.as_deref(), t[5].ratio), (Some("c"), Some(1.1)));
     }
 
     #[test]
