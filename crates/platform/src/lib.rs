@@ -7,6 +7,7 @@
 //! * [`accounting`]: where HT goes: floor, library, transport, gander's own work, the rest.
 //! * [`link`]: link emulation (netem in namespaces or the userspace relay).
 //! * [`results`] and [`report`]: results.json, samples.csv, summary.md and report.html.
+//! * [`target`]: runs against an external server (`[target]`): no local server, client-side RT measures.
 //! * [`assets`]: where the runtime assets (the libiec61850 peer driver) are found.
 //!
 //! The peers it runs are `gander-peers`; its statistics and machine description are
@@ -21,6 +22,7 @@ pub mod manager;
 pub mod report;
 pub mod results;
 pub mod scenario;
+pub mod target;
 
 /// An error and its sources as one line, `outer: cause: root cause`, the way `gander` prints
 /// errors. For messages stored in results and notes.

@@ -172,6 +172,9 @@ pub enum ManagerError {
     /// Waiting for the client failed.
     #[error("waiting for the client")]
     Wait(#[source] std::io::Error),
+    /// A `[target]` case could not be set up.
+    #[error("target: {0}")]
+    Target(String),
     /// The client exited with an error.
     #[error("client failed: {stderr}")]
     ClientFailed {
@@ -413,7 +416,8 @@ pub fn run(scenario: &Scenario, opts: &RunOptions) -> Result<RunResults, Manager
 
     let bar = progress_bar(scenario.cases.len() as u64, opts.progress);
     let mut floors = FloorMeter::default();
-    let mut own: Option<Result<OwnCost, String>> = None;
+    // gander's own cost: measured at the first row that needs it (`None` inside: it failed).
+    let mut own: Option<Option<OwnCost>> = None;
     let mut baselines: HashMap<String, Result<Samples, Arc<ManagerError>>> = HashMap::new();
     let mut out: Vec<ScenarioResult> = Vec::new();
     let mut link_env: Option<Result<LinkEnv, Arc<LinkError>>> = None;
@@ -454,7 +458,11 @@ pub fn run(scenario: &Scenario, opts: &RunOptions) -> Result<RunResults, Manager
             out.push(r);
             continue;
         }
-        match run_case(case, opts, &mut baselines, &mut link_env) {
+        let outcome = match &scenario.target {
+            Some(t) => run_target_case(case, t, opts).map(|r| (r, None, None)),
+            None => run_case(case, opts, &mut baselines, &mut link_env),
+        };
+        match outcome {
             Ok((tls, clear, link)) => {
                 if let Some((emulator, achieved)) = link {
                     r.emulator = emulator;
@@ -465,7 +473,8 @@ pub fn run(scenario: &Scenario, opts: &RunOptions) -> Result<RunResults, Manager
                     samples.rt_clear = c.rt;
                 }
                 r.client_summary = tls.client_summary;
-                if let Some(tls_choice) = &case.tls {
+                // Against a target the server's key and library are unknown: no floor.
+                if let Some(tls_choice) = case.tls.as_ref().filter(|_| scenario.target.is_none()) {
                     if tls_choice.backend.in_process() {
                         match floors.floor(case, &PkiSet::paths(&opts.pki_dir, case.key.0)) {
                             Ok(f) => r.floor = f,
@@ -494,7 +503,9 @@ pub fn run(scenario: &Scenario, opts: &RunOptions) -> Result<RunResults, Manager
                 let expect_ht = case.params.connections as usize;
                 let got_ht = samples.ht.len();
                 r.compute(samples, case.params.warmup as usize);
-                account_row(&mut r, case, opts, &mut own, &mut notes);
+                if scenario.target.is_none() {
+                    account_row(&mut r, case, opts, &mut own, &mut notes);
+                }
                 if case.params.session_resumption != Resumption::Off
                     && r.resumed_handshakes + 1 < got_ht
                 {
@@ -615,7 +626,7 @@ fn account_row(
     r: &mut ScenarioResult,
     case: &Case,
     opts: &RunOptions,
-    own: &mut Option<Result<OwnCost, String>>,
+    own: &mut Option<Option<OwnCost>>,
     notes: &mut Vec<String>,
 ) {
     let (Some(ht), Some(steps)) = (&r.ht, &r.ht_steps) else {
@@ -624,19 +635,20 @@ fn account_row(
     if case.tls.is_none() {
         return;
     }
-    let own = own.get_or_insert_with(|| {
+    let own = *own.get_or_insert_with(|| {
         let dir = opts.out.join("work");
-        std::fs::create_dir_all(&dir)
+        let measured = std::fs::create_dir_all(&dir)
             .map_err(|e| e.to_string())
-            .and_then(|()| accounting::own_cost(&dir).map_err(|e| crate::error_chain(&e)))
-    });
-    let own = match own {
-        Ok(o) => *o,
-        Err(e) => {
-            notes.push(format!("{}: HT not accounted: {e}", case.name()));
-            return;
+            .and_then(|()| accounting::own_cost(&dir).map_err(|e| crate::error_chain(&e)));
+        match measured {
+            Ok(o) => Some(o),
+            Err(e) => {
+                notes.push(format!("HT not accounted: gander's own cost: {e}"));
+                None
+            }
         }
-    };
+    });
+    let Some(own) = own else { return };
     let pki = PkiSet::paths(&opts.pki_dir, case.key.0);
     let work = opts.out.join("work").join(case.file_stem());
     let server = peer_config(case, Role::Server, &pki, &work, None, true);
@@ -780,6 +792,7 @@ pub fn blank_result(case: &Case) -> ScenarioResult {
         floor: None,
         ht_floor_ratio: None,
         ht_accounting: None,
+        report_interarrival: None,
         rt_cleartext: None,
         rt_cleartext_median_ms: None,
         rt_cleartext_ratio: None,
@@ -981,6 +994,75 @@ fn peer_command(
             Ok(c)
         }
     }
+}
+
+/// One case against an external target: gander's client only ([`crate::target`]).
+fn run_target_case(
+    case: &Case,
+    target: &crate::target::TargetSpec,
+    opts: &RunOptions,
+) -> Result<PairRun, ManagerError> {
+    let work = opts.out.join("work").join(case.file_stem());
+    std::fs::create_dir_all(&work).map_err(|source| ManagerError::CreateDir {
+        path: work.clone(),
+        source,
+    })?;
+    let events = work.join("client.events");
+    let _ = std::fs::remove_file(&events);
+    let client_cfg = work.join("client.toml");
+    let text = target
+        .client_config(case, &events)
+        .map_err(|e| ManagerError::Target(crate::error_chain(&e)))?;
+    std::fs::write(&client_cfg, text).map_err(|source| ManagerError::Write {
+        path: client_cfg.clone(),
+        source,
+    })?;
+    let mut cmd = peer_command(
+        Stack::Gander,
+        Role::Client,
+        Interaction::Report,
+        &client_cfg,
+        opts,
+        case.tls.as_ref().map(|t| t.backend),
+    )?;
+    let client_stderr = work.join("client.stderr");
+    let err = std::fs::File::create(&client_stderr).map_err(|source| ManagerError::Write {
+        path: client_stderr.clone(),
+        source,
+    })?;
+    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(err);
+    let child = cmd.spawn().map_err(ManagerError::SpawnClient)?;
+    let mut client = Peer {
+        child,
+        name: "client".into(),
+    };
+    let p = &case.params;
+    let limit = Duration::from_secs(60)
+        + Duration::from_millis(p.connections as u64 * 1000)
+        + Duration::from_millis(p.reports as u64 * (p.period_ms + 50) * 3 / 2);
+    let (status, stdout) = wait_exit(&mut client, limit)?;
+    let client_summary = stdout
+        .lines()
+        .rev()
+        .find_map(|l| serde_json::from_str::<serde_json::Value>(l.trim()).ok());
+    if !status {
+        let why = client_summary
+            .as_ref()
+            .and_then(|s| {
+                Some(format!(
+                    "{}: {}",
+                    s.get("error")?.as_str()?,
+                    s.get("detail")?.as_str()?
+                ))
+            })
+            .unwrap_or_else(|| tail(&client_stderr));
+        return Err(ManagerError::ClientFailed { stderr: why });
+    }
+    let events = read_events(&events)?;
+    Ok(PairRun {
+        samples: extract(&events),
+        client_summary,
+    })
 }
 
 /// Writes the configs, runs server and client, returns the merged samples.

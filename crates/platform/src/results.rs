@@ -191,6 +191,10 @@ pub struct Samples {
     pub groups: BTreeMap<String, usize>,
     /// ERROR events by kind.
     pub errors: BTreeMap<String, usize>,
+    /// Client stamps of every RT_END, in time order: the report inter-arrival times when the
+    /// server's clock is not available (external targets).
+    #[serde(default)]
+    pub report_arrivals: Vec<u64>,
 }
 
 /// Which samples of a loop are warm-up: the first `warmup` of the loop, or with interleaved
@@ -341,6 +345,12 @@ pub fn extract(events: &[Event]) -> Samples {
         s.ht_tls.push(tls.saturating_sub(tcp));
         s.ht_mms.push(end.saturating_sub(tls));
     }
+    s.report_arrivals = events
+        .iter()
+        .filter(|e| e.event == "RT_END")
+        .map(|e| e.t_ns)
+        .collect();
+    s.report_arrivals.sort_unstable();
     let ends = events.iter().filter(|e| e.event == "RT_END").count();
     let keyed = reps
         .values()
@@ -629,6 +639,10 @@ pub struct ScenarioResult {
     pub floor: Option<crate::floor::Floor>,
     /// Median HT over the floor.
     pub ht_floor_ratio: Option<f64>,
+    /// Client side only (external targets, whose clock gander does not have): the time between
+    /// consecutive reports, warm-up discarded; its standard deviation is the jitter.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub report_interarrival: Option<Stat>,
     /// Where HT goes (gander/gander TLS rows whose library runs in this process).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ht_accounting: Option<crate::accounting::HtAccounting>,
@@ -684,6 +698,15 @@ impl ScenarioResult {
         };
         self.rt_cleartext_block_ratios = block_ratios(&samples, warmup);
         self.ht = Stat::of(&keep(&samples.ht));
+        if samples.rt.is_empty() && samples.report_arrivals.len() > 2 {
+            let gaps: Vec<u64> = samples
+                .report_arrivals
+                .windows(2)
+                .map(|w| w[1].saturating_sub(w[0]))
+                .collect();
+            // The first gap follows the GI report the enable asked for: warm-up as for RT.
+            self.report_interarrival = Stat::of(&keep(&gaps));
+        }
         self.ht_steps = match (
             Stat::of(&keep(&samples.ht_tcp)),
             Stat::of(&keep(&samples.ht_tls)),
@@ -1314,6 +1337,7 @@ mod tests {
             floor: None,
             ht_floor_ratio: None,
             ht_accounting: None,
+            report_interarrival: None,
             rt_cleartext: None,
             rt_cleartext_median_ms: None,
             rt_cleartext_ratio: None,

@@ -89,7 +89,8 @@ pub fn handshake(
                 // The client's first application record, as the COTP CR is in a run. GnuTLS
                 // holds a TLS 1.3 client's last flight back until the next write (measured: the
                 // server otherwise sees it only when its delayed ACK releases it, ~40 ms later).
-                c.write_all(&[0]).map_err(|e| hs("client", TlsError::from(e)))?;
+                c.write_all(&[0])
+                    .map_err(|e| hs("client", TlsError::from(e)))?;
             }
         }
         if !s_done {

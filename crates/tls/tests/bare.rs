@@ -40,7 +40,10 @@ fn resumption_profiles_resume() {
         let first = bare::handshake(c.as_ref(), s.as_ref()).unwrap();
         let second = bare::handshake(c.as_ref(), s.as_ref()).unwrap();
         assert!(!first.resumed, "{b}: first handshake cannot resume");
-        assert!(second.resumed, "{b}: second handshake should resume a TLS 1.2 session id");
+        assert!(
+            second.resumed,
+            "{b}: second handshake should resume a TLS 1.2 session id"
+        );
     }
 }
 
