@@ -699,6 +699,13 @@ fn status_line(r: &ScenarioResult) -> String {
     if let Some(x) = r.rt_cleartext_ratio {
         let _ = write!(s, " = {x:.2}x cleartext");
     }
+    if let Some(g) = &r.report_interarrival {
+        let _ = write!(
+            s,
+            ", report inter-arrival median {:.3} ms, jitter (sd) {:.3} ms (n={})",
+            g.median_ms, g.sd_ms, g.n
+        );
+    }
     let _ = write!(s, " [{:.1} s]", r.duration_s);
     s
 }

@@ -53,6 +53,7 @@ pub fn summary_md(run: &RunResults) -> String {
         );
     }
     accounting_table(&mut o, run);
+    interarrival_table(&mut o, run);
     for t in &run.tables {
         let rows = table_rows(run, &t.id);
         if rows.is_empty() {
@@ -147,6 +148,36 @@ fn accounting_table(o: &mut String, run: &RunResults) {
             a.rest_ms,
             a.gander_share * 100.0,
             a.ht_over_bare_transport
+        );
+    }
+}
+
+/// Client-side report timing of rows run against an external target (no server clock).
+fn interarrival_table(o: &mut String, run: &RunResults) {
+    let rows: Vec<_> = run
+        .scenarios
+        .iter()
+        .filter_map(|r| r.report_interarrival.as_ref().map(|g| (r, g)))
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "\n## Reports seen by the client (ms)\n\nRT needs the server's clock; against an external target the client measures the time between reports instead (jitter = its standard deviation).\n\n| case | HT median | reports | inter-arrival median | mean | jitter (sd) | min | max |\n|---|---|---|---|---|---|---|---|"
+    );
+    for (r, g) in rows {
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} |",
+            r.name,
+            r.ht.as_ref().map_or("-".into(), |h| format!("{:.3}", h.median_ms)),
+            g.n + 1,
+            g.median_ms,
+            g.mean_ms,
+            g.sd_ms,
+            g.min_ms,
+            g.max_ms
         );
     }
 }
