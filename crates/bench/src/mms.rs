@@ -226,6 +226,8 @@ fn client_cfg(addr: std::net::SocketAddr, tls: Option<TlsProfile>, reports: u64)
         gi: false,
         timeout_ms: 10_000,
         report_timeout_ms: 10_000,
+        rcb: None,
+        intg_pd_ms: None,
     }
 }
 

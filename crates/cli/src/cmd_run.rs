@@ -45,6 +45,11 @@ pub(crate) enum Command {
         /// Print the resolved cases and exit.
         #[arg(long)]
         dry_run: bool,
+        /// Run against an external server instead of local pairs: a TOML file with the keys of
+        /// a scenario's [target] table (address, tls, rcb, clocks_synchronised;
+        /// docs/scenarios.md, "External targets").
+        #[arg(long)]
+        target: Option<PathBuf>,
     },
     /// List the built-in scenarios.
     Scenarios,
@@ -133,12 +138,17 @@ pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
             python,
             libiec61850_python,
             dry_run,
+            target,
         } => {
             let (name, quick) = match scenario {
                 Some(s) => (s, quick),
                 None => (builtin::DEFAULT.to_string(), true),
             };
-            let sc = Scenario::load(&name, quick)?;
+            let mut sc = Scenario::load(&name, quick)?;
+            if let Some(f) = target {
+                let spec = gander_platform::target::TargetSpec::load(&f)?;
+                sc.set_target(spec)?;
+            }
             let class = results::TransferClass::by_name(&class)?;
             if dry_run {
                 for c in &sc.cases {
@@ -216,7 +226,7 @@ pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
                 .count();
             for t in &run.targets {
                 crate::out(format!(
-                    "target: {} -> {} (limit {:.1}x): {}",
+                    "target: {} -> {} (limit {}x): {}",
                     t.what,
                     t.ratio
                         .map(|r| format!("{r:.2}x"))

@@ -22,6 +22,9 @@ use std::io::Read;
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
+mod rcb;
+pub use rcb::{parse_reference, DISCOVER};
+
 /// The client's one-line result.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct ClientSummary {
@@ -67,6 +70,8 @@ struct Conn<'a> {
     tls: bool,
     buf: Vec<u8>,
     timeout: Duration,
+    /// Longest wait for the next report, ns.
+    report_timeout: u64,
 }
 
 /// What one read brought.
@@ -305,6 +310,7 @@ fn one_connection(
         tls: tls.is_some(),
         buf: vec![0u8; 1 << 16],
         timeout,
+        report_timeout: Duration::from_millis(config.report_timeout_ms).as_nanos() as u64,
     };
     let r = drive(&mut c, config, rt, t0, s);
     if r.is_err() {
@@ -350,7 +356,12 @@ fn drive(
         }
     }
     if rt {
-        receive_reports(c, config, s)?;
+        match &config.rcb {
+            Some(spec) => {
+                s.reports = rcb::receive(c, spec, config.gi, config.intg_pd_ms, config.reports)?
+            }
+            None => receive_reports(c, config, s)?,
+        }
     }
     release(c)
 }

@@ -150,6 +150,16 @@ pub struct ClientConfig {
     /// Longest wait for the next report before giving up with a `timeout` error.
     #[serde(default = "default_timeout_ms")]
     pub report_timeout_ms: u64,
+    /// The report control block of a server whose model is not gander's: an IEC 61850 reference
+    /// `LD/LN.RP.name` or `LD/LN.BR.name`, or `"discover"` for the first free one. Enabled with
+    /// the planner and restored as found after the reports. Absent: gander's own model's
+    /// `IMPLD0/LLN0.RP.urcb01`, enabled as libiec61850's client does.
+    #[serde(default)]
+    pub rcb: Option<String>,
+    /// With `rcb`: write this integrity period (IntgPd, ms) and set the integrity trigger, so the
+    /// block reports periodically whatever the data does; restored afterwards.
+    #[serde(default)]
+    pub intg_pd_ms: Option<u32>,
 }
 
 fn read(path: &Path) -> Result<String, ConfigError> {
@@ -234,6 +244,13 @@ impl ClientConfig {
             return Err(ConfigError::Invalid(
                 "connections must be at least 1".into(),
             ));
+        }
+        if let Some(r) = &self.rcb {
+            if r != crate::client::DISCOVER && crate::client::parse_reference(r).is_none() {
+                return Err(ConfigError::Invalid(format!(
+                    "rcb {r:?}: expected \"discover\" or a reference LD/LN.RP.name or LD/LN.BR.name"
+                )));
+            }
         }
         if self.report_timeout_ms == 0 {
             return Err(ConfigError::Invalid(

@@ -8,6 +8,7 @@
 //! - [`client`]: the HT loop (connections) and the RT loop (reports).
 //! - [`events`]: JSON-lines event log with CLOCK_MONOTONIC nanosecond stamps ([`clock`]).
 //! - [`stream`]: plain or TLS stream, readiness polling, error kinds.
+//! - [`own_cost`]: gander's own work inside one HT, measured in memory (HT accounting).
 //! - [`reqresp`]: the request/response peers (no MMS: one length-prefixed request, one answer).
 //!
 //! Where each stamp is taken, and how server and client events are matched: docs/mms-peers.md.
@@ -16,6 +17,7 @@ pub mod client;
 pub mod clock;
 pub mod config;
 pub mod events;
+pub mod own_cost;
 pub mod reqresp;
 pub mod server;
 pub mod stream;

@@ -67,6 +67,8 @@ pub(crate) fn client_cfg(
         gi: true,
         timeout_ms: 3000,
         report_timeout_ms: 3000,
+        rcb: None,
+        intg_pd_ms: None,
     }
 }
 

@@ -33,6 +33,8 @@ fn client_cfg(
         gi,
         timeout_ms: 5000,
         report_timeout_ms: 5000,
+        rcb: None,
+        intg_pd_ms: None,
     }
 }
 

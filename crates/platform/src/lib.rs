@@ -4,13 +4,16 @@
 //! * [`scenario`] and [`builtin`]: the matrix (TOML) and the scenarios shipped with gander.
 //! * [`manager`]: runs each case (PKI, peer configs, READY wait, warm-up, resume, progress).
 //! * [`floor`]: the public-key floors every HT is compared with, per TLS library.
+//! * [`accounting`]: where HT goes: floor, library, transport, gander's own work, the rest.
 //! * [`link`]: link emulation (netem in namespaces or the userspace relay).
 //! * [`results`] and [`report`]: results.json, samples.csv, summary.md and report.html.
+//! * [`target`]: runs against an external server (`[target]`): no local server, client-side RT measures.
 //! * [`assets`]: where the runtime assets (the libiec61850 peer driver) are found.
 //!
 //! The peers it runs are `gander-peers`; its statistics and machine description are
 //! `gander-measure`, the same as every benchmark's.
 
+pub mod accounting;
 pub mod assets;
 pub mod builtin;
 pub mod floor;
@@ -19,6 +22,7 @@ pub mod manager;
 pub mod report;
 pub mod results;
 pub mod scenario;
+pub mod target;
 
 /// An error and its sources as one line, `outer: cause: root cause`, the way `gander` prints
 /// errors. For messages stored in results and notes.

@@ -8,6 +8,7 @@
 //! is recorded with its reason and the run goes on. With `resume`, cases whose file already says
 //! `ok` are not run again. The cleartext baseline of each distinct exchange is run once per run.
 
+use crate::accounting::{self, OwnCost};
 use crate::floor::FloorMeter;
 use crate::link::{LinkEnv, LinkError};
 use crate::results::{
@@ -179,6 +180,9 @@ pub enum ManagerError {
     /// Waiting for the client failed.
     #[error("waiting for the client")]
     Wait(#[source] std::io::Error),
+    /// A `[target]` case could not be set up.
+    #[error("target: {0}")]
+    Target(String),
     /// The client exited with an error.
     #[error("client failed: {stderr}")]
     ClientFailed {
@@ -420,6 +424,8 @@ pub fn run(scenario: &Scenario, opts: &RunOptions) -> Result<RunResults, Manager
 
     let bar = progress_bar(scenario.cases.len() as u64, opts.progress);
     let mut floors = FloorMeter::default();
+    // gander's own cost: measured at the first row that needs it (`None` inside: it failed).
+    let mut own: Option<Option<OwnCost>> = None;
     let mut baselines: HashMap<String, Result<Samples, Arc<ManagerError>>> = HashMap::new();
     let mut out: Vec<ScenarioResult> = Vec::new();
     let mut link_env: Option<Result<LinkEnv, Arc<LinkError>>> = None;
@@ -460,7 +466,11 @@ pub fn run(scenario: &Scenario, opts: &RunOptions) -> Result<RunResults, Manager
             out.push(r);
             continue;
         }
-        match run_case(case, opts, &mut baselines, &mut link_env) {
+        let outcome = match &scenario.target {
+            Some(t) => run_target_case(case, t, opts).map(|r| (r, None, None)),
+            None => run_case(case, opts, &mut baselines, &mut link_env),
+        };
+        match outcome {
             Ok((tls, clear, link)) => {
                 if let Some((emulator, achieved)) = link {
                     r.emulator = emulator;
@@ -471,7 +481,8 @@ pub fn run(scenario: &Scenario, opts: &RunOptions) -> Result<RunResults, Manager
                     samples.rt_clear = c.rt;
                 }
                 r.client_summary = tls.client_summary;
-                if let Some(tls_choice) = &case.tls {
+                // Against a target the server's key and library are unknown: no floor.
+                if let Some(tls_choice) = case.tls.as_ref().filter(|_| scenario.target.is_none()) {
                     if tls_choice.backend.in_process() {
                         match floors.floor(case, &PkiSet::paths(&opts.pki_dir, case.key.0)) {
                             Ok(f) => r.floor = f,
@@ -500,6 +511,9 @@ pub fn run(scenario: &Scenario, opts: &RunOptions) -> Result<RunResults, Manager
                 let expect_ht = case.params.connections as usize;
                 let got_ht = samples.ht.len();
                 r.compute(samples, case.params.warmup as usize);
+                if scenario.target.is_none() {
+                    account_row(&mut r, case, opts, &mut own, &mut notes);
+                }
                 if case.params.session_resumption != Resumption::Off
                     && r.resumed_handshakes + 1 < got_ht
                 {
@@ -620,6 +634,59 @@ pub fn run(scenario: &Scenario, opts: &RunOptions) -> Result<RunResults, Manager
     Ok(run)
 }
 
+/// Fills [`ScenarioResult::ht_accounting`] of a TLS row (`crate::accounting`); gander's own cost
+/// is measured once per run, at the first row that needs it. Rows that cannot be accounted
+/// (libiec61850, OpenSSL 3.5 binary) are left without; a failed measurement becomes a note.
+fn account_row(
+    r: &mut ScenarioResult,
+    case: &Case,
+    opts: &RunOptions,
+    own: &mut Option<Option<OwnCost>>,
+    notes: &mut Vec<String>,
+) {
+    let (Some(ht), Some(steps)) = (&r.ht, &r.ht_steps) else {
+        return;
+    };
+    if case.tls.is_none() {
+        return;
+    }
+    let own = *own.get_or_insert_with(|| {
+        let dir = opts.out.join("work");
+        let measured = std::fs::create_dir_all(&dir)
+            .map_err(|e| e.to_string())
+            .and_then(|()| accounting::own_cost(&dir).map_err(|e| crate::error_chain(&e)));
+        match measured {
+            Ok(o) => Some(o),
+            Err(e) => {
+                notes.push(format!("HT not accounted: gander's own cost: {e}"));
+                None
+            }
+        }
+    });
+    let Some(own) = own else { return };
+    let pki = PkiSet::paths(&opts.pki_dir, case.key.0);
+    let work = opts.out.join("work").join(case.file_stem());
+    let server = peer_config(case, Role::Server, &pki, &work, None, true);
+    let client = peer_config(case, Role::Client, &pki, &work, None, true);
+    match accounting::account(
+        case,
+        &server,
+        &client,
+        ht.median_ms,
+        steps.tcp.median_ms,
+        r.ht_floor_ms,
+        &own,
+    ) {
+        Ok(a) => r.ht_accounting = Some(a),
+        Err(accounting::AccountingError::NotApplicable(_)) => {}
+        Err(e) => notes.push(format!(
+            "{}: HT not accounted: {}",
+            case.name(),
+            crate::error_chain(&e)
+        )),
+    }
+}
+
 fn status_line(r: &ScenarioResult) -> String {
     if r.status != "ok" {
         return format!("FAILED: {}", r.error.as_deref().unwrap_or("?"));
@@ -631,11 +698,28 @@ fn status_line(r: &ScenarioResult) -> String {
     if let Some(x) = r.ht_floor_ratio {
         let _ = write!(s, " = {x:.2}x floor");
     }
+    if let Some(a) = &r.ht_accounting {
+        let _ = write!(
+            s,
+            " = {:.2}x (bare {:.3} + transport {:.3}), gander {:.1}%",
+            a.ht_over_bare_transport,
+            a.bare_ms,
+            a.transport_ms,
+            a.gander_share * 100.0
+        );
+    }
     if let Some(h) = &r.rt {
         let _ = write!(s, ", RT median {:.3} ms (n={})", h.median_ms, h.n);
     }
     if let Some(x) = r.rt_cleartext_ratio {
         let _ = write!(s, " = {x:.2}x cleartext");
+    }
+    if let Some(g) = &r.report_interarrival {
+        let _ = write!(
+            s,
+            ", report inter-arrival median {:.3} ms, jitter (sd) {:.3} ms (n={})",
+            g.median_ms, g.sd_ms, g.n
+        );
     }
     let _ = write!(s, " [{:.1} s]", r.duration_s);
     s
@@ -729,6 +813,8 @@ pub fn blank_result(case: &Case) -> ScenarioResult {
         ht_floor_ms: None,
         floor: None,
         ht_floor_ratio: None,
+        ht_accounting: None,
+        report_interarrival: None,
         rt_cleartext: None,
         rt_cleartext_median_ms: None,
         rt_cleartext_ratio: None,
@@ -949,6 +1035,75 @@ fn peer_command(
             Ok(c)
         }
     }
+}
+
+/// One case against an external target: gander's client only ([`crate::target`]).
+fn run_target_case(
+    case: &Case,
+    target: &crate::target::TargetSpec,
+    opts: &RunOptions,
+) -> Result<PairRun, ManagerError> {
+    let work = opts.out.join("work").join(case.file_stem());
+    std::fs::create_dir_all(&work).map_err(|source| ManagerError::CreateDir {
+        path: work.clone(),
+        source,
+    })?;
+    let events = work.join("client.events");
+    let _ = std::fs::remove_file(&events);
+    let client_cfg = work.join("client.toml");
+    let text = target
+        .client_config(case, &events)
+        .map_err(|e| ManagerError::Target(crate::error_chain(&e)))?;
+    std::fs::write(&client_cfg, text).map_err(|source| ManagerError::Write {
+        path: client_cfg.clone(),
+        source,
+    })?;
+    let mut cmd = peer_command(
+        Stack::Gander,
+        Role::Client,
+        Interaction::Report,
+        &client_cfg,
+        opts,
+        case.tls.as_ref().map(|t| t.backend),
+    )?;
+    let client_stderr = work.join("client.stderr");
+    let err = std::fs::File::create(&client_stderr).map_err(|source| ManagerError::Write {
+        path: client_stderr.clone(),
+        source,
+    })?;
+    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(err);
+    let child = cmd.spawn().map_err(ManagerError::SpawnClient)?;
+    let mut client = Peer {
+        child,
+        name: "client".into(),
+    };
+    let p = &case.params;
+    let limit = Duration::from_secs(60)
+        + Duration::from_millis(p.connections as u64 * 1000)
+        + Duration::from_millis(p.reports as u64 * (p.period_ms + 50) * 3 / 2);
+    let (status, stdout) = wait_exit(&mut client, limit)?;
+    let client_summary = stdout
+        .lines()
+        .rev()
+        .find_map(|l| serde_json::from_str::<serde_json::Value>(l.trim()).ok());
+    if !status {
+        let why = client_summary
+            .as_ref()
+            .and_then(|s| {
+                Some(format!(
+                    "{}: {}",
+                    s.get("error")?.as_str()?,
+                    s.get("detail")?.as_str()?
+                ))
+            })
+            .unwrap_or_else(|| tail(&client_stderr));
+        return Err(ManagerError::ClientFailed { stderr: why });
+    }
+    let events = read_events(&events)?;
+    Ok(PairRun {
+        samples: extract(&events),
+        client_summary,
+    })
 }
 
 /// Writes the configs, runs server and client, returns the merged samples.

@@ -414,6 +414,8 @@ pub struct Scenario {
     pub tables: Vec<TableSpec>,
     /// The cases, in run order.
     pub cases: Vec<Case>,
+    /// An external server to run against instead of local pairs ([`crate::target`]).
+    pub target: Option<crate::target::TargetSpec>,
 }
 
 /// Raw parse of a file: the merged parameter tables of every case (before resolution).
@@ -421,6 +423,16 @@ pub fn parse(
     scenario_hint: &str,
     text: &str,
     quick: bool,
+) -> Result<(Scenario, Vec<Params>), ScenarioError> {
+    parse_at(scenario_hint, text, quick, None)
+}
+
+/// [`parse`], with the directory relative paths of `[target]` are taken from.
+pub fn parse_at(
+    scenario_hint: &str,
+    text: &str,
+    quick: bool,
+    base: Option<&Path>,
 ) -> Result<(Scenario, Vec<Params>), ScenarioError> {
     let toml_err = |source| ScenarioError::Toml {
         scenario: scenario_hint.to_string(),
@@ -479,12 +491,17 @@ pub fn parse(
             }),
         }
     };
+    let target = match root.remove("target") {
+        None => None,
+        Some(Value::Table(t)) => Some(crate::target::TargetSpec::from_table(&name, t, base)?),
+        Some(_) => return Err(file_err("`[target]` must be a table".into())),
+    };
     let rows = take_array(&mut root, "row")?;
     let table_tables = take_array(&mut root, "table")?;
     let matrices = take_array(&mut root, "matrix")?;
     if let Some(k) = root.keys().next() {
         return Err(file_err(format!(
-            "unknown top-level key `{k}` (expected name, description, source, [defaults], [quick], [[table]], [[row]], [[matrix]])"
+            "unknown top-level key `{k}` (expected name, description, source, [defaults], [quick], [target], [[table]], [[row]], [[matrix]])"
         )));
     }
 
@@ -600,6 +617,7 @@ pub fn parse(
             quick,
             tables,
             cases: Vec::new(),
+            target,
         },
         params,
     ))
@@ -680,12 +698,47 @@ fn value_label(key: &str, v: &Value) -> String {
 impl Scenario {
     /// Parses and resolves a scenario file's text.
     pub fn from_str(hint: &str, text: &str, quick: bool) -> Result<Scenario, ScenarioError> {
-        let (mut sc, params) = parse(hint, text, quick)?;
+        Self::from_str_at(hint, text, quick, None)
+    }
+
+    /// [`Scenario::from_str`] for a file in `base` (relative `[target]` paths).
+    pub fn from_str_at(
+        hint: &str,
+        text: &str,
+        quick: bool,
+        base: Option<&Path>,
+    ) -> Result<Scenario, ScenarioError> {
+        let (mut sc, params) = parse_at(hint, text, quick, base)?;
         for p in params {
             let case = resolve(&sc.name, p)?;
             sc.cases.push(case);
         }
+        sc.check_target()?;
         Ok(sc)
+    }
+
+    /// Runs the matrix against `target` instead of local pairs (`gander run --target`).
+    pub fn set_target(&mut self, target: crate::target::TargetSpec) -> Result<(), ScenarioError> {
+        self.target = Some(target);
+        self.check_target()
+    }
+
+    /// Against a target only gander's client runs, and only the report exchange.
+    fn check_target(&self) -> Result<(), ScenarioError> {
+        if self.target.is_none() {
+            return Ok(());
+        }
+        for c in &self.cases {
+            if c.params.client_stack != Stack::Gander || c.params.interaction != Interaction::Report
+            {
+                return Err(ScenarioError::Case {
+                    scenario: self.name.clone(),
+                    case: c.params.name.clone(),
+                    what: "against a [target], cases run gander's client with reports".into(),
+                });
+            }
+        }
+        Ok(())
     }
 
     /// A built-in name (`rse2019`, ...) or a path to a TOML file.
@@ -699,7 +752,7 @@ impl Scenario {
                 path: name_or_path.to_string(),
                 source,
             })?;
-            return Scenario::from_str(name_or_path, &text, quick);
+            return Scenario::from_str_at(name_or_path, &text, quick, path.parent());
         }
         Err(ScenarioError::Unknown(name_or_path.to_string()))
     }

@@ -4,6 +4,7 @@
 //! - [`TlsProfile`]: versions, IANA cipher suites, CA, own credentials, pinning, CRLs, resumption,
 //!   tickets, renegotiation/KeyUpdate intervals; validated against what the backend can do here.
 //! - [`suites`]: the cipher-suite catalogue with IEC 62351 status and run-time backend support.
+//! - [`bare`]: one handshake of a library with nothing around it (the HT accounting's reference).
 //! - [`backend`]: the [`backend::TlsBackend`] / [`backend::TlsStream`] traits and the three backends.
 //! - [`group`]: key-exchange groups, classical, hybrid and post-quantum (ML-KEM).
 //! - [`keylog`]: the NSS key log that lets tshark decrypt captured sessions (lab monitoring).
@@ -12,6 +13,7 @@
 //!   authentication, resumption, renegotiation), with IEC 62351-3 verdicts.
 //! - [`TlsError`]: one error type, one variant per kind of failure, whichever library reports it.
 pub mod backend;
+pub mod bare;
 pub mod error;
 pub mod group;
 pub mod keylog;

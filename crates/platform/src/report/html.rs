@@ -387,7 +387,7 @@ pub fn report_html(run: &RunResults) -> String {
     // Targets.
     let _ = write!(o, "<h2 id=\"targets\">Targets (ratios from this run)</h2><table id=\"targets-table\"><thead><tr><th class=\"l\">target</th><th class=\"l\">case</th><th>ratio</th><th>limit</th><th class=\"l\">verdict</th><th class=\"l\">how judged, spread</th></tr></thead><tbody>");
     for t in &run.targets {
-        let _ = write!(o, "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{:.1}x</td><td class=\"l {}\">{}</td><td class=\"l note\">{}</td></tr>",
+        let _ = write!(o, "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}x</td><td class=\"l {}\">{}</td><td class=\"l note\">{}</td></tr>",
             esc(&t.what), esc(t.case.as_deref().unwrap_or("-")), ratio(t.ratio), t.limit, t.verdict.replace(' ', "-"), esc(&t.verdict), esc(&t.detail));
     }
     o.push_str("</tbody></table>\n");

@@ -43,7 +43,7 @@ pub fn summary_md(run: &RunResults) -> String {
     for t in &run.targets {
         let _ = writeln!(
             o,
-            "| {} | {} | {} | {:.1}x | {} | {} |",
+            "| {} | {} | {} | {}x | {} | {} |",
             t.what,
             t.case.as_deref().unwrap_or("-"),
             ratio(t.ratio),
@@ -52,6 +52,8 @@ pub fn summary_md(run: &RunResults) -> String {
             t.detail
         );
     }
+    accounting_table(&mut o, run);
+    interarrival_table(&mut o, run);
     for t in &run.tables {
         let rows = table_rows(run, &t.id);
         if rows.is_empty() {
@@ -113,4 +115,69 @@ pub fn summary_md(run: &RunResults) -> String {
         }
     }
     o
+}
+
+/// Where HT goes, per accounted row (`crate::accounting`), ms.
+fn accounting_table(o: &mut String, run: &RunResults) {
+    let rows: Vec<_> = run
+        .scenarios
+        .iter()
+        .filter_map(|r| r.ht_accounting.as_ref().map(|a| (r, a)))
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "\n## HT accounting (ms, medians)\n\nbare = one handshake of the same library, suite and keys in one thread; library = bare - floor; transport = round trips x the measured TCP-connect round trip; gander = MMS association + event log; rest = HT - bare - transport - gander (two processes, scheduler, record layer).\n\n| case | backend | HT | floor | library | bare | transport (RTT x n) | gander | rest | gander/HT | HT/(bare+transport) |\n|---|---|---|---|---|---|---|---|---|---|---|"
+    );
+    for (r, a) in rows {
+        let _ = writeln!(
+            o,
+            "| {} | {} | {:.3} | {} | {} | {:.3} | {:.3} ({:.3} x {}) | {:.3} | {:.3} | {:.1}% | {:.2}x |",
+            r.name,
+            r.backend,
+            a.ht_ms,
+            a.floor_ms.map_or("-".into(), |x| format!("{x:.3}")),
+            a.library_ms.map_or("-".into(), |x| format!("{x:.3}")),
+            a.bare_ms,
+            a.transport_ms,
+            a.rtt_ms,
+            a.flights,
+            a.gander_ms,
+            a.rest_ms,
+            a.gander_share * 100.0,
+            a.ht_over_bare_transport
+        );
+    }
+}
+
+/// Client-side report timing of rows run against an external target (no server clock).
+fn interarrival_table(o: &mut String, run: &RunResults) {
+    let rows: Vec<_> = run
+        .scenarios
+        .iter()
+        .filter_map(|r| r.report_interarrival.as_ref().map(|g| (r, g)))
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "\n## Reports seen by the client (ms)\n\nRT needs the server's clock; against an external target the client measures the time between reports instead (jitter = its standard deviation).\n\n| case | HT median | reports | inter-arrival median | mean | jitter (sd) | min | max |\n|---|---|---|---|---|---|---|---|"
+    );
+    for (r, g) in rows {
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} |",
+            r.name,
+            r.ht.as_ref().map_or("-".into(), |h| format!("{:.3}", h.median_ms)),
+            g.n + 1,
+            g.median_ms,
+            g.mean_ms,
+            g.sd_ms,
+            g.min_ms,
+            g.max_ms
+        );
+    }
 }

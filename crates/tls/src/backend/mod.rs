@@ -206,6 +206,12 @@ pub trait TlsStream: Read + Write + Send {
     /// (RFC 8446 §4.4.2.4): a rejection of the client's certificate reaches the client at its
     /// first read, as the same `TlsError` wrapped in the `io::Error`.
     fn handshake(&mut self) -> Result<(), TlsError>;
+    /// Advances the handshake without waiting for the peer, on a socket set non-blocking:
+    /// `Ok(true)` once it is complete (and checked as [`TlsStream::handshake`] checks it),
+    /// `Ok(false)` when it needs bytes the peer has not sent yet. Lets one thread drive both
+    /// ends of a handshake in lockstep ([`crate::bare`]), with no scheduler between the flights.
+    /// The library's own handshake timeout is off in this mode: the caller bounds the time.
+    fn handshake_step(&mut self) -> Result<bool, TlsError>;
     /// The negotiated protocol version, once the handshake is done.
     fn negotiated_version(&self) -> Option<TlsVersion>;
     /// The negotiated suite, if it is in the catalogue.
@@ -454,6 +460,13 @@ impl TlsStream for RekeyingStream {
         self.inner.handshake()?;
         self.last.get_or_insert_with(Instant::now);
         Ok(())
+    }
+    fn handshake_step(&mut self) -> Result<bool, TlsError> {
+        let done = self.inner.handshake_step()?;
+        if done {
+            self.last.get_or_insert_with(Instant::now);
+        }
+        Ok(done)
     }
     fn negotiated_version(&self) -> Option<TlsVersion> {
         self.inner.negotiated_version()

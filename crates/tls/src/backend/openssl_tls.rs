@@ -586,6 +586,28 @@ impl TlsStream for OpensslStream {
             // SAFETY: the SSL pointer is valid for the life of the stream.
             || unsafe { SSL_has_pending(self.s.ssl().as_ptr()) == 1 }
     }
+    fn handshake_step(&mut self) -> Result<bool, TlsError> {
+        if self.done {
+            return Ok(true);
+        }
+        let r = if self.server {
+            self.s.accept()
+        } else {
+            self.s.connect()
+        };
+        match r {
+            Err(e) if e.code() == ErrorCode::WANT_READ || e.code() == ErrorCode::WANT_WRITE => {
+                Ok(false)
+            }
+            Err(e) => Err(self.err(&e)),
+            Ok(()) => {
+                self.done = true;
+                let r = check_negotiated(&self.profile, self);
+                self.failed = r.is_err();
+                r.map(|()| true)
+            }
+        }
+    }
     fn handshake(&mut self) -> Result<(), TlsError> {
         if self.done {
             return Ok(());

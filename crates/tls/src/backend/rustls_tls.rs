@@ -603,6 +603,20 @@ impl TlsStream for RustlsStream {
             Err(_) => true, // the next read reports the error
         }
     }
+    fn handshake_step(&mut self) -> Result<bool, TlsError> {
+        if self.done {
+            return Ok(true);
+        }
+        while self.conn.is_handshaking() {
+            match self.conn.complete_io(&mut self.tcp) {
+                Ok((0, 0)) if self.conn.is_handshaking() => return Err(TlsError::Closed),
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+                Err(e) => return Err(map_io(e)),
+            }
+        }
+        self.handshake().map(|()| true)
+    }
     fn handshake(&mut self) -> Result<(), TlsError> {
         if self.done {
             return Ok(());

@@ -420,6 +420,17 @@ impl GnutlsStream {
         Ok(())
     }
 
+    /// After the handshake completed: keep the session, check the result against the profile.
+    fn finish_handshake(&mut self) -> Result<(), TlsError> {
+        self.done = true;
+        self.save_session();
+        if let Err(e) = check_negotiated(&self.profile, self) {
+            self.session.send_fatal_alert(alert::HANDSHAKE_FAILURE);
+            return Err(e);
+        }
+        Ok(())
+    }
+
     /// Keeps the client's session for the next connection (after tickets may have arrived).
     fn save_session(&mut self) {
         let Some(slot) = &self.client_session else {
@@ -754,13 +765,28 @@ impl TlsStream for GnutlsStream {
             }
             return Err(self.handshake_error(r));
         }
-        self.done = true;
-        self.save_session();
-        if let Err(e) = check_negotiated(&self.profile, self) {
-            self.session.send_fatal_alert(alert::HANDSHAKE_FAILURE);
-            return Err(e);
+        self.finish_handshake()
+    }
+    fn handshake_step(&mut self) -> Result<bool, TlsError> {
+        if self.done {
+            return Ok(true);
         }
-        Ok(())
+        // With a handshake timeout GnuTLS waits for each flight in poll() (its pull_timeout),
+        // which would block the one thread that also drives the peer; the caller bounds the time.
+        self.session.set_handshake_timeout(0);
+        loop {
+            let r = match self.session.handshake() {
+                Ok(()) => return self.finish_handshake().map(|()| true),
+                Err(e) => code_of(&e),
+            };
+            if r == code::INTERRUPTED || r == code::WARNING_ALERT_RECEIVED {
+                continue;
+            }
+            if r == code::AGAIN {
+                return Ok(false);
+            }
+            return Err(self.handshake_error(r));
+        }
     }
     fn negotiated_version(&self) -> Option<TlsVersion> {
         if !self.done {
