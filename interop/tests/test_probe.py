@@ -127,6 +127,15 @@ def test_tls_with_a_required_pinned_client_certificate(gander, tls_server, tls_f
     assert steps["tls"]["n"] == 5 and steps["tls"]["median"] > 0
     assert {ld["name"] for ld in doc["model"]["logical_devices"]} == {"PRBPROT", "PRBMEAS"}
     assert doc["measurements"]["read_rtt_ms"]["n"] == 10
+    # The TLS survey beside the connection: the server allows TLS 1.2 only and pins the client.
+    tls = doc["tls"]
+    assert tls["versions"] == {"1.0": False, "1.1": False, "1.2": True, "1.3": False}, tls["versions"]
+    accepted = [s for s in tls["suites"] if s["accepted"]]
+    assert accepted and all(s["version"] == "1.2" and s["ht_ms"] > 0 for s in accepted), tls["suites"]
+    assert all(not s["accepted"] for s in tls["suites"] if s["version"] == "1.3")
+    assert tls["client_cert_required"] is True
+    assert tls["chain"] and tls["chain"][0]["key_type"].lower().startswith("rsa"), tls["chain"]
+    assert doc["measurements"]["ht_ms"]["n"] == 5 and doc["measurements"]["ht_ms"]["median"] > 0
 
 
 def test_reports_then_the_block_reads_as_found(gander, plain):

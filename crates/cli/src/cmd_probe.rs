@@ -58,6 +58,10 @@ pub(crate) struct ProbeArgs {
     /// Cap on the measuring time (associations and reads), seconds.
     #[arg(long, value_name = "S")]
     max_time_s: Option<u64>,
+    /// With --tls: skip the survey of what the server accepts (versions, suites, certificate
+    /// chain, client authentication, resumption; docs/tls-survey.md).
+    #[arg(long)]
+    no_tls_survey: bool,
 }
 
 pub(crate) fn run(a: ProbeArgs) -> anyhow::Result<ExitCode> {
@@ -72,6 +76,7 @@ pub(crate) fn run(a: ProbeArgs) -> anyhow::Result<ExitCode> {
         );
     }
     o.timeout = Duration::from_millis(a.timeout_ms);
+    o.tls_survey = !a.no_tls_survey;
     if let Some(n) = a.associations {
         o.associations = n;
     }

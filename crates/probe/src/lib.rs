@@ -66,6 +66,9 @@ pub struct ProbeOptions {
     pub reports: Option<ReportOptions>,
     /// Whether `--quick` chose the sizes (recorded in the output).
     pub quick: bool,
+    /// With TLS: survey what the server accepts (versions, suites, certificates, client
+    /// authentication, resumption; [`gander_tls::survey`]) after the MMS measurements.
+    pub tls_survey: bool,
 }
 
 impl ProbeOptions {
@@ -84,6 +87,7 @@ impl ProbeOptions {
             max_time: Duration::from_secs(60),
             reports: None,
             quick: false,
+            tls_survey: true,
         }
     }
 
@@ -186,7 +190,7 @@ pub struct Settings {
 }
 
 /// The whole result (`--json` prints it; `docs/probe.md` has the schema).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct ProbeReport {
     /// [`SCHEMA`].
     pub schema: u32,
@@ -194,8 +198,8 @@ pub struct ProbeReport {
     pub target: String,
     /// The address connected to.
     pub address: String,
-    /// The client side of the TLS connection (with `--tls`); `None`: plain TCP.
-    pub tls: Option<TlsInfo>,
+    /// With `--tls`: the connection the probe used and the survey of what the server accepts.
+    pub tls: Option<ProbeTls>,
     /// The MMS initiate the server answered.
     pub mms: Option<MmsInfo>,
     /// Identify's answer (vendor, model, revision), when the server supports it.
@@ -210,6 +214,21 @@ pub struct ProbeReport {
     pub settings: Settings,
     /// Wall time of the whole probe, ms.
     pub duration_ms: u64,
+}
+
+/// The TLS section: the probe's own connection, and the survey's findings beside it (flattened:
+/// `versions`, `suites`, `client_cert_required`, `chain`, `verdicts`, ...; `docs/tls-survey.md`).
+#[derive(Debug, Clone, Serialize)]
+pub struct ProbeTls {
+    /// The client side of the connection the model and measurements used.
+    #[serde(flatten)]
+    pub connection: TlsInfo,
+    /// What the server accepts (absent with `--no-tls-survey` or when the survey failed).
+    #[serde(flatten)]
+    pub survey: Option<gander_tls::survey::TlsSurvey>,
+    /// Why there is no survey, when it was asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub survey_error: Option<String>,
 }
 
 fn resolve(target: &str) -> Result<std::net::SocketAddr, ProbeError> {
@@ -362,6 +381,34 @@ pub fn probe(opts: &ProbeOptions) -> Result<ProbeReport, ProbeError> {
             opts.max_time.as_millis()
         ));
     }
+    let tls = tls.map(|connection| {
+        let mut t = ProbeTls {
+            connection,
+            survey: None,
+            survey_error: None,
+        };
+        if let (true, Some(profile)) = (opts.tls_survey, &opts.tls) {
+            let so = gander_tls::survey::SurveyOptions {
+                timeout: opts.timeout,
+                quick: opts.quick,
+                ..gander_tls::survey::SurveyOptions::default()
+            };
+            match gander_tls::survey::survey(addr, profile, &so) {
+                Ok(sv) => t.survey = Some(sv),
+                Err(e) => {
+                    let mut m = e.to_string();
+                    let mut src = std::error::Error::source(&e);
+                    while let Some(c) = src {
+                        m.push_str(&format!(": {c}"));
+                        src = c.source();
+                    }
+                    warnings.push(format!("TLS survey: {m}"));
+                    t.survey_error = Some(m);
+                }
+            }
+        }
+        t
+    });
     Ok(ProbeReport {
         schema: SCHEMA,
         target: opts.target.clone(),

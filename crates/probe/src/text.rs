@@ -17,7 +17,7 @@ fn ms(s: &Option<MsSummary>) -> String {
 pub fn render(r: &ProbeReport) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "gander probe {} ({})", r.target, r.address);
-    match &r.tls {
+    match r.tls.as_ref().map(|t| &t.connection) {
         Some(t) => {
             let _ = writeln!(
                 o,
@@ -167,6 +167,12 @@ pub fn render(r: &ProbeReport) -> String {
             rep.written.join(", "),
             if rep.restored { "yes" } else { "NO" }
         );
+    }
+    if let Some(sv) = r.tls.as_ref().and_then(|t| t.survey.as_ref()) {
+        let _ = writeln!(o, "  TLS survey:");
+        for line in gander_tls::survey::render(sv).lines() {
+            let _ = writeln!(o, "    {line}");
+        }
     }
     for w in &r.warnings {
         let _ = writeln!(o, "warning: {w}");
