@@ -171,7 +171,8 @@ fn interarrival_table(o: &mut String, run: &RunResults) {
             o,
             "| {} | {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} |",
             r.name,
-            r.ht.as_ref().map_or("-".into(), |h| format!("{:.3}", h.median_ms)),
+            r.ht.as_ref()
+                .map_or("-".into(), |h| format!("{:.3}", h.median_ms)),
             g.n + 1,
             g.median_ms,
             g.mean_ms,
