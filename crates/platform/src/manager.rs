@@ -1037,6 +1037,21 @@ fn peer_command(
     }
 }
 
+/// Starts the client and waits for its end, within a limit that grows with the case's
+/// connections and reports: (exited successfully, its stdout).
+fn run_client(mut cmd: Command, case: &Case) -> Result<(bool, String), ManagerError> {
+    let child = cmd.spawn().map_err(ManagerError::SpawnClient)?;
+    let mut client = Peer {
+        child,
+        name: "client".into(),
+    };
+    let p = &case.params;
+    let limit = Duration::from_secs(60)
+        + Duration::from_millis(p.connections as u64 * 1000)
+        + Duration::from_millis(p.reports as u64 * (p.period_ms + 50) * 3 / 2);
+    wait_exit(&mut client, limit)
+}
+
 /// One case against an external target: gander's client only ([`crate::target`]).
 fn run_target_case(
     case: &Case,
@@ -1072,16 +1087,7 @@ fn run_target_case(
         source,
     })?;
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(err);
-    let child = cmd.spawn().map_err(ManagerError::SpawnClient)?;
-    let mut client = Peer {
-        child,
-        name: "client".into(),
-    };
-    let p = &case.params;
-    let limit = Duration::from_secs(60)
-        + Duration::from_millis(p.connections as u64 * 1000)
-        + Duration::from_millis(p.reports as u64 * (p.period_ms + 50) * 3 / 2);
-    let (status, stdout) = wait_exit(&mut client, limit)?;
+    let (status, stdout) = run_client(cmd, case)?;
     let client_summary = stdout
         .lines()
         .rev()
@@ -1186,16 +1192,7 @@ fn run_pair(
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(client_err);
-    let child = cmd.spawn().map_err(ManagerError::SpawnClient)?;
-    let mut client = Peer {
-        child,
-        name: "client".into(),
-    };
-    let p = &case.params;
-    let limit = Duration::from_secs(60)
-        + Duration::from_millis(p.connections as u64 * 1000)
-        + Duration::from_millis(p.reports as u64 * (p.period_ms + 50) * 3 / 2);
-    let (status, stdout) = wait_exit(&mut client, limit)?;
+    let (status, stdout) = run_client(cmd, case)?;
     server.stop();
     if !status {
         return Err(ManagerError::ClientFailed {

@@ -828,11 +828,7 @@ pub struct Target {
 /// libiec61850 on the same suite. HT / floor is kept as [`INFORMATION`].
 pub fn targets(results: &[ScenarioResult]) -> Vec<Target> {
     let ok = |r: &&ScenarioResult| r.status == "ok";
-    let verdict = |ratio: Option<f64>, limit: f64| match ratio {
-        Some(x) if x <= limit => "met",
-        Some(_) => "missed",
-        None => "not measured",
-    };
+    let verdict = judge;
     // The headline case, once per TLS library that ran it: the ratio depends as much on the
     // library's own handshake as on the machine, so every library's is shown, none picked.
     let headline = |r: &&ScenarioResult| {
@@ -943,6 +939,15 @@ pub fn targets(results: &[ScenarioResult]) -> Vec<Target> {
 /// work and the flights between two processes); the HT accounting targets replace it.
 pub const INFORMATION: &str = "information";
 
+/// `met`, `missed` or `not measured`.
+fn judge(ratio: Option<f64>, limit: f64) -> &'static str {
+    match ratio {
+        Some(x) if x <= limit => "met",
+        Some(_) => "missed",
+        None => "not measured",
+    }
+}
+
 /// HT <= 1.15 x (bare handshake + transport) of one headline row (`crate::accounting`).
 fn bare_transport_target(r: &ScenarioResult) -> Target {
     let limit = crate::accounting::BARE_TRANSPORT_LIMIT;
@@ -956,12 +961,7 @@ fn bare_transport_target(r: &ScenarioResult) -> Target {
         case: Some(r.name.clone()),
         ratio,
         limit,
-        verdict: match ratio {
-            Some(x) if x <= limit => "met",
-            Some(_) => "missed",
-            None => "not measured",
-        }
-        .into(),
+        verdict: judge(ratio, limit).into(),
         detail: match a {
             Some(a) => format!(
                 "median HT {:.3} ms; bare handshake {:.3} ms (n = {}; floor {}, library {}); transport {:.3} ms = {} round trips x {:.3} ms; gander {:.3} ms; rest {:.3} ms",
@@ -1001,12 +1001,7 @@ fn gander_share_target(results: &[ScenarioResult]) -> Target {
         case: worst.map(|r| r.name.clone()),
         ratio,
         limit,
-        verdict: match ratio {
-            Some(x) if x <= limit => "met",
-            Some(_) => "missed",
-            None => "not measured",
-        }
-        .into(),
+        verdict: judge(ratio, limit).into(),
         detail: match (worst, rows.iter().map(|r| share(r)).reduce(f64::min)) {
             (Some(w), Some(lo)) => {
                 let a = w.ht_accounting.as_ref();
