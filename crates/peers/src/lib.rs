@@ -17,6 +17,7 @@ pub mod clock;
 pub mod config;
 pub mod events;
 pub mod reqresp;
+pub mod scl_model;
 pub mod server;
 pub mod stream;
 
