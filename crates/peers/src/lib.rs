@@ -19,6 +19,7 @@ pub mod events;
 pub mod reqresp;
 pub mod scl_model;
 pub mod server;
+mod served;
 pub mod stream;
 
 /// Errors that stop a peer before it runs (bad configuration, TLS set-up, bind).
@@ -34,6 +35,9 @@ pub enum PeerError {
     /// The TLS backend could not be set up (certificates, keys, suite).
     #[error("TLS set-up")]
     Tls(#[source] gander_tls::TlsError),
+    /// The SCL file to serve is refused (the message names the problem and its line).
+    #[error("SCL model")]
+    Scl(#[from] scl_model::SclModelError),
     /// The listening socket could not be bound or set up.
     #[error("cannot listen on {addr}")]
     Bind {

@@ -23,13 +23,12 @@ use std::path::Path;
 #[derive(Debug, thiserror::Error)]
 pub enum SclModelError {
     /// The file is not valid SCL (the message has the line).
-    #[error("{path}: {source}")]
+    #[error("{path}: {error}")]
     Scl {
         /// The file.
         path: String,
-        /// What is wrong.
-        #[source]
-        source: SclError,
+        /// What is wrong (shown in this error's message, so not chained as a source).
+        error: SclError,
     },
     /// A basic type the MMS server cannot represent.
     #[error("{path}: line {line}: {reference}: bType {btype} is not supported by gander's MMS server ({why})")]
@@ -60,13 +59,12 @@ pub enum SclModelError {
         btype: &'static str,
     },
     /// The model does not hold together (duplicate names, a member or data set missing).
-    #[error("{path}: {source}")]
+    #[error("{path}: {error}")]
     Model {
         /// The file.
         path: String,
-        /// What is wrong.
-        #[source]
-        source: ModelError,
+        /// What is wrong (shown in this error's message, so not chained as a source).
+        error: ModelError,
     },
 }
 
@@ -78,9 +76,9 @@ pub fn load(
     access_point: Option<&str>,
 ) -> Result<ServerModel, SclModelError> {
     let p = path.display().to_string();
-    let scl_err = |source| SclModelError::Scl {
+    let scl_err = |error| SclModelError::Scl {
         path: p.clone(),
-        source,
+        error,
     };
     let scl = gander_scl::load(path).map_err(scl_err)?;
     let ied = scl.ied(ied).map_err(scl_err)?;
@@ -95,13 +93,13 @@ pub fn build(
 ) -> Result<ServerModel, SclModelError> {
     let lds = ied
         .logical_devices_of(access_point)
-        .map_err(|source| SclModelError::Scl {
+        .map_err(|error| SclModelError::Scl {
             path: path.into(),
-            source,
+            error,
         })?;
-    let model_err = |source| SclModelError::Model {
+    let model_err = |error| SclModelError::Model {
         path: path.into(),
-        source,
+        error,
     };
     let mut m = ServerModel::new(
         ied.manufacturer.as_deref().unwrap_or("gander"),

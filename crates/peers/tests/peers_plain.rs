@@ -8,6 +8,9 @@ use gander_peers::server::Server;
 fn server_cfg(period_ms: u64) -> ServerConfig {
     ServerConfig {
         listen: "127.0.0.1:0".into(),
+        scl: None,
+        ied: None,
+        access_point: None,
         events: None,
         tls: None,
         reports: ReportsConfig {
