@@ -18,8 +18,8 @@ pub mod config;
 pub mod events;
 pub mod reqresp;
 pub mod scl_model;
-pub mod server;
 mod served;
+pub mod server;
 pub mod stream;
 
 /// Errors that stop a peer before it runs (bad configuration, TLS set-up, bind).

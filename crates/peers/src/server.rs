@@ -8,12 +8,12 @@
 use super::clock::now_ns;
 use super::config::ServerConfig;
 use super::events::{name, Event, Sink};
+use super::served::Served;
 use super::stream::{io_kind, mms_kind, tls_kind, Stream};
 use super::PeerError;
 use gander_mms::association::{
     CloseReason, Event as AEvent, Limits, ServerAssociation, ServerConfig as AssocConfig, Step,
 };
-use super::served::Served;
 use gander_mms::model::{ImpModel, ModelConfig};
 use gander_tls::TlsBackend;
 use std::io::Read;
@@ -80,8 +80,7 @@ impl Server {
                 config.access_point.as_deref(),
             )?)),
             None => Served::Fixed(ImpModel::new(
-                ModelConfig::for_report_size(config.reports.size)
-                    .map_err(PeerError::ReportSize)?,
+                ModelConfig::for_report_size(config.reports.size).map_err(PeerError::ReportSize)?,
             )),
         };
         let tls = match &config.tls {
