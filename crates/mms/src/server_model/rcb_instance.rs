@@ -353,6 +353,13 @@ impl RcbInstance {
         Ok(())
     }
 
+    /// Enabled for `conn` with SqNum 0, bypassing the write rules: for sizing a report.
+    pub(crate) fn force_enabled_for(&mut self, conn: ConnId) {
+        self.enabled = true;
+        self.owner = Some(conn);
+        self.values.sq_num = 0;
+    }
+
     /// The connection closed: libiec61850 disables and unreserves its RCBs.
     pub fn connection_closed(&mut self, conn: ConnId) {
         if self.owner == Some(conn) {
