@@ -171,3 +171,26 @@ fn bad_scl_is_refused_with_the_reason_and_line() {
         .to_string();
     assert!(e.contains("no access point \"S9\" (it has: S1)"), "{e}");
 }
+
+/// The sizes of the sample CID's reports (the figures in docs/mms-peers.md): a GI of every
+/// member with the OptFlds the CID configures, SqNum 0, as the MMS InformationReport PDU.
+#[test]
+fn sample_report_sizes() {
+    use gander_mms::pdu::{MmsPdu, Unconfirmed};
+    use gander_wire::Codec;
+    let mut m = sample();
+    let mut size = |dom: &str, rcb: &str| {
+        let n = |e: &str| ObjectName::domain(dom, format!("{rcb}${e}"));
+        m.write(1, &n("RptEna"), &Data::Boolean(true)).unwrap();
+        m.write(1, &n("GI"), &Data::Boolean(true)).unwrap();
+        let r = m.due_reports(1, 1_700_000_000_000);
+        m.write(1, &n("RptEna"), &Data::Boolean(false)).unwrap();
+        assert_eq!(r.len(), 1);
+        MmsPdu::Unconfirmed(Unconfirmed::InformationReport(r[0].clone()))
+            .to_vec()
+            .len()
+    };
+    let meas = size("FDR1MEAS", "LLN0$RP$urcbMeas01");
+    let prot = size("FDR1PROT", "LLN0$BR$brcbProt01");
+    assert_eq!((meas, prot), (156, 208));
+}
