@@ -18,7 +18,7 @@ use gander_mms::service::InformationReport;
 
 /// The served model.
 pub(crate) enum Served {
-    Fixed(ImpModel),
+    Fixed(Box<ImpModel>),
     Scl(Box<ServerModel>),
 }
 
@@ -33,7 +33,7 @@ pub(crate) struct Built {
 impl Served {
     pub(crate) fn handler(&mut self) -> &mut dyn ServerHandler {
         match self {
-            Served::Fixed(m) => m,
+            Served::Fixed(m) => m.as_mut(),
             Served::Scl(m) => m.as_mut(),
         }
     }

@@ -79,9 +79,9 @@ impl Server {
                 config.ied.as_deref(),
                 config.access_point.as_deref(),
             )?)),
-            None => Served::Fixed(ImpModel::new(
+            None => Served::Fixed(Box::new(ImpModel::new(
                 ModelConfig::for_report_size(config.reports.size).map_err(PeerError::ReportSize)?,
-            )),
+            ))),
         };
         let tls = match &config.tls {
             Some(p) => Some(gander_tls::backend::open(p).map_err(PeerError::Tls)?),
