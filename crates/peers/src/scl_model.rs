@@ -58,6 +58,17 @@ pub enum SclModelError {
         /// The bType.
         btype: &'static str,
     },
+    /// The model would exceed [`MAX_LEAVES`] basic attributes (arrays multiply: a guard
+    /// against a small file that expands to gigabytes).
+    #[error("{path}: line {line}: {reference}: the model exceeds {MAX_LEAVES} basic attributes")]
+    TooLarge {
+        /// The file.
+        path: String,
+        /// The line of the element being expanded.
+        line: u32,
+        /// Where.
+        reference: String,
+    },
     /// The model does not hold together (duplicate names, a member or data set missing).
     #[error("{path}: {error}")]
     Model {
@@ -67,6 +78,9 @@ pub enum SclModelError {
         error: ModelError,
     },
 }
+
+/// Most basic attributes one served model may hold (a large IED has tens of thousands).
+pub const MAX_LEAVES: usize = 2_000_000;
 
 /// Reads `path` and builds the model of IED `ied` (the only one when None), restricted to
 /// access point `access_point` (every access point when None).
@@ -106,6 +120,7 @@ pub fn build(
         ied.ied_type.as_deref().unwrap_or(&ied.name),
         env!("CARGO_PKG_VERSION"),
     );
+    let mut budget = MAX_LEAVES;
     for ld in &lds {
         m.add_domain(&ld.domain).map_err(model_err)?;
         for ln in &ld.logical_nodes {
@@ -116,7 +131,7 @@ pub fn build(
                 let mut dos = Vec::new();
                 for d in &ln.data_objects {
                     let r = format!("{}/{}.{}", ld.domain, ln.name, d.name);
-                    if let Some(n) = restrict(d, fc, &r, path)? {
+                    if let Some(n) = restrict(d, fc, &r, path, &mut budget)? {
                         dos.push((d.name.clone(), n));
                     }
                 }
@@ -221,12 +236,14 @@ fn restrict(
     fc: Fc,
     reference: &str,
     path: &str,
+    budget: &mut usize,
 ) -> Result<Option<ModelNode>, SclModelError> {
     let one = match &n.kind {
         NodeKind::Object { .. } => {
             let mut c = Vec::new();
             for k in &n.children {
-                if let Some(x) = restrict(k, fc, &format!("{reference}.{}", k.name), path)? {
+                if let Some(x) = restrict(k, fc, &format!("{reference}.{}", k.name), path, budget)?
+                {
                     c.push((k.name.clone(), x));
                 }
             }
@@ -242,19 +259,46 @@ fn restrict(
         } => {
             let mut c = Vec::new();
             for k in &n.children {
-                if let Some(x) = restrict(k, fc, &format!("{reference}.{}", k.name), path)? {
+                if let Some(x) = restrict(k, fc, &format!("{reference}.{}", k.name), path, budget)?
+                {
                     c.push((k.name.clone(), x));
                 }
             }
             ModelNode::Struct(c)
         }
-        NodeKind::Attribute { btype, .. } => leaf(n, *btype, reference, path)?,
+        NodeKind::Attribute { btype, .. } => {
+            *budget = budget
+                .checked_sub(1)
+                .ok_or_else(|| too_large(n, reference, path))?;
+            leaf(n, *btype, reference, path)?
+        }
     };
-    Ok(Some(if n.count > 0 {
-        ModelNode::Array(vec![one; n.count.min(1024) as usize])
-    } else {
-        one
-    }))
+    if n.count == 0 {
+        return Ok(Some(one));
+    }
+    // An array repeats the element: charge the copies against the budget before making them.
+    let per = count_leaves(&one).max(1);
+    let extra = per.saturating_mul(n.count as usize - 1);
+    *budget = budget
+        .checked_sub(extra)
+        .ok_or_else(|| too_large(n, reference, path))?;
+    Ok(Some(ModelNode::Array(vec![one; n.count as usize])))
+}
+
+fn too_large(n: &DataNode, reference: &str, path: &str) -> SclModelError {
+    SclModelError::TooLarge {
+        path: path.into(),
+        line: n.line,
+        reference: reference.into(),
+    }
+}
+
+fn count_leaves(n: &ModelNode) -> usize {
+    match n {
+        ModelNode::Leaf { .. } => 1,
+        ModelNode::Struct(c) => c.iter().map(|(_, x)| count_leaves(x)).sum(),
+        ModelNode::Array(e) => e.iter().map(count_leaves).sum(),
+    }
 }
 
 /// The MMS type and value of a basic attribute (IEC 61850-8-1 §8.1.3.3 Table 6, with

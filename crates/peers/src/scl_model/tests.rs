@@ -124,7 +124,12 @@ fn write_variant(edit: impl Fn(&str) -> String) -> (tempfile::TempDir, std::path
 
 #[test]
 fn bad_scl_is_refused_with_the_reason_and_line() {
-    let cases: [(&str, &str, &str); 5] = [
+    let cases: [(&str, &str, &str); 6] = [
+        (
+            r#"<DO name="Ind2" type="FDR_SPS"/>"#,
+            r#"<DO name="Ind2" type="FDR_SPS" count="4000000"/>"#,
+            "the model exceeds 2000000 basic attributes",
+        ),
         (
             r#"<DA name="d" bType="VisString255" fc="DC"/>"#,
             r#"<DA name="d" bType="Unicode255" fc="DC"/>"#,
@@ -162,6 +167,21 @@ fn bad_scl_is_refused_with_the_reason_and_line() {
             assert!(e.contains("line "), "{e}");
         }
     }
+    // A modest array is served as an MMS array.
+    let (_d, p) = write_variant(|t| {
+        t.replacen(
+            r#"<DO name="Ind2" type="FDR_SPS"/>"#,
+            r#"<DO name="Ind2" type="FDR_SPS" count="3"/>"#,
+            1,
+        )
+    });
+    let mut m = load(&p, None, None).unwrap();
+    let t = m
+        .variable_access_attributes(1, &ObjectName::domain("FDR1PROT", "GGIO1$ST$Ind2"))
+        .unwrap()
+        .unwrap()
+        .type_spec;
+    assert!(matches!(t, TypeSpec::Array { count: 3, .. }), "{t:?}");
     let e = load(&sample_path(), Some("NOPE"), None)
         .unwrap_err()
         .to_string();
