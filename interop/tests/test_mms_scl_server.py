@@ -10,6 +10,7 @@ One server process for the module (plain TCP, 50 ms report period).
 from __future__ import annotations
 
 import ctypes as C
+import json
 import select
 import signal
 import subprocess
@@ -38,6 +39,7 @@ def _lib():
         ("IedConnection_getLogicalNodeDirectory", P, [P, C.POINTER(I), S, I]),
         ("IedConnection_getDataSetDirectory", P, [P, C.POINTER(I), S, C.POINTER(C.c_bool)]),
         ("IedConnection_readFloatValue", C.c_float, [P, C.POINTER(I), S, I]),
+        ("IedConnection_getState", I, [P]),
         ("LinkedList_getNext", P, [P]),
         ("LinkedList_getData", P, [P]),
         ("LinkedList_destroy", None, [P]),
@@ -48,6 +50,7 @@ def _lib():
 
 
 def names(L, lst) -> list[str]:
+    assert lst, "the directory call failed (NULL list)"
     out, e = [], L.LinkedList_getNext(lst)
     while e:
         out.append(C.cast(L.LinkedList_getData(e), C.c_char_p).value.decode())
@@ -71,6 +74,11 @@ class Server:
             raise AssertionError(f"not READY: {line!r} {self.p.communicate(timeout=5)}")
         self.port = int(line.split()[1].rsplit(":", 1)[1])
 
+    def errors(self) -> list[dict]:
+        """The ERROR events logged so far (shown when a libiec61850 call fails)."""
+        lines = self.events.read_text().splitlines() if self.events.exists() else []
+        return [e for e in map(json.loads, filter(None, lines)) if e["event"] == "ERROR"]
+
     def stop(self):
         self.p.send_signal(signal.SIGTERM)
         out, err = self.p.communicate(timeout=10)
@@ -83,6 +91,32 @@ def server(gander, tmp_path_factory):
     yield s
     rc, _, err = s.stop()
     assert rc == 0, err
+
+
+IED_ERROR_CONNECTION_LOST = 3
+
+
+def ready(make, server, first):
+    _lib()
+    """A connected client whose first call succeeded. libiec61850 1.6.1's client (through
+    ctypes) sometimes reports connection-lost (3) on the first service after a successful
+    connect while its state says connected and the TCP connection stays open: seen 1 in 60 in
+    fresh processes against libiec61850's own server (`LibServer`) as well, and in
+    test_mms_interop.py against the fixed model, so it is the client's race, not the server's.
+    Immediate retries fail the same way; after 0.3 s they succeed. Retry that case only, with a
+    fresh client, at most three times; any other error fails the test."""
+    for _ in range(3):
+        c = make()
+        assert c.connect("127.0.0.1", server.port) == 0
+        err = first(c)
+        if err == IED_ERROR_CONNECTION_LOST:
+            print("connection lost on the first call; state", c.L.IedConnection_getState(c.con))
+            time.sleep(0.3)
+        if err != IED_ERROR_CONNECTION_LOST:
+            assert err == 0, (err, server.errors())
+            return c
+        c.close()
+    raise AssertionError(f"connection lost three times: {server.errors()}")
 
 
 class ValuesClient(LibClient):
@@ -102,12 +136,18 @@ class ValuesClient(LibClient):
 
 def test_libiec61850_browses_the_scl_model(server):
     L = _lib()
-    c = LibClient()
-    assert c.connect("127.0.0.1", server.port) == 0
+    got = {}
+
+    def first(c):
+        e = C.c_int(0)
+        got["lds"] = L.IedConnection_getLogicalDeviceList(c.con, C.byref(e))
+        return e.value
+
+    c = ready(LibClient, server, first)
     err = C.c_int(0)
     try:
-        lds = names(L, L.IedConnection_getLogicalDeviceList(c.con, C.byref(err)))
-        assert err.value == 0 and sorted(lds) == ["FDR1MEAS", "FDR1PROT"], lds
+        lds = names(L, got["lds"])
+        assert sorted(lds) == ["FDR1MEAS", "FDR1PROT"], lds
         lns = names(L, L.IedConnection_getLogicalDeviceDirectory(c.con, C.byref(err), b"FDR1PROT"))
         assert err.value == 0
         assert set(lns) == {"LLN0", "LPHD1", "PTOC1", "PTRC1", "Q0XCBR1", "GGIO1"}, lns
@@ -133,10 +173,8 @@ def test_libiec61850_browses_the_scl_model(server):
 @pytest.mark.parametrize("rcb,rpt_id", [(b"FDR1MEAS/LLN0.RP.urcbMeas02", "meas"),
                                         (b"FDR1PROT/LLN0.BR.brcbProt01", "FDR1PROT/LLN0$BR$brcbProt")])
 def test_libiec61850_gets_reports_from_the_cid_rcbs(server, rcb, rpt_id):
-    c = ValuesClient(rcb)
-    assert c.connect("127.0.0.1", server.port) == 0
+    c = ready(lambda: ValuesClient(rcb), server, lambda c: c.enable(gi=True))
     try:
-        assert c.enable(gi=True) == 0
         reports = c.wait_reports(4, timeout=10)
     finally:
         c.close()
