@@ -1,9 +1,11 @@
 //! `gander mms server`: the RSE paper's 61850SER. Accepts MMS associations (plain or TLS),
 //! serves gander's fixed IEC 61850 model, and once a client enables `IMPLD0/LLN0.RP.urcb01`
-//! sends it a data-change report every `reports.period` (RT_START just before each).
+//! sends it a data-change report every `reports.period` (RT_START just before each). With
+//! `scl` it serves an IED's model from its SCL file instead ([`super::scl_model`]), and the
+//! period drives that model's data changes (`served.rs` says how).
 //!
-//! One thread per connection; the model (one URCB, owned by one connection at a time) is shared
-//! behind a mutex. Every failure of a connection is one ERROR event and a clean close of that
+//! One thread per connection; the model (its RCBs each owned by one connection at a time) is
+//! shared behind a mutex. Every failure of a connection is one ERROR event and a clean close of that
 //! connection; the server itself keeps accepting until [`StopHandle::stop`].
 use super::clock::now_ns;
 use super::config::ServerConfig;
