@@ -33,7 +33,7 @@ ALLOWED = {
     "gander-scl": set(),
     "gander-gateway": {"gander-wire", "gander-sec"},
     "gander-measure": set(),
-    "gander-peers": {"gander-mms", "gander-tls", "gander-wire"},
+    "gander-peers": {"gander-mms", "gander-tls", "gander-scl", "gander-wire"},
     "gander-probe": {"gander-mms", "gander-tls", "gander-peers", "gander-measure", "gander-wire"},
     "gander-platform": {"gander-measure", "gander-peers", "gander-tls", "gander-lab", "gander-gnutls"},
     "gander-testkit": {"gander-wire", "gander-sec", "gander-lab"},

@@ -1,7 +1,11 @@
 //! SCL files (ICD/CID) are user input: any text through `gander_scl::parse` must give a model
 //! or an `SclError`, never a panic, and every data set member of a model must name a domain
-//! of that IED.
+//! of that IED. A parsed IED then goes through `gander mms server --scl`'s conversion
+//! (`gander_peers::scl_model::build`): a served model or an `SclModelError`, never a panic, and
+//! a built model answers its own directory, reads and reports.
 #![no_main]
+use gander_mms::association::ServerHandler;
+use gander_mms::service::{ObjectClass, ObjectName, ObjectScope};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -20,6 +24,23 @@ fuzz_target!(|data: &[u8]| {
                     }
                 }
             }
+            let Ok(mut m) = gander_peers::scl_model::build(ied, None, "fuzz") else {
+                continue;
+            };
+            let domains: Vec<String> = m.domains().iter().map(|d| d.to_string()).collect();
+            for d in domains.iter().take(4) {
+                let scope = ObjectScope::Domain(d.clone());
+                let Some(Ok(names)) = m.name_list(1, ObjectClass::NAMED_VARIABLE, &scope) else {
+                    panic!("a built model lists its own domain {d}");
+                };
+                for n in names.iter().take(64) {
+                    let name = ObjectName::domain(d.clone(), n.clone());
+                    assert!(m.value(&name).is_some(), "{name} listed but not readable");
+                    let _ = m.variable_access_attributes(1, &name);
+                }
+            }
+            m.step_stimuli(0);
+            let _ = m.due_reports(1, 0);
         }
     }
 });

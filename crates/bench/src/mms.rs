@@ -205,6 +205,9 @@ fn profile(o: &BenchOptions, server: bool) -> Result<TlsProfile, MmsBenchError> 
 fn server_cfg(tls: Option<TlsProfile>, period_us: u64) -> ServerConfig {
     ServerConfig {
         listen: "127.0.0.1:0".into(),
+        scl: None,
+        ied: None,
+        access_point: None,
         events: None,
         tls,
         reports: ReportsConfig {

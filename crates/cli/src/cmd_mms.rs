@@ -9,11 +9,25 @@ use std::process::ExitCode;
 #[derive(Subcommand)]
 pub(crate) enum Command {
     /// The measurement server (RSE 61850SER): prints `READY <addr>` once listening, serves
-    /// IMPLD0/LLN0.RP.urcb01 reports, runs until SIGINT/SIGTERM.
+    /// gander's fixed model (IMPLD0/LLN0.RP.urcb01 reports) or, with `--scl`, the model of an
+    /// IED's SCL file; runs until SIGINT/SIGTERM.
     Server {
-        /// TOML configuration (listen, events, [tls], [reports]); see docs/mms-peers.md.
+        /// TOML configuration (listen, events, [tls], [reports], scl); see docs/mms-peers.md.
+        /// Optional with `--scl`: then plain TCP on `--listen`, defaults elsewhere.
+        #[arg(long, required_unless_present = "scl")]
+        config: Option<PathBuf>,
+        /// Serve this SCL file's IED (ICD/CID) instead of the fixed model (overrides `scl`).
         #[arg(long)]
-        config: PathBuf,
+        scl: Option<PathBuf>,
+        /// The IED of the SCL file (needed when it has several; overrides `ied`).
+        #[arg(long)]
+        ied: Option<String>,
+        /// Serve only this access point's logical devices (overrides `access_point`).
+        #[arg(long)]
+        access_point: Option<String>,
+        /// Listen address (overrides `listen`; without a config file: 127.0.0.1:102).
+        #[arg(long)]
+        listen: Option<String>,
     },
     /// The measurement client (RSE 61850CLI): HT loop over `connections`, RT loop over
     /// `reports`; prints a one-line JSON summary; exit 0 on success, 1 on a failed run.
@@ -35,13 +49,40 @@ fn sink(path: &Option<PathBuf>) -> anyhow::Result<Sink> {
 
 pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
     match cmd {
-        Command::Server { config } => run_server(&config),
+        Command::Server {
+            config,
+            scl,
+            ied,
+            access_point,
+            listen,
+        } => {
+            let mut cfg = match &config {
+                Some(p) => config::ServerConfig::from_file(p)?,
+                None => config::ServerConfig::with_listen(DEFAULT_LISTEN),
+            };
+            if let Some(l) = listen {
+                cfg.listen = l;
+            }
+            if scl.is_some() {
+                cfg.scl = scl;
+            }
+            if ied.is_some() {
+                cfg.ied = ied;
+            }
+            if access_point.is_some() {
+                cfg.access_point = access_point;
+            }
+            run_server(cfg)
+        }
         Command::Client { config } => run_client(&config),
     }
 }
 
-fn run_server(path: &Path) -> anyhow::Result<ExitCode> {
-    let cfg = config::ServerConfig::from_file(path)?;
+/// Where `gander mms server --scl F` listens without a config file: the ISO transport port of
+/// MMS (RFC 1006), on loopback so that nothing is exposed unless asked (`--listen`).
+const DEFAULT_LISTEN: &str = "127.0.0.1:102";
+
+fn run_server(cfg: config::ServerConfig) -> anyhow::Result<ExitCode> {
     let sink = sink(&cfg.events)?;
     let srv = server::Server::bind(cfg, sink)?;
     server::stop_on_signals(srv.stop_handle());

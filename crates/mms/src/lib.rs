@@ -129,6 +129,7 @@ pub mod presentation;
 pub mod rcb;
 pub mod rcb_plan;
 pub mod report;
+pub mod server_model;
 pub mod service;
 pub mod tpkt;
 

@@ -18,7 +18,8 @@
 //! paper measured.
 //!
 //! Write access follows libiec61850's `Reporting_RCBWriteAccessHandler` (1.6): see
-//! [`ImpModel::write`].
+//! [`ImpModel::write`]. The URCB itself is a [`RcbInstance`], the same code the general
+//! server model ([`crate::server_model`], SCL-described IEDs) uses for every control block.
 
 use gander_wire::data::Data;
 use gander_wire::Codec;
@@ -28,7 +29,8 @@ use crate::bit_string::BitString;
 use crate::error::{Error, Layer, Result};
 use crate::pdu::{MmsPdu, Unconfirmed};
 use crate::rcb::UrcbValues;
-use crate::report::{binary_time_from_unix_ms, opt_flds, trg_ops, Report};
+use crate::report::{opt_flds, trg_ops};
+use crate::server_model::{RcbConfig, RcbInstance};
 use crate::service::{AccessResult, DataAccessError, InformationReport, ObjectName};
 
 mod directory;
@@ -117,10 +119,9 @@ pub struct ImpModel {
     anin1_q: BitString,
     anin1_t: [u8; 8],
     blob: Vec<u8>,
-    rcb: UrcbValues,
-    enabled: bool,
-    owner: Option<ConnId>,
-    gi_pending: bool,
+    /// The URCB's attributes, write rules and report building, shared with the general
+    /// server model ([`crate::server_model::RcbInstance`]).
+    rcb: RcbInstance,
 }
 
 /// An IEC 61850-8-1 8.1.3.7 UtcTime (seconds, 24-bit fraction, quality 0x0A = 10 bits accuracy).
@@ -170,31 +171,33 @@ impl ImpModel {
             anin1_q: BitString::new(13),
             anin1_t: [0; 8],
             blob: vec![0; config.blob_len.min(MAX_BLOB_LEN)],
-            rcb: UrcbValues {
-                rpt_id: RPT_ID.into(),
-                rpt_ena: false,
-                resv: false,
-                dat_set: DATA_SET_REF.into(),
-                conf_rev: 1,
-                opt_flds: BitString::with_bits(
-                    opt_flds::LEN,
-                    &[
-                        opt_flds::SEQ_NUM,
-                        opt_flds::TIME_STAMP,
-                        opt_flds::REASON,
-                        opt_flds::DATA_SET,
-                    ],
-                ),
-                buf_tm: 0,
-                sq_num: 0,
-                trg_ops: BitString::with_bits(trg_ops::LEN, &[trg_ops::DCHG, trg_ops::GI]),
-                intg_pd: 0,
-                gi: false,
-                owner: None,
-            },
-            enabled: false,
-            owner: None,
-            gi_pending: false,
+            rcb: RcbInstance::new(
+                RcbConfig {
+                    domain: DOMAIN.into(),
+                    item: RCB_ITEM.into(),
+                    buffered: false,
+                    rpt_id: RPT_ID.into(),
+                    data_set: DATA_SET_ITEM.into(),
+                    conf_rev: 1,
+                    opt_flds: BitString::with_bits(
+                        opt_flds::LEN,
+                        &[
+                            opt_flds::SEQ_NUM,
+                            opt_flds::TIME_STAMP,
+                            opt_flds::REASON,
+                            opt_flds::DATA_SET,
+                        ],
+                    ),
+                    trg_ops: BitString::with_bits(trg_ops::LEN, &[trg_ops::DCHG, trg_ops::GI]),
+                    buf_tm: 0,
+                    intg_pd: 0,
+                    resv_tms: false,
+                },
+                DS1_MEMBERS
+                    .iter()
+                    .map(|m| ObjectName::domain(DOMAIN, *m))
+                    .collect(),
+            ),
         }
     }
 
@@ -260,10 +263,7 @@ impl ImpModel {
     }
 
     fn current_rcb(&self) -> UrcbValues {
-        let mut v = self.rcb.clone();
-        v.rpt_ena = self.enabled;
-        v.resv = self.owner.is_some();
-        v
+        self.rcb.values()
     }
 
     /// The RCB as a client would read it.
@@ -273,19 +273,14 @@ impl ImpModel {
 
     /// Whether the RCB is enabled for `conn`.
     pub fn is_enabled_for(&self, conn: ConnId) -> bool {
-        self.enabled && self.owner == Some(conn)
+        self.rcb.is_enabled_for(conn)
     }
 
     /// Take a pending general interrogation for `conn` (set by a write of GI=true on an
     /// enabled RCB whose TrgOps include GI). The driver then sends
     /// `build_report(conn, Trigger::GeneralInterrogation, ..)`.
     pub fn take_gi(&mut self, conn: ConnId) -> bool {
-        if self.gi_pending && self.is_enabled_for(conn) {
-            self.gi_pending = false;
-            true
-        } else {
-            false
-        }
+        self.rcb.take_gi(conn)
     }
 
     /// Set `GGIO1.Ind1` (stVal and t).
@@ -343,44 +338,17 @@ impl ImpModel {
             Trigger::Integrity => ((0..n).collect(), trg_ops::INTEGRITY),
             Trigger::DataChange(m) => (m.into_iter().filter(|&i| i < n).collect(), trg_ops::DCHG),
         };
-        if !self.rcb.trg_ops.get(reason) || members.is_empty() {
-            return None;
-        }
-        let o = self.rcb.opt_flds.clone();
-        let mut inclusion = BitString::new(n);
-        members.iter().for_each(|&i| inclusion.set(i, true));
-        let included: Vec<usize> = inclusion.ones().collect();
-        let report = Report {
-            rpt_id: self.rcb.rpt_id.clone(),
-            seq_num: Some(self.rcb.sq_num),
-            time_of_entry: Some(binary_time_from_unix_ms(unix_ms)),
-            data_set: Some(self.rcb.dat_set.clone()),
-            buf_ovfl: Some(false),
-            entry_id: None,
-            conf_rev: Some(self.rcb.conf_rev),
-            segment: None,
-            data_refs: included
-                .iter()
-                .map(|&i| format!("{DOMAIN}/{}", DS1_MEMBERS[i]))
-                .collect(),
-            values: included
-                .iter()
-                .filter_map(|&i| self.member_value(i))
-                .collect(),
-            reasons: vec![BitString::with_bits(trg_ops::LEN, &[reason]); included.len()],
-            inclusion,
-            opt_flds: o,
-        };
-        self.rcb.sq_num = self.rcb.sq_num.wrapping_add(1);
-        Some(report.to_information_report())
+        let rows: Vec<(usize, Data)> = members
+            .into_iter()
+            .filter_map(|i| Some((i, self.member_value(i)?)))
+            .collect();
+        self.rcb.build_report(conn, reason, &rows, unix_ms)
     }
 
     /// Size of a full (all members) report PDU with the current values and OptFlds.
     pub fn full_report_size(&self) -> usize {
         let mut m = self.clone();
-        m.enabled = true;
-        m.owner = Some(0);
-        m.rcb.sq_num = 0;
+        m.rcb.force_enabled_for(0);
         match m.build_report(0, Trigger::GeneralInterrogation, 0) {
             Some(ir) => MmsPdu::Unconfirmed(Unconfirmed::InformationReport(ir))
                 .to_vec()
@@ -395,87 +363,7 @@ impl ImpModel {
         element: &str,
         value: &Data,
     ) -> core::result::Result<(), DataAccessError> {
-        let current = self
-            .current_rcb()
-            .element(element)
-            .ok_or(DataAccessError::OBJECT_NON_EXISTENT)?;
-        if current.tag() != value.tag() {
-            return Err(DataAccessError::TYPE_INCONSISTENT);
-        }
-        if self.owner.is_some_and(|o| o != conn) {
-            return Err(DataAccessError::TEMPORARILY_UNAVAILABLE);
-        }
-        let as_bool = matches!(value, Data::Boolean(true));
-        match element {
-            "RptEna" => {
-                if as_bool {
-                    if self.enabled {
-                        return Err(DataAccessError::TEMPORARILY_UNAVAILABLE);
-                    }
-                    self.enabled = true;
-                    self.gi_pending = false;
-                    self.rcb.sq_num = 0;
-                } else if self.enabled {
-                    self.enabled = false;
-                    self.gi_pending = false;
-                } else {
-                    // Disabling a disabled RCB succeeds without reserving it.
-                    return Ok(());
-                }
-            }
-            "GI" => {
-                if !self.is_enabled_for(conn) {
-                    return Err(DataAccessError::TEMPORARILY_UNAVAILABLE);
-                }
-                if as_bool && self.rcb.trg_ops.get(trg_ops::GI) {
-                    self.gi_pending = true;
-                }
-                return Ok(());
-            }
-            _ if self.enabled => return Err(DataAccessError::TEMPORARILY_UNAVAILABLE),
-            "Resv" => {
-                self.owner = as_bool.then_some(conn);
-                return Ok(());
-            }
-            "DatSet" => {
-                if value != &Data::VisibleString(self.rcb.dat_set.clone()) {
-                    return Err(DataAccessError::OBJECT_VALUE_INVALID);
-                }
-            }
-            "RptID" => {
-                if let Data::VisibleString(s) = value {
-                    self.rcb.rpt_id = s.clone();
-                }
-            }
-            "OptFlds" | "TrgOps" => {
-                let bits =
-                    BitString::from_data(value).ok_or(DataAccessError::OBJECT_VALUE_INVALID)?;
-                let (target, len) = if element == "OptFlds" {
-                    (&mut self.rcb.opt_flds, opt_flds::LEN)
-                } else {
-                    (&mut self.rcb.trg_ops, trg_ops::LEN)
-                };
-                let mut b = BitString::new(len);
-                bits.ones().for_each(|i| b.set(i, true));
-                *target = b;
-            }
-            "BufTm" | "IntgPd" => {
-                let Data::Unsigned(v) = value else {
-                    return Err(DataAccessError::TYPE_INCONSISTENT);
-                };
-                let v = u32::try_from(*v).map_err(|_| DataAccessError::OBJECT_VALUE_INVALID)?;
-                if element == "BufTm" {
-                    self.rcb.buf_tm = v;
-                } else {
-                    self.rcb.intg_pd = v;
-                }
-            }
-            // ConfRev, SqNum, Owner.
-            _ => return Err(DataAccessError::OBJECT_ACCESS_DENIED),
-        }
-        // Every successful write reserves the RCB for the writer (libiec61850).
-        self.owner = Some(conn);
-        Ok(())
+        self.rcb.write(conn, element, value)
     }
 }
 
@@ -581,11 +469,7 @@ impl ServerHandler for ImpModel {
 
     fn connection_closed(&mut self, conn: ConnId) {
         // libiec61850 disables and unreserves the RCBs of a closed connection.
-        if self.owner == Some(conn) {
-            self.owner = None;
-            self.enabled = false;
-            self.gi_pending = false;
-        }
+        self.rcb.connection_closed(conn);
     }
 }
 
@@ -593,6 +477,7 @@ impl ServerHandler for ImpModel {
 mod tests {
     use super::*;
     use crate::rcb::{enable_reporting, mms_name};
+    use crate::report::Report;
     use crate::service::VariableAccessSpecification;
 
     fn rcb_name(e: &str) -> ObjectName {

@@ -17,8 +17,10 @@
 //! [reports]
 //! period_ms = 500                  # 0: back to back
 //! period_us = 100                  # optional, overrides period_ms
-//! size = 125                       # MMS InformationReport PDU octets
+//! size = 125                       # MMS InformationReport PDU octets (fixed model only)
 //! ```
+//! Optionally `scl = "feeder.cid"` (with `ied = "FDR1"`, `access_point = "S1"`) serves that
+//! IED's model instead of the fixed one (`docs/mms-peers.md`, "Serving an SCL model").
 //! Client: `connect` instead of `listen`, plus `connections` (HT loop), `reports` (RT loop),
 //! `gi` (ask for a general interrogation when enabling the RCB) and `report_timeout_ms`.
 //!
@@ -120,6 +122,16 @@ pub struct ServerConfig {
     /// Longest wait for a peer's message, ms.
     #[serde(default = "default_timeout_ms")]
     pub timeout_ms: u64,
+    /// Serve the model of this SCL file (ICD/CID) instead of gander's fixed model; relative
+    /// to the config file's directory.
+    #[serde(default)]
+    pub scl: Option<PathBuf>,
+    /// The IED of the SCL file (needed when it has several).
+    #[serde(default)]
+    pub ied: Option<String>,
+    /// The access point whose logical devices are served (default: all).
+    #[serde(default)]
+    pub access_point: Option<String>,
 }
 
 /// `gander mms client` configuration.
@@ -201,13 +213,36 @@ impl ServerConfig {
         })?;
         if let Some(dir) = path.parent() {
             rebase(dir, &mut c.events, &mut c.tls);
+            if let Some(s) = c.scl.as_mut() {
+                if s.is_relative() {
+                    *s = dir.join(&*s);
+                }
+            }
         }
         c.check()?;
         Ok(c)
     }
+    /// A configuration with the defaults of a config file that gives only `listen`.
+    pub fn with_listen(listen: &str) -> Self {
+        ServerConfig {
+            listen: listen.into(),
+            events: None,
+            tls: None,
+            reports: ReportsConfig::default(),
+            timeout_ms: default_timeout_ms(),
+            scl: None,
+            ied: None,
+            access_point: None,
+        }
+    }
     /// Checks values that TOML types cannot (timeouts, a buildable report size).
     pub fn check(&self) -> Result<(), ConfigError> {
         check_common(self.timeout_ms, &self.tls)?;
+        if self.scl.is_none() && (self.ied.is_some() || self.access_point.is_some()) {
+            return Err(ConfigError::Invalid(
+                "ied and access_point select from an SCL file: give scl too".into(),
+            ));
+        }
         gander_mms::model::ModelConfig::for_report_size(self.reports.size).map_err(|_| {
             ConfigError::Invalid(format!(
                 "reports.size = {}: no report of exactly this size can be built (minimum {} octets; some sizes fall on a BER length step: try one more)",

@@ -19,6 +19,8 @@ pub mod config;
 pub mod events;
 pub mod own_cost;
 pub mod reqresp;
+pub mod scl_model;
+mod served;
 pub mod server;
 pub mod stream;
 
@@ -35,6 +37,10 @@ pub enum PeerError {
     /// The TLS backend could not be set up (certificates, keys, suite).
     #[error("TLS set-up")]
     Tls(#[source] gander_tls::TlsError),
+    /// The SCL file to serve is refused (the message names the problem and its line; boxed:
+    /// it is large and rare).
+    #[error("SCL model")]
+    Scl(#[source] Box<scl_model::SclModelError>),
     /// The listening socket could not be bound or set up.
     #[error("cannot listen on {addr}")]
     Bind {
@@ -44,4 +50,10 @@ pub enum PeerError {
         #[source]
         source: std::io::Error,
     },
+}
+
+impl From<scl_model::SclModelError> for PeerError {
+    fn from(e: scl_model::SclModelError) -> Self {
+        PeerError::Scl(Box::new(e))
+    }
 }

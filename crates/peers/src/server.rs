@@ -1,19 +1,22 @@
 //! `gander mms server`: the RSE paper's 61850SER. Accepts MMS associations (plain or TLS),
 //! serves gander's fixed IEC 61850 model, and once a client enables `IMPLD0/LLN0.RP.urcb01`
-//! sends it a data-change report every `reports.period` (RT_START just before each).
+//! sends it a data-change report every `reports.period` (RT_START just before each). With
+//! `scl` it serves an IED's model from its SCL file instead ([`super::scl_model`]), and the
+//! period drives that model's data changes (`served.rs` says how).
 //!
-//! One thread per connection; the model (one URCB, owned by one connection at a time) is shared
-//! behind a mutex. Every failure of a connection is one ERROR event and a clean close of that
+//! One thread per connection; the model (its RCBs each owned by one connection at a time) is
+//! shared behind a mutex. Every failure of a connection is one ERROR event and a clean close of that
 //! connection; the server itself keeps accepting until [`StopHandle::stop`].
-use super::clock::{now_ns, unix_ms};
+use super::clock::now_ns;
 use super::config::ServerConfig;
 use super::events::{name, Event, Sink};
+use super::served::Served;
 use super::stream::{io_kind, mms_kind, tls_kind, Stream};
 use super::PeerError;
 use gander_mms::association::{
     CloseReason, Event as AEvent, Limits, ServerAssociation, ServerConfig as AssocConfig, Step,
 };
-use gander_mms::model::{ImpModel, ModelConfig, Trigger};
+use gander_mms::model::{ImpModel, ModelConfig};
 use gander_tls::TlsBackend;
 use std::io::Read;
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -41,7 +44,7 @@ struct Shared {
     config: ServerConfig,
     tls: Option<Box<dyn TlsBackend>>,
     sink: Sink,
-    model: Mutex<ImpModel>,
+    model: Mutex<Served>,
     stop: StopHandle,
     counters: Counters,
 }
@@ -72,8 +75,16 @@ impl Server {
     /// a bad `[tls]` table fails before READY).
     pub fn bind(config: ServerConfig, sink: Sink) -> Result<Server, PeerError> {
         config.check()?;
-        let model_cfg =
-            ModelConfig::for_report_size(config.reports.size).map_err(PeerError::ReportSize)?;
+        let model = match &config.scl {
+            Some(path) => Served::Scl(Box::new(super::scl_model::load(
+                path,
+                config.ied.as_deref(),
+                config.access_point.as_deref(),
+            )?)),
+            None => Served::Fixed(Box::new(ImpModel::new(
+                ModelConfig::for_report_size(config.reports.size).map_err(PeerError::ReportSize)?,
+            ))),
+        };
         let tls = match &config.tls {
             Some(p) => Some(gander_tls::backend::open(p).map_err(PeerError::Tls)?),
             None => None,
@@ -86,7 +97,7 @@ impl Server {
         Ok(Server {
             listener,
             shared: Arc::new(Shared {
-                model: Mutex::new(ImpModel::new(model_cfg)),
+                model: Mutex::new(model),
                 config,
                 tls,
                 sink,
@@ -334,7 +345,7 @@ fn serve(sh: &Shared, conn: u64, tcp: TcpStream, peer: SocketAddr, t_accept: u64
 }
 
 impl Conn<'_> {
-    fn model(&self) -> std::sync::MutexGuard<'_, ImpModel> {
+    fn model(&self) -> std::sync::MutexGuard<'_, Served> {
         // A panicking connection thread cannot poison the model for the others.
         self.sh.model.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -361,7 +372,7 @@ impl Conn<'_> {
         let now = now_ns();
         let sh = self.sh;
         let mut m = sh.model.lock().unwrap_or_else(|p| p.into_inner());
-        self.assoc.abort(now, &mut *m);
+        self.assoc.abort(now, m.handler());
         drop(m);
         while self.assoc.poll_event().is_some() {}
         let _ = self.transmit();
@@ -386,14 +397,19 @@ impl Conn<'_> {
                 self.abort_model();
                 return;
             }
-            // Reports: GI first if one is pending, then the periodic data changes.
-            let (enabled, gi) = {
+            // Reports: what is due now first (GI; with an SCL model also integrity and
+            // clients' changes), then the periodic data changes.
+            let (enabled, due) = {
                 let mut m = self.model();
-                let gi = m.take_gi(self.id);
-                (m.is_enabled_for(self.id), gi)
+                let due = if self.assoc.is_associated() {
+                    m.immediate(self.id)
+                } else {
+                    Vec::new()
+                };
+                (m.is_enabled_for(self.id), due)
             };
-            if gi {
-                if let Err((k, d)) = self.send_report(Trigger::GeneralInterrogation, false) {
+            if !due.is_empty() {
+                if let Err((k, d)) = self.send_reports(due) {
                     self.error(&k, d, "report");
                     self.abort_model();
                     return;
@@ -413,8 +429,12 @@ impl Conn<'_> {
             }
             if let Some(due) = next_due {
                 if now >= due {
-                    let trigger = Trigger::DataChange(Vec::new());
-                    if let Err((k, d)) = self.send_report(trigger, true) {
+                    let built = if self.assoc.is_associated() {
+                        self.model().periodic(self.id)
+                    } else {
+                        Vec::new()
+                    };
+                    if let Err((k, d)) = self.send_reports(built) {
                         self.error(&k, d, "report");
                         self.abort_model();
                         return;
@@ -452,7 +472,7 @@ impl Conn<'_> {
                 let now = now_ns();
                 let sh = self.sh;
                 let mut m = sh.model.lock().unwrap_or_else(|p| p.into_inner());
-                self.assoc.handle_timeout(now, &mut *m);
+                self.assoc.handle_timeout(now, m.handler());
                 continue;
             }
             match self.stream.read(&mut buf) {
@@ -483,7 +503,7 @@ impl Conn<'_> {
                     let now = now_ns();
                     let sh = self.sh;
                     let mut m = sh.model.lock().unwrap_or_else(|p| p.into_inner());
-                    self.assoc.handle_input(now, &buf[..n], &mut *m);
+                    self.assoc.handle_input(now, &buf[..n], m.handler());
                 }
                 Err(e)
                     if matches!(
@@ -545,51 +565,38 @@ impl Conn<'_> {
         out
     }
 
-    /// One report: RT_START after the values are updated, just before the report is built and
-    /// encoded; WRITE_START/WRITE_END around the write to the (TLS) stream.
-    fn send_report(&mut self, trigger: Trigger, change: bool) -> Result<(), (String, String)> {
-        if !self.assoc.is_associated() {
-            // Concluded: the client is releasing; no more reports.
-            return Ok(());
+    /// Sends reports built by the model: RT_START was taken after the values were updated,
+    /// just before each report was built; WRITE_START/WRITE_END around the write to the
+    /// (TLS) stream. Nothing is built once the client concludes (the callers check).
+    fn send_reports(&mut self, built: Vec<super::served::Built>) -> Result<(), (String, String)> {
+        for b in built {
+            self.assoc
+                .send_information_report(&b.ir)
+                .map_err(|e| (mms_kind(&e), e.to_string()))?;
+            let t_w0 = now_ns();
+            self.transmit()?;
+            let t_w1 = now_ns();
+            let n = self.reports_sent;
+            self.reports_sent += 1;
+            self.sh.counters.reports.fetch_add(1, Ordering::Relaxed);
+            let s = &self.sh.sink;
+            let seq = b.seq;
+            s.emit(
+                Event::new(name::RT_START, b.t_rt, self.id)
+                    .seq(seq)
+                    .with("n", n),
+            );
+            s.emit(
+                Event::new(name::WRITE_START, t_w0, self.id)
+                    .seq(seq)
+                    .with("n", n),
+            );
+            s.emit(
+                Event::new(name::WRITE_END, t_w1, self.id)
+                    .seq(seq)
+                    .with("n", n),
+            );
         }
-        let (t_rt, seq, ir) = {
-            let sh = self.sh;
-            let mut m = sh.model.lock().unwrap_or_else(|p| p.into_inner());
-            let ms = unix_ms();
-            let trigger = if change { m.change_all(ms) } else { trigger };
-            let t_rt = now_ns();
-            let seq = m.rcb().sq_num as u64;
-            let ir = m.build_report(self.id, trigger, ms);
-            (t_rt, seq, ir)
-        };
-        let Some(ir) = ir else {
-            return Ok(());
-        };
-        self.assoc
-            .send_information_report(&ir)
-            .map_err(|e| (mms_kind(&e), e.to_string()))?;
-        let t_w0 = now_ns();
-        self.transmit()?;
-        let t_w1 = now_ns();
-        let n = self.reports_sent;
-        self.reports_sent += 1;
-        self.sh.counters.reports.fetch_add(1, Ordering::Relaxed);
-        let s = &self.sh.sink;
-        s.emit(
-            Event::new(name::RT_START, t_rt, self.id)
-                .seq(seq)
-                .with("n", n),
-        );
-        s.emit(
-            Event::new(name::WRITE_START, t_w0, self.id)
-                .seq(seq)
-                .with("n", n),
-        );
-        s.emit(
-            Event::new(name::WRITE_END, t_w1, self.id)
-                .seq(seq)
-                .with("n", n),
-        );
         Ok(())
     }
 }

@@ -42,6 +42,9 @@ pub(crate) fn profile(
 pub(crate) fn server_cfg(tls: Option<TlsProfile>, period_ms: u64) -> ServerConfig {
     ServerConfig {
         listen: "127.0.0.1:0".into(),
+        scl: None,
+        ied: None,
+        access_point: None,
         events: None,
         tls,
         reports: ReportsConfig {

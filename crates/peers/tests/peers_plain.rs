@@ -1,5 +1,8 @@
 //! In-process server and client over plain TCP: the HT loop, the RT loop with GI, event
-//! ordering and the RT_START <-> RT_END matching rule.
+//! ordering and the RT_START <-> RT_END matching rule; and (module `scl_client`, kept in this
+//! test binary to save a link) the server with an SCL model against gander's own client code.
+#[path = "scl/client.rs"]
+mod scl_client;
 use gander_peers::client;
 use gander_peers::config::{ClientConfig, ReportsConfig, ServerConfig};
 use gander_peers::events::{name, Event, Sink};
@@ -8,6 +11,9 @@ use gander_peers::server::Server;
 fn server_cfg(period_ms: u64) -> ServerConfig {
     ServerConfig {
         listen: "127.0.0.1:0".into(),
+        scl: None,
+        ied: None,
+        access_point: None,
         events: None,
         tls: None,
         reports: ReportsConfig {

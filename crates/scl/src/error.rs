@@ -97,6 +97,24 @@ pub enum SclErrorKind {
         /// The member as written.
         member: String,
     },
+    /// A `DOI`/`SDI`/`DAI` names something the logical node's type does not have.
+    #[error("<{element} name={name:?}> names nothing in the logical node's type")]
+    UnknownInstance {
+        /// DOI, SDI or DAI.
+        element: &'static str,
+        /// The name.
+        name: String,
+    },
+    /// The access point asked for is not in the IED.
+    #[error("IED {ied:?} has no access point {wanted:?} (it has: {have})")]
+    AccessPointNotFound {
+        /// The IED.
+        ied: String,
+        /// The name asked for.
+        wanted: String,
+        /// The names it has.
+        have: String,
+    },
     /// A control block names a data set its logical node does not have.
     #[error("{control:?} names data set {data_set:?}, which LLN0/its LN does not define")]
     UnknownDataSet {

@@ -64,6 +64,40 @@ impl Scl {
     }
 }
 
+impl Ied {
+    /// The logical devices of access point `name`, or of every access point when None (an
+    /// IED with a client-only access point and one server is the common case).
+    pub fn logical_devices_of(&self, name: Option<&str>) -> Result<Vec<&LogicalDevice>, SclError> {
+        match name {
+            None => Ok(self.logical_devices.iter().collect()),
+            Some(ap) => {
+                let lds: Vec<&LogicalDevice> = self
+                    .logical_devices
+                    .iter()
+                    .filter(|l| l.access_point == ap)
+                    .collect();
+                if lds.is_empty() {
+                    let mut have: Vec<&str> = self
+                        .logical_devices
+                        .iter()
+                        .map(|l| l.access_point.as_str())
+                        .collect();
+                    have.dedup();
+                    return Err(SclError::new(
+                        SclErrorKind::AccessPointNotFound {
+                            ied: self.name.clone(),
+                            wanted: ap.into(),
+                            have: have.join(", "),
+                        },
+                        None,
+                    ));
+                }
+                Ok(lds)
+            }
+        }
+    }
+}
+
 /// Parses SCL text.
 pub fn parse(text: &str) -> Result<Scl, SclError> {
     Ok(Scl {

@@ -23,6 +23,8 @@ pub struct Ied {
 pub struct LogicalDevice {
     /// `inst`.
     pub inst: String,
+    /// The `AccessPoint` whose server holds it.
+    pub access_point: String,
     /// The MMS domain: `ldName` when given, else IED name + `inst` (IEC 61850-8-1 §8.1.3.1).
     pub domain: String,
     /// LLN0 first, then the LNs in file order.
@@ -57,6 +59,16 @@ pub struct DataNode {
     pub count: u32,
     /// Components, in template order.
     pub children: Vec<DataNode>,
+    /// The initial value of a basic attribute as the file gives it (`Val` in the DA/BDA
+    /// template, overridden by the instance's `DOI`/`SDI`/`DAI`): the text, except for an
+    /// `Enum`, whose literal is replaced by its `ord` (IEC 61850-6 §9.5.6 EnumVal); an `Enum`
+    /// without a value gets its type's first `ord`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    /// The line of the template element it was built from (for errors found later, such as
+    /// a basic type a server cannot serve).
+    #[serde(skip)]
+    pub line: u32,
 }
 
 /// The kind of a [`DataNode`].

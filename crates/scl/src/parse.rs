@@ -4,7 +4,8 @@
 //!
 //! Elements of other namespaces (`Private` extensions, vendor tools' own) are skipped; elements
 //! of the SCL namespace or of none are read, since some tools write SCL without a namespace.
-//! Initial values (`DOI`/`DAI`/`Val`) and communication sections are not read yet.
+//! Initial values (`Val` in templates, `DOI`/`SDI`/`DAI` in instances) are read; the
+//! communication section is not.
 
 use crate::error::{Position, SclError, SclErrorKind};
 use crate::model::*;
@@ -215,6 +216,8 @@ impl<'a, 'i> Resolver<'_, 'a, 'i, '_, '_> {
             kind: NodeKind::Object { cdc },
             count,
             children,
+            value: None,
+            line: self.cx.pos(at).line,
         })
     }
 
@@ -258,6 +261,7 @@ impl<'a, 'i> Resolver<'_, 'a, 'i, '_, '_> {
         let count = self.cx.num(c, element, "count", 0u32)?;
         let type_id = c.attribute("type");
         let mut children = Vec::new();
+        let mut value = val_text(c);
         match btype {
             BasicType::Struct => {
                 let tid = self.cx.req(c, element, "type")?;
@@ -270,7 +274,8 @@ impl<'a, 'i> Resolver<'_, 'a, 'i, '_, '_> {
             }
             BasicType::Enum => {
                 let tid = self.cx.req(c, element, "type")?;
-                self.lookup(c, &self.t.enums, "EnumType", tid)?;
+                let (_, et) = self.lookup(c, &self.t.enums, "EnumType", tid)?;
+                value = Some(enum_ord(self.cx, c, et, value.as_deref())?);
             }
             _ => {}
         }
@@ -283,8 +288,108 @@ impl<'a, 'i> Resolver<'_, 'a, 'i, '_, '_> {
             },
             count,
             children,
+            value,
+            line: self.cx.pos(c).line,
         })
     }
+}
+
+/// The text of the first `Val` child, trimmed.
+fn val_text(n: Node) -> Option<String> {
+    kids(n, "Val")
+        .next()
+        .map(|v| v.text().unwrap_or("").trim().to_string())
+}
+
+/// An Enum's value as its `ord`: a literal is looked up among the EnumType's `EnumVal`s; a
+/// number is kept; none gives the first `ord`.
+fn enum_ord(cx: &Ctx, at: Node, et: Node, literal: Option<&str>) -> Result<String, SclError> {
+    let vals: Vec<(String, String)> = kids(et, "EnumVal")
+        .map(|v| {
+            (
+                v.attribute("ord").unwrap_or("0").trim().to_string(),
+                v.text().unwrap_or("").trim().to_string(),
+            )
+        })
+        .collect();
+    match literal {
+        None => Ok(vals
+            .first()
+            .map(|(o, _)| o.clone())
+            .unwrap_or_else(|| "0".into())),
+        Some(l) if l.parse::<i64>().is_ok() => Ok(l.to_string()),
+        Some(l) => vals
+            .iter()
+            .find(|(_, t)| t == l)
+            .map(|(o, _)| o.clone())
+            .ok_or_else(|| {
+                cx.err(
+                    at,
+                    SclErrorKind::BadValue {
+                        element: "Val",
+                        attribute: "(text)",
+                        value: l.into(),
+                        why: "not a literal of the attribute's EnumType",
+                    },
+                )
+            }),
+    }
+}
+
+/// Applies the instance values of an LN (`DOI`/`SDI`/`DAI` with `Val`) to its data objects.
+/// A DOI naming no data object is an error (the file configures something the type lacks).
+fn apply_instance_values(
+    cx: &Ctx,
+    t: &Templates,
+    ln: Node,
+    data_objects: &mut [DataNode],
+) -> Result<(), SclError> {
+    fn walk(cx: &Ctx, t: &Templates, n: Node, nodes: &mut [DataNode]) -> Result<(), SclError> {
+        for c in n.children().filter(|c| c.is_element()) {
+            let tag = c.tag_name().name();
+            if !matches!(tag, "DOI" | "SDI" | "DAI") {
+                continue;
+            }
+            let Some(name) = c.attribute("name") else {
+                continue;
+            };
+            let Some(target) = nodes.iter_mut().find(|d| d.name == name) else {
+                return Err(cx.err(
+                    c,
+                    SclErrorKind::UnknownInstance {
+                        element: if tag == "DOI" {
+                            "DOI"
+                        } else if tag == "SDI" {
+                            "SDI"
+                        } else {
+                            "DAI"
+                        },
+                        name: name.into(),
+                    },
+                ));
+            };
+            if tag == "DAI" {
+                if let Some(v) = val_text(c) {
+                    let v = match &target.kind {
+                        NodeKind::Attribute {
+                            btype: BasicType::Enum,
+                            type_id: Some(id),
+                            ..
+                        } => match t.enums.get(id.as_str()) {
+                            Some(et) => enum_ord(cx, c, *et, Some(&v))?,
+                            None => v,
+                        },
+                        _ => v,
+                    };
+                    target.value = Some(v);
+                }
+            } else {
+                walk(cx, t, c, &mut target.children)?;
+            }
+        }
+        Ok(())
+    }
+    walk(cx, t, ln, data_objects)
 }
 
 /// Reads every IED of the file.
@@ -321,6 +426,7 @@ fn read_ied<'a, 'i>(
     let mut lds = Vec::new();
     let mut ld_nodes = Vec::new();
     for ap in kids(ied, "AccessPoint") {
+        let ap_name = cx.req(ap, "AccessPoint", "name")?;
         for server in kids(ap, "Server") {
             for ld in kids(server, "LDevice") {
                 let inst = cx.req(ld, "LDevice", "inst")?;
@@ -346,6 +452,7 @@ fn read_ied<'a, 'i>(
                 }
                 lds.push(LogicalDevice {
                     inst: inst.into(),
+                    access_point: ap_name.into(),
                     domain,
                     logical_nodes: lns,
                 });
@@ -390,6 +497,7 @@ fn read_ln<'a, 'i>(
         let count = cx.num(d, "DO", "count", 0u32)?;
         data_objects.push(r.object(d, n, ty, count)?);
     }
+    apply_instance_values(cx, t, ln, &mut data_objects)?;
     let mut data_sets = Vec::new();
     for ds in kids(ln, "DataSet") {
         let dn = cx.req(ds, "DataSet", "name")?.to_string();

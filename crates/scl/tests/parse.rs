@@ -307,3 +307,74 @@ fn a_file_with_several_ieds_needs_a_name() {
     assert!(scl.ied(None).is_err());
     assert_eq!(scl.ied(Some("BAY2")).unwrap().logical_devices.len(), 0);
 }
+
+const CID: &str = include_str!("data/feeder_protection.cid");
+
+fn cid_value(ied: &gander_scl::Ied, ld: &str, ln: &str, path: &[&str]) -> Option<String> {
+    let ln = ied
+        .logical_devices
+        .iter()
+        .find(|l| l.inst == ld)?
+        .logical_nodes
+        .iter()
+        .find(|l| l.name == ln)?;
+    let mut nodes = &ln.data_objects;
+    let mut found = None;
+    for p in path {
+        let n = nodes.iter().find(|d| d.name == *p)?;
+        nodes = &n.children;
+        found = Some(n);
+    }
+    found?.value.clone()
+}
+
+#[test]
+fn initial_values_and_access_points() {
+    let scl = parse(CID).unwrap();
+    let ied = scl.ied(None).unwrap();
+    // DAI over template, Enum literal -> ord, template Val, Enum default = first ord.
+    assert_eq!(
+        cid_value(ied, "PROT", "LLN0", &["Mod", "stVal"]).as_deref(),
+        Some("1")
+    );
+    assert_eq!(
+        cid_value(ied, "PROT", "LLN0", &["Mod", "ctlModel"]).as_deref(),
+        Some("0")
+    );
+    assert_eq!(
+        cid_value(ied, "PROT", "LLN0", &["NamPlt", "ldNs"]).as_deref(),
+        Some("IEC 61850-7-4:2007B4")
+    );
+    assert_eq!(
+        cid_value(ied, "PROT", "LLN0", &["Health", "stVal"]).as_deref(),
+        Some("1")
+    );
+    assert_eq!(
+        cid_value(ied, "PROT", "PTOC1", &["StrVal", "setMag", "f"]).as_deref(),
+        Some("600")
+    );
+    assert_eq!(cid_value(ied, "PROT", "PTOC1", &["Str", "general"]), None);
+    assert_eq!(ied.logical_devices_of(Some("S1")).unwrap().len(), 2);
+    let e = ied.logical_devices_of(Some("S2")).unwrap_err();
+    assert!(
+        matches!(e.kind, SclErrorKind::AccessPointNotFound { .. }),
+        "{e}"
+    );
+    // Broken instance values name the element and line.
+    let line = |needle: &str| CID.lines().position(|l| l.contains(needle)).unwrap() as u32 + 1;
+    let bad = CID.replacen("<DOI name=\"StrVal\">", "<DOI name=\"StrValX\">", 1);
+    let e = parse(&bad).unwrap_err();
+    assert!(
+        matches!(e.kind, SclErrorKind::UnknownInstance { .. }),
+        "{e}"
+    );
+    assert_eq!(e.at.unwrap().line, line("<DOI name=\"StrVal\">"));
+    let bad = CID.replacen("<Val>status-only</Val>", "<Val>remote</Val>", 1);
+    let e = parse(&bad).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("not a literal of the attribute's EnumType"),
+        "{e}"
+    );
+    assert_eq!(e.at.unwrap().line, line("<Val>status-only</Val>"));
+}

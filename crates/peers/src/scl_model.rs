@@ -1,0 +1,423 @@
+//! `gander mms server --scl FILE`: the IEC 61850 model of an IED's SCL file (ICD/CID) turned
+//! into a [`ServerModel`] the MMS server serves.
+//!
+//! IEC 61850-8-1 §8.1.3 mapping: one MMS domain per logical device (the SCL crate computes the
+//! name, IED name + LD inst or `ldName`); one named variable per logical node whose components
+//! are the functional constraints, each holding the data objects restricted to the attributes
+//! of that FC; basic types as §8.1.3.3 maps them (with libiec61850 1.6's sizes: variable-length
+//! strings and bit strings are negative sizes); data sets `LN$name`; report control blocks
+//! `LN$RP$name` / `LN$BR$name`, one per instance of `RptEnabled max` (indexed `name01..`).
+//!
+//! This is the one place that knows both `gander-scl` and `gander-mms` (layering:
+//! `scripts/check_layers.py`).
+
+use gander_mms::bit_string::BitString;
+use gander_mms::report::{opt_flds, trg_ops};
+use gander_mms::server_model::{ModelError, ModelNode, RcbConfig, ServerModel};
+use gander_mms::service::{ObjectName, TypeSpec};
+use gander_scl::{BasicType, DataNode, Fc, Ied, NodeKind, SclError};
+use gander_wire::data::Data;
+use std::path::Path;
+
+/// Why an SCL file cannot be served.
+#[derive(Debug, thiserror::Error)]
+pub enum SclModelError {
+    /// The file is not valid SCL (the message has the line).
+    #[error("{path}: {error}")]
+    Scl {
+        /// The file.
+        path: String,
+        /// What is wrong (shown in this error's message, so not chained as a source).
+        error: SclError,
+    },
+    /// A basic type the MMS server cannot represent.
+    #[error("{path}: line {line}: {reference}: bType {btype} is not supported by gander's MMS server ({why})")]
+    UnsupportedType {
+        /// The file.
+        path: String,
+        /// The line of the DA/BDA in the DataTypeTemplates.
+        line: u32,
+        /// The attribute (`LD/LN.DO.da`).
+        reference: String,
+        /// The bType.
+        btype: &'static str,
+        /// Why.
+        why: &'static str,
+    },
+    /// An initial value that does not fit its type.
+    #[error("{path}: line {line}: {reference}: value {value:?} is not a valid {btype}")]
+    BadValue {
+        /// The file.
+        path: String,
+        /// The line of the DA/BDA in the DataTypeTemplates.
+        line: u32,
+        /// The attribute.
+        reference: String,
+        /// The value found.
+        value: String,
+        /// The bType.
+        btype: &'static str,
+    },
+    /// The model would exceed [`MAX_LEAVES`] basic attributes (arrays multiply: a guard
+    /// against a small file that expands to gigabytes).
+    #[error("{path}: line {line}: {reference}: the model exceeds {MAX_LEAVES} basic attributes")]
+    TooLarge {
+        /// The file.
+        path: String,
+        /// The line of the element being expanded.
+        line: u32,
+        /// Where.
+        reference: String,
+    },
+    /// The model does not hold together (duplicate names, a member or data set missing).
+    #[error("{path}: {error}")]
+    Model {
+        /// The file.
+        path: String,
+        /// What is wrong (shown in this error's message, so not chained as a source).
+        error: ModelError,
+    },
+}
+
+/// Most basic attributes one served model may hold (a large IED has tens of thousands).
+pub const MAX_LEAVES: usize = 2_000_000;
+
+/// Reads `path` and builds the model of IED `ied` (the only one when None), restricted to
+/// access point `access_point` (every access point when None).
+pub fn load(
+    path: &Path,
+    ied: Option<&str>,
+    access_point: Option<&str>,
+) -> Result<ServerModel, SclModelError> {
+    let p = path.display().to_string();
+    let scl_err = |error| SclModelError::Scl {
+        path: p.clone(),
+        error,
+    };
+    let scl = gander_scl::load(path).map_err(scl_err)?;
+    let ied = scl.ied(ied).map_err(scl_err)?;
+    build(ied, access_point, &p)
+}
+
+/// Builds the model of one IED (see [`load`]); `path` is only used in error messages.
+pub fn build(
+    ied: &Ied,
+    access_point: Option<&str>,
+    path: &str,
+) -> Result<ServerModel, SclModelError> {
+    let lds = ied
+        .logical_devices_of(access_point)
+        .map_err(|error| SclModelError::Scl {
+            path: path.into(),
+            error,
+        })?;
+    let model_err = |error| SclModelError::Model {
+        path: path.into(),
+        error,
+    };
+    let mut m = ServerModel::new(
+        ied.manufacturer.as_deref().unwrap_or("gander"),
+        ied.ied_type.as_deref().unwrap_or(&ied.name),
+        env!("CARGO_PKG_VERSION"),
+    );
+    let mut budget = MAX_LEAVES;
+    for ld in &lds {
+        m.add_domain(&ld.domain).map_err(model_err)?;
+        for ln in &ld.logical_nodes {
+            let mut fcs: Vec<Fc> = Vec::new();
+            collect_fcs(&ln.data_objects, &mut fcs);
+            let mut comps = Vec::new();
+            for fc in fcs {
+                let mut dos = Vec::new();
+                for d in &ln.data_objects {
+                    let r = format!("{}/{}.{}", ld.domain, ln.name, d.name);
+                    if let Some(n) = restrict(d, fc, &r, path, &mut budget)? {
+                        dos.push((d.name.clone(), n));
+                    }
+                }
+                comps.push((fc.name().to_string(), ModelNode::Struct(dos)));
+            }
+            m.add_logical_node(&ld.domain, &ln.name, ModelNode::Struct(comps))
+                .map_err(model_err)?;
+        }
+    }
+    // Data sets after every LN (members may name other LDs), then the RCBs.
+    for ld in &lds {
+        for ln in &ld.logical_nodes {
+            for ds in &ln.data_sets {
+                let members = ds
+                    .members
+                    .iter()
+                    .map(|f| ObjectName::domain(f.domain.clone(), f.item.clone()))
+                    .collect();
+                m.add_data_set(&ld.domain, &format!("{}${}", ln.name, ds.name), members)
+                    .map_err(model_err)?;
+            }
+        }
+    }
+    for ld in &lds {
+        for ln in &ld.logical_nodes {
+            for rc in &ln.report_controls {
+                for inst in rc.instances() {
+                    let item = format!("{}${}${inst}", ln.name, rc.fc().name());
+                    let o = rc.opt_fields;
+                    let t = rc.trg_ops;
+                    let bits = |len, set: &[(bool, usize)]| {
+                        let on: Vec<usize> =
+                            set.iter().filter(|(b, _)| *b).map(|(_, i)| *i).collect();
+                        BitString::with_bits(len, &on)
+                    };
+                    m.add_rcb(RcbConfig {
+                        domain: ld.domain.clone(),
+                        rpt_id: rc
+                            .rpt_id
+                            .clone()
+                            .unwrap_or_else(|| format!("{}/{item}", ld.domain)),
+                        item,
+                        buffered: rc.buffered,
+                        data_set: rc
+                            .data_set
+                            .as_ref()
+                            .map(|d| format!("{}${d}", ln.name))
+                            .unwrap_or_default(),
+                        conf_rev: rc.conf_rev,
+                        opt_flds: bits(
+                            opt_flds::LEN,
+                            &[
+                                (o.seq_num, opt_flds::SEQ_NUM),
+                                (o.time_stamp, opt_flds::TIME_STAMP),
+                                (o.reason_code, opt_flds::REASON),
+                                (o.data_set, opt_flds::DATA_SET),
+                                (o.data_ref, opt_flds::DATA_REF),
+                                (o.buf_ovfl && rc.buffered, opt_flds::BUF_OVFL),
+                                (o.entry_id && rc.buffered, opt_flds::ENTRY_ID),
+                                (o.config_ref, opt_flds::CONF_REV),
+                            ],
+                        ),
+                        trg_ops: bits(
+                            trg_ops::LEN,
+                            &[
+                                (t.dchg, trg_ops::DCHG),
+                                (t.qchg, trg_ops::QCHG),
+                                (t.dupd, trg_ops::DUPD),
+                                (t.period, trg_ops::INTEGRITY),
+                                (t.gi, trg_ops::GI),
+                            ],
+                        ),
+                        buf_tm: rc.buf_time,
+                        intg_pd: rc.intg_pd,
+                        // IEC 61850-8-1 Ed.2 BRCBs carry ResvTms.
+                        resv_tms: rc.buffered,
+                    })
+                    .map_err(model_err)?;
+                }
+            }
+        }
+    }
+    m.choose_stimuli();
+    Ok(m)
+}
+
+fn collect_fcs(nodes: &[DataNode], out: &mut Vec<Fc>) {
+    for n in nodes {
+        if let NodeKind::Attribute { fc, .. } = &n.kind {
+            if !out.contains(fc) {
+                out.push(*fc);
+            }
+        }
+        collect_fcs(&n.children, out);
+    }
+    out.sort();
+}
+
+/// The part of a data object (or attribute) with functional constraint `fc`, or None.
+fn restrict(
+    n: &DataNode,
+    fc: Fc,
+    reference: &str,
+    path: &str,
+    budget: &mut usize,
+) -> Result<Option<ModelNode>, SclModelError> {
+    let one = match &n.kind {
+        NodeKind::Object { .. } => {
+            let mut c = Vec::new();
+            for k in &n.children {
+                if let Some(x) = restrict(k, fc, &format!("{reference}.{}", k.name), path, budget)?
+                {
+                    c.push((k.name.clone(), x));
+                }
+            }
+            if c.is_empty() {
+                return Ok(None);
+            }
+            ModelNode::Struct(c)
+        }
+        NodeKind::Attribute { fc: f, .. } if *f != fc => return Ok(None),
+        NodeKind::Attribute {
+            btype: BasicType::Struct,
+            ..
+        } => {
+            let mut c = Vec::new();
+            for k in &n.children {
+                if let Some(x) = restrict(k, fc, &format!("{reference}.{}", k.name), path, budget)?
+                {
+                    c.push((k.name.clone(), x));
+                }
+            }
+            ModelNode::Struct(c)
+        }
+        NodeKind::Attribute { btype, .. } => {
+            *budget = budget
+                .checked_sub(1)
+                .ok_or_else(|| too_large(n, reference, path))?;
+            leaf(n, *btype, reference, path)?
+        }
+    };
+    if n.count == 0 {
+        return Ok(Some(one));
+    }
+    // An array repeats the element: charge the copies against the budget before making them.
+    let per = count_leaves(&one).max(1);
+    let extra = per.saturating_mul(n.count as usize - 1);
+    *budget = budget
+        .checked_sub(extra)
+        .ok_or_else(|| too_large(n, reference, path))?;
+    Ok(Some(ModelNode::Array(vec![one; n.count as usize])))
+}
+
+fn too_large(n: &DataNode, reference: &str, path: &str) -> SclModelError {
+    SclModelError::TooLarge {
+        path: path.into(),
+        line: n.line,
+        reference: reference.into(),
+    }
+}
+
+fn count_leaves(n: &ModelNode) -> usize {
+    match n {
+        ModelNode::Leaf { .. } => 1,
+        ModelNode::Struct(c) => c.iter().map(|(_, x)| count_leaves(x)).sum(),
+        ModelNode::Array(e) => e.iter().map(count_leaves).sum(),
+    }
+}
+
+/// The MMS type and value of a basic attribute (IEC 61850-8-1 §8.1.3.3 Table 6, with
+/// libiec61850 1.6's sizes).
+fn leaf(
+    n: &DataNode,
+    btype: BasicType,
+    reference: &str,
+    path: &str,
+) -> Result<ModelNode, SclModelError> {
+    use BasicType::*;
+    let v = n.value.as_deref().map(str::trim);
+    let bad = || SclModelError::BadValue {
+        path: path.into(),
+        line: n.line,
+        reference: reference.into(),
+        value: v.unwrap_or("").into(),
+        btype: btype.scl_name(),
+    };
+    let unsupported = |why| SclModelError::UnsupportedType {
+        path: path.into(),
+        line: n.line,
+        reference: reference.into(),
+        btype: btype.scl_name(),
+        why,
+    };
+    let int = |bits: u8| -> Result<ModelNode, SclModelError> {
+        let x = match v {
+            None | Some("") => 0,
+            Some(s) => s.parse::<i64>().map_err(|_| bad())?,
+        };
+        Ok(ModelNode::leaf(TypeSpec::Integer(bits), Data::Integer(x)))
+    };
+    let uint = |bits: u8| -> Result<ModelNode, SclModelError> {
+        let x = match v {
+            None | Some("") => 0,
+            Some(s) => s.parse::<u64>().map_err(|_| bad())?,
+        };
+        Ok(ModelNode::leaf(TypeSpec::Unsigned(bits), Data::Unsigned(x)))
+    };
+    let vis = |size: i32| {
+        ModelNode::leaf(
+            TypeSpec::VisibleString(-size),
+            Data::VisibleString(v.unwrap_or("").chars().take(size as usize).collect()),
+        )
+    };
+    let bits = |size: usize, fixed: bool| {
+        ModelNode::leaf(
+            TypeSpec::BitString(if fixed { size as i32 } else { -(size as i32) }),
+            BitString::new(size).to_data(),
+        )
+    };
+    Ok(match btype {
+        Boolean => {
+            let b = match v {
+                None | Some("") | Some("false") | Some("0") => false,
+                Some("true") | Some("1") => true,
+                Some(_) => return Err(bad()),
+            };
+            ModelNode::leaf(TypeSpec::Boolean, Data::Boolean(b))
+        }
+        Int8 | Enum => int(8)?,
+        Int16 => int(16)?,
+        Int24 | Int32 => int(32)?,
+        Int64 | Int128 => int(64)?,
+        Int8U => uint(8)?,
+        Int16U => uint(16)?,
+        Int24U | Int32U => uint(32)?,
+        Float32 => {
+            let x = match v {
+                None | Some("") => 0.0,
+                Some(s) => s.parse::<f32>().map_err(|_| bad())?,
+            };
+            ModelNode::leaf(
+                TypeSpec::FloatingPoint {
+                    format_width: 32,
+                    exponent_width: 8,
+                },
+                Data::FloatingPoint32(x),
+            )
+        }
+        Float64 => {
+            let x = match v {
+                None | Some("") => 0.0,
+                Some(s) => s.parse::<f64>().map_err(|_| bad())?,
+            };
+            ModelNode::leaf(
+                TypeSpec::FloatingPoint {
+                    format_width: 64,
+                    exponent_width: 11,
+                },
+                Data::FloatingPoint64(x),
+            )
+        }
+        Dbpos | Tcmd | Check => bits(2, true),
+        Quality => bits(13, false),
+        TrgOps => bits(6, false),
+        OptFlds => bits(10, false),
+        SvOptFlds => bits(5, false),
+        LogOptFlds => bits(1, false),
+        Timestamp => ModelNode::leaf(TypeSpec::UtcTime, Data::UtcTime([0; 8])),
+        EntryTime => ModelNode::leaf(TypeSpec::BinaryTime(true), Data::BinaryTime(vec![0; 6])),
+        VisString32 => vis(32),
+        VisString64 => vis(64),
+        VisString65 => vis(65),
+        VisString129 | ObjRef => vis(129),
+        VisString255 => vis(255),
+        Currency => vis(3),
+        Octet64 => ModelNode::leaf(TypeSpec::OctetString(-64), Data::OctetString(Vec::new())),
+        EntryId => ModelNode::leaf(TypeSpec::OctetString(8), Data::OctetString(vec![0; 8])),
+        Unicode255 => {
+            return Err(unsupported(
+                "MMS string values (UTF-8) are not in gander's MMS data codec yet",
+            ))
+        }
+        PhyComAddr => return Err(unsupported("communication addresses are not served")),
+        Struct => return Err(unsupported("a Struct without a DAType")),
+    })
+}
+
+#[cfg(test)]
+mod tests;

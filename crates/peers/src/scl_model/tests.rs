@@ -1,0 +1,216 @@
+use super::*;
+use gander_mms::association::ServerHandler;
+use gander_mms::rcb_plan::{find_rcbs, RcbSnapshot};
+use gander_mms::service::{ObjectClass, ObjectScope};
+
+fn sample_path() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../scl/tests/data/feeder_protection.cid")
+}
+
+fn sample() -> ServerModel {
+    load(&sample_path(), None, None).unwrap()
+}
+
+#[test]
+fn sample_cid_is_served_as_8_1_maps_it() {
+    let mut m = sample();
+    assert_eq!(m.domains(), ["FDR1PROT", "FDR1MEAS"]);
+    let names = m
+        .name_list(
+            1,
+            ObjectClass::NAMED_VARIABLE,
+            &ObjectScope::Domain("FDR1PROT".into()),
+        )
+        .unwrap()
+        .unwrap();
+    for n in [
+        "LLN0$ST$Mod$stVal",
+        "LLN0$CF$Mod$ctlModel",
+        "LLN0$DC$NamPlt$vendor",
+        "LLN0$BR$brcbProt01$EntryID",
+        "LLN0$BR$brcbProt01$ResvTms",
+        "PTOC1$SP$StrVal$setMag$f",
+        "Q0XCBR1$ST$Pos$stVal",
+    ] {
+        assert!(names.contains(&n.to_string()), "{n}");
+    }
+    let meas = m
+        .name_list(
+            1,
+            ObjectClass::NAMED_VARIABLE,
+            &ObjectScope::Domain("FDR1MEAS".into()),
+        )
+        .unwrap()
+        .unwrap();
+    assert!(meas.contains(&"MMXU1$MX$PhV$phsA$cVal$mag$f".to_string()));
+    // Indexed URCB: RptEnabled max 3.
+    let rcbs = find_rcbs("FDR1MEAS", &meas);
+    let inst: Vec<String> = rcbs.iter().map(|r| r.name.clone()).collect();
+    assert_eq!(inst, ["urcbMeas01", "urcbMeas02", "urcbMeas03"]);
+    for r in rcbs {
+        let ty = m
+            .variable_access_attributes(1, &r.object_name())
+            .unwrap()
+            .unwrap()
+            .type_spec;
+        let v = m.value(&r.object_name()).unwrap();
+        let snap = RcbSnapshot::from_type_and_value(r, &ty, &v).unwrap();
+        snap.check_free().unwrap();
+        assert_eq!(snap.get("RptID"), Some(&Data::VisibleString("meas".into())));
+        assert_eq!(
+            snap.get("DatSet"),
+            Some(&Data::VisibleString("FDR1MEAS/LLN0$dsMeas".into()))
+        );
+        assert_eq!(snap.get("IntgPd"), Some(&Data::Unsigned(5000)));
+    }
+    // Initial values: Enum literal -> ord, DAI over template Val, SDI paths.
+    let v = |m: &ServerModel, d: &str, i: &str| m.value(&ObjectName::domain(d, i));
+    assert_eq!(
+        v(&m, "FDR1PROT", "LLN0$ST$Mod$stVal"),
+        Some(Data::Integer(1))
+    );
+    assert_eq!(
+        v(&m, "FDR1PROT", "LLN0$ST$Health$stVal"),
+        Some(Data::Integer(1))
+    );
+    assert_eq!(
+        v(&m, "FDR1PROT", "LLN0$DC$NamPlt$vendor"),
+        Some(Data::VisibleString("gander".into()))
+    );
+    assert_eq!(
+        v(&m, "FDR1PROT", "LLN0$EX$NamPlt$ldNs"),
+        Some(Data::VisibleString("IEC 61850-7-4:2007B4".into()))
+    );
+    assert_eq!(
+        v(&m, "FDR1PROT", "PTOC1$SP$StrVal$setMag$f"),
+        Some(Data::FloatingPoint32(600.0))
+    );
+    assert_eq!(
+        v(&m, "FDR1MEAS", "MMXU1$MX$Hz$mag$f"),
+        Some(Data::FloatingPoint32(50.0))
+    );
+    // Types as 8-1 gives them.
+    let t = m
+        .variable_access_attributes(1, &ObjectName::domain("FDR1PROT", "Q0XCBR1$ST$Pos"))
+        .unwrap()
+        .unwrap()
+        .type_spec;
+    assert_eq!(t.component("stVal"), Some(&TypeSpec::BitString(2)));
+    assert_eq!(t.component("q"), Some(&TypeSpec::BitString(-13)));
+    assert_eq!(t.component("t"), Some(&TypeSpec::UtcTime));
+    let ds = m
+        .named_variable_list_attributes(1, &ObjectName::domain("FDR1PROT", "LLN0$dsProt"))
+        .unwrap()
+        .unwrap();
+    assert_eq!(ds.members.len(), 5);
+    // Stimuli: the first changeable leaf of each dchg data set's first member.
+    let st: Vec<String> = m.stimuli().iter().map(|s| s.value.to_string()).collect();
+    assert_eq!(
+        st,
+        [
+            "FDR1PROT/PTRC1$ST$Tr$general",
+            "FDR1MEAS/MMXU1$MX$TotW$mag$f"
+        ]
+    );
+}
+
+fn write_variant(edit: impl Fn(&str) -> String) -> (tempfile::TempDir, std::path::PathBuf) {
+    let text = std::fs::read_to_string(sample_path()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("bad.cid");
+    std::fs::write(&p, edit(&text)).unwrap();
+    (dir, p)
+}
+
+#[test]
+fn bad_scl_is_refused_with_the_reason_and_line() {
+    let cases: [(&str, &str, &str); 6] = [
+        (
+            r#"<DO name="Ind2" type="FDR_SPS"/>"#,
+            r#"<DO name="Ind2" type="FDR_SPS" count="4000000"/>"#,
+            "the model exceeds 2000000 basic attributes",
+        ),
+        (
+            r#"<DA name="d" bType="VisString255" fc="DC"/>"#,
+            r#"<DA name="d" bType="Unicode255" fc="DC"/>"#,
+            "bType Unicode255 is not supported",
+        ),
+        (
+            r#"doName="Op" fc="ST"/>"#,
+            r#"doName="Opx" fc="ST"/>"#,
+            "member PROT/PTOC1.Opx [ST] is not in the model",
+        ),
+        (
+            r#"datSet="dsMeas" confRev"#,
+            r#"datSet="dsNope" confRev"#,
+            "dsNope",
+        ),
+        (
+            r#"<DO name="Op" type="FDR_ACT"/>"#,
+            r#"<DO name="Op" type="FDR_ACTX"/>"#,
+            "DOType \"FDR_ACTX\" is not in DataTypeTemplates",
+        ),
+        (
+            r#"<LN lnClass="PTRC" lnType="FDR_PTRC" inst="1"/>"#,
+            r#"<LN lnClass="PTRC" lnType="FDR_PTRC" inst="1"/><LN lnClass="PTRC" lnType="FDR_PTRC" inst="1"/>"#,
+            "duplicate logical node \"PTRC1\"",
+        ),
+    ];
+    for (from, to, want) in cases {
+        let (_d, p) = write_variant(|t| {
+            assert!(t.contains(from), "{from}");
+            t.replacen(from, to, 1)
+        });
+        let e = load(&p, None, None).unwrap_err().to_string();
+        assert!(e.contains(want), "{e} (wanted {want})");
+        if !want.starts_with("duplicate logical node") {
+            assert!(e.contains("line "), "{e}");
+        }
+    }
+    // A modest array is served as an MMS array.
+    let (_d, p) = write_variant(|t| {
+        t.replacen(
+            r#"<DO name="Ind2" type="FDR_SPS"/>"#,
+            r#"<DO name="Ind2" type="FDR_SPS" count="3"/>"#,
+            1,
+        )
+    });
+    let mut m = load(&p, None, None).unwrap();
+    let t = m
+        .variable_access_attributes(1, &ObjectName::domain("FDR1PROT", "GGIO1$ST$Ind2"))
+        .unwrap()
+        .unwrap()
+        .type_spec;
+    assert!(matches!(t, TypeSpec::Array { count: 3, .. }), "{t:?}");
+    let e = load(&sample_path(), Some("NOPE"), None)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("no IED named \"NOPE\""), "{e}");
+    let e = load(&sample_path(), None, Some("S9"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("no access point \"S9\" (it has: S1)"), "{e}");
+}
+
+/// The sizes of the sample CID's reports (the figures in docs/mms-peers.md): a GI of every
+/// member with the OptFlds the CID configures, SqNum 0, as the MMS InformationReport PDU.
+#[test]
+fn sample_report_sizes() {
+    use gander_mms::pdu::{MmsPdu, Unconfirmed};
+    use gander_wire::Codec;
+    let mut m = sample();
+    let mut size = |dom: &str, rcb: &str| {
+        let n = |e: &str| ObjectName::domain(dom, format!("{rcb}${e}"));
+        m.write(1, &n("RptEna"), &Data::Boolean(true)).unwrap();
+        m.write(1, &n("GI"), &Data::Boolean(true)).unwrap();
+        let r = m.due_reports(1, 1_700_000_000_000);
+        m.write(1, &n("RptEna"), &Data::Boolean(false)).unwrap();
+        assert_eq!(r.len(), 1);
+        MmsPdu::Unconfirmed(Unconfirmed::InformationReport(r[0].clone()))
+            .to_vec()
+            .len()
+    };
+    let meas = size("FDR1MEAS", "LLN0$RP$urcbMeas01");
+    let prot = size("FDR1PROT", "LLN0$BR$brcbProt01");
+    assert_eq!((meas, prot), (156, 208));
+}
