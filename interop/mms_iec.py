@@ -201,6 +201,9 @@ class LibServer:
             self.L.TLSConfiguration_destroy(self.tls)
 
 
+IED_ERROR_CONNECTION_LOST = 3
+
+
 class LibClient:
     """libiec61850 client that enables urcb01 and records (RptID, SqNum) of every report."""
 
@@ -215,6 +218,7 @@ class LibClient:
         self._lock = threading.Lock()
         self._cb = ReportHandler(self._on_report)  # kept alive by self
         self.rcb = None
+        self.retries = 0
 
     def _on_report(self, _param, report):
         rid = self.L.ClientReport_getRptId(report)
@@ -226,6 +230,31 @@ class LibClient:
         err = C.c_int(0)
         self.L.IedConnection_connect(self.con, C.byref(err), host.encode(), port)
         return err.value
+
+    def connect_and_enable(self, host: str, port: int, gi: bool = True, attempts: int = 3) -> int:
+        """`connect` then `enable`, retrying only libiec61850 1.6.1's first-call race: its client
+        sometimes reports connection-lost (IED_ERROR_CONNECTION_LOST, 3) on the first service
+        after a successful connect (seen against gander's server and against libiec61850's own;
+        immediate retries fail the same way, after 0.3 s a fresh connection works). `retries`
+        counts the retries so a test can account for the connections they cost."""
+        err = 0
+        for _ in range(attempts):
+            err = self.connect(host, port)
+            if err:
+                return err
+            err = self.enable(gi)
+            if err != IED_ERROR_CONNECTION_LOST:
+                return err
+            self.retries += 1
+            self.L.IedConnection_destroy(self.con)
+            self.con = (self.L.IedConnection_createWithTlsSupport(self.tls) if self.tls
+                        else self.L.IedConnection_create())
+            self.L.IedConnection_setConnectTimeout(self.con, 5000)
+            if self.rcb:
+                self.L.ClientReportControlBlock_destroy(self.rcb)
+                self.rcb = None
+            time.sleep(0.3)
+        return err
 
     def enable(self, gi: bool = True) -> int:
         L = self.L

@@ -39,8 +39,7 @@ def test_tshark_dissects_gander_server_session(gander, tmp_path):
     try:
         proxy = RecordingProxy(("127.0.0.1", srv.port))
         c = LibClient(None)
-        assert c.connect("127.0.0.1", proxy.port) == 0
-        assert c.enable(gi=True) == 0
+        assert c.connect_and_enable("127.0.0.1", proxy.port, gi=True) == 0
         reports = c.wait_reports(5, timeout=10)
         assert len(reports) >= 5
         c.close()
