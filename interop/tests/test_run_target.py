@@ -151,6 +151,8 @@ def test_the_rse_matrix_runs_against_an_unseen_server_across_namespaces(gander, 
         if hosts:  # netem: each round trip is at least 2 ms, and HT waits for 5 of them
             assert r["ht_steps"]["tcp"]["median_ms"] >= 1.9, r["ht_steps"]
             assert r["ht"]["median_ms"] >= 5 * 1.9, r["ht"]
+        rtt = r["read_rtt"]  # reads of the discovered block's data set, warm-up discarded
+        assert rtt["n"] == 18 and rtt["median_ms"] > 0, rtt
         ia = r["report_interarrival"]
         assert ia["n"] >= 15 and abs(ia["median_ms"] - 50) < 10, ia
         assert r.get("rt") is None and "ht_accounting" not in r and r.get("floor") is None

@@ -231,6 +231,7 @@ fn client_cfg(addr: std::net::SocketAddr, tls: Option<TlsProfile>, reports: u64)
         report_timeout_ms: 10_000,
         rcb: None,
         intg_pd_ms: None,
+        reads: 0,
     }
 }
 

@@ -358,7 +358,14 @@ fn drive(
     if rt {
         match &config.rcb {
             Some(spec) => {
-                s.reports = rcb::receive(c, spec, config.gi, config.intg_pd_ms, config.reports)?
+                s.reports = rcb::receive(
+                    c,
+                    spec,
+                    config.gi,
+                    config.intg_pd_ms,
+                    config.reads,
+                    config.reports,
+                )?
             }
             None => receive_reports(c, config, s)?,
         }

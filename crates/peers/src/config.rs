@@ -172,6 +172,9 @@ pub struct ClientConfig {
     /// block reports periodically whatever the data does; restored afterwards.
     #[serde(default)]
     pub intg_pd_ms: Option<u32>,
+    /// With `rcb`: timed reads of the block's data set before the reports (READ_RTT events).
+    #[serde(default)]
+    pub reads: u64,
 }
 
 fn read(path: &Path) -> Result<String, ConfigError> {

@@ -43,6 +43,8 @@ pub mod name {
     pub const READ_START: &str = "READ_START";
     /// Client: the (TLS) read returned the plaintext.
     pub const READ_END: &str = "READ_END";
+    /// One timed Read of a data set, `rtt_ns` its round trip (client side; external targets).
+    pub const READ_RTT: &str = "READ_RTT";
     /// Client: the report was decoded (end of RT).
     pub const RT_END: &str = "RT_END";
     /// MMS association released.

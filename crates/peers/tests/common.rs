@@ -72,6 +72,7 @@ pub(crate) fn client_cfg(
         report_timeout_ms: 3000,
         rcb: None,
         intg_pd_ms: None,
+        reads: 0,
     }
 }
 

@@ -41,6 +41,7 @@ fn client_cfg(
         report_timeout_ms: 5000,
         rcb: None,
         intg_pd_ms: None,
+        reads: 0,
     }
 }
 

@@ -714,6 +714,9 @@ fn status_line(r: &ScenarioResult) -> String {
     if let Some(x) = r.rt_cleartext_ratio {
         let _ = write!(s, " = {x:.2}x cleartext");
     }
+    if let Some(g) = &r.read_rtt {
+        let _ = write!(s, ", read RTT median {:.3} ms (n={})", g.median_ms, g.n);
+    }
     if let Some(g) = &r.report_interarrival {
         let _ = write!(
             s,
@@ -815,6 +818,7 @@ pub fn blank_result(case: &Case) -> ScenarioResult {
         ht_floor_ratio: None,
         ht_accounting: None,
         report_interarrival: None,
+        read_rtt: None,
         rt_cleartext: None,
         rt_cleartext_median_ms: None,
         rt_cleartext_ratio: None,

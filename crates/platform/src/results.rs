@@ -51,6 +51,9 @@ pub struct Event {
     /// For the client's `TLS_UP`: TLS octets it had received (the server's flights).
     #[serde(default)]
     pub rx_bytes: Option<u64>,
+    /// For `READ_RTT`: the round trip of one Read, ns.
+    #[serde(default)]
+    pub rtt_ns: Option<u64>,
 }
 
 impl Event {
@@ -195,6 +198,9 @@ pub struct Samples {
     /// server's clock is not available (external targets).
     #[serde(default)]
     pub report_arrivals: Vec<u64>,
+    /// Round trips of the client's timed Reads (READ_RTT; external targets).
+    #[serde(default)]
+    pub read_rtt: Vec<u64>,
 }
 
 /// Which samples of a loop are warm-up: the first `warmup` of the loop, or with interleaved
@@ -345,6 +351,11 @@ pub fn extract(events: &[Event]) -> Samples {
         s.ht_tls.push(tls.saturating_sub(tcp));
         s.ht_mms.push(end.saturating_sub(tls));
     }
+    s.read_rtt = events
+        .iter()
+        .filter(|e| e.event == "READ_RTT")
+        .filter_map(|e| e.rtt_ns)
+        .collect();
     s.report_arrivals = events
         .iter()
         .filter(|e| e.event == "RT_END")
@@ -643,6 +654,10 @@ pub struct ScenarioResult {
     /// consecutive reports, warm-up discarded; its standard deviation is the jitter.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub report_interarrival: Option<Stat>,
+    /// Client side only (external targets): round trip of a Read of the control block's data
+    /// set, warm-up discarded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_rtt: Option<Stat>,
     /// Where HT goes (gander/gander TLS rows whose library runs in this process).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ht_accounting: Option<crate::accounting::HtAccounting>,
@@ -707,6 +722,7 @@ impl ScenarioResult {
             // The first gap follows the GI report the enable asked for: warm-up as for RT.
             self.report_interarrival = Stat::of(&keep(&gaps));
         }
+        self.read_rtt = Stat::of(&keep(&samples.read_rtt));
         self.ht_steps = match (
             Stat::of(&keep(&samples.ht_tcp)),
             Stat::of(&keep(&samples.ht_tls)),
@@ -1333,6 +1349,7 @@ mod tests {
             ht_floor_ratio: None,
             ht_accounting: None,
             report_interarrival: None,
+            read_rtt: None,
             rt_cleartext: None,
             rt_cleartext_median_ms: None,
             rt_cleartext_ratio: None,

@@ -10,8 +10,9 @@
 //!   enabled with an integrity period of the case's `period_ms` and GI, and restored as found
 //!   afterwards (`gander_peers::client`);
 //! * RT needs the server's clock (the server stamps the data change): without it a row reports
-//!   the client-side measures instead, the report inter-arrival time and its jitter
-//!   ([`crate::results::ScenarioResult::report_interarrival`]);
+//!   the client-side measures instead: the report inter-arrival time and its jitter
+//!   ([`crate::results::ScenarioResult::report_interarrival`]) and the round trip of a Read of
+//!   the control block's data set ([`crate::results::ScenarioResult::read_rtt`]);
 //! * no floor and no HT accounting: the server's key and library are not known.
 
 use crate::scenario::ScenarioError;
@@ -20,6 +21,10 @@ use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::net::ToSocketAddrs;
 use std::path::Path;
+
+/// Timed Reads of the control block's data set per target case (fewer when the case asks for
+/// fewer reports).
+pub const READS: u64 = 100;
 
 /// The `[target]` table.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -133,6 +138,7 @@ impl TargetSpec {
         let _ = writeln!(s, "rcb = {}", q(&self.rcb));
         let _ = writeln!(s, "gi = true");
         let _ = writeln!(s, "intg_pd_ms = {}", p.period_ms.max(1));
+        let _ = writeln!(s, "reads = {}", READS.min(p.reports.max(1) as u64));
         let _ = writeln!(s, "report_timeout_ms = {}", (p.period_ms * 4).max(5000));
         if let Some(choice) = &case.tls {
             let Some(base) = &self.tls else {

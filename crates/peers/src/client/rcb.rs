@@ -175,17 +175,67 @@ fn write_step(
     }
 }
 
+/// The RCB's data set as an MMS name: DatSet `LD/LN$name` (IEC 61850-8-1 form).
+fn data_set_name(snap: &RcbSnapshot) -> Option<ObjectName> {
+    match snap.get("DatSet") {
+        Some(Data::VisibleString(s)) => {
+            let (domain, item) = s.split_once('/')?;
+            (!domain.is_empty() && !item.is_empty()).then(|| ObjectName::domain(domain, item))
+        }
+        _ => None,
+    }
+}
+
+/// `n` reads of the control block's data set (one Read by variableListName: every member in
+/// one round trip), each emitted as READ_RTT with its round trip; the client-side stand-in for
+/// RT when the server's clock is not available. Returns how many succeeded.
+fn read_rtts(c: &mut Conn<'_>, snap: &RcbSnapshot, n: u64) -> Result<u64, Fail> {
+    let Some(ds) = data_set_name(snap) else {
+        return Ok(0);
+    };
+    let what = format!("read of data set {}", snap.rcb.reference());
+    let mut ok = 0;
+    for k in 0..n {
+        let req = ConfirmedRequest::Read(ReadRequest {
+            specification_with_result: false,
+            spec: VariableAccessSpecification::VariableListName(ds.clone()),
+        });
+        let t0 = now_ns();
+        let r = call(c, req, &what, |_, _| {})?;
+        let t1 = now_ns();
+        let ConfirmedResponse::Read(r) = r else {
+            return Err(fail(
+                "mms-unexpected",
+                format!("{what}: not a Read response"),
+            ));
+        };
+        if r.results
+            .iter()
+            .all(|x| matches!(x, AccessResult::Success(_)))
+        {
+            c.sink.emit(
+                Event::new(name::READ_RTT, t1, c.id)
+                    .with("n", k)
+                    .with("rtt_ns", t1.saturating_sub(t0)),
+            );
+            ok += 1;
+        }
+    }
+    Ok(ok)
+}
+
 /// TrgOps bit of the integrity period (bit 0 reserved, 1 dchg, 2 qchg, 3 dupd, 4 period, 5 GI).
 const TRG_OPS_INTEGRITY: usize = 4;
 
 /// Enables the block `spec` names (or the first free one), with an integrity period of
 /// `intg_pd_ms` when given, receives `want` reports of it (stamped as the fixed-model path
-/// stamps them), then restores the block.
+/// stamps them), then restores the block. Before enabling, `reads` timed reads of its data set.
 pub(super) fn receive(
     c: &mut Conn<'_>,
     spec: &str,
     gi: bool,
     intg_pd_ms: Option<u32>,
+    reads: u64,
     want: u64,
 ) -> Result<u64, Fail> {
     let snap = if spec == DISCOVER {
@@ -219,6 +269,7 @@ pub(super) fn receive(
         },
     )
     .map_err(|e| fail("rcb-in-use", e.to_string()))?;
+    read_rtts(c, &snap, reads)?;
     let rpt_id = match snap.get("RptID") {
         Some(Data::VisibleString(s)) if !s.is_empty() => Some(s.clone()),
         _ => None,

@@ -164,7 +164,7 @@ fn interarrival_table(o: &mut String, run: &RunResults) {
     }
     let _ = writeln!(
         o,
-        "\n## Reports seen by the client (ms)\n\nRT needs the server's clock; against an external target the client measures the time between reports instead (jitter = its standard deviation).\n\n| case | HT median | reports | inter-arrival median | mean | jitter (sd) | min | max |\n|---|---|---|---|---|---|---|---|"
+        "\n## Reports seen by the client (ms)\n\nRT needs the server's clock; against an external target the client measures the time between reports instead (jitter = its standard deviation), and the round trip of a Read of the control block's data set.\n\n| case | HT median | read RTT median (n) | reports | inter-arrival median | mean | jitter (sd) | min | max |\n|---|---|---|---|---|---|---|---|---|"
     );
     for (r, g) in rows {
         let _ = writeln!(
