@@ -183,3 +183,30 @@ def test_a_bad_target_is_refused_before_anything_runs(gander, tmp_path, body, ex
     assert expect in p.stderr, p.stderr
     assert "panicked" not in p.stderr
     assert not (tmp_path / "o" / "results.json").exists()
+
+
+def test_one_way_times_against_a_gander_server_on_a_declared_synchronised_clock(gander, tmp_path):
+    """Both ends gander, on one host (one clock, so "synchronised" holds by construction): each
+    data-change report's one-way time is arrival minus the report's own `t`, small and positive."""
+    from mms_gander import GanderServer
+
+    srv = GanderServer(gander, tmp_path, period_ms=20)
+    try:
+        tf = tmp_path / "t.toml"
+        tf.write_text(f'address = "{srv.addr}"\nrcb = "IMPLD0/LLN0.RP.urcb01"\n'
+                      "clocks_synchronised = true\n")
+        sc = tmp_path / "s.toml"
+        sc.write_text('name = "oneway"\n[defaults]\ntls_version = "none"\nkey = "rsa2048"\n'
+                      'interaction = "report"\npayload = 125\nperiod_ms = 1000\nconnections = 3\n'
+                      'reports = 30\nwarmup = 2\n[[row]]\nname = "clear"\n')
+        out = tmp_path / "out"
+        p = run([gander, "run", sc, "--target", tf, "--out", out], timeout=120)
+        assert p.returncode == 0, p.stderr
+    finally:
+        srv.stop()
+    r = json.loads((out / "results.json").read_text())["scenarios"][0]
+    assert r["status"] == "ok", r.get("error")
+    ow = r["report_one_way"]
+    assert ow["n"] >= 20 and 0 <= ow["median_ms"] < 50, ow
+    # The fixed model's data changes every 20 ms; IntgPd (1 s) adds nothing in between.
+    assert abs(r["report_interarrival"]["median_ms"] - 20) < 8, r["report_interarrival"]

@@ -232,6 +232,7 @@ fn client_cfg(addr: std::net::SocketAddr, tls: Option<TlsProfile>, reports: u64)
         rcb: None,
         intg_pd_ms: None,
         reads: 0,
+        clocks_synchronised: false,
     }
 }
 

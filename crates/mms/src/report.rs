@@ -74,6 +74,14 @@ pub fn binary_time_from_unix_ms(unix_ms: u64) -> [u8; 6] {
     out
 }
 
+/// An IEC 61850-8-1 UtcTime (8.1.3.7: seconds since 1970 (4 octets), a 24-bit binary fraction
+/// of a second, a quality octet) as Unix ns; `None` for the all-zero "never set" value.
+pub fn utc_time_unix_ns(t: &[u8; 8]) -> Option<i128> {
+    let secs = u32::from_be_bytes([t[0], t[1], t[2], t[3]]) as i128;
+    let frac = u32::from_be_bytes([0, t[4], t[5], t[6]]) as i128;
+    (secs > 0).then(|| secs * 1_000_000_000 + frac * 1_000_000_000 / (1 << 24))
+}
+
 /// The inverse of [`binary_time_from_unix_ms`].
 pub fn binary_time_to_unix_ms(t: &[u8; 6]) -> u64 {
     let ms = u32::from_be_bytes([t[0], t[1], t[2], t[3]]) as u64;
@@ -191,6 +199,37 @@ impl Report {
     /// TimeOfEntry as Unix milliseconds.
     pub fn time_of_entry_unix_ms(&self) -> Option<u64> {
         self.time_of_entry.as_ref().map(binary_time_to_unix_ms)
+    }
+
+    /// The newest data timestamp (IEC 61850-7-2 `t`: any UtcTime inside the value) among the
+    /// entries included for a data change, quality change or data update, as Unix ns: when the
+    /// server saw the change that caused this report. `None` for GI and integrity reports.
+    pub fn changed_data_time_unix_ns(&self) -> Option<i128> {
+        fn walk(d: &Data, best: &mut Option<i128>) {
+            match d {
+                Data::UtcTime(t) => {
+                    if let Some(ns) = utc_time_unix_ns(t) {
+                        if best.is_none_or(|b| b < ns) {
+                            *best = Some(ns);
+                        }
+                    }
+                }
+                Data::Structure(v) | Data::Array(v) => v.iter().for_each(|e| walk(e, best)),
+                _ => {}
+            }
+        }
+        let mut best = None;
+        for e in self.entries() {
+            let changed = e.reason.is_some_and(|b| {
+                [trg_ops::DCHG, trg_ops::QCHG, trg_ops::DUPD]
+                    .iter()
+                    .any(|&i| i < b.len() && b.get(i))
+            });
+            if changed {
+                walk(e.value, &mut best);
+            }
+        }
+        best
     }
 
     /// Decode a report from an InformationReport on "RPT", type-checking every element as

@@ -357,16 +357,7 @@ fn drive(
     }
     if rt {
         match &config.rcb {
-            Some(spec) => {
-                s.reports = rcb::receive(
-                    c,
-                    spec,
-                    config.gi,
-                    config.intg_pd_ms,
-                    config.reads,
-                    config.reports,
-                )?
-            }
+            Some(spec) => s.reports = rcb::receive(c, spec, config)?,
             None => receive_reports(c, config, s)?,
         }
     }

@@ -175,6 +175,11 @@ pub struct ClientConfig {
     /// With `rcb`: timed reads of the block's data set before the reports (READ_RTT events).
     #[serde(default)]
     pub reads: u64,
+    /// With `rcb`: the user declares this host's clock and the server's synchronised (PTP/NTP);
+    /// each RT_END then carries `one_way_ns`, arrival (CLOCK_REALTIME) minus the report's own
+    /// time (the changed data's `t`, else TimeOfEntry).
+    #[serde(default)]
+    pub clocks_synchronised: bool,
 }
 
 fn read(path: &Path) -> Result<String, ConfigError> {

@@ -73,6 +73,7 @@ pub(crate) fn client_cfg(
         rcb: None,
         intg_pd_ms: None,
         reads: 0,
+        clocks_synchronised: false,
     }
 }
 

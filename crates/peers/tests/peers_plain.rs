@@ -42,6 +42,7 @@ fn client_cfg(
         rcb: None,
         intg_pd_ms: None,
         reads: 0,
+        clocks_synchronised: false,
     }
 }
 

@@ -714,6 +714,13 @@ fn status_line(r: &ScenarioResult) -> String {
     if let Some(x) = r.rt_cleartext_ratio {
         let _ = write!(s, " = {x:.2}x cleartext");
     }
+    if let Some(g) = &r.report_one_way {
+        let _ = write!(
+            s,
+            ", one-way median {:.3} ms (declared synchronised clocks)",
+            g.median_ms
+        );
+    }
     if let Some(g) = &r.read_rtt {
         let _ = write!(s, ", read RTT median {:.3} ms (n={})", g.median_ms, g.n);
     }
@@ -819,6 +826,7 @@ pub fn blank_result(case: &Case) -> ScenarioResult {
         ht_accounting: None,
         report_interarrival: None,
         read_rtt: None,
+        report_one_way: None,
         rt_cleartext: None,
         rt_cleartext_median_ms: None,
         rt_cleartext_ratio: None,

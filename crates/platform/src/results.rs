@@ -54,6 +54,10 @@ pub struct Event {
     /// For `READ_RTT`: the round trip of one Read, ns.
     #[serde(default)]
     pub rtt_ns: Option<u64>,
+    /// For a client's `RT_END` with clocks declared synchronised: arrival (CLOCK_REALTIME) minus
+    /// the report's own time (changed data's `t`, else TimeOfEntry), ns.
+    #[serde(default)]
+    pub one_way_ns: Option<i64>,
 }
 
 impl Event {
@@ -201,6 +205,9 @@ pub struct Samples {
     /// Round trips of the client's timed Reads (READ_RTT; external targets).
     #[serde(default)]
     pub read_rtt: Vec<u64>,
+    /// One-way report times against the server's timestamps (clocks declared synchronised).
+    #[serde(default)]
+    pub one_way: Vec<i64>,
 }
 
 /// Which samples of a loop are warm-up: the first `warmup` of the loop, or with interleaved
@@ -351,6 +358,11 @@ pub fn extract(events: &[Event]) -> Samples {
         s.ht_tls.push(tls.saturating_sub(tcp));
         s.ht_mms.push(end.saturating_sub(tls));
     }
+    s.one_way = events
+        .iter()
+        .filter(|e| e.event == "RT_END")
+        .filter_map(|e| e.one_way_ns)
+        .collect();
     s.read_rtt = events
         .iter()
         .filter(|e| e.event == "READ_RTT")
@@ -436,8 +448,18 @@ pub struct Stat {
 impl Stat {
     /// Statistics of kept samples (ns); `None` if there are none.
     pub fn of(kept_ns: &[u64]) -> Option<Stat> {
-        let s = Summary::from_samples(kept_ns)?.scaled(1e-6);
-        Some(Stat {
+        Some(Self::from_summary(Summary::from_samples(kept_ns)?))
+    }
+
+    /// Statistics of signed samples (ns), e.g. one-way times between two clocks, which are
+    /// negative when the clocks disagree by more than the delay.
+    pub fn of_signed(ns: &[i64]) -> Option<Stat> {
+        Some(Self::from_summary(Summary::from_signed_samples(ns)?))
+    }
+
+    fn from_summary(s: Summary) -> Stat {
+        let s = s.scaled(1e-6);
+        Stat {
             n: s.n,
             mean_ms: s.mean,
             sd_ms: s.sd,
@@ -448,7 +470,7 @@ impl Stat {
             max_ms: s.max,
             ci95_ms: s.ci95,
             var_pct: None,
-        })
+        }
     }
 }
 
@@ -658,6 +680,10 @@ pub struct ScenarioResult {
     /// set, warm-up discarded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read_rtt: Option<Stat>,
+    /// External targets with clocks declared synchronised: report arrival minus the report's
+    /// own timestamp (signed: negative means the clocks are further apart than the delay).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub report_one_way: Option<Stat>,
     /// Where HT goes (gander/gander TLS rows whose library runs in this process).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ht_accounting: Option<crate::accounting::HtAccounting>,
@@ -723,6 +749,8 @@ impl ScenarioResult {
             self.report_interarrival = Stat::of(&keep(&gaps));
         }
         self.read_rtt = Stat::of(&keep(&samples.read_rtt));
+        self.report_one_way =
+            Stat::of_signed(&samples.one_way[warmup.min(samples.one_way.len())..]);
         self.ht_steps = match (
             Stat::of(&keep(&samples.ht_tcp)),
             Stat::of(&keep(&samples.ht_tls)),
@@ -1350,6 +1378,7 @@ mod tests {
             ht_accounting: None,
             report_interarrival: None,
             read_rtt: None,
+            report_one_way: None,
             rt_cleartext: None,
             rt_cleartext_median_ms: None,
             rt_cleartext_ratio: None,

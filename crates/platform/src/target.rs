@@ -39,8 +39,8 @@ pub struct TargetSpec {
     /// The report control block: `"discover"` (the first free one) or `LD/LN.RP|BR.name`.
     #[serde(default = "discover")]
     pub rcb: String,
-    /// The user declares both clocks synchronised (PTP/NTP). Recorded with the results; the
-    /// report timestamps are the server's, so one-way latency needs it.
+    /// The user declares both clocks synchronised (PTP/NTP): each report's one-way time is then
+    /// computed against its own timestamp (the changed data's `t`, else TimeOfEntry).
     #[serde(default)]
     pub clocks_synchronised: bool,
 }
@@ -139,6 +139,7 @@ impl TargetSpec {
         let _ = writeln!(s, "gi = true");
         let _ = writeln!(s, "intg_pd_ms = {}", p.period_ms.max(1));
         let _ = writeln!(s, "reads = {}", READS.min(p.reports.max(1) as u64));
+        let _ = writeln!(s, "clocks_synchronised = {}", self.clocks_synchronised);
         let _ = writeln!(s, "report_timeout_ms = {}", (p.period_ms * 4).max(5000));
         if let Some(choice) = &case.tls {
             let Some(base) = &self.tls else {

@@ -244,27 +244,6 @@ pub fn differences(before: &RcbSnapshot, after: &RcbSnapshot) -> Vec<String> {
     out
 }
 
-/// The newest UtcTime (IEC 61850-8-1 8.1.3.7: seconds, 24-bit fraction) among `values`, as Unix ns.
-fn newest_utc(values: &[&Data]) -> Option<i128> {
-    fn walk(d: &Data, best: &mut Option<i128>) {
-        match d {
-            Data::UtcTime(t) => {
-                let secs = u32::from_be_bytes([t[0], t[1], t[2], t[3]]) as i128;
-                let frac = u32::from_be_bytes([0, t[4], t[5], t[6]]) as i128;
-                let ns = secs * 1_000_000_000 + frac * 1_000_000_000 / (1 << 24);
-                if secs > 0 && best.is_none_or(|b| b < ns) {
-                    *best = Some(ns);
-                }
-            }
-            Data::Structure(v) | Data::Array(v) => v.iter().for_each(|e| walk(e, best)),
-            _ => {}
-        }
-    }
-    let mut best = None;
-    values.iter().for_each(|d| walk(d, &mut best));
-    best
-}
-
 /// Counts, gaps, inter-arrival and latencies of the received reports (pure).
 pub fn analyse(
     reports: &[(Received, Report)],
@@ -300,19 +279,7 @@ pub fn analyse(
             if let Some(ms) = r.time_of_entry_unix_ms() {
                 entry.push((rx_ns - ms as i128 * 1_000_000) as i64);
             }
-            let changed: Vec<&Data> = r
-                .entries()
-                .into_iter()
-                .filter(|e| {
-                    e.reason.is_some_and(|b| {
-                        [trg_ops::DCHG, trg_ops::QCHG, trg_ops::DUPD]
-                            .iter()
-                            .any(|&i| i < b.len() && b.get(i))
-                    })
-                })
-                .map(|e| e.value)
-                .collect();
-            if let Some(t) = newest_utc(&changed) {
+            if let Some(t) = r.changed_data_time_unix_ns() {
                 data.push((rx_ns - t) as i64);
             }
         }

@@ -7,6 +7,7 @@
 
 use super::{closed_fail, fail, Conn, Fail};
 use crate::clock::now_ns;
+use crate::config::ClientConfig;
 use crate::events::{name, Event};
 use gander_mms::association::Event as AEvent;
 use gander_mms::bit_string::BitString;
@@ -229,15 +230,11 @@ const TRG_OPS_INTEGRITY: usize = 4;
 
 /// Enables the block `spec` names (or the first free one), with an integrity period of
 /// `intg_pd_ms` when given, receives `want` reports of it (stamped as the fixed-model path
-/// stamps them), then restores the block. Before enabling, `reads` timed reads of its data set.
-pub(super) fn receive(
-    c: &mut Conn<'_>,
-    spec: &str,
-    gi: bool,
-    intg_pd_ms: Option<u32>,
-    reads: u64,
-    want: u64,
-) -> Result<u64, Fail> {
+/// stamps them), then restores the block. Before enabling, `reads` timed reads of its data set;
+/// with `clocks_synchronised`, each report's one-way time against its own timestamp.
+pub(super) fn receive(c: &mut Conn<'_>, spec: &str, config: &ClientConfig) -> Result<u64, Fail> {
+    let (gi, intg_pd_ms, reads, want) =
+        (config.gi, config.intg_pd_ms, config.reads, config.reports);
     let snap = if spec == DISCOVER {
         discover(c)?
     } else {
@@ -283,7 +280,20 @@ pub(super) fn receive(
         }
         let seq = r.seq_num.map(u64::from).unwrap_or(k);
         sink.emit(Event::new(name::READ_END, t_read, id).seq(seq).with("n", k));
-        sink.emit(Event::new(name::RT_END, now_ns(), id).seq(seq).with("n", k));
+        let mut end = Event::new(name::RT_END, now_ns(), id).seq(seq).with("n", k);
+        if config.clocks_synchronised {
+            let server_time = r.changed_data_time_unix_ns().or_else(|| {
+                r.time_of_entry_unix_ms()
+                    .map(|ms| i128::from(ms) * 1_000_000)
+            });
+            if let (Some(t), Ok(now)) = (
+                server_time,
+                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH),
+            ) {
+                end = end.with("one_way_ns", (now.as_nanos() as i128 - t) as i64);
+            }
+        }
+        sink.emit(end);
         n.set(k + 1);
     };
     let steps = plan.enable();

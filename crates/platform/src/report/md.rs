@@ -164,21 +164,27 @@ fn interarrival_table(o: &mut String, run: &RunResults) {
     }
     let _ = writeln!(
         o,
-        "\n## Reports seen by the client (ms)\n\nRT needs the server's clock; against an external target the client measures the time between reports instead (jitter = its standard deviation), and the round trip of a Read of the control block's data set.\n\n| case | HT median | read RTT median (n) | reports | inter-arrival median | mean | jitter (sd) | min | max |\n|---|---|---|---|---|---|---|---|---|"
+        "\n## Reports seen by the client (ms)\n\nRT needs the server's clock; against an external target the client measures the time between reports instead (jitter = its standard deviation), and the round trip of a Read of the control block's data set; with clocks declared synchronised, the one-way time against each report's own timestamp.\n\n| case | HT median | read RTT median (n) | reports | inter-arrival median | mean | jitter (sd) | min | max | one-way median |\n|---|---|---|---|---|---|---|---|---|---|"
     );
     for (r, g) in rows {
         let _ = writeln!(
             o,
-            "| {} | {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} |",
+            "| {} | {} | {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {} |",
             r.name,
             r.ht.as_ref()
                 .map_or("-".into(), |h| format!("{:.3}", h.median_ms)),
+            r.read_rtt
+                .as_ref()
+                .map_or("-".into(), |h| format!("{:.3} ({})", h.median_ms, h.n)),
             g.n + 1,
             g.median_ms,
             g.mean_ms,
             g.sd_ms,
             g.min_ms,
-            g.max_ms
+            g.max_ms,
+            r.report_one_way
+                .as_ref()
+                .map_or("-".into(), |w| format!("{:.3}", w.median_ms))
         );
     }
 }
