@@ -5,8 +5,13 @@
 //! SV (EtherType 0x88BA) shares GOOSE's header (APPID, Length, Reserved1 with the simulation
 //! bit, Reserved2; IEC 61850-9-2 clause 8.2, Wireshark's `packet-sv.c` reads the same four
 //! fields) and IEC 62351-6 secures both the same way, so one code path serves both; only the
-//! APDU differs (`savPdu`, tag 0x60, instead of `goosePdu`, 0x61), and it is parsed whole before
-//! a frame is protected or reported verified.
+//! APDU differs (`savPdu`, tag 0x60, instead of `goosePdu`, 0x61). It is checked whole before a
+//! frame is protected; on receipt every field is checked but the `Data` values of a GOOSE
+//! allData are not walked (`crate::view::verify`).
+//!
+//! Both directions work on the frame's bytes through borrowed views (`gander_wire`'s
+//! `l2_frame::locate`/`emit_secured`, `GooseView`, `SavView`, `ExtensionView`): no owned frame
+//! is built, and [`protect_into`] writes into a buffer the caller reuses.
 //!
 //! Coverage was confirmed on libiec61850's development encoder (`goose_sec.c`, the synthetic
 //! frame, `docs/session-layout.md` §6): HMAC-SHA256-128 over bytes 12..205 of that frame, i.e. from the

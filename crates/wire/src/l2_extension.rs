@@ -310,7 +310,7 @@ impl ExtensionFields<'_> {
         w.header(tag::MAC, self.mac_len);
         let mac_start = w.position();
         let end = mac_start + self.mac_len;
-        drop(w);
+        // The writer's borrow of `buf` ends with its last use above.
         buf[mac_start..end].fill(0);
         ExtensionLayout {
             auth_value: av_start..av_end,
