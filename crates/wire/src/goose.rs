@@ -126,7 +126,9 @@ fn field_index(t: u8) -> Option<(usize, &'static str)> {
 }
 
 /// An `IECGoosePdu` checked exactly as [`GoosePdu::parse`] checks it (same errors for the
-/// same input: the owned parse is built on this one), borrowing its strings and leaving
+/// same input: both run the same general parser, which decodes allData for the owned parse
+/// and only checks it here; `data::check_seq` and `Data::parse_seq` agree), borrowing its
+/// strings and leaving
 /// allData undecoded: the layer-2 verify path needs the APDU well formed and a few fields
 /// (gocbRef, stNum, sqNum for the replay check), not a copy of every value.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -180,7 +182,7 @@ impl<'a> GooseView<'a> {
     pub fn parse(bytes: &'a [u8]) -> Result<GooseView<'a>> {
         match Self::canonical(bytes, true) {
             Some(v) => Ok(v),
-            None => Self::parse_with(bytes, true).map(|(v, _)| v),
+            None => Self::parse_with(bytes, AllData::Check).map(|(v, _)| v),
         }
     }
 
@@ -193,7 +195,7 @@ impl<'a> GooseView<'a> {
     pub fn parse_fields(bytes: &'a [u8]) -> Result<GooseView<'a>> {
         match Self::canonical(bytes, false) {
             Some(v) => Ok(v),
-            None => Self::parse_with(bytes, false).map(|(v, _)| v),
+            None => Self::parse_with(bytes, AllData::Skip).map(|(v, _)| v),
         }
     }
 
@@ -259,7 +261,10 @@ impl<'a> GooseView<'a> {
 
     /// The general parser: fields dispatched on their tags, order and duplicates checked by
     /// [`FieldOrder`], so that every deviation gets its precise error.
-    fn parse_with(bytes: &'a [u8], deep: bool) -> Result<(GooseView<'a>, GooseFieldRanges)> {
+    fn parse_with(
+        bytes: &'a [u8],
+        mut all: AllData<'_>,
+    ) -> Result<(GooseView<'a>, GooseFieldRanges)> {
         let mut r = Reader::new(bytes);
         let pdu = r.read_expected(TAG_GOOSE_PDU, "IECGoosePdu")?;
         r.expect_end("IECGoosePdu")?;
@@ -311,8 +316,10 @@ impl<'a> GooseView<'a> {
                 }
                 _ => {
                     // tag::ALL_DATA, the only tag left that field_index accepts.
-                    if deep {
-                        data::check_seq(v)?;
+                    match &mut all {
+                        AllData::Skip => {}
+                        AllData::Check => data::check_seq(v)?,
+                        AllData::Decode(out) => **out = Data::decode_seq(&mut f.reader(), 0)?,
                     }
                     all_data = Some((v, f.value_range()));
                 }
@@ -349,7 +356,11 @@ impl<'a> GooseView<'a> {
 
     /// The owned APDU, allData decoded.
     pub fn to_pdu(&self) -> Result<GoosePdu> {
-        Ok(GoosePdu {
+        Ok(self.with_values(Data::parse_seq(self.all_data)?))
+    }
+
+    fn with_values(&self, all_data: Vec<Data>) -> GoosePdu {
+        GoosePdu {
             gocb_ref: self.gocb_ref.to_owned(),
             time_allowed_to_live: self.time_allowed_to_live,
             dat_set: self.dat_set.to_owned(),
@@ -361,21 +372,31 @@ impl<'a> GooseView<'a> {
             conf_rev: self.conf_rev,
             nds_com: self.nds_com,
             num_dat_set_entries: self.num_dat_set_entries,
-            all_data: Data::parse_seq(self.all_data)?,
-        })
+            all_data,
+        }
     }
+}
+
+/// What the general parser does with the `Data` values inside allData: skip them
+/// ([`GooseView::parse_fields`]), check them ([`GooseView::parse`]) or decode them in the same
+/// walk ([`GoosePdu::parse`], so an owned parse reads them once).
+enum AllData<'d> {
+    Skip,
+    Check,
+    Decode(&'d mut Vec<Data>),
 }
 
 impl GoosePdu {
     /// Parse an APDU (`61 L ...`) that fills `bytes` exactly.
     pub fn parse(bytes: &[u8]) -> Result<GoosePdu> {
-        GooseView::parse(bytes)?.to_pdu()
+        Self::parse_with_ranges(bytes).map(|(p, _)| p)
     }
 
     /// Parse an APDU and report where its patchable fields are (offsets from `bytes[0]`).
     pub fn parse_with_ranges(bytes: &[u8]) -> Result<(GoosePdu, GooseFieldRanges)> {
-        let (v, ranges) = GooseView::parse_with(bytes, true)?;
-        Ok((v.to_pdu()?, ranges))
+        let mut values = Vec::new();
+        let (v, ranges) = GooseView::parse_with(bytes, AllData::Decode(&mut values))?;
+        Ok((v.with_values(values), ranges))
     }
 
     /// Check that the strings are VisibleString and the data valid, so that the encoding
@@ -614,9 +635,9 @@ pub(crate) mod tests {
             let i = flip.index(bad.len());
             bad[i] ^= x;
             for b in [&good[..], &bad[..], &noise[..]] {
-                let general = GooseView::parse_with(b, true).map(|(v, _)| v);
+                let general = GooseView::parse_with(b, AllData::Check).map(|(v, _)| v);
                 prop_assert_eq!(GooseView::parse(b), general.clone());
-                let general_fields = GooseView::parse_with(b, false).map(|(v, _)| v);
+                let general_fields = GooseView::parse_with(b, AllData::Skip).map(|(v, _)| v);
                 prop_assert_eq!(GooseView::parse_fields(b), general_fields);
                 if let Ok(v) = &general {
                     let fields = GooseView::parse_fields(b);
