@@ -69,7 +69,9 @@ pub fn protect(
 }
 
 /// Adds the security extension to an unsecured layer-2 GOOSE or SV frame, writing the secured
-/// frame into `out` (cleared first; a caller that reuses `out` allocates nothing).
+/// frame into `out` (cleared first; a caller that reuses `out` allocates nothing). On error
+/// `out` holds no secured frame: it may be unchanged or hold a frame with a zero mAC, and must
+/// not be sent.
 ///
 /// Works on the frame's bytes: the frame is located (Ethernet header and tag stack, Length,
 /// Reserved1, the APDU element; `l2_frame::locate`), the APDU checked whole without copying
