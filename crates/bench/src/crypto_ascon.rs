@@ -10,7 +10,7 @@
 //!
 //! * R-GOOSE sizes are the gateway paper's Table 6 sizes, as for the other algorithms; the
 //!   header in front of the payload is 47 bytes here (31 + the 16-byte nonce).
-//! * Layer-2 rows time [`l2::protect`] and, for verify, [`view::classify`] + [`view::verify`]
+//! * Layer-2 rows time [`l2::protect_into`] (into a reused buffer) and, for verify, [`view::classify`] + [`view::verify`]
 //!   (what the gateway and `gander frame verify` run); both decode the whole GOOSE APDU, which
 //!   the primitive rows do not.
 //! * Layer-2 rows carry the same APDUs as the R-GOOSE HMAC rows (1, 12, 72 data objects) in an
@@ -319,6 +319,7 @@ pub(crate) fn l2_rows(
             imp,
         };
         let mut ivs = RandomIv;
+        let mut out = Vec::new();
         let ops: Vec<(RowId, TimedOp<'_, BenchError>)> = vec![
             (
                 id(Impl::Primitive, Op::Mac),
@@ -336,12 +337,14 @@ pub(crate) fn l2_rows(
             (
                 id(Impl::Gander, Op::Protect),
                 op(move || {
-                    let out = l2::protect(
+                    // Into a reused buffer, as the R-GOOSE rows' `spdu::protect`.
+                    l2::protect_into(
                         profile,
                         entry,
                         black_box(plain),
                         &mut ivs as &mut dyn IvSource,
                         NOW,
+                        &mut out,
                     )?;
                     black_box(&out);
                     Ok::<_, SecError>(())

@@ -5,8 +5,13 @@
 //! SV (EtherType 0x88BA) shares GOOSE's header (APPID, Length, Reserved1 with the simulation
 //! bit, Reserved2; IEC 61850-9-2 clause 8.2, Wireshark's `packet-sv.c` reads the same four
 //! fields) and IEC 62351-6 secures both the same way, so one code path serves both; only the
-//! APDU differs (`savPdu`, tag 0x60, instead of `goosePdu`, 0x61), and it is parsed whole before
-//! a frame is protected or reported verified.
+//! APDU differs (`savPdu`, tag 0x60, instead of `goosePdu`, 0x61). It is checked whole before a
+//! frame is protected; on receipt every field is checked but the `Data` values of a GOOSE
+//! allData are not walked (`crate::view::verify`).
+//!
+//! Both directions work on the frame's bytes through borrowed views (`gander_wire`'s
+//! `l2_frame::locate`/`emit_secured`, `GooseView`, `SavView`, `ExtensionView`): no owned frame
+//! is built, and [`protect_into`] writes into a buffer the caller reuses.
 //!
 //! Coverage was confirmed on libiec61850's development encoder (`goose_sec.c`, the synthetic
 //! frame, `docs/session-layout.md` §6): HMAC-SHA256-128 over bytes 12..205 of that frame, i.e. from the
@@ -24,10 +29,9 @@ use crate::keystore::{KeyEntry, KeyStore};
 use crate::profile::Profile;
 use crate::spdu::IvSource;
 use gander_wire::ethernet::EthernetRepr;
-use gander_wire::goose::GoosePdu;
-use gander_wire::l2_extension::SecurityExtension;
-use gander_wire::l2_frame::{GooseFrameRepr, L2Frame};
-use gander_wire::Codec;
+use gander_wire::goose::GooseView;
+use gander_wire::l2_extension::{ExtensionFields, ExtensionView, SecurityExtension};
+use gander_wire::l2_frame::{self, GooseFrameRepr, L2Frame};
 
 use crate::view::crc_order;
 
@@ -51,7 +55,7 @@ fn auth_len(key: &KeyEntry) -> Result<usize, SecError> {
 }
 
 /// Adds the security extension to an unsecured layer-2 GOOSE or SV frame (a whole Ethernet
-/// frame).
+/// frame). See [`protect_into`], which this calls with a fresh buffer.
 pub fn protect(
     profile: Profile,
     key: &KeyEntry,
@@ -59,56 +63,77 @@ pub fn protect(
     ivs: &mut dyn IvSource,
     now: u64,
 ) -> Result<Vec<u8>, SecError> {
+    let mut out = Vec::new();
+    protect_into(profile, key, frame, ivs, now, &mut out)?;
+    Ok(out)
+}
+
+/// Adds the security extension to an unsecured layer-2 GOOSE or SV frame, writing the secured
+/// frame into `out` (cleared first; a caller that reuses `out` allocates nothing). On error
+/// `out` holds no secured frame: it may be unchanged or hold a frame with a zero mAC, and must
+/// not be sent.
+///
+/// Works on the frame's bytes: the frame is located (Ethernet header and tag stack, Length,
+/// Reserved1, the APDU element; `l2_frame::locate`), the APDU checked whole without copying
+/// (`GooseView` / `SavView`: a frame is only protected if it parses, and its counters feed the
+/// Ascon nonce), then one buffer is filled: the frame up to the end of the APDU, Length,
+/// Reserved1 and Reserved2 patched, the extension appended (`l2_frame::emit_secured`), and the
+/// MAC or signature computed over EtherType..end of AuthenticationValue straight into the mAC
+/// (IEC 62351-6 clause 8). The Ethernet header and tag stack are kept byte for byte; padding is
+/// dropped.
+pub fn protect_into(
+    profile: Profile,
+    key: &KeyEntry,
+    frame: &[u8],
+    ivs: &mut dyn IvSource,
+    now: u64,
+    out: &mut Vec<u8>,
+) -> Result<(), SecError> {
     key.check_valid_at(now)?;
     profile.check_algorithms(key.mac, key.enc)?;
     let tag_len = auth_len(key)?;
-    let (mut l2, layout) = L2Frame::parse(frame)?;
-    if let Some(ext) = &l2.body.extension {
-        let id = SecurityExtension::parse(ext).map(|e| e.key_id).unwrap_or(0);
+    let (ethertype, layout) = l2_frame::locate(frame)?;
+    if let Some(ext) = &layout.extension {
+        let id = ExtensionView::parse(&frame[ext.clone()]).map_or(0, |e| e.key_id);
         return Err(SecError::AlreadySecured(id));
     }
+    let apdu = &frame[layout.apdu.clone()];
     // The APDU must parse before it is protected; its counters feed the Ascon nonce's
     // informational fields (stNum/sqNum for GOOSE, 0/smpCnt of the first ASDU for SV; the
     // nonce's own counter is what keeps it unique).
-    let (st_num, sq_num) = if l2.eth.ethertype == gander_wire::ethernet::ETHERTYPE_SV {
-        let sav = crate::view::parse_sav_pdu(&l2.body.apdu)?;
-        (0, sav.asdus.first().map_or(0, |a| u32::from(a.smp_cnt)))
+    let (st_num, sq_num) = if ethertype == gander_wire::ethernet::ETHERTYPE_SV {
+        let sav = crate::view::sav_view(apdu)?;
+        (0, sav.first.as_ref().map_or(0, |a| u32::from(a.smp_cnt)))
     } else {
-        let goose = GoosePdu::parse(&l2.body.apdu)?;
+        let goose = GooseView::parse(apdu)?;
         (goose.st_num, goose.sq_num)
     };
-    let iv = if key.signature.is_none() {
+    let (iv_buf, iv_len) = if key.signature.is_none() {
         crate::spdu::mac_iv(key.mac, st_num, sq_num, ivs)?
     } else {
-        None
+        ([0; 16], 0)
     };
-    let ext = SecurityExtension::with_placeholder_mac(
-        key.id,
-        key.time_of_current_key() as i64,
-        key.time_to_next_key(now) as i64,
-        iv.clone(),
-        tag_len,
-    );
-    let ext_layout = ext.layout();
-    key.check_appid(l2.body.appid)?;
-    l2.body.extension = Some(ext.to_vec());
-    l2.body
-        .set_security_fields(l2.eth.ethertype, crc_order(profile))?;
-    // The received Ethernet header and tag stack are kept byte for byte; only the body is
-    // rebuilt.
-    let mut out = Vec::with_capacity(layout.header_offset + l2.body.buffer_len());
-    out.extend_from_slice(&frame[..layout.header_offset]);
-    out.resize(layout.header_offset + l2.body.buffer_len(), 0);
-    l2.body.emit(&mut out[layout.header_offset..])?;
-    let ext_start = layout.apdu.end;
-    let covered = layout.ethertype_offset..ext_start + ext_layout.auth_value.end;
-    let mac_at = ext_start + ext_layout.mac.start..ext_start + ext_layout.mac.end;
-    let tag = if let Some(s) = &key.signature {
+    let iv = &iv_buf[..iv_len];
+    let appid = u16::from_be_bytes([frame[layout.header_offset], frame[layout.header_offset + 1]]);
+    key.check_appid(appid)?;
+    let fields = ExtensionFields {
+        key_id: key.id,
+        time_of_current_key: key.time_of_current_key() as i64,
+        time_to_next_key: key.time_to_next_key(now) as i64,
+        iv: (iv_len > 0).then_some(iv),
+        mac_len: tag_len,
+    };
+    let at = l2_frame::emit_secured(frame, ethertype, &layout, &fields, crc_order(profile), out)?;
+    // The mAC follows AuthenticationValue, so the covered bytes and the mAC never overlap.
+    let (head, tail) = out.split_at_mut(at.mac.start);
+    let covered = &head[at.covered.clone()];
+    let mac_out = &mut tail[..at.mac.len()];
+    if let Some(s) = &key.signature {
         let signer = s
             .signing
             .as_ref()
             .ok_or(SecError::Unsupported("no private key"))?;
-        let sig = signer.sign(&out[covered])?;
+        let sig = signer.sign(covered)?;
         let sig = if s.algorithm == crate::signature::SignatureAlgorithm::EcdsaP256Sha256 {
             crate::signature::ecdsa_der_to_raw(&sig)?.to_vec()
         } else {
@@ -119,17 +144,14 @@ pub fn protect(
                 "signature length differs from the key size",
             ));
         }
-        sig
+        mac_out.copy_from_slice(&sig);
     } else {
         let mk = key
             .mac_key()
             .ok_or(SecError::Unsupported("key has no MAC"))?;
-        let mut t = vec![0u8; tag_len];
-        mk.sign(iv.as_deref().unwrap_or(&[]), &out[covered], &mut t)?;
-        t
-    };
-    out[mac_at].copy_from_slice(&tag);
-    Ok(out)
+        mk.sign(iv, covered, mac_out)?;
+    }
+    Ok(())
 }
 
 /// A layer-2 GOOSE or SV frame whose extension verified under a known, valid key.
@@ -178,7 +200,7 @@ pub fn verify(
         ) => Ok(CheckedGoose::Verified(VerifiedGoose {
             eth: l2.eth,
             body: l2.body,
-            extension,
+            extension: extension.to_extension(),
         })),
         crate::view::Judged::Verified(_) => Err(SecError::Unsupported("not layer-2 GOOSE or SV")),
     }

@@ -40,23 +40,29 @@ pub trait IvSource {
 }
 
 /// The IV a layer-2 GOOSE MAC carries: 12 bytes from `next_iv` for GMAC, the 16-byte Ascon
-/// nonce from (`st_num`, `sq_num`) for the Ascon MAC, none for HMACs.
+/// nonce from (`st_num`, `sq_num`) for the Ascon MAC, none for HMACs. Returned in a fixed
+/// buffer with its length (0 for none), so that protecting a frame allocates nothing for it.
 pub(crate) fn mac_iv(
     mac: MacAlgorithm,
     st_num: u32,
     sq_num: u32,
     ivs: &mut dyn IvSource,
-) -> Result<Option<Vec<u8>>, SecError> {
+) -> Result<([u8; 16], usize), SecError> {
+    let mut buf = [0u8; 16];
     Ok(match mac.iv_len() {
-        0 => None,
-        16 => Some(
+        0 => (buf, 0),
+        16 => (
             ivs.next_nonce128(NonceFields {
                 a: st_num,
                 b: sq_num,
-            })?
-            .to_vec(),
+            })?,
+            16,
         ),
-        _ => Some(ivs.next_iv().to_vec()),
+        _ => {
+            let iv = ivs.next_iv();
+            buf[..iv.len()].copy_from_slice(&iv);
+            (buf, iv.len())
+        }
     })
 }
 

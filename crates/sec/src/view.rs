@@ -17,7 +17,9 @@
 //! A frame that an IED could read as IEC 61850 traffic but that does not parse is an error,
 //! never `Other`. [`verify`] then authenticates what the view found and parses the rest
 //! (payload elements and every GOOSE/SV APDU inside them), so a frame is reported verified only
-//! when every layer is well formed. Layer-2 GOOSE and SV carry the same IEC 62351-6 extension
+//! when every layer is well formed. One exception, on the layer-2 GOOSE hot path: the fields of
+//! the APDU are checked but the `Data` values inside allData are not walked
+//! ([`GooseView::parse_fields`]); they are authenticated by the MAC like the rest. Layer-2 GOOSE and SV carry the same IEC 62351-6 extension
 //! (`crate::l2`); GSE management has none.
 
 use crate::algorithm::{EncAlgorithm, MacAlgorithm};
@@ -27,15 +29,15 @@ use crate::profile::Profile;
 use crate::replay::Freshness;
 use crate::spdu::{self, VerifiedSession};
 use gander_wire::ethernet::{self, Frame, Tag};
-use gander_wire::goose::GoosePdu;
+use gander_wire::goose::{GoosePdu, GooseView};
 use gander_wire::ip::{self, Ipv4Packet};
 use gander_wire::ipv6::{self, Ipv6Payload, Udp6Location};
-use gander_wire::l2_extension::{self, CrcByteOrder, SecurityExtension};
+use gander_wire::l2_extension::{self, CrcByteOrder, ExtensionView};
 use gander_wire::l2_frame::{GooseFrame, GOOSE_LENGTH_TAIL, RESERVED1_SIMULATION};
 use gander_wire::spdu::{
     PayloadElement, SecurityInfo, SessionPdu, SpduId, CLTP_LI, CLTP_UD, SIGNATURE_TAG,
 };
-use gander_wire::sv::SavPdu;
+use gander_wire::sv::{SavPdu, SavView};
 use std::ops::Range;
 
 /// The UDP port of IEC 61850-90-5 sessions.
@@ -476,19 +478,25 @@ impl Apdu {
     }
 }
 
-/// What verified, with every layer parsed.
+/// What verified, with every layer checked.
+///
+/// Layer-2 frames are checked by borrowing views ([`ExtensionView`], [`GooseView`],
+/// [`SavView`]) that accept exactly what the owned parsers accept but copy nothing: verifying
+/// a frame on the gateway's path allocates nothing. `to_pdu`/`to_extension` on the views give
+/// the owned values.
 #[derive(Clone, Debug)]
 pub enum Verified<'a> {
     /// Layer-2 GOOSE.
     Goose {
         /// Key id.
         key_id: u32,
-        /// The decoded extension.
-        extension: SecurityExtension,
+        /// The extension.
+        extension: ExtensionView<'a>,
         /// APPID.
         appid: u16,
-        /// The APDU.
-        apdu: GoosePdu,
+        /// The APDU, every field checked; the values inside allData are not walked
+        /// ([`GooseView::check_all_data`] does).
+        apdu: GooseView<'a>,
         /// MAC or signature algorithm name.
         algorithm: &'static str,
     },
@@ -496,12 +504,12 @@ pub enum Verified<'a> {
     Sv {
         /// Key id.
         key_id: u32,
-        /// The decoded extension.
-        extension: SecurityExtension,
+        /// The extension.
+        extension: ExtensionView<'a>,
         /// APPID.
         appid: u16,
-        /// The savPdu.
-        apdu: SavPdu,
+        /// The savPdu, every ASDU checked; at least one.
+        apdu: SavView<'a>,
         /// MAC or signature algorithm name.
         algorithm: &'static str,
     },
@@ -559,15 +567,14 @@ impl Verified<'_> {
     }
     /// smpCnt of the (first) SV ASDU.
     pub fn smp_cnt(&self) -> Option<u16> {
-        let first = match self {
-            Verified::Sv { apdu, .. } => apdu.asdus.first(),
+        match self {
+            Verified::Sv { apdu, .. } => apdu.first.as_ref().map(|a| a.smp_cnt),
             Verified::Session { apdus, .. } => match apdus.first() {
-                Some(Apdu::Sv(s)) => s.asdus.first(),
+                Some(Apdu::Sv(s)) => s.asdus.first().map(|a| a.smp_cnt),
                 _ => None,
             },
             Verified::Goose { .. } => None,
-        };
-        first.map(|a| a.smp_cnt)
+        }
     }
     /// The replay-check input (authenticated fields only); `at_ns` is the receiver's monotonic
     /// clock at arrival (or the capture time), which only layer-2 SV uses
@@ -581,7 +588,7 @@ impl Verified<'_> {
                 ..
             } => {
                 // `verify_l2` refuses a savPdu without ASDUs, so `first` is always there.
-                let first = apdu.asdus.first();
+                let first = apdu.first.as_ref();
                 // smpMod 1 (IEC 61850-9-2 Ed.2): smpRate counts samples per second, which is
                 // where smpCnt wraps.
                 let rate = first
@@ -590,7 +597,7 @@ impl Verified<'_> {
                 Freshness::Sv {
                     key_id: *key_id,
                     appid: *appid,
-                    sv_id: first.map_or("", |a| a.sv_id.as_str()),
+                    sv_id: first.map_or("", |a| a.sv_id),
                     smp_cnt: first.map_or(0, |a| a.smp_cnt),
                     rate,
                     at_ns,
@@ -604,7 +611,7 @@ impl Verified<'_> {
             } => Freshness::Goose {
                 key_id: *key_id,
                 appid: *appid,
-                gocb_ref: &apdu.gocb_ref,
+                gocb_ref: apdu.gocb_ref,
                 st: apdu.st_num,
                 sq: apdu.sq_num,
             },
@@ -692,10 +699,11 @@ pub fn verify<'a>(
 }
 
 /// A savPdu with at least one ASDU (IEC 61850-9-2 clause 8.5: noASDU is 1..65535), whose first
-/// ASDU names the stream and carries the smpCnt the replay check reads.
-pub(crate) fn parse_sav_pdu(apdu: &[u8]) -> Result<SavPdu, SecError> {
-    let pdu = SavPdu::parse(apdu)?;
-    if pdu.asdus.is_empty() {
+/// ASDU names the stream and carries the smpCnt the replay check reads; checked whole, without
+/// copying.
+pub(crate) fn sav_view(apdu: &[u8]) -> Result<SavView<'_>, SecError> {
+    let pdu = SavView::parse(apdu)?;
+    if pdu.first.is_none() {
         return Err(SecError::Malformed(gander_wire::Error::MissingField(
             "ASDU",
         )));
@@ -722,7 +730,7 @@ fn verify_l2<'a>(
     let Some(ext_range) = l.extension.clone() else {
         return Ok(Judged::Unsecured);
     };
-    let (ext, ext_layout) = SecurityExtension::parse_with_layout(&frame[ext_range.clone()])?;
+    let ext = ExtensionView::parse(&frame[ext_range.clone()])?;
     // Reserved2 must hold the header CRC in the byte order this profile writes. Compared as
     // written, not through `CrcByteOrder::detect`: a CRC whose two octets are equal reads as
     // either order, and detection would name the other one (found by `fuzz_verify`).
@@ -739,7 +747,7 @@ fn verify_l2<'a>(
     profile.check_algorithms(key.mac, key.enc)?;
     // The MAC covers the EtherType that names the payload through the AuthenticationValue
     // element; the tag stack and addresses in front of it are not covered.
-    let covered = &frame[l.header_offset - 2..ext_range.start + ext_layout.auth_value.end];
+    let covered = &frame[l.header_offset - 2..ext_range.start + ext.layout.auth_value.end];
     let algorithm = verify_l2_tag(key, &ext, covered)?;
     key.check_appid(l.appid)?;
     let apdu = &frame[l.apdu.clone()];
@@ -748,7 +756,7 @@ fn verify_l2<'a>(
             key_id: ext.key_id,
             extension: ext,
             appid: l.appid,
-            apdu: parse_sav_pdu(apdu)?,
+            apdu: sav_view(apdu)?,
             algorithm,
         }));
     }
@@ -756,24 +764,31 @@ fn verify_l2<'a>(
         key_id: ext.key_id,
         extension: ext,
         appid: l.appid,
-        apdu: GoosePdu::parse(apdu)?,
+        // Every field of the APDU is checked (what the replay check reads, gocbRef, stNum
+        // and sqNum, among them), but not the Data values inside allData: the MAC already
+        // binds them to the key holder, and walking them would cost as much as a fast MAC
+        // (docs/bench-crypto.md, "Layer 2 on the frame bytes"). `apdu.check_all_data()` or
+        // `apdu.to_pdu()` checks them for a caller that decodes the values.
+        apdu: GooseView::parse_fields(apdu)?,
         algorithm,
     }))
 }
 
 fn verify_l2_tag(
     key: &KeyEntry,
-    ext: &SecurityExtension,
+    ext: &ExtensionView<'_>,
     covered: &[u8],
 ) -> Result<&'static str, SecError> {
     if let Some(s) = &key.signature {
+        let der;
         let sig = if s.algorithm == crate::signature::SignatureAlgorithm::EcdsaP256Sha256 {
-            crate::signature::ecdsa_raw_to_der(&ext.mac).map_err(|_| SecError::BadMac)?
+            der = crate::signature::ecdsa_raw_to_der(ext.mac).map_err(|_| SecError::BadMac)?;
+            &der[..]
         } else {
-            ext.mac.clone()
+            ext.mac
         };
         s.verifying
-            .verify(covered, &sig)
+            .verify(covered, sig)
             .map_err(|_| SecError::BadMac)?;
         return Ok(s.algorithm.name());
     }
@@ -789,14 +804,14 @@ fn verify_l2_tag(
         return Err(SecError::BadMac);
     }
     let iv: &[u8] = if key.mac.needs_iv() {
-        match &ext.iv {
+        match ext.iv {
             Some(iv) if iv.len() == key.mac.iv_len() => iv,
-            other => return Err(SecError::BadIv(other.as_ref().map_or(0, Vec::len))),
+            other => return Err(SecError::BadIv(other.map_or(0, <[u8]>::len))),
         }
     } else {
         &[]
     };
-    mk.verify(iv, covered, &ext.mac)
+    mk.verify(iv, covered, ext.mac)
         .map_err(|_| SecError::BadMac)?;
     Ok(key.mac.name())
 }

@@ -39,12 +39,14 @@ pub struct Tlv<'a> {
 
 impl<'a> Tlv<'a> {
     /// Absolute byte range of the contents octets.
+    #[inline]
     pub fn value_range(&self) -> Range<usize> {
         let start = self.offset + self.header_len;
         start..start + self.value.len()
     }
 
     /// Absolute byte range of the whole element, identifier to last contents octet.
+    #[inline]
     pub fn range(&self) -> Range<usize> {
         self.offset..self.offset + self.header_len + self.value.len()
     }
@@ -55,6 +57,7 @@ impl<'a> Tlv<'a> {
     }
 
     /// A reader over the contents, keeping absolute offsets.
+    #[inline]
     pub fn reader(&self) -> Reader<'a> {
         Reader {
             buf: self.value,
@@ -89,11 +92,13 @@ impl<'a> Reader<'a> {
     }
 
     /// Bytes not yet read.
+    #[inline]
     pub fn remaining(&self) -> usize {
         self.buf.len() - self.pos
     }
 
     /// Whether every byte has been read.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.remaining() == 0
     }
@@ -109,11 +114,13 @@ impl<'a> Reader<'a> {
     }
 
     /// The identifier octet of the next element, if any.
+    #[inline]
     pub fn peek_tag(&self) -> Option<u8> {
         self.buf.get(self.pos).copied()
     }
 
     /// Consume exactly `len` raw bytes.
+    #[inline]
     pub fn take(&mut self, len: usize, what: &'static str) -> Result<&'a [u8]> {
         if len > self.remaining() {
             return Err(Error::Truncated {
@@ -143,6 +150,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Read one element: identifier octet, definite length, contents.
+    #[inline]
     pub fn read_tlv(&mut self, what: &'static str) -> Result<Tlv<'a>> {
         let offset = self.position();
         let start = self.pos;
@@ -205,6 +213,7 @@ impl<'a> Reader<'a> {
     }
 
     /// The length octets (X.690 8.1.3): short form below 128, long form with 1..=4 octets.
+    #[inline]
     fn read_length(&mut self, what: &'static str) -> Result<usize> {
         let first = *self.buf.get(self.pos).ok_or(Error::Truncated {
             what,
@@ -267,6 +276,7 @@ impl FieldOrder {
 // ---------------------------------------------------------------------------------------
 
 /// Number of length octets that [`write_len`] uses for `n` (X.690 8.1.3.4/8.1.3.5, minimal).
+#[inline]
 pub fn encoded_len_len(n: usize) -> usize {
     match n {
         0..=0x7f => 1,
@@ -278,6 +288,7 @@ pub fn encoded_len_len(n: usize) -> usize {
 }
 
 /// Total size of an element with `content_len` contents octets and a one-octet tag.
+#[inline]
 pub fn tlv_len(content_len: usize) -> usize {
     1 + encoded_len_len(content_len) + content_len
 }
@@ -316,6 +327,7 @@ pub fn write_tlv(out: &mut Vec<u8>, tag: u8, value: &[u8]) {
 /// # Panics
 /// If `buf` is shorter than `at + encoded_len_len(n)` (a caller bug: size the buffer with
 /// `buffer_len` first).
+#[inline]
 pub fn write_len_at(buf: &mut [u8], at: usize, n: usize) -> usize {
     if n < 0x80 {
         buf[at] = n as u8;
@@ -332,6 +344,7 @@ pub fn write_len_at(buf: &mut [u8], at: usize, n: usize) -> usize {
 ///
 /// # Panics
 /// If `buf` is too short (a caller bug).
+#[inline]
 pub fn write_header_at(buf: &mut [u8], at: usize, tag: u8, content_len: usize) -> usize {
     buf[at] = tag;
     write_len_at(buf, at + 1, content_len)
@@ -341,6 +354,7 @@ pub fn write_header_at(buf: &mut [u8], at: usize, tag: u8, content_len: usize) -
 ///
 /// # Panics
 /// If `buf` is too short (a caller bug).
+#[inline]
 pub fn write_tlv_at(buf: &mut [u8], at: usize, tag: u8, value: &[u8]) -> usize {
     let start = write_header_at(buf, at, tag, value.len());
     buf[start..start + value.len()].copy_from_slice(value);
@@ -358,6 +372,7 @@ pub struct Writer<'a> {
 
 impl<'a> Writer<'a> {
     /// Start writing at offset 0 of `buf`.
+    #[inline]
     pub fn new(buf: &'a mut [u8]) -> Self {
         Writer { buf, pos: 0 }
     }
@@ -368,11 +383,13 @@ impl<'a> Writer<'a> {
     }
 
     /// Write a tag and a definite length; the content follows.
+    #[inline]
     pub fn header(&mut self, tag: u8, content_len: usize) {
         self.pos = write_header_at(self.buf, self.pos, tag, content_len);
     }
 
     /// Write a whole primitive element.
+    #[inline]
     pub fn tlv(&mut self, tag: u8, value: &[u8]) {
         self.pos = write_tlv_at(self.buf, self.pos, tag, value);
     }
@@ -404,6 +421,7 @@ pub struct IntBytes {
 impl IntBytes {
     /// Number of contents octets.
     #[allow(clippy::len_without_is_empty)] // never empty: X.690 8.3.1
+    #[inline]
     pub fn len(&self) -> usize {
         self.len as usize
     }
@@ -417,6 +435,7 @@ impl AsRef<[u8]> for IntBytes {
 
 /// Minimal two's-complement contents octets of `v` (X.690 8.3.2: the first nine bits are
 /// never all equal).
+#[inline]
 pub fn encode_i64(v: i64) -> IntBytes {
     let mut buf = [0u8; 9];
     let be = v.to_be_bytes();
@@ -439,6 +458,7 @@ pub fn encode_i64(v: i64) -> IntBytes {
 
 /// Minimal contents octets of the non-negative integer `v`, with a leading zero octet when
 /// the high bit would otherwise read as a sign (X.690 8.3.3).
+#[inline]
 pub fn encode_u64(v: u64) -> IntBytes {
     let mut buf = [0u8; 9];
     buf[1..].copy_from_slice(&v.to_be_bytes());
@@ -454,6 +474,7 @@ pub fn encode_u64(v: u64) -> IntBytes {
 
 /// Decode a two's-complement INTEGER of one to eight octets. Non-minimal encodings are
 /// accepted (BER allows them in practice; X.690 8.3.2 is a DER-style rule many IEDs break).
+#[inline]
 pub fn decode_i64(bytes: &[u8], what: &'static str) -> Result<i64> {
     if bytes.is_empty() {
         // X.690 8.3.1: one or more octets.
@@ -470,6 +491,7 @@ pub fn decode_i64(bytes: &[u8], what: &'static str) -> Result<i64> {
 }
 
 /// Decode a non-negative INTEGER of one to nine octets (nine only with a leading zero).
+#[inline]
 pub fn decode_u64(bytes: &[u8], what: &'static str) -> Result<u64> {
     if bytes.is_empty() {
         return Err(Error::BadLength { what, value: 0 });
@@ -500,6 +522,7 @@ pub fn decode_u64(bytes: &[u8], what: &'static str) -> Result<u64> {
 }
 
 /// Decode a non-negative INTEGER that must fit in 32 bits (stNum, sqNum, confRev, ...).
+#[inline]
 pub fn decode_u32(bytes: &[u8], what: &'static str) -> Result<u32> {
     u32::try_from(decode_u64(bytes, what)?).map_err(|_| Error::BadValue {
         what,
@@ -508,6 +531,7 @@ pub fn decode_u32(bytes: &[u8], what: &'static str) -> Result<u32> {
 }
 
 /// Decode a BOOLEAN: exactly one octet, zero is FALSE and anything else TRUE (X.690 8.2.2).
+#[inline]
 pub fn decode_bool(bytes: &[u8], what: &'static str) -> Result<bool> {
     match bytes {
         [b] => Ok(*b != 0),
@@ -527,20 +551,42 @@ pub fn encode_bool(v: bool) -> u8 {
 
 /// Check that every octet is a VisibleString character, 0x20..=0x7E (X.680 41, ISO 646).
 pub fn visible_string(bytes: &[u8], what: &'static str) -> Result<String> {
-    if bytes.iter().all(|b| (0x20..=0x7e).contains(b)) {
-        // All ASCII, so this never allocates an error.
-        Ok(bytes.iter().map(|&b| b as char).collect())
-    } else {
-        Err(Error::BadValue {
-            what,
-            detail: "character outside VisibleString",
-        })
+    visible_str(bytes, what).map(str::to_owned)
+}
+
+/// [`visible_string`] without the copy: the same check, borrowing the octets as `&str` (every
+/// VisibleString character is ASCII, hence UTF-8), for parsers on a hot path that must not
+/// allocate.
+#[inline]
+pub fn visible_str<'a>(bytes: &'a [u8], what: &'static str) -> Result<&'a str> {
+    let bad = || Error::BadValue {
+        what,
+        detail: "character outside VisibleString",
+    };
+    if !all_visible(bytes) {
+        return Err(bad());
     }
+    core::str::from_utf8(bytes).map_err(|_| bad())
 }
 
 /// Whether `s` consists of VisibleString characters only (checked before emitting).
 pub fn is_visible(s: &str) -> bool {
-    s.bytes().all(|b| (0x20..=0x7e).contains(&b))
+    all_visible(s.as_bytes())
+}
+
+/// Whether every octet is in 0x20..=0x7E. Checked 32 octets at a time without a branch per
+/// octet, so that the compiler can use vector instructions: GOOSE references are long and
+/// this check runs on every verified frame.
+#[inline]
+fn all_visible(bytes: &[u8]) -> bool {
+    let outside = |b: u8| b.wrapping_sub(0x20) > 0x5e;
+    let mut chunks = bytes.chunks_exact(32);
+    for c in &mut chunks {
+        if c.iter().fold(false, |bad, &b| bad | outside(b)) {
+            return false;
+        }
+    }
+    !chunks.remainder().iter().any(|&b| outside(b))
 }
 
 #[cfg(test)]

@@ -151,7 +151,6 @@ impl Data {
     /// Decode one element from `r` at nesting level `depth`.
     pub fn decode(r: &mut Reader<'_>, depth: usize) -> Result<Data> {
         let t = r.read_tlv("Data")?;
-        let v = t.value;
         Ok(match t.tag {
             tag::ARRAY | tag::STRUCTURE => {
                 if depth >= MAX_DEPTH {
@@ -164,68 +163,21 @@ impl Data {
                     Data::Structure(items)
                 }
             }
-            tag::BOOLEAN => Data::Boolean(ber::decode_bool(v, "Data boolean")?),
-            tag::BIT_STRING => {
-                let (&unused_bits, bytes) = v.split_first().ok_or(Error::BadLength {
-                    what: "Data bit-string",
-                    value: 0,
-                })?;
-                // X.690 8.6.2.2/8.6.2.3: 0..=7 unused bits, and none if there are no octets.
-                if unused_bits > 7 || (bytes.is_empty() && unused_bits != 0) {
-                    return Err(Error::BadValue {
-                        what: "Data bit-string",
-                        detail: "bad number of unused bits",
-                    });
-                }
-                Data::BitString {
+            other => match Leaf::decode(other, t.value)? {
+                Leaf::Boolean(b) => Data::Boolean(b),
+                Leaf::BitString { unused_bits, bytes } => Data::BitString {
                     unused_bits,
                     bytes: bytes.to_vec(),
-                }
-            }
-            tag::INTEGER => Data::Integer(ber::decode_i64(v, "Data integer")?),
-            tag::UNSIGNED => Data::Unsigned(ber::decode_u64(v, "Data unsigned")?),
-            tag::FLOATING_POINT => match v {
-                [FLOAT32_EXPONENT_WIDTH, a, b, c, d] => {
-                    Data::FloatingPoint32(f32::from_be_bytes([*a, *b, *c, *d]))
-                }
-                [FLOAT64_EXPONENT_WIDTH, rest @ ..] if rest.len() == 8 => {
-                    let mut b = [0u8; 8];
-                    b.copy_from_slice(rest);
-                    Data::FloatingPoint64(f64::from_be_bytes(b))
-                }
-                _ => {
-                    return Err(Error::BadValue {
-                        what: "Data floating-point",
-                        detail: "not IEEE 754 single (8, 4 octets) or double (11, 8 octets)",
-                    })
-                }
+                },
+                Leaf::Integer(v) => Data::Integer(v),
+                Leaf::Unsigned(v) => Data::Unsigned(v),
+                Leaf::FloatingPoint32(v) => Data::FloatingPoint32(v),
+                Leaf::FloatingPoint64(v) => Data::FloatingPoint64(v),
+                Leaf::OctetString(b) => Data::OctetString(b.to_vec()),
+                Leaf::VisibleString(s) => Data::VisibleString(s.to_owned()),
+                Leaf::BinaryTime(b) => Data::BinaryTime(b.to_vec()),
+                Leaf::UtcTime(b) => Data::UtcTime(b),
             },
-            tag::OCTET_STRING => Data::OctetString(v.to_vec()),
-            tag::VISIBLE_STRING => {
-                Data::VisibleString(ber::visible_string(v, "Data visible-string")?)
-            }
-            tag::BINARY_TIME => match v.len() {
-                4 | 6 => Data::BinaryTime(v.to_vec()),
-                n => {
-                    return Err(Error::BadLength {
-                        what: "Data binary-time",
-                        value: n,
-                    })
-                }
-            },
-            tag::UTC_TIME => {
-                let b: [u8; 8] = v.try_into().map_err(|_| Error::BadLength {
-                    what: "Data utc-time",
-                    value: v.len(),
-                })?;
-                Data::UtcTime(b)
-            }
-            other => {
-                return Err(Error::UnknownTag {
-                    what: "Data",
-                    tag: other,
-                })
-            }
         })
     }
 
@@ -332,6 +284,112 @@ impl Codec for Data {
         }
         w.position()
     }
+}
+
+/// A `Data` value that is not a container, borrowing its octets: what [`Data::decode`] and
+/// [`check_seq`] both read, so that the checker without allocation accepts exactly what the
+/// decoder accepts.
+enum Leaf<'a> {
+    Boolean(bool),
+    BitString { unused_bits: u8, bytes: &'a [u8] },
+    Integer(i64),
+    Unsigned(u64),
+    FloatingPoint32(f32),
+    FloatingPoint64(f64),
+    OctetString(&'a [u8]),
+    VisibleString(&'a str),
+    BinaryTime(&'a [u8]),
+    UtcTime([u8; 8]),
+}
+
+impl<'a> Leaf<'a> {
+    /// Decode the contents `v` of a non-container element with identifier `tag`.
+    fn decode(tag: u8, v: &'a [u8]) -> Result<Leaf<'a>> {
+        Ok(match tag {
+            tag::BOOLEAN => Leaf::Boolean(ber::decode_bool(v, "Data boolean")?),
+            tag::BIT_STRING => {
+                let (&unused_bits, bytes) = v.split_first().ok_or(Error::BadLength {
+                    what: "Data bit-string",
+                    value: 0,
+                })?;
+                // X.690 8.6.2.2/8.6.2.3: 0..=7 unused bits, and none if there are no octets.
+                if unused_bits > 7 || (bytes.is_empty() && unused_bits != 0) {
+                    return Err(Error::BadValue {
+                        what: "Data bit-string",
+                        detail: "bad number of unused bits",
+                    });
+                }
+                Leaf::BitString { unused_bits, bytes }
+            }
+            tag::INTEGER => Leaf::Integer(ber::decode_i64(v, "Data integer")?),
+            tag::UNSIGNED => Leaf::Unsigned(ber::decode_u64(v, "Data unsigned")?),
+            tag::FLOATING_POINT => match v {
+                [FLOAT32_EXPONENT_WIDTH, a, b, c, d] => {
+                    Leaf::FloatingPoint32(f32::from_be_bytes([*a, *b, *c, *d]))
+                }
+                [FLOAT64_EXPONENT_WIDTH, rest @ ..] if rest.len() == 8 => {
+                    let mut b = [0u8; 8];
+                    b.copy_from_slice(rest);
+                    Leaf::FloatingPoint64(f64::from_be_bytes(b))
+                }
+                _ => {
+                    return Err(Error::BadValue {
+                        what: "Data floating-point",
+                        detail: "not IEEE 754 single (8, 4 octets) or double (11, 8 octets)",
+                    })
+                }
+            },
+            tag::OCTET_STRING => Leaf::OctetString(v),
+            tag::VISIBLE_STRING => Leaf::VisibleString(ber::visible_str(v, "Data visible-string")?),
+            tag::BINARY_TIME => match v.len() {
+                4 | 6 => Leaf::BinaryTime(v),
+                n => {
+                    return Err(Error::BadLength {
+                        what: "Data binary-time",
+                        value: n,
+                    })
+                }
+            },
+            tag::UTC_TIME => {
+                let b: [u8; 8] = v.try_into().map_err(|_| Error::BadLength {
+                    what: "Data utc-time",
+                    value: v.len(),
+                })?;
+                Leaf::UtcTime(b)
+            }
+            other => {
+                return Err(Error::UnknownTag {
+                    what: "Data",
+                    tag: other,
+                })
+            }
+        })
+    }
+}
+
+/// Checks a `SEQUENCE OF Data` body (GOOSE allData, an array's contents) exactly as
+/// [`Data::parse_seq`] would, with the same error for the same input, but without building
+/// the values: the layer-2 verify path needs the APDU well formed, not decoded.
+pub fn check_seq(bytes: &[u8]) -> Result<()> {
+    check_in(&mut Reader::new(bytes), 0)
+}
+
+fn check_in(r: &mut Reader<'_>, depth: usize) -> Result<()> {
+    while !r.is_empty() {
+        let t = r.read_tlv("Data")?;
+        match t.tag {
+            tag::ARRAY | tag::STRUCTURE => {
+                if depth >= MAX_DEPTH {
+                    return Err(Error::NestingTooDeep(MAX_DEPTH));
+                }
+                check_in(&mut t.reader(), depth + 1)?;
+            }
+            other => {
+                Leaf::decode(other, t.value)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Total encoded size of a `SEQUENCE OF Data` body.
@@ -509,10 +567,15 @@ pub(crate) mod tests {
             d = Data::Array(vec![d]);
         }
         assert_eq!(Data::parse(&d.to_vec()).unwrap(), d);
+        assert_eq!(check_seq(&d.to_vec()), Ok(()));
         let deeper = Data::Structure(vec![d]);
         assert_eq!(deeper.validate(), Err(Error::NestingTooDeep(MAX_DEPTH)));
         assert_eq!(
             Data::parse(&deeper.to_vec()),
+            Err(Error::NestingTooDeep(MAX_DEPTH))
+        );
+        assert_eq!(
+            check_seq(&deeper.to_vec()),
             Err(Error::NestingTooDeep(MAX_DEPTH))
         );
     }
@@ -549,6 +612,27 @@ pub(crate) mod tests {
                 let again = d.to_vec();
                 prop_assert_eq!(Data::parse(&again).unwrap(), d);
             }
+        }
+
+        #[test]
+        /// The checker without allocation agrees with the decoder, error for error, on valid
+        /// sequences, on sequences with one octet changed and on arbitrary bytes.
+        fn check_seq_agrees_with_parse_seq(
+            items in proptest::collection::vec(arb_data(), 0..4),
+            flip in any::<prop::sample::Index>(), x: u8,
+            noise in proptest::collection::vec(any::<u8>(), 0..64),
+        ) {
+            let mut b = Vec::new();
+            for d in &items {
+                b.extend_from_slice(&d.to_vec());
+            }
+            prop_assert_eq!(check_seq(&b), Data::parse_seq(&b).map(|_| ()));
+            if !b.is_empty() {
+                let i = flip.index(b.len());
+                b[i] ^= x;
+                prop_assert_eq!(check_seq(&b), Data::parse_seq(&b).map(|_| ()));
+            }
+            prop_assert_eq!(check_seq(&noise), Data::parse_seq(&noise).map(|_| ()));
         }
 
         #[test]

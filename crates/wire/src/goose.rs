@@ -125,14 +125,146 @@ fn field_index(t: u8) -> Option<(usize, &'static str)> {
     })
 }
 
-impl GoosePdu {
-    /// Parse an APDU (`61 L ...`) that fills `bytes` exactly.
-    pub fn parse(bytes: &[u8]) -> Result<GoosePdu> {
-        Self::parse_with_ranges(bytes).map(|(p, _)| p)
+/// An `IECGoosePdu` checked exactly as [`GoosePdu::parse`] checks it (same errors for the
+/// same input: both run the same general parser, which decodes allData for the owned parse
+/// and only checks it here; `data::check_seq` and `Data::parse_seq` agree), borrowing its
+/// strings and leaving
+/// allData undecoded: the layer-2 verify path needs the APDU well formed and a few fields
+/// (gocbRef, stNum, sqNum for the replay check), not a copy of every value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GooseView<'a> {
+    /// GoCB reference.
+    pub gocb_ref: &'a str,
+    /// timeAllowedtoLive in milliseconds.
+    pub time_allowed_to_live: u32,
+    /// Data set reference.
+    pub dat_set: &'a str,
+    /// Optional GOOSE identifier.
+    pub go_id: Option<&'a str>,
+    /// Time of the last state change (UtcTime).
+    pub t: [u8; 8],
+    /// State number.
+    pub st_num: u32,
+    /// Sequence number.
+    pub sq_num: u32,
+    /// Simulation (Ed.2) / test (Ed.1) flag; FALSE when absent.
+    pub simulation: bool,
+    /// Configuration revision.
+    pub conf_rev: u32,
+    /// Needs commissioning; FALSE when absent.
+    pub nds_com: bool,
+    /// numDatSetEntries as sent.
+    pub num_dat_set_entries: u32,
+    /// Contents octets of allData (the concatenated `Data` elements), checked by
+    /// [`data::check_seq`]; decode them with [`Data::parse_seq`].
+    pub all_data: &'a [u8],
+}
+
+/// The next field of a canonical `IECGoosePdu` if its tag is `tag`.
+fn canonical_field<'a>(r: &mut Reader<'a>, tag: u8) -> Option<&'a [u8]> {
+    if r.peek_tag()? != tag {
+        return None;
+    }
+    r.read_tlv("IECGoosePdu field").ok().map(|t| t.value)
+}
+
+/// An optional field: `Some(None)` when the next tag is another one.
+fn canonical_optional<'a>(r: &mut Reader<'a>, tag: u8) -> Option<Option<&'a [u8]>> {
+    if r.peek_tag() != Some(tag) {
+        return Some(None);
+    }
+    r.read_tlv("IECGoosePdu field").ok().map(|t| Some(t.value))
+}
+
+impl<'a> GooseView<'a> {
+    /// Check an APDU (`61 L ...`) that fills `bytes` exactly, without allocating: every field,
+    /// allData included ([`data::check_seq`]).
+    pub fn parse(bytes: &'a [u8]) -> Result<GooseView<'a>> {
+        match Self::canonical(bytes, true) {
+            Some(v) => Ok(v),
+            None => Self::parse_with(bytes, AllData::Check).map(|(v, _)| v),
+        }
     }
 
-    /// Parse an APDU and report where its patchable fields are (offsets from `bytes[0]`).
-    pub fn parse_with_ranges(bytes: &[u8]) -> Result<(GoosePdu, GooseFieldRanges)> {
+    /// [`Self::parse`] except for the contents of allData: every field of the SEQUENCE is
+    /// checked (tags, order, lengths, VisibleStrings, INT32U ranges, the allData element's own
+    /// length), but the `Data` values inside allData are not walked. What a receiver needs to
+    /// authenticate a frame and check its freshness (gocbRef, stNum, sqNum), at a cost that
+    /// does not grow with the data set; [`Self::check_all_data`] (or [`Self::to_pdu`]) checks
+    /// the rest. On input that [`Self::parse`] accepts the two give the same view.
+    pub fn parse_fields(bytes: &'a [u8]) -> Result<GooseView<'a>> {
+        match Self::canonical(bytes, false) {
+            Some(v) => Ok(v),
+            None => Self::parse_with(bytes, AllData::Skip).map(|(v, _)| v),
+        }
+    }
+
+    /// The fast path for what publishers send: every field in SEQUENCE order, each read with
+    /// a test of the one tag expected there, instead of a dispatch on whatever tag comes (an
+    /// indirect branch per field that the CPU mispredicts). `None` for anything else,
+    /// including any error: then [`Self::parse_with`] parses the APDU again, so errors, and
+    /// what is accepted, are exactly the general parser's.
+    fn canonical(bytes: &'a [u8], deep: bool) -> Option<GooseView<'a>> {
+        let mut r = Reader::new(bytes);
+        let pdu = r.read_tlv("IECGoosePdu").ok()?;
+        if pdu.tag != TAG_GOOSE_PDU || !r.is_empty() {
+            return None;
+        }
+        let mut b = pdu.reader();
+        let u32_field = |b: &mut Reader<'a>, tag, what| {
+            canonical_field(b, tag).and_then(|v| ber::decode_u32(v, what).ok())
+        };
+        let str_field = |v: &'a [u8], what| ber::visible_str(v, what).ok();
+        let bool_field = |b: &mut Reader<'a>, tag, what| match canonical_optional(b, tag)? {
+            Some(v) => ber::decode_bool(v, what).ok(),
+            None => Some(false),
+        };
+        let gocb_ref = str_field(canonical_field(&mut b, tag::GOCB_REF)?, "gocbRef")?;
+        let time_allowed_to_live =
+            u32_field(&mut b, tag::TIME_ALLOWED_TO_LIVE, "timeAllowedtoLive")?;
+        let dat_set = str_field(canonical_field(&mut b, tag::DAT_SET)?, "datSet")?;
+        let go_id = match canonical_optional(&mut b, tag::GO_ID)? {
+            Some(v) => Some(str_field(v, "goID")?),
+            None => None,
+        };
+        let t: [u8; 8] = canonical_field(&mut b, tag::T)?.try_into().ok()?;
+        let st_num = u32_field(&mut b, tag::ST_NUM, "stNum")?;
+        let sq_num = u32_field(&mut b, tag::SQ_NUM, "sqNum")?;
+        let simulation = bool_field(&mut b, tag::SIMULATION, "simulation")?;
+        let conf_rev = u32_field(&mut b, tag::CONF_REV, "confRev")?;
+        let nds_com = bool_field(&mut b, tag::NDS_COM, "ndsCom")?;
+        let num_dat_set_entries = u32_field(&mut b, tag::NUM_DAT_SET_ENTRIES, "numDatSetEntries")?;
+        let all_data = canonical_field(&mut b, tag::ALL_DATA)?;
+        if !b.is_empty() || (deep && data::check_seq(all_data).is_err()) {
+            return None;
+        }
+        Some(GooseView {
+            gocb_ref,
+            time_allowed_to_live,
+            dat_set,
+            go_id,
+            t,
+            st_num,
+            sq_num,
+            simulation,
+            conf_rev,
+            nds_com,
+            num_dat_set_entries,
+            all_data,
+        })
+    }
+
+    /// Check the `Data` values of allData (what [`Self::parse_fields`] leaves out).
+    pub fn check_all_data(&self) -> Result<()> {
+        data::check_seq(self.all_data)
+    }
+
+    /// The general parser: fields dispatched on their tags, order and duplicates checked by
+    /// [`FieldOrder`], so that every deviation gets its precise error.
+    fn parse_with(
+        bytes: &'a [u8],
+        mut all: AllData<'_>,
+    ) -> Result<(GooseView<'a>, GooseFieldRanges)> {
         let mut r = Reader::new(bytes);
         let pdu = r.read_expected(TAG_GOOSE_PDU, "IECGoosePdu")?;
         r.expect_end("IECGoosePdu")?;
@@ -161,10 +293,10 @@ impl GoosePdu {
             order.see(index, name)?;
             let v = f.value;
             match f.tag {
-                tag::GOCB_REF => gocb_ref = Some(ber::visible_string(v, "gocbRef")?),
+                tag::GOCB_REF => gocb_ref = Some(ber::visible_str(v, "gocbRef")?),
                 tag::TIME_ALLOWED_TO_LIVE => tal = Some(ber::decode_u32(v, "timeAllowedtoLive")?),
-                tag::DAT_SET => dat_set = Some(ber::visible_string(v, "datSet")?),
-                tag::GO_ID => go_id = Some(ber::visible_string(v, "goID")?),
+                tag::DAT_SET => dat_set = Some(ber::visible_str(v, "datSet")?),
+                tag::GO_ID => go_id = Some(ber::visible_str(v, "goID")?),
                 tag::T => {
                     let b: [u8; 8] = v.try_into().map_err(|_| Error::BadLength {
                         what: "t",
@@ -184,8 +316,12 @@ impl GoosePdu {
                 }
                 _ => {
                     // tag::ALL_DATA, the only tag left that field_index accepts.
-                    let items = Data::decode_seq(&mut f.reader(), 0)?;
-                    all_data = Some((items, f.value_range()));
+                    match &mut all {
+                        AllData::Skip => {}
+                        AllData::Check => data::check_seq(v)?,
+                        AllData::Decode(out) => **out = Data::decode_seq(&mut f.reader(), 0)?,
+                    }
+                    all_data = Some((v, f.value_range()));
                 }
             }
         }
@@ -201,7 +337,7 @@ impl GoosePdu {
             simulation: simulation.as_ref().map(|(_, r)| r.clone()),
             all_data: all_range,
         };
-        let pdu = GoosePdu {
+        let view = GooseView {
             gocb_ref: gocb_ref.ok_or(Error::MissingField("gocbRef"))?,
             time_allowed_to_live: tal.ok_or(Error::MissingField("timeAllowedtoLive"))?,
             dat_set: dat_set.ok_or(Error::MissingField("datSet"))?,
@@ -215,7 +351,52 @@ impl GoosePdu {
             num_dat_set_entries: num_entries.ok_or(Error::MissingField("numDatSetEntries"))?,
             all_data,
         };
-        Ok((pdu, ranges))
+        Ok((view, ranges))
+    }
+
+    /// The owned APDU, allData decoded.
+    pub fn to_pdu(&self) -> Result<GoosePdu> {
+        Ok(self.with_values(Data::parse_seq(self.all_data)?))
+    }
+
+    fn with_values(&self, all_data: Vec<Data>) -> GoosePdu {
+        GoosePdu {
+            gocb_ref: self.gocb_ref.to_owned(),
+            time_allowed_to_live: self.time_allowed_to_live,
+            dat_set: self.dat_set.to_owned(),
+            go_id: self.go_id.map(str::to_owned),
+            t: self.t,
+            st_num: self.st_num,
+            sq_num: self.sq_num,
+            simulation: self.simulation,
+            conf_rev: self.conf_rev,
+            nds_com: self.nds_com,
+            num_dat_set_entries: self.num_dat_set_entries,
+            all_data,
+        }
+    }
+}
+
+/// What the general parser does with the `Data` values inside allData: skip them
+/// ([`GooseView::parse_fields`]), check them ([`GooseView::parse`]) or decode them in the same
+/// walk ([`GoosePdu::parse`], so an owned parse reads them once).
+enum AllData<'d> {
+    Skip,
+    Check,
+    Decode(&'d mut Vec<Data>),
+}
+
+impl GoosePdu {
+    /// Parse an APDU (`61 L ...`) that fills `bytes` exactly.
+    pub fn parse(bytes: &[u8]) -> Result<GoosePdu> {
+        Self::parse_with_ranges(bytes).map(|(p, _)| p)
+    }
+
+    /// Parse an APDU and report where its patchable fields are (offsets from `bytes[0]`).
+    pub fn parse_with_ranges(bytes: &[u8]) -> Result<(GoosePdu, GooseFieldRanges)> {
+        let mut values = Vec::new();
+        let (v, ranges) = GooseView::parse_with(bytes, AllData::Decode(&mut values))?;
+        Ok((v.with_values(values), ranges))
     }
 
     /// Check that the strings are VisibleString and the data valid, so that the encoding
@@ -440,6 +621,37 @@ pub(crate) mod tests {
     }
 
     proptest! {
+        /// The canonical fast path of [`GooseView`] agrees with the general parser (value and
+        /// error) on encoded APDUs, on the same with one octet changed and on arbitrary
+        /// bytes; `parse_fields` gives the same view wherever `parse` succeeds; the owned
+        /// parse is the view's `to_pdu`.
+        #[test]
+        fn view_fast_path_agrees_with_general_parser(
+            p in arb_goose(), flip in any::<prop::sample::Index>(), x: u8,
+            noise in proptest::collection::vec(any::<u8>(), 0..96),
+        ) {
+            let good = p.to_vec();
+            let mut bad = good.clone();
+            let i = flip.index(bad.len());
+            bad[i] ^= x;
+            for b in [&good[..], &bad[..], &noise[..]] {
+                let general = GooseView::parse_with(b, AllData::Check).map(|(v, _)| v);
+                prop_assert_eq!(GooseView::parse(b), general.clone());
+                let general_fields = GooseView::parse_with(b, AllData::Skip).map(|(v, _)| v);
+                prop_assert_eq!(GooseView::parse_fields(b), general_fields);
+                if let Ok(v) = &general {
+                    let fields = GooseView::parse_fields(b);
+                    prop_assert_eq!(fields.as_ref(), Ok(v));
+                    prop_assert_eq!(v.check_all_data(), Ok(()));
+                }
+                prop_assert_eq!(GoosePdu::parse(b), general.and_then(|v| v.to_pdu()));
+            }
+            if p.validate().is_ok() {
+                let v = GooseView::parse(&good).unwrap();
+                prop_assert_eq!(v.to_pdu().unwrap(), p);
+            }
+        }
+
         #[test]
         fn parse_emit_round_trip(p in arb_goose()) {
             prop_assert!(p.validate().is_ok());

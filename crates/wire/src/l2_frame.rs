@@ -266,28 +266,109 @@ pub struct L2Frame {
     pub body: GooseFrameRepr,
 }
 
-impl L2Frame {
-    /// Parse an Ethernet frame whose EtherType is GOOSE or SV; padding after Length is ignored
-    /// (and anything after Length that cannot be padding refused).
-    pub fn parse(frame: &[u8]) -> Result<(L2Frame, L2Layout)> {
-        let eth_frame = Frame::new_checked(frame)?;
-        let eth = EthernetRepr::parse(&eth_frame)?;
-        if eth.ethertype != ethernet::ETHERTYPE_GOOSE && eth.ethertype != ethernet::ETHERTYPE_SV {
-            return Err(Error::WrongEtherType(eth.ethertype));
-        }
-        let off = eth_frame.payload_offset();
-        let view = GooseFrame::new_checked(&frame[off..])?;
-        let body = GooseFrameRepr::parse(&view)?;
-        let end = off + view.length() as usize;
-        ethernet::check_padding(frame.len(), end, eth_frame.tag_count(), GOOSE_LENGTH_TAIL)?;
-        let shift = |r: Range<usize>| r.start + off..r.end + off;
-        let layout = L2Layout {
+/// Where the fields of a secured frame written by [`emit_secured`] are, absolute in the output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SecuredLayout {
+    /// What the MAC or signature covers: EtherType through the end of AuthenticationValue
+    /// (IEC 62351-6).
+    pub covered: Range<usize>,
+    /// The mAC contents, zero until the caller writes the MAC or signature there.
+    pub mac: Range<usize>,
+}
+
+/// Locates the parts of a GOOSE or SV frame without copying it: the checks of
+/// [`L2Frame::parse`] (same errors, in the same order), the EtherType and the layout.
+pub fn locate(frame: &[u8]) -> Result<(u16, L2Layout)> {
+    let eth_frame = Frame::new_checked(frame)?;
+    let ethertype = eth_frame.ethertype();
+    if ethertype != ethernet::ETHERTYPE_GOOSE && ethertype != ethernet::ETHERTYPE_SV {
+        return Err(Error::WrongEtherType(ethertype));
+    }
+    let off = eth_frame.payload_offset();
+    let view = GooseFrame::new_checked(&frame[off..])?;
+    view.check_extension_len()?;
+    let end = off + view.length() as usize;
+    ethernet::check_padding(frame.len(), end, eth_frame.tag_count(), GOOSE_LENGTH_TAIL)?;
+    let shift = |r: Range<usize>| r.start + off..r.end + off;
+    Ok((
+        ethertype,
+        L2Layout {
             ethertype_offset: eth_frame.ethertype_offset(),
             header_offset: off,
             apdu: shift(view.apdu_range()),
             extension: view.extension_range().map(shift),
             end,
-        };
+        },
+    ))
+}
+
+/// Writes into `out` (cleared first; one allocation at most, none when its capacity
+/// suffices) the unsecured `frame`, located by [`locate`] as `layout` behind `ethertype`,
+/// with the IEC 62351-6 extension `fields` appended after the APDU and a zero mAC: Length
+/// counts the extension, Reserved1's low 12 bits announce its size (the simulation bit kept),
+/// Reserved2 carries the header CRC in `order`. Ethernet padding is dropped; everything in
+/// front of APPID (addresses, the tag stack) is copied byte for byte. What
+/// [`GooseFrameRepr::set_security_fields`] and [`GooseFrameRepr::emit`] produce, without an
+/// owned body in between.
+///
+/// # Errors
+/// [`Error::TooLarge`] if the extension exceeds [`l2_extension::MAX_EXTENSION_LEN`] or Length
+/// 65535; [`Error::BadLength`] if `layout` does not fit `frame` or already has an extension.
+pub fn emit_secured(
+    frame: &[u8],
+    ethertype: u16,
+    layout: &L2Layout,
+    fields: &l2_extension::ExtensionFields<'_>,
+    order: CrcByteOrder,
+    out: &mut Vec<u8>,
+) -> Result<SecuredLayout> {
+    let apdu_end = layout.apdu.end;
+    let off = layout.header_offset;
+    if layout.extension.is_some() || apdu_end > frame.len() || off + HEADER_LEN > apdu_end {
+        return Err(Error::BadLength {
+            what: "layer-2 layout",
+            value: apdu_end,
+        });
+    }
+    let ext_len = fields.buffer_len();
+    if ext_len > l2_extension::MAX_EXTENSION_LEN {
+        return Err(Error::TooLarge {
+            what: "security extension",
+        });
+    }
+    let length = u16::try_from(apdu_end - off + ext_len).map_err(|_| Error::TooLarge {
+        what: "GOOSE Length",
+    })?;
+    out.clear();
+    out.reserve(apdu_end + ext_len);
+    out.extend_from_slice(&frame[..apdu_end]);
+    let h = off;
+    let appid = be16(out, h + field::APPID.start..h + field::APPID.end);
+    let reserved1 = (be16(out, h + field::RESERVED1.start..h + field::RESERVED1.end)
+        & !RESERVED1_EXTENSION_LEN)
+        | ext_len as u16;
+    let crc = l2_extension::header_crc(ethertype, appid, length, reserved1);
+    out[h + field::LENGTH.start..h + field::LENGTH.end].copy_from_slice(&length.to_be_bytes());
+    out[h + field::RESERVED1.start..h + field::RESERVED1.end]
+        .copy_from_slice(&reserved1.to_be_bytes());
+    out[h + field::RESERVED2.start..h + field::RESERVED2.end]
+        .copy_from_slice(&order.reserved2(crc).to_be_bytes());
+    out.resize(apdu_end + ext_len, 0);
+    let el = fields.emit_placeholder(&mut out[apdu_end..]);
+    Ok(SecuredLayout {
+        covered: layout.ethertype_offset..apdu_end + el.auth_value.end,
+        mac: apdu_end + el.mac.start..apdu_end + el.mac.end,
+    })
+}
+
+impl L2Frame {
+    /// Parse an Ethernet frame whose EtherType is GOOSE or SV; padding after Length is ignored
+    /// (and anything after Length that cannot be padding refused).
+    pub fn parse(frame: &[u8]) -> Result<(L2Frame, L2Layout)> {
+        let (_, layout) = locate(frame)?;
+        let eth = EthernetRepr::parse(&Frame::new_checked(frame)?)?;
+        let body =
+            GooseFrameRepr::parse(&GooseFrame::new_checked(&frame[layout.header_offset..])?)?;
         Ok((L2Frame { eth, body }, layout))
     }
 
@@ -456,6 +537,71 @@ mod tests {
     }
 
     proptest! {
+        /// `emit_secured` writes what the owned path (set_security_fields + emit behind the
+        /// kept Ethernet header) writes, padding dropped, and reports the covered bytes and
+        /// the mAC where the extension's layout puts them; `locate` agrees with
+        /// `L2Frame::parse` on the frame and on the frame with one octet changed.
+        #[test]
+        fn emit_secured_matches_owned_path(
+            apdu_body in proptest::collection::vec(any::<u8>(), 0..200),
+            appid: u16, sim: bool, vlan in proptest::option::of(0u16..4095), sv: bool,
+            key_id: u32, mac_len in 1usize..80, low_first: bool,
+            flip in any::<prop::sample::Index>(), x: u8,
+        ) {
+            let mut apdu = Vec::new();
+            crate::ber::write_tlv(&mut apdu, 0x61, &apdu_body);
+            let ethertype = if sv { ethernet::ETHERTYPE_SV } else { ethernet::ETHERTYPE_GOOSE };
+            let frame = L2Frame {
+                eth: EthernetRepr {
+                    dst: [1, 0x0c, 0xcd, 1, 0, 1],
+                    src: [2; 6],
+                    vlan: vlan.map(|vid| ethernet::VlanTag { pcp: 4, dei: false, vid }),
+                    ethertype,
+                },
+                body: GooseFrameRepr {
+                    appid,
+                    reserved1: if sim { RESERVED1_SIMULATION } else { 0 },
+                    reserved2: 0x1234,
+                    apdu,
+                    extension: None,
+                },
+            };
+            let Ok(mut bytes) = frame.to_vec() else { return Ok(()) };
+            // Padding up to the minimum frame size, as a capture would show it.
+            let min = if vlan.is_some() { 64 } else { 60 };
+            if bytes.len() < min {
+                bytes.resize(min, 0);
+            }
+            let order = if low_first { CrcByteOrder::LowFirst } else { CrcByteOrder::HighFirst };
+            let fields = l2_extension::ExtensionFields {
+                key_id, time_of_current_key: 0, time_to_next_key: -1, iv: None, mac_len,
+            };
+            let (et, layout) = locate(&bytes).unwrap();
+            prop_assert_eq!(et, ethertype);
+            let mut out = vec![0xee; 3];
+            let at = emit_secured(&bytes, et, &layout, &fields, order, &mut out).unwrap();
+            let ext = SecurityExtension::with_placeholder_mac(key_id, 0, -1, None, mac_len);
+            let mut body = frame.body.clone();
+            body.extension = Some(ext.to_vec());
+            body.set_security_fields(ethertype, order).unwrap();
+            let expected = L2Frame { eth: frame.eth, body }.to_vec().unwrap();
+            prop_assert_eq!(&out, &expected);
+            prop_assert_eq!(at.covered.start, layout.ethertype_offset);
+            prop_assert_eq!(at.covered.end, layout.apdu.end + ext.layout().auth_value.end);
+            prop_assert_eq!(at.mac.clone(), layout.apdu.end + ext.layout().mac.start..out.len());
+            // A secured frame cannot be secured again.
+            let (et2, l2) = locate(&out).unwrap();
+            prop_assert!(emit_secured(&out, et2, &l2, &fields, order, &mut Vec::new()).is_err());
+            let mut bad = bytes.clone();
+            let i = flip.index(bad.len());
+            bad[i] ^= x;
+            match (locate(&bad), L2Frame::parse(&bad)) {
+                (Ok((_, a)), Ok((_, b))) => prop_assert_eq!(a, b),
+                (Err(a), Err(b)) => prop_assert_eq!(a, b),
+                (a, b) => prop_assert!(false, "locate {:?} parse {:?}", a, b),
+            }
+        }
+
         #[test]
         fn round_trip(appid: u16, sim: bool, reserved2: u16,
                       apdu_body in proptest::collection::vec(any::<u8>(), 0..300),

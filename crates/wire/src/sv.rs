@@ -76,8 +76,33 @@ fn fixed<const N: usize>(v: &[u8], what: &'static str) -> Result<[u8; N]> {
     })
 }
 
-impl Asdu {
-    fn decode(t: &ber::Tlv<'_>) -> Result<Asdu> {
+/// One ASDU checked exactly as the owned parse checks it, borrowing its strings and samples.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AsduView<'a> {
+    /// svID.
+    pub sv_id: &'a str,
+    /// datSet, if sent.
+    pub dat_set: Option<&'a str>,
+    /// Sample counter.
+    pub smp_cnt: u16,
+    /// confRev.
+    pub conf_rev: u32,
+    /// Refresh time (UtcTime), if sent.
+    pub refr_tm: Option<[u8; 8]>,
+    /// smpSynch.
+    pub smp_synch: u8,
+    /// smpRate, if sent.
+    pub smp_rate: Option<u16>,
+    /// The encoded data set values.
+    pub sample: &'a [u8],
+    /// smpMod, if sent.
+    pub smp_mod: Option<u16>,
+    /// Grandmaster clock identity, if sent.
+    pub gm_identity: Option<[u8; 8]>,
+}
+
+impl<'a> AsduView<'a> {
+    fn decode(t: &ber::Tlv<'a>) -> Result<AsduView<'a>> {
         let mut r = t.reader();
         let mut order = FieldOrder::new();
         let mut sv_id = None;
@@ -113,19 +138,19 @@ impl Asdu {
             };
             order.see(index, name)?;
             match index {
-                0 => sv_id = Some(ber::visible_string(v, "svID")?),
-                1 => dat_set = Some(ber::visible_string(v, "datSet")?),
+                0 => sv_id = Some(ber::visible_str(v, "svID")?),
+                1 => dat_set = Some(ber::visible_str(v, "datSet")?),
                 2 => smp_cnt = Some(u16::from_be_bytes(fixed(v, "smpCnt")?)),
                 3 => conf_rev = Some(u32::from_be_bytes(fixed(v, "confRev")?)),
                 4 => refr_tm = Some(fixed(v, "refrTm")?),
                 5 => smp_synch = Some(fixed::<1>(v, "smpSynch")?[0]),
                 6 => smp_rate = Some(u16::from_be_bytes(fixed(v, "smpRate")?)),
-                7 => sample = Some(v.to_vec()),
+                7 => sample = Some(v),
                 8 => smp_mod = Some(u16::from_be_bytes(fixed(v, "smpMod")?)),
                 _ => gm_identity = Some(fixed(v, "gmIdentity")?),
             }
         }
-        Ok(Asdu {
+        Ok(AsduView {
             sv_id: sv_id.ok_or(Error::MissingField("svID"))?,
             dat_set,
             smp_cnt: smp_cnt.ok_or(Error::MissingField("smpCnt"))?,
@@ -139,6 +164,87 @@ impl Asdu {
         })
     }
 
+    /// The owned ASDU.
+    pub fn to_asdu(&self) -> Asdu {
+        Asdu {
+            sv_id: self.sv_id.to_owned(),
+            dat_set: self.dat_set.map(str::to_owned),
+            smp_cnt: self.smp_cnt,
+            conf_rev: self.conf_rev,
+            refr_tm: self.refr_tm,
+            smp_synch: self.smp_synch,
+            smp_rate: self.smp_rate,
+            sample: self.sample.to_vec(),
+            smp_mod: self.smp_mod,
+            gm_identity: self.gm_identity,
+        }
+    }
+}
+
+/// A `savPdu` checked exactly as [`SavPdu::parse`] checks it (same errors for the same input:
+/// the owned parse is built on the same walk), keeping only the first ASDU, borrowed: what the
+/// layer-2 replay check reads (svID, smpCnt, smpRate/smpMod), without allocating.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SavView<'a> {
+    /// Contents of the `security` field, if present.
+    pub security: Option<&'a [u8]>,
+    /// Number of ASDUs (equal to noASDU).
+    pub no_asdu: usize,
+    /// The first ASDU, if any.
+    pub first: Option<AsduView<'a>>,
+}
+
+impl<'a> SavView<'a> {
+    /// Check a `savPdu` that fills `bytes` exactly, without allocating.
+    pub fn parse(bytes: &'a [u8]) -> Result<SavView<'a>> {
+        let mut first = None;
+        let (security, no_asdu) = walk(bytes, |a| {
+            if first.is_none() {
+                first = Some(a);
+            }
+        })?;
+        Ok(SavView {
+            security,
+            no_asdu,
+            first,
+        })
+    }
+}
+
+/// Walks a `savPdu`, handing each checked ASDU to `each`; returns the security field and the
+/// number of ASDUs.
+fn walk<'a>(
+    bytes: &'a [u8],
+    mut each: impl FnMut(AsduView<'a>),
+) -> Result<(Option<&'a [u8]>, usize)> {
+    let mut r = Reader::new(bytes);
+    let pdu = r.read_expected(TAG_SAV_PDU, "savPdu")?;
+    r.expect_end("savPdu")?;
+    let mut body = pdu.reader();
+    let no_asdu = body.read_expected(TAG_NO_ASDU, "noASDU")?;
+    let no_asdu = ber::decode_u64(no_asdu.value, "noASDU")?;
+    let security = body
+        .read_optional(TAG_SECURITY, "security")?
+        .map(|t| t.value);
+    let seq = body.read_expected(TAG_SEQ_ASDU, "seqASDU")?;
+    body.expect_end("savPdu")?;
+    let mut items = seq.reader();
+    let mut count = 0usize;
+    while !items.is_empty() {
+        let t = items.read_expected(TAG_ASDU, "ASDU")?;
+        each(AsduView::decode(&t)?);
+        count += 1;
+    }
+    if no_asdu != count as u64 {
+        return Err(Error::BadValue {
+            what: "noASDU",
+            detail: "does not match the number of ASDUs",
+        });
+    }
+    Ok((security, count))
+}
+
+impl Asdu {
     fn content_len(&self) -> usize {
         ber::tlv_len(self.sv_id.len())
             + self.dat_set.as_ref().map_or(0, |d| ber::tlv_len(d.len()))
@@ -189,30 +295,12 @@ impl Codec for Asdu {
 impl SavPdu {
     /// Parse a `savPdu` that fills `bytes` exactly.
     pub fn parse(bytes: &[u8]) -> Result<SavPdu> {
-        let mut r = Reader::new(bytes);
-        let pdu = r.read_expected(TAG_SAV_PDU, "savPdu")?;
-        r.expect_end("savPdu")?;
-        let mut body = pdu.reader();
-        let no_asdu = body.read_expected(TAG_NO_ASDU, "noASDU")?;
-        let no_asdu = ber::decode_u64(no_asdu.value, "noASDU")?;
-        let security = body
-            .read_optional(TAG_SECURITY, "security")?
-            .map(|t| t.value.to_vec());
-        let seq = body.read_expected(TAG_SEQ_ASDU, "seqASDU")?;
-        body.expect_end("savPdu")?;
-        let mut items = seq.reader();
         let mut asdus = Vec::new();
-        while !items.is_empty() {
-            let t = items.read_expected(TAG_ASDU, "ASDU")?;
-            asdus.push(Asdu::decode(&t)?);
-        }
-        if no_asdu != asdus.len() as u64 {
-            return Err(Error::BadValue {
-                what: "noASDU",
-                detail: "does not match the number of ASDUs",
-            });
-        }
-        Ok(SavPdu { security, asdus })
+        let (security, _) = walk(bytes, |a| asdus.push(a.to_asdu()))?;
+        Ok(SavPdu {
+            security: security.map(<[u8]>::to_vec),
+            asdus,
+        })
     }
 
     /// Check that the strings are VisibleString so that the encoding parses back to `self`.
@@ -374,6 +462,33 @@ pub(crate) mod tests {
     }
 
     proptest! {
+        /// [`SavView`] accepts exactly what [`SavPdu::parse`] accepts, with the same error,
+        /// and its first ASDU is the owned parse's first: on encoded savPdus, the same with
+        /// one octet changed, and arbitrary bytes.
+        #[test]
+        fn view_agrees_with_owned_parse(
+            asdus in proptest::collection::vec(arb_asdu(), 0..3),
+            flip in any::<prop::sample::Index>(), x: u8,
+            noise in proptest::collection::vec(any::<u8>(), 0..96),
+        ) {
+            let good = SavPdu { security: None, asdus }.to_vec();
+            let mut bad = good.clone();
+            let i = flip.index(bad.len());
+            bad[i] ^= x;
+            for b in [&good[..], &bad[..], &noise[..]] {
+                match (SavView::parse(b), SavPdu::parse(b)) {
+                    (Ok(v), Ok(p)) => {
+                        prop_assert_eq!(v.no_asdu, p.asdus.len());
+                        prop_assert_eq!(v.security.map(<[u8]>::to_vec), p.security);
+                        let first = v.first.map(|a| a.to_asdu());
+                        prop_assert_eq!(first.as_ref(), p.asdus.first());
+                    }
+                    (Err(a), Err(b)) => prop_assert_eq!(a, b),
+                    (a, b) => prop_assert!(false, "view {:?} owned {:?}", a, b),
+                }
+            }
+        }
+
         #[test]
         fn parse_emit_round_trip(asdus in proptest::collection::vec(arb_asdu(), 0..4),
                                  security in proptest::option::of(proptest::collection::vec(any::<u8>(), 0..20))) {
