@@ -3,9 +3,8 @@
 //! the reference: parse the frame into owned structures, decode the whole APDU, rebuild the
 //! body with `set_security_fields` + `emit`, MAC it; on receipt decode the extension and the
 //! whole APDU. For GOOSE and SV, HMAC, GMAC and the Ascon MAC, valid frames and frames with one
-//! octet changed or cut short, the two give the same bytes, the same verdict and the same error.
-//! One difference is intended and pinned: the fast verify does not walk the Data values inside
-//! allData (see `view::verify`).
+//! octet changed or cut short, the two give the same bytes, the same verdict and the same error,
+//! also for an authentic frame whose allData holds a malformed value (both refuse it).
 
 use gander_sec::nonce::NonceFields;
 use gander_sec::spdu::IvSource;
@@ -425,11 +424,11 @@ proptest! {
     }
 }
 
-/// The intended difference: a frame whose MAC verifies but whose allData holds a malformed
-/// `Data` value (a BOOLEAN of two octets) is verified by the fast path, with the check of
-/// the values left to `check_all_data`, where the full decoder refused it.
+/// An authentic frame (its MAC verifies) whose allData holds a malformed `Data` value (a
+/// BOOLEAN of two octets) is refused as malformed by both paths: verification fails closed on
+/// what the IED's decoder would choke on.
 #[test]
-fn all_data_values_are_left_to_check_all_data() {
+fn malformed_all_data_is_refused_even_when_authentic() {
     let (profile, store) = keyed().remove(0);
     let key = store.require(5).unwrap();
     let good = goose_apdu("LD0/LLN0$GO$gcb", 3, 4, &[1]);
@@ -473,16 +472,10 @@ fn all_data_values_are_left_to_check_all_data() {
         Err(SecError::Malformed(gander_wire::Error::BadLength { .. }))
     ));
     let v = view::classify(profile, &out).unwrap();
-    let Judged::Verified(Verified::Goose { apdu, .. }) =
-        view::verify(profile, &store, &v, 0).unwrap()
-    else {
-        panic!("not verified");
-    };
-    assert_eq!((apdu.st_num, apdu.sq_num), (3, 4));
     assert!(matches!(
-        apdu.check_all_data(),
-        Err(gander_wire::Error::BadLength { .. })
+        view::verify(profile, &store, &v, 0),
+        Err(SecError::Malformed(gander_wire::Error::BadLength { .. }))
     ));
-    // protect still decodes the whole APDU, so it refuses to secure this frame.
+    // protect decodes the whole APDU too, so it refuses to secure this frame.
     assert!(gander_sec::l2::protect(profile, key, &plain, &mut CountingIv(0), 0).is_err());
 }
