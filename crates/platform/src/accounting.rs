@@ -5,9 +5,10 @@
 //! * the **crypto floor**: the handshake's public-key operations ([`crate::floor`]);
 //! * the **library**: a bare handshake of the same library, suite, keys and profile
 //!   ([`gander_tls::bare`]: both ends in one thread, no process boundary, no MMS) minus the floor;
-//! * the **transport**: the round trip measured on the same path in the same run (the median
-//!   TCP-connect sub-step of HT, SYN to SYN-ACK) times the round trips HT waits for
-//!   ([`flights`]);
+//! * the **transport**: round trips measured on the same path in the same run: the TCP connect
+//!   (the kernel's SYN/SYN-ACK) plus the application round trip between the two peer processes
+//!   (the client's COTP CR/CC, [`crate::results::app_round_trips`]) times the round trips TLS
+//!   and MMS wait for ([`flights`]);
 //! * **gander's own** work: the MMS association both peers run, the event lines they write
 //!   inside the HT window and the server's per-connection thread ([`gander_peers::own_cost`]);
 //! * the **rest**: HT minus all of the above — two processes instead of one thread (scheduler
@@ -53,11 +54,14 @@ pub struct HtAccounting {
     pub bare_resumed: usize,
     /// The library's non-cryptographic work: bare minus floor.
     pub library_ms: Option<f64>,
-    /// Median TCP connect sub-step of HT: one round trip on this path.
-    pub rtt_ms: f64,
-    /// Round trips HT waits for ([`flights`]).
+    /// Median TCP connect sub-step of HT: the kernel's SYN/SYN-ACK round trip.
+    pub tcp_rtt_ms: f64,
+    /// Median COTP CR/CC round trip of the same connections: one round trip between the two
+    /// peer processes, as each handshake flight makes ([`crate::results::app_round_trips`]).
+    pub app_rtt_ms: f64,
+    /// Application round trips HT waits for after TCP ([`flights`]).
     pub flights: u32,
-    /// `rtt_ms * flights`.
+    /// `tcp_rtt_ms + app_rtt_ms * flights`.
     pub transport_ms: f64,
     /// gander's MMS association, both peers, in memory.
     pub gander_mms_ms: f64,
@@ -106,18 +110,18 @@ pub enum AccountingError {
     Own(#[source] gander_peers::own_cost::OwnCostError),
 }
 
-/// Round trips between HT_START and HT_END: TCP (SYN/SYN-ACK) 1; TLS 1.0-1.2 full 2 (RFC 5246
-/// §7.3: the client's first data follows the server's Finished), abbreviated 1 (§7.3, resumed
-/// session: the server's Finished comes first); TLS 1.3 1, full or PSK (RFC 8446 §2: the
-/// client's data follows its Finished); MMS 2 (COTP CR/CC, then the CONNECT carrying the
-/// AARQ and initiate request, answered by the ACCEPT).
+/// Application round trips between TCP up and HT_END: TLS 1.0-1.2 full 2 (RFC 5246 §7.3: the
+/// client's first data follows the server's Finished), abbreviated 1 (§7.3, resumed session:
+/// the server's Finished comes first); TLS 1.3 1, full or PSK (RFC 8446 §2: the client's data
+/// follows its Finished); MMS 2 (COTP CR/CC, then the CONNECT carrying the AARQ and initiate
+/// request, answered by the ACCEPT). The TCP handshake before them is counted apart.
 pub fn flights(version: TlsVersion, resumed: bool) -> u32 {
     let tls = match version {
         TlsVersion::Tls13 => 1,
         _ if resumed => 1,
         _ => 2,
     };
-    1 + tls + 2
+    tls + 2
 }
 
 fn median_ms(v: &[u64]) -> f64 {
@@ -156,14 +160,14 @@ pub fn profile_of(peer_config: &str) -> Result<Option<TlsProfile>, AccountingErr
 }
 
 /// Accounts one row. `server_cfg` / `client_cfg` are the peer configs the row ran with;
-/// `ht_ms` and `tcp_ms` its median HT and TCP sub-step.
+/// `ht_ms` its median HT, `rtts_ms` its median TCP sub-step and application round trip.
 #[allow(clippy::too_many_arguments)]
 pub fn account(
     case: &Case,
     server_cfg: &str,
     client_cfg: &str,
     ht_ms: f64,
-    tcp_ms: f64,
+    rtts_ms: (f64, f64),
     floor_ms: Option<f64>,
     own: &OwnCost,
 ) -> Result<HtAccounting, AccountingError> {
@@ -216,7 +220,7 @@ pub fn account(
         bare_ms,
         times.len(),
         resumed,
-        tcp_ms,
+        rtts_ms,
         flights(tls.version, resuming),
         own,
     ))
@@ -230,11 +234,11 @@ pub fn compose(
     bare_ms: f64,
     bare_n: usize,
     bare_resumed: usize,
-    rtt_ms: f64,
+    (tcp_rtt_ms, app_rtt_ms): (f64, f64),
     flights: u32,
     own: &OwnCost,
 ) -> HtAccounting {
-    let transport_ms = rtt_ms * f64::from(flights);
+    let transport_ms = tcp_rtt_ms + app_rtt_ms * f64::from(flights);
     let gander_ms = own.mms_ms + own.harness_ms;
     HtAccounting {
         ht_ms,
@@ -243,7 +247,8 @@ pub fn compose(
         bare_n,
         bare_resumed,
         library_ms: floor_ms.map(|f| bare_ms - f),
-        rtt_ms,
+        tcp_rtt_ms,
+        app_rtt_ms,
         flights,
         transport_ms,
         gander_mms_ms: own.mms_ms,
@@ -261,11 +266,11 @@ mod tests {
 
     #[test]
     fn flights_follow_the_handshake_shapes() {
-        assert_eq!(flights(TlsVersion::Tls12, false), 5);
-        assert_eq!(flights(TlsVersion::Tls12, true), 4);
-        assert_eq!(flights(TlsVersion::Tls13, false), 4);
-        assert_eq!(flights(TlsVersion::Tls13, true), 4);
-        assert_eq!(flights(TlsVersion::Tls10, false), 5);
+        assert_eq!(flights(TlsVersion::Tls12, false), 4);
+        assert_eq!(flights(TlsVersion::Tls12, true), 3);
+        assert_eq!(flights(TlsVersion::Tls13, false), 3);
+        assert_eq!(flights(TlsVersion::Tls13, true), 3);
+        assert_eq!(flights(TlsVersion::Tls10, false), 4);
     }
 
     #[test]
@@ -274,7 +279,7 @@ mod tests {
             mms_ms: 0.02,
             harness_ms: 0.01,
         };
-        let a = compose(2.0, Some(1.0), 1.5, 40, 0, 0.05, 5, &own);
+        let a = compose(2.0, Some(1.0), 1.5, 40, 0, (0.05, 0.05), 4, &own);
         assert!((a.transport_ms - 0.25).abs() < 1e-12);
         assert!((a.library_ms.unwrap() - 0.5).abs() < 1e-12);
         let sum = a.bare_ms + a.transport_ms + a.gander_ms + a.rest_ms;

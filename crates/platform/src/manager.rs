@@ -668,12 +668,19 @@ fn account_row(
     let work = opts.out.join("work").join(case.file_stem());
     let server = peer_config(case, Role::Server, &pki, &work, None, true);
     let client = peer_config(case, Role::Client, &pki, &work, None, true);
+    let Some(app) = &r.app_rtt else {
+        notes.push(format!(
+            "{}: HT not accounted: no COTP round trip in the client's events",
+            case.name()
+        ));
+        return;
+    };
     match accounting::account(
         case,
         &server,
         &client,
         ht.median_ms,
-        steps.tcp.median_ms,
+        (steps.tcp.median_ms, app.median_ms),
         r.ht_floor_ms,
         &own,
     ) {
@@ -827,6 +834,7 @@ pub fn blank_result(case: &Case) -> ScenarioResult {
         report_interarrival: None,
         read_rtt: None,
         report_one_way: None,
+        app_rtt: None,
         rt_cleartext: None,
         rt_cleartext_median_ms: None,
         rt_cleartext_ratio: None,
@@ -1216,12 +1224,15 @@ fn run_pair(
         .rev()
         .find_map(|l| serde_json::from_str::<serde_json::Value>(l.trim()).ok());
     let mut events = read_events(&work.join("client.events"))?;
+    let app_rtt = results::app_round_trips(&events);
     if let Ok(mut s) = read_events(&work.join("server.events")) {
         events.append(&mut s);
     }
     events.sort_by_key(|e| e.t_ns);
+    let mut samples = extract(&events);
+    samples.app_rtt = app_rtt;
     Ok(PairRun {
-        samples: extract(&events),
+        samples,
         client_summary,
     })
 }

@@ -208,6 +208,37 @@ pub struct Samples {
     /// One-way report times against the server's timestamps (clocks declared synchronised).
     #[serde(default)]
     pub one_way: Vec<i64>,
+    /// Per connection, the client's COTP CR/CC round trip (TLS_UP, or TCP_UP in cleartext, to
+    /// COTP_UP): one application round trip between the two peer processes ([`app_round_trips`]).
+    #[serde(default)]
+    pub app_rtt: Vec<u64>,
+}
+
+/// The client's first application round trip of each connection, from the client's own events:
+/// COTP_UP minus TLS_UP (TCP_UP without TLS). The CR and the CC are a few octets each (in one TLS
+/// record each way) and need a wake-up of both peer processes, as every handshake flight does, so
+/// this is the round trip HT's flights pay on this path (`crate::accounting`).
+pub fn app_round_trips(client_events: &[Event]) -> Vec<u64> {
+    let mut up: BTreeMap<u64, u64> = BTreeMap::new();
+    let mut out = Vec::new();
+    for e in client_events {
+        let Some(c) = e.conn else { continue };
+        match e.event.as_str() {
+            "TCP_UP" => {
+                up.entry(c).or_insert(e.t_ns);
+            }
+            "TLS_UP" => {
+                up.insert(c, e.t_ns);
+            }
+            "COTP_UP" => {
+                if let Some(t) = up.remove(&c) {
+                    out.push(e.t_ns.saturating_sub(t));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// Which samples of a loop are warm-up: the first `warmup` of the loop, or with interleaved
@@ -684,6 +715,10 @@ pub struct ScenarioResult {
     /// own timestamp (signed: negative means the clocks are further apart than the delay).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub report_one_way: Option<Stat>,
+    /// The client's first application round trip per connection (COTP CR/CC), warm-up
+    /// discarded: what one HT flight costs on this path ([`app_round_trips`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app_rtt: Option<Stat>,
     /// Where HT goes (gander/gander TLS rows whose library runs in this process).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ht_accounting: Option<crate::accounting::HtAccounting>,
@@ -749,6 +784,7 @@ impl ScenarioResult {
             self.report_interarrival = Stat::of(&keep(&gaps));
         }
         self.read_rtt = Stat::of(&keep(&samples.read_rtt));
+        self.app_rtt = Stat::of(&keep(&samples.app_rtt));
         self.report_one_way =
             Stat::of_signed(&samples.one_way[warmup.min(samples.one_way.len())..]);
         self.ht_steps = match (
@@ -1008,15 +1044,16 @@ fn bare_transport_target(r: &ScenarioResult) -> Target {
         verdict: judge(ratio, limit).into(),
         detail: match a {
             Some(a) => format!(
-                "median HT {:.3} ms; bare handshake {:.3} ms (n = {}; floor {}, library {}); transport {:.3} ms = {} round trips x {:.3} ms; gander {:.3} ms; rest {:.3} ms",
+                "median HT {:.3} ms; bare handshake {:.3} ms (n = {}; floor {}, library {}); transport {:.3} ms = TCP {:.3} + {} application round trips x {:.3} ms; gander {:.3} ms; rest {:.3} ms",
                 a.ht_ms,
                 a.bare_ms,
                 a.bare_n,
                 fmt3(a.floor_ms),
                 fmt3(a.library_ms),
                 a.transport_ms,
+                a.tcp_rtt_ms,
                 a.flights,
-                a.rtt_ms,
+                a.app_rtt_ms,
                 a.gander_ms,
                 a.rest_ms
             ),
@@ -1379,6 +1416,7 @@ mod tests {
             report_interarrival: None,
             read_rtt: None,
             report_one_way: None,
+            app_rtt: None,
             rt_cleartext: None,
             rt_cleartext_median_ms: None,
             rt_cleartext_ratio: None,
@@ -1438,8 +1476,8 @@ mod tests {
             0.002,
             40,
             0,
-            0.0001,
-            5,
+            (0.0001, 0.0001),
+            4,
             &own,
         ));
         let t = targets(&v);
@@ -1476,6 +1514,36 @@ mod tests {
             (Some("c"), "not measured")
         );
         assert_eq!((t[5].case.as_deref(), t[5].ratio), (Some("c"), Some(1.1)));
+    }
+
+    #[test]
+    fn the_application_round_trip_is_tls_up_to_cotp_up_per_connection() {
+        let ev = |event: &str, t_ns: u64, conn: u64| Event {
+            event: event.into(),
+            t_ns,
+            conn: Some(conn),
+            seq: None,
+            n: None,
+            kind: None,
+            resumed: None,
+            group: None,
+            tx_bytes: None,
+            rx_bytes: None,
+            rtt_ns: None,
+            one_way_ns: None,
+        };
+        let events = [
+            ev("HT_START", 0, 1),
+            ev("TCP_UP", 100, 1),
+            ev("TLS_UP", 1_000, 1),
+            ev("COTP_UP", 1_070, 1),
+            // cleartext: from TCP_UP
+            ev("TCP_UP", 2_000, 2),
+            ev("COTP_UP", 2_050, 2),
+            // no COTP_UP (failed): nothing
+            ev("TLS_UP", 3_000, 3),
+        ];
+        assert_eq!(app_round_trips(&events), [70, 50]);
     }
 
     #[test]

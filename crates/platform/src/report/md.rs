@@ -129,12 +129,12 @@ fn accounting_table(o: &mut String, run: &RunResults) {
     }
     let _ = writeln!(
         o,
-        "\n## HT accounting (ms, medians)\n\nbare = one handshake of the same library, suite and keys in one thread; library = bare - floor; transport = round trips x the measured TCP-connect round trip; gander = MMS association + event log; rest = HT - bare - transport - gander (two processes, scheduler, record layer).\n\n| case | backend | HT | floor | library | bare | transport (RTT x n) | gander | rest | gander/HT | HT/(bare+transport) |\n|---|---|---|---|---|---|---|---|---|---|---|"
+        "\n## HT accounting (ms, medians)\n\nbare = one handshake of the same library, suite and keys in one thread; library = bare - floor; transport = TCP connect + application round trips x the measured COTP CR/CC round trip; gander = MMS association + event log; rest = HT - bare - transport - gander (two processes, scheduler, record layer).\n\n| case | backend | HT | floor | library | bare | transport (TCP + RTT x n) | gander | rest | gander/HT | HT/(bare+transport) |\n|---|---|---|---|---|---|---|---|---|---|---|"
     );
     for (r, a) in rows {
         let _ = writeln!(
             o,
-            "| {} | {} | {:.3} | {} | {} | {:.3} | {:.3} ({:.3} x {}) | {:.3} | {:.3} | {:.1}% | {:.2}x |",
+            "| {} | {} | {:.3} | {} | {} | {:.3} | {:.3} ({:.3} + {:.3} x {}) | {:.3} | {:.3} | {:.1}% | {:.2}x |",
             r.name,
             r.backend,
             a.ht_ms,
@@ -142,7 +142,8 @@ fn accounting_table(o: &mut String, run: &RunResults) {
             a.library_ms.map_or("-".into(), |x| format!("{x:.3}")),
             a.bare_ms,
             a.transport_ms,
-            a.rtt_ms,
+            a.tcp_rtt_ms,
+            a.app_rtt_ms,
             a.flights,
             a.gander_ms,
             a.rest_ms,
