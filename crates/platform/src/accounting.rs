@@ -61,7 +61,7 @@ pub struct HtAccounting {
     pub app_rtt_ms: f64,
     /// Application round trips HT waits for after TCP ([`flights`]).
     pub flights: u32,
-    /// `tcp_rtt_ms + app_rtt_ms * flights`.
+    /// Median over connections of each one's `TCP connect + COTP round trip * flights`.
     pub transport_ms: f64,
     /// gander's MMS association, both peers, in memory.
     pub gander_mms_ms: f64,
@@ -73,7 +73,7 @@ pub struct HtAccounting {
     pub rest_ms: f64,
     /// `gander_ms / ht_ms`.
     pub gander_share: f64,
-    /// `ht_ms / (bare_ms + transport_ms)`.
+    /// Median over connections of each one's `HT / (bare_ms + its transport)`.
     pub ht_over_bare_transport: f64,
 }
 
@@ -160,17 +160,20 @@ pub fn profile_of(peer_config: &str) -> Result<Option<TlsProfile>, AccountingErr
 }
 
 /// Accounts one row. `server_cfg` / `client_cfg` are the peer configs the row ran with;
-/// `ht_ms` its median HT, `rtts_ms` its median TCP sub-step and application round trip.
+/// `ht_ms` its median HT, `paths` its kept connections' `[HT, TCP connect, COTP round trip]`.
 #[allow(clippy::too_many_arguments)]
 pub fn account(
     case: &Case,
     server_cfg: &str,
     client_cfg: &str,
     ht_ms: f64,
-    rtts_ms: (f64, f64),
+    paths: &[[u64; 3]],
     floor_ms: Option<f64>,
     own: &OwnCost,
 ) -> Result<HtAccounting, AccountingError> {
+    if paths.is_empty() {
+        return Err(AccountingError::NoHt);
+    }
     let Some(tls) = &case.tls else {
         return Err(AccountingError::NotApplicable("cleartext"));
     };
@@ -220,7 +223,7 @@ pub fn account(
         bare_ms,
         times.len(),
         resumed,
-        rtts_ms,
+        paths,
         flights(tls.version, resuming),
         own,
     ))
@@ -234,11 +237,26 @@ pub fn compose(
     bare_ms: f64,
     bare_n: usize,
     bare_resumed: usize,
-    (tcp_rtt_ms, app_rtt_ms): (f64, f64),
+    paths: &[[u64; 3]],
     flights: u32,
     own: &OwnCost,
 ) -> HtAccounting {
-    let transport_ms = tcp_rtt_ms + app_rtt_ms * f64::from(flights);
+    let med = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v.get(v.len().saturating_sub(1) / 2)
+            .copied()
+            .unwrap_or(f64::NAN)
+    };
+    let ms = |ns: u64| ns as f64 / 1e6;
+    let transport_of = |p: &[u64; 3]| ms(p[1]) + ms(p[2]) * f64::from(flights);
+    let transport_ms = med(paths.iter().map(transport_of).collect());
+    let tcp_rtt_ms = med(paths.iter().map(|p| ms(p[1])).collect());
+    let app_rtt_ms = med(paths.iter().map(|p| ms(p[2])).collect());
+    // Each connection's HT against its own round trips, then the median over connections.
+    let ratio = med(paths
+        .iter()
+        .map(|p| ms(p[0]) / (bare_ms + transport_of(p)))
+        .collect());
     let gander_ms = own.mms_ms + own.harness_ms;
     HtAccounting {
         ht_ms,
@@ -256,7 +274,7 @@ pub fn compose(
         gander_ms,
         rest_ms: ht_ms - bare_ms - transport_ms - gander_ms,
         gander_share: gander_ms / ht_ms,
-        ht_over_bare_transport: ht_ms / (bare_ms + transport_ms),
+        ht_over_bare_transport: ratio,
     }
 }
 
@@ -279,13 +297,16 @@ mod tests {
             mms_ms: 0.02,
             harness_ms: 0.01,
         };
-        let a = compose(2.0, Some(1.0), 1.5, 40, 0, (0.05, 0.05), 4, &own);
-        assert!((a.transport_ms - 0.25).abs() < 1e-12);
+        // Two connections: one on a slow placement (0.1 ms round trips), one on a fast one
+        // (0.05 ms); each HT is judged against its own transport.
+        let paths = [[2_300_000, 100_000, 100_000], [2_000_000, 50_000, 50_000]];
+        let a = compose(2.0, Some(1.0), 1.5, 40, 0, &paths, 4, &own);
+        assert!((a.transport_ms - 0.25).abs() < 1e-12, "{}", a.transport_ms);
+        assert!((a.ht_over_bare_transport - 2.0 / 1.75).abs() < 1e-12);
         assert!((a.library_ms.unwrap() - 0.5).abs() < 1e-12);
         let sum = a.bare_ms + a.transport_ms + a.gander_ms + a.rest_ms;
         assert!((sum - a.ht_ms).abs() < 1e-12);
         assert!((a.gander_share - 0.015).abs() < 1e-12);
-        assert!((a.ht_over_bare_transport - 2.0 / 1.75).abs() < 1e-12);
     }
 
     #[test]

@@ -644,7 +644,7 @@ fn account_row(
     own: &mut Option<Option<OwnCost>>,
     notes: &mut Vec<String>,
 ) {
-    let (Some(ht), Some(steps)) = (&r.ht, &r.ht_steps) else {
+    let Some(ht) = &r.ht else {
         return;
     };
     if case.tls.is_none() {
@@ -668,19 +668,12 @@ fn account_row(
     let work = opts.out.join("work").join(case.file_stem());
     let server = peer_config(case, Role::Server, &pki, &work, None, true);
     let client = peer_config(case, Role::Client, &pki, &work, None, true);
-    let Some(app) = &r.app_rtt else {
-        notes.push(format!(
-            "{}: HT not accounted: no COTP round trip in the client's events",
-            case.name()
-        ));
-        return;
-    };
     match accounting::account(
         case,
         &server,
         &client,
         ht.median_ms,
-        (steps.tcp.median_ms, app.median_ms),
+        &r.ht_paths,
         r.ht_floor_ms,
         &own,
     ) {
@@ -831,6 +824,7 @@ pub fn blank_result(case: &Case) -> ScenarioResult {
         floor: None,
         ht_floor_ratio: None,
         ht_accounting: None,
+        ht_paths: Vec::new(),
         report_interarrival: None,
         read_rtt: None,
         report_one_way: None,

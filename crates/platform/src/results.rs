@@ -208,37 +208,56 @@ pub struct Samples {
     /// One-way report times against the server's timestamps (clocks declared synchronised).
     #[serde(default)]
     pub one_way: Vec<i64>,
-    /// Per connection, the client's COTP CR/CC round trip (TLS_UP, or TCP_UP in cleartext, to
-    /// COTP_UP): one application round trip between the two peer processes ([`app_round_trips`]).
+    /// Per connection, from the client's events: `[HT, TCP connect, COTP CR/CC round trip]`, ns
+    /// ([`app_round_trips`]): each HT beside the round trips measured on its own connection.
     #[serde(default)]
-    pub app_rtt: Vec<u64>,
+    pub app_rtt: Vec<[u64; 3]>,
 }
 
 /// The client's first application round trip of each connection, from the client's own events:
 /// COTP_UP minus TLS_UP (TCP_UP without TLS). The CR and the CC are a few octets each (in one TLS
 /// record each way) and need a wake-up of both peer processes, as every handshake flight does, so
 /// this is the round trip HT's flights pay on this path (`crate::accounting`).
-pub fn app_round_trips(client_events: &[Event]) -> Vec<u64> {
-    let mut up: BTreeMap<u64, u64> = BTreeMap::new();
-    let mut out = Vec::new();
+///
+/// Returned per connection that completed, in connection order: `[HT, TCP connect, COTP CR/CC]`.
+/// Both round trips vary with where the scheduler puts the two processes (the same CPU or two:
+/// on this kind of VM 0.04 or 0.07 ms), and so does that connection's HT: pairing each HT with
+/// its own round trips keeps the comparison on the same placement.
+pub fn app_round_trips(client_events: &[Event]) -> Vec<[u64; 3]> {
+    #[derive(Default)]
+    struct C {
+        start: Option<u64>,
+        tcp: Option<u64>,
+        tls: Option<u64>,
+        cotp: Option<u64>,
+        end: Option<u64>,
+    }
+    let mut conns: BTreeMap<u64, C> = BTreeMap::new();
     for e in client_events {
         let Some(c) = e.conn else { continue };
-        match e.event.as_str() {
-            "TCP_UP" => {
-                up.entry(c).or_insert(e.t_ns);
-            }
-            "TLS_UP" => {
-                up.insert(c, e.t_ns);
-            }
-            "COTP_UP" => {
-                if let Some(t) = up.remove(&c) {
-                    out.push(e.t_ns.saturating_sub(t));
-                }
-            }
-            _ => {}
-        }
+        let c = conns.entry(c).or_default();
+        let slot = match e.event.as_str() {
+            "HT_START" => &mut c.start,
+            "TCP_UP" => &mut c.tcp,
+            "TLS_UP" => &mut c.tls,
+            "COTP_UP" => &mut c.cotp,
+            "HT_END" => &mut c.end,
+            _ => continue,
+        };
+        slot.get_or_insert(e.t_ns);
     }
-    out
+    conns
+        .values()
+        .filter_map(|c| {
+            let (start, tcp, cotp, end) = (c.start?, c.tcp?, c.cotp?, c.end?);
+            let up = c.tls.unwrap_or(tcp);
+            Some([
+                end.saturating_sub(start),
+                tcp.saturating_sub(start),
+                cotp.saturating_sub(up),
+            ])
+        })
+        .collect()
 }
 
 /// Which samples of a loop are warm-up: the first `warmup` of the loop, or with interleaved
@@ -719,6 +738,10 @@ pub struct ScenarioResult {
     /// discarded: what one HT flight costs on this path ([`app_round_trips`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub app_rtt: Option<Stat>,
+    /// Per kept connection `[HT, TCP connect, COTP CR/CC]`, ns: the HT accounting pairs each HT
+    /// with its own round trips. Left out of `results.json` with the other raw samples.
+    #[serde(default, skip_serializing)]
+    pub ht_paths: Vec<[u64; 3]>,
     /// Where HT goes (gander/gander TLS rows whose library runs in this process).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ht_accounting: Option<crate::accounting::HtAccounting>,
@@ -784,7 +807,9 @@ impl ScenarioResult {
             self.report_interarrival = Stat::of(&keep(&gaps));
         }
         self.read_rtt = Stat::of(&keep(&samples.read_rtt));
-        self.app_rtt = Stat::of(&keep(&samples.app_rtt));
+        self.ht_paths = samples.app_rtt[warmup.min(samples.app_rtt.len())..].to_vec();
+        let app: Vec<u64> = self.ht_paths.iter().map(|p| p[2]).collect();
+        self.app_rtt = Stat::of(&app);
         self.report_one_way =
             Stat::of_signed(&samples.one_way[warmup.min(samples.one_way.len())..]);
         self.ht_steps = match (
@@ -1413,6 +1438,7 @@ mod tests {
             floor: None,
             ht_floor_ratio: None,
             ht_accounting: None,
+            ht_paths: Vec::new(),
             report_interarrival: None,
             read_rtt: None,
             report_one_way: None,
@@ -1476,7 +1502,7 @@ mod tests {
             0.002,
             40,
             0,
-            (0.0001, 0.0001),
+            &[[4_000, 100, 100]],
             4,
             &own,
         ));
@@ -1543,7 +1569,15 @@ mod tests {
             // no COTP_UP (failed): nothing
             ev("TLS_UP", 3_000, 3),
         ];
-        assert_eq!(app_round_trips(&events), [70, 50]);
+        assert_eq!(app_round_trips(&events), [[0; 3]; 0]);
+        let mut with_end = events.to_vec();
+        with_end.push(ev("HT_START", 1_900, 2));
+        with_end.push(ev("HT_END", 1_200, 1));
+        with_end.push(ev("HT_END", 2_300, 2));
+        assert_eq!(
+            app_round_trips(&with_end),
+            [[1_200, 100, 70], [400, 100, 50]]
+        );
     }
 
     #[test]

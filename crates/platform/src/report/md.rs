@@ -129,7 +129,7 @@ fn accounting_table(o: &mut String, run: &RunResults) {
     }
     let _ = writeln!(
         o,
-        "\n## HT accounting (ms, medians)\n\nbare = one handshake of the same library, suite and keys in one thread; library = bare - floor; transport = TCP connect + application round trips x the measured COTP CR/CC round trip; gander = MMS association + event log; rest = HT - bare - transport - gander (two processes, scheduler, record layer).\n\n| case | backend | HT | floor | library | bare | transport (TCP + RTT x n) | gander | rest | gander/HT | HT/(bare+transport) |\n|---|---|---|---|---|---|---|---|---|---|---|"
+        "\n## HT accounting (ms, medians)\n\nbare = one handshake of the same library, suite and keys in one thread; library = bare - floor; transport = TCP connect + application round trips x the measured COTP CR/CC round trip; gander = MMS association + event log + connection thread; rest = HT - bare - transport - gander (two processes, scheduler, record layer); HT/(bare+transport) = the median over connections of each one's HT over bare + its own transport.\n\n| case | backend | HT | floor | library | bare | transport (TCP + RTT x n) | gander | rest | gander/HT | HT/(bare+transport) |\n|---|---|---|---|---|---|---|---|---|---|---|"
     );
     for (r, a) in rows {
         let _ = writeln!(
