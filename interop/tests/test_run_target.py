@@ -210,3 +210,25 @@ def test_one_way_times_against_a_gander_server_on_a_declared_synchronised_clock(
     assert ow["n"] >= 20 and 0 <= ow["median_ms"] < 50, ow
     # The fixed model's data changes every 20 ms; IntgPd (1 s) adds nothing in between.
     assert abs(r["report_interarrival"]["median_ms"] - 20) < 8, r["report_interarrival"]
+
+
+def test_relative_tls_paths_are_taken_from_the_target_files_directory(gander, server, pki,
+                                                                       tmp_path):
+    """`--target cfg/target.toml` run from another directory, with `ca = "pki/ca.pem"`: the
+    paths are the target file's, whatever directory the run and its peers work in."""
+    cfg = tmp_path / "cfg"
+    cfg.mkdir()
+    (cfg / "pki").symlink_to(pki)
+    (cfg / "target.toml").write_text(f'address = "{SERVER_IP}:{PORT}"\n[tls]\nca = "pki/ca.pem"\n'
+                                     'cert = "pki/client.pem"\nkey = "pki/client.key"\n')
+    sc = tmp_path / "one.toml"
+    sc.write_text('name = "one"\n[defaults]\ntls_version = "1.2"\nkey = "rsa2048"\n'
+                  'interaction = "report"\npayload = 125\nperiod_ms = 50\nconnections = 3\n'
+                  'reports = 5\nwarmup = 1\n[[row]]\nname = "iv"\n'
+                  'cipher_suite = "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"\n')
+    p = subprocess.run(["ip", "netns", "exec", CLIENT_NS, gander, "run", "one.toml", "--target",
+                        "cfg/target.toml", "--out", "o"], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    r = json.loads((tmp_path / "o" / "results.json").read_text())["scenarios"][0]
+    assert r["status"] == "ok", r.get("error")

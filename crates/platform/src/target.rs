@@ -81,9 +81,10 @@ impl TargetSpec {
             )));
         }
         if let Some(tls) = spec.tls.as_mut() {
-            if let Some(dir) = base {
-                tls.rebase(dir);
-            }
+            // Absolute before the peers see them: the client reads its config from a case's
+            // work directory, where a relative path would mean something else.
+            let cwd = std::env::current_dir().unwrap_or_default();
+            tls.rebase(&cwd.join(base.unwrap_or(Path::new(""))));
             tls.validate(false)
                 .map_err(|e| bad(format!("tls: {}", crate::error_chain(&e))))?;
         }
