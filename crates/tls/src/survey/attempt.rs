@@ -20,7 +20,7 @@ pub(crate) enum After {
 }
 
 /// The outcome of one connection.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub(crate) struct Attempt {
     /// The handshake's error, if it failed.
     pub(crate) error: Option<TlsError>,
@@ -158,21 +158,7 @@ impl Runner<'_> {
         self.handshakes += 1;
         let tcp = connect(self.addr, self.opts.timeout)?;
         let _ = tcp.set_nodelay(true);
-        let mut a = Attempt {
-            error: None,
-            ht_ms: None,
-            version: None,
-            suite_code: None,
-            group: None,
-            signature_scheme: None,
-            chain: Vec::new(),
-            resumed: false,
-            ticket: None,
-            secure_renegotiation: None,
-            server_hello: None,
-            rekey_error: None,
-            round: None,
-        };
+        let mut a = Attempt::default();
         let mut s = match b.client(tcp) {
             Ok(s) => s,
             Err(e) => {
@@ -243,18 +229,8 @@ mod tests {
     fn failed(error: TlsError, hello: Option<(TlsVersion, u16)>) -> Attempt {
         Attempt {
             error: Some(error),
-            ht_ms: None,
-            version: None,
-            suite_code: None,
-            group: None,
-            signature_scheme: None,
-            chain: Vec::new(),
-            resumed: false,
-            ticket: None,
-            secure_renegotiation: None,
             server_hello: hello,
-            rekey_error: None,
-            round: None,
+            ..Attempt::default()
         }
     }
 

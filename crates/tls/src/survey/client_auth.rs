@@ -195,18 +195,8 @@ mod tests {
     fn attempt(error: Option<TlsError>, round: Option<Round>) -> Attempt {
         Attempt {
             error,
-            ht_ms: None,
-            version: None,
-            suite_code: None,
-            group: None,
-            signature_scheme: None,
-            chain: Vec::new(),
-            resumed: false,
-            ticket: None,
-            secure_renegotiation: None,
-            server_hello: None,
-            rekey_error: None,
             round,
+            ..Attempt::default()
         }
     }
 
