@@ -55,12 +55,21 @@ fn client(set: &gander_tls::pki::PkiSet) -> TlsProfile {
     }
 }
 
+/// The accepted suites' names, sorted.
 fn accepted(s: &survey::TlsSurvey) -> Vec<&'static str> {
-    s.suites
+    let mut v: Vec<&'static str> = s
+        .suites
         .iter()
         .filter(|p| p.accepted)
         .map(|p| p.name)
-        .collect()
+        .collect();
+    v.sort();
+    v
+}
+
+/// `(version, accepted)` in the survey's order.
+fn versions(s: &survey::TlsSurvey) -> Vec<(&str, bool)> {
+    s.versions.iter().map(|(k, v)| (*k, *v)).collect()
 }
 
 fn level(s: &survey::TlsSurvey, id: &str) -> Option<Level> {
@@ -86,7 +95,7 @@ fn tls12_two_suites_with_client_auth() {
     let s = survey::survey(addr, &client(&set), &opts(false)).expect("survey");
     let text = survey::render(&s);
     println!("{text}");
-    let v: Vec<(&str, bool)> = s.versions.iter().map(|(k, v)| (*k, *v)).collect();
+    let v = versions(&s);
     assert_eq!(
         v,
         [
@@ -96,8 +105,7 @@ fn tls12_two_suites_with_client_auth() {
             ("1.3", false)
         ]
     );
-    let mut acc = accepted(&s);
-    acc.sort();
+    let acc = accepted(&s);
     assert_eq!(
         acc,
         [
@@ -183,7 +191,7 @@ fn without_credentials_suites_and_refusal_still_found() {
         ..client(&set)
     };
     let s = survey::survey(addr, &anon, &opts(true)).expect("survey");
-    let v: Vec<(&str, bool)> = s.versions.iter().map(|(k, v)| (*k, *v)).collect();
+    let v = versions(&s);
     assert_eq!(
         v,
         [
@@ -193,8 +201,7 @@ fn without_credentials_suites_and_refusal_still_found() {
             ("1.3", false)
         ]
     );
-    let mut acc = accepted(&s);
-    acc.sort();
+    let acc = accepted(&s);
     assert_eq!(
         acc,
         [
@@ -227,7 +234,7 @@ fn tls13_without_client_auth() {
     let addr = serve(server);
     let s = survey::survey(addr, &client(&set), &opts(true)).expect("survey");
     println!("{}", survey::render(&s));
-    let v: Vec<(&str, bool)> = s.versions.iter().map(|(k, v)| (*k, *v)).collect();
+    let v = versions(&s);
     assert_eq!(
         v,
         [
@@ -242,8 +249,7 @@ fn tls13_without_client_auth() {
         p.iec_status,
         gander_tls::suites::IecStatus::Mandatory | gander_tls::suites::IecStatus::Recommended
     )));
-    let mut acc = accepted(&s);
-    acc.sort();
+    let acc = accepted(&s);
     assert_eq!(acc, ["TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384"]);
     assert_eq!(s.client_cert_required, Some(false));
     // rustls without required client authentication still checks a certificate that is sent
