@@ -954,41 +954,30 @@ fn enc_rows(r: &mut Runner<'_>, enc: EncAlgorithm) -> Result<(), BenchError> {
     let ossl = OpensslProvider.aead_key(enc, &secret)?;
     let ossl: &dyn AeadKey = &*ossl;
     for (bytes, objects) in ENC_SIZES {
-        let apdu = goose_apdu(bytes - ELEMENT_HEADER_LEN, objects)?;
-        let elements = [element(&apdu)];
-        let mut frame = Vec::new();
-        spdu::protect(
+        let sealed = seal(
             Profile::Standard,
+            enc,
             entry,
-            params(1),
-            &elements,
-            &mut RandomIv,
-            &mut frame,
+            store,
+            bytes,
+            objects,
+            HEADER_LEN_IV,
         )?;
-        // Header with IV (the AAD), the encrypted payload, then `85 10` and the 16-byte tag.
-        if frame.len() != HEADER_LEN_IV + bytes + 18 {
-            return Err(BenchError::Setup(format!(
-                "{enc}: frame of {} bytes, expected 43 + {bytes} + 18",
-                frame.len()
-            )));
-        }
-        let pdu =
-            SessionPdu::parse(&frame, &Profile::Standard.dialect()).map_err(SecError::from)?;
-        let iv: [u8; 12] = pdu
-            .header
-            .security
-            .iv()
+        let iv: [u8; 12] = sealed
+            .iv
+            .as_slice()
             .try_into()
             .map_err(|_| BenchError::Setup("IV is not 12 bytes".into()))?;
-        let aad = frame[..HEADER_LEN_IV].to_vec();
-        let ciphertext = frame[HEADER_LEN_IV..HEADER_LEN_IV + bytes].to_vec();
-        let tag = frame[HEADER_LEN_IV + bytes + 2..].to_vec();
-        let plaintext = match spdu::verify(Profile::Standard, store, &frame, NOW)? {
-            Checked::Verified(v) => v.cleartext()[HEADER_LEN_IV..HEADER_LEN_IV + bytes].to_vec(),
-            Checked::Unsecured(_) => {
-                return Err(BenchError::Setup(format!("{enc}: frame not secured")))
-            }
-        };
+        let Sealed {
+            apdu,
+            frame,
+            aad,
+            ciphertext,
+            tag,
+            plaintext,
+            ..
+        } = sealed;
+        let elements = [element(&apdu)];
         let (iv, aad, ct, tag, pt, frame, secret, elements) = (
             &iv,
             &aad[..],
@@ -1170,6 +1159,71 @@ fn signature_rows_run(r: &mut Runner<'_>) -> Result<(), BenchError> {
         )?;
     }
     Ok(())
+}
+
+/// One GOOSE APDU of `bytes` in `objects` objects, protected as an encrypted R-GOOSE SPDU under
+/// `profile` and split the way the bare AEAD sees it: AAD (the header up to `header_len`), the
+/// ciphertext, the tag, and the plaintext that verifying gives back.
+pub(crate) struct Sealed {
+    /// The GOOSE APDU the frame carries (its one payload element: `element(&apdu)`).
+    pub(crate) apdu: Vec<u8>,
+    /// The protected frame.
+    pub(crate) frame: Vec<u8>,
+    /// The IV from the security header.
+    pub(crate) iv: Vec<u8>,
+    /// Header up to the payload.
+    pub(crate) aad: Vec<u8>,
+    /// The encrypted payload.
+    pub(crate) ciphertext: Vec<u8>,
+    /// The 16-byte tag after its `85 10` header.
+    pub(crate) tag: Vec<u8>,
+    /// The payload verify returns.
+    pub(crate) plaintext: Vec<u8>,
+}
+
+pub(crate) fn seal(
+    profile: Profile,
+    enc: EncAlgorithm,
+    entry: &KeyEntry,
+    store: &KeyStore,
+    bytes: usize,
+    objects: usize,
+    header_len: usize,
+) -> Result<Sealed, BenchError> {
+    let apdu = goose_apdu(bytes - ELEMENT_HEADER_LEN, objects)?;
+    let mut frame = Vec::new();
+    spdu::protect(
+        profile,
+        entry,
+        params(1),
+        &[element(&apdu)],
+        &mut RandomIv,
+        &mut frame,
+    )?;
+    // Header with IV (the AAD), the encrypted payload, then `85 10` and the 16-byte tag.
+    if frame.len() != header_len + bytes + 18 {
+        return Err(BenchError::Setup(format!(
+            "{enc}: frame of {} bytes, expected {header_len} + {bytes} + 18",
+            frame.len()
+        )));
+    }
+    let pdu = SessionPdu::parse(&frame, &profile.dialect()).map_err(SecError::from)?;
+    let iv = pdu.header.security.iv().to_vec();
+    let plaintext = match spdu::verify(profile, store, &frame, NOW)? {
+        Checked::Verified(v) => v.cleartext()[header_len..header_len + bytes].to_vec(),
+        Checked::Unsecured(_) => {
+            return Err(BenchError::Setup(format!("{enc}: frame not secured")))
+        }
+    };
+    Ok(Sealed {
+        aad: frame[..header_len].to_vec(),
+        ciphertext: frame[header_len..header_len + bytes].to_vec(),
+        tag: frame[header_len + bytes + 2..].to_vec(),
+        apdu,
+        frame,
+        iv,
+        plaintext,
+    })
 }
 
 #[cfg(test)]

@@ -159,35 +159,16 @@ pub(crate) fn ascon_enc_rows(r: &mut Runner<'_>) -> Result<(), BenchError> {
         .ok_or_else(|| BenchError::Setup("no AEAD key".into()))?;
     let h = HEADER_LEN_NONCE16;
     for (bytes, objects) in ENC_SIZES {
-        let apdu = goose_apdu(bytes - ELEMENT_HEADER_LEN, objects)?;
+        let crate::crypto::Sealed {
+            apdu,
+            frame,
+            iv,
+            aad,
+            ciphertext: ct,
+            tag,
+            plaintext: pt,
+        } = crate::crypto::seal(Profile::Experimental, enc, entry, store, bytes, objects, h)?;
         let elements = [element(&apdu)];
-        let mut frame = Vec::new();
-        spdu::protect(
-            Profile::Experimental,
-            entry,
-            params(1),
-            &elements,
-            &mut RandomIv,
-            &mut frame,
-        )?;
-        if frame.len() != h + bytes + 18 {
-            return Err(BenchError::Setup(format!(
-                "{enc}: frame of {} bytes, expected {h} + {bytes} + 18",
-                frame.len()
-            )));
-        }
-        let pdu =
-            SessionPdu::parse(&frame, &Profile::Experimental.dialect()).map_err(SecError::from)?;
-        let iv = pdu.header.security.iv().to_vec();
-        let aad = frame[..h].to_vec();
-        let ct = frame[h..h + bytes].to_vec();
-        let tag = frame[h + bytes + 2..].to_vec();
-        let pt = match spdu::verify(Profile::Experimental, store, &frame, NOW)? {
-            Checked::Verified(v) => v.cleartext()[h..h + bytes].to_vec(),
-            Checked::Unsecured(_) => {
-                return Err(BenchError::Setup(format!("{enc}: frame not secured")))
-            }
-        };
         let (iv, aad, ct, tag, pt, frame, elements) = (
             &iv[..],
             &aad[..],
