@@ -298,7 +298,7 @@ pub fn protect_view(
             let elements = gander_wire::spdu::parse_elements(pdu.payload(), &dialect)?;
             for e in &elements {
                 key.check_appid(e.appid)?;
-                Apdu::of_element(pdu.header.spdu_id, e)?;
+                Apdu::check_element(pdu.header.spdu_id, e)?;
             }
             let params = SendParams {
                 spdu_id: pdu.header.spdu_id,

@@ -454,8 +454,34 @@ impl Apdu {
     /// nothing about its contents (SecLib writes payload type 0x83 in one), so the APDU's own
     /// tag decides; management SPDUs cannot be checked.
     pub fn of_element(si: SpduId, e: &PayloadElement<'_>) -> Result<Apdu, SecError> {
-        let goose = || Ok(Apdu::Goose(GoosePdu::parse(e.apdu)?));
-        let sv = || Ok(Apdu::Sv(SavPdu::parse(e.apdu)?));
+        Ok(match ApduKind::of_element(si, e)? {
+            ApduKind::Goose => Apdu::Goose(GoosePdu::parse(e.apdu)?),
+            ApduKind::Sv => Apdu::Sv(SavPdu::parse(e.apdu)?),
+        })
+    }
+
+    /// [`Self::of_element`]'s checks (the same errors for the same element) without building
+    /// the owned APDU: borrowed views that do not allocate ([`GooseView::parse`],
+    /// [`gander_wire::sv::SavView::parse`]), for a sender that only has to know the element
+    /// is well formed before protecting it.
+    pub fn check_element(si: SpduId, e: &PayloadElement<'_>) -> Result<(), SecError> {
+        match ApduKind::of_element(si, e)? {
+            ApduKind::Goose => GooseView::parse(e.apdu).map(drop)?,
+            ApduKind::Sv => gander_wire::sv::SavView::parse(e.apdu).map(drop)?,
+        }
+        Ok(())
+    }
+}
+
+/// Which APDU an element must hold.
+enum ApduKind {
+    Goose,
+    Sv,
+}
+
+impl ApduKind {
+    /// The kind the SPDU identifier announces (see [`Apdu::of_element`]).
+    fn of_element(si: SpduId, e: &PayloadElement<'_>) -> Result<ApduKind, SecError> {
         let wrong_type = || {
             Err(SecError::Malformed(gander_wire::Error::BadValue {
                 what: "payload type",
@@ -463,12 +489,14 @@ impl Apdu {
             }))
         };
         match si {
-            SpduId::Goose if e.payload_type == SpduId::Goose.payload_type() => goose(),
-            SpduId::SampledValues if e.payload_type == SpduId::SampledValues.payload_type() => sv(),
+            SpduId::Goose if e.payload_type == SpduId::Goose.payload_type() => Ok(ApduKind::Goose),
+            SpduId::SampledValues if e.payload_type == SpduId::SampledValues.payload_type() => {
+                Ok(ApduKind::Sv)
+            }
             SpduId::Goose | SpduId::SampledValues => wrong_type(),
             SpduId::Tunnelled => match e.apdu.first() {
-                Some(&gander_wire::goose::TAG_GOOSE_PDU) => goose(),
-                Some(&gander_wire::sv::TAG_SAV_PDU) => sv(),
+                Some(&gander_wire::goose::TAG_GOOSE_PDU) => Ok(ApduKind::Goose),
+                Some(&gander_wire::sv::TAG_SAV_PDU) => Ok(ApduKind::Sv),
                 _ => Err(SecError::Unsupported(
                     "a tunnelled element that is neither GOOSE nor SV cannot be checked",
                 )),
@@ -833,6 +861,49 @@ mod tests {
             classify(Profile::Standard, &f),
             Err(SecError::Malformed(gander_wire::Error::TooManyTags(_)))
         ));
+    }
+
+    fn goose_apdu() -> Vec<u8> {
+        use gander_wire::data::Data;
+        use gander_wire::Codec;
+        GoosePdu {
+            gocb_ref: "IED/LLN0$GO$gcb01".into(),
+            time_allowed_to_live: 2000,
+            dat_set: "IED/LLN0$DS1".into(),
+            go_id: Some("g".into()),
+            t: [0x66, 0, 0, 0, 0, 0, 0, 0x0a],
+            st_num: 7,
+            sq_num: 3,
+            simulation: false,
+            conf_rev: 1,
+            nds_com: false,
+            num_dat_set_entries: 3,
+            all_data: vec![Data::Integer(5), Data::Boolean(true), Data::Integer(-3)],
+        }
+        .to_vec()
+    }
+
+    proptest::proptest! {
+        /// The allocation-free check accepts and refuses exactly what the owned parse does,
+        /// with the same error, on valid and damaged GOOSE, on SV-tagged noise and under each
+        /// SPDU identifier.
+        #[test]
+        fn check_element_agrees_with_of_element(at: usize, byte: u8, cut: usize, noise: Vec<u8>,
+                                                si in proptest::sample::select(vec![SpduId::Goose, SpduId::SampledValues, SpduId::Tunnelled]),
+                                                pt in proptest::sample::select(vec![0x81u8, 0x82, 0x83])) {
+            let mut goose = goose_apdu();
+            let i = at % goose.len();
+            goose[i] = byte;
+            goose.truncate(goose.len() - cut % 3);
+            let mut sv = vec![gander_wire::sv::TAG_SAV_PDU, noise.len().min(127) as u8];
+            sv.extend(noise.iter().take(127));
+            for apdu in [&goose_apdu()[..], &goose[..], &sv[..]] {
+                let e = PayloadElement { payload_type: pt, simulation: 0, appid: 1, apdu };
+                let owned = Apdu::of_element(si, &e).map(drop).map_err(|e| e.to_string());
+                let checked = Apdu::check_element(si, &e).map_err(|e| e.to_string());
+                proptest::prop_assert_eq!(owned, checked);
+            }
+        }
     }
 
     #[test]

@@ -62,19 +62,21 @@ fn be16(b: &[u8], r: Range<usize>) -> u16 {
 
 /// The RFC 1071 one's-complement sum of `data` (odd length padded with a zero octet), folded
 /// to 16 bits but not complemented.
-pub fn ones_complement_sum(mut acc: u32, data: &[u8]) -> u32 {
+pub fn ones_complement_sum(acc: u32, data: &[u8]) -> u32 {
+    // Summed in 64 bits and folded once at the end (RFC 1071 §2(B): the sum is independent
+    // of when the carries are added back); a frame is far too short to overflow.
+    let mut wide = acc as u64;
     let mut chunks = data.chunks_exact(2);
     for c in &mut chunks {
-        acc += u16::from_be_bytes([c[0], c[1]]) as u32;
-        acc = (acc & 0xffff) + (acc >> 16);
+        wide += u16::from_be_bytes([c[0], c[1]]) as u64;
     }
     if let [last] = chunks.remainder() {
-        acc += (*last as u32) << 8;
+        wide += (*last as u64) << 8;
     }
-    while acc > 0xffff {
-        acc = (acc & 0xffff) + (acc >> 16);
+    while wide > 0xffff {
+        wide = (wide & 0xffff) + (wide >> 16);
     }
-    acc
+    wide as u32
 }
 
 /// The Internet checksum (RFC 1071) of `data`.
@@ -85,15 +87,28 @@ pub fn checksum(data: &[u8]) -> u16 {
 /// The UDP checksum over the IPv4 pseudo-header and `udp` (header with a zero checksum field,
 /// plus payload), RFC 768. A computed zero is sent as 0xFFFF, since zero means "no checksum".
 pub fn udp_checksum(src: Ipv4Address, dst: Ipv4Address, udp: &[u8]) -> u16 {
+    match !(udp_sum(src, dst, udp) as u16) {
+        0 => 0xffff,
+        c => c,
+    }
+}
+
+/// The folded one's-complement sum over the IPv4 pseudo-header and `udp` as it is.
+fn udp_sum(src: Ipv4Address, dst: Ipv4Address, udp: &[u8]) -> u32 {
     let mut acc = ones_complement_sum(0, &src);
     acc = ones_complement_sum(acc, &dst);
     acc += PROTOCOL_UDP as u32;
     acc += (udp.len() as u32) & 0xffff;
-    acc = ones_complement_sum(acc, udp);
-    match !(acc as u16) {
-        0 => 0xffff,
-        c => c,
-    }
+    ones_complement_sum(acc, udp)
+}
+
+/// Whether `udp` (header with its checksum field as received, plus payload) carries a right,
+/// non-zero UDP checksum: the sum over pseudo-header, header and data, the checksum included,
+/// is all ones (RFC 1071 §1(2), "checking"). The same answer as recomputing with the field
+/// zeroed and comparing (0xFFFF standing for a computed zero), without copying the datagram.
+/// A zero field (no checksum, RFC 768) is not a right one: the caller decides what it means.
+pub fn udp_checksum_verifies(src: Ipv4Address, dst: Ipv4Address, udp: &[u8]) -> bool {
+    udp.get(6..8).is_some_and(|c| c != [0, 0]) && udp_sum(src, dst, udp) == 0xffff
 }
 
 /// A zero-copy view of an IPv4 packet.
@@ -318,11 +333,8 @@ pub fn locate_udp(frame: &[u8]) -> Result<UdpLocation> {
             value: udp.len() as usize,
         });
     }
-    let udp_checksum_ok = udp.checksum() == 0 || {
-        let mut copy = ip.payload().to_vec();
-        copy[field::UDP_CHECKSUM].fill(0);
-        udp_checksum(ip.src_addr(), ip.dst_addr(), &copy) == udp.checksum()
-    };
+    let udp_checksum_ok =
+        udp.checksum() == 0 || udp_checksum_verifies(ip.src_addr(), ip.dst_addr(), ip.payload());
     let start = udp_offset + UDP_HEADER_LEN;
     Ok(UdpLocation {
         eth,
@@ -576,6 +588,27 @@ mod tests {
             prop_assert!(loc.ip_checksum_ok && loc.udp_checksum_ok);
             // Canonical frames re-emit identically.
             prop_assert_eq!(p.emit(&payload).unwrap(), f);
+        }
+
+        /// Checking by summing with the received checksum in place accepts exactly the
+        /// checksums that recomputing with the field zeroed produces (0xFFFF for a computed
+        /// zero), for any datagram and any stated value, the edge values included.
+        #[test]
+        fn verify_in_place_agrees_with_recompute(sa: [u8; 4], da: [u8; 4],
+                                                 mut udp in proptest::collection::vec(any::<u8>(), 8..200),
+                                                 stated in prop_oneof![Just(0u16), Just(0xffff), any::<u16>()],
+                                                 right: bool) {
+            udp[6..8].fill(0);
+            let want = udp_checksum(sa, da, &udp);
+            let c = if right { want } else { stated };
+            udp[6..8].copy_from_slice(&c.to_be_bytes());
+            prop_assert_eq!(udp_checksum_verifies(sa, da, &udp), c != 0 && c == want);
+            let (s6, d6) = ([sa[0]; 16], [da[1]; 16]);
+            udp[6..8].fill(0);
+            let want6 = crate::ipv6::udp6_checksum(&s6, &d6, &udp);
+            let c6 = if right { want6 } else { stated };
+            udp[6..8].copy_from_slice(&c6.to_be_bytes());
+            prop_assert_eq!(crate::ipv6::udp6_checksum_verifies(&s6, &d6, &udp), c6 != 0 && c6 == want6);
         }
 
         #[test]

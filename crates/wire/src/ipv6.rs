@@ -164,11 +164,7 @@ pub fn locate(frame: &[u8], ip_offset: usize) -> Result<Ipv6Payload> {
     let mut dst_addr = [0; 16];
     dst_addr.copy_from_slice(&ip[field::DST]);
     let stated = be16(udp, field::UDP_CHECKSUM);
-    let udp_checksum_ok = stated != 0 && {
-        let mut copy = udp.to_vec();
-        copy[field::UDP_CHECKSUM].fill(0);
-        udp6_checksum(&src_addr, &dst_addr, &copy) == stated
-    };
+    let udp_checksum_ok = stated != 0 && udp6_checksum_verifies(&src_addr, &dst_addr, udp);
     let udp_offset = ip_offset + at;
     Ok(Ipv6Payload::Udp(Udp6Location {
         ip_offset,
@@ -186,16 +182,27 @@ pub fn locate(frame: &[u8], ip_offset: usize) -> Result<Ipv6Payload> {
 /// The UDP checksum over the IPv6 pseudo-header (RFC 8200 §8.1) and `udp` (checksum field
 /// zero); a computed zero is sent as 0xFFFF.
 pub fn udp6_checksum(src: &Ipv6Address, dst: &Ipv6Address, udp: &[u8]) -> u16 {
+    match !(udp6_sum(src, dst, udp) as u16) {
+        0 => 0xffff,
+        c => c,
+    }
+}
+
+/// The folded one's-complement sum over the IPv6 pseudo-header and `udp` as it is.
+fn udp6_sum(src: &Ipv6Address, dst: &Ipv6Address, udp: &[u8]) -> u32 {
     let mut acc = crate::ip::ones_complement_sum(0, src);
     acc = crate::ip::ones_complement_sum(acc, dst);
     let len = udp.len() as u32;
     acc = crate::ip::ones_complement_sum(acc, &len.to_be_bytes());
     acc = crate::ip::ones_complement_sum(acc, &[0, 0, 0, next_header::UDP]);
-    acc = crate::ip::ones_complement_sum(acc, udp);
-    match !(acc as u16) {
-        0 => 0xffff,
-        c => c,
-    }
+    crate::ip::ones_complement_sum(acc, udp)
+}
+
+/// Whether `udp` (checksum field as received) carries a right UDP checksum over the IPv6
+/// pseudo-header: the whole sum is all ones (RFC 1071 §1(2)), computed without a copy. A zero
+/// checksum field is never right (RFC 8200 §8.1).
+pub fn udp6_checksum_verifies(src: &Ipv6Address, dst: &Ipv6Address, udp: &[u8]) -> bool {
+    udp.get(6..8).is_some_and(|c| c != [0, 0]) && udp6_sum(src, dst, udp) == 0xffff
 }
 
 /// Rebuilds the frame of `loc` with its UDP payload replaced: every header byte before the
