@@ -16,7 +16,7 @@
 
 use gander_gateway::af_packet::RawSocket;
 use gander_gateway::config::{Config, Direction};
-use gander_gateway::driver::{poll_fds, Control};
+use gander_gateway::driver::{poll_fds, Control, StageTimes};
 use gander_gateway::host_stats::{self, IfStats};
 use gander_gateway::policy::{Policy, SocketCounters};
 use gander_lab::{addr, Lab, LabError, Mode, Role};
@@ -209,6 +209,14 @@ impl Gw {
         });
         std::thread::sleep(Duration::from_millis(200));
         Ok(Gw { ctl, h: Some(h) })
+    }
+    /// Stops, and returns with the policy the stage times of a gateway started with `timed`
+    /// (the packet threads add theirs as they end).
+    pub(crate) fn stop_timed(self) -> Result<(Policy, Option<[StageTimes; 2]>)> {
+        let ctl = self.ctl.clone();
+        let p = self.stop()?;
+        let stages = ctl.stages.lock().ok().and_then(|s| s.clone());
+        Ok((p, stages))
     }
     pub(crate) fn stop(mut self) -> Result<Policy> {
         self.ctl.stop.store(true, Ordering::Relaxed);
@@ -939,6 +947,38 @@ fn flood(lab: &Lab, secs: f64, rate: u64) -> Result<Flood> {
     })
 }
 
+/// Where a frame's time went inside the gateway, per direction (p50/p99 of the driver's wake,
+/// judge and send stages): one line to print and the same figures as JSON.
+pub(crate) fn stage_report(st: &[StageTimes; 2]) -> (String, serde_json::Value) {
+    let mut line = String::from("    inside the gateway, p50/p99 us:");
+    let mut json = serde_json::Map::new();
+    for (dir, t) in ["outbound", "inbound"].iter().zip(st.iter()) {
+        if t.wake.count() == 0 {
+            continue;
+        }
+        line += &format!(
+            " {dir} wake {}/{}, judge {}/{}, send {}/{} (n={});",
+            t.wake.percentile(50.0),
+            t.wake.percentile(99.0),
+            t.judge.percentile(50.0),
+            t.judge.percentile(99.0),
+            t.send.percentile(50.0),
+            t.send.percentile(99.0),
+            t.wake.count()
+        );
+        json.insert(
+            (*dir).into(),
+            serde_json::json!({
+                "wake_p50_us": t.wake.percentile(50.0), "wake_p99_us": t.wake.percentile(99.0),
+                "judge_p50_us": t.judge.percentile(50.0), "judge_p99_us": t.judge.percentile(99.0),
+                "send_p50_us": t.send.percentile(50.0), "send_p99_us": t.send.percentile(99.0),
+                "n": t.wake.count(),
+            }),
+        );
+    }
+    (line, json.into())
+}
+
 pub(crate) fn fmt_us(s: &Summary) -> String {
     format!(
         "mean {:8.1}  p50 {:8.1}  p99 {:8.1}  max {:8.1} us (n={})",
@@ -999,10 +1039,8 @@ fn bench(
         (4, "AES-256-GCM"),
     ] {
         let gw = Gw::start_with(lab, &config(id), true)?;
-        let ctl = gw.ctl.clone();
         let l = latency(lab, n)?;
-        let p = gw.stop()?;
-        let stages = ctl.stages.lock().ok().and_then(|s| s.clone());
+        let (p, stages) = gw.stop_timed()?;
         let (og, od, rg, rd) = (
             stats_us(&l.one_way_gw),
             stats_us(&l.one_way_direct),
@@ -1026,32 +1064,14 @@ fn bench(
             n - n / 20,
             p.counters().inbound.dropped_total() + p.counters().outbound.dropped_total()
         ));
-        let mut stage_json = serde_json::Map::new();
-        if let Some(st) = &stages {
-            let mut line = String::from("    inside the gateway, p50/p99 us:");
-            for (dir, t) in ["outbound", "inbound"].iter().zip(st.iter()) {
-                line += &format!(
-                    " {dir} wake {}/{}, judge {}/{}, send {}/{} (n={});",
-                    t.wake.percentile(50.0),
-                    t.wake.percentile(99.0),
-                    t.judge.percentile(50.0),
-                    t.judge.percentile(99.0),
-                    t.send.percentile(50.0),
-                    t.send.percentile(99.0),
-                    t.wake.count()
-                );
-                stage_json.insert(
-                    (*dir).into(),
-                    serde_json::json!({
-                        "wake_p50_us": t.wake.percentile(50.0), "wake_p99_us": t.wake.percentile(99.0),
-                        "judge_p50_us": t.judge.percentile(50.0), "judge_p99_us": t.judge.percentile(99.0),
-                        "send_p50_us": t.send.percentile(50.0), "send_p99_us": t.send.percentile(99.0),
-                        "n": t.wake.count(),
-                    }),
-                );
+        let stage_json = match &stages {
+            Some(st) => {
+                let (line, j) = stage_report(st);
+                out(line);
+                j
             }
-            out(line);
-        }
+            None => serde_json::Value::Null,
+        };
         json.insert(format!("latency {name}"), serde_json::json!({"one_way_gateway": og, "one_way_direct": od, "rtt_gateway": rg, "rtt_direct": rd, "added_one_way_p99_us": added, "stages": stage_json}));
     }
     // (b), (c) with a gateway passing other traffic.

@@ -421,8 +421,9 @@ fn idx(dir: Direction) -> usize {
     }
 }
 
-/// Pins the calling thread to `cpu`.
-fn pin(cpu: usize) -> io::Result<()> {
+/// Pins the calling thread to `cpu` (`sched_setaffinity`): the packet threads with `cpu`, and
+/// benchmarks that keep their own threads off a core given to the gateway.
+pub fn pin(cpu: usize) -> io::Result<()> {
     // SAFETY: zeroed cpu_set_t is the empty set; CPU_SET writes inside it (cpu is checked
     // against its size first).
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
@@ -635,7 +636,10 @@ pub fn run(config: &Config, policy: Policy, ctl: &Control) -> io::Result<Policy>
     for (d, name) in [&cfg.ied, &cfg.net].into_iter().enumerate() {
         for _ in 0..workers {
             let (s, r) = RawSocket::open_with(name, filter.as_deref(), ring)?;
-            if cfg.busy_poll {
+            if cfg
+                .busy_poll
+                .spins([Direction::Outbound, Direction::Inbound][d])
+            {
                 // Busy polling of the device queue where the driver supports it (socket(7)).
                 let _ = setopt(s.fd(), libc::SOL_SOCKET, libc::SO_BUSY_POLL, &50i32);
             }
@@ -696,7 +700,9 @@ pub fn run(config: &Config, policy: Policy, ctl: &Control) -> io::Result<Policy>
             for (w, (r, t)) in rs.into_iter().zip(ts).enumerate() {
                 let k = d * workers + w;
                 let mode = Mode {
-                    busy_poll: cfg.busy_poll,
+                    busy_poll: cfg
+                        .busy_poll
+                        .spins([Direction::Outbound, Direction::Inbound][d]),
                     cpu: (!cfg.cpu.is_empty()).then(|| cfg.cpu[k % cfg.cpu.len()]),
                 };
                 let rx = match r {
@@ -781,7 +787,7 @@ fn read_kernel(socks: &[Vec<RawSocket>; 2], acc: &mut KernelCounters, shared: &S
 /// The `[l2]` data-path options of [`crate::config::L2Toml`], tested beside their driver.
 #[cfg(test)]
 mod l2_config_tests {
-    use crate::config::{Bypass, Config, ConfigError};
+    use crate::config::{BusyPoll, Bypass, Config, ConfigError, Direction};
     use std::path::Path;
 
     fn l2(extra: &str) -> Result<Config, ConfigError> {
@@ -796,12 +802,24 @@ mod l2_config_tests {
         let c = l2("").expect("defaults");
         let d = c.raw.l2.expect("[l2]");
         assert_eq!(d.bypass, Bypass::Gander);
-        assert!(d.ring && !d.busy_poll && d.cpu.is_empty() && d.workers == 1);
+        assert!(d.ring && d.busy_poll == BusyPoll::Off && d.cpu.is_empty() && d.workers == 1);
         let c = l2("bypass = \"tc\"\nworkers = 4\ncpu = [0, 1]\nbusy_poll = true\nring = false")
             .expect("all set");
         let d = c.raw.l2.expect("[l2]");
-        assert_eq!((d.bypass, d.workers, d.cpu), (Bypass::Tc, 4, vec![0, 1]));
+        assert_eq!(
+            (d.bypass, d.workers, d.cpu, d.busy_poll),
+            (Bypass::Tc, 4, vec![0, 1], BusyPoll::All)
+        );
+        let d = l2("busy_poll = \"outbound\"")
+            .expect("one direction")
+            .raw
+            .l2
+            .expect("[l2]");
+        assert_eq!(d.busy_poll, BusyPoll::Only(Direction::Outbound));
+        assert!(d.busy_poll.spins(Direction::Outbound) && !d.busy_poll.spins(Direction::Inbound));
         for (bad, why) in [
+            ("busy_poll = \"sideways\"", "busy_poll"),
+            ("busy_poll = 1", "busy_poll"),
             ("workers = 0", "workers"),
             ("workers = 17", "workers"),
             ("cpu = [4096]", "cpu"),

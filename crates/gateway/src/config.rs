@@ -208,6 +208,53 @@ pub enum Bypass {
     Tc,
 }
 
+/// Which packet threads spin on their rings (`[l2] busy_poll`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Deserialize)]
+#[serde(try_from = "BusyPollToml")]
+pub enum BusyPoll {
+    /// Every thread sleeps in `poll` when its ring is empty.
+    #[default]
+    Off,
+    /// Every thread spins.
+    All,
+    /// Only the threads of one direction spin.
+    Only(Direction),
+}
+
+impl BusyPoll {
+    /// Whether the threads of `dir` spin.
+    pub fn spins(self, dir: Direction) -> bool {
+        match self {
+            BusyPoll::Off => false,
+            BusyPoll::All => true,
+            BusyPoll::Only(d) => d == dir,
+        }
+    }
+}
+
+/// `busy_poll` as written: a boolean or a direction.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum BusyPollToml {
+    Flag(bool),
+    Dir(String),
+}
+
+impl TryFrom<BusyPollToml> for BusyPoll {
+    type Error = String;
+    fn try_from(t: BusyPollToml) -> Result<Self, String> {
+        match t {
+            BusyPollToml::Flag(false) => Ok(BusyPoll::Off),
+            BusyPollToml::Flag(true) => Ok(BusyPoll::All),
+            BusyPollToml::Dir(d) if d == "outbound" => Ok(BusyPoll::Only(Direction::Outbound)),
+            BusyPollToml::Dir(d) if d == "inbound" => Ok(BusyPoll::Only(Direction::Inbound)),
+            BusyPollToml::Dir(d) => Err(format!(
+                "busy_poll = {d:?}: expected true, false, \"outbound\" or \"inbound\""
+            )),
+        }
+    }
+}
+
 /// `[l2]`.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -229,10 +276,13 @@ pub struct L2Toml {
     /// and port (UDP), so each stream stays in one worker and in order.
     #[serde(default = "one")]
     pub workers: usize,
-    /// Spin on the rings instead of sleeping in `poll` (a dedicated core per direction: lower
-    /// wake-up latency, 100 % CPU), and ask for socket busy polling (`SO_BUSY_POLL`).
+    /// Spin on the rings instead of sleeping in `poll` (a dedicated core per spinning
+    /// thread: no wake-up latency, 100 % CPU), and ask for socket busy polling
+    /// (`SO_BUSY_POLL`): `true` for every packet thread, `"outbound"` or `"inbound"` for one
+    /// direction's threads only (the merging unit's SV leaving, say, on a box with one core to
+    /// spare), `false` (default) for none.
     #[serde(default)]
-    pub busy_poll: bool,
+    pub busy_poll: BusyPoll,
     /// Memory-mapped rings (`TPACKET_V2`, default true); false: one `recvmsg`/`send` per frame.
     #[serde(default = "yes")]
     pub ring: bool,
