@@ -1,11 +1,18 @@
 //! Ethernet/IPv4/UDP: locate, rebuild and rewrite must produce frames that parse back with
-//! the same addresses, ports and payload, and valid checksums.
+//! the same addresses, ports and payload, and valid checksums; completing an offloaded
+//! checksum leaves a UDP frame whose checksum verifies.
 #![no_main]
 use gander_wire::ip::{locate_udp, rewrite_udp_payload, UdpFrameRepr};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let _ = locate_udp(data);
+    let mut completed = data.to_vec();
+    if gander_wire::offload::complete_transport_checksum(&mut completed) {
+        if let Ok(loc) = locate_udp(&completed) {
+            assert!(loc.udp_checksum_ok);
+        }
+    }
     // IPv6: extension-header walk and UDP rewrite round trip.
     if let Ok(gander_wire::ipv6::Ipv6Payload::Udp(loc)) = gander_wire::ipv6::locate(data, 14) {
         let out = gander_wire::ipv6::rewrite_udp_payload(data, &loc, &data[loc.payload.clone()]).expect("rewrite");

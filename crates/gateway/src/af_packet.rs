@@ -27,6 +27,8 @@ const PACKET_ADD_MEMBERSHIP: libc::c_int = 1;
 const PACKET_MR_PROMISC: libc::c_ushort = 1;
 const PACKET_STATISTICS: libc::c_int = 6;
 const PACKET_AUXDATA: libc::c_int = 8;
+/// `tp_status`: the transport checksum was left to the device (packet(7)).
+const TP_STATUS_CSUMNOTREADY: u32 = 1 << 3;
 const PACKET_IGNORE_OUTGOING: libc::c_int = 23;
 const TP_STATUS_VLAN_VALID: u32 = 1 << 4;
 const TP_STATUS_VLAN_TPID_VALID: u32 = 1 << 6;
@@ -253,8 +255,10 @@ impl RawSocket {
             }
             return Err(e);
         }
+        let whole = n as usize <= cap;
         let mut n = (n as usize).min(cap);
         let mut ts = None;
+        let mut csum_not_ready = false;
         // SAFETY: walking the control messages the kernel wrote into cbuf.
         unsafe {
             let mut c = libc::CMSG_FIRSTHDR(&msg);
@@ -262,6 +266,7 @@ impl RawSocket {
                 if (*c).cmsg_level == SOL_PACKET && (*c).cmsg_type == PACKET_AUXDATA {
                     let aux: TpacketAuxdata =
                         std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const TpacketAuxdata);
+                    csum_not_ready = aux.tp_status & TP_STATUS_CSUMNOTREADY != 0;
                     if aux.tp_status & TP_STATUS_VLAN_VALID != 0 && n >= 12 {
                         let tpid = if aux.tp_status & TP_STATUS_VLAN_TPID_VALID != 0 {
                             aux.tp_vlan_tpid
@@ -284,6 +289,11 @@ impl RawSocket {
                 }
                 c = libc::CMSG_NXTHDR(&msg, c);
             }
+        }
+        if csum_not_ready && whole {
+            // Sent with checksum offload by a peer on this host: complete it as the device
+            // would have (`gander_wire::offload`), so the policy checks a real checksum.
+            gander_wire::offload::complete_transport_checksum(&mut buf[..n]);
         }
         Ok(Some((n, ts)))
     }

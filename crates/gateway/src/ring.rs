@@ -34,6 +34,8 @@ const TPACKET_V2: libc::c_int = 1;
 
 const TP_STATUS_KERNEL: u32 = 0;
 const TP_STATUS_USER: u32 = 1;
+/// The frame's transport checksum was left to the device (packet(7)); see [`gander_wire::offload`].
+const TP_STATUS_CSUMNOTREADY: u32 = 1 << 3;
 const TP_STATUS_VLAN_VALID: u32 = 1 << 4;
 const TP_STATUS_VLAN_TPID_VALID: u32 = 1 << 6;
 const TP_STATUS_AVAILABLE: u32 = 0;
@@ -254,9 +256,16 @@ impl RxRing {
         let stamp = std::time::Duration::new(u64::from(sec), nsec.min(999_999_999));
         let snap = snap.min(self.frame_size.saturating_sub(mac));
         // SAFETY: tp_mac + tp_snaplen lies inside the slot (clamped above), which lies inside
-        // the mapping; the slot is ours until release().
-        let data: &[u8] = unsafe { std::slice::from_raw_parts((h as *const u8).add(mac), snap) };
+        // the mapping (mapped writable); the slot is ours to read and change until release().
+        let data: &mut [u8] =
+            unsafe { std::slice::from_raw_parts_mut((h as *mut u8).add(mac), snap) };
         let truncated = snap < len;
+        if st & TP_STATUS_CSUMNOTREADY != 0 && !truncated {
+            // Sent with checksum offload by a peer on this host (veth, virtio): the field holds
+            // only the pseudo-header sum. Do the device's work before the policy checks it.
+            gander_wire::offload::complete_transport_checksum(data);
+        }
+        let data: &[u8] = data;
         if st & TP_STATUS_VLAN_VALID != 0 && data.len() >= 12 {
             // The NIC (or veth, or the receive path's skb_vlan_untag) moved the outer tag into
             // metadata; the policy must see the frame as it was on the wire.

@@ -23,6 +23,7 @@ pub mod ip;
 pub mod ipv6;
 pub mod l2_extension;
 pub mod l2_frame;
+pub mod offload;
 pub mod spdu;
 pub mod sv;
 
