@@ -300,13 +300,38 @@ impl Lab {
     fn up_dev(&self, role: Role, dev: &str) -> Result<(), LabError> {
         // Checksum and segmentation offloads off: frames copied between interfaces by a raw
         // socket must be complete (real checksums, no 64 KiB super-frames).
-        let ns = self.ns(role);
-        let _ = run(&[
-            "ip", "netns", "exec", &ns, "ethtool", "-K", dev, "tx", "off", "rx", "off", "tso",
-            "off", "gso", "off", "gro", "off",
-        ]);
+        let _ = self.offloads(role, dev, false);
         self.ipn(role, &["link", "set", "dev", dev, "up"])
             .map(|_| ())
+    }
+
+    fn offloads(&self, role: Role, dev: &str, on: bool) -> Result<String, LabError> {
+        let v = if on { "on" } else { "off" };
+        self.exec(
+            role,
+            &[
+                "ethtool", "-K", dev, "tx", v, "rx", v, "tso", v, "gso", v, "gro", v,
+            ],
+        )
+    }
+
+    /// Checksum and segmentation offloads (`tx`, `rx`, `tso`, `gso`, `gro`) on or off on every
+    /// interface of every namespace of the lab, both paths alike. The lab keeps them off (so
+    /// frames a raw socket copies are complete); on is what a NIC has, for measuring traffic
+    /// that gander does not copy (`bypass = "tc"`).
+    pub fn set_offloads(&self, on: bool) -> Result<(), LabError> {
+        for role in Role::ALL {
+            let links = self.ipn(role, &["-o", "link", "show"])?;
+            for dev in links.lines().filter_map(|l| {
+                let name = l.split(": ").nth(1)?;
+                Some(name.split('@').next().unwrap_or(name).to_string())
+            }) {
+                if dev != "lo" {
+                    self.offloads(role, &dev, on)?;
+                }
+            }
+        }
+        Ok(())
     }
 
     fn addr(&self, role: Role, dev: &str, a: [u8; 4], plen: u8) -> Result<(), LabError> {
