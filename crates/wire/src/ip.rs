@@ -63,14 +63,19 @@ fn be16(b: &[u8], r: Range<usize>) -> u16 {
 /// The RFC 1071 one's-complement sum of `data` (odd length padded with a zero octet), folded
 /// to 16 bits but not complemented.
 pub fn ones_complement_sum(acc: u32, data: &[u8]) -> u32 {
-    // Summed in 64 bits and folded once at the end (RFC 1071 §2(B): the sum is independent
-    // of when the carries are added back); a frame is far too short to overflow.
+    // Summed as 32-bit big-endian words into 64 bits and folded once at the end: RFC 1071
+    // §2(B) (the sum does not depend on when carries are added back) and §2(C) (wider words
+    // sum to the same 16-bit result after folding); a frame is far too short to overflow.
     let mut wide = acc as u64;
-    let mut chunks = data.chunks_exact(2);
-    for c in &mut chunks {
+    let mut words = data.chunks_exact(4);
+    for w in &mut words {
+        wide += u32::from_be_bytes([w[0], w[1], w[2], w[3]]) as u64;
+    }
+    let mut rest = words.remainder().chunks_exact(2);
+    for c in &mut rest {
         wide += u16::from_be_bytes([c[0], c[1]]) as u64;
     }
-    if let [last] = chunks.remainder() {
+    if let [last] = rest.remainder() {
         wide += (*last as u64) << 8;
     }
     while wide > 0xffff {
@@ -588,6 +593,20 @@ mod tests {
             prop_assert!(loc.ip_checksum_ok && loc.udp_checksum_ok);
             // Canonical frames re-emit identically.
             prop_assert_eq!(p.emit(&payload).unwrap(), f);
+        }
+
+        /// The 32-bit-word sum equals the plain RFC 1071 sum of 16-bit words, at any length
+        /// and starting value.
+        #[test]
+        fn wide_sum_matches_16_bit_words(acc in 0u32..0x2_0000, data in proptest::collection::vec(any::<u8>(), 0..300)) {
+            let mut r = acc as u64;
+            for c in data.chunks(2) {
+                r += u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)]) as u64;
+            }
+            while r > 0xffff {
+                r = (r & 0xffff) + (r >> 16);
+            }
+            prop_assert_eq!(ones_complement_sum(acc, &data), r as u32);
         }
 
         /// Checking by summing with the received checksum in place accepts exactly the
