@@ -29,6 +29,10 @@ const PACKET_RX_RING: libc::c_int = 5;
 const PACKET_VERSION: libc::c_int = 10;
 const PACKET_TX_RING: libc::c_int = 13;
 const PACKET_LOSS: libc::c_int = 14;
+const PACKET_VNET_HDR: libc::c_int = 15;
+/// `struct virtio_net_hdr` (include/uapi/linux/virtio_net.h): flags, gso_type, hdr_len,
+/// gso_size, csum_start, csum_offset.
+const VNET_HDR_LEN: usize = 10;
 const PACKET_QDISC_BYPASS: libc::c_int = 20;
 const TPACKET_V2: libc::c_int = 1;
 
@@ -314,6 +318,8 @@ pub struct TxRing {
     frame_nr: usize,
     next: usize,
     queued: usize,
+    /// Each slot starts with a `virtio_net_hdr` (`PACKET_VNET_HDR` was accepted).
+    vnet: bool,
     /// Frames the kernel refused (`TP_STATUS_WRONG_FORMAT`) or that found the ring full.
     pub errors: u64,
 }
@@ -344,7 +350,16 @@ impl TxRing {
         if qdisc_bypass {
             let _ = setopt(raw, SOL_PACKET, PACKET_QDISC_BYPASS, &1i32);
         }
-        let frame_size = frame_size_for(mtu);
+        // A `virtio_net_hdr` before each frame lets the ring say how much of the frame to copy
+        // into the socket buffer's linear head (`hdr_len`; `tpacket_snd`, net/packet/af_packet.c).
+        // Without it only the 14-byte Ethernet header is copied and the rest is attached as
+        // fragments of the ring's pages: every later header read (the receiving socket's BPF
+        // filter, tc, a bridge, the IP stack) then takes the slow path for fragments, and a
+        // veth hop into another namespace copies the fragments again (`skb_copy_ubufs`). A
+        // NIC's receive path hands the next box linear headers too. Set before the ring, as the
+        // kernel requires; on a kernel without it the ring works as before.
+        let vnet = setopt(raw, SOL_PACKET, PACKET_VNET_HDR, &1i32).is_ok();
+        let frame_size = frame_size_for(mtu + VNET_HDR_LEN as u32);
         let block_size = frame_size.max(1 << 16);
         let per_block = block_size / frame_size;
         let block_nr = frames.div_ceil(per_block).max(1);
@@ -376,6 +391,7 @@ impl TxRing {
             frame_nr: req.tp_frame_nr as usize,
             next: 0,
             queued: 0,
+            vnet,
             errors: 0,
         })
     }
@@ -388,7 +404,10 @@ impl TxRing {
     /// Copies `frame` into the next free slot; it leaves at the next [`TxRing::flush`]. A full
     /// ring is flushed first; a frame that still finds no slot is refused (counted).
     pub fn push(&mut self, frame: &[u8]) -> Pushed {
-        if frame.len() > self.frame_size - TX_DATA_OFFSET {
+        let vnet = if self.vnet { VNET_HDR_LEN } else { 0 };
+        if frame.len() + vnet > self.frame_size - TX_DATA_OFFSET
+            || frame.len() > usize::from(u16::MAX)
+        {
             self.errors += 1;
             return Pushed::Refused;
         }
@@ -413,17 +432,32 @@ impl TxRing {
             self.errors += 1;
         }
         // SAFETY: the slot is AVAILABLE (or WRONG_FORMAT): the kernel does not touch it until
-        // we set SEND_REQUEST; the data fits (checked above) after the 32-byte header.
+        // we set SEND_REQUEST; the virtio header (if any) and the data fit (checked above)
+        // after the 32-byte slot header.
         unsafe {
-            let data = (h as *mut u8).add(TX_DATA_OFFSET);
+            let mut data = (h as *mut u8).add(TX_DATA_OFFSET);
+            if vnet > 0 {
+                // No offload asked (flags 0, GSO_NONE); hdr_len (little-endian, as virtio
+                // 1.0 and every little-endian host): the whole frame goes into the linear head.
+                let mut v = [0u8; VNET_HDR_LEN];
+                v[2..4].copy_from_slice(&(frame.len() as u16).to_le_bytes());
+                std::ptr::copy_nonoverlapping(v.as_ptr(), data, VNET_HDR_LEN);
+                data = data.add(VNET_HDR_LEN);
+            }
             std::ptr::copy_nonoverlapping(frame.as_ptr(), data, frame.len());
-            (*h).tp_len = frame.len() as u32;
+            (*h).tp_len = (vnet + frame.len()) as u32;
         }
         fence(Ordering::Release);
         status(&self.map, h).store(TP_STATUS_SEND_REQUEST, Ordering::Release);
         self.next = (self.next + 1) % self.frame_nr;
         self.queued += 1;
         Pushed::Queued
+    }
+
+    /// Whether frames leave with their bytes in the socket buffer's linear head
+    /// (`PACKET_VNET_HDR` accepted by the kernel) rather than as fragments of the ring's pages.
+    pub fn linear_heads(&self) -> bool {
+        self.vnet
     }
 
     /// Frames queued and not yet flushed.
