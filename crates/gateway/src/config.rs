@@ -240,17 +240,20 @@ enum BusyPollToml {
     Dir(String),
 }
 
+/// A `busy_poll` string that names no direction.
+#[derive(Debug, thiserror::Error)]
+#[error("busy_poll = {0:?}: expected true, false, \"outbound\" or \"inbound\"")]
+pub struct BadBusyPoll(String);
+
 impl TryFrom<BusyPollToml> for BusyPoll {
-    type Error = String;
-    fn try_from(t: BusyPollToml) -> Result<Self, String> {
+    type Error = BadBusyPoll;
+    fn try_from(t: BusyPollToml) -> Result<Self, BadBusyPoll> {
         match t {
             BusyPollToml::Flag(false) => Ok(BusyPoll::Off),
             BusyPollToml::Flag(true) => Ok(BusyPoll::All),
             BusyPollToml::Dir(d) if d == "outbound" => Ok(BusyPoll::Only(Direction::Outbound)),
             BusyPollToml::Dir(d) if d == "inbound" => Ok(BusyPoll::Only(Direction::Inbound)),
-            BusyPollToml::Dir(d) => Err(format!(
-                "busy_poll = {d:?}: expected true, false, \"outbound\" or \"inbound\""
-            )),
+            BusyPollToml::Dir(d) => Err(BadBusyPoll(d)),
         }
     }
 }
