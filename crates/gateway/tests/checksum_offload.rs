@@ -8,14 +8,13 @@
 mod common;
 
 use common::*;
-use gander_gateway::af_packet::RawSocket;
 use gander_gateway::config::Direction;
 use gander_lab::{addr, Mode, Role};
 use gander_sec::frame::{CaptureVerifier, Outcome};
 use gander_sec::Profile;
 use gander_testkit::frames as craft;
 use std::net::{Ipv4Addr, UdpSocket};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn config(ring: bool) -> String {
     format!(
@@ -55,31 +54,9 @@ fn offloaded_udp_checksums_are_completed_then_protected() {
     let store = keys(GW_KEYS);
     for ring in [true, false] {
         let gw = Gateway::start(&gw_ns, &config(ring), keys(GW_KEYS));
-        let (tx, rx) = std::sync::mpsc::channel();
-        let sub2 = sub.clone();
-        let receiver = std::thread::spawn(move || {
-            gander_lab::enter(&sub2).expect("enter");
-            let s = RawSocket::open("sub0").expect("socket");
-            tx.send(()).expect("ready");
-            let mut buf = vec![0u8; 4000];
-            let mut got = Vec::new();
-            let end = Instant::now() + Duration::from_secs(2);
-            while Instant::now() < end && got.len() < 5 {
-                while let Some(n) = s.recv(&mut buf, true).expect("recv") {
-                    let f = &buf[..n];
-                    if f.len() > 42
-                        && f[12..14] == [0x08, 0x00]
-                        && f[23] == 17
-                        && f[36..38] == [0, 102]
-                    {
-                        got.push(f.to_vec());
-                    }
-                }
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            got
+        let receiver = receive_frames(&sub, "sub0", 5, Duration::from_secs(2), |f| {
+            f.len() > 42 && f[12..14] == [0x08, 0x00] && f[23] == 17 && f[36..38] == [0, 102]
         });
-        rx.recv().expect("receiver up");
         let ied2 = ied.clone();
         std::thread::spawn(move || {
             gander_lab::enter(&ied2).expect("enter");

@@ -5,10 +5,10 @@
 mod common;
 
 use common::*;
-use gander_gateway::af_packet::{ifindex, RawSocket};
+use gander_gateway::af_packet::ifindex;
 use gander_gateway::ring::{Pushed, TxRing};
 use gander_lab::{Mode, Role};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn frame(len: usize, tag: bool, seed: u8) -> Vec<u8> {
     let mut f: Vec<u8> = (0..len)
@@ -36,26 +36,9 @@ fn frames_leave_the_ring_intact_with_linear_heads() {
         sent.push(frame(len, false, i as u8));
     }
     sent.push(frame(1518, true, 99));
-    let (tx, rx) = std::sync::mpsc::channel();
-    let n = sent.len();
-    let receiver = std::thread::spawn(move || {
-        gander_lab::enter(&gw).expect("enter");
-        let s = RawSocket::open("gi0").expect("socket");
-        tx.send(()).expect("ready");
-        let mut buf = vec![0u8; 70000];
-        let mut got = Vec::new();
-        let end = Instant::now() + Duration::from_secs(2);
-        while Instant::now() < end && got.len() < n {
-            while let Some(k) = s.recv(&mut buf, true).expect("recv") {
-                if buf[..k].len() > 12 && buf[6..12] == [0x02, 0x47, 0x44, 0x00, 0x01, 0x01] {
-                    got.push(buf[..k].to_vec());
-                }
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        got
+    let receiver = receive_frames(&gw, "gi0", sent.len(), Duration::from_secs(2), |f| {
+        f.len() > 12 && f[6..12] == [0x02, 0x47, 0x44, 0x00, 0x01, 0x01]
     });
-    rx.recv().expect("receiver up");
     let frames = sent.clone();
     let (linear, refused, errors) = std::thread::spawn(move || {
         gander_lab::enter(&ied).expect("enter");

@@ -84,3 +84,35 @@ pub(crate) fn pace(i: usize) {
         std::thread::sleep(std::time::Duration::from_millis(2));
     }
 }
+
+/// A receiver on `dev` in namespace `ns`, running once this returns: up to `n` frames that
+/// satisfy `keep`, within `wait`.
+pub(crate) fn receive_frames(
+    ns: &str,
+    dev: &'static str,
+    n: usize,
+    wait: std::time::Duration,
+    keep: impl Fn(&[u8]) -> bool + Send + 'static,
+) -> JoinHandle<Vec<Vec<u8>>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let ns = ns.to_string();
+    let h = std::thread::spawn(move || {
+        gander_lab::enter(&ns).expect("enter");
+        let s = gander_gateway::af_packet::RawSocket::open(dev).expect("socket");
+        tx.send(()).expect("ready");
+        let mut buf = vec![0u8; 70000];
+        let mut got = Vec::new();
+        let end = std::time::Instant::now() + wait;
+        while std::time::Instant::now() < end && got.len() < n {
+            while let Some(k) = s.recv(&mut buf, true).expect("recv") {
+                if keep(&buf[..k]) {
+                    got.push(buf[..k].to_vec());
+                }
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        got
+    });
+    rx.recv().expect("receiver up");
+    h
+}
