@@ -47,6 +47,47 @@ impl<'a, 'i> Ctx<'a, 'i> {
             .ok_or_else(|| self.err(n, SclErrorKind::MissingAttribute { element, attribute }))
     }
 
+    /// A required name that becomes one component of an MMS object name: IEC 61850-8-1 joins
+    /// components with `$`, so a `$` (or anything but letters, digits and `_` after a first
+    /// letter, the ISO 9506 Identifier's characters less the separator) would make another
+    /// name than the one the model holds. Found by the `fuzz_scl` target: a DO named `Mo$d`
+    /// was listed as `LLN0$CF$Mo$d` and could not be read back under that name.
+    pub(crate) fn name<'n>(
+        &self,
+        n: Node<'n, 'i>,
+        element: &'static str,
+        attribute: &'static str,
+    ) -> Result<&'n str, SclError> {
+        let v = self.req(n, element, attribute)?;
+        self.check_name(n, element, attribute, v)
+    }
+
+    /// [`Self::name`]'s check of a value already read (or put together).
+    pub(crate) fn check_name<'v>(
+        &self,
+        n: Node,
+        element: &'static str,
+        attribute: &'static str,
+        v: &'v str,
+    ) -> Result<&'v str, SclError> {
+        let mut chars = v.chars();
+        let ok = chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if ok {
+            Ok(v)
+        } else {
+            Err(self.err(
+                n,
+                SclErrorKind::BadValue {
+                    element,
+                    attribute,
+                    value: v.into(),
+                    why: "not a name of letters, digits and '_' starting with a letter (it is part of an MMS name, whose components are joined with '$')",
+                },
+            ))
+        }
+    }
+
     pub(crate) fn num<T: std::str::FromStr>(
         &self,
         n: Node,
@@ -201,7 +242,7 @@ impl<'a, 'i> Resolver<'_, 'a, 'i, '_, '_> {
         for c in ty.children().filter(|c| c.is_element()) {
             match c.tag_name().name() {
                 "SDO" => {
-                    let n = self.cx.req(c, "SDO", "name")?;
+                    let n = self.cx.name(c, "SDO", "name")?;
                     let t = self.cx.req(c, "SDO", "type")?;
                     let count = self.cx.num(c, "SDO", "count", 0u32)?;
                     children.push(self.object(c, n, t, count)?);
@@ -228,7 +269,7 @@ impl<'a, 'i> Resolver<'_, 'a, 'i, '_, '_> {
         element: &'static str,
         fc: Option<Fc>,
     ) -> Result<DataNode, SclError> {
-        let name = self.cx.req(c, element, "name")?;
+        let name = self.cx.name(c, element, "name")?;
         let fc = match fc {
             Some(f) => f,
             None => {
@@ -484,6 +525,7 @@ fn read_ln<'a, 'i>(
         cx.req(ln, tag, "inst")?
     };
     let name = format!("{}{ln_class}{inst}", ln.attribute("prefix").unwrap_or(""));
+    cx.check_name(ln, tag, "prefix, lnClass and inst", &name)?;
     let mut r = Resolver {
         cx,
         t,
@@ -492,7 +534,7 @@ fn read_ln<'a, 'i>(
     let (_, ty) = r.lookup(ln, &t.ln, "LNodeType", ln_type)?;
     let mut data_objects = Vec::new();
     for d in kids(ty, "DO") {
-        let n = cx.req(d, "DO", "name")?;
+        let n = cx.name(d, "DO", "name")?;
         let ty = cx.req(d, "DO", "type")?;
         let count = cx.num(d, "DO", "count", 0u32)?;
         data_objects.push(r.object(d, n, ty, count)?);
@@ -500,7 +542,7 @@ fn read_ln<'a, 'i>(
     apply_instance_values(cx, t, ln, &mut data_objects)?;
     let mut data_sets = Vec::new();
     for ds in kids(ln, "DataSet") {
-        let dn = cx.req(ds, "DataSet", "name")?.to_string();
+        let dn = cx.name(ds, "DataSet", "name")?.to_string();
         if data_sets.iter().any(|d: &DataSet| d.name == dn) {
             return Err(cx.err(
                 ds,

@@ -15,7 +15,7 @@ fn child<'a, 'i>(n: Node<'a, 'i>, tag: &str) -> Option<Node<'a, 'i>> {
 
 pub(crate) fn read(cx: &Ctx, rc: Node) -> Result<ReportControl, SclError> {
     const E: &str = "ReportControl";
-    let name = cx.req(rc, E, "name")?.to_string();
+    let name = cx.name(rc, E, "name")?.to_string();
     let rpt_id = rc
         .attribute("rptID")
         .filter(|s| !s.is_empty())

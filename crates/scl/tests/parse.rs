@@ -280,6 +280,37 @@ fn broken_files_are_refused_with_the_line() {
     );
 }
 
+/// Names become components of MMS object names joined with `$` (IEC 61850-8-1): a `$` or
+/// another character outside letters, digits and `_` in one would name another object
+/// (found by the `fuzz_scl` target with a DO named `Mo$d`).
+#[test]
+fn names_that_would_break_mms_names_are_refused() {
+    for (from, to, element) in [
+        (
+            r#"<DO name="Mod" type="ENC_Mod"/>"#,
+            r#"<DO name="Mo$d" type="ENC_Mod"/>"#,
+            "DO",
+        ),
+        (
+            r#"<DA name="stVal" fc="ST" bType="INT32" dchg="true"/>"#,
+            r#"<DA name="st Val" fc="ST" bType="INT32" dchg="true"/>"#,
+            "DA",
+        ),
+        (
+            r#"<LN lnClass="PTOC" inst="1" lnType="PTOC_T"/>"#,
+            r#"<LN lnClass="PTOC" inst="$1" lnType="PTOC_T"/>"#,
+            "LN",
+        ),
+    ] {
+        let e = refused(from, to);
+        assert!(
+            matches!(&e.kind, SclErrorKind::BadValue { element: el, .. } if *el == element),
+            "{to}: {e}"
+        );
+        assert!(e.to_string().contains("MMS name"), "{e}");
+    }
+}
+
 #[test]
 fn still_valid_edits_parse_and_wrong_files_say_what_they_are() {
     assert!(parse(&ICD.replacen("</IED>", "</IED><!-- comment -->", 1)).is_ok());
