@@ -175,10 +175,9 @@ pub struct RcbSnapshot {
     pub attrs: Vec<(String, Data)>,
 }
 
-const URCB: [&str; 11] = [
-    "RptID", "RptEna", "Resv", "DatSet", "ConfRev", "OptFlds", "BufTm", "SqNum", "TrgOps",
-    "IntgPd", "GI",
-];
+/// The fixed part of a BRCB's layout. Not `server_model::BRCB_ELEMENTS`: that one ends with
+/// the optional ResvTms (told apart by type here) and spells `TimeofEntry` as libiec61850 serves
+/// it, where snapshots name the component as IEC 61850-7-2 does.
 const BRCB: [&str; 13] = [
     "RptID",
     "RptEna",
@@ -207,7 +206,7 @@ impl RcbSnapshot {
             return Err(layout_err("not a structure"));
         };
         let base: &[&str] = match rcb.kind {
-            RcbKind::Unbuffered => &URCB,
+            RcbKind::Unbuffered => &crate::rcb::URCB_ELEMENTS,
             RcbKind::Buffered => &BRCB,
         };
         if v.len() < base.len() || v.len() > base.len() + 2 {
