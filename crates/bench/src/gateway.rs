@@ -1094,9 +1094,25 @@ fn flood(lab: &Lab, secs: f64, rate: u64) -> Result<Flood> {
     })
 }
 
+/// Prints where a frame's time went inside the gateway (a gateway started with `timed`) and
+/// returns the same figures as JSON (null when nothing was recorded).
+pub(crate) fn print_stages(
+    stages: Option<&[StageTimes; 2]>,
+    out: &mut dyn FnMut(String),
+) -> serde_json::Value {
+    match stages {
+        Some(st) => {
+            let (line, j) = stage_report(st);
+            out(line);
+            j
+        }
+        None => serde_json::Value::Null,
+    }
+}
+
 /// Where a frame's time went inside the gateway, per direction (p50/p99 of the driver's wake,
 /// judge and send stages): one line to print and the same figures as JSON.
-pub(crate) fn stage_report(st: &[StageTimes; 2]) -> (String, serde_json::Value) {
+fn stage_report(st: &[StageTimes; 2]) -> (String, serde_json::Value) {
     let mut line = String::from("    inside the gateway, p50/p99 us:");
     let mut json = serde_json::Map::new();
     for (dir, t) in ["outbound", "inbound"].iter().zip(st.iter()) {
@@ -1211,14 +1227,7 @@ fn bench(
             n - n / 20,
             p.counters().inbound.dropped_total() + p.counters().outbound.dropped_total()
         ));
-        let stage_json = match &stages {
-            Some(st) => {
-                let (line, j) = stage_report(st);
-                out(line);
-                j
-            }
-            None => serde_json::Value::Null,
-        };
+        let stage_json = print_stages(stages.as_ref(), out);
         json.insert(format!("latency {name}"), serde_json::json!({"one_way_gateway": og, "one_way_direct": od, "rtt_gateway": rg, "rtt_direct": rd, "added_one_way_p99_us": added, "stages": stage_json}));
     }
     // (b), (c) with a gateway passing other traffic.

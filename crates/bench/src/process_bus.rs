@@ -13,7 +13,7 @@
 //! namespace lab.
 
 use crate::gateway::{
-    fmt_us, host_snapshot, keys, machine_line, stage_report, stats_us, GatewayBenchError,
+    fmt_us, host_snapshot, keys, machine_line, print_stages, stats_us, GatewayBenchError,
     GatewayOptions, GatewayReport, Gw, Loss, LossRow, Result, Side, LEGIT_PATH,
 };
 use gander_gateway::af_packet::RawSocket;
@@ -331,14 +331,7 @@ fn bench(lab: &Lab, args: &GatewayOptions, out: &mut dyn FnMut(String)) -> Resul
         through.goose_sent,
         through.not_protected,
     ));
-    let stage_json = match &stages {
-        Some(st) => {
-            let (line, j) = stage_report(st);
-            out(line);
-            j
-        }
-        None => serde_json::Value::Null,
-    };
+    let stage_json = print_stages(stages.as_ref(), out);
     let c = p.counters();
     let k = c.kernel.unwrap_or_default();
     let mut rows = vec![
@@ -388,12 +381,14 @@ fn bench(lab: &Lab, args: &GatewayOptions, out: &mut dyn FnMut(String)) -> Resul
         out(line.replace("legit GOOSE", "SV + GOOSE"));
     }
     let mut dedicated_json = serde_json::Value::Null;
+    let mut lost_dedicated = 0;
     if let Some((d, dc, dstages)) = &dedicated {
         let sdd = stats_us(&d.sv_ns);
         let added_d = sdd.p99 - sd.p99;
         let lost_inside = dc.kernel.map_or(0, |k| k.ied.drops)
             + dc.outbound.dropped_total()
             + dc.outbound.tx_errors;
+        lost_dedicated = lost_inside;
         let pass_d = added_d <= TARGET_ADDED_P99_US
             && d.sv_received * 100 >= d.sv_sent * 99
             && d.not_protected == 0
@@ -409,14 +404,7 @@ fn bench(lab: &Lab, args: &GatewayOptions, out: &mut dyn FnMut(String)) -> Resul
             d.goose_sent,
             d.not_protected,
         ));
-        let stage_json = match dstages {
-            Some(st) => {
-                let (line, j) = stage_report(st);
-                out(line);
-                j
-            }
-            None => serde_json::Value::Null,
-        };
+        let stage_json = print_stages(dstages.as_ref(), out);
         dedicated_json = serde_json::json!({
             "sv_one_way_gateway": sdd,
             "sv_added_one_way_p99_us": added_d,
@@ -429,7 +417,6 @@ fn bench(lab: &Lab, args: &GatewayOptions, out: &mut dyn FnMut(String)) -> Resul
     }
     // The verdict is the default configuration's; the dedicated core is reported beside it
     // (and must not lose a frame inside the gateway either).
-    let lost_dedicated = dedicated_json["lost_inside_gateway"].as_u64().unwrap_or(0);
     let ok = pass && loss.sum(Side::Gateway) == 0 && lost_dedicated == 0;
     let json = serde_json::json!({
         "profile": "process-bus",

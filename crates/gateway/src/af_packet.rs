@@ -643,13 +643,17 @@ pub fn run(config: &Config, policy: Policy, ctl: &Control) -> io::Result<Policy>
     let workers = cfg.workers.max(1);
     let mut socks: [Vec<RawSocket>; 2] = [Vec::new(), Vec::new()];
     let mut rings: [Vec<Option<RxRing>>; 2] = [Vec::new(), Vec::new()];
-    for (d, name) in [&cfg.ied, &cfg.net].into_iter().enumerate() {
+    // Index 0 is the IED side (outbound frames arrive there), 1 the network side.
+    for (d, (name, dir)) in [
+        (&cfg.ied, Direction::Outbound),
+        (&cfg.net, Direction::Inbound),
+    ]
+    .into_iter()
+    .enumerate()
+    {
         for _ in 0..workers {
             let (s, r) = RawSocket::open_with(name, filter.as_deref(), ring)?;
-            if cfg
-                .busy_poll
-                .spins([Direction::Outbound, Direction::Inbound][d])
-            {
+            if cfg.busy_poll.spins(dir) {
                 // Busy polling of the device queue where the driver supports it (socket(7)).
                 let _ = setopt(s.fd(), libc::SOL_SOCKET, libc::SO_BUSY_POLL, &50i32);
             }
@@ -710,9 +714,7 @@ pub fn run(config: &Config, policy: Policy, ctl: &Control) -> io::Result<Policy>
             for (w, (r, t)) in rs.into_iter().zip(ts).enumerate() {
                 let k = d * workers + w;
                 let mode = Mode {
-                    busy_poll: cfg
-                        .busy_poll
-                        .spins([Direction::Outbound, Direction::Inbound][d]),
+                    busy_poll: cfg.busy_poll.spins(dir),
                     cpu: (!cfg.cpu.is_empty()).then(|| cfg.cpu[k % cfg.cpu.len()]),
                 };
                 let rx = match r {
