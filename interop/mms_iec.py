@@ -150,7 +150,41 @@ def tls_config(mode: Mode, pki: str, role: str, pin: bool = True) -> int | None:
     return t
 
 
-class LibServer:
+class UpdatingServer:
+    """A started libiec61850 ``IedServer`` (``L``, ``server``, ``model``, ``tls``) whose values a
+    thread changes every ``period`` s: ``update(step)`` runs under the data-model lock, with
+    step 1, 2, ... ``close()`` stops the thread and frees the server."""
+
+    def start_updates(self, period: float):
+        self.period = period
+        self._stop = threading.Event()
+        self._t = threading.Thread(target=self._run, daemon=True)
+        self._t.start()
+
+    def update(self, step: int):
+        raise NotImplementedError
+
+    def _run(self):
+        step = 0
+        while not self._stop.wait(self.period):
+            step += 1
+            self.L.IedServer_lockDataModel(self.server)
+            try:
+                self.update(step)
+            finally:
+                self.L.IedServer_unlockDataModel(self.server)
+
+    def close(self):
+        self._stop.set()
+        self._t.join(timeout=2)
+        self.L.IedServer_stop(self.server)
+        self.L.IedServer_destroy(self.server)
+        self.L.IedModel_destroy(self.model)
+        if self.tls:
+            self.L.TLSConfiguration_destroy(self.tls)
+
+
+class LibServer(UpdatingServer):
     """libiec61850 server with gander's model; reports every ``period`` s once a client enables."""
 
     def __init__(self, port: int, tls: int | None = None, period: float = 0.02):
@@ -175,30 +209,11 @@ class LibServer:
         L.IedServer_start(self.server, port)
         if not L.IedServer_isRunning(self.server):
             raise RuntimeError(f"IedServer_start on port {port} failed")
-        self.period = period
-        self._stop = threading.Event()
-        self._t = threading.Thread(target=self._run, daemon=True)
-        self._t.start()
+        self.start_updates(period)
 
-    def _run(self):
-        v = False
-        x = 0.0
-        while not self._stop.wait(self.period):
-            v = not v
-            x += 1.0
-            self.L.IedServer_lockDataModel(self.server)
-            self.L.IedServer_updateBooleanAttributeValue(self.server, self.ind1, v)
-            self.L.IedServer_updateFloatAttributeValue(self.server, self.anin, x)
-            self.L.IedServer_unlockDataModel(self.server)
-
-    def close(self):
-        self._stop.set()
-        self._t.join(timeout=2)
-        self.L.IedServer_stop(self.server)
-        self.L.IedServer_destroy(self.server)
-        self.L.IedModel_destroy(self.model)
-        if self.tls:
-            self.L.TLSConfiguration_destroy(self.tls)
+    def update(self, step: int):
+        self.L.IedServer_updateBooleanAttributeValue(self.server, self.ind1, step % 2 == 1)
+        self.L.IedServer_updateFloatAttributeValue(self.server, self.anin, float(step))
 
 
 IED_ERROR_CONNECTION_LOST = 3

@@ -62,7 +62,7 @@ def declare(L):
         fn.argtypes = args
 
 
-class ProbeServer:
+class ProbeServer(mms_iec.UpdatingServer):
     """The server; ``port`` once started. ``close()`` stops it."""
 
     def __init__(self, port: int = 0, pki: str | None = None, pin_client: bool = False,
@@ -133,28 +133,11 @@ class ProbeServer:
         L.IedServer_start(self.server, self.port)
         if not L.IedServer_isRunning(self.server):
             raise RuntimeError(f"IedServer_start on port {self.port} failed")
-        self.period = period
-        self._stop = threading.Event()
-        self._t = threading.Thread(target=self._run, daemon=True)
-        self._t.start()
+        self.start_updates(period)
 
-    def _run(self):
-        x = 0.0
-        while not self._stop.wait(self.period):
-            x += 1.5
-            self.L.IedServer_lockDataModel(self.server)
-            self.L.IedServer_updateUTCTimeAttributeValue(self.server, self.totw_t, int(time.time() * 1000))
-            self.L.IedServer_updateFloatAttributeValue(self.server, self.totw, x)
-            self.L.IedServer_unlockDataModel(self.server)
-
-    def close(self):
-        self._stop.set()
-        self._t.join(timeout=2)
-        self.L.IedServer_stop(self.server)
-        self.L.IedServer_destroy(self.server)
-        self.L.IedModel_destroy(self.model)
-        if self.tls:
-            self.L.TLSConfiguration_destroy(self.tls)
+    def update(self, step: int):
+        self.L.IedServer_updateUTCTimeAttributeValue(self.server, self.totw_t, int(time.time() * 1000))
+        self.L.IedServer_updateFloatAttributeValue(self.server, self.totw, 1.5 * step)
 
 
 def free_port() -> int:
