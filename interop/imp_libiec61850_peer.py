@@ -95,16 +95,11 @@ class Server(mms_iec.LibServer):
         self.n = 0
         super().__init__(port, tls, period)
 
-    def _run(self):
-        v, x = False, 0.0
-        while not self._stop.wait(self.period):
-            v, x = not v, x + 1.0
-            self.log.emit("RT_START", 0, n_server=self.n)
-            self.n += 1
-            self.L.IedServer_lockDataModel(self.server)
-            self.L.IedServer_updateBooleanAttributeValue(self.server, self.ind1, v)
-            self.L.IedServer_updateFloatAttributeValue(self.server, self.anin, x)
-            self.L.IedServer_unlockDataModel(self.server)
+    def update(self, step: int):
+        # The round trip starts with the change that triggers the report.
+        self.log.emit("RT_START", 0, n_server=self.n)
+        self.n += 1
+        super().update(step)
 
 
 def server(cfg):
