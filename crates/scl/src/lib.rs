@@ -13,12 +13,16 @@
 
 #![forbid(unsafe_code)]
 
+mod controls;
 mod error;
 mod model;
 mod parse;
 mod rcb;
 mod types;
 
+pub use controls::{
+    CommAddress, GseControl, GseType, SecurityEnable, SettingControl, SmpMod, SmvOpts, SvControl,
+};
 pub use error::{Position, SclError, SclErrorKind};
 pub use model::{
     DataNode, DataSet, Fcda, Ied, LogicalDevice, LogicalNode, NodeKind, OptFields, ReportControl,

@@ -2,6 +2,7 @@
 //! logical nodes with their data objects down to every basic attribute, data sets and report
 //! control blocks, each with the MMS names IEC 61850-8-1 §8.1.3 gives it.
 
+use crate::controls::{GseControl, SettingControl, SvControl};
 use crate::types::{BasicType, Fc};
 use serde::Serialize;
 
@@ -46,6 +47,13 @@ pub struct LogicalNode {
     pub data_sets: Vec<DataSet>,
     /// Report control blocks defined in this LN.
     pub report_controls: Vec<ReportControl>,
+    /// GOOSE control blocks (`GSEControl`, LLN0 only), with their Communication addresses.
+    pub gse_controls: Vec<GseControl>,
+    /// Sampled value control blocks (`SampledValueControl`, LLN0 only), with their addresses.
+    pub sv_controls: Vec<SvControl>,
+    /// The setting group control block (`SettingControl`, LLN0 only), if configured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub setting_control: Option<SettingControl>,
 }
 
 /// A data object, sub-data object, data attribute or basic data attribute.
