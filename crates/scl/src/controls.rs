@@ -180,9 +180,12 @@ pub struct SettingControl {
 /// scan the document again).
 #[derive(Default)]
 pub(crate) struct CommIndex<'a, 'i> {
-    gse: HashMap<(&'a str, &'a str, &'a str), Vec<(&'a str, Node<'a, 'i>)>>,
-    smv: HashMap<(&'a str, &'a str, &'a str), Vec<(&'a str, Node<'a, 'i>)>>,
+    gse: ByBlock<'a, 'i>,
+    smv: ByBlock<'a, 'i>,
 }
+
+/// (IED name, LD inst, control block name) to the (apName, element) pairs naming it.
+type ByBlock<'a, 'i> = HashMap<(&'a str, &'a str, &'a str), Vec<(&'a str, Node<'a, 'i>)>>;
 
 impl<'a, 'i> CommIndex<'a, 'i> {
     /// Indexes `SCL/Communication/SubNetwork/ConnectedAP/{GSE,SMV}`. Elements without the
@@ -212,11 +215,7 @@ impl<'a, 'i> CommIndex<'a, 'i> {
     }
 
     /// The element for a control block, preferring the access point that holds it.
-    fn find(
-        map: &HashMap<(&'a str, &'a str, &'a str), Vec<(&'a str, Node<'a, 'i>)>>,
-        at: &Where,
-        cb: &str,
-    ) -> Option<Node<'a, 'i>> {
+    fn find(map: &ByBlock<'a, 'i>, at: &Where, cb: &str) -> Option<Node<'a, 'i>> {
         let v = map.get(&(at.ied, at.ld_inst, cb))?;
         v.iter()
             .find(|(ap, _)| *ap == at.access_point)
