@@ -25,67 +25,161 @@ pub(crate) struct ShowArgs {
     variables: bool,
 }
 
+/// Exit codes of `scl show` (docs/scl.md): every IED shown is valid; some IEDs of the file
+/// were refused (the valid ones are shown); none is valid (the file, or the IED asked for, is
+/// refused). 2, bad invocation, is main's.
+const EXIT_SOME_REFUSED: u8 = 3;
+const EXIT_NONE_VALID: u8 = 1;
+
 pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
     match cmd {
-        Command::Show(a) => {
-            let scl = gander_scl::load(&a.file)
-                .map_err(|e| anyhow::anyhow!("{}: {e}", a.file.display()))?;
-            let ied = scl.ied(a.ied.as_deref())?;
-            if a.json {
-                crate::out(serde_json::to_string_pretty(ied)?);
-                return Ok(ExitCode::SUCCESS);
-            }
-            crate::out(format!(
-                "IED {} ({}, {})",
-                ied.name,
-                ied.manufacturer.as_deref().unwrap_or("-"),
-                ied.ied_type.as_deref().unwrap_or("-")
-            ));
-            for ld in &ied.logical_devices {
-                crate::out(format!("  LD {} (MMS domain {})", ld.inst, ld.domain));
-                for ln in &ld.logical_nodes {
-                    let fcs: Vec<&str> = ln.fcs().iter().map(|f| f.name()).collect();
-                    crate::out(format!(
-                        "    LN {:<12} {} data objects, FCs {}",
-                        ln.name,
-                        ln.data_objects.len(),
-                        fcs.join(" ")
-                    ));
-                    if a.variables {
-                        for v in ln.variables() {
-                            crate::out(format!("      {:<40} {}", v.item, v.btype.mms_type()));
-                        }
-                    }
-                    for ds in &ln.data_sets {
-                        crate::out(format!(
-                            "      data set {}${} ({} members)",
-                            ln.name,
-                            ds.name,
-                            ds.members.len()
-                        ));
-                        for m in &ds.members {
-                            crate::out(format!(
-                                "        {}/{} [{}]",
-                                m.domain,
-                                m.item,
-                                m.fc.name()
-                            ));
-                        }
-                    }
-                    for rc in &ln.report_controls {
-                        crate::out(format!(
-                            "      {} {} -> {} (RptID {}, confRev {}, instances {})",
-                            if rc.buffered { "BRCB" } else { "URCB" },
-                            rc.name,
-                            rc.data_set.as_deref().unwrap_or("no data set"),
-                            rc.rpt_id.as_deref().unwrap_or("(reference)"),
-                            rc.conf_rev,
-                            rc.instances().join(" ")
-                        ));
-                    }
+        Command::Show(a) => show(&a),
+    }
+}
+
+fn show(a: &ShowArgs) -> anyhow::Result<ExitCode> {
+    let file = a.file.display();
+    let scl = match gander_scl::load(&a.file) {
+        Ok(s) => s,
+        Err(
+            e @ gander_scl::SclError {
+                kind: gander_scl::SclErrorKind::Io { .. },
+                ..
+            },
+        ) => return Err(anyhow::anyhow!("{e}")),
+        Err(e) => {
+            eprintln!("gander: {file}: {e}");
+            return Ok(ExitCode::from(EXIT_NONE_VALID));
+        }
+    };
+    if let Some(name) = a.ied.as_deref() {
+        return Ok(match scl.ied(Some(name)) {
+            Ok(ied) => {
+                if a.json {
+                    crate::out(serde_json::to_string_pretty(ied)?);
+                } else {
+                    print_ied(ied, a.variables);
                 }
+                ExitCode::SUCCESS
             }
-            Ok(ExitCode::SUCCESS)
+            Err(e) if e.ied.is_some() => {
+                eprintln!("gander: {file}: {e}");
+                ExitCode::from(EXIT_NONE_VALID)
+            }
+            Err(e) => return Err(anyhow::anyhow!("{file}: {e}")),
+        });
+    }
+    if a.json {
+        crate::out(serde_json::to_string_pretty(&scl)?);
+    } else {
+        for ied in &scl.ieds {
+            print_ied(ied, a.variables);
+        }
+        for r in &scl.refused {
+            crate::out(format!("IED {} REFUSED: {file}: {}", r.name, r.error));
         }
     }
+    Ok(if scl.refused.is_empty() {
+        ExitCode::SUCCESS
+    } else if scl.ieds.is_empty() {
+        ExitCode::from(EXIT_NONE_VALID)
+    } else {
+        ExitCode::from(EXIT_SOME_REFUSED)
+    })
+}
+
+fn print_ied(ied: &gander_scl::Ied, variables: bool) {
+    crate::out(format!(
+        "IED {} ({}, {})",
+        ied.name,
+        ied.manufacturer.as_deref().unwrap_or("-"),
+        ied.ied_type.as_deref().unwrap_or("-")
+    ));
+    for ld in &ied.logical_devices {
+        crate::out(format!("  LD {} (MMS domain {})", ld.inst, ld.domain));
+        for ln in &ld.logical_nodes {
+            let fcs: Vec<&str> = ln.fcs().iter().map(|f| f.name()).collect();
+            crate::out(format!(
+                "    LN {:<12} {} data objects, FCs {}",
+                ln.name,
+                ln.data_objects.len(),
+                fcs.join(" ")
+            ));
+            if variables {
+                for v in ln.variables() {
+                    crate::out(format!("      {:<40} {}", v.item, v.btype.mms_type()));
+                }
+            }
+            for ds in &ln.data_sets {
+                crate::out(format!(
+                    "      data set {}${} ({} members)",
+                    ln.name,
+                    ds.name,
+                    ds.members.len()
+                ));
+                for m in &ds.members {
+                    crate::out(format!("        {} [{}]", m, m.fc.name()));
+                }
+            }
+            for rc in &ln.report_controls {
+                crate::out(format!(
+                    "      {} {} -> {} (RptID {}, confRev {}, instances {})",
+                    if rc.buffered { "BRCB" } else { "URCB" },
+                    rc.name,
+                    rc.data_set.as_deref().unwrap_or("no data set"),
+                    rc.rpt_id.as_deref().unwrap_or("(reference)"),
+                    rc.conf_rev,
+                    rc.instances().join(" ")
+                ));
+            }
+            for g in &ln.gse_controls {
+                crate::out(format!(
+                    "      GoCB {} -> {} (GoID {}, confRev {}{})",
+                    g.name,
+                    g.data_set.as_deref().unwrap_or("no data set"),
+                    g.app_id,
+                    g.conf_rev,
+                    address(g.address.as_ref())
+                ));
+            }
+            for s in &ln.sv_controls {
+                crate::out(format!(
+                    "      {} {} -> {} (SvID {}, smpRate {}, nofASDU {}, confRev {}{})",
+                    if s.multicast { "MSVCB" } else { "USVCB" },
+                    s.name,
+                    s.data_set.as_deref().unwrap_or("no data set"),
+                    s.smv_id,
+                    s.smp_rate,
+                    s.nof_asdu,
+                    s.conf_rev,
+                    address(s.address.as_ref())
+                ));
+            }
+            if let Some(sg) = &ln.setting_control {
+                crate::out(format!(
+                    "      SGCB: {} setting groups, active {}",
+                    sg.num_of_sgs, sg.act_sg
+                ));
+            }
+        }
+    }
+}
+
+/// `, MAC 01-0C-CD-01-00-01 APPID 3001 VLAN 00A/4` for what the Communication section gives.
+fn address(a: Option<&gander_scl::CommAddress>) -> String {
+    let Some(a) = a else {
+        return String::new();
+    };
+    let mut s = String::new();
+    if let Some(m) = a.mac {
+        let m: Vec<String> = m.iter().map(|o| format!("{o:02X}")).collect();
+        s.push_str(&format!(", MAC {}", m.join("-")));
+    }
+    if let Some(id) = a.app_id {
+        s.push_str(&format!(", APPID {id:04X}"));
+    }
+    if let Some(v) = a.vlan_id {
+        s.push_str(&format!(", VLAN {v:03X}/{}", a.vlan_priority.unwrap_or(0)));
+    }
+    s
 }

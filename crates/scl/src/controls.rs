@@ -525,16 +525,15 @@ fn address(cx: &Ctx, a: Node) -> Result<CommAddress, SclError> {
                 })?)
             }
             Some("APPID") => {
-                out.app_id = Some(
-                    hex_digits(v, 4)
-                        .ok_or_else(|| bad("an APPID is four hexadecimal digits (tP_APPID)"))?,
-                )
+                out.app_id =
+                    Some(hex_digits(v, 4).ok_or_else(|| {
+                        bad("an APPID is up to four hexadecimal digits (tP_APPID)")
+                    })?)
             }
             Some("VLAN-ID") => {
-                out.vlan_id = Some(
-                    hex_digits(v, 3)
-                        .ok_or_else(|| bad("a VLAN-ID is three hexadecimal digits (tP_VLAN-ID)"))?,
-                )
+                out.vlan_id = Some(hex_digits(v, 3).ok_or_else(|| {
+                    bad("a VLAN-ID is up to three hexadecimal digits (tP_VLAN-ID)")
+                })?)
             }
             Some("VLAN-PRIORITY") => {
                 out.vlan_priority = Some(
@@ -566,9 +565,12 @@ pub(crate) fn parse_mac(v: &str) -> Option<[u8; 6]> {
     parts.next().is_none().then_some(out)
 }
 
-/// Exactly `n` hexadecimal digits.
+/// One to `n` hexadecimal digits. The schema's patterns ask for exactly four (APPID) and three
+/// (VLAN-ID), but vendors' files write `0`, `1`, `00`, `001` (Ametek TR3000, SISCO/Ed.2 test
+/// IEDs, libiec61850's own sv.icd) and libiec61850 reads them as the hexadecimal numbers they
+/// are; a value longer than the field or not hexadecimal is refused.
 fn hex_digits(v: &str, n: usize) -> Option<u16> {
-    if v.len() != n || !v.bytes().all(|b| b.is_ascii_hexdigit()) {
+    if v.is_empty() || v.len() > n || !v.bytes().all(|b| b.is_ascii_hexdigit()) {
         return None;
     }
     u16::from_str_radix(v, 16).ok()
@@ -644,6 +646,10 @@ mod tests {
     fn hex_fields() {
         assert_eq!(hex_digits("1000", 4), Some(0x1000));
         assert_eq!(hex_digits("111", 3), Some(0x111));
+        assert_eq!(hex_digits("1", 3), Some(1));
+        assert_eq!(hex_digits("00", 4), Some(0));
+        assert_eq!(hex_digits("", 4), None);
+        assert_eq!(hex_digits("1000", 3), None);
         assert_eq!(hex_digits("10000", 4), None);
         assert_eq!(hex_digits("+100", 4), None);
     }

@@ -1,8 +1,10 @@
 //! Why an SCL file was refused: the reason and, for everything found in the file, the line and
 //! column of the element that carries the problem.
 
+use crate::parse::SCL_NS;
+
 /// Where in the file (1-based, as an editor shows it).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Position {
     /// Line.
     pub line: u32,
@@ -17,7 +19,7 @@ impl std::fmt::Display for Position {
 }
 
 /// What is wrong.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[derive(Clone, Debug, thiserror::Error, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum SclErrorKind {
     /// The file could not be read.
@@ -81,6 +83,14 @@ pub enum SclErrorKind {
     /// The file has no IED section.
     #[error("the file describes no IED")]
     NoIed,
+    /// The root `SCL` element is in another namespace than IEC 61850-6's
+    /// `http://www.iec.ch/61850/2003/SCL` (which every edition, 2003 to 2.1, keeps), so none of
+    /// its elements are SCL elements: an early draft's (`.../2006/SCL`) or another schema's.
+    #[error("the root element is in namespace {found:?}, not the SCL namespace {SCL_NS:?} that every edition of IEC 61850-6 uses")]
+    WrongNamespace {
+        /// The namespace found.
+        found: String,
+    },
     /// The IED asked for is not in the file.
     #[error("no IED named {wanted:?} (the file has: {have})")]
     IedNotFound {
@@ -90,12 +100,24 @@ pub enum SclErrorKind {
         have: String,
     },
     /// A data set member (FCDA) names nothing in the model.
-    #[error("data set {data_set:?}: member {member} is not in the model")]
+    #[error("data set {data_set:?}: member {member} is not in the model: {why}")]
     UnknownMember {
         /// The data set.
         data_set: String,
         /// The member as written.
         member: String,
+        /// Which part is missing (the LD, the LN, a component, the FC).
+        why: String,
+    },
+    /// A data set member names an array element the model does not have.
+    #[error("data set {data_set:?}: member {member}: {why}")]
+    ArrayMember {
+        /// The data set.
+        data_set: String,
+        /// The member as written.
+        member: String,
+        /// What is wrong with the index.
+        why: String,
     },
     /// A `DOI`/`SDI`/`DAI` names something the logical node's type does not have.
     #[error("<{element} name={name:?}> names nothing in the logical node's type")]
@@ -125,18 +147,47 @@ pub enum SclErrorKind {
     },
 }
 
-/// An SCL file refused, with where.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-#[error("{}{kind}", at.map(|p| format!("{p}: ")).unwrap_or_default())]
+/// An SCL file (or one IED of it) refused, with where.
+#[derive(Clone, Debug, thiserror::Error, PartialEq, Eq)]
+#[error(
+    "{}{}{kind}",
+    ied.as_ref().map(|i| format!("IED {i}: ")).unwrap_or_default(),
+    at.map(|p| format!("{p}: ")).unwrap_or_default()
+)]
 pub struct SclError {
     /// What is wrong.
     pub kind: SclErrorKind,
     /// Where, when it is in the file.
     pub at: Option<Position>,
+    /// The IED the problem is in, when it is in one (an SCD's other IEDs are still read).
+    pub ied: Option<String>,
 }
 
 impl SclError {
     pub(crate) fn new(kind: SclErrorKind, at: Option<Position>) -> Self {
-        SclError { kind, at }
+        SclError {
+            kind,
+            at,
+            ied: None,
+        }
+    }
+
+    /// The same error, said to be in IED `name`.
+    pub(crate) fn in_ied(mut self, name: &str) -> Self {
+        self.ied = Some(name.into());
+        self
+    }
+}
+
+impl serde::Serialize for SclError {
+    /// `{ "ied", "line", "column", "message" }`: for `gander scl show --json`.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("SclError", 4)?;
+        st.serialize_field("ied", &self.ied)?;
+        st.serialize_field("line", &self.at.map(|p| p.line))?;
+        st.serialize_field("column", &self.at.map(|p| p.column))?;
+        st.serialize_field("message", &self.kind.to_string())?;
+        st.end()
     }
 }

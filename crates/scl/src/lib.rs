@@ -15,6 +15,7 @@
 
 mod controls;
 mod error;
+mod fcda;
 mod model;
 mod parse;
 mod rcb;
@@ -33,30 +34,64 @@ pub use types::{BasicType, Fc};
 
 use std::path::Path;
 
-/// The IEDs of one SCL file.
+/// The IEDs of one SCL file, each judged on its own: an SCD whose one IED is broken still
+/// gives the others (the broken one is in `refused`, with its error).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Scl {
-    /// In file order.
+    /// The valid IEDs, in file order.
     pub ieds: Vec<Ied>,
+    /// The IEDs refused, in file order, each with why (the error names the IED and the line).
+    pub refused: Vec<RefusedIed>,
+}
+
+/// An IED of the file that was refused.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct RefusedIed {
+    /// Its `name` (`(unnamed)` when it has none).
+    pub name: String,
+    /// Why.
+    pub error: SclError,
 }
 
 impl Scl {
-    /// The IED named `name`, or the only one when `name` is None. A file with several IEDs
-    /// (an SCD) needs a name.
+    /// The IED named `name`, or the only one when `name` is None (a file with several IEDs, an
+    /// SCD, needs a name). A refused IED gives its own error.
     pub fn ied(&self, name: Option<&str>) -> Result<&Ied, SclError> {
         let have = || {
             self.ieds
                 .iter()
                 .map(|i| i.name.as_str())
+                .chain(self.refused.iter().map(|r| r.name.as_str()))
                 .collect::<Vec<_>>()
                 .join(", ")
         };
+        let refused = |n: Option<&str>| {
+            self.refused
+                .iter()
+                .find(|r| n.is_none_or(|n| r.name == n))
+                .map(|r| r.error.clone())
+        };
+        let total = self.ieds.len() + self.refused.len();
         match name {
-            Some(n) => self.ieds.iter().find(|i| i.name == n),
-            None if self.ieds.len() == 1 => self.ieds.first(),
-            None => None,
+            Some(n) => match self.ieds.iter().find(|i| i.name == n) {
+                Some(i) => return Ok(i),
+                None => {
+                    if let Some(e) = refused(Some(n)) {
+                        return Err(e);
+                    }
+                }
+            },
+            None if total == 1 => {
+                if let Some(i) = self.ieds.first() {
+                    return Ok(i);
+                }
+                if let Some(e) = refused(None) {
+                    return Err(e);
+                }
+            }
+            None => {}
         }
-        .ok_or_else(|| {
+        Err({
             SclError::new(
                 SclErrorKind::IedNotFound {
                     wanted: name.unwrap_or("(none given; the file has several)").into(),
@@ -102,11 +137,12 @@ impl Ied {
     }
 }
 
-/// Parses SCL text.
+/// Parses SCL text. A problem with the file as a whole (not XML, not SCL, no IED, a broken
+/// type template index) is an `Err`; a problem inside one IED refuses only that IED
+/// ([`Scl::refused`]).
 pub fn parse(text: &str) -> Result<Scl, SclError> {
-    Ok(Scl {
-        ieds: parse::read(text)?,
-    })
+    let (ieds, refused) = parse::read(text)?;
+    Ok(Scl { ieds, refused })
 }
 
 /// Reads and parses an SCL file.

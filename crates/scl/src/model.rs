@@ -163,15 +163,36 @@ pub struct DataSet {
     pub members: Vec<Fcda>,
 }
 
-/// A data set member (FCDA): functionally constrained data or data attribute.
+/// A data set member (FCDA): functionally constrained data or data attribute, or one element
+/// of an array (or a component under it: IEC 61850-8-1 §8.1.3.5, an MMS alternate access).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Fcda {
     /// The member's MMS domain.
     pub domain: String,
-    /// The member's MMS item: `GGIO1$ST$Ind1` or `GGIO1$ST$Ind1$stVal`.
+    /// The member's MMS item: `GGIO1$ST$Ind1` or `GGIO1$ST$Ind1$stVal`; for an array element,
+    /// the item up to and including the array (`MHAI1$MX$HA$phsAHar`).
     pub item: String,
     /// Functional constraint.
     pub fc: Fc,
+    /// The element of the array `item` names (`phsAHar(7)`: 7), checked against its `count`.
+    pub array_index: Option<u32>,
+    /// The `$`-joined path under the indexed element (`phsAHar(3).cVal.mag`: `cVal$mag`),
+    /// checked against its type; None for the whole element (or without an index).
+    pub component: Option<String>,
+}
+
+impl std::fmt::Display for Fcda {
+    /// `domain/item`, with `(index)` and `$component` as there are.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.domain, self.item)?;
+        if let Some(i) = self.array_index {
+            write!(f, "({i})")?;
+        }
+        if let Some(c) = &self.component {
+            write!(f, "${c}")?;
+        }
+        Ok(())
+    }
 }
 
 /// Trigger options (`TrgOps`, IEC 61850-7-2 §14.2.2.7).
@@ -240,8 +261,10 @@ pub struct ReportControl {
 }
 
 impl ReportControl {
-    /// The instance names in the LN: with `indexed`, name + 01..max (two digits); otherwise the
-    /// name alone (IEC 61850-6 §9.3.8; libiec61850's model generator does the same).
+    /// The instance names in the LN's MMS directory: with `indexed`, name + 01..max (two
+    /// digits); otherwise the name alone (IEC 61850-6 §9.3.8; libiec61850's model generator
+    /// does the same). An unindexed URCB with max > 1 is still one name: see
+    /// [`Self::per_association`].
     pub fn instances(&self) -> Vec<String> {
         if self.indexed {
             (1..=self.max)
@@ -250,6 +273,14 @@ impl ReportControl {
         } else {
             vec![self.name.clone()]
         }
+    }
+
+    /// Whether the one name stands for up to `max` instances, one per client association
+    /// (IEC TISSUE 1771): an unbuffered, unindexed block with `max` > 1. A server gives each
+    /// association its own copy of `LN$RP$name` (its own RptEna, resvTms, sequence number) and
+    /// refuses a further association's reservation once `max` associations hold one.
+    pub fn per_association(&self) -> bool {
+        !self.buffered && !self.indexed && self.max > 1
     }
 
     /// The FC of its instances: BR for buffered, RP for unbuffered.

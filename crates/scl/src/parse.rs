@@ -193,7 +193,12 @@ fn index<'a, 'i>(
     if let Some(p) = parent {
         for n in kids(p, tag) {
             let id = cx.req(n, tag, "id")?;
-            if m.insert(id, n).is_some() {
+            if let Some(first) = m.get(id) {
+                // A second template of the same id and the same content (libiec61850's
+                // sg_demo.cid repeats its DOType "SPS") names one type: keep the first.
+                if same_content(cx.text, *first, n) {
+                    continue;
+                }
                 return Err(cx.err(
                     n,
                     SclErrorKind::Duplicate {
@@ -202,9 +207,21 @@ fn index<'a, 'i>(
                     },
                 ));
             }
+            m.insert(id, n);
         }
     }
     Ok(m)
+}
+
+/// Whether two elements are written the same, whitespace aside.
+fn same_content(text: &str, a: Node, b: Node) -> bool {
+    let squeeze = |n: Node| {
+        text.get(n.range())
+            .unwrap_or("")
+            .chars()
+            .filter(|c| !c.is_whitespace())
+    };
+    squeeze(a).eq(squeeze(b))
 }
 
 impl<'a, 'i> Templates<'a, 'i> {
@@ -465,8 +482,9 @@ fn apply_instance_values(
     walk(cx, t, ln, data_objects)
 }
 
-/// Reads every IED of the file.
-pub(crate) fn read(text: &str) -> Result<Vec<Ied>, SclError> {
+/// Reads every IED of the file, each on its own: the valid ones and the refused ones with
+/// their error (naming the IED).
+pub(crate) fn read(text: &str) -> Result<(Vec<Ied>, Vec<crate::RefusedIed>), SclError> {
     let opts = roxmltree::ParsingOptions {
         // SCL files never need a DTD; refusing one keeps entity expansion out.
         allow_dtd: false,
@@ -479,16 +497,41 @@ pub(crate) fn read(text: &str) -> Result<Vec<Ied>, SclError> {
     if root.tag_name().name() != "SCL" {
         return Err(cx.err(root, SclErrorKind::NotScl(root.tag_name().name().into())));
     }
+    if let Some(ns) = root.tag_name().namespace().filter(|ns| *ns != SCL_NS) {
+        return Err(cx.err(root, SclErrorKind::WrongNamespace { found: ns.into() }));
+    }
     let t = Templates::read(&cx, root)?;
     let comm = crate::controls::CommIndex::read(root);
-    let mut ieds = Vec::new();
+    let mut ieds: Vec<Ied> = Vec::new();
+    let mut refused: Vec<crate::RefusedIed> = Vec::new();
     for ied in kids(root, "IED") {
-        ieds.push(read_ied(&cx, &t, &comm, ied)?);
+        let name = ied.attribute("name").unwrap_or("(unnamed)");
+        let result =
+            if ieds.iter().any(|i| i.name == name) || refused.iter().any(|r| r.name == name) {
+                // IEC 61850-6 §9.3.1: the IED name is unique in an SCD (it names the IED's MMS
+                // domains, its GSE and SMV addresses).
+                Err(cx.err(
+                    ied,
+                    SclErrorKind::Duplicate {
+                        what: "IED",
+                        name: name.into(),
+                    },
+                ))
+            } else {
+                read_ied(&cx, &t, &comm, ied)
+            };
+        match result {
+            Ok(i) => ieds.push(i),
+            Err(e) => refused.push(crate::RefusedIed {
+                name: name.into(),
+                error: e.in_ied(name),
+            }),
+        }
     }
-    if ieds.is_empty() {
+    if ieds.is_empty() && refused.is_empty() {
         return Err(SclError::new(SclErrorKind::NoIed, None));
     }
-    Ok(ieds)
+    Ok((ieds, refused))
 }
 
 fn read_ied<'a, 'i>(
@@ -642,93 +685,28 @@ fn read_ln<'a, 'i>(
     })
 }
 
-/// Resolves every FCDA against the model: the member must exist with that FC.
+/// Resolves every FCDA against the model: the member must exist with that FC
+/// ([`crate::fcda::resolve`]).
 fn check_data_sets(cx: &Ctx, ied: &mut Ied, ld_nodes: &[Node]) -> Result<(), SclError> {
-    let model = ied.clone();
-    for (li, ld) in ld_nodes.iter().enumerate() {
-        let lns = kids(*ld, "LN0").chain(kids(*ld, "LN"));
-        for (ni, ln) in lns.enumerate() {
-            for (di, ds) in kids(ln, "DataSet").enumerate() {
-                let ds_name = ied.logical_devices[li].logical_nodes[ni].data_sets[di]
-                    .name
-                    .clone();
-                let mut members = Vec::new();
-                for f in kids(ds, "FCDA") {
-                    members.push(fcda(cx, &model, &model.logical_devices[li], &ds_name, f)?);
+    let mut resolved = Vec::new();
+    {
+        let index = crate::fcda::LnIndex::new(ied);
+        for (li, ld) in ld_nodes.iter().enumerate() {
+            let here = ied.logical_devices[li].inst.as_str();
+            let lns = kids(*ld, "LN0").chain(kids(*ld, "LN"));
+            for (ni, ln) in lns.enumerate() {
+                for (di, ds) in kids(ln, "DataSet").enumerate() {
+                    let ds_name = &ied.logical_devices[li].logical_nodes[ni].data_sets[di].name;
+                    let members = kids(ds, "FCDA")
+                        .map(|f| crate::fcda::resolve(cx, &index, here, ds_name, f))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    resolved.push((li, ni, di, members));
                 }
-                ied.logical_devices[li].logical_nodes[ni].data_sets[di].members = members;
             }
         }
     }
+    for (li, ni, di, members) in resolved {
+        ied.logical_devices[li].logical_nodes[ni].data_sets[di].members = members;
+    }
     Ok(())
-}
-
-fn fcda(cx: &Ctx, ied: &Ied, here: &LogicalDevice, ds: &str, f: Node) -> Result<Fcda, SclError> {
-    let a = |k| f.attribute(k).unwrap_or("");
-    let fc_s = cx.req(f, "FCDA", "fc")?;
-    let fc = Fc::from_scl(fc_s).ok_or_else(|| {
-        cx.err(
-            f,
-            SclErrorKind::BadValue {
-                element: "FCDA",
-                attribute: "fc",
-                value: fc_s.into(),
-                why: "not a functional constraint of IEC 61850-7-2",
-            },
-        )
-    })?;
-    let ln_name = format!(
-        "{}{}{}",
-        a("prefix"),
-        cx.req(f, "FCDA", "lnClass")?,
-        a("lnInst")
-    );
-    let do_name = cx.req(f, "FCDA", "doName")?;
-    let member = format!(
-        "{}/{ln_name}.{do_name}{}{} [{fc_s}]",
-        a("ldInst"),
-        if a("daName").is_empty() { "" } else { "." },
-        a("daName")
-    );
-    let unknown = || {
-        cx.err(
-            f,
-            SclErrorKind::UnknownMember {
-                data_set: ds.into(),
-                member: member.clone(),
-            },
-        )
-    };
-    let ld = match f.attribute("ldInst") {
-        None => here,
-        Some(i) => ied
-            .logical_devices
-            .iter()
-            .find(|l| l.inst == i)
-            .ok_or_else(unknown)?,
-    };
-    let ln = ld
-        .logical_nodes
-        .iter()
-        .find(|l| l.name == ln_name)
-        .ok_or_else(unknown)?;
-    let mut path = do_name.to_string();
-    if !a("daName").is_empty() {
-        path = format!("{path}.{}", a("daName"));
-    }
-    let item = format!("{ln_name}${fc_s}${}", path.replace('.', "$"));
-    // The member exists if some leaf of that FC lies at or under the path.
-    let prefix = format!("{item}$");
-    if !ln
-        .variables()
-        .iter()
-        .any(|v| v.fc == fc && (v.item == item || v.item.starts_with(&prefix)))
-    {
-        return Err(unknown());
-    }
-    Ok(Fcda {
-        domain: ld.domain.clone(),
-        item,
-        fc,
-    })
 }

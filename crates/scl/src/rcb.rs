@@ -1,6 +1,8 @@
 //! `ReportControl` (IEC 61850-6 §9.3.8): the configured report control blocks, with the
 //! schema's defaults (buffered false, bufTime 0, indexed true, RptEnabled max 1, TrgOps gi
-//! true) and its rules (`confRev` required; `indexed = false` only with max 1).
+//! true) and its rules (`confRev` required; a buffered block with `indexed = false` only with
+//! max 1; an unbuffered one with max > 1 has one instance per client association, IEC
+//! TISSUE 1771).
 
 use crate::error::{SclError, SclErrorKind};
 use crate::model::{OptFields, ReportControl, TrgOps};
@@ -45,14 +47,17 @@ pub(crate) fn read(cx: &Ctx, rc: Node) -> Result<ReportControl, SclError> {
             },
         ));
     }
-    if !indexed && max != 1 {
+    // IEC TISSUE 1771: an unindexed URCB with max > 1 is one name whose instances are given
+    // one per client association (each client sees its own `LLN0$RP$name`). A BRCB keeps its
+    // buffer across associations, so it cannot be per association: unindexed, only one.
+    if !indexed && max != 1 && buffered {
         return Err(cx.err(
             at,
             SclErrorKind::BadValue {
                 element: "RptEnabled",
                 attribute: "max",
                 value: max.to_string(),
-                why: "indexed=\"false\" allows a single instance",
+                why: "a buffered control block with indexed=\"false\" has a single instance (only an unbuffered one may have one per association, IEC TISSUE 1771)",
             },
         ));
     }

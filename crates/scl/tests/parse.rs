@@ -105,7 +105,20 @@ fn model_data_sets_and_report_controls() {
 /// Applies `edit` to the test ICD and returns the refusal.
 fn refused(from: &str, to: &str) -> gander_scl::SclError {
     assert!(ICD.contains(from), "edit target missing: {from}");
-    parse(&ICD.replacen(from, to, 1)).expect_err(to)
+    one_ied_error(&ICD.replacen(from, to, 1))
+}
+
+/// The refusal of a one-IED file: of the file, or of its IED (which then names the IED).
+fn one_ied_error(text: &str) -> gander_scl::SclError {
+    match parse(text) {
+        Err(e) => e,
+        Ok(scl) => {
+            let e = scl.ied(None).expect_err("refused").clone();
+            assert_eq!(scl.refused.len(), 1);
+            assert_eq!(e.ied.as_deref(), Some(scl.refused[0].name.as_str()));
+            e
+        }
+    }
 }
 
 fn line_of(needle: &str) -> u32 {
@@ -124,8 +137,10 @@ fn broken_files_are_refused_with_the_line() {
     );
     assert_eq!(e.at.unwrap().line, line_of(r#"lnClass="PTOC" inst="1""#));
     assert!(
-        e.to_string()
-            .starts_with(&format!("line {}", line_of(r#"lnClass="PTOC" inst="1""#))),
+        e.to_string().starts_with(&format!(
+            "IED BAY1: line {}",
+            line_of(r#"lnClass="PTOC" inst="1""#)
+        )),
         "{e}"
     );
 
@@ -200,9 +215,11 @@ fn broken_files_are_refused_with_the_line() {
         ),
         "{e}"
     );
+    // Unindexed with max > 1: refused for a BRCB only (IEC TISSUE 1771); the URCB case is
+    // in tests/rcb_per_association.rs.
     let e = refused(
         r#"confRev="1" indexed="false">"#,
-        r#"confRev="1" indexed="false"><RptEnabled max="3"/>"#,
+        r#"confRev="1" indexed="false" buffered="true"><RptEnabled max="3"/>"#,
     );
     assert!(
         matches!(&e.kind, SclErrorKind::BadValue { why, .. } if why.contains("single")),
@@ -394,14 +411,14 @@ fn initial_values_and_access_points() {
     // Broken instance values name the element and line.
     let line = |needle: &str| CID.lines().position(|l| l.contains(needle)).unwrap() as u32 + 1;
     let bad = CID.replacen("<DOI name=\"StrVal\">", "<DOI name=\"StrValX\">", 1);
-    let e = parse(&bad).unwrap_err();
+    let e = one_ied_error(&bad);
     assert!(
         matches!(e.kind, SclErrorKind::UnknownInstance { .. }),
         "{e}"
     );
     assert_eq!(e.at.unwrap().line, line("<DOI name=\"StrVal\">"));
     let bad = CID.replacen("<Val>status-only</Val>", "<Val>remote</Val>", 1);
-    let e = parse(&bad).unwrap_err();
+    let e = one_ied_error(&bad);
     assert!(
         e.to_string()
             .contains("not a literal of the attribute's EnumType"),
