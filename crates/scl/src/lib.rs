@@ -20,6 +20,7 @@ mod model;
 mod parse;
 mod rcb;
 mod types;
+mod value;
 
 pub use controls::{
     CommAddress, GseControl, GseType, SecurityEnable, SettingControl, SmpMod, SmvOpts, SvControl,

@@ -351,7 +351,7 @@ impl<'a, 'i> Resolver<'_, 'a, 'i, '_> {
         let count = self.cx.num(c, element, "count", 0u32)?;
         let type_id = c.attribute("type");
         let mut children = Vec::new();
-        let mut value = val_text(c);
+        let mut value = None;
         match btype {
             BasicType::Struct => {
                 let tid = self.cx.req(c, element, "type")?;
@@ -365,9 +365,12 @@ impl<'a, 'i> Resolver<'_, 'a, 'i, '_> {
             BasicType::Enum => {
                 let tid = self.cx.req(c, element, "type")?;
                 let (_, et) = self.lookup(c, &self.t.enums, "EnumType", tid)?;
-                value = Some(enum_ord(self.cx, c, et, value.as_deref())?);
+                value = Some(match checked_val(self.cx, btype, Some(et), c)? {
+                    Some(v) => v,
+                    None => enum_ord(self.cx, c, et, None)?,
+                });
             }
-            _ => {}
+            _ => value = checked_val(self.cx, btype, None, c)?,
         }
         Ok(DataNode {
             name: name.into(),
@@ -384,11 +387,38 @@ impl<'a, 'i> Resolver<'_, 'a, 'i, '_> {
     }
 }
 
-/// The text of the first `Val` child, trimmed.
-fn val_text(n: Node) -> Option<String> {
-    kids(n, "Val")
-        .next()
-        .map(|v| v.text().unwrap_or("").trim().to_string())
+/// The value of the first `Val` child of a DA, BDA or DAI (an Enum's as its `ord`), after
+/// checking every `Val` child (one per setting group with `sGroup`) against `btype`
+/// ([`crate::value::check`]); an error names the `Val`'s own line. None without a `Val`.
+fn checked_val(
+    cx: &Ctx,
+    btype: BasicType,
+    enum_type: Option<Node>,
+    n: Node,
+) -> Result<Option<String>, SclError> {
+    let mut first = None;
+    for v in kids(n, "Val") {
+        let text = v.text().unwrap_or("").trim();
+        let value = match (btype, enum_type) {
+            (BasicType::Enum, Some(et)) => enum_ord(cx, v, et, Some(text))?,
+            _ => {
+                crate::value::check(btype, text).map_err(|why| {
+                    cx.err(
+                        v,
+                        SclErrorKind::BadValue {
+                            element: "Val",
+                            attribute: "(text)",
+                            value: text.into(),
+                            why,
+                        },
+                    )
+                })?;
+                text.to_string()
+            }
+        };
+        first.get_or_insert(value);
+    }
+    Ok(first)
 }
 
 /// An Enum's value as its `ord`: a literal is looked up among the EnumType's `EnumVal`s; a
@@ -459,19 +489,19 @@ fn apply_instance_values(
                 ));
             };
             if tag == "DAI" {
-                if let Some(v) = val_text(c) {
-                    let v = match &target.kind {
-                        NodeKind::Attribute {
-                            btype: BasicType::Enum,
-                            type_id: Some(id),
-                            ..
-                        } => match t.enums.get(id.as_str()) {
-                            Some(et) => enum_ord(cx, c, *et, Some(&v))?,
-                            None => v,
-                        },
-                        _ => v,
-                    };
-                    target.value = Some(v);
+                let v = match &target.kind {
+                    NodeKind::Attribute { btype, type_id, .. } => {
+                        let et = match (btype, type_id) {
+                            (BasicType::Enum, Some(id)) => t.enums.get(id.as_str()).copied(),
+                            _ => None,
+                        };
+                        checked_val(cx, *btype, et, c)?
+                    }
+                    // A DAI naming a data object: nothing to hold a value.
+                    NodeKind::Object { .. } => None,
+                };
+                if v.is_some() {
+                    target.value = v;
                 }
             } else {
                 walk(cx, t, c, &mut target.children)?;

@@ -47,7 +47,7 @@ pub enum BasicType {
 }
 
 /// Every `bType` spelling with its type.
-const BASIC: [(&str, BasicType); 36] = [
+pub(crate) const BASIC: [(&str, BasicType); 36] = [
     ("BOOLEAN", BasicType::Boolean),
     ("INT8", BasicType::Int8),
     ("INT16", BasicType::Int16),
