@@ -1107,7 +1107,17 @@ impl ServerAssociation {
                 }
                 // libiec61850 delivers only the MMS context.
                 let pdu = pdv_in(presentation::parse_user_data(ud)?, self.t.mms_ctx, "P-DATA")?;
-                self.on_mms(now, MmsPdu::parse(&pdu)?, handler)
+                match MmsPdu::parse(&pdu) {
+                    Ok(p) => self.on_mms(now, p, handler),
+                    // ISO 9506-2 7.5: an MMS protocol error is answered with a Reject and the
+                    // association lives on (libiec61850 does the same); only the layers
+                    // below MMS abort.
+                    Err(_) => {
+                        self.t
+                            .send_mms(&MmsPdu::Reject(crate::pdu::reject_for(&pdu)));
+                        Ok(())
+                    }
+                }
             }
             Spdu::Finish(ud) => {
                 if !matches!(self.state, ServerState::Associated | ServerState::Concluded) {
@@ -1231,19 +1241,37 @@ impl ServerAssociation {
             MmsPdu::ConfirmedRequest { invoke_id, request }
                 if self.state == ServerState::Associated =>
             {
+                // The client's localDetailCalling: no response may be larger (ISO 9506-2 8.2).
+                let max_pdu = self
+                    .negotiated
+                    .as_ref()
+                    .and_then(|i| i.local_detail)
+                    .map_or(crate::service::bounds::LOCAL_DETAIL, |d| d as usize);
                 let response = match request {
                     ConfirmedRequest::Read(r) => {
                         let results = match &r.spec {
-                            VariableAccessSpecification::ListOfVariable(vars) => vars
-                                .iter()
-                                .map(|v| match v.flattened() {
-                                    // IEC 61850-8-1: a component selection reads `item$path`.
-                                    Some(n) => handler.read(self.conn, &n),
-                                    None => AccessResult::Failure(
-                                        DataAccessError::OBJECT_ACCESS_UNSUPPORTED,
-                                    ),
-                                })
-                                .collect(),
+                            VariableAccessSpecification::ListOfVariable(vars) => {
+                                // Stop reading once the answer cannot fit: a small request
+                                // naming many large variables must not build an answer of
+                                // hundreds of megabytes.
+                                let mut octets = 0usize;
+                                let mut results = Vec::new();
+                                for v in vars {
+                                    let a = match v.flattened() {
+                                        // IEC 61850-8-1: a component selection reads `item$path`.
+                                        Some(n) => handler.read(self.conn, &n),
+                                        None => AccessResult::Failure(
+                                            DataAccessError::OBJECT_ACCESS_UNSUPPORTED,
+                                        ),
+                                    };
+                                    octets += a.data().map_or(3, Codec::buffer_len);
+                                    results.push(a);
+                                    if octets > max_pdu {
+                                        break;
+                                    }
+                                }
+                                results
+                            }
                             VariableAccessSpecification::VariableListName(n) => {
                                 match handler.read_list(self.conn, n) {
                                     Some(v) => v,
@@ -1295,11 +1323,6 @@ impl ServerAssociation {
                         ConfirmedResponse::Write(WriteResponse(results))
                     }
                     other => {
-                        let max_pdu = self
-                            .negotiated
-                            .as_ref()
-                            .and_then(|i| i.local_detail)
-                            .unwrap_or(65000) as usize;
                         let a = match other {
                             ConfirmedRequest::Identify => {
                                 answer(handler.identify(self.conn).map(Ok), |r| {
@@ -1341,10 +1364,36 @@ impl ServerAssociation {
                         }
                     }
                 };
-                self.t.send_mms(&MmsPdu::ConfirmedResponse {
+                let pdu = MmsPdu::ConfirmedResponse {
                     invoke_id,
                     response,
-                });
+                };
+                if pdu.buffer_len() > max_pdu {
+                    // ISO 9506-2 ServiceError class service (4), pdu-size (3): the answer
+                    // would exceed the PDU size the client accepts.
+                    self.t.send_mms(&MmsPdu::ConfirmedError {
+                        invoke_id,
+                        error: ServiceError::new(ServiceError::CLASS_SERVICE, 3),
+                    });
+                } else {
+                    self.t.send_mms(&pdu);
+                }
+            }
+            MmsPdu::ConfirmedResponse { invoke_id, .. } => {
+                // The server never sends a request, so no invokeID can match (ISO 9506-2
+                // RejectPDU confirmed-responsePDU invalid-invokeID).
+                self.t.send_mms(&MmsPdu::Reject(Reject {
+                    invoke_id: Some(invoke_id),
+                    kind: crate::pdu::reject_reason::CONFIRMED_RESPONSE,
+                    code: crate::pdu::reject_reason::INVALID_INVOKE_ID,
+                }));
+            }
+            MmsPdu::ConfirmedError { invoke_id, .. } => {
+                self.t.send_mms(&MmsPdu::Reject(Reject {
+                    invoke_id: Some(invoke_id),
+                    kind: crate::pdu::reject_reason::CONFIRMED_ERROR,
+                    code: crate::pdu::reject_reason::INVALID_INVOKE_ID,
+                }));
             }
             MmsPdu::ConcludeRequest if self.state == ServerState::Associated => {
                 self.step(Step::ConcludeRequested, now);
@@ -1355,6 +1404,15 @@ impl ServerAssociation {
             }
             MmsPdu::Reject(reject) => self.events.push_back(Event::Rejected { at: now, reject }),
             MmsPdu::Unconfirmed(_) => {}
+            MmsPdu::CancelRequest(invoke_id) => {
+                // Every request is answered before the next PDU is read, so none is ever
+                // outstanding to cancel: ISO 9506-2 cancel-Error, class cancel (10),
+                // invoke-id-unknown (1).
+                self.t.send_mms(&MmsPdu::CancelError {
+                    invoke_id,
+                    error: ServiceError::new(ServiceError::CLASS_CANCEL, 1),
+                });
+            }
             other => {
                 // A PDU a client must not send here: reject it (pdu-error, invalid-pdu) and
                 // carry on, as libiec61850 does for unexpected PDU types.

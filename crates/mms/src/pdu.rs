@@ -8,12 +8,15 @@
 //! | A2  | confirmed-Error     | AA  | initiate-Error    |
 //! | A3  | unconfirmed         | 8B  | conclude-Request  |
 //! | A4  | reject              | 8C  | conclude-Response |
-//! |     |                     | AD  | conclude-Error    |
+//! | 85  | cancel-Request      | AD  | conclude-Error    |
+//! | 86  | cancel-Response     | A7  | cancel-Error      |
 //!
 //! Confirmed services other than Identify, GetNameList, Read, Write,
-//! GetVariableAccessAttributes and GetNamedVariableListAttributes decode to `Other` with their raw body, so a
-//! server can answer them with a Reject (unrecognized-service, as libiec61850 does) while
-//! keeping the invoke ID.
+//! GetVariableAccessAttributes and GetNamedVariableListAttributes decode to `Other` with their
+//! tag (of any length: the file services \[72\]..\[77\] need two identifier octets,
+//! [`ServiceTag`]) and raw body, so a server can answer them with a Reject
+//! (unrecognized-service, as libiec61850 does) while keeping the invoke ID; a PDU that does
+//! not parse gets the Reject [`reject_for`] chooses.
 
 use crate::asn1::Sink;
 use gander_wire::ber::{self, Reader};
@@ -29,6 +32,11 @@ use crate::service::{
 };
 
 const L: Layer = Layer::Mms;
+
+mod reject;
+mod service_element;
+pub use reject::{reason as reject_reason, reject_for};
+pub use service_element::{ServiceTag, CONFIRMED_SERVICES, CS_REQUEST_DETAIL};
 
 fn berr(e: gander_wire::Error) -> Error {
     Error::Ber {
@@ -75,7 +83,7 @@ pub enum ConfirmedRequest {
     /// Any other service, kept raw.
     Other {
         /// Context tag of the service element.
-        tag: u8,
+        tag: ServiceTag,
         /// Its contents octets, undecoded.
         body: Vec<u8>,
     },
@@ -99,7 +107,7 @@ pub enum ConfirmedResponse {
     /// Any other service, kept raw.
     Other {
         /// Context tag of the service element.
-        tag: u8,
+        tag: ServiceTag,
         /// Its contents octets, undecoded.
         body: Vec<u8>,
     },
@@ -113,7 +121,7 @@ pub enum Unconfirmed {
     /// Any other service, kept raw.
     Other {
         /// Context tag of the service element.
-        tag: u8,
+        tag: ServiceTag,
         /// Its contents octets, undecoded.
         body: Vec<u8>,
     },
@@ -159,21 +167,50 @@ pub enum MmsPdu {
     ConcludeResponse,
     /// conclude-ErrorPDU.
     ConcludeError(ServiceError),
+    /// cancel-RequestPDU (`85 <originalInvokeID>`): cancel an outstanding request.
+    CancelRequest(u32),
+    /// cancel-ResponsePDU (`86 <originalInvokeID>`).
+    CancelResponse(u32),
+    /// cancel-ErrorPDU: `{ originalInvokeID [0], serviceError [1] }`.
+    CancelError {
+        /// originalInvokeID of the request the cancel named.
+        invoke_id: u32,
+        /// Why it could not be cancelled (class cancel: 1 invoke-id-unknown, 2
+        /// cancel-not-possible).
+        error: ServiceError,
+    },
 }
 
 /// Largest raw body kept for services this crate does not decode.
 const MAX_OTHER_BODY: usize = 64 * 1024;
 
-fn other(tag: u8, body: &[u8]) -> Result<(u8, Vec<u8>)> {
-    if body.len() > MAX_OTHER_BODY {
+fn other(e: &service_element::Element<'_>) -> Result<(ServiceTag, Vec<u8>)> {
+    if e.value.len() > MAX_OTHER_BODY {
         return Err(Error::TooLarge {
             layer: L,
             what: "service body",
-            size: body.len(),
+            size: e.value.len(),
             max: MAX_OTHER_BODY,
         });
     }
-    Ok((tag, body.to_vec()))
+    Ok((e.service, e.value.to_vec()))
+}
+
+/// The end of a confirmed or unconfirmed PDU after its service: nothing, or the
+/// `cs-request-detail [79]` of a companion standard (IEC 61850 defines none), which is
+/// skipped.
+fn expect_end_or_detail(r: &mut Reader<'_>, what: &'static str) -> Result<()> {
+    if !r.is_empty() {
+        let d = service_element::read(r, what)?;
+        if d.service.number != CS_REQUEST_DETAIL {
+            return Err(Error::malformed(
+                L,
+                what,
+                "trailing element after the service",
+            ));
+        }
+    }
+    r.expect_end(what).map_err(berr)
 }
 
 impl MmsPdu {
@@ -188,8 +225,18 @@ impl MmsPdu {
                 let mut r = t.reader();
                 let id = r.read_expected(0x02, "invokeID").map_err(berr)?;
                 let invoke_id = ber::decode_u32(id.value, "invokeID").map_err(berr)?;
-                let s = r.read_tlv("confirmed service").map_err(berr)?;
-                r.expect_end("confirmed PDU").map_err(berr)?;
+                if t.tag == 0xa0 && r.peek_tag() == Some(0x30) {
+                    // listOfModifier (ISO 9506-2 7.1): attach to an event or semaphore,
+                    // which gander does not support; `reject_for` answers
+                    // unrecognized-modifier.
+                    return Err(Error::malformed(
+                        L,
+                        "confirmed-Request",
+                        "listOfModifier is not supported",
+                    ));
+                }
+                let s = service_element::read(&mut r, "confirmed service")?;
+                expect_end_or_detail(&mut r, "confirmed PDU")?;
                 if t.tag == 0xa0 {
                     let request = match s.tag {
                         service_tag::IDENTIFY_REQUEST => {
@@ -221,8 +268,8 @@ impl MmsPdu {
                         service_tag::WRITE => {
                             ConfirmedRequest::Write(WriteRequest::decode_contents(s.value)?)
                         }
-                        tag => {
-                            let (tag, body) = other(tag, s.value)?;
+                        _ => {
+                            let (tag, body) = other(&s)?;
                             ConfirmedRequest::Other { tag, body }
                         }
                     };
@@ -251,8 +298,8 @@ impl MmsPdu {
                         service_tag::WRITE => {
                             ConfirmedResponse::Write(WriteResponse::decode_contents(s.value)?)
                         }
-                        tag => {
-                            let (tag, body) = other(tag, s.value)?;
+                        _ => {
+                            let (tag, body) = other(&s)?;
                             ConfirmedResponse::Other { tag, body }
                         }
                     };
@@ -276,14 +323,14 @@ impl MmsPdu {
             }
             0xa3 => {
                 let mut r = t.reader();
-                let s = r.read_tlv("unconfirmed service").map_err(berr)?;
-                r.expect_end("unconfirmed-PDU").map_err(berr)?;
+                let s = service_element::read(&mut r, "unconfirmed service")?;
+                expect_end_or_detail(&mut r, "unconfirmed-PDU")?;
                 MmsPdu::Unconfirmed(match s.tag {
                     service_tag::INFORMATION_REPORT => {
                         Unconfirmed::InformationReport(InformationReport::decode_contents(s.value)?)
                     }
-                    tag => {
-                        let (tag, body) = other(tag, s.value)?;
+                    _ => {
+                        let (tag, body) = other(&s)?;
                         Unconfirmed::Other { tag, body }
                     }
                 })
@@ -304,6 +351,18 @@ impl MmsPdu {
                 }
             }
             0xad => MmsPdu::ConcludeError(ServiceError::decode_contents(v)?),
+            0x85 => MmsPdu::CancelRequest(ber::decode_u32(v, "originalInvokeID").map_err(berr)?),
+            0x86 => MmsPdu::CancelResponse(ber::decode_u32(v, "originalInvokeID").map_err(berr)?),
+            0xa7 => {
+                let mut r = t.reader();
+                let id = r.read_expected(0x80, "originalInvokeID").map_err(berr)?;
+                let e = r.read_expected(0xa1, "serviceError").map_err(berr)?;
+                r.expect_end("cancel-ErrorPDU").map_err(berr)?;
+                MmsPdu::CancelError {
+                    invoke_id: ber::decode_u32(id.value, "originalInvokeID").map_err(berr)?,
+                    error: ServiceError::decode_contents(e.value)?,
+                }
+            }
             tag => {
                 return Err(Error::UnknownCode {
                     layer: L,
@@ -346,7 +405,7 @@ impl MmsPdu {
                     ConfirmedRequest::Write(w) => {
                         asn1::nested(o, service_tag::WRITE, |o| w.encode_contents(o))
                     }
-                    ConfirmedRequest::Other { tag, body } => asn1::tlv(o, *tag, body),
+                    ConfirmedRequest::Other { tag, body } => service_element::write(o, *tag, body),
                 }
             }),
             MmsPdu::ConfirmedResponse {
@@ -377,7 +436,7 @@ impl MmsPdu {
                     ConfirmedResponse::Write(w) => {
                         asn1::nested(o, service_tag::WRITE, |o| w.encode_contents(o))
                     }
-                    ConfirmedResponse::Other { tag, body } => asn1::tlv(o, *tag, body),
+                    ConfirmedResponse::Other { tag, body } => service_element::write(o, *tag, body),
                 }
             }),
             MmsPdu::ConfirmedError { invoke_id, error } => asn1::nested(out, 0xa2, |o| {
@@ -388,7 +447,7 @@ impl MmsPdu {
                 Unconfirmed::InformationReport(r) => {
                     asn1::nested(o, service_tag::INFORMATION_REPORT, |o| r.encode_contents(o))
                 }
-                Unconfirmed::Other { tag, body } => asn1::tlv(o, *tag, body),
+                Unconfirmed::Other { tag, body } => service_element::write(o, *tag, body),
             }),
             MmsPdu::Reject(r) => asn1::nested(out, 0xa4, |o| r.encode_contents(o)),
             MmsPdu::InitiateRequest(i) => asn1::nested(out, 0xa8, |o| i.encode_contents(o)),
@@ -397,6 +456,12 @@ impl MmsPdu {
             MmsPdu::ConcludeRequest => out.bytes(&[0x8b, 0]),
             MmsPdu::ConcludeResponse => out.bytes(&[0x8c, 0]),
             MmsPdu::ConcludeError(e) => asn1::nested(out, 0xad, |o| e.encode_contents(o)),
+            MmsPdu::CancelRequest(id) => asn1::uint(out, 0x85, *id as u64),
+            MmsPdu::CancelResponse(id) => asn1::uint(out, 0x86, *id as u64),
+            MmsPdu::CancelError { invoke_id, error } => asn1::nested(out, 0xa7, |o| {
+                asn1::uint(o, 0x80, *invoke_id as u64);
+                asn1::nested(o, 0xa1, |o| error.encode_contents(o));
+            }),
         }
     }
 }
@@ -416,6 +481,9 @@ impl MmsPdu {
             MmsPdu::ConcludeRequest => "conclude-Request",
             MmsPdu::ConcludeResponse => "conclude-Response",
             MmsPdu::ConcludeError(_) => "conclude-Error",
+            MmsPdu::CancelRequest(_) => "cancel-Request",
+            MmsPdu::CancelResponse(_) => "cancel-Response",
+            MmsPdu::CancelError { .. } => "cancel-Error",
         }
     }
 }
@@ -538,7 +606,13 @@ mod tests {
             p,
             MmsPdu::ConfirmedRequest {
                 invoke_id: 5,
-                request: ConfirmedRequest::Other { tag: 0x80, .. }
+                request: ConfirmedRequest::Other {
+                    tag: ServiceTag {
+                        number: 0,
+                        constructed: false
+                    },
+                    ..
+                }
             }
         ));
         assert_eq!(p.to_vec(), status);
@@ -677,6 +751,37 @@ mod tests {
             ),
             Just(MmsPdu::ConcludeRequest),
             Just(MmsPdu::ConcludeResponse),
+            id.prop_map(MmsPdu::CancelRequest),
+            id.prop_map(MmsPdu::CancelResponse),
+            (id, 0u8..13, any::<i64>()).prop_map(|(invoke_id, class, code)| {
+                MmsPdu::CancelError {
+                    invoke_id,
+                    error: ServiceError::new(class, code),
+                }
+            }),
+            // Services gander does not decode, with tags of one or more identifier octets
+            // (the file services [72]..[77] need two).
+            (
+                id,
+                prop_oneof![0u32..31, 31u32..80, 80u32..100_000],
+                any::<bool>(),
+                proptest::collection::vec(any::<u8>(), 0..40)
+            )
+                .prop_filter_map(
+                    "a decoded service",
+                    |(invoke_id, n, constructed, body)| {
+                        let tag = ServiceTag::new(n, constructed);
+                        // 11 and 13: DefineNamedVariableList, DeleteNamedVariableList (decoded by
+                        // the dynamic data set services).
+                        let decoded = [1, 2, 4, 5, 6, 11, 12, 13];
+                        (!decoded.contains(&n) && n != CS_REQUEST_DETAIL).then_some(
+                            MmsPdu::ConfirmedRequest {
+                                invoke_id,
+                                request: ConfirmedRequest::Other { tag, body },
+                            },
+                        )
+                    }
+                ),
             Just(MmsPdu::InitiateRequest(Initiate::libiec61850_request())),
         ]
     }

@@ -432,10 +432,13 @@ fn malformed_input_at_every_layer() {
         &dt(&h("01000100 61 0B 30 09 06 02 5102 02 01 03 A0 00")),
     );
     assert_eq!(e.layer(), Some(Layer::Presentation));
-    // MMS: garbage PDU.
-    let (e, abort) = server_error(true, &dt(&h("01000100 61 08 30 06 02 01 03 A0 01 FF")));
-    assert_eq!(e.layer(), Some(Layer::Mms));
-    assert!(abort);
+    // MMS: a garbage PDU (`FF`) is rejected (pdu-error, unknown-pdu-type) and the association lives on
+    // (ISO 9506-2 7.5; `tests/unknown_services.rs` has every case).
+    let (mut s, mut m) = connected_server();
+    s.handle_input(5, &dt(&h("01000100 61 08 30 06 02 01 03 A0 01 FF")), &mut m);
+    let p = s.poll_transmit().unwrap();
+    assert!(p.ends_with(&h("A4 03 85 01 00")), "{}", hex::encode(&p));
+    assert!(s.is_associated());
     // ACSE: CN whose AARQ is not an AARQ.
     let mut cn = libiec61850_cn_packet();
     let pos = cn

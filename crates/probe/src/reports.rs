@@ -92,7 +92,7 @@ fn show(d: &Data) -> String {
         Data::Boolean(b) => b.to_string(),
         Data::Integer(i) => i.to_string(),
         Data::Unsigned(u) => u.to_string(),
-        Data::VisibleString(s) => format!("{s:?}"),
+        Data::VisibleString(s) | Data::MmsString(s) => format!("{s:?}"),
         other => match BitString::from_data(other) {
             Some(b) => format!("{:?}", b.ones().collect::<Vec<_>>()),
             None => format!("{other:?}"),

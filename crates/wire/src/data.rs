@@ -1,23 +1,29 @@
 //! The MMS `Data` CHOICE, as GOOSE `allData` (IEC 61850-8-1 Annex A) and MMS reports carry it.
 //!
 //! The type is defined in ISO 9506-2 (MMS protocol, `Data ::= CHOICE`) with context-specific
-//! tags; IEC 61850-8-1 clause 8.1.3 maps the IEC 61850 basic types onto it. Only the
-//! alternatives IEC 61850 uses are supported; any other tag is rejected with
+//! tags; IEC 61850-8-1 clause 8.1.3 maps the IEC 61850 basic types onto it. Every alternative
+//! of ISO 9506-2:2003 is read and written; tag \[8\] (ISO 9506-2:1990's `real`, reserved
+//! since 2003, and commented out of Wireshark's `mms.asn`) and any other tag are rejected with
 //! [`Error::UnknownTag`] so that nothing is silently dropped.
 //!
-//! | tag  | alternative       | IEC 61850 use                         |
-//! |------|-------------------|---------------------------------------|
-//! | 0xA1 | array \[1\]         | arrays of data attributes             |
-//! | 0xA2 | structure \[2\]     | data objects and constructed attrs    |
-//! | 0x83 | boolean \[3\]       | BOOLEAN                               |
-//! | 0x84 | bit-string \[4\]    | Quality, Dbpos, Tcmd, coded enums     |
-//! | 0x85 | integer \[5\]       | INT8..INT64                           |
-//! | 0x86 | unsigned \[6\]      | INT8U..INT32U                         |
-//! | 0x87 | floating-point \[7\]| FLOAT32, FLOAT64                      |
-//! | 0x89 | octet-string \[9\]  | OCTET STRING                          |
-//! | 0x8A | visible-string \[10\]| VISIBLE STRING                       |
-//! | 0x8C | binary-time \[12\]  | TimeOfDay / EntryTime (4 or 6 octets) |
-//! | 0x91 | utc-time \[17\]     | TimeStamp (8 octets)                  |
+//! | tag  | alternative              | IEC 61850 use                          |
+//! |------|--------------------------|----------------------------------------|
+//! | 0xA1 | array \[1\]              | arrays of data attributes              |
+//! | 0xA2 | structure \[2\]          | data objects and constructed attrs     |
+//! | 0x83 | boolean \[3\]            | BOOLEAN                                |
+//! | 0x84 | bit-string \[4\]         | Quality, Dbpos, Tcmd, coded enums      |
+//! | 0x85 | integer \[5\]            | INT8..INT64                            |
+//! | 0x86 | unsigned \[6\]           | INT8U..INT32U                          |
+//! | 0x87 | floating-point \[7\]     | FLOAT32, FLOAT64                       |
+//! | 0x89 | octet-string \[9\]       | OCTET STRING (Octet64, EntryID, ...)   |
+//! | 0x8A | visible-string \[10\]    | VisString32..255, ObjRef, Currency     |
+//! | 0x8B | generalized-time \[11\]  | not mapped; some MMS servers send it   |
+//! | 0x8C | binary-time \[12\]       | TimeOfDay / EntryTime (4 or 6 octets)  |
+//! | 0x8D | bcd \[13\]               | not mapped; legacy devices             |
+//! | 0x8E | booleanArray \[14\]      | not mapped; legacy devices             |
+//! | 0x8F | objId \[15\]             | not mapped                             |
+//! | 0x90 | mMSString \[16\]         | Unicode255 (`dU` of every Ed.2 CDC)    |
+//! | 0x91 | utc-time \[17\]          | TimeStamp (8 octets)                   |
 
 use crate::ber::{self, Reader};
 use crate::{Codec, Error, Result};
@@ -46,8 +52,18 @@ pub mod tag {
     pub const OCTET_STRING: u8 = 0x89;
     /// visible-string `[10]`.
     pub const VISIBLE_STRING: u8 = 0x8a;
+    /// generalized-time `[11]`: ASN.1 GeneralizedTime (X.680 46), VisibleString characters.
+    pub const GENERALIZED_TIME: u8 = 0x8b;
     /// binary-time `[12]`: TimeOfDay, 4 or 6 octets.
     pub const BINARY_TIME: u8 = 0x8c;
+    /// bcd `[13]`: the non-negative integer the binary-coded decimal digits stand for.
+    pub const BCD: u8 = 0x8d;
+    /// booleanArray `[14]`: a BIT STRING, one bit per boolean.
+    pub const BOOLEAN_ARRAY: u8 = 0x8e;
+    /// objId `[15]`: OBJECT IDENTIFIER contents (X.690 8.19).
+    pub const OBJ_ID: u8 = 0x8f;
+    /// mMSString `[16]`: `MMSString ::= UTF8String` (IEC 61850-8-1 Unicode255).
+    pub const MMS_STRING: u8 = 0x90;
     /// utc-time `[17]`: IEC 61850-8-1 UtcTime, 8 octets.
     pub const UTC_TIME: u8 = 0x91;
 }
@@ -89,8 +105,26 @@ pub enum Data {
     OctetString(Vec<u8>),
     /// `visible-string [10] VisibleString`.
     VisibleString(String),
+    /// `generalized-time [11] GeneralizedTime`: the string as sent (`YYYYMMDDHHMMSS[.f][Z]`,
+    /// X.680 46); only its character set (VisibleString) is checked.
+    GeneralizedTime(String),
     /// `binary-time [12] TimeOfDay`: 4 octets (ms since midnight) or 6 (plus days since 1984).
     BinaryTime(Vec<u8>),
+    /// `bcd [13] INTEGER`: the value of the decimal digits, never negative (ISO 9506-1 gives
+    /// its range as 0 to 10^digits - 1).
+    Bcd(u64),
+    /// `booleanArray [14] BIT STRING`: one bit per boolean, first in the most significant bit.
+    BooleanArray {
+        /// Unused bits in the last octet (0..=7; 0 when `bytes` is empty).
+        unused_bits: u8,
+        /// The bits.
+        bytes: Vec<u8>,
+    },
+    /// `objId [15] OBJECT IDENTIFIER`: the contents octets (X.690 8.19), complete
+    /// subidentifiers in minimal form.
+    ObjId(Vec<u8>),
+    /// `mMSString [16] MMSString` (`UTF8String`): IEC 61850's Unicode255 (8-1 clause 8.1.3.3).
+    MmsString(String),
     /// `utc-time [17] UtcTime`: seconds (4), fraction (3), quality (1), IEC 61850-8-1 8.1.3.7.
     UtcTime([u8; 8]),
 }
@@ -111,12 +145,27 @@ impl PartialEq for Data {
                     bytes: bb,
                 },
             ) => ua == ub && ba == bb,
+            (
+                BooleanArray {
+                    unused_bits: ua,
+                    bytes: ba,
+                },
+                BooleanArray {
+                    unused_bits: ub,
+                    bytes: bb,
+                },
+            ) => ua == ub && ba == bb,
             (Integer(a), Integer(b)) => a == b,
+            (Bcd(a), Bcd(b)) => a == b,
             (Unsigned(a), Unsigned(b)) => a == b,
             (FloatingPoint32(a), FloatingPoint32(b)) => a.to_bits() == b.to_bits(),
             (FloatingPoint64(a), FloatingPoint64(b)) => a.to_bits() == b.to_bits(),
-            (OctetString(a), OctetString(b)) | (BinaryTime(a), BinaryTime(b)) => a == b,
-            (VisibleString(a), VisibleString(b)) => a == b,
+            (OctetString(a), OctetString(b))
+            | (BinaryTime(a), BinaryTime(b))
+            | (ObjId(a), ObjId(b)) => a == b,
+            (VisibleString(a), VisibleString(b))
+            | (GeneralizedTime(a), GeneralizedTime(b))
+            | (MmsString(a), MmsString(b)) => a == b,
             (UtcTime(a), UtcTime(b)) => a == b,
             _ => false,
         }
@@ -175,7 +224,15 @@ impl Data {
                 Leaf::FloatingPoint64(v) => Data::FloatingPoint64(v),
                 Leaf::OctetString(b) => Data::OctetString(b.to_vec()),
                 Leaf::VisibleString(s) => Data::VisibleString(s.to_owned()),
+                Leaf::GeneralizedTime(s) => Data::GeneralizedTime(s.to_owned()),
                 Leaf::BinaryTime(b) => Data::BinaryTime(b.to_vec()),
+                Leaf::Bcd(v) => Data::Bcd(v),
+                Leaf::BooleanArray { unused_bits, bytes } => Data::BooleanArray {
+                    unused_bits,
+                    bytes: bytes.to_vec(),
+                },
+                Leaf::ObjId(b) => Data::ObjId(b.to_vec()),
+                Leaf::MmsString(s) => Data::MmsString(s.to_owned()),
                 Leaf::UtcTime(b) => Data::UtcTime(b),
             },
         })
@@ -193,7 +250,12 @@ impl Data {
             Data::FloatingPoint32(_) | Data::FloatingPoint64(_) => tag::FLOATING_POINT,
             Data::OctetString(_) => tag::OCTET_STRING,
             Data::VisibleString(_) => tag::VISIBLE_STRING,
+            Data::GeneralizedTime(_) => tag::GENERALIZED_TIME,
             Data::BinaryTime(_) => tag::BINARY_TIME,
+            Data::Bcd(_) => tag::BCD,
+            Data::BooleanArray { .. } => tag::BOOLEAN_ARRAY,
+            Data::ObjId(_) => tag::OBJ_ID,
+            Data::MmsString(_) => tag::MMS_STRING,
             Data::UtcTime(_) => tag::UTC_TIME,
         }
     }
@@ -203,20 +265,20 @@ impl Data {
         match self {
             Data::Array(items) | Data::Structure(items) => seq_len(items),
             Data::Boolean(_) => 1,
-            Data::BitString { bytes, .. } => 1 + bytes.len(),
+            Data::BitString { bytes, .. } | Data::BooleanArray { bytes, .. } => 1 + bytes.len(),
             Data::Integer(v) => ber::encode_i64(*v).len(),
-            Data::Unsigned(v) => ber::encode_u64(*v).len(),
+            Data::Unsigned(v) | Data::Bcd(v) => ber::encode_u64(*v).len(),
             Data::FloatingPoint32(_) => 5,
             Data::FloatingPoint64(_) => 9,
-            Data::OctetString(b) | Data::BinaryTime(b) => b.len(),
-            Data::VisibleString(s) => s.len(),
+            Data::OctetString(b) | Data::BinaryTime(b) | Data::ObjId(b) => b.len(),
+            Data::VisibleString(s) | Data::GeneralizedTime(s) | Data::MmsString(s) => s.len(),
             Data::UtcTime(_) => 8,
         }
     }
 
     /// Check that this value can be emitted such that it parses back to itself: strings are
-    /// visible, bit-string unused bits are valid, binary times have 4 or 6 octets, nesting is
-    /// within [`MAX_DEPTH`].
+    /// visible, bit-string unused bits are valid, binary times have 4 or 6 octets, object
+    /// identifiers are well formed, nesting is within [`MAX_DEPTH`].
     pub fn validate(&self) -> Result<()> {
         self.validate_at(0)
     }
@@ -230,19 +292,20 @@ impl Data {
                 items.iter().try_for_each(|d| d.validate_at(depth + 1))
             }
             Data::BitString { unused_bits, bytes } => {
-                if *unused_bits > 7 || (bytes.is_empty() && *unused_bits != 0) {
-                    Err(Error::BadValue {
-                        what: "Data bit-string",
-                        detail: "bad number of unused bits",
-                    })
-                } else {
-                    Ok(())
-                }
+                check_unused_bits(*unused_bits, bytes, "Data bit-string")
+            }
+            Data::BooleanArray { unused_bits, bytes } => {
+                check_unused_bits(*unused_bits, bytes, "Data booleanArray")
             }
             Data::VisibleString(s) if !ber::is_visible(s) => Err(Error::BadValue {
                 what: "Data visible-string",
                 detail: "character outside VisibleString",
             }),
+            Data::GeneralizedTime(s) if !ber::is_visible(s) => Err(Error::BadValue {
+                what: "Data generalized-time",
+                detail: "character outside VisibleString",
+            }),
+            Data::ObjId(b) => check_obj_id(b),
             Data::BinaryTime(b) if b.len() != 4 && b.len() != 6 => Err(Error::BadLength {
                 what: "Data binary-time",
                 value: b.len(),
@@ -264,12 +327,12 @@ impl Codec for Data {
         match self {
             Data::Array(items) | Data::Structure(items) => items.iter().for_each(|d| w.emit(d)),
             Data::Boolean(b) => w.bytes(&[ber::encode_bool(*b)]),
-            Data::BitString { unused_bits, bytes } => {
+            Data::BitString { unused_bits, bytes } | Data::BooleanArray { unused_bits, bytes } => {
                 w.bytes(&[*unused_bits]);
                 w.bytes(bytes);
             }
             Data::Integer(v) => w.bytes(ber::encode_i64(*v).as_ref()),
-            Data::Unsigned(v) => w.bytes(ber::encode_u64(*v).as_ref()),
+            Data::Unsigned(v) | Data::Bcd(v) => w.bytes(ber::encode_u64(*v).as_ref()),
             Data::FloatingPoint32(f) => {
                 w.bytes(&[FLOAT32_EXPONENT_WIDTH]);
                 w.bytes(&f.to_be_bytes());
@@ -278,8 +341,10 @@ impl Codec for Data {
                 w.bytes(&[FLOAT64_EXPONENT_WIDTH]);
                 w.bytes(&f.to_be_bytes());
             }
-            Data::OctetString(b) | Data::BinaryTime(b) => w.bytes(b),
-            Data::VisibleString(s) => w.bytes(s.as_bytes()),
+            Data::OctetString(b) | Data::BinaryTime(b) | Data::ObjId(b) => w.bytes(b),
+            Data::VisibleString(s) | Data::GeneralizedTime(s) | Data::MmsString(s) => {
+                w.bytes(s.as_bytes())
+            }
             Data::UtcTime(b) => w.bytes(b),
         }
         w.position()
@@ -298,7 +363,12 @@ enum Leaf<'a> {
     FloatingPoint64(f64),
     OctetString(&'a [u8]),
     VisibleString(&'a str),
+    GeneralizedTime(&'a str),
     BinaryTime(&'a [u8]),
+    Bcd(u64),
+    BooleanArray { unused_bits: u8, bytes: &'a [u8] },
+    ObjId(&'a [u8]),
+    MmsString(&'a str),
     UtcTime([u8; 8]),
 }
 
@@ -308,18 +378,12 @@ impl<'a> Leaf<'a> {
         Ok(match tag {
             tag::BOOLEAN => Leaf::Boolean(ber::decode_bool(v, "Data boolean")?),
             tag::BIT_STRING => {
-                let (&unused_bits, bytes) = v.split_first().ok_or(Error::BadLength {
-                    what: "Data bit-string",
-                    value: 0,
-                })?;
-                // X.690 8.6.2.2/8.6.2.3: 0..=7 unused bits, and none if there are no octets.
-                if unused_bits > 7 || (bytes.is_empty() && unused_bits != 0) {
-                    return Err(Error::BadValue {
-                        what: "Data bit-string",
-                        detail: "bad number of unused bits",
-                    });
-                }
+                let (unused_bits, bytes) = bit_string(v, "Data bit-string")?;
                 Leaf::BitString { unused_bits, bytes }
+            }
+            tag::BOOLEAN_ARRAY => {
+                let (unused_bits, bytes) = bit_string(v, "Data booleanArray")?;
+                Leaf::BooleanArray { unused_bits, bytes }
             }
             tag::INTEGER => Leaf::Integer(ber::decode_i64(v, "Data integer")?),
             tag::UNSIGNED => Leaf::Unsigned(ber::decode_u64(v, "Data unsigned")?),
@@ -341,6 +405,20 @@ impl<'a> Leaf<'a> {
             },
             tag::OCTET_STRING => Leaf::OctetString(v),
             tag::VISIBLE_STRING => Leaf::VisibleString(ber::visible_str(v, "Data visible-string")?),
+            tag::GENERALIZED_TIME => {
+                Leaf::GeneralizedTime(ber::visible_str(v, "Data generalized-time")?)
+            }
+            tag::BCD => Leaf::Bcd(ber::decode_u64(v, "Data bcd")?),
+            tag::OBJ_ID => {
+                check_obj_id(v)?;
+                Leaf::ObjId(v)
+            }
+            tag::MMS_STRING => {
+                Leaf::MmsString(core::str::from_utf8(v).map_err(|_| Error::BadValue {
+                    what: "Data mMSString",
+                    detail: "not UTF-8",
+                })?)
+            }
             tag::BINARY_TIME => match v.len() {
                 4 | 6 => Leaf::BinaryTime(v),
                 n => {
@@ -365,6 +443,46 @@ impl<'a> Leaf<'a> {
             }
         })
     }
+}
+
+/// Splits a BIT STRING's contents into the unused-bits octet and the bits, checking X.690
+/// 8.6.2.2/8.6.2.3: 0..=7 unused bits, and none if there are no octets.
+fn bit_string<'a>(v: &'a [u8], what: &'static str) -> Result<(u8, &'a [u8])> {
+    let (&unused_bits, bytes) = v.split_first().ok_or(Error::BadLength { what, value: 0 })?;
+    check_unused_bits(unused_bits, bytes, what)?;
+    Ok((unused_bits, bytes))
+}
+
+fn check_unused_bits(unused_bits: u8, bytes: &[u8], what: &'static str) -> Result<()> {
+    if unused_bits > 7 || (bytes.is_empty() && unused_bits != 0) {
+        return Err(Error::BadValue {
+            what,
+            detail: "bad number of unused bits",
+        });
+    }
+    Ok(())
+}
+
+/// OBJECT IDENTIFIER contents (X.690 8.19.2): at least one subidentifier, each in the fewest
+/// octets (no leading 0x80) and ending in an octet with bit 8 clear.
+fn check_obj_id(v: &[u8]) -> Result<()> {
+    let bad = |detail| {
+        Err(Error::BadValue {
+            what: "Data objId",
+            detail,
+        })
+    };
+    if v.last().map_or(true, |b| b & 0x80 != 0) {
+        return bad("empty or last subidentifier unterminated");
+    }
+    let mut start = true;
+    for &b in v {
+        if start && b == 0x80 {
+            return bad("subidentifier not in its fewest octets");
+        }
+        start = b & 0x80 == 0;
+    }
+    Ok(())
 }
 
 /// Checks a `SEQUENCE OF Data` body (GOOSE allData, an array's contents) exactly as
@@ -430,6 +548,12 @@ pub(crate) mod tests {
             proptest::collection::vec(any::<u8>(), 4..=4).prop_map(Data::BinaryTime),
             proptest::collection::vec(any::<u8>(), 6..=6).prop_map(Data::BinaryTime),
             any::<[u8; 8]>().prop_map(Data::UtcTime),
+            "[0-9]{14}(\\.[0-9]{1,3})?Z?".prop_map(Data::GeneralizedTime),
+            any::<u64>().prop_map(Data::Bcd),
+            (0u8..8, proptest::collection::vec(any::<u8>(), 1..6))
+                .prop_map(|(unused_bits, bytes)| Data::BooleanArray { unused_bits, bytes }),
+            proptest::collection::vec(any::<u32>(), 1..6).prop_map(|arcs| Data::ObjId(oid(&arcs))),
+            any::<String>().prop_map(Data::MmsString),
         ];
         leaf.prop_recursive(4, 48, 6, |inner| {
             prop_oneof![
@@ -437,6 +561,124 @@ pub(crate) mod tests {
                 proptest::collection::vec(inner, 0..6).prop_map(Data::Structure),
             ]
         })
+    }
+
+    /// OBJECT IDENTIFIER contents of `arcs` taken as subidentifiers (X.690 8.19.2).
+    pub(crate) fn oid(arcs: &[u32]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for &a in arcs {
+            let mut groups = vec![(a & 0x7f) as u8];
+            let mut v = a >> 7;
+            while v != 0 {
+                groups.push((v & 0x7f) as u8 | 0x80);
+                v >>= 7;
+            }
+            out.extend(groups.iter().rev());
+        }
+        out
+    }
+
+    #[test]
+    fn known_encodings_of_the_other_alternatives() {
+        // ISO 9506-2 Data [11], [13], [14], [15], [16]; hand-assembled from X.690.
+        let cases: Vec<(&str, Data)> = vec![
+            (
+                // dU "Ω" in UTF-8 (CE A9), as IEC 61850-8-1 sends a Unicode255.
+                "9002cea9",
+                Data::MmsString("\u{3a9}".into()),
+            ),
+            ("9000", Data::MmsString(String::new())),
+            (
+                "8b0f32303236313132363132303030305a",
+                Data::GeneralizedTime("20261126120000Z".into()),
+            ),
+            ("8d020400", Data::Bcd(1024)),
+            (
+                "8e0205a0",
+                Data::BooleanArray {
+                    unused_bits: 5,
+                    bytes: vec![0xa0],
+                },
+            ),
+            // 1.0.9506.2.1, the MMS abstract syntax (first two arcs combined: 40).
+            (
+                "8f0528ca220201",
+                Data::ObjId(vec![0x28, 0xca, 0x22, 0x02, 0x01]),
+            ),
+        ];
+        for (h, d) in cases {
+            let b = hex::decode(h).unwrap();
+            assert_eq!(Data::parse(&b).unwrap(), d, "{h}");
+            assert_eq!(d.to_vec(), b, "{h}");
+            assert_eq!(check_seq(&b), Ok(()));
+            assert!(d.validate().is_ok());
+        }
+        let bad: &[(&str, Error)] = &[
+            (
+                "9002c328",
+                Error::BadValue {
+                    what: "Data mMSString",
+                    detail: "not UTF-8",
+                },
+            ),
+            (
+                "8f0228ca",
+                Error::BadValue {
+                    what: "Data objId",
+                    detail: "empty or last subidentifier unterminated",
+                },
+            ),
+            (
+                "8f00",
+                Error::BadValue {
+                    what: "Data objId",
+                    detail: "empty or last subidentifier unterminated",
+                },
+            ),
+            (
+                "8f028001",
+                Error::BadValue {
+                    what: "Data objId",
+                    detail: "subidentifier not in its fewest octets",
+                },
+            ),
+            (
+                "8e0108",
+                Error::BadValue {
+                    what: "Data booleanArray",
+                    detail: "bad number of unused bits",
+                },
+            ),
+            (
+                "8b01ff",
+                Error::BadValue {
+                    what: "Data generalized-time",
+                    detail: "character outside VisibleString",
+                },
+            ),
+            (
+                "8d01ff",
+                Error::BadValue {
+                    what: "Data bcd",
+                    detail: "negative value for an unsigned integer",
+                },
+            ),
+            // [8] (ISO 9506-2:1990 `real`) is reserved: still a typed error.
+            (
+                "880100",
+                Error::UnknownTag {
+                    what: "Data",
+                    tag: 0x88,
+                },
+            ),
+        ];
+        for (h, e) in bad {
+            let b = hex::decode(h).unwrap();
+            assert_eq!(Data::parse(&b).as_ref(), Err(e), "{h}");
+            assert_eq!(check_seq(&b).as_ref(), Err(e), "{h}");
+        }
+        assert!(Data::ObjId(vec![0x80, 0x01]).validate().is_err());
+        assert!(Data::GeneralizedTime("\u{e9}".into()).validate().is_err());
     }
 
     #[test]

@@ -56,6 +56,16 @@ fn type_of(name: &str, d: &Data) -> TypeSpec {
         Data::VisibleString(_) => TypeSpec::VisibleString(-129),
         Data::BinaryTime(v) => TypeSpec::BinaryTime(v.len() == 6),
         Data::UtcTime(_) => TypeSpec::UtcTime,
+        // Not in the fixed model; typed as IEC 61850-8-1 and ISO 9506-2 name them.
+        Data::MmsString(_) => TypeSpec::MmsString(-255),
+        Data::GeneralizedTime(_) => TypeSpec::GeneralizedTime,
+        Data::Bcd(_) => TypeSpec::Bcd(20),
+        Data::ObjId(_) => TypeSpec::ObjId,
+        Data::BooleanArray { unused_bits, bytes } => TypeSpec::Array {
+            packed: true,
+            count: (bytes.len() * 8).saturating_sub(*unused_bits as usize) as u32,
+            element: Box::new(TypeSpec::Boolean),
+        },
     }
 }
 

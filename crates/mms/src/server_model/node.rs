@@ -1,7 +1,9 @@
 //! The value tree of one MMS named variable: structures of named components down to typed
 //! leaves, each leaf carrying its declared MMS type so that GetVariableAccessAttributes answers
 //! with the type IEC 61850-8-1 §8.1.3.3 gives the attribute (a VisString64 is a
-//! `visible-string(-64)` even while empty), not one guessed from the value.
+//! `visible-string(-64)` even while empty, a Unicode255 an `mMSString(-255)`), not one
+//! guessed from the value. Every `Data` alternative of ISO 9506-2 can be a leaf; a Write must
+//! bring the alternative the declared type names ([`kind_matches`]).
 
 use gander_wire::data::Data;
 
@@ -200,7 +202,16 @@ pub fn kind_matches(ty: &TypeSpec, v: &Data) -> bool {
             )
             | (TypeSpec::OctetString(_), Data::OctetString(_))
             | (TypeSpec::VisibleString(_), Data::VisibleString(_))
+            | (TypeSpec::GeneralizedTime, Data::GeneralizedTime(_))
             | (TypeSpec::BinaryTime(_), Data::BinaryTime(_))
+            | (TypeSpec::Bcd(_), Data::Bcd(_))
+            | (TypeSpec::ObjId, Data::ObjId(_))
+            | (TypeSpec::MmsString(_), Data::MmsString(_))
             | (TypeSpec::UtcTime, Data::UtcTime(_))
+    ) || matches!(
+        // ISO 9506-2: a booleanArray value is a packed array of booleans.
+        (ty, v),
+        (TypeSpec::Array { packed: true, element, .. }, Data::BooleanArray { .. })
+            if **element == TypeSpec::Boolean
     )
 }

@@ -30,8 +30,13 @@ use crate::error::{Error, Result};
 
 /// How deeply selections may nest (bounds recursion against hostile input).
 pub const MAX_ACCESS_DEPTH: usize = 16;
-/// Most selections in one AlternateAccess.
-pub const MAX_ACCESS_ITEMS: usize = 64;
+/// The most selections one AlternateAccess in a PDU can hold (each is at least
+/// [`bounds::MIN_SELECTION_OCTETS`](super::bounds::MIN_SELECTION_OCTETS) octets); the decoder
+/// does not count against it, the octets bound the count ([`super::bounds`]).
+pub const MAX_ACCESS_ITEMS: usize = super::bounds::max_elements(
+    super::bounds::MAX_PDU_OCTETS,
+    super::bounds::MIN_SELECTION_OCTETS,
+);
 
 /// One access selection (the inner CHOICE of both alternatives).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -126,12 +131,6 @@ impl AlternateAccess {
         let mut r = Reader::new(v);
         let mut out = Vec::new();
         while !r.is_empty() {
-            if out.len() == MAX_ACCESS_ITEMS {
-                return Err(Error::Limit {
-                    layer: L,
-                    what: "too many alternate access selections",
-                });
-            }
             out.push(Selection::decode(&mut r, depth)?);
         }
         Ok(AlternateAccess(out))

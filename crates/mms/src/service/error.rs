@@ -33,6 +33,10 @@ impl ServiceError {
     pub const CLASS_INITIATE: u8 = 8;
     /// errorClass `conclude` (9).
     pub const CLASS_CONCLUDE: u8 = 9;
+    /// errorClass `cancel` (10): 0 other, 1 invoke-id-unknown, 2 cancel-not-possible.
+    pub const CLASS_CANCEL: u8 = 10;
+    /// errorClass `resource` (3): 0 other, 1 memory-unavailable, ...
+    pub const CLASS_RESOURCE: u8 = 3;
 
     /// A service error without additional code.
     pub fn new(class: u8, code: i64) -> Self {

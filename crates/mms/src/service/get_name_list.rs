@@ -21,7 +21,7 @@
 use crate::asn1::Sink;
 use gander_wire::ber::{self, Reader};
 
-use super::variable::{identifier, MAX_LIST_LEN};
+use super::variable::identifier;
 use super::{ber as berr, L};
 use crate::asn1;
 use crate::error::{Error, Result};
@@ -160,19 +160,14 @@ pub struct GetNameListResponse {
 
 impl GetNameListResponse {
     /// Decode the contents of the `A1` service element. moreFollows is `DEFAULT TRUE`, so
-    /// its absence means more follow.
+    /// its absence means more follow. As many identifiers as the PDU carries are read (a
+    /// 65000-octet answer holds about 3000 IEC 61850 names; [`super::bounds`]).
     pub fn decode_contents(v: &[u8]) -> Result<Self> {
         let mut r = Reader::new(v);
         let l = r.read_expected(0xa0, "listOfIdentifier").map_err(berr)?;
         let mut lr = l.reader();
         let mut identifiers = Vec::new();
         while !lr.is_empty() {
-            if identifiers.len() == MAX_LIST_LEN {
-                return Err(Error::Limit {
-                    layer: L,
-                    what: "too many identifiers in one GetNameList answer",
-                });
-            }
             let t = lr.read_expected(0x1a, "Identifier").map_err(berr)?;
             identifiers.push(identifier(t.value)?);
         }

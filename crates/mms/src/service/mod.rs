@@ -5,6 +5,7 @@
 //! `gander_wire::data::Data`.
 
 pub mod alternate_access;
+pub mod bounds;
 pub mod error;
 pub mod get_name_list;
 pub mod identify;

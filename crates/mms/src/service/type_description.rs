@@ -34,7 +34,7 @@
 use crate::asn1::Sink;
 use gander_wire::ber::{self, Reader};
 
-use super::variable::{identifier, ObjectName, MAX_LIST_LEN};
+use super::variable::{identifier, ObjectName};
 use super::{ber as berr, L};
 use crate::asn1;
 use crate::error::{Error, Result};
@@ -42,8 +42,14 @@ use crate::error::{Error, Result};
 /// How deeply type descriptions may nest (bounds recursion against hostile input; IEC
 /// 61850 types rarely exceed six levels under the logical node).
 pub const MAX_TYPE_DEPTH: usize = 16;
-/// Most nodes in one type description (bounds memory and the walk).
-pub const MAX_TYPE_NODES: usize = 20_000;
+/// The most nodes a type description in one PDU can have: every node is at least
+/// [`bounds::MIN_TYPE_NODE_OCTETS`](super::bounds::MIN_TYPE_NODE_OCTETS) octets. The decoder
+/// does not count against it (the octets bound the count, [`super::bounds`]); a large logical
+/// node's type has tens of thousands of nodes.
+pub const MAX_TYPE_NODES: usize = super::bounds::max_elements(
+    super::bounds::MAX_PDU_OCTETS,
+    super::bounds::MIN_TYPE_NODE_OCTETS,
+);
 
 /// One structure component.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -157,22 +163,14 @@ impl DataAttribute<'_> {
 impl TypeSpec {
     /// Decode one TypeSpecification element from `r`.
     pub fn decode(r: &mut Reader<'_>) -> Result<Self> {
-        let mut nodes = 0;
-        Self::decode_at(r, 0, &mut nodes)
+        Self::decode_at(r, 0)
     }
 
-    fn decode_at(r: &mut Reader<'_>, depth: usize, nodes: &mut usize) -> Result<Self> {
+    fn decode_at(r: &mut Reader<'_>, depth: usize) -> Result<Self> {
         if depth > MAX_TYPE_DEPTH {
             return Err(Error::Limit {
                 layer: L,
                 what: "type description nesting",
-            });
-        }
-        *nodes += 1;
-        if *nodes > MAX_TYPE_NODES {
-            return Err(Error::Limit {
-                layer: L,
-                what: "type description size",
             });
         }
         let t = r.read_tlv("TypeSpecification").map_err(berr)?;
@@ -192,7 +190,7 @@ impl TypeSpec {
                 let e = ar.read_expected(0xa2, "elementType").map_err(berr)?;
                 ar.expect_end("array").map_err(berr)?;
                 let mut er = e.reader();
-                let element = Self::decode_at(&mut er, depth + 1, nodes)?;
+                let element = Self::decode_at(&mut er, depth + 1)?;
                 er.expect_end("elementType").map_err(berr)?;
                 TypeSpec::Array {
                     packed,
@@ -208,12 +206,6 @@ impl TypeSpec {
                 let mut cr = c.reader();
                 let mut components = Vec::new();
                 while !cr.is_empty() {
-                    if components.len() == MAX_LIST_LEN {
-                        return Err(Error::Limit {
-                            layer: L,
-                            what: "too many structure components",
-                        });
-                    }
                     let e = cr.read_expected(0x30, "component").map_err(berr)?;
                     let mut er = e.reader();
                     let name = match er.read_optional(0x80, "componentName").map_err(berr)? {
@@ -223,7 +215,7 @@ impl TypeSpec {
                     let ct = er.read_expected(0xa1, "componentType").map_err(berr)?;
                     er.expect_end("component").map_err(berr)?;
                     let mut tr = ct.reader();
-                    let ty = Self::decode_at(&mut tr, depth + 1, nodes)?;
+                    let ty = Self::decode_at(&mut tr, depth + 1)?;
                     tr.expect_end("componentType").map_err(berr)?;
                     components.push(Component { name, ty });
                 }

@@ -15,8 +15,13 @@ use crate::error::{Error, Result};
 /// to 64 for domain names and item names grow to 129 with `$`-joined references
 /// (libiec61850's buffers).
 pub const MAX_IDENTIFIER_LEN: usize = 129;
-/// Most variables in one list (bounds work per PDU).
-pub const MAX_LIST_LEN: usize = 1024;
+/// The most entries any list in a PDU gander accepts can carry (every element is at least
+/// two octets). No decoder counts against it: the octets already bound the count
+/// ([`super::bounds`]); it is kept for callers that size a list before asking a peer.
+pub const MAX_LIST_LEN: usize = super::bounds::max_elements(
+    super::bounds::MAX_PDU_OCTETS,
+    super::bounds::MIN_IDENTIFIER_OCTETS,
+);
 
 /// MMS ObjectName.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -184,16 +189,12 @@ impl VariableRef {
         })
     }
 
-    /// Decode entries until `r` is exhausted, at most [`MAX_LIST_LEN`].
+    /// Decode entries until `r` is exhausted. Each entry is at least
+    /// [`bounds::MIN_VARIABLE_OCTETS`](super::bounds::MIN_VARIABLE_OCTETS) octets, so the count
+    /// follows from the PDU size ([`super::bounds`]).
     pub fn decode_list(r: &mut Reader<'_>) -> Result<Vec<Self>> {
         let mut out = Vec::new();
         while !r.is_empty() {
-            if out.len() == MAX_LIST_LEN {
-                return Err(Error::Limit {
-                    layer: L,
-                    what: "too many variables in one list",
-                });
-            }
             out.push(VariableRef::decode(r)?);
         }
         Ok(out)
@@ -339,16 +340,13 @@ impl AccessResult {
         Ok(AccessResult::Success(Data::decode(r, 0).map_err(berr)?))
     }
 
-    /// Decode elements until `r` is exhausted, at most [`MAX_LIST_LEN`].
+    /// Decode elements until `r` is exhausted. Each is at least
+    /// [`bounds::MIN_ACCESS_RESULT_OCTETS`](super::bounds::MIN_ACCESS_RESULT_OCTETS) octets,
+    /// so the count follows from the PDU size ([`super::bounds`]); nesting is bounded by
+    /// `gander_wire::data::MAX_DEPTH`.
     pub fn decode_list(r: &mut Reader<'_>) -> Result<Vec<Self>> {
         let mut out = Vec::new();
         while !r.is_empty() {
-            if out.len() == MAX_LIST_LEN {
-                return Err(Error::Limit {
-                    layer: L,
-                    what: "too many access results",
-                });
-            }
             out.push(AccessResult::decode(r)?);
         }
         Ok(out)

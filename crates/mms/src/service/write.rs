@@ -6,7 +6,7 @@ use crate::asn1::Sink;
 use gander_wire::ber::Reader;
 use gander_wire::data::Data;
 
-use super::variable::{DataAccessError, VariableAccessSpecification, MAX_LIST_LEN};
+use super::variable::{DataAccessError, VariableAccessSpecification};
 use super::{ber as berr, L};
 use crate::asn1;
 use crate::error::{Error, Result};
@@ -27,13 +27,8 @@ impl WriteRequest {
         let spec = VariableAccessSpecification::decode(&mut r)?;
         let t = r.read_expected(0xa0, "listOfData").map_err(berr)?;
         r.expect_end("Write-Request").map_err(berr)?;
+        // As many values as the PDU carries ([`super::bounds`]).
         let data = Data::decode_seq(&mut t.reader(), 0).map_err(berr)?;
-        if data.len() > MAX_LIST_LEN {
-            return Err(Error::Limit {
-                layer: L,
-                what: "too many values in one write",
-            });
-        }
         Ok(WriteRequest { spec, data })
     }
 
@@ -54,12 +49,6 @@ impl WriteResponse {
         let mut r = Reader::new(v);
         let mut out = Vec::new();
         while !r.is_empty() {
-            if out.len() == MAX_LIST_LEN {
-                return Err(Error::Limit {
-                    layer: L,
-                    what: "too many write results",
-                });
-            }
             let t = r.read_tlv("Write-Response item").map_err(berr)?;
             match t.tag {
                 0x81 if t.value.is_empty() => out.push(Ok(())),
