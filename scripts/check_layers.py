@@ -38,7 +38,7 @@ ALLOWED = {
     "gander-platform": {"gander-measure", "gander-peers", "gander-tls", "gander-lab", "gander-gnutls"},
     "gander-testkit": {"gander-wire", "gander-sec", "gander-lab"},
     "gander-bench": {"gander-measure", "gander-wire", "gander-sec", "gander-mms", "gander-tls",
-                     "gander-peers", "gander-gateway", "gander-lab", "gander-testkit"},
+                     "gander-peers", "gander-gateway", "gander-lab", "gander-testkit", "gander-scl"},
     "gander-cli": {"gander-wire", "gander-sec", "gander-mms", "gander-tls", "gander-lab",
                    "gander-gateway", "gander-measure", "gander-peers", "gander-platform",
                    "gander-bench", "gander-scl", "gander-probe"},

@@ -9,6 +9,8 @@
 //!   (`gander-gateway`, `gander-lab`).
 //! * [`process_bus`]: `gander bench gateway --profile process-bus`, layer-2 SV through the
 //!   gateway.
+//! * [`scl`]: `gander bench scl`, reading SCL files (`gander-scl`) on generated SCDs of 1, 10
+//!   and 100 IEDs and on files given.
 //! * [`anatomy`]: where a TLS 1.2 handshake's time goes (the `handshake_anatomy` example).
 
 pub mod anatomy;
@@ -18,3 +20,4 @@ pub mod crypto_report;
 pub mod gateway;
 pub mod mms;
 pub mod process_bus;
+pub mod scl;

@@ -19,6 +19,9 @@ pub(crate) enum BenchCommand {
     /// MMS over TLS: full HT against a bare TLS handshake, and the report rate one server
     /// sustains to one client, as ratios from one run.
     Mms(crate::bench_mms::Args),
+    /// Reading SCL files: generated SCDs of 1, 10 and 100 relay-sized IEDs and the files
+    /// given; time per file and per IED (min / median / max) and the per-IED ratio 100/10.
+    Scl(crate::bench_scl::Args),
 }
 
 #[derive(Args)]
@@ -104,6 +107,7 @@ pub(crate) fn run(cmd: BenchCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         BenchCommand::Gateway(a) => gateway(a),
         BenchCommand::Mms(a) => crate::bench_mms::run(a),
+        BenchCommand::Scl(a) => crate::bench_scl::run(a),
         BenchCommand::Crypto(a) => crypto(a),
     }
 }

@@ -5,6 +5,7 @@
 
 mod bench;
 mod bench_mms;
+mod bench_scl;
 mod cmd_gateway;
 mod cmd_lab;
 mod cmd_mms;
