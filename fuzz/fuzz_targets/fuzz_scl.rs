@@ -1,6 +1,7 @@
 //! SCL files (ICD/CID) are user input: any text through `gander_scl::parse` must give a model
-//! or an `SclError`, never a panic, and every data set member of a model must name a domain
-//! of that IED. A parsed IED then goes through `gander mms server --scl`'s conversion
+//! or an `SclError`, never a panic; every data set member of a model must name a domain
+//! of that IED, every control block a data set of its LN, and every refused IED's error its
+//! IED. A parsed IED then goes through `gander mms server --scl`'s conversion
 //! (`gander_peers::scl_model::build`): a served model or an `SclModelError`, never a panic, and
 //! a built model answers its own directory, reads and reports.
 #![no_main]
@@ -13,6 +14,11 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     if let Ok(scl) = gander_scl::parse(text) {
+        // Each refused IED's error names it (an SCD's other IEDs stay usable).
+        for r in &scl.refused {
+            assert_eq!(r.error.ied.as_deref(), Some(r.name.as_str()));
+            let _ = r.error.to_string();
+        }
         for ied in &scl.ieds {
             for ld in &ied.logical_devices {
                 for ln in &ld.logical_nodes {
@@ -20,7 +26,18 @@ fuzz_target!(|data: &[u8]| {
                     for ds in &ln.data_sets {
                         for m in &ds.members {
                             assert!(ied.logical_devices.iter().any(|l| l.domain == m.domain));
+                            assert!(m.component.is_none() || m.array_index.is_some());
                         }
+                    }
+                    // Control blocks name data sets of their own LN.
+                    let has = |d: &Option<String>| {
+                        d.as_ref()
+                            .is_none_or(|d| ln.data_sets.iter().any(|s| &s.name == d))
+                    };
+                    assert!(ln.gse_controls.iter().all(|g| has(&g.data_set)));
+                    assert!(ln.sv_controls.iter().all(|s| has(&s.data_set)));
+                    if let Some(sg) = ln.setting_control {
+                        assert!(sg.act_sg >= 1 && sg.act_sg <= sg.num_of_sgs);
                     }
                 }
             }
