@@ -5,8 +5,9 @@ use std::process::ExitCode;
 
 #[derive(Subcommand)]
 pub(crate) enum Command {
-    /// Show the IED's logical devices and nodes, data sets and report control blocks, with MMS
-    /// names; refuse a broken file with the line that is wrong.
+    /// Show each valid IED's logical devices and nodes, data sets and control blocks, with MMS
+    /// names, and each refused IED with its line and problem. Exit 0: all valid; 3: some
+    /// refused; 1: none valid; 2: bad invocation.
     Show(ShowArgs),
 }
 
@@ -14,7 +15,7 @@ pub(crate) enum Command {
 pub(crate) struct ShowArgs {
     /// ICD, CID, IID or SCD file.
     file: PathBuf,
-    /// The IED (needed when the file has several).
+    /// Only this IED (default: every IED of the file).
     #[arg(long)]
     ied: Option<String>,
     /// Print the resolved model as JSON.
