@@ -34,7 +34,7 @@ pub enum SclBenchError {
         /// The file or generated case.
         name: String,
         /// What the reader said.
-        error: gander_scl::SclError,
+        error: Box<gander_scl::SclError>,
     },
 }
 
@@ -138,7 +138,7 @@ pub fn line(r: &SclRow) -> String {
 fn measure(name: &str, text: &str, runs: usize) -> Result<SclRow, SclBenchError> {
     let err = |error| SclBenchError::Scl {
         name: name.into(),
-        error,
+        error: Box::new(error),
     };
     // Warm-up (page cache, allocator), and the counts.
     let scl = gander_scl::parse(text).map_err(err)?;

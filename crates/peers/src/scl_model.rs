@@ -27,8 +27,9 @@ pub enum SclModelError {
     Scl {
         /// The file.
         path: String,
-        /// What is wrong (shown in this error's message, so not chained as a source).
-        error: SclError,
+        /// What is wrong (shown in this error's message, so not chained as a source). Boxed:
+        /// the error names the IED as well as the line, and stays out of the `Ok` path's size.
+        error: Box<SclError>,
     },
     /// A basic type the MMS server cannot represent.
     #[error("{path}: line {line}: {reference}: bType {btype} is not supported by gander's MMS server ({why})")]
@@ -92,7 +93,7 @@ pub fn load(
     let p = path.display().to_string();
     let scl_err = |error| SclModelError::Scl {
         path: p.clone(),
-        error,
+        error: Box::new(error),
     };
     let scl = gander_scl::load(path).map_err(scl_err)?;
     let ied = scl.ied(ied).map_err(scl_err)?;
@@ -109,7 +110,7 @@ pub fn build(
         .logical_devices_of(access_point)
         .map_err(|error| SclModelError::Scl {
             path: path.into(),
-            error,
+            error: Box::new(error),
         })?;
     let model_err = |error| SclModelError::Model {
         path: path.into(),
