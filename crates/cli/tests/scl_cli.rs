@@ -1,0 +1,123 @@
+//! `gander scl show` end to end: each IED of an SCD judged on its own, the refused ones listed
+//! with file, IED, line and problem, and the documented exit codes (docs/scl.md: 0 all valid,
+//! 3 some refused, 1 none valid, 2 bad invocation). The SCD is written here; the behaviour was
+//! asked for by BHEL's BCU SCD and the IOP 2019 SED (sureenapatnaik92/sampleProject TestData),
+//! where one IED's error refused every IED.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn ied(name: &str, ln_type: &str) -> String {
+    format!(
+        r#"  <IED name="{name}">
+    <AccessPoint name="AP1"><Server><Authentication/>
+      <LDevice inst="LD0">
+        <LN0 lnClass="LLN0" inst="" lnType="LLN0_T"/>
+        <LN lnClass="GGIO" inst="1" lnType="{ln_type}"/>
+      </LDevice>
+    </Server></AccessPoint>
+  </IED>
+"#
+    )
+}
+
+fn scd(ieds: &[(&str, &str)], ns: &str) -> String {
+    let mut s = format!("<?xml version=\"1.0\"?>\n<SCL xmlns=\"{ns}\">\n");
+    for (n, t) in ieds {
+        s.push_str(&ied(n, t));
+    }
+    s.push_str(
+        r#"  <DataTypeTemplates>
+    <LNodeType id="LLN0_T" lnClass="LLN0"><DO name="Beh" type="INS_T"/></LNodeType>
+    <LNodeType id="GGIO_T" lnClass="GGIO"><DO name="Beh" type="INS_T"/></LNodeType>
+    <DOType id="INS_T" cdc="INS"><DA name="stVal" fc="ST" bType="INT32"/></DOType>
+  </DataTypeTemplates>
+</SCL>
+"#,
+    );
+    s
+}
+
+const NS: &str = "http://www.iec.ch/61850/2003/SCL";
+
+fn show(dir: &Path, text: &str, args: &[&str]) -> (Output, String) {
+    let p = dir.join("station.scd");
+    std::fs::write(&p, text).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_gander"))
+        .args(["scl", "show"])
+        .arg(&p)
+        .args(args)
+        .output()
+        .unwrap();
+    (out, p.display().to_string())
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn exit_codes_and_refused_ieds() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+
+    let (o, _) = show(d, &scd(&[("A", "GGIO_T"), ("C", "GGIO_T")], NS), &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+
+    let mixed = scd(&[("A", "GGIO_T"), ("B", "MISSING_T"), ("C", "GGIO_T")], NS);
+    let (o, path) = show(d, &mixed, &[]);
+    assert_eq!(o.status.code(), Some(3));
+    let out = text(&o.stdout);
+    assert!(
+        out.contains("IED A (") && out.contains("IED C ("),
+        "the valid IEDs are shown: {out}"
+    );
+    let line = mixed.lines().position(|l| l.contains("MISSING_T")).unwrap() + 1;
+    let want = format!("IED B REFUSED: {path}: IED B: line {line}, column");
+    assert!(out.contains(&want), "{out}\nwanted {want}");
+    assert!(out.contains("LNodeType \"MISSING_T\""), "{out}");
+
+    // JSON: the valid IEDs and the refused ones with their error's parts.
+    let (o, _) = show(d, &mixed, &["--json"]);
+    assert_eq!(o.status.code(), Some(3));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j["ieds"].as_array().unwrap().len(), 2);
+    assert_eq!(j["refused"][0]["name"], "B");
+    assert_eq!(j["refused"][0]["error"]["ied"], "B");
+    assert_eq!(j["refused"][0]["error"]["line"], line as u64);
+
+    // One IED asked for: valid (0), refused (1), not in the file (2).
+    let (o, _) = show(d, &mixed, &["--ied", "C"]);
+    assert_eq!(o.status.code(), Some(0));
+    let (o, _) = show(d, &mixed, &["--ied", "B"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stderr).contains("IED B: line"),
+        "{}",
+        text(&o.stderr)
+    );
+    let (o, _) = show(d, &mixed, &["--ied", "Z"]);
+    assert_eq!(o.status.code(), Some(2));
+
+    // None valid.
+    let (o, _) = show(d, &scd(&[("A", "NOPE")], NS), &[]);
+    assert_eq!(o.status.code(), Some(1));
+    // Another namespace: named.
+    let (o, _) = show(
+        d,
+        &scd(&[("A", "GGIO_T")], "http://www.iec.ch/61850/2006/SCL"),
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stderr).contains("namespace \"http://www.iec.ch/61850/2006/SCL\""),
+        "{}",
+        text(&o.stderr)
+    );
+    // Unreadable: bad invocation.
+    let o = Command::new(env!("CARGO_BIN_EXE_gander"))
+        .args(["scl", "show", "/nonexistent/x.scd"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+}
