@@ -123,3 +123,29 @@ fn another_namespace_is_named() {
     let text = scd(&[("A", "GGIO_T")], NS).replace(&format!(" xmlns=\"{NS}\""), "");
     assert_eq!(parse(&text).unwrap().ieds.len(), 1);
 }
+
+proptest::proptest! {
+    /// Whatever IEDs of an SCD are broken, exactly those are refused, each naming itself and
+    /// the line of its own fault, and the others come back in file order.
+    #[test]
+    fn exactly_the_broken_ieds_are_refused(broken in proptest::collection::vec(proptest::bool::ANY, 1..12)) {
+        let names: Vec<String> = (0..broken.len()).map(|i| format!("IED{i}")).collect();
+        let spec: Vec<(&str, &str)> = names
+            .iter()
+            .zip(&broken)
+            .map(|(n, b)| (n.as_str(), if *b { "MISSING_T" } else { "GGIO_T" }))
+            .collect();
+        let text = scd(&spec, NS);
+        let scl = parse(&text).unwrap();
+        let good: Vec<&str> = spec.iter().filter(|(_, t)| *t == "GGIO_T").map(|(n, _)| *n).collect();
+        let bad: Vec<&str> = spec.iter().filter(|(_, t)| *t != "GGIO_T").map(|(n, _)| *n).collect();
+        proptest::prop_assert_eq!(scl.ieds.iter().map(|i| i.name.as_str()).collect::<Vec<_>>(), good);
+        proptest::prop_assert_eq!(scl.refused.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(), bad.clone());
+        for r in &scl.refused {
+            proptest::prop_assert_eq!(r.error.ied.as_deref(), Some(r.name.as_str()));
+            let ied_line = text.lines().position(|l| l.contains(&format!("<IED name=\"{}\">", r.name))).unwrap() as u32 + 1;
+            // The LN with the dangling type is 6 lines below its IED's start.
+            proptest::prop_assert_eq!(r.error.at.map(|p| p.line), Some(ied_line + 6));
+        }
+    }
+}
