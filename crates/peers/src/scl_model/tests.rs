@@ -133,7 +133,7 @@ fn bad_scl_is_refused_with_the_reason_and_line() {
         (
             r#"<DA name="d" bType="VisString255" fc="DC"/>"#,
             r#"<DA name="d" bType="Struct" fc="DC"/>"#,
-            "Struct",
+            "<DA> has no type attribute",
         ),
         (
             r#"doName="Op" fc="ST"/>"#,
