@@ -329,11 +329,11 @@ fn every_btype_of_the_schema_is_served() {
     let all = dir.path().join("all.icd");
     std::fs::write(&all, scl).unwrap();
     let mut m = load(&all, None, None).unwrap_or_else(|e| panic!("{e}"));
-    for i in 0..btypes.len() {
+    for (i, b) in btypes.iter().enumerate() {
         let v = m
             .value(&ObjectName::domain("ALLLD0", format!("GGIO1$SP$All$a{i}")))
-            .unwrap_or_else(|| panic!("{} not served", btypes[i]));
-        assert!(v.validate().is_ok(), "{}", btypes[i]);
+            .unwrap_or_else(|| panic!("{b} not served"));
+        assert!(v.validate().is_ok(), "{b}");
     }
     let t = m
         .variable_access_attributes(1, &ObjectName::domain("ALLLD0", "GGIO1$SP$All"))
