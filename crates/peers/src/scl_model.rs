@@ -346,6 +346,10 @@ fn leaf(
             Data::VisibleString(v.unwrap_or("").chars().take(size as usize).collect()),
         )
     };
+    // Octet64 / Octet6 / Octet16: varying length (libiec61850 declares -64 and -6), served
+    // empty: IEC 61850-6 gives no text encoding for an octet string's `Val`.
+    let octets =
+        |size: i32| ModelNode::leaf(TypeSpec::OctetString(-size), Data::OctetString(Vec::new()));
     let bits = |size: usize, fixed: bool| {
         ModelNode::leaf(
             TypeSpec::BitString(if fixed { size as i32 } else { -(size as i32) }),
@@ -364,10 +368,13 @@ fn leaf(
         Int8 | Enum => int(8)?,
         Int16 => int(16)?,
         Int24 | Int32 => int(32)?,
-        Int64 | Int128 => int(64)?,
+        Int64 => int(64)?,
+        // libiec61850 declares INT128 as integer(128); values beyond 64 bits are not served.
+        Int128 => int(128)?,
         Int8U => uint(8)?,
         Int16U => uint(16)?,
-        Int24U | Int32U => uint(32)?,
+        Int24U => uint(24)?,
+        Int32U => uint(32)?,
         Float32 => {
             let x = match v {
                 None | Some("") => 0.0,
@@ -408,16 +415,44 @@ fn leaf(
         VisString129 | ObjRef => vis(129),
         VisString255 => vis(255),
         Currency => vis(3),
-        Octet64 => ModelNode::leaf(TypeSpec::OctetString(-64), Data::OctetString(Vec::new())),
+        Octet64 => octets(64),
+        Octet6 => octets(6),
+        Octet16 => octets(16),
         EntryId => ModelNode::leaf(TypeSpec::OctetString(8), Data::OctetString(vec![0; 8])),
-        Unicode255 => {
-            return Err(unsupported(
-                "MMS string values (UTF-8) are not in gander's MMS data codec yet",
-            ))
-        }
-        PhyComAddr => return Err(unsupported("communication addresses are not served")),
+        // IEC 61850-8-1 §8.1.3.3: Unicode255 is an MMS mMSString (UTF-8) of at most 255
+        // characters, `90 02 FF01` (-255) in a type description as libiec61850 gives it.
+        Unicode255 => ModelNode::leaf(
+            TypeSpec::MmsString(-255),
+            Data::MmsString(v.unwrap_or("").chars().take(255).collect()),
+        ),
+        PhyComAddr => phy_com_addr(),
         Struct => return Err(unsupported("a Struct without a DAType")),
     })
+}
+
+/// PhyComAddr (IEC 61850-7-2 PHYCOMADDR, e.g. LTRK's GoCB/SVCB tracking `DstAddress`): the MMS
+/// structure IEC 61850-8-1 maps it to, as libiec61850 serves it
+/// (`MmsMapping_createPhyComAddrStructure`): Addr octet-string(6), PRIORITY unsigned(8), VID
+/// unsigned(16), APPID unsigned(16). SCL gives no initial value for it.
+fn phy_com_addr() -> ModelNode {
+    ModelNode::Struct(vec![
+        (
+            "Addr".into(),
+            ModelNode::leaf(TypeSpec::OctetString(6), Data::OctetString(vec![0; 6])),
+        ),
+        (
+            "PRIORITY".into(),
+            ModelNode::leaf(TypeSpec::Unsigned(8), Data::Unsigned(0)),
+        ),
+        (
+            "VID".into(),
+            ModelNode::leaf(TypeSpec::Unsigned(16), Data::Unsigned(0)),
+        ),
+        (
+            "APPID".into(),
+            ModelNode::leaf(TypeSpec::Unsigned(16), Data::Unsigned(0)),
+        ),
+    ])
 }
 
 #[cfg(test)]

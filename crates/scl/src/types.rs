@@ -44,10 +44,12 @@ pub enum BasicType {
     SvOptFlds,
     LogOptFlds,
     EntryId,
+    Octet6,
+    Octet16,
 }
 
 /// Every `bType` spelling with its type.
-pub(crate) const BASIC: [(&str, BasicType); 36] = [
+pub(crate) const BASIC: [(&str, BasicType); 38] = [
     ("BOOLEAN", BasicType::Boolean),
     ("INT8", BasicType::Int8),
     ("INT16", BasicType::Int16),
@@ -84,6 +86,8 @@ pub(crate) const BASIC: [(&str, BasicType); 36] = [
     ("SvOptFlds", BasicType::SvOptFlds),
     ("LogOptFlds", BasicType::LogOptFlds),
     ("EntryID", BasicType::EntryId),
+    ("Octet6", BasicType::Octet6),
+    ("Octet16", BasicType::Octet16),
 ];
 
 impl BasicType {
@@ -134,7 +138,9 @@ impl BasicType {
             EntryTime => "binary-time(6)",
             Check => "bit-string(2)",
             Currency => "visible-string(3)",
-            PhyComAddr => "octet-string",
+            PhyComAddr => "structure(Addr, PRIORITY, VID, APPID)",
+            Octet6 => "octet-string(6)",
+            Octet16 => "octet-string(16)",
             TrgOps => "bit-string(6)",
             OptFlds => "bit-string(10)",
             SvOptFlds => "bit-string(5)",

@@ -98,6 +98,20 @@ pub(crate) fn check(btype: BasicType, v: &str) -> Result<(), &'static str> {
                 Err("an Octet64 is at most 64 octets")
             }
         }
+        Octet6 => {
+            if v.len() <= 6 {
+                Ok(())
+            } else {
+                Err("an Octet6 is at most 6 octets")
+            }
+        }
+        Octet16 => {
+            if v.len() <= 16 {
+                Ok(())
+            } else {
+                Err("an Octet16 is at most 16 octets")
+            }
+        }
         Currency => {
             // ISO 4217 alphabetic code (IEC 61850-7-3 Ed.2 CUR).
             if v.len() == 3 && v.bytes().all(|b| b.is_ascii_uppercase()) {

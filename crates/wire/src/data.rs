@@ -472,7 +472,7 @@ fn check_obj_id(v: &[u8]) -> Result<()> {
             detail,
         })
     };
-    if v.last().map_or(true, |b| b & 0x80 != 0) {
+    if !matches!(v.last(), Some(b) if b & 0x80 == 0) {
         return bad("empty or last subidentifier unterminated");
     }
     let mut start = true;

@@ -56,10 +56,9 @@ pub const MIN_SELECTION_OCTETS: usize = 2;
 /// The most elements of at least `min_element_octets` octets each that `octets` octets can
 /// carry: the bound every list decoder of this crate lives within without counting.
 pub const fn max_elements(octets: usize, min_element_octets: usize) -> usize {
-    if min_element_octets == 0 {
-        octets
-    } else {
-        octets / min_element_octets
+    match octets.checked_div(min_element_octets) {
+        Some(n) => n,
+        None => octets,
     }
 }
 
