@@ -570,6 +570,9 @@ impl ServerModel {
 
 impl ServerHandler for ServerModel {
     fn read(&mut self, _conn: ConnId, name: &ObjectName) -> AccessResult {
+        if let Err(e) = self.check_se_read(name) {
+            return AccessResult::Failure(e);
+        }
         match self.value(name) {
             Some(d) => AccessResult::Success(d),
             None => AccessResult::Failure(DataAccessError::OBJECT_NON_EXISTENT),

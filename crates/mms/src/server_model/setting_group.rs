@@ -16,6 +16,8 @@
 //!   buffer and reserves the SGCB for the writing association for ResvTms seconds; 0 ends the
 //!   edit; a value above NumOfSG is object-value-invalid; while another association has a group
 //!   selected, temporarily-unavailable.
+//! - **GetEditSGValue** = read of an SE attribute: only while a group is selected for
+//!   editing, else temporarily-unavailable (as libiec61850).
 //! - **SetEditSGValue** = write of an SE attribute: only by the association that selected the
 //!   edit group, else temporarily-unavailable (as libiec61850; see
 //!   [`ServerModel::check_se_write`]).
@@ -266,6 +268,23 @@ impl ServerModel {
             return Err(DataAccessError::TEMPORARILY_UNAVAILABLE);
         }
         Ok(())
+    }
+
+    /// Whether `name` may be read now: an SE attribute (GetEditSGValue) of an LD with an SGCB
+    /// only while a group is selected for editing (by any association), temporarily-unavailable
+    /// otherwise, as libiec61850 answers; outside an edit the buffer holds nothing a client
+    /// could confirm. A read of a whole LN is not refused.
+    pub(super) fn check_se_read(&self, name: &ObjectName) -> Result<(), DataAccessError> {
+        let Some((dom, item)) = super::split(name) else {
+            return Ok(());
+        };
+        if item.split('$').nth(1) != Some("SE") {
+            return Ok(());
+        }
+        match self.blocks.sgcbs.iter().find(|s| s.config.domain == dom) {
+            Some(sg) if sg.edit_sg == 0 => Err(DataAccessError::TEMPORARILY_UNAVAILABLE),
+            _ => Ok(()),
+        }
     }
 
     /// A write of SGCB component `element` of SGCB `i` (rules in the module documentation).
@@ -652,7 +671,15 @@ mod tests {
             w(&mut m, 1, &sgcb("Nope"), Data::Boolean(true)),
             e(DataAccessError::OBJECT_NON_EXISTENT)
         );
-        // SetEditSGValue and ConfirmEditSGValues without a selected group.
+        // GetEditSGValue, SetEditSGValue and ConfirmEditSGValues without a selected group.
+        assert_eq!(
+            m.read(1, &name(SE)),
+            crate::service::AccessResult::Failure(DataAccessError::TEMPORARILY_UNAVAILABLE)
+        );
+        assert!(matches!(
+            m.read(1, &name("PTOC1")),
+            crate::service::AccessResult::Success(_)
+        ));
         assert_eq!(
             w(&mut m, 1, SE, Data::FloatingPoint32(2.0)),
             e(DataAccessError::TEMPORARILY_UNAVAILABLE)
@@ -663,6 +690,11 @@ mod tests {
         );
         // Another association's edit: its SE, EditSG and CnfEdit are refused.
         assert_eq!(w(&mut m, 1, &sgcb("EditSG"), Data::Unsigned(2)), Ok(()));
+        // Any association may read the edit buffer while a group is selected.
+        assert_eq!(
+            m.read(2, &name(SE)),
+            crate::service::AccessResult::Success(Data::FloatingPoint32(1.5))
+        );
         assert_eq!(
             w(&mut m, 2, SE, Data::FloatingPoint32(2.0)),
             e(DataAccessError::TEMPORARILY_UNAVAILABLE)
@@ -776,5 +808,107 @@ mod tests {
             Ok(())
         );
         assert_eq!(f(&m, SG), Data::FloatingPoint32(9.0));
+    }
+
+    /// One step of a client (or the clock) against the SGCB.
+    #[derive(Debug, Clone)]
+    enum Op {
+        Act(ConnId, u64),
+        Edit(ConnId, u64),
+        Se(ConnId, f32),
+        Cnf(ConnId, bool),
+        Tick(u64),
+        Close(ConnId),
+    }
+
+    fn op() -> impl proptest::strategy::Strategy<Value = Op> {
+        use proptest::prelude::*;
+        let conn = 1u64..4;
+        prop_oneof![
+            (conn.clone(), 0u64..4).prop_map(|(c, g)| Op::Act(c, g)),
+            (conn.clone(), 0u64..4).prop_map(|(c, g)| Op::Edit(c, g)),
+            (conn.clone(), -10i16..10).prop_map(|(c, v)| Op::Se(c, f32::from(v))),
+            (conn.clone(), any::<bool>()).prop_map(|(c, b)| Op::Cnf(c, b)),
+            (0u64..90_000).prop_map(Op::Tick),
+            conn.prop_map(Op::Close),
+        ]
+    }
+
+    proptest::proptest! {
+        /// Any sequence of services keeps the SGCB consistent with a plain account of clause
+        /// 16: the served SG value is the active group's confirmed value, only the selecting
+        /// association edits, a confirm stores the SE value in the edited group.
+        #[test]
+        fn services_follow_clause_16(ops in proptest::collection::vec(op(), 0..60)) {
+            let mut m = model();
+            let mut now = 1_700_000_000_000u64;
+            let (mut act, mut edit, mut editor) = (1u8, 0u8, None::<ConnId>);
+            let mut until = 0u64;
+            let mut groups = [1.5f32, 1.5];
+            let mut se = 1.5f32;
+            for o in ops {
+                match o {
+                    Op::Act(c, g) => {
+                        let r = w(&mut m, c, "LLN0$SP$SGCB$ActSG", Data::Unsigned(g));
+                        proptest::prop_assert_eq!(r.is_ok(), (1..=2).contains(&g));
+                        if r.is_ok() {
+                            act = g as u8;
+                        }
+                    }
+                    Op::Edit(c, g) => {
+                        let r = w(&mut m, c, "LLN0$SP$SGCB$EditSG", Data::Unsigned(g));
+                        let ok = g <= 2 && editor.is_none_or(|e| e == c);
+                        proptest::prop_assert_eq!(r.is_ok(), ok);
+                        if ok && g == 0 {
+                            (edit, editor) = (0, None);
+                        } else if ok {
+                            (edit, editor) = (g as u8, Some(c));
+                            se = groups[usize::from(edit) - 1];
+                            until = now + 60_000;
+                        }
+                    }
+                    Op::Se(c, v) => {
+                        let r = w(&mut m, c, SE, Data::FloatingPoint32(v));
+                        let ok = edit != 0 && editor == Some(c);
+                        proptest::prop_assert_eq!(r.is_ok(), ok);
+                        if ok {
+                            se = v;
+                        }
+                    }
+                    Op::Cnf(c, b) => {
+                        let r = w(&mut m, c, "LLN0$SP$SGCB$CnfEdit", Data::Boolean(b));
+                        let ok = b && edit != 0 && editor == Some(c);
+                        proptest::prop_assert_eq!(r.is_ok(), ok);
+                        if ok {
+                            groups[usize::from(edit) - 1] = se;
+                            (edit, editor) = (0, None);
+                        }
+                    }
+                    Op::Tick(d) => {
+                        now += d;
+                        m.tick(now);
+                        if edit != 0 && now >= until {
+                            (edit, editor) = (0, None);
+                        }
+                    }
+                    Op::Close(c) => {
+                        m.connection_closed(c);
+                        if editor == Some(c) {
+                            (edit, editor) = (0, None);
+                        }
+                    }
+                }
+                proptest::prop_assert_eq!(f(&m, "LLN0$SP$SGCB$ActSG"), Data::Unsigned(act.into()));
+                proptest::prop_assert_eq!(f(&m, "LLN0$SP$SGCB$EditSG"), Data::Unsigned(edit.into()));
+                proptest::prop_assert_eq!(m.setting_groups()[0].editing(), (edit, editor));
+                proptest::prop_assert_eq!(
+                    f(&m, SG),
+                    Data::FloatingPoint32(groups[usize::from(act) - 1])
+                );
+                if edit != 0 {
+                    proptest::prop_assert_eq!(f(&m, SE), Data::FloatingPoint32(se));
+                }
+            }
+        }
     }
 }
