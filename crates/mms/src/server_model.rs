@@ -8,7 +8,10 @@
 //! LD inst), one named variable per logical node whose components are the functional
 //! constraints (`ST`, `MX`, ... in [`FC_ORDER`]), each holding the data objects with that FC
 //! (`LLN0$ST$Mod$stVal`); report control blocks sit under `RP` (unbuffered) or `BR`
-//! (buffered) of their LN; data sets are named variable lists `LN$name`.
+//! (buffered) of their LN; data sets are named variable lists `LN$name`. Setting groups
+//! (`LLN0$SP$SGCB` and the SG/SE values, [`SettingGroups`]), GOOSE control blocks (`GO`,
+//! [`GocbInstance`]) and sampled-value control blocks (`MS`/`US`, [`SvcbInstance`]) are served
+//! with their IEC 61850-7-2 services as MMS reads and writes.
 //!
 //! This crate knows no SCL (layering: the codecs depend on nothing but `gander-wire`);
 //! `gander-peers` builds a model from a `gander-scl` description. gander's fixed measurement
@@ -27,13 +30,20 @@ use crate::service::{
     ObjectName, ObjectScope, ServiceError, TypeSpec,
 };
 
+mod blocks;
+mod gocb;
 mod node;
 mod rcb_instance;
+mod setting_group;
+mod svcb;
 #[cfg(test)]
 mod tests;
 
+pub use gocb::{DstAddress, GocbConfig, GocbInstance, GOCB_ELEMENTS};
 pub use node::{kind_matches, ModelNode, SetError};
 pub use rcb_instance::{RcbConfig, RcbInstance, BRCB_ELEMENTS};
+pub use setting_group::{SettingGroups, SgcbConfig, DEFAULT_RESV_TMS, SGCB_ELEMENTS};
+pub use svcb::{sv_opt_flds, SvcbConfig, SvcbInstance};
 
 /// The order of functional-constraint components inside a logical node's variable (the order
 /// IEC 61850-7-2 §6.4 lists the FCs; libiec61850 sorts nothing, so clients must not rely on
@@ -90,6 +100,14 @@ pub enum ModelError {
         /// What is wrong.
         what: String,
     },
+    /// A setting group, GOOSE or sampled-value control block that cannot be served.
+    #[error("control block {block}: {what}")]
+    BadControlBlock {
+        /// The block (`domain/item`).
+        block: String,
+        /// What is wrong.
+        what: String,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -116,6 +134,7 @@ pub struct ServerModel {
     domains: Vec<Domain>,
     rcbs: Vec<RcbInstance>,
     stimuli: Vec<Stimulus>,
+    blocks: blocks::ControlBlocks,
 }
 
 fn fc_rank(name: &str) -> usize {
@@ -157,6 +176,7 @@ impl ServerModel {
             domains: Vec::new(),
             rcbs: Vec::new(),
             stimuli: Vec::new(),
+            blocks: blocks::ControlBlocks::default(),
         }
     }
 
@@ -368,14 +388,15 @@ impl ServerModel {
     }
 
     /// A logical node as clients see it: the stored tree with its RCBs spliced in under
-    /// RP/BR (built on demand, so an RCB's state is never stored twice).
+    /// RP/BR, its SGCB under SP, GoCBs under GO and SVCBs under MS/US (built on demand, so a
+    /// control block's state is never stored twice).
     fn ln_view<'a>(&'a self, dom: &str, ln: &'a str, stored: &'a ModelNode) -> Cow<'a, ModelNode> {
         let mine: Vec<&RcbInstance> = self
             .rcbs
             .iter()
             .filter(|r| r.config.domain == dom && r.config.item.split('$').next() == Some(ln))
             .collect();
-        if mine.is_empty() {
+        if mine.is_empty() && !self.blocks.any_in(dom, ln) {
             return Cow::Borrowed(stored);
         }
         let mut view = stored.clone();
@@ -391,21 +412,9 @@ impl ServerModel {
                         .map(|(n, d, t)| (n.to_string(), ModelNode::leaf(t, d)))
                         .collect(),
                 );
-                let pos = match fcs.iter().position(|(f, _)| f == fc) {
-                    Some(p) => p,
-                    None => {
-                        let at = fcs
-                            .iter()
-                            .position(|(f, _)| fc_rank(f) > fc_rank(fc))
-                            .unwrap_or(fcs.len());
-                        fcs.insert(at, (fc.to_string(), ModelNode::Struct(Vec::new())));
-                        at
-                    }
-                };
-                if let ModelNode::Struct(c) = &mut fcs[pos].1 {
-                    c.push((name.to_string(), node));
-                }
+                blocks::splice(fcs, fc, name, node, false);
             }
+            self.blocks.splice_into(dom, ln, fcs);
         }
         Cow::Owned(view)
     }
@@ -561,6 +570,9 @@ impl ServerModel {
 
 impl ServerHandler for ServerModel {
     fn read(&mut self, _conn: ConnId, name: &ObjectName) -> AccessResult {
+        if let Err(e) = self.check_se_read(name) {
+            return AccessResult::Failure(e);
+        }
         match self.value(name) {
             Some(d) => AccessResult::Success(d),
             None => AccessResult::Failure(DataAccessError::OBJECT_NON_EXISTENT),
@@ -582,6 +594,9 @@ impl ServerHandler for ServerModel {
         value: &Data,
     ) -> Result<(), DataAccessError> {
         let (dom, item) = split(name).ok_or(DataAccessError::OBJECT_NON_EXISTENT)?;
+        if let Some(answer) = self.write_block(conn, dom, item, value) {
+            return answer;
+        }
         if let Some(r) = self.rcbs.iter_mut().find(|r| {
             r.config.domain == dom
                 && item
@@ -600,11 +615,15 @@ impl ServerHandler for ServerModel {
         if !WRITABLE_FCS.contains(&fc) {
             return Err(DataAccessError::OBJECT_ACCESS_DENIED);
         }
+        if fc == "SE" {
+            self.check_se_write(conn, dom)?;
+        }
         self.set_value(name, value.clone())
     }
 
     fn connection_closed(&mut self, conn: ConnId) {
         self.rcbs.iter_mut().for_each(|r| r.connection_closed(conn));
+        self.blocks_closed(conn);
     }
 
     fn identify(&mut self, _conn: ConnId) -> Option<IdentifyResponse> {

@@ -7,6 +7,9 @@
 //! of that FC; basic types as §8.1.3.3 maps them (with libiec61850 1.6's sizes: variable-length
 //! strings and bit strings are negative sizes); data sets `LN$name`; report control blocks
 //! `LN$RP$name` / `LN$BR$name`, one per instance of `RptEnabled max` (indexed `name01..`).
+//! Settings declared with FC SE are served under SE and SG (libiec61850's rule); an LN0's
+//! `SettingControl`, `GSEControl` and `SampledValueControl` become the setting group, GOOSE and
+//! sampled-value control blocks (module `blocks`).
 //!
 //! This is the one place that knows both `gander-scl` and `gander-mms` (layering:
 //! `scripts/check_layers.py`).
@@ -215,6 +218,7 @@ pub fn build(
             }
         }
     }
+    blocks::add(&mut m, &lds, path)?;
     m.choose_stimuli();
     Ok(m)
 }
@@ -222,13 +226,37 @@ pub fn build(
 fn collect_fcs(nodes: &[DataNode], out: &mut Vec<Fc>) {
     for n in nodes {
         if let NodeKind::Attribute { fc, .. } = &n.kind {
-            if !out.contains(fc) {
-                out.push(*fc);
+            for f in std::iter::once(*fc).chain((*fc == Fc::SE).then_some(Fc::SG)) {
+                if !out.contains(&f) {
+                    out.push(f);
+                }
             }
         }
         collect_fcs(&n.children, out);
     }
     out.sort();
+}
+
+/// Whether an attribute declared with FC `declared` is served under `fc`: its own FC, and an
+/// SE (edit buffer) setting also as SG (the active group's value), as libiec61850's model
+/// generator serves it (`DataObject.java` adds an SG copy of every SE attribute) and as the
+/// setting group services of IEC 61850-7-2 clause 16 need: an edited value becomes active.
+fn serves(declared: Fc, fc: Fc) -> bool {
+    declared == fc || (declared == Fc::SE && fc == Fc::SG)
+}
+
+/// [`serves`] for a child of a data object; an SE attribute whose data object also declares
+/// an SG attribute of the same name is not copied (the SG one is served).
+fn served_under(n: &DataNode, siblings: &[DataNode], fc: Fc) -> bool {
+    let NodeKind::Attribute { fc: declared, .. } = &n.kind else {
+        return true;
+    };
+    serves(*declared, fc)
+        && !(*declared == Fc::SE
+            && fc == Fc::SG
+            && siblings.iter().any(|k| {
+                k.name == n.name && matches!(k.kind, NodeKind::Attribute { fc: Fc::SG, .. })
+            }))
 }
 
 /// The part of a data object (or attribute) with functional constraint `fc`, or None.
@@ -242,7 +270,11 @@ fn restrict(
     let one = match &n.kind {
         NodeKind::Object { .. } => {
             let mut c = Vec::new();
-            for k in &n.children {
+            for k in n
+                .children
+                .iter()
+                .filter(|k| served_under(k, &n.children, fc))
+            {
                 if let Some(x) = restrict(k, fc, &format!("{reference}.{}", k.name), path, budget)?
                 {
                     c.push((k.name.clone(), x));
@@ -253,7 +285,7 @@ fn restrict(
             }
             ModelNode::Struct(c)
         }
-        NodeKind::Attribute { fc: f, .. } if *f != fc => return Ok(None),
+        NodeKind::Attribute { fc: f, .. } if !serves(*f, fc) => return Ok(None),
         NodeKind::Attribute {
             btype: BasicType::Struct,
             ..
@@ -455,5 +487,7 @@ fn phy_com_addr() -> ModelNode {
     ])
 }
 
+
+mod blocks;
 #[cfg(test)]
 mod tests;

@@ -31,10 +31,15 @@ pub(crate) struct Built {
 }
 
 impl Served {
+    /// The model, its clock set to now (an SCL model's SGCB stamps LActTm with it and ends
+    /// setting group edit reservations whose time ran out).
     pub(crate) fn handler(&mut self) -> &mut dyn ServerHandler {
         match self {
             Served::Fixed(m) => m.as_mut(),
-            Served::Scl(m) => m.as_mut(),
+            Served::Scl(m) => {
+                m.tick(unix_ms());
+                m.as_mut()
+            }
         }
     }
 
