@@ -35,7 +35,8 @@ use crate::iso_session::{ConnectSpdu, Spdu, ABORT_TRANSPORT_DISCONNECT};
 use crate::pdu::{ConfirmedRequest, ConfirmedResponse, MmsPdu, Unconfirmed};
 use crate::presentation::{self, AbortPpdu, AcceptPpdu, ConnectPpdu, Pdv, RefusePpdu};
 use crate::service::{
-    AccessResult, DataAccessError, GetNameListResponse, GetNamedVariableListAttributesResponse,
+    AccessResult, DataAccessError, DefineNamedVariableListRequest, DeleteNamedVariableListRequest,
+    DeleteNamedVariableListResponse, GetNameListResponse, GetNamedVariableListAttributesResponse,
     GetVariableAccessAttributesResponse, IdentifyResponse, InformationReport, Initiate,
     ObjectClass, ObjectName, ObjectScope, ReadRequest, ReadResponse, Reject, ServiceError,
     VariableAccessSpecification, WriteRequest, WriteResponse,
@@ -808,6 +809,24 @@ pub trait ServerHandler {
     ) -> Option<core::result::Result<GetNamedVariableListAttributesResponse, ServiceError>> {
         None
     }
+    /// DefineNamedVariableList (ISO 9506-2 14.12; IEC 61850 dynamic data sets), with the
+    /// negotiated PDU size that bounds the list. `None`: rejected (unrecognized-service).
+    fn define_named_variable_list(
+        &mut self,
+        _conn: ConnId,
+        _request: &DefineNamedVariableListRequest,
+        _max_pdu: usize,
+    ) -> Option<core::result::Result<(), ServiceError>> {
+        None
+    }
+    /// DeleteNamedVariableList (ISO 9506-2 14.14). `None`: rejected (unrecognized-service).
+    fn delete_named_variable_list(
+        &mut self,
+        _conn: ConnId,
+        _request: &DeleteNamedVariableListRequest,
+    ) -> Option<core::result::Result<DeleteNamedVariableListResponse, ServiceError>> {
+        None
+    }
 }
 
 /// What a handler's optional service answered, before it becomes a PDU.
@@ -1346,6 +1365,14 @@ impl ServerAssociation {
                             ConfirmedRequest::GetNamedVariableListAttributes(q) => answer(
                                 handler.named_variable_list_attributes(self.conn, &q.0),
                                 ConfirmedResponse::GetNamedVariableListAttributes,
+                            ),
+                            ConfirmedRequest::DefineNamedVariableList(q) => answer(
+                                handler.define_named_variable_list(self.conn, &q, max_pdu),
+                                |()| ConfirmedResponse::DefineNamedVariableList,
+                            ),
+                            ConfirmedRequest::DeleteNamedVariableList(q) => answer(
+                                handler.delete_named_variable_list(self.conn, &q),
+                                ConfirmedResponse::DeleteNamedVariableList,
                             ),
                             _ => Answer::Unsupported,
                         };
