@@ -208,6 +208,7 @@ fn server_cfg(tls: Option<TlsProfile>, period_us: u64) -> ServerConfig {
         scl: None,
         ied: None,
         access_point: None,
+        static_values: true,
         events: None,
         tls,
         reports: ReportsConfig {

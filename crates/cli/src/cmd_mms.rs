@@ -28,6 +28,10 @@ pub(crate) enum Command {
         /// Listen address (overrides `listen`; without a config file: 127.0.0.1:102).
         #[arg(long)]
         listen: Option<String>,
+        /// Keep the SCL model's values still (by default measurands drift and status points
+        /// toggle like a real IED's, with quality and time stamps; sets `static`).
+        #[arg(long = "static")]
+        static_values: bool,
     },
     /// The measurement client (RSE 61850CLI): HT loop over `connections`, RT loop over
     /// `reports`; prints a one-line JSON summary; exit 0 on success, 1 on a failed run.
@@ -55,6 +59,7 @@ pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
             ied,
             access_point,
             listen,
+            static_values,
         } => {
             let mut cfg = match &config {
                 Some(p) => config::ServerConfig::from_file(p)?,
@@ -71,6 +76,9 @@ pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
             }
             if access_point.is_some() {
                 cfg.access_point = access_point;
+            }
+            if static_values {
+                cfg.static_values = true;
             }
             run_server(cfg)
         }

@@ -20,7 +20,8 @@
 //! size = 125                       # MMS InformationReport PDU octets (fixed model only)
 //! ```
 //! Optionally `scl = "feeder.cid"` (with `ied = "FDR1"`, `access_point = "S1"`) serves that
-//! IED's model instead of the fixed one (`docs/mms-peers.md`, "Serving an SCL model").
+//! IED's model instead of the fixed one (`docs/mms-peers.md`, "Serving an SCL model"); its
+//! values drift like a real IED's unless `static = true`.
 //! Client: `connect` instead of `listen`, plus `connections` (HT loop), `reports` (RT loop),
 //! `gi` (ask for a general interrogation when enabling the RCB) and `report_timeout_ms`.
 //!
@@ -132,6 +133,11 @@ pub struct ServerConfig {
     /// The access point whose logical devices are served (default: all).
     #[serde(default)]
     pub access_point: Option<String>,
+    /// With `scl`: keep the model's values still. By default they change like a real IED's
+    /// (measurands drift, status points toggle; `gander_mms::server_model::drift`), so that
+    /// data-change and integrity reports flow; the measurement stimuli change either way.
+    #[serde(default, rename = "static")]
+    pub static_values: bool,
 }
 
 /// `gander mms client` configuration.
@@ -241,6 +247,7 @@ impl ServerConfig {
             scl: None,
             ied: None,
             access_point: None,
+            static_values: false,
         }
     }
     /// Checks values that TOML types cannot (timeouts, a buildable report size).

@@ -7,7 +7,9 @@
 //! - SCL model: every period the stimulus leaves change (the first changeable attribute of the
 //!   first member of each data set used by an RCB with dchg, `ServerModel::stimuli`), and every
 //!   RCB enabled by the connection reports what is due: GI, integrity period, data changes
-//!   (including those from clients' writes of CF/DC/SP/SV/SE attributes).
+//!   (including those from clients' writes of CF/DC/SP/SV/SE attributes). Unless the server
+//!   runs `static`, the model's values also drift like a real IED's (`ServerModel::drift`,
+//!   timed by the wall clock whoever calls it), so data changes flow without any client.
 
 use super::clock::{now_ns, unix_ms};
 use gander_mms::association::{ConnId, ServerHandler};
@@ -61,6 +63,9 @@ impl Served {
                     .collect()
             }
             Served::Scl(m) => {
+                // The drift is timed by the wall clock, not by this loop: calling it from
+                // every connection's loop makes no more changes than calling it once.
+                m.drift(ms);
                 let t_rt = now_ns();
                 scl_built(m.due_reports(conn, ms), t_rt)
             }
