@@ -29,9 +29,13 @@ pub(crate) enum Command {
         #[arg(long)]
         listen: Option<String>,
         /// Keep the SCL model's values still (by default measurands drift and status points
-        /// toggle like a real IED's, with quality and time stamps; sets `static`).
-        #[arg(long = "static")]
+        /// toggle like a real IED's, with quality and time stamps; sets `values = "static"`).
+        #[arg(long = "static", conflicts_with = "stimulus")]
         static_values: bool,
+        /// Move only the measurement stimulus of an SCL model: one data change per RCB with
+        /// dchg per report period (sets `values = "stimulus"`).
+        #[arg(long)]
+        stimulus: bool,
     },
     /// The measurement client (RSE 61850CLI): HT loop over `connections`, RT loop over
     /// `reports`; prints a one-line JSON summary; exit 0 on success, 1 on a failed run.
@@ -60,6 +64,7 @@ pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
             access_point,
             listen,
             static_values,
+            stimulus,
         } => {
             let mut cfg = match &config {
                 Some(p) => config::ServerConfig::from_file(p)?,
@@ -78,7 +83,10 @@ pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
                 cfg.access_point = access_point;
             }
             if static_values {
-                cfg.static_values = true;
+                cfg.values = config::ValueMode::Static;
+            }
+            if stimulus {
+                cfg.values = config::ValueMode::Stimulus;
             }
             run_server(cfg)
         }

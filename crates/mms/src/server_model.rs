@@ -337,6 +337,11 @@ impl ServerModel {
         self.stimuli = out;
     }
 
+    /// No stimulus: the values change only by writes or by the drift.
+    pub fn clear_stimuli(&mut self) {
+        self.stimuli.clear();
+    }
+
     /// The leaves the server changes each report period to drive data-change reports: for
     /// every RCB whose TrgOps has dchg, the first changeable leaf (BOOLEAN toggled; integer or
     /// float incremented; quality skipped) of the first member of its data set that has one.

@@ -7,9 +7,10 @@
 //! - SCL model: every period the stimulus leaves change (the first changeable attribute of the
 //!   first member of each data set used by an RCB with dchg, `ServerModel::stimuli`), and every
 //!   RCB enabled by the connection reports what is due: GI, integrity period, data changes
-//!   (including those from clients' writes of CF/DC/SP/SV/SE attributes). Unless the server
-//!   runs `static`, the model's values also drift like a real IED's (`ServerModel::drift`,
-//!   timed by the wall clock whoever calls it), so data changes flow without any client.
+//!   (including those from clients' writes of CF/DC/SP/SV/SE attributes). That is the
+//!   `values = "stimulus"` mode; by default (`drift`) there is no stimulus and the model's
+//!   values drift like a real IED's instead (`ServerModel::drift`, timed by the wall clock
+//!   whoever calls it); `static` moves nothing.
 
 use super::clock::{now_ns, unix_ms};
 use gander_mms::association::{ConnId, ServerHandler};

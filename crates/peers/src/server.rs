@@ -2,14 +2,14 @@
 //! serves gander's fixed IEC 61850 model, and once a client enables `IMPLD0/LLN0.RP.urcb01`
 //! sends it a data-change report every `reports.period` (RT_START just before each). With
 //! `scl` it serves an IED's model from its SCL file instead ([`super::scl_model`]), and the
-//! period drives that model's data changes (`served.rs` says how); unless `static`, its values
-//! also drift like a real IED's.
+//! period drives that model's data changes (`served.rs` says how): by default its values drift
+//! like a real IED's, or stay still, or move only by the measurement stimulus.
 //!
 //! One thread per connection; the model (its RCBs each owned by one connection at a time) is
 //! shared behind a mutex. Every failure of a connection is one ERROR event and a clean close of that
 //! connection; the server itself keeps accepting until [`StopHandle::stop`].
 use super::clock::now_ns;
-use super::config::ServerConfig;
+use super::config::{ServerConfig, ValueMode};
 use super::events::{name, Event, Sink};
 use super::served::Served;
 use super::stream::{io_kind, mms_kind, tls_kind, Stream};
@@ -84,8 +84,13 @@ impl Server {
                     config.ied.as_deref(),
                     config.access_point.as_deref(),
                 )?;
-                if !config.static_values {
-                    m.enable_drift(DriftConfig::default());
+                match config.values {
+                    ValueMode::Drift => {
+                        m.clear_stimuli();
+                        m.enable_drift(DriftConfig::default());
+                    }
+                    ValueMode::Static => m.clear_stimuli(),
+                    ValueMode::Stimulus => {}
                 }
                 Served::Scl(Box::new(m))
             }

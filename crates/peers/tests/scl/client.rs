@@ -150,7 +150,7 @@ fn gander_client_discovers_and_reports_from_an_scl_model() {
     let mut cfg = ServerConfig::with_listen("127.0.0.1:0");
     cfg.reports.period_ms = 20;
     // The stimulus path alone (the measurement's), without the drift of a real IED's values.
-    cfg.static_values = true;
+    cfg.values = gander_peers::config::ValueMode::Stimulus;
     cfg.scl =
         Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("../scl/tests/data/feeder_protection.cid"));
     let (addr, stop, h) = Server::bind(cfg, Sink::null()).unwrap().spawn();
