@@ -47,6 +47,8 @@ def _lib():
         ("ClientReportControlBlock_setDataSetReference", None, [P, S]),
         ("ClientReport_getReasonForInclusion", I, [P, I]),
         ("ClientReport_getDataSetName", S, [P]),
+        ("IedConnection_getMmsConnection", P, [P]),
+        ("MmsConnection_readSingleArrayElementWithComponent", P, [P, C.POINTER(I), S, S, C.c_uint32, S]),
         ("LinkedList_getNext", P, [P]),
         ("LinkedList_getData", P, [P]),
         ("LinkedList_destroy", None, [P]),
@@ -160,6 +162,17 @@ class Client(mms_iec.LibClient):
         self.L.ClientDataSet_destroy(ds)
         return v
 
+    def read_element(self, item: bytes, index: int, component: bytes | None):
+        """MMS Read of one array element (index alternate access), optionally a component."""
+        err = C.c_int(0)
+        mms = self.L.IedConnection_getMmsConnection(self.con)
+        v = self.L.MmsConnection_readSingleArrayElementWithComponent(mms, C.byref(err), b"HAR1LD0", item, index,
+                                                                     component)
+        assert err.value == 0 and v, err.value
+        out = iec.mms_to_python(v)
+        self.L.MmsValue_delete(v)
+        return out
+
     def data_sets(self, ln: bytes) -> list[str]:
         err = C.c_int(0)
         return names(self.L, self.L.IedConnection_getLogicalNodeDirectory(self.con, C.byref(err), ln, ACSI_DATA_SET))
@@ -206,6 +219,10 @@ def test_dynamic_data_sets_with_array_element_members(drifting):
         # A CMV element: cVal {mag {f}, ang {f}}, q, t; the component alone: {mag {f}, ang {f}}.
         assert len(v[0]) == 3 and len(v[0][0]) == 2, v
         assert len(v[1]) == 2 and all(len(x) == 1 for x in v[1]), v
+        # The same elements read on their own (MMS Read with index alternate access).
+        el = a.read_element(b"MHAI1$MX$HA$phsAHar", 7, None)
+        assert len(el) == 3 and len(el[0]) == 2, el
+        assert a.read_element(b"MHAI1$MX$HA$phsAHar", 9, b"cVal$mag$f") is not None
         assert a.create(b"@dyn", HAR) != 0, "the name is taken"
         assert a.create(b"@bad", [b"HAR1LD0/MHAI1.HA.phsAHar(16)[MX]"]) != 0, "16 elements: 0..15"
         assert a.create(b"@bad", [b"HAR1LD0/MMXU1.Nope[MX]"]) != 0

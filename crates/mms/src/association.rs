@@ -39,7 +39,7 @@ use crate::service::{
     DeleteNamedVariableListResponse, GetNameListResponse, GetNamedVariableListAttributesResponse,
     GetVariableAccessAttributesResponse, IdentifyResponse, InformationReport, Initiate,
     ObjectClass, ObjectName, ObjectScope, ReadRequest, ReadResponse, Reject, ServiceError,
-    VariableAccessSpecification, WriteRequest, WriteResponse,
+    VariableAccessSpecification, VariableRef, WriteRequest, WriteResponse,
 };
 use crate::tpkt;
 
@@ -764,6 +764,11 @@ impl ClientAssociation {
 pub trait ServerHandler {
     /// Read one variable.
     fn read(&mut self, conn: ConnId, name: &ObjectName) -> AccessResult;
+    /// Read a variable through an alternate access that is not a plain component path (an
+    /// array element, ISO 9506-2 14.1 index selection). `None`: object-access-unsupported.
+    fn read_selected(&mut self, _conn: ConnId, _var: &VariableRef) -> Option<AccessResult> {
+        None
+    }
     /// Read a named variable list (data set); `None` if it does not exist.
     fn read_list(&mut self, _conn: ConnId, _list: &ObjectName) -> Option<Vec<AccessResult>> {
         None
@@ -1279,8 +1284,12 @@ impl ServerAssociation {
                                     let a = match v.flattened() {
                                         // IEC 61850-8-1: a component selection reads `item$path`.
                                         Some(n) => handler.read(self.conn, &n),
-                                        None => AccessResult::Failure(
-                                            DataAccessError::OBJECT_ACCESS_UNSUPPORTED,
+                                        // An array element (and a component of it), if the
+                                        // handler serves them.
+                                        None => handler.read_selected(self.conn, v).unwrap_or(
+                                            AccessResult::Failure(
+                                                DataAccessError::OBJECT_ACCESS_UNSUPPORTED,
+                                            ),
                                         ),
                                     };
                                     octets += a.data().map_or(3, Codec::buffer_len);

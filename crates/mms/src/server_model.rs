@@ -25,7 +25,7 @@ use crate::service::{
     AccessResult, DataAccessError, DefineNamedVariableListRequest, DeleteNamedVariableListRequest,
     DeleteNamedVariableListResponse, GetNamedVariableListAttributesResponse,
     GetVariableAccessAttributesResponse, IdentifyResponse, InformationReport, ObjectClass,
-    ObjectName, ObjectScope, ServiceError, TypeSpec,
+    ObjectName, ObjectScope, ServiceError, TypeSpec, VariableRef,
 };
 
 mod drift;
@@ -584,6 +584,22 @@ impl ServerHandler for ServerModel {
             Some(d) => AccessResult::Success(d),
             None => AccessResult::Failure(DataAccessError::OBJECT_NON_EXISTENT),
         }
+    }
+
+    /// An array element, or a component of one, of a data attribute (as data set members
+    /// name them); anything else the alternate access selects is object-access-unsupported.
+    fn read_selected(&mut self, _conn: ConnId, var: &VariableRef) -> Option<AccessResult> {
+        let Some(node) = self.node(&var.name) else {
+            return Some(AccessResult::Failure(DataAccessError::OBJECT_NON_EXISTENT));
+        };
+        let path = var
+            .access
+            .as_ref()
+            .and_then(dynamic_lists::selection_path)?;
+        Some(match dynamic_lists::select(node, &path) {
+            Some(n) => AccessResult::Success(n.to_data()),
+            None => AccessResult::Failure(DataAccessError::OBJECT_NON_EXISTENT),
+        })
     }
 
     fn read_list(&mut self, conn: ConnId, list: &ObjectName) -> Option<Vec<AccessResult>> {

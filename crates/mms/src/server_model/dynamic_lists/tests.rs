@@ -445,3 +445,27 @@ fn references_parse() {
         assert_eq!(parse_data_set_reference(bad), None, "{bad}");
     }
 }
+
+#[test]
+fn array_elements_read_by_alternate_access() {
+    let mut m = model();
+    assert_eq!(
+        m.read_selected(1, &element(3, Some("cVal$mag$f"))),
+        Some(AccessResult::Success(Data::FloatingPoint32(3.0)))
+    );
+    assert_eq!(
+        m.read_selected(1, &element(16, None)),
+        Some(AccessResult::Failure(DataAccessError::OBJECT_NON_EXISTENT))
+    );
+    let range = VariableRef {
+        name: ObjectName::domain(D, "MHAI1$MX$HA$phsAHar"),
+        access: Some(AlternateAccess(vec![Selection::Select(
+            AccessSelection::AllElements,
+        )])),
+    };
+    assert_eq!(
+        m.read_selected(1, &range),
+        None,
+        "unsupported: the association says so"
+    );
+}
