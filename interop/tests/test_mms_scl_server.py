@@ -5,7 +5,8 @@ nodes, data sets and their members, control blocks), reads a value the CID initi
 reports from the CID's indexed URCB and its BRCB. Plus: a bad SCL file is refused with exit 2 and
 a message naming the problem and its line.
 
-One server process for the module (plain TCP, 50 ms report period).
+One server process for the module (plain TCP, 50 ms report period, values moved by the
+measurement stimulus only, so that each data change is the first member's).
 """
 from __future__ import annotations
 
@@ -64,7 +65,7 @@ class Server:
         self.events = workdir / "events.jsonl"
         cfg = workdir / "server.toml"
         cfg.write_text(f'listen = "127.0.0.1:0"\nevents = "{self.events}"\ntimeout_ms = 3000\n'
-                       f'scl = "{CID}"\n[reports]\nperiod_ms = 50\n')
+                       f'scl = "{CID}"\nvalues = "stimulus"\n[reports]\nperiod_ms = 50\n')
         self.p = subprocess.Popen([gander, "mms", "server", "--config", str(cfg)], stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True)
         r, _, _ = select.select([self.p.stdout], [], [], 10)

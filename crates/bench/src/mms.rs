@@ -208,6 +208,7 @@ fn server_cfg(tls: Option<TlsProfile>, period_us: u64) -> ServerConfig {
         scl: None,
         ied: None,
         access_point: None,
+        values: gander_peers::config::ValueMode::Stimulus,
         events: None,
         tls,
         reports: ReportsConfig {

@@ -28,6 +28,14 @@ pub(crate) enum Command {
         /// Listen address (overrides `listen`; without a config file: 127.0.0.1:102).
         #[arg(long)]
         listen: Option<String>,
+        /// Keep the SCL model's values still (by default measurands drift and status points
+        /// toggle like a real IED's, with quality and time stamps; sets `values = "static"`).
+        #[arg(long = "static", conflicts_with = "stimulus")]
+        static_values: bool,
+        /// Move only the measurement stimulus of an SCL model: one data change per RCB with
+        /// dchg per report period (sets `values = "stimulus"`).
+        #[arg(long)]
+        stimulus: bool,
     },
     /// The measurement client (RSE 61850CLI): HT loop over `connections`, RT loop over
     /// `reports`; prints a one-line JSON summary; exit 0 on success, 1 on a failed run.
@@ -55,6 +63,8 @@ pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
             ied,
             access_point,
             listen,
+            static_values,
+            stimulus,
         } => {
             let mut cfg = match &config {
                 Some(p) => config::ServerConfig::from_file(p)?,
@@ -71,6 +81,12 @@ pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
             }
             if access_point.is_some() {
                 cfg.access_point = access_point;
+            }
+            if static_values {
+                cfg.values = config::ValueMode::Static;
+            }
+            if stimulus {
+                cfg.values = config::ValueMode::Stimulus;
             }
             run_server(cfg)
         }

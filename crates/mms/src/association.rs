@@ -35,10 +35,11 @@ use crate::iso_session::{ConnectSpdu, Spdu, ABORT_TRANSPORT_DISCONNECT};
 use crate::pdu::{ConfirmedRequest, ConfirmedResponse, MmsPdu, Unconfirmed};
 use crate::presentation::{self, AbortPpdu, AcceptPpdu, ConnectPpdu, Pdv, RefusePpdu};
 use crate::service::{
-    AccessResult, DataAccessError, GetNameListResponse, GetNamedVariableListAttributesResponse,
+    AccessResult, DataAccessError, DefineNamedVariableListRequest, DeleteNamedVariableListRequest,
+    DeleteNamedVariableListResponse, GetNameListResponse, GetNamedVariableListAttributesResponse,
     GetVariableAccessAttributesResponse, IdentifyResponse, InformationReport, Initiate,
     ObjectClass, ObjectName, ObjectScope, ReadRequest, ReadResponse, Reject, ServiceError,
-    VariableAccessSpecification, WriteRequest, WriteResponse,
+    VariableAccessSpecification, VariableRef, WriteRequest, WriteResponse,
 };
 use crate::tpkt;
 
@@ -763,6 +764,11 @@ impl ClientAssociation {
 pub trait ServerHandler {
     /// Read one variable.
     fn read(&mut self, conn: ConnId, name: &ObjectName) -> AccessResult;
+    /// Read a variable through an alternate access that is not a plain component path (an
+    /// array element, ISO 9506-2 14.1 index selection). `None`: object-access-unsupported.
+    fn read_selected(&mut self, _conn: ConnId, _var: &VariableRef) -> Option<AccessResult> {
+        None
+    }
     /// Read a named variable list (data set); `None` if it does not exist.
     fn read_list(&mut self, _conn: ConnId, _list: &ObjectName) -> Option<Vec<AccessResult>> {
         None
@@ -806,6 +812,24 @@ pub trait ServerHandler {
         _conn: ConnId,
         _name: &ObjectName,
     ) -> Option<core::result::Result<GetNamedVariableListAttributesResponse, ServiceError>> {
+        None
+    }
+    /// DefineNamedVariableList (ISO 9506-2 14.12; IEC 61850 dynamic data sets), with the
+    /// negotiated PDU size that bounds the list. `None`: rejected (unrecognized-service).
+    fn define_named_variable_list(
+        &mut self,
+        _conn: ConnId,
+        _request: &DefineNamedVariableListRequest,
+        _max_pdu: usize,
+    ) -> Option<core::result::Result<(), ServiceError>> {
+        None
+    }
+    /// DeleteNamedVariableList (ISO 9506-2 14.14). `None`: rejected (unrecognized-service).
+    fn delete_named_variable_list(
+        &mut self,
+        _conn: ConnId,
+        _request: &DeleteNamedVariableListRequest,
+    ) -> Option<core::result::Result<DeleteNamedVariableListResponse, ServiceError>> {
         None
     }
 }
@@ -1260,8 +1284,12 @@ impl ServerAssociation {
                                     let a = match v.flattened() {
                                         // IEC 61850-8-1: a component selection reads `item$path`.
                                         Some(n) => handler.read(self.conn, &n),
-                                        None => AccessResult::Failure(
-                                            DataAccessError::OBJECT_ACCESS_UNSUPPORTED,
+                                        // An array element (and a component of it), if the
+                                        // handler serves them.
+                                        None => handler.read_selected(self.conn, v).unwrap_or(
+                                            AccessResult::Failure(
+                                                DataAccessError::OBJECT_ACCESS_UNSUPPORTED,
+                                            ),
                                         ),
                                     };
                                     octets += a.data().map_or(3, Codec::buffer_len);
@@ -1346,6 +1374,14 @@ impl ServerAssociation {
                             ConfirmedRequest::GetNamedVariableListAttributes(q) => answer(
                                 handler.named_variable_list_attributes(self.conn, &q.0),
                                 ConfirmedResponse::GetNamedVariableListAttributes,
+                            ),
+                            ConfirmedRequest::DefineNamedVariableList(q) => answer(
+                                handler.define_named_variable_list(self.conn, &q, max_pdu),
+                                |()| ConfirmedResponse::DefineNamedVariableList,
+                            ),
+                            ConfirmedRequest::DeleteNamedVariableList(q) => answer(
+                                handler.delete_named_variable_list(self.conn, &q),
+                                ConfirmedResponse::DeleteNamedVariableList,
                             ),
                             _ => Answer::Unsupported,
                         };

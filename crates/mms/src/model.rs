@@ -195,7 +195,7 @@ impl ImpModel {
                 },
                 DS1_MEMBERS
                     .iter()
-                    .map(|m| ObjectName::domain(DOMAIN, *m))
+                    .map(|m| ObjectName::domain(DOMAIN, *m).into())
                     .collect(),
             ),
         }

@@ -12,7 +12,8 @@
 //! | 86  | cancel-Response     | A7  | cancel-Error      |
 //!
 //! Confirmed services other than Identify, GetNameList, Read, Write,
-//! GetVariableAccessAttributes and GetNamedVariableListAttributes decode to `Other` with their
+//! GetVariableAccessAttributes, GetNamedVariableListAttributes, DefineNamedVariableList and
+//! DeleteNamedVariableList decode to `Other` with their
 //! tag (of any length: the file services \[72\]..\[77\] need two identifier octets,
 //! [`ServiceTag`]) and raw body, so a server can answer them with a Reject
 //! (unrecognized-service, as libiec61850 does) while keeping the invoke ID; a PDU that does
@@ -25,10 +26,12 @@ use gander_wire::Codec;
 use crate::asn1;
 use crate::error::{Error, Layer, Result};
 use crate::service::{
-    GetNameListRequest, GetNameListResponse, GetNamedVariableListAttributesRequest,
-    GetNamedVariableListAttributesResponse, GetVariableAccessAttributesRequest,
-    GetVariableAccessAttributesResponse, IdentifyResponse, InformationReport, Initiate,
-    ReadRequest, ReadResponse, Reject, ServiceError, WriteRequest, WriteResponse,
+    DefineNamedVariableListRequest, DeleteNamedVariableListRequest,
+    DeleteNamedVariableListResponse, GetNameListRequest, GetNameListResponse,
+    GetNamedVariableListAttributesRequest, GetNamedVariableListAttributesResponse,
+    GetVariableAccessAttributesRequest, GetVariableAccessAttributesResponse, IdentifyResponse,
+    InformationReport, Initiate, ReadRequest, ReadResponse, Reject, ServiceError, WriteRequest,
+    WriteResponse,
 };
 
 const L: Layer = Layer::Mms;
@@ -61,6 +64,12 @@ pub mod service_tag {
     pub const GET_VARIABLE_ACCESS_ATTRIBUTES: u8 = 0xa6;
     /// getNamedVariableListAttributes \[12\].
     pub const GET_NAMED_VARIABLE_LIST_ATTRIBUTES: u8 = 0xac;
+    /// defineNamedVariableList \[11\] in a request (a SEQUENCE, constructed).
+    pub const DEFINE_NAMED_VARIABLE_LIST_REQUEST: u8 = 0xab;
+    /// defineNamedVariableList \[11\] in a response (`NULL`, primitive).
+    pub const DEFINE_NAMED_VARIABLE_LIST_RESPONSE: u8 = 0x8b;
+    /// deleteNamedVariableList \[13\].
+    pub const DELETE_NAMED_VARIABLE_LIST: u8 = 0xad;
     /// informationReport \[0\] (unconfirmed).
     pub const INFORMATION_REPORT: u8 = 0xa0;
 }
@@ -80,6 +89,10 @@ pub enum ConfirmedRequest {
     Read(ReadRequest),
     /// Write.
     Write(WriteRequest),
+    /// DefineNamedVariableList (ISO 9506-2 14.12).
+    DefineNamedVariableList(DefineNamedVariableListRequest),
+    /// DeleteNamedVariableList (ISO 9506-2 14.14).
+    DeleteNamedVariableList(DeleteNamedVariableListRequest),
     /// Any other service, kept raw.
     Other {
         /// Context tag of the service element.
@@ -104,6 +117,10 @@ pub enum ConfirmedResponse {
     Read(ReadResponse),
     /// Write.
     Write(WriteResponse),
+    /// DefineNamedVariableList (`NULL`).
+    DefineNamedVariableList,
+    /// DeleteNamedVariableList.
+    DeleteNamedVariableList(DeleteNamedVariableListResponse),
     /// Any other service, kept raw.
     Other {
         /// Context tag of the service element.
@@ -268,6 +285,16 @@ impl MmsPdu {
                         service_tag::WRITE => {
                             ConfirmedRequest::Write(WriteRequest::decode_contents(s.value)?)
                         }
+                        service_tag::DEFINE_NAMED_VARIABLE_LIST_REQUEST => {
+                            ConfirmedRequest::DefineNamedVariableList(
+                                DefineNamedVariableListRequest::decode_contents(s.value)?,
+                            )
+                        }
+                        service_tag::DELETE_NAMED_VARIABLE_LIST => {
+                            ConfirmedRequest::DeleteNamedVariableList(
+                                DeleteNamedVariableListRequest::decode_contents(s.value)?,
+                            )
+                        }
                         _ => {
                             let (tag, body) = other(&s)?;
                             ConfirmedRequest::Other { tag, body }
@@ -297,6 +324,21 @@ impl MmsPdu {
                         }
                         service_tag::WRITE => {
                             ConfirmedResponse::Write(WriteResponse::decode_contents(s.value)?)
+                        }
+                        service_tag::DEFINE_NAMED_VARIABLE_LIST_RESPONSE => {
+                            if !s.value.is_empty() {
+                                return Err(Error::malformed(
+                                    L,
+                                    "DefineNamedVariableList-Response",
+                                    "NULL with contents",
+                                ));
+                            }
+                            ConfirmedResponse::DefineNamedVariableList
+                        }
+                        service_tag::DELETE_NAMED_VARIABLE_LIST => {
+                            ConfirmedResponse::DeleteNamedVariableList(
+                                DeleteNamedVariableListResponse::decode_contents(s.value)?,
+                            )
                         }
                         _ => {
                             let (tag, body) = other(&s)?;
@@ -405,6 +447,16 @@ impl MmsPdu {
                     ConfirmedRequest::Write(w) => {
                         asn1::nested(o, service_tag::WRITE, |o| w.encode_contents(o))
                     }
+                    ConfirmedRequest::DefineNamedVariableList(r) => {
+                        asn1::nested(o, service_tag::DEFINE_NAMED_VARIABLE_LIST_REQUEST, |o| {
+                            r.encode_contents(o)
+                        })
+                    }
+                    ConfirmedRequest::DeleteNamedVariableList(r) => {
+                        asn1::nested(o, service_tag::DELETE_NAMED_VARIABLE_LIST, |o| {
+                            r.encode_contents(o)
+                        })
+                    }
                     ConfirmedRequest::Other { tag, body } => service_element::write(o, *tag, body),
                 }
             }),
@@ -435,6 +487,14 @@ impl MmsPdu {
                     }
                     ConfirmedResponse::Write(w) => {
                         asn1::nested(o, service_tag::WRITE, |o| w.encode_contents(o))
+                    }
+                    ConfirmedResponse::DefineNamedVariableList => {
+                        asn1::tlv(o, service_tag::DEFINE_NAMED_VARIABLE_LIST_RESPONSE, &[])
+                    }
+                    ConfirmedResponse::DeleteNamedVariableList(r) => {
+                        asn1::nested(o, service_tag::DELETE_NAMED_VARIABLE_LIST, |o| {
+                            r.encode_contents(o)
+                        })
                     }
                     ConfirmedResponse::Other { tag, body } => service_element::write(o, *tag, body),
                 }

@@ -25,13 +25,16 @@ use gander_wire::data::Data;
 use crate::association::{ConnId, ServerHandler};
 use crate::report::trg_ops;
 use crate::service::{
-    AccessResult, DataAccessError, GetNamedVariableListAttributesResponse,
+    AccessResult, DataAccessError, DefineNamedVariableListRequest, DeleteNamedVariableListRequest,
+    DeleteNamedVariableListResponse, GetNamedVariableListAttributesResponse,
     GetVariableAccessAttributesResponse, IdentifyResponse, InformationReport, ObjectClass,
-    ObjectName, ObjectScope, ServiceError, TypeSpec,
+    ObjectName, ObjectScope, ServiceError, TypeSpec, VariableRef,
 };
 
 mod blocks;
 mod gocb;
+mod drift;
+mod dynamic_lists;
 mod node;
 mod rcb_instance;
 mod setting_group;
@@ -40,6 +43,11 @@ mod svcb;
 mod tests;
 
 pub use gocb::{DstAddress, GocbConfig, GocbInstance, GOCB_ELEMENTS};
+pub use drift::{Drift, DriftConfig, MAX_CHANGES_PER_CALL};
+pub use dynamic_lists::{
+    data_set_reference, member_reference, parse_data_set_reference, NamedList, MAX_AA_LISTS,
+    MAX_DYNAMIC_LISTS_PER_DOMAIN,
+};
 pub use node::{kind_matches, ModelNode, SetError};
 pub use rcb_instance::{RcbConfig, RcbInstance, BRCB_ELEMENTS};
 pub use setting_group::{SettingGroups, SgcbConfig, DEFAULT_RESV_TMS, SGCB_ELEMENTS};
@@ -114,7 +122,7 @@ pub enum ModelError {
 struct Domain {
     name: String,
     lns: Vec<(String, ModelNode)>,
-    lists: Vec<(String, Vec<ObjectName>)>,
+    lists: Vec<NamedList>,
 }
 
 /// The data-change stimulus of a measurement run: one leaf that the server changes every
@@ -135,6 +143,10 @@ pub struct ServerModel {
     rcbs: Vec<RcbInstance>,
     stimuli: Vec<Stimulus>,
     blocks: blocks::ControlBlocks,
+    /// Association-specific data sets, with the association that owns each.
+    aa_lists: Vec<(ConnId, NamedList)>,
+    /// The value drift (values that change like a real IED's), when switched on.
+    drift: Option<Drift>,
 }
 
 fn fc_rank(name: &str) -> usize {
@@ -177,6 +189,8 @@ impl ServerModel {
             rcbs: Vec::new(),
             stimuli: Vec::new(),
             blocks: blocks::ControlBlocks::default(),
+            aa_lists: Vec::new(),
+            drift: None,
         }
     }
 
@@ -231,30 +245,14 @@ impl ServerModel {
     }
 
     /// Add a data set (named variable list `item`, e.g. `LLN0$DS1`); every member must exist.
+    /// Members that are array elements go through [`ServerModel::add_data_set_members`].
     pub fn add_data_set(
         &mut self,
         domain: &str,
         item: &str,
         members: Vec<ObjectName>,
     ) -> Result<(), ModelError> {
-        for m in &members {
-            if self.node(m).is_none() {
-                return Err(ModelError::UnknownMember {
-                    data_set: format!("{domain}/{item}"),
-                    member: m.to_string(),
-                });
-            }
-        }
-        let d = self.domain_mut(domain)?;
-        if d.lists.iter().any(|(n, _)| n == item) {
-            return Err(ModelError::Duplicate {
-                domain: domain.into(),
-                what: "data set",
-                name: item.into(),
-            });
-        }
-        d.lists.push((item.into(), members));
-        Ok(())
+        self.add_data_set_members(domain, item, members.into_iter().map(Into::into).collect())
     }
 
     /// Add a report control block instance; its LN and data set must exist.
@@ -282,8 +280,8 @@ impl ServerModel {
         } else {
             d.lists
                 .iter()
-                .find(|(n, _)| *n == config.data_set)
-                .map(|(_, m)| m.clone())
+                .find(|l| l.name == config.data_set)
+                .map(|l| l.members.clone())
                 .ok_or_else(|| bad(format!("no data set {:?}", config.data_set)))?
         };
         if self
@@ -309,6 +307,10 @@ impl ServerModel {
                 continue;
             }
             let pick = r.members.iter().find_map(|m| {
+                if m.access.is_some() {
+                    return None;
+                }
+                let m = &m.name;
                 let (dom, item) = split(m)?;
                 let node = self.node(m)?;
                 let (path, _) = node.leaves().into_iter().find(|(p, n)| {
@@ -353,6 +355,11 @@ impl ServerModel {
             }
         }
         self.stimuli = out;
+    }
+
+    /// No stimulus: the values change only by writes or by the drift.
+    pub fn clear_stimuli(&mut self) {
+        self.stimuli.clear();
     }
 
     /// The leaves the server changes each report period to drive data-change reports: for
@@ -445,19 +452,25 @@ impl ServerModel {
             .ok_or(DataAccessError::OBJECT_NON_EXISTENT)?;
         node.set_value(value)
             .map_err(|_| DataAccessError::TYPE_INCONSISTENT)?;
+        self.mark_changed(&dom, &item);
+        Ok(())
+    }
+
+    /// Note a change at `dom`/`key` (a `$`-joined path, array elements as `[n]`) for every
+    /// RCB whose data set has a member that contains it or lies inside it.
+    fn mark_changed(&mut self, dom: &str, key: &str) {
         for r in &mut self.rcbs {
             let hit: Vec<usize> = r
                 .members
                 .iter()
                 .enumerate()
-                .filter(|(_, m)| split(m).is_some_and(|(d, i)| d == dom && overlaps(i, &item)))
+                .filter(|(_, m)| dynamic_lists::member_touched(m, dom, key))
                 .map(|(k, _)| k)
                 .collect();
             if !hit.is_empty() {
                 r.mark_changed(&hit);
             }
         }
-        Ok(())
     }
 
     /// Change every stimulus leaf (see [`ServerModel::stimuli`]) at `unix_ms`.
@@ -516,7 +529,7 @@ impl ServerModel {
                 }
                 let rows: Vec<(usize, Data)> = which
                     .iter()
-                    .filter_map(|&k| Some((k, self.value(&self.rcbs[i].members[k])?)))
+                    .filter_map(|&k| Some((k, self.member_value(&self.rcbs[i].members[k])?)))
                     .collect();
                 if let Some(ir) = self.rcbs[i].build_report(conn, reason, &rows, unix_ms) {
                     out.push(ir);
@@ -526,8 +539,19 @@ impl ServerModel {
         out
     }
 
+    #[cfg(test)]
     fn name_list(
         &self,
+        class: ObjectClass,
+        scope: &ObjectScope,
+    ) -> Result<Vec<String>, ServiceError> {
+        self.names_for(0, class, scope)
+    }
+
+    /// GetNameList as association `conn` sees the model (its own aa-specific data sets).
+    fn names_for(
+        &self,
+        conn: ConnId,
         class: ObjectClass,
         scope: &ObjectScope,
     ) -> Result<Vec<String>, ServiceError> {
@@ -547,24 +571,19 @@ impl ServerModel {
                         v
                     }
                     ObjectClass::NAMED_VARIABLE_LIST => {
-                        dom.lists.iter().map(|(n, _)| n.clone()).collect()
+                        dom.lists.iter().map(|l| l.name.clone()).collect()
                     }
                     _ => Vec::new(),
                 }
+            }
+            // IEC 61850-8-1 14.2.1: the association's own data sets.
+            (ObjectClass::NAMED_VARIABLE_LIST, ObjectScope::Association) => {
+                self.aa_list_names(conn)
             }
             _ => Vec::new(),
         };
         out.sort();
         Ok(out)
-    }
-
-    fn list(&self, name: &ObjectName) -> Option<&Vec<ObjectName>> {
-        let (dom, item) = split(name)?;
-        self.domain(dom)?
-            .lists
-            .iter()
-            .find(|(n, _)| n == item)
-            .map(|(_, m)| m)
     }
 }
 
@@ -579,9 +598,24 @@ impl ServerHandler for ServerModel {
         }
     }
 
+    /// An array element, or a component of one, of a data attribute (as data set members
+    /// name them); anything else the alternate access selects is object-access-unsupported.
+    fn read_selected(&mut self, _conn: ConnId, var: &VariableRef) -> Option<AccessResult> {
+        let Some(node) = self.node(&var.name) else {
+            return Some(AccessResult::Failure(DataAccessError::OBJECT_NON_EXISTENT));
+        };
+        let path = var
+            .access
+            .as_ref()
+            .and_then(dynamic_lists::selection_path)?;
+        Some(match dynamic_lists::select(node, &path) {
+            Some(n) => AccessResult::Success(n.to_data()),
+            None => AccessResult::Failure(DataAccessError::OBJECT_NON_EXISTENT),
+        })
+    }
+
     fn read_list(&mut self, conn: ConnId, list: &ObjectName) -> Option<Vec<AccessResult>> {
-        let members = self.list(list)?.clone();
-        Some(members.iter().map(|m| self.read(conn, m)).collect())
+        self.read_list_for(conn, list)
     }
 
     /// RCB attributes follow [`RcbInstance::write`]; data attributes of the FCs in
@@ -597,14 +631,17 @@ impl ServerHandler for ServerModel {
         if let Some(answer) = self.write_block(conn, dom, item, value) {
             return answer;
         }
-        if let Some(r) = self.rcbs.iter_mut().find(|r| {
+        if let Some(i) = self.rcbs.iter().position(|r| {
             r.config.domain == dom
                 && item
                     .strip_prefix(r.config.item.as_str())
                     .is_some_and(|rest| rest.is_empty() || rest.starts_with('$'))
         }) {
-            return match item[r.config.item.len()..].strip_prefix('$') {
-                Some(element) => r.write(conn, element, value),
+            let rest = &item[self.rcbs[i].config.item.len()..];
+            return match rest.strip_prefix('$') {
+                // DatSet may name any data set the writer sees, dynamic ones included.
+                Some("DatSet") => self.write_dat_set(conn, i, value),
+                Some(element) => self.rcbs[i].write(conn, element, value),
                 None => Err(DataAccessError::OBJECT_ACCESS_DENIED),
             };
         }
@@ -622,6 +659,7 @@ impl ServerHandler for ServerModel {
     }
 
     fn connection_closed(&mut self, conn: ConnId) {
+        self.drop_aa_lists(conn);
         self.rcbs.iter_mut().for_each(|r| r.connection_closed(conn));
         self.blocks_closed(conn);
     }
@@ -632,11 +670,11 @@ impl ServerHandler for ServerModel {
 
     fn name_list(
         &mut self,
-        _conn: ConnId,
+        conn: ConnId,
         class: ObjectClass,
         scope: &ObjectScope,
     ) -> Option<Result<Vec<String>, ServiceError>> {
-        Some(ServerModel::name_list(self, class, scope))
+        Some(self.names_for(conn, class, scope))
     }
 
     fn variable_access_attributes(
@@ -657,17 +695,26 @@ impl ServerHandler for ServerModel {
 
     fn named_variable_list_attributes(
         &mut self,
-        _conn: ConnId,
+        conn: ConnId,
         name: &ObjectName,
     ) -> Option<Result<GetNamedVariableListAttributesResponse, ServiceError>> {
-        Some(
-            self.list(name)
-                .map(|m| GetNamedVariableListAttributesResponse {
-                    deletable: false,
-                    members: m.iter().cloned().map(Into::into).collect(),
-                    access_control_list: None,
-                })
-                .ok_or_else(non_existent),
-        )
+        Some(self.list_attributes(conn, name))
+    }
+
+    fn define_named_variable_list(
+        &mut self,
+        conn: ConnId,
+        request: &DefineNamedVariableListRequest,
+        max_pdu: usize,
+    ) -> Option<Result<(), ServiceError>> {
+        Some(self.define_list(conn, request, max_pdu))
+    }
+
+    fn delete_named_variable_list(
+        &mut self,
+        conn: ConnId,
+        request: &DeleteNamedVariableListRequest,
+    ) -> Option<Result<DeleteNamedVariableListResponse, ServiceError>> {
+        Some(self.delete_lists(conn, request))
     }
 }

@@ -20,7 +20,9 @@
 //! size = 125                       # MMS InformationReport PDU octets (fixed model only)
 //! ```
 //! Optionally `scl = "feeder.cid"` (with `ied = "FDR1"`, `access_point = "S1"`) serves that
-//! IED's model instead of the fixed one (`docs/mms-peers.md`, "Serving an SCL model").
+//! IED's model instead of the fixed one (`docs/mms-peers.md`, "Serving an SCL model"); its
+//! values drift like a real IED's unless `values = "static"` (still) or `"stimulus"` (the
+//! measurement's one change per period).
 //! Client: `connect` instead of `listen`, plus `connections` (HT loop), `reports` (RT loop),
 //! `gi` (ask for a general interrogation when enabling the RCB) and `report_timeout_ms`.
 //!
@@ -132,6 +134,28 @@ pub struct ServerConfig {
     /// The access point whose logical devices are served (default: all).
     #[serde(default)]
     pub access_point: Option<String>,
+    /// With `scl`: how the model's values change (`values = "drift"`, `"static"` or
+    /// `"stimulus"`; default drift).
+    #[serde(default)]
+    pub values: ValueMode,
+}
+
+/// How the values of a served SCL model change by themselves (the fixed model is not
+/// affected: its reports are the measurement's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ValueMode {
+    /// Like a real IED's: measurands drift, status points toggle now and then, each with its
+    /// quality and time stamp (`gander_mms::server_model::drift`), whether or not a client
+    /// listens.
+    #[default]
+    Drift,
+    /// Still: only clients' writes change values.
+    Static,
+    /// The measurement stimulus: every report period, while a client has an RCB with dchg
+    /// enabled, the first changeable leaf of its data set's first member moves
+    /// (`ServerModel::stimuli`), one data change per RCB per period; nothing else moves.
+    Stimulus,
 }
 
 /// `gander mms client` configuration.
@@ -241,6 +265,7 @@ impl ServerConfig {
             scl: None,
             ied: None,
             access_point: None,
+            values: ValueMode::default(),
         }
     }
     /// Checks values that TOML types cannot (timeouts, a buildable report size).
@@ -340,5 +365,15 @@ size = 125
         let mut bad = s.clone();
         bad.reports.size = 3;
         assert!(bad.check().is_err());
+    }
+
+    #[test]
+    fn value_modes_parse() {
+        let v =
+            |t: &str| ServerConfig::from_toml(&format!("listen = \"x\"\n{t}")).map(|c| c.values);
+        assert_eq!(v("").unwrap(), ValueMode::Drift);
+        assert_eq!(v("values = \"static\"").unwrap(), ValueMode::Static);
+        assert_eq!(v("values = \"stimulus\"").unwrap(), ValueMode::Stimulus);
+        assert!(v("values = \"wobble\"").is_err());
     }
 }

@@ -7,7 +7,10 @@
 //! - SCL model: every period the stimulus leaves change (the first changeable attribute of the
 //!   first member of each data set used by an RCB with dchg, `ServerModel::stimuli`), and every
 //!   RCB enabled by the connection reports what is due: GI, integrity period, data changes
-//!   (including those from clients' writes of CF/DC/SP/SV/SE attributes).
+//!   (including those from clients' writes of CF/DC/SP/SV/SE attributes). That is the
+//!   `values = "stimulus"` mode; by default (`drift`) there is no stimulus and the model's
+//!   values drift like a real IED's instead (`ServerModel::drift`, timed by the wall clock
+//!   whoever calls it); `static` moves nothing.
 
 use super::clock::{now_ns, unix_ms};
 use gander_mms::association::{ConnId, ServerHandler};
@@ -66,6 +69,9 @@ impl Served {
                     .collect()
             }
             Served::Scl(m) => {
+                // The drift is timed by the wall clock, not by this loop: calling it from
+                // every connection's loop makes no more changes than calling it once.
+                m.drift(ms);
                 let t_rt = now_ns();
                 scl_built(m.due_reports(conn, ms), t_rt)
             }

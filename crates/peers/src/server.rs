@@ -2,13 +2,14 @@
 //! serves gander's fixed IEC 61850 model, and once a client enables `IMPLD0/LLN0.RP.urcb01`
 //! sends it a data-change report every `reports.period` (RT_START just before each). With
 //! `scl` it serves an IED's model from its SCL file instead ([`super::scl_model`]), and the
-//! period drives that model's data changes (`served.rs` says how).
+//! period drives that model's data changes (`served.rs` says how): by default its values drift
+//! like a real IED's, or stay still, or move only by the measurement stimulus.
 //!
 //! One thread per connection; the model (its RCBs each owned by one connection at a time) is
 //! shared behind a mutex. Every failure of a connection is one ERROR event and a clean close of that
 //! connection; the server itself keeps accepting until [`StopHandle::stop`].
 use super::clock::now_ns;
-use super::config::ServerConfig;
+use super::config::{ServerConfig, ValueMode};
 use super::events::{name, Event, Sink};
 use super::served::Served;
 use super::stream::{io_kind, mms_kind, tls_kind, Stream};
@@ -17,6 +18,7 @@ use gander_mms::association::{
     CloseReason, Event as AEvent, Limits, ServerAssociation, ServerConfig as AssocConfig, Step,
 };
 use gander_mms::model::{ImpModel, ModelConfig};
+use gander_mms::server_model::DriftConfig;
 use gander_tls::TlsBackend;
 use std::io::Read;
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -76,11 +78,22 @@ impl Server {
     pub fn bind(config: ServerConfig, sink: Sink) -> Result<Server, PeerError> {
         config.check()?;
         let model = match &config.scl {
-            Some(path) => Served::Scl(Box::new(super::scl_model::load(
-                path,
-                config.ied.as_deref(),
-                config.access_point.as_deref(),
-            )?)),
+            Some(path) => {
+                let mut m = super::scl_model::load(
+                    path,
+                    config.ied.as_deref(),
+                    config.access_point.as_deref(),
+                )?;
+                match config.values {
+                    ValueMode::Drift => {
+                        m.clear_stimuli();
+                        m.enable_drift(DriftConfig::default());
+                    }
+                    ValueMode::Static => m.clear_stimuli(),
+                    ValueMode::Stimulus => {}
+                }
+                Served::Scl(Box::new(m))
+            }
             None => Served::Fixed(Box::new(ImpModel::new(
                 ModelConfig::for_report_size(config.reports.size).map_err(PeerError::ReportSize)?,
             ))),

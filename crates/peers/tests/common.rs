@@ -45,6 +45,7 @@ pub(crate) fn server_cfg(tls: Option<TlsProfile>, period_ms: u64) -> ServerConfi
         scl: None,
         ied: None,
         access_point: None,
+        values: gander_peers::config::ValueMode::Stimulus,
         events: None,
         tls,
         reports: ReportsConfig {

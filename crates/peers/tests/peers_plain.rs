@@ -14,6 +14,7 @@ fn server_cfg(period_ms: u64) -> ServerConfig {
         scl: None,
         ied: None,
         access_point: None,
+        values: gander_peers::config::ValueMode::Stimulus,
         events: None,
         tls: None,
         reports: ReportsConfig {

@@ -772,6 +772,8 @@ fn unexpected(what: &str, got: &ConfirmedResponse) -> ProbeError {
         ConfirmedResponse::GetNamedVariableListAttributes(_) => "GetNamedVariableListAttributes",
         ConfirmedResponse::Read(_) => "Read",
         ConfirmedResponse::Write(_) => "Write",
+        ConfirmedResponse::DefineNamedVariableList => "DefineNamedVariableList",
+        ConfirmedResponse::DeleteNamedVariableList(_) => "DeleteNamedVariableList",
         ConfirmedResponse::Other { .. } => "other service's",
     };
     ProbeError::UnexpectedResponse {

@@ -25,7 +25,7 @@ use crate::association::ConnId;
 use crate::bit_string::BitString;
 use crate::rcb::{UrcbValues, URCB_ELEMENTS};
 use crate::report::{binary_time_from_unix_ms, opt_flds, trg_ops, Report};
-use crate::service::{DataAccessError, InformationReport, ObjectName, TypeSpec};
+use crate::service::{DataAccessError, InformationReport, TypeSpec, VariableRef};
 
 /// BRCB component names in IEC 61850-8-1 order (ResvTms only when configured).
 pub const BRCB_ELEMENTS: [&str; 14] = [
@@ -77,8 +77,9 @@ pub struct RcbConfig {
 pub struct RcbInstance {
     /// Its configuration (writable attributes change `values`, not this).
     pub config: RcbConfig,
-    /// Data set members (domain-specific names), in order.
-    pub members: Vec<ObjectName>,
+    /// Data set members (domain-specific names, optionally an array element or component by
+    /// alternate access), in order: the configured data set's, or the one DatSet was set to.
+    pub members: Vec<VariableRef>,
     values: UrcbValues,
     enabled: bool,
     owner: Option<ConnId>,
@@ -88,6 +89,8 @@ pub struct RcbInstance {
     time_of_entry: [u8; 6],
     next_integrity_ms: Option<u64>,
     pending: Vec<bool>,
+    /// The association that last wrote DatSet (an aa-specific data set is its own).
+    dat_set_conn: Option<ConnId>,
 }
 
 fn dat_set_ref(c: &RcbConfig) -> String {
@@ -100,7 +103,7 @@ fn dat_set_ref(c: &RcbConfig) -> String {
 
 impl RcbInstance {
     /// A disabled, unreserved instance.
-    pub fn new(config: RcbConfig, members: Vec<ObjectName>) -> Self {
+    pub fn new(config: RcbConfig, members: Vec<VariableRef>) -> Self {
         let values = UrcbValues {
             rpt_id: config.rpt_id.clone(),
             rpt_ena: false,
@@ -128,7 +131,52 @@ impl RcbInstance {
             time_of_entry: [0; 6],
             next_integrity_ms: None,
             pending: vec![false; n],
+            dat_set_conn: None,
         }
+    }
+
+    /// Whether a write by `conn` is refused as temporarily-unavailable whatever it writes
+    /// (enabled, or reserved by another association).
+    pub fn locked_for(&self, conn: ConnId) -> bool {
+        self.enabled || self.owner.is_some_and(|o| o != conn)
+    }
+
+    /// The association that last set DatSet by a write, if any.
+    pub fn dat_set_owner(&self) -> Option<ConnId> {
+        self.dat_set_conn
+    }
+
+    /// A write of DatSet whose reference the model has resolved to `members` (the model knows
+    /// the data sets; the RCB the write rules): refused like any other attribute while
+    /// enabled or reserved by another association; a new value increments ConfRev (IEC
+    /// 61850-7-2 17.2.2.6: ConfRev counts changes of the referenced data set) and reserves.
+    pub fn write_data_set(
+        &mut self,
+        conn: ConnId,
+        reference: &str,
+        members: Vec<VariableRef>,
+    ) -> Result<(), DataAccessError> {
+        if self.locked_for(conn) {
+            return Err(DataAccessError::TEMPORARILY_UNAVAILABLE);
+        }
+        if self.values.dat_set != reference || self.members != members {
+            self.values.dat_set = reference.to_string();
+            self.values.conf_rev = self.values.conf_rev.wrapping_add(1);
+            self.pending = vec![false; members.len()];
+            self.members = members;
+        }
+        self.dat_set_conn = Some(conn);
+        self.owner = Some(conn);
+        Ok(())
+    }
+
+    /// Back to the configured data set (its association-specific one went away).
+    pub fn restore_data_set(&mut self, members: Vec<VariableRef>) {
+        self.values.dat_set = dat_set_ref(&self.config);
+        self.values.conf_rev = self.values.conf_rev.wrapping_add(1);
+        self.pending = vec![false; members.len()];
+        self.members = members;
+        self.dat_set_conn = None;
     }
 
     /// The attribute values as a client reads them (RptEna and Resv reflect the state).
@@ -455,7 +503,7 @@ impl RcbInstance {
             segment: None,
             data_refs: rows
                 .iter()
-                .map(|(i, _)| self.members[*i].to_string())
+                .map(|(i, _)| super::dynamic_lists::member_reference(&self.members[*i]))
                 .collect(),
             values: rows.iter().map(|(_, d)| d.clone()).collect(),
             reasons: vec![BitString::with_bits(trg_ops::LEN, &[reason]); rows.len()],

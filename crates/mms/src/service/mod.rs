@@ -6,6 +6,8 @@
 
 pub mod alternate_access;
 pub mod bounds;
+pub mod define_named_variable_list;
+pub mod delete_named_variable_list;
 pub mod error;
 pub mod get_name_list;
 pub mod identify;
@@ -18,6 +20,10 @@ pub mod variable;
 pub mod write;
 
 pub use alternate_access::{AccessSelection, AlternateAccess, Selection};
+pub use define_named_variable_list::DefineNamedVariableListRequest;
+pub use delete_named_variable_list::{
+    DeleteNamedVariableListRequest, DeleteNamedVariableListResponse, DeleteScope,
+};
 pub use error::{Reject, ServiceError};
 pub use get_name_list::{
     GetNameListRequest, GetNameListResponse, NameListQuery, ObjectClass, ObjectScope,

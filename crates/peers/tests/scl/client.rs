@@ -149,6 +149,8 @@ impl Cli {
 fn gander_client_discovers_and_reports_from_an_scl_model() {
     let mut cfg = ServerConfig::with_listen("127.0.0.1:0");
     cfg.reports.period_ms = 20;
+    // The stimulus path alone (the measurement's), without the drift of a real IED's values.
+    cfg.values = gander_peers::config::ValueMode::Stimulus;
     cfg.scl =
         Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("../scl/tests/data/feeder_protection.cid"));
     let (addr, stop, h) = Server::bind(cfg, Sink::null()).unwrap().spawn();
@@ -256,4 +258,126 @@ fn gander_client_discovers_and_reports_from_an_scl_model() {
     stop.stop();
     let summary = h.join().unwrap().unwrap();
     assert_eq!(summary.errors, 0);
+}
+
+impl Cli {
+    /// One request whose answer may be a confirmed-Error: `Err((class, code))`.
+    fn try_call(&mut self, req: ConfirmedRequest) -> Result<ConfirmedResponse, (u8, i64)> {
+        let now = self.now();
+        let id = self.a.request(now, req).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            assert!(Instant::now() < deadline, "no answer to {id}");
+            for e in self.pump() {
+                match e {
+                    Event::Response {
+                        invoke_id,
+                        response,
+                        ..
+                    } if invoke_id == id => return Ok(response),
+                    Event::ServiceError {
+                        invoke_id, error, ..
+                    } if invoke_id == id => return Err((error.class, error.code)),
+                    _ => {}
+                }
+            }
+        }
+    }
+}
+
+/// IEC 61850-8-1 clause 14 dynamic data sets on a served SCL model, over TCP with gander's own
+/// client association: an association-specific data set is defined, listed in the aa-specific
+/// scope, read, made an URCB's DatSet (then undeletable: service/object-constraint-conflict),
+/// and the drifting values of the SCL model (the server is not `static`) bring data-change
+/// reports that carry its members only.
+#[test]
+fn dynamic_data_set_feeds_an_urcb_with_drifting_values() {
+    use gander_mms::service::{
+        DefineNamedVariableListRequest, DeleteNamedVariableListRequest, ObjectClass, ObjectScope,
+    };
+    let mut cfg = ServerConfig::with_listen("127.0.0.1:0");
+    cfg.reports.period_ms = 20;
+    cfg.scl =
+        Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("../scl/tests/data/feeder_protection.cid"));
+    let (addr, stop, h) = Server::bind(cfg, Sink::null()).unwrap().spawn();
+    let mut c = Cli::connect(addr);
+    let mine = ObjectName::AaSpecific("mine".into());
+    let members = vec![
+        ObjectName::domain("FDR1MEAS", "MMXU1$MX$Hz").into(),
+        ObjectName::domain("FDR1MEAS", "MMXU1$MX$PhV$phsA").into(),
+    ];
+    let r = c.try_call(ConfirmedRequest::DefineNamedVariableList(
+        DefineNamedVariableListRequest {
+            name: mine.clone(),
+            members,
+        },
+    ));
+    assert_eq!(r, Ok(ConfirmedResponse::DefineNamedVariableList));
+    let (aa, _) = c.names(GetNameListRequest {
+        object_class: ObjectClass::NAMED_VARIABLE_LIST,
+        scope: ObjectScope::Association,
+        continue_after: None,
+    });
+    assert_eq!(aa, ["mine"]);
+    let ConfirmedResponse::Read(r) = c.call(ConfirmedRequest::Read(ReadRequest {
+        specification_with_result: false,
+        spec: VariableAccessSpecification::VariableListName(mine.clone()),
+    })) else {
+        panic!()
+    };
+    assert_eq!(r.results.len(), 2);
+    assert!(r
+        .results
+        .iter()
+        .all(|x| matches!(x, AccessResult::Success(_))));
+
+    let urcb = |e: &str| ObjectName::domain("FDR1MEAS", format!("LLN0$RP$urcbMeas01${e}"));
+    let write = |name: ObjectName, d: gander_wire::data::Data| WriteRequest {
+        spec: VariableAccessSpecification::names([name]),
+        data: vec![d],
+    };
+    c.write(write(
+        urcb("DatSet"),
+        gander_wire::data::Data::VisibleString("@mine".into()),
+    ));
+    let del =
+        ConfirmedRequest::DeleteNamedVariableList(DeleteNamedVariableListRequest::specific(vec![
+            mine.clone(),
+        ]));
+    assert_eq!(c.try_call(del.clone()), Err((4, 5)));
+    c.write(write(
+        urcb("RptEna"),
+        gander_wire::data::Data::Boolean(true),
+    ));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while c.reports.len() < 3 && Instant::now() < deadline {
+        c.pump();
+    }
+    assert!(c.reports.len() >= 3, "{} reports", c.reports.len());
+    for r in &c.reports {
+        assert_eq!(r.data_set.as_deref(), Some("@mine"));
+        assert_eq!(r.inclusion.len(), 2, "the report is over the two members");
+    }
+    c.write(write(
+        urcb("RptEna"),
+        gander_wire::data::Data::Boolean(false),
+    ));
+    c.write(write(
+        urcb("DatSet"),
+        gander_wire::data::Data::VisibleString("FDR1MEAS/LLN0$dsMeas".into()),
+    ));
+    let ConfirmedResponse::DeleteNamedVariableList(d) = c.call(del) else {
+        panic!()
+    };
+    assert_eq!((d.matched, d.deleted), (1, 1));
+    let now = c.now();
+    c.a.release(now).unwrap();
+    for _ in 0..10 {
+        c.pump();
+        if c.a.is_closed() {
+            break;
+        }
+    }
+    stop.stop();
+    assert_eq!(h.join().unwrap().unwrap().errors, 0);
 }
