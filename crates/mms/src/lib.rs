@@ -117,6 +117,7 @@ pub mod acse;
 pub mod asn1;
 pub mod association;
 pub mod bit_string;
+pub mod control;
 pub mod cotp;
 pub mod error;
 #[cfg(test)]
