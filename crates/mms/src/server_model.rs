@@ -27,6 +27,7 @@ use crate::service::{
     ObjectName, ObjectScope, ServiceError, TypeSpec,
 };
 
+mod control;
 mod node;
 mod rcb_instance;
 #[cfg(test)]
@@ -116,6 +117,7 @@ pub struct ServerModel {
     domains: Vec<Domain>,
     rcbs: Vec<RcbInstance>,
     stimuli: Vec<Stimulus>,
+    controls: control::Controls,
 }
 
 fn fc_rank(name: &str) -> usize {
@@ -157,6 +159,7 @@ impl ServerModel {
             domains: Vec::new(),
             rcbs: Vec::new(),
             stimuli: Vec::new(),
+            controls: control::Controls::default(),
         }
     }
 
@@ -485,7 +488,8 @@ impl ServerModel {
     /// The reports due for `conn` at `unix_ms`, per RCB in model order: a pending GI, a due
     /// integrity report, then a data-change report of the members changed since the last.
     pub fn due_reports(&mut self, conn: ConnId, unix_ms: u64) -> Vec<InformationReport> {
-        let mut out = Vec::new();
+        // Controls' CommandTerminations first (IEC 61850-8-1 20: after the Write response).
+        let mut out = self.control_reports(conn, unix_ms);
         for i in 0..self.rcbs.len() {
             if !self.rcbs[i].is_enabled_for(conn) {
                 continue;
@@ -560,7 +564,10 @@ impl ServerModel {
 }
 
 impl ServerHandler for ServerModel {
-    fn read(&mut self, _conn: ConnId, name: &ObjectName) -> AccessResult {
+    fn read(&mut self, conn: ConnId, name: &ObjectName) -> AccessResult {
+        if let Some(sbo) = self.control_read(conn, name) {
+            return AccessResult::Success(sbo);
+        }
         match self.value(name) {
             Some(d) => AccessResult::Success(d),
             None => AccessResult::Failure(DataAccessError::OBJECT_NON_EXISTENT),
@@ -593,6 +600,9 @@ impl ServerHandler for ServerModel {
                 None => Err(DataAccessError::OBJECT_ACCESS_DENIED),
             };
         }
+        if let Some(r) = self.control_write(conn, dom, item, value) {
+            return r;
+        }
         if self.node(name).is_none() {
             return Err(DataAccessError::OBJECT_NON_EXISTENT);
         }
@@ -605,6 +615,11 @@ impl ServerHandler for ServerModel {
 
     fn connection_closed(&mut self, conn: ConnId) {
         self.rcbs.iter_mut().for_each(|r| r.connection_closed(conn));
+        self.controls.connection_closed(conn);
+    }
+
+    fn take_reports_before_response(&mut self, conn: ConnId) -> Vec<InformationReport> {
+        self.control_reports_before(conn)
     }
 
     fn identify(&mut self, _conn: ConnId) -> Option<IdentifyResponse> {

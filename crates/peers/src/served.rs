@@ -31,10 +31,15 @@ pub(crate) struct Built {
 }
 
 impl Served {
+    /// The handler for the input about to be fed; an SCL model's controls get the clock
+    /// first (sboTimeout and operTm run on it).
     pub(crate) fn handler(&mut self) -> &mut dyn ServerHandler {
         match self {
             Served::Fixed(m) => m.as_mut(),
-            Served::Scl(m) => m.as_mut(),
+            Served::Scl(m) => {
+                m.set_clock(unix_ms());
+                m.as_mut()
+            }
         }
     }
 
