@@ -5,6 +5,7 @@
 
 mod bench;
 mod bench_mms;
+mod cmd_control;
 mod cmd_gateway;
 mod cmd_lab;
 mod cmd_mms;
