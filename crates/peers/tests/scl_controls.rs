@@ -201,3 +201,44 @@ fn refusals_from_the_fixture() {
         matches!(m.read(2, &sbo), gander_mms::service::AccessResult::Success(Data::VisibleString(s)) if !s.is_empty())
     );
 }
+
+#[test]
+fn an_operate_fires_a_data_change_report() {
+    use gander_mms::report::Report;
+    let mut m = model();
+    m.set_clock(1_000);
+    let rpt_ena = ObjectName::domain(D, "LLN0$RP$rcbStatus01$RptEna");
+    assert_eq!(m.write(1, &rpt_ena, &Data::Boolean(true)), Ok(()));
+    // Nothing changed yet.
+    assert!(m.due_reports(1, 1_001).is_empty());
+    let mut p = params(Data::Boolean(true));
+    p.test = true;
+    // A Test command changes nothing, so no report.
+    assert_eq!(
+        run(&mut m, "CTRLLD0/GGIO1.SPCSO1", CtlModel::DirectNormal, p),
+        ControlOutcome::Done
+    );
+    assert!(m.due_reports(1, 1_200).is_empty());
+    assert_eq!(
+        run(
+            &mut m,
+            "CTRLLD0/GGIO1.SPCSO1",
+            CtlModel::DirectNormal,
+            params(Data::Boolean(true))
+        ),
+        ControlOutcome::Done
+    );
+    let irs = m.due_reports(1, 1_300);
+    assert_eq!(irs.len(), 1);
+    let r = Report::from_information_report(&irs[0]).unwrap();
+    let e = r.entries();
+    // Member 0 is GGIO1.SPCSO1 [ST]: origin, ctlNum, stVal true, q good, t of the operate.
+    assert_eq!(e.len(), 1);
+    assert_eq!(e[0].member, 0);
+    let Data::Structure(st) = e[0].value else {
+        panic!("{:?}", e[0].value)
+    };
+    assert_eq!(st[2], Data::Boolean(true));
+    assert_eq!(st[3], BitString::new(13).to_data());
+    assert!(matches!(st[4], Data::UtcTime(t) if t != [0; 8]));
+}
