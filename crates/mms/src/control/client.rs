@@ -86,6 +86,10 @@ pub struct ControlOperation {
     params: ControlParams,
     phase: Phase,
     pending_lae: Option<LastApplError>,
+    /// A CommandTermination seen before the Oper response was handed in (a driver that
+    /// drains its report queue before the response it read in the same chunk): kept and
+    /// applied after the response.
+    early_termination: Option<(u64, CommandTermination)>,
     times: ControlTimes,
     outcome: Option<ControlOutcome>,
 }
@@ -136,6 +140,7 @@ impl ControlOperation {
                 Phase::Operate
             },
             pending_lae: None,
+            early_termination: None,
             times: ControlTimes::default(),
             outcome: None,
         })
@@ -243,6 +248,9 @@ impl ControlOperation {
                 self.times.operated = Some(now);
                 if self.model.is_enhanced() {
                     self.phase = Phase::AwaitTermination;
+                    if let Some((at, t)) = self.early_termination.take() {
+                        self.terminate(at.max(now), t);
+                    }
                 } else {
                     self.end(ControlOutcome::Done);
                 }
@@ -269,9 +277,16 @@ impl ControlOperation {
         if t.domain != self.domain || t.item != format!("{}$Oper", self.co) {
             return;
         }
-        if self.phase != Phase::AwaitTermination {
-            return;
+        match self.phase {
+            Phase::AwaitTermination => self.terminate(now, t),
+            Phase::AwaitOperate if self.model.is_enhanced() => {
+                self.early_termination = Some((now, t))
+            }
+            _ => {}
         }
+    }
+
+    fn terminate(&mut self, now: u64, t: CommandTermination) {
         self.times.terminated = Some(now);
         match t.error {
             None => self.end(ControlOutcome::Done),

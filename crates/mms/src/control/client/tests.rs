@@ -238,3 +238,25 @@ fn scripted_negative_termination_and_cancel() {
         Some(ControlClientError::StatusOnly)
     );
 }
+
+#[test]
+fn a_termination_read_with_the_response_is_kept() {
+    // libiec61850's server sends the Oper response and the CommandTermination back to back; a
+    // driver that hands in queued reports before the response must not lose it.
+    let mut op =
+        ControlOperation::new("LD/GGIO1.SPCSO1", CtlModel::DirectEnhanced, params()).unwrap();
+    let Some(ControlRequest::Write(_, d)) = op.poll_request(1) else {
+        panic!()
+    };
+    let t = CommandTermination {
+        domain: "LD".into(),
+        item: "GGIO1$CO$SPCSO1$Oper".into(),
+        oper: d,
+        error: None,
+    };
+    op.on_report(2, &t.to_information_report());
+    assert_eq!(op.outcome(), None);
+    op.on_write(2, Ok(()));
+    assert_eq!(op.outcome(), Some(&ControlOutcome::Done));
+    assert_eq!(op.times().terminated, Some(2));
+}
