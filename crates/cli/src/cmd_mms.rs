@@ -44,6 +44,10 @@ pub(crate) enum Command {
         #[arg(long)]
         config: PathBuf,
     },
+    /// One control operation (IEC 61850-7-2 clause 20) of a named object: select as its
+    /// ctlModel requires, operate, wait for the CommandTermination; prints one JSON line.
+    /// WRITES to the device; Test is set unless --no-test.
+    Control(crate::cmd_control::ControlArgs),
 }
 
 fn sink(path: &Option<PathBuf>) -> anyhow::Result<Sink> {
@@ -91,6 +95,7 @@ pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
             run_server(cfg)
         }
         Command::Client { config } => run_client(&config),
+        Command::Control(args) => crate::cmd_control::run(args),
     }
 }
 

@@ -782,6 +782,11 @@ pub trait ServerHandler {
     ) -> core::result::Result<(), DataAccessError>;
     /// The connection ended (release, abort or error): free its reservations.
     fn connection_closed(&mut self, _conn: ConnId) {}
+    /// Unconfirmed reports to send to `conn` before the response just computed, e.g. the
+    /// LastApplError that precedes a refused control Write (IEC 61850-8-1 clause 20).
+    fn take_reports_before_response(&mut self, _conn: ConnId) -> Vec<InformationReport> {
+        Vec::new()
+    }
     /// Identify (ISO 9506-2 10.1). `None`: not offered, the request is rejected
     /// (unrecognized-service) as libiec61850 does for services it lacks.
     fn identify(&mut self, _conn: ConnId) -> Option<IdentifyResponse> {
@@ -1400,6 +1405,10 @@ impl ServerAssociation {
                         }
                     }
                 };
+                for ir in handler.take_reports_before_response(self.conn) {
+                    self.t
+                        .send_mms(&MmsPdu::Unconfirmed(Unconfirmed::InformationReport(ir)));
+                }
                 let pdu = MmsPdu::ConfirmedResponse {
                     invoke_id,
                     response,

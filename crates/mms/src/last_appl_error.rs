@@ -48,7 +48,9 @@ impl ControlError {
     pub const OPERATOR_TEST_NOT_OK: Self = Self(3);
 }
 
-/// AddCause (IEC 61850-7-2; libiec61850 `ControlAddCause`), kept open.
+/// AddCause (IEC 61850-7-2 Ed.2 `AddCause`, 0..=27 in the standard's order; libiec61850 1.6
+/// `ControlAddCause` numbers them the same, calling 24 `ABORTION_BY_COMMAND`), kept open: a
+/// device may send a code this list does not name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct AddCause(pub i64);
 
@@ -84,6 +86,63 @@ const ADD_CAUSE_NAMES: [&str; 28] = [
 ];
 
 impl AddCause {
+    /// 0: unknown.
+    pub const UNKNOWN: Self = Self(0);
+    /// 1: not-supported.
+    pub const NOT_SUPPORTED: Self = Self(1);
+    /// 2: blocked-by-switching-hierarchy.
+    pub const BLOCKED_BY_SWITCHING_HIERARCHY: Self = Self(2);
+    /// 3: select-failed.
+    pub const SELECT_FAILED: Self = Self(3);
+    /// 4: invalid-position.
+    pub const INVALID_POSITION: Self = Self(4);
+    /// 5: position-reached.
+    pub const POSITION_REACHED: Self = Self(5);
+    /// 6: parameter-change-in-execution.
+    pub const PARAMETER_CHANGE_IN_EXECUTION: Self = Self(6);
+    /// 7: step-limit.
+    pub const STEP_LIMIT: Self = Self(7);
+    /// 8: blocked-by-mode.
+    pub const BLOCKED_BY_MODE: Self = Self(8);
+    /// 9: blocked-by-process.
+    pub const BLOCKED_BY_PROCESS: Self = Self(9);
+    /// 10: blocked-by-interlocking.
+    pub const BLOCKED_BY_INTERLOCKING: Self = Self(10);
+    /// 11: blocked-by-synchrocheck.
+    pub const BLOCKED_BY_SYNCHROCHECK: Self = Self(11);
+    /// 12: command-already-in-execution.
+    pub const COMMAND_ALREADY_IN_EXECUTION: Self = Self(12);
+    /// 13: blocked-by-health.
+    pub const BLOCKED_BY_HEALTH: Self = Self(13);
+    /// 14: 1-of-n-control.
+    pub const ONE_OF_N_CONTROL: Self = Self(14);
+    /// 15: abortion-by-cancel.
+    pub const ABORTION_BY_CANCEL: Self = Self(15);
+    /// 16: time-limit-over.
+    pub const TIME_LIMIT_OVER: Self = Self(16);
+    /// 17: abortion-by-trip.
+    pub const ABORTION_BY_TRIP: Self = Self(17);
+    /// 18: object-not-selected.
+    pub const OBJECT_NOT_SELECTED: Self = Self(18);
+    /// 19: object-already-selected.
+    pub const OBJECT_ALREADY_SELECTED: Self = Self(19);
+    /// 20: no-access-authority.
+    pub const NO_ACCESS_AUTHORITY: Self = Self(20);
+    /// 21: ended-with-overshoot.
+    pub const ENDED_WITH_OVERSHOOT: Self = Self(21);
+    /// 22: abortion-due-to-deviation.
+    pub const ABORTION_DUE_TO_DEVIATION: Self = Self(22);
+    /// 23: abortion-by-communication-loss.
+    pub const ABORTION_BY_COMMUNICATION_LOSS: Self = Self(23);
+    /// 24: blocked-by-command.
+    pub const BLOCKED_BY_COMMAND: Self = Self(24);
+    /// 25: none.
+    pub const NONE: Self = Self(25);
+    /// 26: inconsistent-parameters.
+    pub const INCONSISTENT_PARAMETERS: Self = Self(26);
+    /// 27: locked-by-other-client.
+    pub const LOCKED_BY_OTHER_CLIENT: Self = Self(27);
+
     /// The cause's name as libiec61850 lists it, `None` for codes it does not name.
     pub fn name(self) -> Option<&'static str> {
         usize::try_from(self.0)

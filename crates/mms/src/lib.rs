@@ -16,6 +16,7 @@
 //! | [`acse`] | ISO 8650-1 | AARQ/AARE/RLRQ/RLRE/ABRT, AP titles, password |
 //! | [`pdu`], [`service`] | ISO 9506-2 | MMS PDUs: initiate, identify, getNameList, read, write (with alternate access), getVariableAccessAttributes, getNamedVariableListAttributes, information report, conclude, reject, errors |
 //! | [`report`], [`rcb`], [`rcb_plan`], [`last_appl_error`] | IEC 61850-8-1 17, 20 | report layout and segments; URCB values; the RCB enable write; enable/restore planning for any RCB; LastApplError |
+//! | [`control`] | IEC 61850-7-2 20, 8-1 20 | Oper/SBOw/Cancel, CommandTermination, the server's control state machine, a client's control operation |
 //! | [`model`] | gander (`docs/mms-peers.md`) | IED `IMP`, domain `IMPLD0`, DS1, `LLN0$RP$urcb01`, GGIO1 |
 //! | [`association`] | all of the above | [`association::ClientAssociation`], [`association::ServerAssociation`] |
 //!
@@ -117,6 +118,7 @@ pub mod acse;
 pub mod asn1;
 pub mod association;
 pub mod bit_string;
+pub mod control;
 pub mod cotp;
 pub mod error;
 #[cfg(test)]

@@ -35,6 +35,7 @@ mod blocks;
 mod gocb;
 mod drift;
 mod dynamic_lists;
+mod control;
 mod node;
 mod rcb_instance;
 mod setting_group;
@@ -147,6 +148,7 @@ pub struct ServerModel {
     aa_lists: Vec<(ConnId, NamedList)>,
     /// The value drift (values that change like a real IED's), when switched on.
     drift: Option<Drift>,
+    controls: control::Controls,
 }
 
 fn fc_rank(name: &str) -> usize {
@@ -191,6 +193,7 @@ impl ServerModel {
             blocks: blocks::ControlBlocks::default(),
             aa_lists: Vec::new(),
             drift: None,
+            controls: control::Controls::default(),
         }
     }
 
@@ -507,7 +510,8 @@ impl ServerModel {
     /// The reports due for `conn` at `unix_ms`, per RCB in model order: a pending GI, a due
     /// integrity report, then a data-change report of the members changed since the last.
     pub fn due_reports(&mut self, conn: ConnId, unix_ms: u64) -> Vec<InformationReport> {
-        let mut out = Vec::new();
+        // Controls' CommandTerminations first (IEC 61850-8-1 20: after the Write response).
+        let mut out = self.control_reports(conn, unix_ms);
         for i in 0..self.rcbs.len() {
             if !self.rcbs[i].is_enabled_for(conn) {
                 continue;
@@ -588,7 +592,10 @@ impl ServerModel {
 }
 
 impl ServerHandler for ServerModel {
-    fn read(&mut self, _conn: ConnId, name: &ObjectName) -> AccessResult {
+    fn read(&mut self, conn: ConnId, name: &ObjectName) -> AccessResult {
+        if let Some(sbo) = self.control_read(conn, name) {
+            return AccessResult::Success(sbo);
+        }
         if let Err(e) = self.check_se_read(name) {
             return AccessResult::Failure(e);
         }
@@ -645,6 +652,9 @@ impl ServerHandler for ServerModel {
                 None => Err(DataAccessError::OBJECT_ACCESS_DENIED),
             };
         }
+        if let Some(r) = self.control_write(conn, dom, item, value) {
+            return r;
+        }
         if self.node(name).is_none() {
             return Err(DataAccessError::OBJECT_NON_EXISTENT);
         }
@@ -662,6 +672,11 @@ impl ServerHandler for ServerModel {
         self.drop_aa_lists(conn);
         self.rcbs.iter_mut().for_each(|r| r.connection_closed(conn));
         self.blocks_closed(conn);
+        self.controls.connection_closed(conn);
+    }
+
+    fn take_reports_before_response(&mut self, conn: ConnId) -> Vec<InformationReport> {
+        self.control_reports_before(conn)
     }
 
     fn identify(&mut self, _conn: ConnId) -> Option<IdentifyResponse> {

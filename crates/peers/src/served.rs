@@ -35,7 +35,8 @@ pub(crate) struct Built {
 
 impl Served {
     /// The model, its clock set to now (an SCL model's SGCB stamps LActTm with it and ends
-    /// setting group edit reservations whose time ran out).
+    /// setting group edit reservations whose time ran out; controls run sboTimeout and operTm
+    /// on it).
     pub(crate) fn handler(&mut self) -> &mut dyn ServerHandler {
         match self {
             Served::Fixed(m) => m.as_mut(),

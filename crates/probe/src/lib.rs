@@ -7,6 +7,7 @@
 //!
 //! - [`session`]: the blocking MMS client session (plain or TLS) with per-step timeouts.
 //! - [`discover`]: the model through the directory services (reads only).
+//! - [`control`]: one control operation of a named object (`gander mms control`; writes).
 //! - [`model`]: the model's JSON shape and the pure rules that assemble it from MMS names.
 //! - [`reports`]: `--reports`: enable, receive, restore, check.
 //! - [`stats`]: millisecond summaries with the conventions of `gander_measure`.
@@ -16,6 +17,7 @@
 //! measuring time, and every association it opens is released (or aborted when the server
 //! misbehaves).
 
+pub mod control;
 pub mod discover;
 pub mod error;
 pub mod model;

@@ -135,9 +135,11 @@ impl ServerModel {
     }
 
     /// The time is `unix_ms`: the server calls this before handing a request to the model, so
-    /// LActTm has the time of the request; edit reservations whose ResvTms ran out end.
+    /// LActTm has the time of the request; edit reservations whose ResvTms ran out end; the
+    /// controls run sboTimeout and operTm on the same clock.
     pub fn tick(&mut self, unix_ms: u64) {
         self.blocks.now_ms = unix_ms;
+        self.set_clock(unix_ms);
         self.expire_setting_group_edits(unix_ms);
     }
 
