@@ -165,7 +165,7 @@ impl ServerModel {
         if !d.lns.iter().any(|(n, _)| n == ln) {
             return Err(bad(format!("no logical node {ln:?}")));
         }
-        if !data_set.is_empty() && !d.lists.iter().any(|(n, _)| n == data_set) {
+        if !data_set.is_empty() && !d.lists.iter().any(|l| l.name == data_set) {
             return Err(bad(format!("no data set {data_set:?}")));
         }
         let item = format!("{ln}${fc}${name}");
@@ -214,7 +214,7 @@ impl ServerModel {
             let lists: Vec<(String, String)> = self
                 .domains
                 .iter()
-                .flat_map(|d| d.lists.iter().map(|(n, _)| (d.name.clone(), n.clone())))
+                .flat_map(|d| d.lists.iter().map(|l| (d.name.clone(), l.name.clone())))
                 .collect();
             let exists = |d: &str, i: &str| lists.iter().any(|(a, b)| a == d && b == i);
             return Some(self.blocks.gocbs[i].write(element, value, exists));
