@@ -8,7 +8,11 @@ Its server (`open61850.server`, serving an IED of an SCL file) runs as a child p
 through this file (`python o61.py serve FILE [--ied NAME]`), which prints `READY HOST:PORT` once
 listening, as `gander mms server` does.
 
-Quirk worked around here (docs/interop.md, "open61850"): open61850's server closes the TCP
+Quirks worked around here (docs/interop.md, "open61850"):
+- open61850 encodes and decodes an MMS mMSString value (Unicode255, the `dU` of Edition 2 CDCs)
+  with Data tag [15] (0x8F, which ISO 9506-2 gives objId) instead of [16] (0x90): importing this
+  module sets its tag to 0x90, for its client here and for its server started through this file.
+- open61850's server closes the TCP
 connection right after its Conclude-Response and never answers the ACSE release (A-RELEASE,
 ISO 8650: RLRQ in a session FINISH SPDU, answered by RLRE in a DISCONNECT SPDU), which is how
 libiec61850's and gander's clients end an association. `serve` answers that release unless it is
@@ -28,12 +32,17 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from open61850 import data as _data
 from open61850.mms import MmsClient, ObjectName, decode_report, discover, is_report, rcb
 from open61850.mms.errors import DataAccessError
 from open61850.mms.model import ServerModel, compare
 from open61850.scl import load_model
 
 VERSION = "0.9.12"
+
+# ISO 9506-2 Data ::= CHOICE { ..., objId [15], mMSString [16], utc-time [17] }: see the docstring.
+MMS_STRING_TAG = 0x90
+_data.TAG_MMS_STRING = MMS_STRING_TAG
 HERE = Path(__file__).resolve().parent
 
 # ISO 8327-1 session SPDU identifiers, and the ACSE release response of ISO 8650-1 (RLRE,
@@ -185,6 +194,20 @@ def _has_static(gander: str) -> bool:
         p = subprocess.run([gander, "mms", "server", "--help"], capture_output=True, text=True, timeout=30)
         _STATIC[gander] = "--static" in p.stdout
     return _STATIC[gander]
+
+
+class LibCfgServer:
+    """libiec61850 serving a genconfig configuration file (interop/lib_cfg_server.py), as a child
+    process: the third server of the comparisons."""
+
+    def __init__(self, cfg: Path | str, timeout: float = 60):
+        cmd = [sys.executable, str(HERE / "lib_cfg_server.py"), str(cfg)]
+        self.p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=HERE)
+        self.port = _wait_ready(self.p, timeout, "libiec61850 cfg server")
+
+    stop = O61Server.stop
+    __enter__ = O61Server.__enter__
+    __exit__ = O61Server.__exit__
 
 
 class NotReady(AssertionError):

@@ -17,6 +17,7 @@ are marked xfail(strict=True): they turn red (XPASS) when the fix lands, and the
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import time
 from pathlib import Path
@@ -57,6 +58,19 @@ def gander_relay(gander):
 @pytest.fixture(scope="module")
 def o61_relay():
     with o61.O61Server(RELAY) as s:
+        yield s
+
+
+LIBCFG = FIX / "libiec61850"  # genconfig's configuration files of the fixtures (see fixtures/README.md)
+
+
+def lib_cfg(scl: Path) -> Path:
+    return LIBCFG / (scl.stem + ".cfg")
+
+
+@pytest.fixture(scope="module")
+def lib_relay():
+    with o61.LibCfgServer(lib_cfg(RELAY)) as s:
         yield s
 
 
@@ -123,26 +137,30 @@ def _values(scl: Path, read: o61.ReadResult, skip_btypes=()) -> dict[str, str]:
     return by_name
 
 
-def test_scl_initial_values_read_as_open61850_serves_them(gander):
+def test_scl_initial_values_read_as_open61850_and_libiec61850_serve_them(gander):
     """Every value the SCL initialises (DAI and template Val) reads the same from gander's server
-    as from open61850's serving the same file (fresh servers: no report has changed a value).
-    Dbpos has its own test below."""
+    as from open61850's and libiec61850's serving the same file (fresh servers: no report has
+    changed a value). Dbpos has its own test below."""
     with o61.GanderServer(gander, RELAY) as s:
         ours = o61.read_all(s.port)
     with o61.O61Server(RELAY) as s:
         theirs = o61.read_all(s.port)
-    a, b = _values(RELAY, ours, ("Dbpos",)), _values(RELAY, theirs, ("Dbpos",))
-    assert a == b
+    with o61.LibCfgServer(lib_cfg(RELAY)) as s:
+        libs = o61.read_all(s.port)
+    a, b, c = (_values(RELAY, r, ("Dbpos",)) for r in (ours, theirs, libs))
+    assert a == b == c
     assert a["LINE1CON/BK1XCBR1$ST$OpCnt$stVal"] == "int(17)"
     assert a["LINE1PRO/P5PTOC1$SP$StrVal$setMag$f"] == "float32(2.5)"
-    assert a["LINE1CFG/LLN0$EX$NamPlt$ldNs"] == str(theirs.values["LINE1CFG/LLN0$EX$NamPlt$ldNs"])
+    assert a["LINE1CFG/LLN0$EX$NamPlt$ldNs"] == "visible-string('IEC 61850-7-4:2007B4')"
 
 
 @pytest.mark.xfail(strict=True, reason="issue 19: bTypes: gander's server ignores a Dbpos Val "
                    "(crates/peers/src/scl_model.rs serves every Dbpos as 00 intermediate-state)")
 def test_dbpos_initial_value_is_served(gander):
     """`<DAI name="stVal"><Val>on</Val>` of a Dbpos (IEC 61850-7-3 DPS: intermediate-state 0,
-    off 1, on 2, bad-state 3; 8-1 maps it to a 2-bit bit string) must read as bits `10`."""
+    off 1, on 2, bad-state 3; 8-1 maps it to a 2-bit bit string) must read as bits `10`, as
+    open61850's server serves it. (libiec61850's genconfig drops it too: "Unknown default value
+    for stVal type: CODEDENUM", so libiec61850 is no reference here.)"""
     with o61.GanderServer(gander, RELAY) as s:
         with o61.connect(s.port) as client:
             value = client.read("LINE1CON/BK1XCBR1$ST$Pos$stVal")
@@ -151,12 +169,12 @@ def test_dbpos_initial_value_is_served(gander):
 
 
 @pytest.mark.parametrize("block", ["LLN0$BR$BRep01", "LLN0$BR$BRep02", "LLN0$RP$URep"])
-@pytest.mark.parametrize("server", ["gander", "open61850"])
+@pytest.mark.parametrize("server", ["gander", "open61850", "libiec61850"])
 def test_open61850_gets_gi_and_integrity_reports(request, server, block):
     """open61850 takes a free instance, enables it with GI and a 500 ms integrity period, and
     decodes what comes (IEC 61850-8-1 17.2: RptID, OptFlds, SeqNum, data set, ConfRev, inclusion
-    bit string, values, reason codes). Against open61850's own server as the control."""
-    s = request.getfixturevalue("gander_relay" if server == "gander" else "o61_relay")
+    bit string, values, reason codes). Against open61850's and libiec61850's servers as controls."""
+    s = request.getfixturevalue({"gander": "gander_relay", "open61850": "o61_relay", "libiec61850": "lib_relay"}[server])
     sub = o61.subscribe(s.port, "LINE1CFG", block, count=6, timeout=10, integrity_ms=500)
     rpt_id, data_set, buffered, n = RELAY_RCBS[sub.rcb.item]
     assert len(sub.members) == n
@@ -182,20 +200,23 @@ def test_open61850_gets_gi_and_integrity_reports(request, server, block):
 # --- gander's probe and scl show against open61850's server ------------------------------------
 
 
-def test_probe_finds_the_same_model_on_gander_and_open61850(gander, gander_relay, o61_relay):
-    rc_g, ours, err_g = probe(gander, gander_relay.port)
-    rc_o, theirs, err_o = probe(gander, o61_relay.port)
-    assert rc_g == 0 and ours.get("model"), (ours.get("error"), err_g)
-    assert rc_o == 0 and theirs.get("model"), (theirs.get("error"), err_o)
-    a, b = o61.model_of_probe(ours), o61.model_of_probe(theirs)
-    assert a == b
+def test_probe_finds_the_same_model_on_gander_open61850_and_libiec61850(gander, gander_relay, o61_relay,
+                                                                        lib_relay):
+    """`gander probe --json --quick` against the three servers of the same SCL: the same logical
+    devices and nodes, variables per device, data sets and members, RCB instances; open61850's
+    discovery of each server counts the same variables."""
+    models = {}
+    for name, s in (("gander", gander_relay), ("open61850", o61_relay), ("libiec61850", lib_relay)):
+        rc, doc, err = probe(gander, s.port)
+        assert rc == 0 and doc.get("model"), (name, doc.get("error"), err)
+        models[name] = o61.model_of_probe(doc)
+        with o61.connect(s.port) as client:
+            assert o61.model_of_o61(discover(client))["variables"] == models[name]["variables"], name
+    assert models["gander"] == models["open61850"] == models["libiec61850"]
+    a = models["gander"]
     assert a["lds"] == RELAY_LDS
     assert a["rcbs"] == {f"LINE1CFG/{k.replace('$', '.')}": (v[2], v[1].replace("$", "."))
                          for k, v in RELAY_RCBS.items()}
-    # open61850's discovery of each server lists as many variables as gander's probe counted.
-    for port in (gander_relay.port, o61_relay.port):
-        with o61.connect(port) as client:
-            assert o61.model_of_o61(discover(client))["variables"] == a["variables"]
 
 
 def test_scl_show_and_open61850_read_the_fixture_alike(gander, gander_relay):
@@ -286,23 +307,33 @@ FEATURES = [pytest.param(UNICODE, marks=XF_UNICODE, id="unicode255"),
 
 
 @pytest.mark.parametrize("scl", FEATURES)
-def test_feature_fixture_served_as_open61850_serves_it(gander, scl):
+def test_feature_fixture_served_as_open61850_and_libiec61850_serve_it(gander, scl):
     """gander serves the fixture; open61850's compare-scl finds no difference; every variable
-    reads; the values the SCL initialises read as from open61850's server; gander's probe finds
-    the same devices, nodes, data sets and RCBs on both servers. (Variable counts are not
-    compared: open61850's MSVCB lacks noASDU, see docs/interop.md.)"""
-    with o61.O61Server(scl) as s:
-        theirs_read = o61.read_all(s.port)
-        _, theirs, _ = probe(gander, s.port)
+    reads (FC SE may be refused while no group is being edited, as libiec61850 does: IEC
+    61850-7-2 16.2); the values the SCL initialises read as from open61850's server and from
+    libiec61850's (when its genconfig takes the file); gander's probe finds the same devices,
+    nodes, data sets and RCBs on every server. (Variable counts are not compared: open61850's
+    MSVCB lacks noASDU, see docs/interop.md.)"""
+    peers = {"open61850": lambda: o61.O61Server(scl)}
+    if lib_cfg(scl).exists():
+        peers["libiec61850"] = lambda: o61.LibCfgServer(lib_cfg(scl))
+    reads, probes = {}, {}
+    for name, start in peers.items():
+        with start() as s:
+            reads[name] = o61.read_all(s.port)
+            _, probes[name], _ = probe(gander, s.port)
     with o61.GanderServer(gander, scl) as s:
         assert o61.compare_scl(s.port, scl) == []
         ours_read = o61.read_all(s.port)
         rc, ours, err = probe(gander, s.port)
-    assert not ours_read.errors, ours_read.errors
-    assert _values(scl, ours_read, ("Dbpos",)) == _values(scl, theirs_read, ("Dbpos",))
+    assert all("$SE$" in k for k in ours_read.errors), ours_read.errors
+    for name in peers:
+        assert _values(scl, ours_read, ("Dbpos",)) == _values(scl, reads[name], ("Dbpos",)), name
     assert rc == 0, (ours.get("error"), err)
-    a, b = o61.model_of_probe(ours), o61.model_of_probe(theirs)
-    assert {k: a[k] for k in ("lds", "data_sets", "rcbs")} == {k: b[k] for k in ("lds", "data_sets", "rcbs")}
+    a = o61.model_of_probe(ours)
+    for name, doc in probes.items():
+        b = o61.model_of_probe(doc)
+        assert {k: a[k] for k in ("lds", "data_sets", "rcbs")} == {k: b[k] for k in ("lds", "data_sets", "rcbs")}, name
 
 
 # IEC 61850-8-1 (2011) 18.1.2 GoCB and 18.1 SGCB, IEC 61850-9-2 (2011) 8.2 MSVCB: the attributes as
@@ -352,9 +383,10 @@ def test_open61850_switches_the_active_setting_group(gander):
 @XF_URCB
 def test_two_clients_share_a_non_indexed_urcb(gander):
     """TISSUE 1771: an unbuffered RCB with indexed="false" is one instance that each association
-    sees and enables on its own: two open61850 clients both get its GI report. (open61850's own
-    server is no control here: it gives the second client temporarily-unavailable, a quirk noted
-    in docs/interop.md.)"""
+    sees and enables on its own: two open61850 clients both get its GI report. Neither peer is a
+    control here: open61850's server gives the second client temporarily-unavailable, and
+    libiec61850's genconfig refuses the file ("RptEnabled.max != 1 is not allowed when
+    indexed=false"); see docs/interop.md."""
     with o61.GanderServer(gander, URCB_SHARED) as s:
         from concurrent.futures import ThreadPoolExecutor
 
@@ -384,16 +416,52 @@ def relay_sized(tmp: Path, ggios: int = 60) -> Path:
     return out
 
 
+def relay_sized_cfg(tmp: Path, ggios: int = 60) -> Path:
+    """libiec61850's configuration of `relay_sized`: the relay's genconfig file with the GGIO1
+    node of its ANN device repeated as GGIO2..., as genconfig writes each node."""
+    text = lib_cfg(RELAY).read_text()
+    start = text.index("LN(GGIO1){")
+    depth, end = 0, start
+    for end in range(start, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[end], 0)
+        if depth == 0 and text[end] == "}":
+            break
+    block = text[start:end + 1]
+    extra = "".join("\n" + block.replace("LN(GGIO1){", f"LN(GGIO{i}){{", 1) for i in range(2, 2 + ggios))
+    out = tmp / "relay_sized.cfg"
+    out.write_text(text[:end + 1] + extra + text[end + 1:])
+    return out
+
+
 @pytest.mark.xfail(strict=True, reason="issue 19: GetNameList limits: the probe refuses an answer of more "
                    "than 1024 identifiers")
-def test_probe_a_relay_sized_device_on_both_servers(gander, tmp_path):
+def test_probe_a_relay_sized_device_on_three_servers(gander, tmp_path):
+    """A logical device of over 2000 names: the probe must discover it from gander's,
+    open61850's and libiec61850's servers alike."""
     scl = relay_sized(tmp_path)
+    models = {}
     with o61.GanderServer(gander, scl) as s:
         assert o61.compare_scl(s.port, scl) == []
-        rc, ours, err = probe(gander, s.port)
-    assert rc == 0, (ours.get("error"), err)
-    with o61.O61Server(scl) as s:
-        rc, theirs, err = probe(gander, s.port)
-    assert rc == 0, (theirs.get("error"), err)
-    assert o61.model_of_probe(ours) == o61.model_of_probe(theirs)
-    assert o61.model_of_probe(ours)["variables"]["LINE1ANN"] > 2000
+        rc, doc, err = probe(gander, s.port)
+        assert rc == 0, ("gander", doc.get("error"), err)
+        models["gander"] = o61.model_of_probe(doc)
+    for name, server in (("open61850", lambda: o61.O61Server(scl)),
+                         ("libiec61850", lambda: o61.LibCfgServer(relay_sized_cfg(tmp_path)))):
+        with server() as s:
+            assert o61.compare_scl(s.port, scl) == [], name
+            rc, doc, err = probe(gander, s.port)
+        assert rc == 0, (name, doc.get("error"), err)
+        models[name] = o61.model_of_probe(doc)
+    assert models["gander"] == models["open61850"] == models["libiec61850"]
+    assert models["gander"]["variables"]["LINE1ANN"] > 2000
+
+
+@pytest.mark.skipif(not os.environ.get("LIBIEC61850_GENCONFIG"), reason="LIBIEC61850_GENCONFIG (genconfig.jar) not set")
+@pytest.mark.parametrize("cfg", sorted(LIBCFG.glob("*.cfg")), ids=lambda p: p.stem)
+def test_lib_cfg_files_are_genconfig_output(cfg, tmp_path):
+    """The committed libiec61850 configuration files are what genconfig writes for the fixtures."""
+    scl = next(FIX.glob(cfg.stem + ".*[di]"))
+    out = tmp_path / cfg.name
+    subprocess.run(["java", "-jar", os.environ["LIBIEC61850_GENCONFIG"], str(scl), str(out)], check=True,
+                   capture_output=True, timeout=120)
+    assert out.read_text() == cfg.read_text()
