@@ -295,6 +295,7 @@ UNICODE = FIX / "ed2_unicode_du.icd"
 SETTINGS = FIX / "setting_groups.cid"
 GOOSE_SV = FIX / "gocb_svcb.cid"
 URCB_SHARED = FIX / "urcb_not_indexed.cid"
+CONTROLS = FIX / "controls.cid"
 XF_UNICODE = pytest.mark.xfail(strict=True, reason="issue 19: bTypes: Unicode255 (MMS mMSString) refused by "
                                "gander's server")
 XF_SETTINGS = pytest.mark.xfail(strict=True, reason="issue 19: SGCB and FC SE settings served as SG/SE missing")
@@ -303,7 +304,8 @@ XF_URCB = pytest.mark.xfail(strict=True, reason="issue 19: scl: unbuffered RCB i
 FEATURES = [pytest.param(UNICODE, marks=XF_UNICODE, id="unicode255"),
             pytest.param(SETTINGS, marks=XF_SETTINGS, id="setting-groups"),
             pytest.param(GOOSE_SV, marks=XF_GOOSE_SV, id="gocb-msvcb"),
-            pytest.param(URCB_SHARED, marks=XF_URCB, id="urcb-not-indexed")]
+            pytest.param(URCB_SHARED, marks=XF_URCB, id="urcb-not-indexed"),
+            pytest.param(CONTROLS, id="controls")]
 
 
 @pytest.mark.parametrize("scl", FEATURES)
@@ -465,3 +467,32 @@ def test_lib_cfg_files_are_genconfig_output(cfg, tmp_path):
     subprocess.run(["java", "-jar", os.environ["LIBIEC61850_GENCONFIG"], str(scl), str(out)], check=True,
                    capture_output=True, timeout=120)
     assert out.read_text() == cfg.read_text()
+
+
+# --- controls --------------------------------------------------------------------------------
+
+XF_CONTROLS = pytest.mark.xfail(strict=True, reason="issue 19: controls: gander's server refuses Oper/SBO/SBOw "
+                                "with object-access-denied")
+CONTROL_OBJECTS = [("BAY1CTRL/Q1CSWI1.Pos", 1), ("BAY1CTRL/Q2CSWI1.Pos", 2), ("BAY1CTRL/Q3CSWI1.Pos", 3),
+                   ("BAY1CTRL/Q4CSWI1.Pos", 4), ("BAY1CTRL/GGIO1.SPCSO1", 1)]
+
+
+@pytest.mark.parametrize("obj,ctl_model", CONTROL_OBJECTS, ids=lambda v: str(v).rsplit("/", 1)[-1])
+@pytest.mark.parametrize("server", [pytest.param("gander", marks=XF_CONTROLS), "open61850", "libiec61850"])
+def test_open61850_operates_every_control_model(request, server, obj, ctl_model):
+    """open61850's control client runs one command (Test flag set, station-control origin) on
+    each object with the object's own control model (IEC 61850-7-2 clause 20, 8-1 clause 20):
+    Oper; SBO read then Oper; Oper then CommandTermination; SBOw, Oper, CommandTermination."""
+    from open61850.mms import control
+
+    start = {"gander": lambda: o61.GanderServer(request.getfixturevalue("gander"), CONTROLS),
+             "open61850": lambda: o61.O61Server(CONTROLS),
+             "libiec61850": lambda: o61.LibCfgServer(lib_cfg(CONTROLS))}[server]
+    with start() as s, o61.connect(s.port) as client:
+        name = control.control_object_name(obj)
+        assert control.read_ctl_model(client, name) == ctl_model
+        result = control.operate(client, name, True, test=True, ctl_model=ctl_model,
+                                 origin=control.Origin(control.OR_CAT_STATION_CONTROL, b"gander-interop"))
+    text = str(result)
+    assert text.startswith(control.CTL_MODELS[ctl_model]), text
+    assert ("CommandTermination received" in text) == (ctl_model in (3, 4)), text
