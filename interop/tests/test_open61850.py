@@ -310,7 +310,8 @@ FEATURES = [pytest.param(UNICODE, marks=XF_UNICODE, id="unicode255"),
 
 @pytest.mark.parametrize("scl", FEATURES)
 def test_feature_fixture_served_as_open61850_and_libiec61850_serve_it(gander, scl):
-    """gander serves the fixture; open61850's compare-scl finds no difference; every variable
+    """`gander scl show` and open61850's SCL reader find the same devices, nodes and data sets;
+    gander serves the fixture; open61850's compare-scl finds no difference; every variable
     reads (FC SE may be refused while no group is being edited, as libiec61850 does: IEC
     61850-7-2 16.2); the values the SCL initialises read as from open61850's server and from
     libiec61850's (when its genconfig takes the file); gander's probe finds the same devices,
@@ -324,6 +325,9 @@ def test_feature_fixture_served_as_open61850_and_libiec61850_serve_it(gander, sc
         with start() as s:
             reads[name] = o61.read_all(s.port)
             _, probes[name], _ = probe(gander, s.port)
+    show = o61.model_of_scl_show(scl_show(gander, scl))
+    declared = o61.model_of_o61(o61.scl_model(scl))
+    assert (show["lds"], show["data_sets"]) == (declared["lds"], declared["data_sets"])
     with o61.GanderServer(gander, scl) as s:
         assert o61.compare_scl(s.port, scl) == []
         ours_read = o61.read_all(s.port)
