@@ -53,13 +53,17 @@ SPDU_DISCONNECT = 0x0A
 RLRE = bytes.fromhex("6303800100")
 
 
-def _tlv(tag: int, value: bytes) -> bytes:
-    """A BER TLV with a definite length (short or long form)."""
-    n = len(value)
+def _length(n: int) -> bytes:
+    """A BER definite length, short or long form (X.690 8.1.3)."""
     if n < 0x80:
-        return bytes([tag, n]) + value
+        return bytes([n])
     octets = n.to_bytes((n.bit_length() + 7) // 8, "big")
-    return bytes([tag, 0x80 | len(octets)]) + octets + value
+    return bytes([0x80 | len(octets)]) + octets
+
+
+def _tlv(tag: int, value: bytes) -> bytes:
+    """A BER TLV with a one-octet tag."""
+    return bytes([tag]) + _length(len(value)) + value
 
 
 def disconnect_spdu() -> bytes:
@@ -329,6 +333,62 @@ def subscribe(port: int, domain: str, block: str, *, count: int = 2, timeout: fl
             if client.is_connected:
                 rcb.disable(client, status.rcb)
     return Subscription(status.rcb, members, reports)
+
+
+# --- requests open61850's client has no call for (sent with MmsClient.request) -------------------
+# ISO 9506-2 ConfirmedServiceRequest: the context tag is the service number; ObjectName
+# domain-specific is [1] { domainId, itemId } (VisibleString, tag 0x1A); FileName a SEQUENCE OF
+# GraphicString (0x19).
+
+
+def _vis(text: str) -> bytes:
+    return _tlv(0x1A, text.encode())
+
+
+def domain_specific(domain: str, item: str) -> bytes:
+    return _tlv(0xA1, _vis(domain) + _vis(item))
+
+
+def _service(number: int, body: bytes, constructed: bool = True) -> bytes:
+    """A context-specific tag [number] (high-tag-number form from 31) around `body`."""
+    first = (0xA0 if constructed else 0x80) | (number if number < 31 else 0x1F)
+    tag = bytes([first]) + (bytes([number]) if number >= 31 else b"")
+    return tag + _length(len(body)) + body
+
+
+def status_request() -> bytes:
+    return _service(0, b"\x00", constructed=False)  # Status-Request: extendedDerivation FALSE
+
+
+def get_domain_attributes_request(domain: str) -> bytes:
+    return _service(37, domain.encode(), constructed=False)
+
+
+def file_directory_request() -> bytes:
+    return _service(77, b"")
+
+
+def file_open_request(name: str) -> bytes:
+    return _service(72, _tlv(0xA0, _tlv(0x19, name.encode())) + _tlv(0x81, b"\x00"))
+
+
+def read_journal_request(domain: str, item: str) -> bytes:
+    return _service(65, _tlv(0xA0, domain_specific(domain, item)))
+
+
+def get_capability_list_request() -> bytes:
+    return _service(71, b"")
+
+
+def define_named_variable_list_request(domain: str, item: str, members: list[tuple[str, str]]) -> bytes:
+    """DefineNamedVariableList (service 11) of domain-specific members given as (domain, item)."""
+    variables = b"".join(_tlv(0x30, _tlv(0xA0, domain_specific(d, i))) for d, i in members)
+    return _service(11, domain_specific(domain, item) + _tlv(0xA0, variables))
+
+
+def delete_named_variable_list_request(domain: str, item: str) -> bytes:
+    """DeleteNamedVariableList (service 13), scope specific, one list."""
+    return _service(13, _tlv(0xA1, domain_specific(domain, item)))
 
 
 # --- what the SCL initialises -------------------------------------------------------------------

@@ -500,3 +500,62 @@ def test_open61850_operates_every_control_model(request, server, obj, ctl_model)
     text = str(result)
     assert text.startswith(control.CTL_MODELS[ctl_model]), text
     assert ("CommandTermination received" in text) == (ctl_model in (3, 4)), text
+
+
+# --- services gander does not implement, and dynamic data sets ------------------------------------
+
+XF_ABORT = pytest.mark.xfail(strict=True, reason="issue 19: gander's server aborts the association on a "
+                             "confirmed service it does not implement instead of a Reject or confirmed-Error")
+UNIMPLEMENTED = [  # (id, request, marks on gander's server)
+    ("status", o61.status_request(), ()),
+    ("getDomainAttributes", o61.get_domain_attributes_request("LINE1CFG"), (XF_ABORT,)),
+    ("fileDirectory", o61.file_directory_request(), (XF_ABORT,)),
+    ("fileOpen", o61.file_open_request("LINE1.cid"), (XF_ABORT,)),
+    ("readJournal", o61.read_journal_request("LINE1CFG", "LLN0$LG$log"), (XF_ABORT,)),
+    ("getCapabilityList", o61.get_capability_list_request(), (XF_ABORT,)),
+]
+
+
+@pytest.mark.parametrize("server,request_pdu", [
+    pytest.param(server, req, id=f"{server}-{name}", marks=marks if server == "gander" else ())
+    for server in ("gander", "open61850", "libiec61850") for name, req, marks in UNIMPLEMENTED])
+def test_a_service_not_served_is_refused_and_the_association_lives(request, server, request_pdu):
+    """ISO 9506-1: a server answers a confirmed request it does not serve with a Reject or a
+    confirmed-Error (or serves it), and the association goes on: the same client reads after it.
+    (Issue 19 item 6: a FileDirectory made gander's server abort the association.)"""
+    from open61850.mms.errors import MmsConnectionError, MmsError, MmsTimeout
+
+    start = {"gander": lambda: o61.GanderServer(request.getfixturevalue("gander"), RELAY),
+             "open61850": lambda: o61.O61Server(RELAY),
+             "libiec61850": lambda: o61.LibCfgServer(lib_cfg(RELAY))}[server]
+    with start() as s, o61.connect(s.port, timeout=5) as client:
+        try:
+            client.request(request_pdu)
+        except (MmsConnectionError, MmsTimeout) as exc:
+            pytest.fail(f"the association did not survive: {exc!r}")
+        except MmsError:
+            pass  # refused: ServiceError or MmsReject
+        assert str(client.read("LINE1CFG/LLN0$ST$Mod$stVal")) == "int(1)"
+
+
+@pytest.mark.parametrize("server", [
+    pytest.param("gander", marks=pytest.mark.xfail(strict=True, reason="issue 19: dynamic data sets "
+                                                   "(DefineNamedVariableList) refused")),
+    "libiec61850"])
+def test_dynamic_data_set_define_list_read_delete(request, server):
+    """A client-defined, domain-specific data set (IEC 61850-8-1 14.3: DefineNamedVariableList,
+    GetNamedVariableListAttributes, DeleteNamedVariableList): its members list back as defined,
+    it is deletable, and it is gone after the delete. open61850's server has no dynamic data sets
+    (a documented limit), so libiec61850 is the control."""
+    from open61850.mms.errors import ServiceError
+
+    start = {"gander": lambda: o61.GanderServer(request.getfixturevalue("gander"), RELAY),
+             "libiec61850": lambda: o61.LibCfgServer(lib_cfg(RELAY))}[server]
+    members = [("LINE1MET", "METMMXU1$MX$Hz"), ("LINE1ANN", "GGIO1$ST$Ind01")]
+    with start() as s, o61.connect(s.port, timeout=5) as client:
+        client.request(o61.define_named_variable_list_request("LINE1CFG", "LLN0$dynDS", members))
+        listed = client.get_data_set_members("LINE1CFG/LLN0$dynDS")
+        assert [(m.domain, m.item) for m in listed] == members
+        client.request(o61.delete_named_variable_list_request("LINE1CFG", "LLN0$dynDS"))
+        with pytest.raises(ServiceError):
+            client.get_data_set_members("LINE1CFG/LLN0$dynDS")
