@@ -174,11 +174,12 @@ class O61Server:
 class GanderServer:
     """`gander mms server --scl FILE [--ied NAME]` on 127.0.0.1, a free port, as a child process."""
 
-    def __init__(self, gander: str, scl: Path | str, ied: str | None = None, timeout: float = 120):
+    def __init__(self, gander: str, scl: Path | str, ied: str | None = None, timeout: float = 120,
+                 static: bool = True):
         cmd = [gander, "mms", "server", "--scl", str(scl), "--listen", "127.0.0.1:0"]
         if ied:
             cmd += ["--ied", ied]
-        if _has_static(gander):
+        if static and _has_static(gander):
             cmd.append("--static")  # values as the SCL initialises them, comparable with open61850's
         self.p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.port = _wait_ready(self.p, timeout, "gander mms server")
@@ -193,7 +194,8 @@ _STATIC: dict[str, bool] = {}
 
 def _has_static(gander: str) -> bool:
     """Whether this gander's server has `--static` (issue 19: served values change by default,
-    `--static` keeps them as the SCL initialises them). Without the option values are static."""
+    `--static` keeps them as the SCL initialises them). Servers without the option change only
+    the first member of a data set, once an RCB on it is enabled."""
     if gander not in _STATIC:
         p = subprocess.run([gander, "mms", "server", "--help"], capture_output=True, text=True, timeout=30)
         _STATIC[gander] = "--static" in p.stdout

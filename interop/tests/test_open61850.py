@@ -197,6 +197,17 @@ def test_open61850_gets_gi_and_integrity_reports(request, server, block):
         assert type(entry.value) is type(read[entry.index]), (sub.members[entry.index], entry.value, read[entry.index])
 
 
+def test_open61850_gets_data_change_reports_from_gander(gander):
+    """Values of a served SCL model change (issue 19: "values that change"), so an RCB with
+    dchg in its TrgOps sends data-change reports, not only GI and integrity ones; open61850
+    decodes their reason codes. (No peer is a control: open61850's and libiec61850's servers
+    change values only when their application does.)"""
+    with o61.GanderServer(gander, RELAY, static=False) as s:
+        sub = o61.subscribe(s.port, "LINE1CFG", "LLN0$BR$BRep01", count=8, timeout=10, integrity_ms=60000)
+    dchg = [e for r in sub.reports for e in r.entries if e.reason and e.reason.data_change]
+    assert dchg, [(r.seq_num, [(e.index, e.reason) for e in r.entries]) for r in sub.reports]
+
+
 # --- gander's probe and scl show against open61850's server ------------------------------------
 
 
