@@ -1,18 +1,22 @@
 """gander against a second, independent IEC 61850 stack: open61850 0.9.12 (PyPI, pure Python,
 Apache-2.0), driven by interop/o61.py. Issue 19, "a second independent open implementation".
 
-Both ways:
+Both ways, with libiec61850 serving the same fixture (its genconfig output, interop/fixtures/
+libiec61850/) as the third server wherever it can:
 - open61850's client against `gander mms server --scl FIXTURE`: it discovers the model (LDs, LNs,
   DOs/DAs with their FCs, data sets, RCB instances), its `compare-scl` finds no difference from
-  the SCL, it reads every variable (and the values the SCL initialises are the ones open61850's
-  own server serves from the same file), it takes an RCB and decodes its GI and integrity reports;
-- gander's `probe --json --quick` against open61850's server serving the same fixture finds the
-  same model as against gander's own server, and both match `gander scl show --json` and
-  open61850's SCL reader.
+  the SCL, it reads every variable, the values the SCL initialises read as open61850's and
+  libiec61850's servers serve them, it takes an RCB and decodes its GI, integrity and data-change
+  reports, it operates every control model, it switches the active setting group; services the
+  server does not implement are refused with the association kept; dynamic data sets;
+- gander's `probe --json --quick` against open61850's and libiec61850's servers of the same
+  fixture finds the same model as against gander's own server, and `gander scl show --json`
+  reads the fixture as open61850's SCL reader does.
 
-The fixtures (interop/fixtures/) are our own, each naming the public file whose features it
-reproduces. Tests that fail today only because of a defect another part of issue 19 is fixing
-are marked xfail(strict=True): they turn red (XPASS) when the fix lands, and the marker must go.
+The fixtures (interop/fixtures/, README.md there) are our own, each naming the public file whose
+features it reproduces. Tests that fail today only because of a defect another part of issue 19
+is fixing are marked xfail(strict=True): they turn red (XPASS) when the fix lands, and the marker
+must go.
 """
 from __future__ import annotations
 
