@@ -364,23 +364,32 @@ MSVCB = ["SvEna", "MsvID", "DatSet", "ConfRev", "SmpRate", "OptFlds", "SmpMod", 
 SGCB = ["NumOfSG", "ActSG", "EditSG", "CnfEdit", "LActTm", "ResvTms"]
 
 
-@pytest.mark.parametrize("scl,domain,block,attrs", [
-    pytest.param(GOOSE_SV, "GSIEDLD0", "LLN0$GO$gcbTrip", GOCB, marks=XF_GOOSE_SV, id="gocb"),
-    pytest.param(GOOSE_SV, "GSIEDLD0", "LLN0$MS$msvcb01", MSVCB, marks=XF_GOOSE_SV, id="msvcb"),
-    pytest.param(SETTINGS, "SGIEDPROT", "LLN0$SP$SGCB", SGCB, marks=XF_SETTINGS, id="sgcb"),
-])
-def test_control_block_has_the_standard_attributes(gander, scl, domain, block, attrs):
+@pytest.mark.parametrize("server", ["gander", "libiec61850"])
+@pytest.mark.parametrize("scl,domain,block,attrs,values,xf", [
+    (GOOSE_SV, "GSIEDLD0", "LLN0$GO$gcbTrip", GOCB, {"DatSet": "GSIEDLD0/LLN0$dsTrip", "GoID": "GSIED_TRIP"},
+     XF_GOOSE_SV),
+    (GOOSE_SV, "GSIEDLD0", "LLN0$MS$msvcb01", MSVCB, {"DatSet": "GSIEDLD0/LLN0$dsSv", "MsvID": "GSIED_SV01"},
+     XF_GOOSE_SV),
+    (SETTINGS, "SGIEDPROT", "LLN0$SP$SGCB", SGCB, {}, XF_SETTINGS),
+], ids=["gocb", "msvcb", "sgcb"])
+def test_control_block_has_the_standard_attributes(request, server, scl, domain, block, attrs, values, xf):
+    """The block's attributes are listed as MMS components and read as one structure; its
+    references are the SCL's. libiec61850 serving the same file is the control."""
     from open61850.mms import OBJECT_CLASS_NAMED_VARIABLE
 
-    with o61.GanderServer(gander, scl) as s, o61.connect(s.port) as client:
+    if server == "gander":
+        request.applymarker(xf)
+        start = lambda: o61.GanderServer(request.getfixturevalue("gander"), scl)  # noqa: E731
+    else:
+        start = lambda: o61.LibCfgServer(lib_cfg(scl))  # noqa: E731
+    with start() as s, o61.connect(s.port) as client:
         names = client.get_name_list(OBJECT_CLASS_NAMED_VARIABLE, domain)
         listed = [n[len(block) + 1:] for n in names if n.startswith(block + "$") and n.count("$") == block.count("$") + 1]
         assert set(attrs) <= set(listed), listed
         value = client.read(f"{domain}/{block}")
         assert len(value.members) == len(listed), value
-        if block.endswith("GO$gcbTrip"):
-            assert str(client.read(f"{domain}/{block}$DatSet")) == "visible-string('GSIEDLD0/LLN0$dsTrip')"
-            assert str(client.read(f"{domain}/{block}$GoID")) == "visible-string('GSIED_TRIP')"
+        for attr, text in values.items():
+            assert str(client.read(f"{domain}/{block}${attr}")) == f"visible-string({text!r})", attr
 
 
 @XF_SETTINGS
