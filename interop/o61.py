@@ -3,21 +3,21 @@ IEC 61850 test peer, as `mms_iec.py` is for libiec61850.
 
 Its client (`open61850.mms`) runs in the test process: discovery of the model over GetNameList,
 `compare-scl` (the model an SCL file's IED declares against the one a server serves), reads, and
-report subscription (RCB reservation, configuration, RptEna, GI; 61850-8-1 report decoding).
-Its server (`open61850.server`, serving an IED of an SCL file) runs as a child process started
-through this file (`python o61.py serve FILE [--ied NAME]`), which prints `READY HOST:PORT` once
-listening, as `gander mms server` does.
+report subscription (RCB reservation, configuration, RptEna, GI; 61850-8-1 report decoding), plus
+raw requests for the services it has no call for. Its server (`open61850.server`, serving an IED
+of an SCL file) runs as a child process started through this file (`python o61.py serve FILE
+[--ied NAME]`), which prints `READY HOST:PORT` once listening, as `gander mms server` does;
+`GanderServer` and `LibCfgServer` start gander's and libiec61850's servers the same way.
 
 Quirks worked around here (docs/interop.md, "open61850"):
 - open61850 encodes and decodes an MMS mMSString value (Unicode255, the `dU` of Edition 2 CDCs)
   with Data tag [15] (0x8F, which ISO 9506-2 gives objId) instead of [16] (0x90): importing this
   module sets its tag to 0x90, for its client here and for its server started through this file.
-- open61850's server closes the TCP
-connection right after its Conclude-Response and never answers the ACSE release (A-RELEASE,
-ISO 8650: RLRQ in a session FINISH SPDU, answered by RLRE in a DISCONNECT SPDU), which is how
-libiec61850's and gander's clients end an association. `serve` answers that release unless it is
-run with `--as-shipped`, which keeps open61850's own behaviour (to test how gander's probe meets
-such a server).
+- open61850's server closes the TCP connection right after its Conclude-Response and never
+  answers the ACSE release (A-RELEASE, ISO 8650: RLRQ in a session FINISH SPDU, answered by RLRE
+  in a DISCONNECT SPDU), which is how libiec61850's and gander's clients end an association.
+  `serve` answers that release unless run with `--as-shipped`, which keeps open61850's own
+  behaviour (to test how gander's probe meets such a server).
 """
 from __future__ import annotations
 
@@ -86,8 +86,7 @@ def _answer_release() -> None:
     def _handle(self, mms_pdu: bytes) -> bool:
         keep = handle(self, mms_pdu)
         if not keep and not self.closed.is_set():
-            self.concluded = True
-            return True  # wait for the release (or the client's close)
+            return True  # Conclude answered: wait for the release (or the client's close)
         return keep
 
     class ReleasingIso:
