@@ -505,9 +505,15 @@ def model_of_o61(model: ServerModel) -> dict:
     return out
 
 
-def model_of_scl_show(show: dict) -> dict:
+def model_of_scl_show(show: dict, ied: str | None = None) -> dict:
     """The same from `gander scl show --json`: devices and nodes, data sets (no variables: that
-    JSON has the tree, not GetNameList's flattening)."""
+    JSON has the tree, not GetNameList's flattening). Takes both forms of that JSON: one IED
+    object, or `{"ieds": [...], "refused": [...]}` with every IED of the file (then `ied` or the
+    only one)."""
+    if "ieds" in show:
+        found = [i for i in show["ieds"] if ied is None or i["name"] == ied]
+        assert len(found) == 1, f"IED {ied!r} not (alone) in {[i['name'] for i in show['ieds']]}"
+        show = found[0]
     lds, data_sets = {}, set()
     for ld in show["logical_devices"]:
         lds[ld["domain"]] = sorted(ln["name"] for ln in ld["logical_nodes"])
