@@ -201,6 +201,27 @@ def test_open61850_gets_gi_and_integrity_reports(request, server, block):
         assert type(entry.value) is type(read[entry.index]), (sub.members[entry.index], entry.value, read[entry.index])
 
 
+@pytest.mark.parametrize("inst", ["LLN0$BR$BRep0101", "LLN0$RP$URep01"])
+@pytest.mark.parametrize("server", ["gander", "open61850", "libiec61850"])
+def test_a_second_client_sees_the_rcb_taken_then_free(request, server, inst):
+    """IEC 61850-7-2 17.2.2 (BRCB ResvTms) and 17.2.3 (URCB Resv): once open61850's client A has
+    reserved and enabled an instance, client B reads it enabled and reserved (not free for it);
+    after A disables and releases it, B reads it free. Same on the three servers."""
+    from open61850.mms import ObjectName, rcb
+
+    s = request.getfixturevalue({"gander": "gander_relay", "open61850": "o61_relay", "libiec61850": "lib_relay"}[server])
+    name = ObjectName(inst, "LINE1CFG")
+    with o61.connect(s.port) as a, o61.connect(s.port) as b:
+        rcb.enable(a, name, rcb.RcbSettings(intg_pd_ms=1000))
+        try:
+            taken = rcb.read_status(b, name)
+        finally:
+            rcb.disable(a, name)
+        after = rcb.read_status(b, name)
+    assert taken.rpt_ena and not taken.free, taken.describe()
+    assert not after.rpt_ena and after.free, after.describe()
+
+
 def test_open61850_gets_data_change_reports_from_gander(gander):
     """Values of a served SCL model change (issue 19: "values that change"), so an RCB with
     dchg in its TrgOps sends data-change reports, not only GI and integrity ones; open61850
