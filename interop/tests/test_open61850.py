@@ -332,15 +332,14 @@ SETTINGS = FIX / "setting_groups.cid"
 GOOSE_SV = FIX / "gocb_svcb.cid"
 URCB_SHARED = FIX / "urcb_not_indexed.cid"
 CONTROLS = FIX / "controls.cid"
-XF_UNICODE = pytest.mark.xfail(strict=True, reason="issue 19: bTypes: Unicode255 (MMS mMSString) refused by "
-                               "gander's server")
 XF_SETTINGS = pytest.mark.xfail(strict=True, reason="issue 19: SGCB and FC SE settings served as SG/SE missing")
 XF_GOOSE_SV = pytest.mark.xfail(strict=True, reason="issue 19: GoCB and MSVCB control blocks missing")
-XF_URCB = pytest.mark.xfail(strict=True, reason="issue 19: scl: unbuffered RCB indexed=false with max>1 refused")
-FEATURES = [pytest.param(UNICODE, marks=XF_UNICODE, id="unicode255"),
+XF_URCB = pytest.mark.xfail(strict=True, reason="issue 19: non-indexed URCB (TISSUE 1771): a second association's "
+                            "Resv is refused (temporarily-unavailable) instead of getting its own copy")
+FEATURES = [pytest.param(UNICODE, id="unicode255"),
             pytest.param(SETTINGS, marks=XF_SETTINGS, id="setting-groups"),
             pytest.param(GOOSE_SV, marks=XF_GOOSE_SV, id="gocb-msvcb"),
-            pytest.param(URCB_SHARED, marks=XF_URCB, id="urcb-not-indexed"),
+            pytest.param(URCB_SHARED, id="urcb-not-indexed"),
             pytest.param(CONTROLS, id="controls")]
 
 
@@ -484,8 +483,6 @@ def relay_sized_cfg(tmp: Path, ggios: int = 60) -> Path:
     return out
 
 
-@pytest.mark.xfail(strict=True, reason="issue 19: GetNameList limits: the probe refuses an answer of more "
-                   "than 1024 identifiers")
 def test_probe_a_relay_sized_device_on_three_servers(gander, tmp_path):
     """A logical device of over 2000 names: the probe must discover it from gander's,
     open61850's and libiec61850's servers alike."""
@@ -549,21 +546,19 @@ def test_open61850_operates_every_control_model(request, server, obj, ctl_model)
 
 # --- services gander does not implement, and dynamic data sets ------------------------------------
 
-XF_ABORT = pytest.mark.xfail(strict=True, reason="issue 19: gander's server aborts the association on a "
-                             "confirmed service it does not implement instead of a Reject or confirmed-Error")
-UNIMPLEMENTED = [  # (id, request, marks on gander's server)
-    ("status", o61.status_request(), ()),
-    ("getDomainAttributes", o61.get_domain_attributes_request("LINE1CFG"), (XF_ABORT,)),
-    ("fileDirectory", o61.file_directory_request(), (XF_ABORT,)),
-    ("fileOpen", o61.file_open_request("LINE1.cid"), (XF_ABORT,)),
-    ("readJournal", o61.read_journal_request("LINE1CFG", "LLN0$LG$log"), (XF_ABORT,)),
-    ("getCapabilityList", o61.get_capability_list_request(), (XF_ABORT,)),
+UNIMPLEMENTED = [
+    ("status", o61.status_request()),
+    ("getDomainAttributes", o61.get_domain_attributes_request("LINE1CFG")),
+    ("fileDirectory", o61.file_directory_request()),
+    ("fileOpen", o61.file_open_request("LINE1.cid")),
+    ("readJournal", o61.read_journal_request("LINE1CFG", "LLN0$LG$log")),
+    ("getCapabilityList", o61.get_capability_list_request()),
 ]
 
 
 @pytest.mark.parametrize("server,request_pdu", [
-    pytest.param(server, req, id=f"{server}-{name}", marks=marks if server == "gander" else ())
-    for server in ("gander", "open61850", "libiec61850") for name, req, marks in UNIMPLEMENTED])
+    pytest.param(server, req, id=f"{server}-{name}")
+    for server in ("gander", "open61850", "libiec61850") for name, req in UNIMPLEMENTED])
 def test_a_service_not_served_is_refused_and_the_association_lives(request, server, request_pdu):
     """ISO 9506-1: a server answers a confirmed request it does not serve with a Reject or a
     confirmed-Error (or serves it), and the association goes on: the same client reads after it.
@@ -611,10 +606,7 @@ def test_dynamic_data_set_define_list_read_delete(request, server):
 PHYCOMADDR = FIX / "ltrk_phycomaddr.icd"
 
 
-@pytest.mark.parametrize("server", [
-    pytest.param("gander", marks=pytest.mark.xfail(strict=True, reason="issue 19: bTypes: PhyComAddr refused by "
-                                                   "gander's server")),
-    "libiec61850"])
+@pytest.mark.parametrize("server", ["gander", "libiec61850"])
 def test_phycomaddr_is_served_as_the_8_1_structure(request, server):
     """A PhyComAddr attribute (LTRK GocbTrk.dstAddress) is the IEC 61850-8-1 structure {Addr
     octet-string(6), PRIORITY, VID, APPID}: GetNameList lists its four components and a read
