@@ -412,8 +412,8 @@ def test_control_block_has_the_standard_attributes(request, server, scl, domain,
             assert str(client.read(f"{domain}/{block}${attr}")) == f"visible-string({text!r})", attr
 
 
-@pytest.mark.xfail(strict=True, reason="issue 19: setting groups: the SGCB is missing, and (h4-blocks at 16:57) "
-                   "SelectActiveSG keeps group 1's values instead of the SCL's sGroup=\"2\" values")
+@pytest.mark.xfail(strict=True, reason="issue 19: setting groups: SGCB missing; SelectActiveSG must then "
+                   "give SG the values of the SCL's Val sGroup of the new group")
 def test_open61850_switches_the_active_setting_group(gander):
     """SelectActiveSG (IEC 61850-7-2 16.3.2) through open61850's SGCB client: after ActSG 2 the
     SG values are group 2's of the SCL (sGroup="2"), and back."""
