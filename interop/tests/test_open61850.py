@@ -335,7 +335,9 @@ XF_SETTINGS = pytest.mark.xfail(strict=True, reason="issue 19: SGCB and FC SE se
 XF_GOOSE_SV = pytest.mark.xfail(strict=True, reason="issue 19: GoCB and MSVCB control blocks missing")
 XF_URCB = pytest.mark.xfail(strict=True, reason="issue 19: non-indexed URCB (TISSUE 1771): a second association's "
                             "Resv is refused (temporarily-unavailable) instead of getting its own copy")
-FEATURES = [pytest.param(UNICODE, id="unicode255"),
+XF_UNICODE = pytest.mark.xfail(strict=True, reason="issue 19: bTypes: Unicode255 (MMS mMSString) refused by "
+                               "gander's server")
+FEATURES = [pytest.param(UNICODE, marks=XF_UNICODE, id="unicode255"),
             pytest.param(SETTINGS, marks=XF_SETTINGS, id="setting-groups"),
             pytest.param(GOOSE_SV, marks=XF_GOOSE_SV, id="gocb-msvcb"),
             pytest.param(URCB_SHARED, id="urcb-not-indexed"),
@@ -606,7 +608,10 @@ def test_dynamic_data_set_define_list_read_delete(request, server):
 PHYCOMADDR = FIX / "ltrk_phycomaddr.icd"
 
 
-@pytest.mark.parametrize("server", ["gander", "libiec61850"])
+@pytest.mark.parametrize("server", [
+    pytest.param("gander", marks=pytest.mark.xfail(strict=True, reason="issue 19: bTypes: PhyComAddr refused by "
+                                                   "gander's server")),
+    "libiec61850"])
 def test_phycomaddr_is_served_as_the_8_1_structure(request, server):
     """A PhyComAddr attribute (LTRK GocbTrk.dstAddress) is the IEC 61850-8-1 structure {Addr
     octet-string(6), PRIORITY, VID, APPID}: GetNameList lists its four components and a read
