@@ -331,15 +331,11 @@ SETTINGS = FIX / "setting_groups.cid"
 GOOSE_SV = FIX / "gocb_svcb.cid"
 URCB_SHARED = FIX / "urcb_not_indexed.cid"
 CONTROLS = FIX / "controls.cid"
-XF_SETTINGS = pytest.mark.xfail(strict=True, reason="issue 19: SGCB and FC SE settings served as SG/SE missing")
-XF_GOOSE_SV = pytest.mark.xfail(strict=True, reason="issue 19: GoCB and MSVCB control blocks missing")
 XF_URCB = pytest.mark.xfail(strict=True, reason="issue 19: non-indexed URCB (TISSUE 1771): a second association's "
                             "Resv is refused (temporarily-unavailable) instead of getting its own copy")
-XF_UNICODE = pytest.mark.xfail(strict=True, reason="issue 19: bTypes: Unicode255 (MMS mMSString) refused by "
-                               "gander's server")
-FEATURES = [pytest.param(UNICODE, marks=XF_UNICODE, id="unicode255"),
-            pytest.param(SETTINGS, marks=XF_SETTINGS, id="setting-groups"),
-            pytest.param(GOOSE_SV, marks=XF_GOOSE_SV, id="gocb-msvcb"),
+FEATURES = [pytest.param(UNICODE, id="unicode255"),
+            pytest.param(SETTINGS, id="setting-groups"),
+            pytest.param(GOOSE_SV, id="gocb-msvcb"),
             pytest.param(URCB_SHARED, id="urcb-not-indexed"),
             pytest.param(CONTROLS, id="controls")]
 
@@ -386,20 +382,17 @@ SGCB = ["NumOfSG", "ActSG", "EditSG", "CnfEdit", "LActTm", "ResvTms"]
 
 
 @pytest.mark.parametrize("server", ["gander", "libiec61850"])
-@pytest.mark.parametrize("scl,domain,block,attrs,values,xf", [
-    (GOOSE_SV, "GSIEDLD0", "LLN0$GO$gcbTrip", GOCB, {"DatSet": "GSIEDLD0/LLN0$dsTrip", "GoID": "GSIED_TRIP"},
-     XF_GOOSE_SV),
-    (GOOSE_SV, "GSIEDLD0", "LLN0$MS$msvcb01", MSVCB, {"DatSet": "GSIEDLD0/LLN0$dsSv", "MsvID": "GSIED_SV01"},
-     XF_GOOSE_SV),
-    (SETTINGS, "SGIEDPROT", "LLN0$SP$SGCB", SGCB, {}, XF_SETTINGS),
+@pytest.mark.parametrize("scl,domain,block,attrs,values", [
+    (GOOSE_SV, "GSIEDLD0", "LLN0$GO$gcbTrip", GOCB, {"DatSet": "GSIEDLD0/LLN0$dsTrip", "GoID": "GSIED_TRIP"}),
+    (GOOSE_SV, "GSIEDLD0", "LLN0$MS$msvcb01", MSVCB, {"DatSet": "GSIEDLD0/LLN0$dsSv", "MsvID": "GSIED_SV01"}),
+    (SETTINGS, "SGIEDPROT", "LLN0$SP$SGCB", SGCB, {}),
 ], ids=["gocb", "msvcb", "sgcb"])
-def test_control_block_has_the_standard_attributes(request, server, scl, domain, block, attrs, values, xf):
+def test_control_block_has_the_standard_attributes(request, server, scl, domain, block, attrs, values):
     """The block's attributes are listed as MMS components and read as one structure; its
     references are the SCL's. libiec61850 serving the same file is the control."""
     from open61850.mms import OBJECT_CLASS_NAMED_VARIABLE
 
     if server == "gander":
-        request.applymarker(xf)
         start = lambda: o61.GanderServer(request.getfixturevalue("gander"), scl)  # noqa: E731
     else:
         start = lambda: o61.LibCfgServer(lib_cfg(scl))  # noqa: E731
@@ -413,8 +406,8 @@ def test_control_block_has_the_standard_attributes(request, server, scl, domain,
             assert str(client.read(f"{domain}/{block}${attr}")) == f"visible-string({text!r})", attr
 
 
-@pytest.mark.xfail(strict=True, reason="issue 19: setting groups: SGCB missing; SelectActiveSG must then "
-                   "give SG the values of the SCL's Val sGroup of the new group")
+@pytest.mark.xfail(strict=True, reason="issue 19: setting groups: SelectActiveSG must give SG the values of "
+                   "the SCL's Val sGroup of the new group")
 def test_open61850_switches_the_active_setting_group(gander):
     """SelectActiveSG (IEC 61850-7-2 16.3.2) through open61850's SGCB client: after ActSG 2 the
     SG values are group 2's of the SCL (sGroup="2"), and back."""
@@ -519,14 +512,12 @@ def test_lib_cfg_files_are_genconfig_output(cfg, tmp_path):
 
 # --- controls --------------------------------------------------------------------------------
 
-XF_CONTROLS = pytest.mark.xfail(strict=True, reason="issue 19: controls: gander's server refuses Oper/SBO/SBOw "
-                                "with object-access-denied")
 CONTROL_OBJECTS = [("BAY1CTRL/Q1CSWI1.Pos", 1), ("BAY1CTRL/Q2CSWI1.Pos", 2), ("BAY1CTRL/Q3CSWI1.Pos", 3),
                    ("BAY1CTRL/Q4CSWI1.Pos", 4), ("BAY1CTRL/GGIO1.SPCSO1", 1)]
 
 
 @pytest.mark.parametrize("obj,ctl_model", CONTROL_OBJECTS, ids=lambda v: str(v).rsplit("/", 1)[-1])
-@pytest.mark.parametrize("server", [pytest.param("gander", marks=XF_CONTROLS), "open61850", "libiec61850"])
+@pytest.mark.parametrize("server", ["gander", "open61850", "libiec61850"])
 def test_open61850_operates_every_control_model(request, server, obj, ctl_model):
     """open61850's control client runs one command (Test flag set, station-control origin) on
     each object with the object's own control model (IEC 61850-7-2 clause 20, 8-1 clause 20):
@@ -580,10 +571,7 @@ def test_a_service_not_served_is_refused_and_the_association_lives(request, serv
         assert str(client.read("LINE1CFG/LLN0$ST$Mod$stVal")) == "int(1)"
 
 
-@pytest.mark.parametrize("server", [
-    pytest.param("gander", marks=pytest.mark.xfail(strict=True, reason="issue 19: dynamic data sets "
-                                                   "(DefineNamedVariableList) refused")),
-    "libiec61850"])
+@pytest.mark.parametrize("server", ["gander", "libiec61850"])
 def test_dynamic_data_set_define_list_read_delete(request, server):
     """A client-defined, domain-specific data set (IEC 61850-8-1 14.3: DefineNamedVariableList,
     GetNamedVariableListAttributes, DeleteNamedVariableList): its members list back as defined,
@@ -608,10 +596,7 @@ def test_dynamic_data_set_define_list_read_delete(request, server):
 PHYCOMADDR = FIX / "ltrk_phycomaddr.icd"
 
 
-@pytest.mark.parametrize("server", [
-    pytest.param("gander", marks=pytest.mark.xfail(strict=True, reason="issue 19: bTypes: PhyComAddr refused by "
-                                                   "gander's server")),
-    "libiec61850"])
+@pytest.mark.parametrize("server", ["gander", "libiec61850"])
 def test_phycomaddr_is_served_as_the_8_1_structure(request, server):
     """A PhyComAddr attribute (LTRK GocbTrk.dstAddress) is the IEC 61850-8-1 structure {Addr
     octet-string(6), PRIORITY, VID, APPID}: GetNameList lists its four components and a read
