@@ -215,3 +215,51 @@ pub fn kind_matches(ty: &TypeSpec, v: &Data) -> bool {
             if **element == TypeSpec::Boolean
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_must_bring_the_declared_alternative() {
+        // Unicode255 is an mMSString; a visible-string of the same text is another type.
+        let mut n = ModelNode::leaf(TypeSpec::MmsString(-255), Data::MmsString(String::new()));
+        assert_eq!(n.set_value(Data::MmsString("\u{3a9}".into())), Ok(()));
+        assert_eq!(n.to_data(), Data::MmsString("\u{3a9}".into()));
+        assert_eq!(
+            n.set_value(Data::VisibleString("x".into())),
+            Err(SetError::TypeInconsistent)
+        );
+        for (ty, ok, bad) in [
+            (
+                TypeSpec::GeneralizedTime,
+                Data::GeneralizedTime("20261126120000Z".into()),
+                Data::UtcTime([0; 8]),
+            ),
+            (TypeSpec::Bcd(4), Data::Bcd(1234), Data::Unsigned(1234)),
+            (
+                TypeSpec::ObjId,
+                Data::ObjId(vec![0x28, 0x01]),
+                Data::OctetString(vec![]),
+            ),
+            (
+                TypeSpec::Array {
+                    packed: true,
+                    count: 3,
+                    element: Box::new(TypeSpec::Boolean),
+                },
+                Data::BooleanArray {
+                    unused_bits: 5,
+                    bytes: vec![0xa0],
+                },
+                Data::BitString {
+                    unused_bits: 5,
+                    bytes: vec![0xa0],
+                },
+            ),
+        ] {
+            assert!(kind_matches(&ty, &ok), "{ty:?}");
+            assert!(!kind_matches(&ty, &bad), "{ty:?}");
+        }
+    }
+}
