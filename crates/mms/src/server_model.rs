@@ -32,10 +32,10 @@ use crate::service::{
 };
 
 mod blocks;
-mod gocb;
+mod control;
 mod drift;
 mod dynamic_lists;
-mod control;
+mod gocb;
 mod node;
 mod rcb_instance;
 mod setting_group;
@@ -43,12 +43,12 @@ mod svcb;
 #[cfg(test)]
 mod tests;
 
-pub use gocb::{DstAddress, GocbConfig, GocbInstance, GOCB_ELEMENTS};
 pub use drift::{Drift, DriftConfig, MAX_CHANGES_PER_CALL};
 pub use dynamic_lists::{
     data_set_reference, member_reference, parse_data_set_reference, NamedList, MAX_AA_LISTS,
     MAX_DYNAMIC_LISTS_PER_DOMAIN,
 };
+pub use gocb::{DstAddress, GocbConfig, GocbInstance, GOCB_ELEMENTS};
 pub use node::{kind_matches, ModelNode, SetError};
 pub use rcb_instance::{RcbConfig, RcbInstance, BRCB_ELEMENTS};
 pub use setting_group::{SettingGroups, SgcbConfig, DEFAULT_RESV_TMS, SGCB_ELEMENTS};

@@ -487,7 +487,6 @@ fn phy_com_addr() -> ModelNode {
     ])
 }
 
-
 mod blocks;
 #[cfg(test)]
 mod tests;
