@@ -16,12 +16,12 @@
 //! server advances while reporting: they are not configuration and are not written back.
 use crate::discover::{read_rcb, RcbRead};
 use crate::error::ProbeError;
-use crate::session::{Received, Session};
 use crate::stats::MsSummary;
+use gander_client::clock::now_ns;
+use gander_client::{ClientError, Received, Session};
 use gander_mms::bit_string::BitString;
 use gander_mms::rcb_plan::{first_free, RcbKind, RcbPlan, RcbSnapshot, ReportSettings, Step};
 use gander_mms::report::{opt_flds, trg_ops, Report};
-use gander_peers::clock::now_ns;
 use gander_wire::data::Data;
 use serde::Serialize;
 use std::time::Duration;
@@ -188,7 +188,7 @@ fn write_steps(s: &mut Session, rcb: &str, steps: &[Step]) -> Result<usize, (usi
                     },
                 ))
             }
-            Err(e) if crate::discover::answered(&e) => {
+            Err(e) if e.answered() => {
                 return Err((
                     i,
                     ProbeError::RcbWrite {
@@ -198,7 +198,7 @@ fn write_steps(s: &mut Session, rcb: &str, steps: &[Step]) -> Result<usize, (usi
                     },
                 ))
             }
-            Err(e) => return Err((i, e)),
+            Err(e) => return Err((i, e.into())),
         }
     }
     Ok(steps.len())
@@ -330,16 +330,16 @@ pub fn run(
                     Ok(r) if r.rpt_id == rpt_id || r.rpt_id == rcb => mine.push((rx, r)),
                     Ok(_) => other += 1,
                     Err(e) => {
-                        let err = ProbeError::Protocol {
+                        let err = ProbeError::Client(ClientError::Protocol {
                             during: format!("a report of {rcb}"),
                             source: e,
-                        };
+                        });
                         return Err(restore_then(s, &rcb, &plan, err));
                     }
                 }
             }
             Ok(None) => break now_ns().saturating_sub(t0),
-            Err(e) => return Err(restore_then(s, &rcb, &plan, e)),
+            Err(e) => return Err(restore_then(s, &rcb, &plan, e.into())),
         }
     };
     restore(s, &rcb, &plan.restore())?;
@@ -503,6 +503,7 @@ mod tests {
         let ir: InformationReport = r.to_information_report();
         (
             Received {
+                ready_ns: at_ms * 1_000_000,
                 at_ns: at_ms * 1_000_000,
                 unix_ns: unix_ms as u128 * 1_000_000,
                 report: ir,
