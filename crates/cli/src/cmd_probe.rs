@@ -130,9 +130,16 @@ pub(crate) fn run(a: ProbeArgs) -> anyhow::Result<ExitCode> {
             } else {
                 crate::out(human.trim_end());
             }
-            Ok(ExitCode::from(match r.failed {
+            Ok(ExitCode::from(match &r.failed {
                 None => outcome::EXIT_COMPLETE,
-                Some(_) => outcome::EXIT_PARTIAL,
+                Some(f) => {
+                    eprintln!(
+                        "gander probe: partial: the {} step failed: {}",
+                        f.step.word(),
+                        f.message
+                    );
+                    outcome::EXIT_PARTIAL
+                }
             }))
         }
         Err(e) => {
