@@ -220,15 +220,21 @@ impl ClientError {
 
     /// The message with every source, `a: b: c`, for one line on stderr.
     pub fn chain(&self) -> String {
-        let mut s = self.to_string();
-        let mut cur: Option<&dyn std::error::Error> = std::error::Error::source(self);
-        while let Some(e) = cur {
-            s.push_str(": ");
-            s.push_str(&e.to_string());
-            cur = e.source();
-        }
-        s
+        chain(self)
     }
+}
+
+/// An error's message with every source, `a: b: c`: one line for stderr, an event's `detail` or
+/// a JSON `message` (used by every error type above the client too).
+pub fn chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cur = e.source();
+    while let Some(c) = cur {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        cur = c.source();
+    }
+    s
 }
 
 #[cfg(test)]

@@ -143,6 +143,8 @@ pub struct Session {
     negotiated: Option<Initiate>,
     tls_info: Option<TlsInfo>,
     ended: bool,
+    /// The transport connection is gone (FIN, RST, a failed write): nothing more can be sent.
+    lost: bool,
     /// When the last input was seen readable and read (for report stamps).
     last_ready: u64,
 }
@@ -265,6 +267,7 @@ impl Connector<'_> {
             negotiated: None,
             tls_info,
             ended: false,
+            lost: false,
             last_ready: 0,
         };
         match s.associate(t_up, &mut t, hooks) {
@@ -468,7 +471,7 @@ impl Session {
 
     /// Whether the association is still open (not released, aborted or closed by the server).
     pub fn is_open(&self) -> bool {
-        !self.ended && !self.assoc.is_closed()
+        !self.ended && !self.lost && !self.assoc.is_closed()
     }
 
     fn deadline(&self) -> u64 {
@@ -482,6 +485,7 @@ impl Session {
     fn transmit(&mut self, during: &str) -> Result<(), ClientError> {
         while let Some(p) = self.assoc.poll_transmit() {
             if let Err(e) = self.stream.send(&p) {
+                self.lost = true;
                 return Err(self.io_error(e, during));
             }
         }
@@ -571,10 +575,13 @@ impl Session {
         }
         self.last_ready = now_ns();
         match self.stream.read(&mut self.buf) {
-            Ok(0) => Err(ClientError::Closed {
-                during: during.into(),
-                hint: "",
-            }),
+            Ok(0) => {
+                self.lost = true;
+                Err(ClientError::Closed {
+                    during: during.into(),
+                    hint: "",
+                })
+            }
             Ok(n) => {
                 if !self.tls && self.negotiated.is_none() && looks_like_tls(&self.buf[..n]) {
                     return Err(ClientError::ServerSpeaksTls {
@@ -599,7 +606,11 @@ impl Session {
             {
                 Ok(true)
             }
-            Err(e) => Err(self.io_error(e, during)),
+            Err(e) => {
+                let e = self.io_error(e, during);
+                self.lost |= !matches!(e, ClientError::Timeout { .. });
+                Err(e)
+            }
         }
     }
 

@@ -99,17 +99,11 @@ impl ProbeError {
 
     /// The message with every source, `a: b: c`, for one line on stderr.
     pub fn chain(&self) -> String {
-        if let Self::Client(e) = self {
-            return e.chain();
+        match self {
+            // Transparent: its own message is the client error's.
+            Self::Client(e) => e.chain(),
+            e => gander_client::error::chain(e),
         }
-        let mut s = self.to_string();
-        let mut cur: Option<&dyn std::error::Error> = std::error::Error::source(self);
-        while let Some(e) = cur {
-            s.push_str(": ");
-            s.push_str(&e.to_string());
-            cur = e.source();
-        }
-        s
     }
 }
 

@@ -84,17 +84,10 @@ impl RunError {
 
     /// The message with every source, for the ERROR event's `detail`.
     pub fn detail(&self) -> String {
-        let mut s = self.to_string();
-        let mut cur = std::error::Error::source(self);
-        if let Self::Client(e) = self {
-            s = e.chain();
-            cur = None;
+        match self {
+            // Transparent: its own message is the client error's.
+            Self::Client(e) => e.chain(),
+            e => gander_client::error::chain(e),
         }
-        while let Some(e) = cur {
-            s.push_str(": ");
-            s.push_str(&e.to_string());
-            cur = e.source();
-        }
-        s
     }
 }
