@@ -289,3 +289,21 @@ def test_a_block_another_client_holds_is_left_alone(gander):
     finally:
         holder.close()
         s.close()
+
+
+def test_a_server_that_ignores_conclude_still_gets_the_whole_report(gander, plain):
+    """libiec61850 behind a relay that swallows the MMS conclude request (as an independent open
+    stack's server never answers it): the probe aborts, and the model and every measurement are
+    in a partial report (docs/probe.md, "Partial results")."""
+    m = Misbehaving("ignore-conclude", upstream=("127.0.0.1", plain.port))
+    try:
+        msg, doc = partial(gander, m.port, "timeout", "release", bound_s=3 * TIMEOUT_MS / 1000 + 2)
+    finally:
+        m.close()
+    assert "release" in msg, msg
+    assert doc["device"]["association"] == "aborted", doc["device"]
+    assert doc["device"]["ht_aborted"] == doc["measurements"]["ht_ms"]["n"] == 5, doc
+    lds = {ld["name"] for ld in doc["model"]["logical_devices"]}
+    assert lds == {"PRBPROT", "PRBMEAS"}, lds
+    assert doc["measurements"]["read_rtt_ms"]["n"] == 10, doc["measurements"]
+    assert doc["identity"] is not None
