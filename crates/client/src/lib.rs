@@ -13,6 +13,7 @@
 //! - [`detect`]: TLS or plain ISO transport on a port; the one COTP connection request.
 //! - [`stream`]: the byte stream (plain or TLS), readiness polling, error kinds of event logs.
 //! - [`clock`]: CLOCK_MONOTONIC nanoseconds.
+//! - [`writes`]: a planned sequence of writes (a control block's enable, rollback, restore).
 //!
 //! The protocol is `gander-mms` (sans-I/O); this crate adds sockets, clocks and timeouts and
 //! nothing else. `docs/architecture.md` places it between `gander-mms`/`gander-tls` and the
@@ -25,6 +26,7 @@ pub mod error;
 pub mod reference;
 pub mod session;
 pub mod stream;
+pub mod writes;
 
 pub use error::ClientError;
 pub use session::{Connector, Received, Released, Session, Timings, TlsInfo};

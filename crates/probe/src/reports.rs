@@ -18,6 +18,7 @@ use crate::discover::{read_rcb, RcbRead};
 use crate::error::ProbeError;
 use crate::stats::MsSummary;
 use gander_client::clock::now_ns;
+use gander_client::writes::{self, Stopped, WriteFailure};
 use gander_client::{ClientError, Received, Session};
 use gander_mms::bit_string::BitString;
 use gander_mms::rcb_plan::{first_free, RcbKind, RcbPlan, RcbSnapshot, ReportSettings, Step};
@@ -173,35 +174,28 @@ pub fn settings(found: &RcbSnapshot) -> ReportSettings {
     }
 }
 
+/// The writes in order (`gander_client::writes`); the index of the first not accepted, with
+/// the probe's error for it.
 fn write_steps(s: &mut Session, rcb: &str, steps: &[Step]) -> Result<usize, (usize, ProbeError)> {
-    for (i, st) in steps.iter().enumerate() {
-        let what = format!("writing {} of {rcb}", st.attr);
-        match s.write(st.write_request(), &what) {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => {
-                return Err((
-                    i,
-                    ProbeError::RcbWrite {
-                        rcb: rcb.into(),
-                        attr: st.attr.clone(),
-                        error: format!("DataAccessError {e}"),
-                    },
-                ))
-            }
-            Err(e) if e.answered() => {
-                return Err((
-                    i,
-                    ProbeError::RcbWrite {
-                        rcb: rcb.into(),
-                        attr: st.attr.clone(),
-                        error: e.chain(),
-                    },
-                ))
-            }
-            Err(e) => return Err((i, e.into())),
+    let what = |st: &Step| format!("writing {} of {rcb}", st.attr);
+    match writes::apply(s, steps, &what, None) {
+        Ok(()) => Ok(steps.len()),
+        Err(Stopped { index, why }) => {
+            let refused = |error| ProbeError::RcbWrite {
+                rcb: rcb.into(),
+                attr: steps[index].attr.clone(),
+                error,
+            };
+            Err((
+                index,
+                match why {
+                    WriteFailure::Refused(e) => refused(format!("DataAccessError {e}")),
+                    WriteFailure::Failed(e) if e.answered() => refused(e.chain()),
+                    WriteFailure::Failed(e) => e.into(),
+                },
+            ))
         }
     }
-    Ok(steps.len())
 }
 
 /// Restore writes; an error names what could not be put back.

@@ -12,8 +12,8 @@ use crate::events::{name, Event, Sink};
 use gander_client::core::{self, read_list_request};
 use gander_client::reference::{data_set_name, parse_rcb};
 use gander_client::session::{Received, Session};
+use gander_client::writes::{self, Stopped, WriteFailure};
 use gander_mms::bit_string::BitString;
-use gander_mms::pdu::ConfirmedRequest;
 use gander_mms::rcb_plan::{find_rcbs, RcbPlan, RcbRef, RcbSnapshot, ReportSettings, Step};
 use gander_mms::report::Report;
 use gander_mms::service::{AccessResult, GetNameListRequest};
@@ -57,26 +57,25 @@ fn discover(c: &mut Session) -> Result<RcbSnapshot, RunError> {
     }))
 }
 
-/// One write of the plan; reports arriving meanwhile go to `on_report` at once (they can,
-/// while a block is being enabled or restored).
-fn write_step(
+/// The plan's writes in order (`gander_client::writes`); reports arriving meanwhile go to
+/// `on_report` at once (they can, while a block is being enabled or restored). The index of the
+/// first write not accepted, with the error.
+fn write_steps(
     c: &mut Session,
-    st: &Step,
+    steps: &[Step],
     on_report: &mut dyn FnMut(Received),
-) -> Result<(), RunError> {
-    let what = format!("write of {}", st.attr);
-    let r = c.call_with(
-        ConfirmedRequest::Write(st.write_request()),
-        &what,
-        on_report,
-    )?;
-    match core::write_result(&what, r)? {
-        Ok(()) => Ok(()),
-        Err(bad) => Err(RunError::WriteRefused {
-            attr: st.attr.clone(),
-            code: bad.0,
-        }),
-    }
+) -> Result<(), (usize, RunError)> {
+    let what = |st: &Step| format!("write of {}", st.attr);
+    writes::apply(c, steps, &what, Some(on_report)).map_err(|Stopped { index, why }| {
+        let e = match why {
+            WriteFailure::Refused(bad) => RunError::WriteRefused {
+                attr: steps[index].attr.clone(),
+                code: bad.0,
+            },
+            WriteFailure::Failed(e) => RunError::Client(e),
+        };
+        (index, e)
+    })
 }
 
 /// `n` reads of the control block's data set (one Read by variableListName: every member in
@@ -207,16 +206,15 @@ pub(super) fn receive(
         n.set(k + 1);
         true
     };
-    let steps = plan.enable();
-    for (i, st) in steps.iter().enumerate() {
-        if let Err(e) = write_step(c, st, &mut |rx| {
-            on_report(rx);
-        }) {
-            for undo in plan.rollback(i) {
-                let _ = write_step(c, &undo, &mut |_| {});
-            }
-            return Err(e);
+    if let Err((i, e)) = write_steps(c, &plan.enable(), &mut |rx| {
+        on_report(rx);
+    }) {
+        // Undo what was applied, each undo tried even when one is refused; the enable's
+        // failure is the error.
+        for undo in plan.rollback(i) {
+            let _ = write_steps(c, std::slice::from_ref(&undo), &mut |_| {});
         }
+        return Err(e);
     }
     sink.emit(Event::new(name::RCB_ENABLED, now_ns(), id).with("rcb", snap.rcb.reference()));
     let report_deadline = || now_ns().saturating_add(report_timeout.as_nanos() as u64);
@@ -254,13 +252,17 @@ pub(super) fn receive(
         });
     }
     let mut restore_err = None;
-    if c.is_open() {
-        for st in restore {
-            if let Err(e) = write_step(c, &st, &mut |_| {}) {
+    // Every restore write is tried, also after one is refused (each puts back one attribute).
+    let mut rest = &restore[..];
+    while c.is_open() && !rest.is_empty() {
+        match write_steps(c, rest, &mut |_| {}) {
+            Ok(()) => break,
+            Err((i, e)) => {
                 restore_err.get_or_insert(RunError::RestoreFailed {
                     rcb: snap.rcb.reference(),
                     detail: e.detail(),
                 });
+                rest = &rest[i + 1..];
             }
         }
     }
