@@ -178,6 +178,25 @@ fn hooks_paging_reports_in_order_and_release() {
     assert_eq!(seen, [Data::Unsigned(0), Data::Unsigned(1)]);
     assert_eq!(s.take_reports().count(), 0);
 
+    // A planned sequence of writes stops at the first refusal and says which.
+    let step = |attr: &str| gander_mms::rcb_plan::Step {
+        attr: attr.into(),
+        name: ObjectName::domain("LD0", format!("LLN0$RP$urcb01${attr}")),
+        value: Data::Boolean(true),
+    };
+    let stopped = gander_client::writes::apply(
+        &mut s,
+        &[step("Resv"), step("RptEna")],
+        &|st| format!("write of {}", st.attr),
+        None,
+    )
+    .unwrap_err();
+    assert_eq!(stopped.index, 0);
+    assert!(matches!(
+        stopped.why,
+        gander_client::writes::WriteFailure::Refused(DataAccessError(3))
+    ));
+    // The session lives on after a refusal.
     assert!(s.is_open());
     let rel = s.release().unwrap();
     assert!(rel.duration_ns > 0 && rel.at_ns > 0);
