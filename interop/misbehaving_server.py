@@ -13,7 +13,9 @@ every connection:
 
 Modes: ``close`` (FIN), ``garbage`` (answers with bytes that are no TPKT: an HTTP status line),
 ``malformed`` (a well-framed TPKT/COTP DT whose session PDU type does not exist), ``stall`` (keeps the
-connection open and says nothing until the client leaves).
+connection open and says nothing until the client leaves), ``ignore-conclude`` (with ``upstream``:
+relays everything but the client's MMS conclude request, which it swallows, then stays silent, as
+a server that never answers Conclude does; ``after`` is not used).
 """
 from __future__ import annotations
 
@@ -24,7 +26,10 @@ import threading
 GARBAGE = b"HTTP/1.1 400 Bad Request\r\n\r\n"
 # TPKT (03 00 len) + COTP DT (02 F0 80) + an SPDU of type 0xFF, which ISO 8327-1 does not define.
 MALFORMED = bytes([0x03, 0x00, 0x00, 0x0B, 0x02, 0xF0, 0x80, 0xFF, 0x02, 0x00, 0x00])
-MODES = ("close", "garbage", "malformed", "stall")
+MODES = ("close", "garbage", "malformed", "stall", "ignore-conclude")
+# The MMS conclude-RequestPDU ([11] IMPLICIT NULL, ISO 9506-2 8.3.1) ends the presentation user data
+# of the packet that carries it.
+CONCLUDE = b"\x8b\x00"
 
 
 class Misbehaving:
@@ -96,6 +101,12 @@ class Misbehaving:
                         n = int.from_bytes(buf[2:4], "big")
                         pkt, buf = buf[:n], buf[n:]
                         packets += 1
+                        if self.mode == "ignore-conclude":
+                            if pkt.endswith(CONCLUDE):
+                                self._misbehave(c)
+                                return
+                            up.sendall(pkt)
+                            continue
                         if packets >= self.after:
                             self._misbehave(c)
                             return

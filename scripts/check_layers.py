@@ -33,15 +33,16 @@ ALLOWED = {
     "gander-scl": set(),
     "gander-gateway": {"gander-wire", "gander-sec"},
     "gander-measure": set(),
-    "gander-peers": {"gander-mms", "gander-tls", "gander-scl", "gander-wire"},
-    "gander-probe": {"gander-mms", "gander-tls", "gander-peers", "gander-measure", "gander-wire"},
+    "gander-client": {"gander-mms", "gander-tls", "gander-wire", "gander-measure"},
+    "gander-peers": {"gander-client", "gander-mms", "gander-tls", "gander-scl", "gander-wire"},
+    "gander-probe": {"gander-client", "gander-mms", "gander-tls", "gander-measure", "gander-wire"},
     "gander-platform": {"gander-measure", "gander-peers", "gander-tls", "gander-lab", "gander-gnutls"},
     "gander-testkit": {"gander-wire", "gander-sec", "gander-lab"},
     "gander-bench": {"gander-measure", "gander-wire", "gander-sec", "gander-mms", "gander-tls",
                      "gander-peers", "gander-gateway", "gander-lab", "gander-testkit", "gander-scl"},
     "gander-cli": {"gander-wire", "gander-sec", "gander-mms", "gander-tls", "gander-lab",
-                   "gander-gateway", "gander-measure", "gander-peers", "gander-platform",
-                   "gander-bench", "gander-scl", "gander-probe"},
+                   "gander-gateway", "gander-measure", "gander-client", "gander-peers",
+                   "gander-platform", "gander-bench", "gander-scl", "gander-probe"},
 }
 
 # Codecs: no cryptography, no TLS, no system calls.

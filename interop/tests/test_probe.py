@@ -180,6 +180,21 @@ def failed(gander, port, kind, *extra, bound_s=4 * TIMEOUT_MS / 1000):
     return doc["error"]["message"]
 
 
+def partial(gander, port, kind, step, *extra, bound_s=4 * TIMEOUT_MS / 1000):
+    """A failure after the association was up: exit 3, the report with what was gathered, the
+    failed step, and how the device was left (docs/probe.md, "Exit status")."""
+    p, doc, elapsed = probe(gander, port, *extra, timeout_ms=TIMEOUT_MS)
+    assert p.returncode == 3, (p.returncode, p.stdout, p.stderr)
+    assert doc["outcome"] == "partial", doc
+    assert (doc["failed"]["step"], doc["failed"]["kind"]) == (step, kind), doc["failed"]
+    assert doc["mms"] is not None and doc["device"]["association"] in (
+        "aborted", "closed-by-server", "released"), doc["device"]
+    assert elapsed < bound_s, f"{kind}: {elapsed:.2f} s"
+    lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("gander probe: partial: "), p.stderr
+    return doc["failed"]["message"], doc
+
+
 def test_nothing_listens(gander):
     port = free_port()
     assert "nothing listens" in failed(gander, port, "connection-refused")
@@ -215,11 +230,15 @@ def test_misbehaving_server(gander, plain, mode, after, kind):
     upstream = ("127.0.0.1", plain.port) if after > 1 else None
     m = Misbehaving(mode, upstream=upstream, after=after)
     try:
-        msg = failed(gander, m.port, kind)
+        if after > 1:
+            # Associated first: the association's results survive (a partial report).
+            msg, doc = partial(gander, m.port, kind, "discovery")
+            assert "Identify" in msg, msg
+            assert doc["mms"]["max_pdu_size"], doc["mms"]
+        else:
+            failed(gander, m.port, kind)
     finally:
         m.close()
-    if after > 1:
-        assert "Identify" in msg, msg
 
 
 @pytest.mark.parametrize("extra,expect", [
@@ -259,11 +278,32 @@ def test_a_block_another_client_holds_is_left_alone(gander):
         doc = ok(gander, s.port, "--associations", "0")
         held = rcb(doc, "PRBMEAS/LLN0.RP.urcbMeas01")
         assert held["rpt_ena"] is True and held["free"] is False, held
-        msg = failed(gander, s.port, "rcb-plan", "--reports", "PRBMEAS/LLN0.RP.urcbMeas01")
+        msg, doc = partial(gander, s.port, "rcb-plan", "reports", "--associations", "0",
+                           "--reports", "PRBMEAS/LLN0.RP.urcbMeas01")
         assert "in use" in msg and "RptEna" in msg, msg
+        assert doc["device"] == {"association": "aborted", "ht_aborted": 0, "rcb": "untouched"}, doc
+        assert doc["model"]["logical_devices"], doc["model"]
         doc = ok(gander, s.port, "--associations", "0", "--reports", "--listen-s", "0.2")
         assert doc["measurements"]["reports"]["rcb"] != "PRBMEAS/LLN0.RP.urcbMeas01"
         assert len(holder.wait_reports(3, timeout=5)) >= 3  # the holder's reports still flow
     finally:
         holder.close()
         s.close()
+
+
+def test_a_server_that_ignores_conclude_still_gets_the_whole_report(gander, plain):
+    """libiec61850 behind a relay that swallows the MMS conclude request (as an independent open
+    stack's server never answers it): the probe aborts, and the model and every measurement are
+    in a partial report (docs/probe.md, "Partial results")."""
+    m = Misbehaving("ignore-conclude", upstream=("127.0.0.1", plain.port))
+    try:
+        msg, doc = partial(gander, m.port, "timeout", "release", bound_s=3 * TIMEOUT_MS / 1000 + 2)
+    finally:
+        m.close()
+    assert "release" in msg, msg
+    assert doc["device"]["association"] == "aborted", doc["device"]
+    assert doc["device"]["ht_aborted"] == doc["measurements"]["ht_ms"]["n"] == 5, doc
+    lds = {ld["name"] for ld in doc["model"]["logical_devices"]}
+    assert lds == {"PRBPROT", "PRBMEAS"}, lds
+    assert doc["measurements"]["read_rtt_ms"]["n"] == 10, doc["measurements"]
+    assert doc["identity"] is not None

@@ -60,10 +60,8 @@ pub(crate) fn run(a: ControlArgs) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("{} has no address", a.target))?;
     let timeout = Duration::from_millis(a.timeout_ms);
     let (mut session, _) = Connector {
-        addr,
-        tls: None,
-        timeout,
-        max_pdu: DEFAULT_MAX_PDU,
+        max_pdu: Some(DEFAULT_MAX_PDU),
+        ..Connector::new(addr, None, timeout)
     }
     .connect()?;
     let r = operate(

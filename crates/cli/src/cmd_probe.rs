@@ -4,12 +4,17 @@
 use anyhow::Context;
 use clap::Args;
 use gander_probe::reports::ReportOptions;
-use gander_probe::{model, probe, text, ProbeOptions};
+use gander_probe::{model, outcome, probe, text, ProbeOptions};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 #[derive(Args)]
+#[command(
+    after_help = "Exit status: 0 complete; 3 partial (a step failed after the association \
+was up: the report says which, what was gathered and how the device was left); 1 nothing \
+gathered (no association); 2 usage (an option or the TLS file)."
+)]
 pub(crate) struct ProbeArgs {
     /// The server, HOST:PORT (102: MMS on TCP; 3782: MMS over TLS).
     target: String,
@@ -125,13 +130,30 @@ pub(crate) fn run(a: ProbeArgs) -> anyhow::Result<ExitCode> {
             } else {
                 crate::out(human.trim_end());
             }
-            Ok(ExitCode::SUCCESS)
+            Ok(ExitCode::from(match &r.failed {
+                None => outcome::EXIT_COMPLETE,
+                Some(f) => {
+                    eprintln!(
+                        "gander probe: partial: the {} step failed: {}",
+                        f.step.word(),
+                        f.message
+                    );
+                    outcome::EXIT_PARTIAL
+                }
+            }))
         }
         Err(e) => {
             let msg = e.chain();
+            // Nothing gathered: the discovery association never came up (or the invocation
+            // is wrong and nothing was sent).
+            let failed = (!e.is_usage()).then(
+                || serde_json::json!({ "step": "connect", "kind": e.kind(), "message": msg }),
+            );
             let doc = serde_json::json!({
                 "schema": gander_probe::SCHEMA,
                 "target": a.target,
+                "outcome": if e.is_usage() { "usage" } else { "nothing" },
+                "failed": failed,
                 "error": { "kind": e.kind(), "message": msg },
             });
             if let Some(d) = &a.out {
@@ -142,7 +164,11 @@ pub(crate) fn run(a: ProbeArgs) -> anyhow::Result<ExitCode> {
                 crate::out(doc);
             }
             eprintln!("gander probe: {msg}");
-            Ok(ExitCode::from(if e.is_usage() { 2 } else { 1 }))
+            Ok(ExitCode::from(if e.is_usage() {
+                outcome::EXIT_USAGE
+            } else {
+                outcome::EXIT_NOTHING
+            }))
         }
     }
 }

@@ -162,6 +162,7 @@ fn survey_cmd(
         timeout: Duration::from_millis(timeout_ms),
         pause: Duration::from_millis(pause_ms),
         quick,
+        round: Some(std::sync::Arc::new(gander_client::detect::MmsRound)),
     };
     match survey::survey(addr, &profile, &opts) {
         Ok(s) => {

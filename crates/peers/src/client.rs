@@ -4,26 +4,32 @@
 //! does (one Write of OptFlds, TrgOps, RptEna and optionally GI) and receives `reports` reports
 //! (RT loop: RT_END when a decoded report is available), then releases it.
 //!
+//! The MMS client is `gander_client::Session` (the same session `gander probe` uses); this
+//! module only decides what to ask and writes the event log, through the session's
+//! [`ConnectHooks`] for the handshake's stamps and the reports' arrival stamps.
+//!
 //! The first failure ends the run: one ERROR event with a specific `kind`, an ABORT to the
-//! peer where a session exists, a closed socket, and a summary with `ok: false`.
+//! peer where a session exists (the session aborts when dropped), a closed socket, and a
+//! summary with `ok: false`.
 use super::clock::now_ns;
 use super::config::ClientConfig;
 use super::events::{name, Event, Sink};
-use super::stream::{io_kind, mms_kind, tls_kind, Stream};
-use gander_mms::association::{
-    ClientAssociation, ClientConfig as AssocConfig, CloseReason, Event as AEvent, Limits, Step,
-};
-use gander_mms::pdu::ConfirmedResponse;
+use gander_client::session::{ConnectHooks, Connector, Received, Session};
+use gander_mms::pdu::ConfirmedRequest;
 use gander_mms::rcb::{enable_reporting, mms_name};
 use gander_mms::report::Report;
-use gander_tls::TlsBackend;
+use gander_tls::{TlsBackend, TlsStream};
 use serde::Serialize;
-use std::io::Read;
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
+mod error;
 mod rcb;
-pub use rcb::{parse_reference, DISCOVER};
+pub use error::RunError;
+pub use rcb::DISCOVER;
+
+/// Parses an IEC 61850 control-block reference `LD/LN.RP.name` or `LD/LN.BR.name`.
+pub use gander_client::reference::parse_rcb as parse_reference;
 
 /// The client's one-line result.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -55,132 +61,59 @@ pub struct ClientSummary {
     pub detail: Option<String>,
 }
 
-/// A failure: (kind, detail).
-type Fail = (String, String);
-
-fn fail(kind: &str, detail: impl Into<String>) -> Fail {
-    (kind.to_owned(), detail.into())
-}
-
-struct Conn<'a> {
-    id: u64,
-    stream: Stream,
-    assoc: ClientAssociation,
+/// The event log's view of one association coming up.
+struct Stamps<'a> {
     sink: &'a Sink,
-    tls: bool,
-    buf: Vec<u8>,
-    timeout: Duration,
-    /// Longest wait for the next report, ns.
-    report_timeout: u64,
+    id: u64,
+    t0: u64,
+    s: &'a mut ClientSummary,
 }
 
-/// What one read brought.
-struct Batch {
-    t_ready: u64,
-    t_read: u64,
-    events: Vec<AEvent>,
-}
-
-impl Conn<'_> {
-    fn transmit(&mut self) -> Result<(), Fail> {
-        while let Some(p) = self.assoc.poll_transmit() {
-            self.stream.send(&p).map_err(|e| io_kind(e, self.tls))?;
-        }
-        Ok(())
+impl ConnectHooks for Stamps<'_> {
+    fn start(&mut self, at: u64) {
+        self.t0 = at;
+        self.sink.emit(Event::new(name::HT_START, at, self.id));
     }
 
-    /// Writes what is queued, waits (at most until `deadline`, CLOCK_MONOTONIC ns) for input,
-    /// feeds it to the association and returns its events.
-    fn pump(&mut self, deadline: u64, what: &str) -> Result<Batch, Fail> {
-        self.transmit()?;
-        let mut events = Vec::new();
-        while let Some(e) = self.assoc.poll_event() {
-            events.push(e);
-        }
-        if !events.is_empty() {
-            let t = now_ns();
-            return Ok(Batch {
-                t_ready: t,
-                t_read: t,
-                events,
-            });
-        }
-        let now = now_ns();
-        let mut until = deadline;
-        if let Some(d) = self.assoc.poll_timeout() {
-            until = until.min(d);
-        }
-        if now >= until {
-            self.assoc.handle_timeout(now);
-            if now >= deadline && !self.assoc.is_closed() {
-                return Err(fail("timeout", format!("no {what} within the timeout")));
-            }
-            return self.drain(now, now);
-        }
-        let readable = self
-            .stream
-            .wait_readable(Some(Duration::from_nanos(until - now)))
-            .map_err(|e| fail("io", e.to_string()))?;
-        let t_ready = now_ns();
-        if !readable {
-            return self.drain(t_ready, t_ready);
-        }
-        match self.stream.read(&mut self.buf) {
-            Ok(0) => Err(fail(
-                "closed",
-                format!("server closed the connection while waiting for {what}"),
-            )),
-            Ok(n) => {
-                let t_read = now_ns();
-                let (assoc, buf) = (&mut self.assoc, &self.buf);
-                assoc.handle_input(t_read, &buf[..n]);
-                self.drain(t_ready, t_read)
-            }
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::Interrupted
-                ) =>
-            {
-                self.drain(t_ready, t_ready)
-            }
-            Err(e) => Err(io_kind(e, self.tls)),
-        }
+    fn tcp_up(&mut self, at: u64, tcp: &TcpStream) {
+        let local = tcp.local_addr().map(|a| a.to_string()).unwrap_or_default();
+        let peer = tcp.peer_addr().map(|a| a.to_string()).unwrap_or_default();
+        self.sink.emit(
+            Event::new(name::TCP_UP, at, self.id)
+                .with("local", local)
+                .with("peer", peer),
+        );
     }
 
-    fn drain(&mut self, t_ready: u64, t_read: u64) -> Result<Batch, Fail> {
-        let mut events = Vec::new();
-        while let Some(e) = self.assoc.poll_event() {
-            events.push(e);
+    fn tls_up(&mut self, at: u64, st: &dyn TlsStream) {
+        let mut e = Event::new(name::TLS_UP, at, self.id).with("resumed", st.session_resumed());
+        // The client's handshake ends with its last flight written and the server's read:
+        // its counters now are the handshake's bytes in each direction (docs/pq.md).
+        if let Some(w) = st.wire_bytes() {
+            e = e.with("tx_bytes", w.sent).with("rx_bytes", w.received);
         }
-        Ok(Batch {
-            t_ready,
-            t_read,
-            events,
-        })
+        if let Some(g) = st.negotiated_group() {
+            e = e.with("group", g.name());
+        }
+        if let Some(v) = st.negotiated_version() {
+            self.s.version = Some(v.to_string());
+            e = e.with("version", v.to_string());
+        }
+        if let Some(c) = st.negotiated_suite() {
+            self.s.suite = Some(c.name.to_string());
+            e = e.with("suite", c.name);
+        }
+        self.sink.emit(e);
     }
 
-    fn abort(&mut self) {
-        self.assoc.abort(now_ns());
-        while self.assoc.poll_event().is_some() {}
-        let _ = self.transmit();
-        self.stream.close();
+    fn cotp_up(&mut self, at: u64) {
+        self.sink.emit(Event::new(name::COTP_UP, at, self.id));
     }
 
-    fn deadline(&self) -> u64 {
-        now_ns().saturating_add(self.timeout.as_nanos() as u64)
-    }
-}
-
-fn closed_fail(reason: CloseReason) -> Fail {
-    match reason {
-        CloseReason::Released => fail("closed", "association released unexpectedly"),
-        CloseReason::PeerAborted => fail("peer-aborted", "server aborted the association"),
-        CloseReason::PeerDisconnected => fail("peer-disconnected", "COTP DR/ER from server"),
-        CloseReason::Refused(d) => fail("refused", d),
-        CloseReason::Timeout(s) => fail("timeout", format!("no answer in state {s}")),
-        CloseReason::LocalAbort => fail("aborted", "local abort"),
-        CloseReason::Error(e) => (mms_kind(&e), e.to_string()),
+    fn associated(&mut self, at: u64) {
+        self.sink.emit(Event::new(name::HT_END, at, self.id));
+        self.s.ht_ns.push(at.saturating_sub(self.t0));
+        self.s.connections += 1;
     }
 }
 
@@ -188,43 +121,23 @@ fn closed_fail(reason: CloseReason) -> Fail {
 /// outside the loops, as a real peer loads its credentials once).
 pub fn run(config: &ClientConfig, tls: Option<&dyn TlsBackend>, sink: &Sink) -> ClientSummary {
     let mut s = ClientSummary::default();
-    let addr = match config.connect.to_socket_addrs().map(|mut a| a.next()) {
-        Ok(Some(a)) => a,
-        Ok(None) | Err(_) => {
-            s.error = Some("address".into());
-            s.detail = Some(format!("cannot resolve {:?}", config.connect));
-            sink.emit(
-                Event::new(name::ERROR, now_ns(), 0)
-                    .with("kind", "address")
-                    .with("detail", s.detail.clone().unwrap_or_default()),
-            );
-            sink.flush();
-            return s;
-        }
-    };
     let timeout = Duration::from_millis(config.timeout_ms);
-    for c in 1..=config.connections {
-        let last = c == config.connections;
-        let r = one_connection(
-            config,
-            tls,
-            sink,
-            addr,
-            c,
-            last && config.reports > 0,
-            timeout,
-            &mut s,
+    let r = match config.connect.to_socket_addrs().map(|mut a| a.next()) {
+        Ok(Some(addr)) => (1..=config.connections).try_for_each(|c| {
+            let rt = c == config.connections && config.reports > 0;
+            one_connection(config, tls, sink, addr, c, rt, timeout, &mut s).map_err(|e| (c, e))
+        }),
+        Ok(None) | Err(_) => Err((0, RunError::Address(config.connect.clone()))),
+    };
+    if let Err((c, e)) = r {
+        let (kind, detail) = (e.kind(), e.detail());
+        sink.emit(
+            Event::new(name::ERROR, now_ns(), c)
+                .with("kind", kind.as_str())
+                .with("detail", detail.as_str()),
         );
-        if let Err((kind, detail)) = r {
-            sink.emit(
-                Event::new(name::ERROR, now_ns(), c)
-                    .with("kind", kind.as_str())
-                    .with("detail", detail.as_str()),
-            );
-            s.error = Some(kind);
-            s.detail = Some(detail);
-            break;
-        }
+        s.error = Some(kind);
+        s.detail = Some(detail);
     }
     sink.flush();
     s.ok = s.error.is_none();
@@ -247,234 +160,113 @@ fn one_connection(
     rt: bool,
     timeout: Duration,
     s: &mut ClientSummary,
-) -> Result<(), Fail> {
-    let t0 = now_ns();
-    sink.emit(Event::new(name::HT_START, t0, id));
-    let tcp = TcpStream::connect_timeout(&addr, timeout).map_err(|e| {
-        let kind = match e.kind() {
-            std::io::ErrorKind::ConnectionRefused => "tcp-refused",
-            std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => "timeout",
-            _ => "io",
-        };
-        fail(kind, format!("connect {addr}: {e}"))
-    })?;
-    let t_tcp = now_ns();
-    let local = tcp.local_addr().map(|a| a.to_string()).unwrap_or_default();
-    sink.emit(
-        Event::new(name::TCP_UP, t_tcp, id)
-            .with("local", local)
-            .with("peer", addr.to_string()),
-    );
-    let _ = tcp.set_nodelay(true);
-    let _ = tcp.set_read_timeout(Some(timeout));
-    let _ = tcp.set_write_timeout(Some(timeout));
-    let stream = match tls {
-        None => Stream::Plain(tcp),
-        Some(b) => {
-            let mut st = b.client(tcp).map_err(|e| (tls_kind(&e), e.to_string()))?;
-            st.handshake().map_err(|e| (tls_kind(&e), e.to_string()))?;
-            let t_tls = now_ns();
-            let mut e = Event::new(name::TLS_UP, t_tls, id).with("resumed", st.session_resumed());
-            // The client's handshake ends with its last flight written and the server's read:
-            // its counters now are the handshake's bytes in each direction (docs/pq.md).
-            if let Some(w) = st.wire_bytes() {
-                e = e.with("tx_bytes", w.sent).with("rx_bytes", w.received);
-            }
-            if let Some(g) = st.negotiated_group() {
-                e = e.with("group", g.name());
-            }
-            if let Some(v) = st.negotiated_version() {
-                s.version = Some(v.to_string());
-                e = e.with("version", v.to_string());
-            }
-            if let Some(c) = st.negotiated_suite() {
-                s.suite = Some(c.name.to_string());
-                e = e.with("suite", c.name);
-            }
-            sink.emit(e);
-            Stream::Tls(st)
-        }
-    };
-    let limits = Limits {
-        step_timeout: timeout.as_nanos() as u64,
-        ..Limits::default()
-    };
-    let mut c = Conn {
-        id,
-        stream,
-        assoc: ClientAssociation::new(AssocConfig {
-            limits,
-            ..AssocConfig::default()
-        }),
-        sink,
-        tls: tls.is_some(),
-        buf: vec![0u8; 1 << 16],
+) -> Result<(), RunError> {
+    let connector = Connector {
+        addr,
+        tls,
         timeout,
-        report_timeout: Duration::from_millis(config.report_timeout_ms).as_nanos() as u64,
+        max_pdu: None,
+        // A measurement loop opens no extra connection to explain a failure.
+        diagnose: false,
     };
-    let r = drive(&mut c, config, rt, t0, s);
-    if r.is_err() {
-        c.abort();
-    } else {
-        c.stream.close();
-    }
-    r
-}
-
-fn drive(
-    c: &mut Conn<'_>,
-    config: &ClientConfig,
-    rt: bool,
-    t0: u64,
-    s: &mut ClientSummary,
-) -> Result<(), Fail> {
-    let id = c.id;
-    let sink = c.sink;
-    c.assoc
-        .connect(now_ns())
-        .map_err(|e| (mms_kind(&e), e.to_string()))?;
-    // Association (HT's last sub-step).
-    let deadline = c.deadline();
-    'assoc: loop {
-        let b = c.pump(deadline, "association")?;
-        for ev in b.events {
-            match ev {
-                AEvent::Step {
-                    step: Step::CotpConnected,
-                    at,
-                } => sink.emit(Event::new(name::COTP_UP, at, id)),
-                AEvent::Associated { .. } => {
-                    let t = now_ns();
-                    sink.emit(Event::new(name::HT_END, t, id));
-                    s.ht_ns.push(t.saturating_sub(t0));
-                    s.connections += 1;
-                    break 'assoc;
-                }
-                AEvent::Closed { reason, .. } => return Err(closed_fail(reason)),
-                _ => {}
-            }
-        }
-    }
+    let mut stamps = Stamps { sink, id, t0: 0, s };
+    let (mut session, _) = connector.connect_with(&mut stamps)?;
     if rt {
+        let report_timeout = Duration::from_millis(config.report_timeout_ms);
         match &config.rcb {
-            Some(spec) => s.reports = rcb::receive(c, spec, config)?,
-            None => receive_reports(c, config, s)?,
-        }
-    }
-    release(c)
-}
-
-fn release(c: &mut Conn<'_>) -> Result<(), Fail> {
-    c.assoc
-        .release(now_ns())
-        .map_err(|e| (mms_kind(&e), e.to_string()))?;
-    let deadline = c.deadline();
-    loop {
-        let b = c.pump(deadline, "release")?;
-        for ev in b.events {
-            if let AEvent::Closed { reason, at } = ev {
-                return match reason {
-                    CloseReason::Released => {
-                        let _ = c.transmit();
-                        c.sink.emit(Event::new(name::RELEASED, at, c.id));
-                        Ok(())
-                    }
-                    r => Err(closed_fail(r)),
-                };
+            Some(spec) => {
+                s.reports = rcb::receive(&mut session, sink, id, spec, config, report_timeout)?
             }
+            None => receive_reports(&mut session, sink, id, config, report_timeout, s)?,
         }
     }
+    let released = session.release()?;
+    sink.emit(Event::new(name::RELEASED, released.at_ns, id));
+    Ok(())
 }
 
+/// The fixed model's RT loop: one Write enables the control block; every report of it is
+/// stamped READ_START (socket readable), READ_END (bytes read) and RT_END (report decoded).
 fn receive_reports(
-    c: &mut Conn<'_>,
+    session: &mut Session,
+    sink: &Sink,
+    id: u64,
     config: &ClientConfig,
+    report_timeout: Duration,
     s: &mut ClientSummary,
-) -> Result<(), Fail> {
-    let id = c.id;
-    let sink = c.sink;
-    let rcb = mms_name(gander_mms::model::RCB_REF).map_err(|e| (mms_kind(&e), e.to_string()))?;
-    let write_id = c
-        .assoc
-        .write(now_ns(), enable_reporting(&rcb, config.gi))
-        .map_err(|e| (mms_kind(&e), e.to_string()))?;
-    let mut enabled = false;
+) -> Result<(), RunError> {
+    let rcb = mms_name(gander_mms::model::RCB_REF).map_err(RunError::Report)?;
     let mut n = 0u64;
-    let report_timeout = Duration::from_millis(config.report_timeout_ms).as_nanos() as u64;
-    let mut deadline = c.deadline();
-    while n < config.reports || !enabled {
-        let b = c.pump(
-            deadline,
-            if enabled {
-                "report"
-            } else {
-                "the RCB write response"
-            },
-        )?;
-        for ev in b.events {
-            match ev {
-                AEvent::Response {
-                    invoke_id,
-                    response,
-                    at,
-                } if invoke_id == write_id => {
-                    let ConfirmedResponse::Write(w) = response else {
-                        return Err(fail(
-                            "rcb-enable-refused",
-                            "response is not a Write response",
-                        ));
-                    };
-                    if let Some(bad) = w.0.iter().find_map(|r| r.err()) {
-                        return Err(fail(
-                            "rcb-enable-refused",
-                            format!(
-                                "Write of {} refused: DataAccessError {}",
-                                gander_mms::model::RCB_REF,
-                                bad.0
-                            ),
-                        ));
-                    }
-                    enabled = true;
-                    sink.emit(Event::new(name::RCB_ENABLED, at, id));
-                    deadline = now_ns().saturating_add(report_timeout);
-                }
-                AEvent::ServiceError {
-                    invoke_id, error, ..
-                } if invoke_id == write_id => {
-                    return Err(fail("rcb-enable-refused", format!("{error:?}")));
-                }
-                AEvent::Rejected { reject, .. } => {
-                    return Err(fail("mms-rejected", format!("{reject:?}")));
-                }
-                AEvent::InformationReport { report, .. } => {
-                    let r = Report::from_information_report(&report)
-                        .map_err(|e| (mms_kind(&e), e.to_string()))?;
-                    let t_end = now_ns();
-                    if r.rpt_id != gander_mms::model::RPT_ID {
-                        continue;
-                    }
-                    let seq = r.seq_num.map(u64::from).unwrap_or(n);
-                    if n < config.reports {
-                        sink.emit(
-                            Event::new(name::READ_START, b.t_ready, id)
-                                .seq(seq)
-                                .with("n", n),
-                        );
-                        sink.emit(
-                            Event::new(name::READ_END, b.t_read, id)
-                                .seq(seq)
-                                .with("n", n),
-                        );
-                        sink.emit(Event::new(name::RT_END, t_end, id).seq(seq).with("n", n));
-                        n += 1;
-                        s.reports = n;
-                    }
-                    deadline = now_ns().saturating_add(report_timeout);
-                }
-                AEvent::Closed { reason, .. } => return Err(closed_fail(reason)),
-                _ => {}
+    let mut failure = None;
+    let mut on_report = |rx: Received| {
+        if failure.is_some() {
+            return;
+        }
+        match Report::from_information_report(&rx.report) {
+            Ok(r) => {
+                stamp(sink, id, &rx, &r, config.reports, &mut n);
             }
+            Err(e) => failure = Some(RunError::Report(e)),
+        }
+    };
+    let what = "the RCB write response";
+    let id_w = session.send(
+        ConfirmedRequest::Write(enable_reporting(&rcb, config.gi)),
+        what,
+    )?;
+    let (response, at) = session.wait_for_with(id_w, what, &mut on_report)?;
+    let refused = |detail: String| RunError::EnableRefused {
+        rcb: gander_mms::model::RCB_REF.into(),
+        detail,
+    };
+    match gander_client::core::write_result(what, response) {
+        Ok(Ok(())) => {}
+        Ok(Err(bad)) => return Err(refused(format!("DataAccessError {}", bad.0))),
+        Err(e) => return Err(refused(e.to_string())),
+    }
+    if let Some(e) = failure.take() {
+        return Err(e);
+    }
+    s.reports = n;
+    sink.emit(Event::new(name::RCB_ENABLED, at, id));
+    let mut deadline = now_ns().saturating_add(report_timeout.as_nanos() as u64);
+    while n < config.reports {
+        let Some(rx) = session.next_report(deadline)? else {
+            return Err(gander_client::ClientError::Timeout {
+                during: "report".into(),
+                ms: report_timeout.as_millis() as u64,
+            }
+            .into());
+        };
+        let r = Report::from_information_report(&rx.report).map_err(RunError::Report)?;
+        if stamp(sink, id, &rx, &r, config.reports, &mut n) {
+            deadline = now_ns().saturating_add(report_timeout.as_nanos() as u64);
+            s.reports = n;
         }
     }
     Ok(())
+}
+
+/// Stamps one report of the fixed model's block (RptID `gander_mms::model::RPT_ID`) while
+/// fewer than `want` were stamped; true when it was one.
+fn stamp(sink: &Sink, id: u64, rx: &Received, r: &Report, want: u64, n: &mut u64) -> bool {
+    let t_end = now_ns();
+    if r.rpt_id != gander_mms::model::RPT_ID || *n >= want {
+        return false;
+    }
+    let k = *n;
+    let seq = r.seq_num.map(u64::from).unwrap_or(k);
+    sink.emit(
+        Event::new(name::READ_START, rx.ready_ns, id)
+            .seq(seq)
+            .with("n", k),
+    );
+    sink.emit(
+        Event::new(name::READ_END, rx.at_ns, id)
+            .seq(seq)
+            .with("n", k),
+    );
+    sink.emit(Event::new(name::RT_END, t_end, id).seq(seq).with("n", k));
+    *n += 1;
+    true
 }

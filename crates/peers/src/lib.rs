@@ -5,16 +5,18 @@
 //!
 //! - [`config`]: the TOML settings (address, event log, `[tls]`, `[reports]`, loops).
 //! - [`server`]: accept loop, one thread per connection, shared IEC 61850 model, periodic reports.
-//! - [`client`]: the HT loop (connections) and the RT loop (reports).
-//! - [`events`]: JSON-lines event log with CLOCK_MONOTONIC nanosecond stamps ([`clock`]).
-//! - [`stream`]: plain or TLS stream, readiness polling, error kinds.
+//! - [`client`]: the HT loop (connections) and the RT loop (reports), on the one MMS client
+//!   session of `gander-client`.
+//! - [`events`]: JSON-lines event log with CLOCK_MONOTONIC nanosecond stamps ([`clock`],
+//!   from `gander-client`, as is [`stream`]).
 //! - [`own_cost`]: gander's own work inside one HT, measured in memory (HT accounting).
 //! - [`reqresp`]: the request/response peers (no MMS: one length-prefixed request, one answer).
 //!
 //! Where each stamp is taken, and how server and client events are matched: docs/mms-peers.md.
 
 pub mod client;
-pub mod clock;
+/// CLOCK_MONOTONIC nanoseconds (the client crate's, re-exported for the peers' event stamps).
+pub use gander_client::clock;
 pub mod config;
 pub mod events;
 pub mod own_cost;
@@ -22,7 +24,9 @@ pub mod reqresp;
 pub mod scl_model;
 mod served;
 pub mod server;
-pub mod stream;
+/// The plain or TLS byte stream, readiness polling and event-log error kinds (from the client
+/// crate, re-exported for the server).
+pub use gander_client::stream;
 
 /// Errors that stop a peer before it runs (bad configuration, TLS set-up, bind).
 #[derive(Debug, thiserror::Error)]

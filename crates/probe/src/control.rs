@@ -9,6 +9,7 @@
 //! Operating changes the device: callers must name the object explicitly, and `Test` is set
 //! unless told otherwise.
 
+use gander_client::clock::{now_ns, unix_ms};
 use gander_mms::bit_string::BitString;
 use gander_mms::control::{
     Check, ControlOperation, ControlOutcome, ControlParams, ControlRequest, ControlService,
@@ -16,7 +17,6 @@ use gander_mms::control::{
 };
 use gander_mms::last_appl_error::Origin;
 use gander_mms::service::{ObjectName, VariableAccessSpecification, WriteRequest};
-use gander_peers::clock::{now_ns, unix_ms};
 use gander_wire::data::Data;
 use std::time::Duration;
 
@@ -70,6 +70,12 @@ pub enum ControlError {
         /// What the ctlVal takes.
         expected: &'static str,
     },
+}
+
+impl From<gander_client::ClientError> for ControlError {
+    fn from(e: gander_client::ClientError) -> Self {
+        ControlError::Session(e.into())
+    }
 }
 
 /// How the operation went.

@@ -9,7 +9,7 @@
 //! (closed, malformed PDU, stall) ends it.
 use crate::error::ProbeError;
 use crate::model::{self, DataSet, Identity, LogicalDevice, Model, Rcb};
-use crate::session::Session;
+use gander_client::Session;
 use gander_mms::pdu::{ConfirmedRequest, ConfirmedResponse};
 use gander_mms::rcb_plan::{find_rcbs, RcbRef, RcbSnapshot};
 use gander_mms::service::{
@@ -32,17 +32,6 @@ pub struct Discovery {
     pub warnings: Vec<String>,
 }
 
-/// Whether a failed request leaves the session usable (the server answered, just not with
-/// what was asked).
-pub(crate) fn answered(e: &ProbeError) -> bool {
-    matches!(
-        e,
-        ProbeError::Service { .. }
-            | ProbeError::Rejected { .. }
-            | ProbeError::UnexpectedResponse { .. }
-    )
-}
-
 /// Identify (ISO 9506-2 10.2); `None` when the server does not support it.
 pub fn identify(
     s: &mut Session,
@@ -58,11 +47,11 @@ pub fn identify(
             warnings.push("Identify: answered with another service's response".into());
             Ok(None)
         }
-        Err(e) if answered(&e) => {
+        Err(e) if e.answered() => {
             warnings.push(format!("Identify not supported: {}", e.chain()));
             Ok(None)
         }
-        Err(e) => Err(e),
+        Err(e) => Err(e.into()),
     }
 }
 
@@ -86,13 +75,13 @@ pub fn read_rcb(s: &mut Session, r: &RcbRef) -> Result<RcbRead, ProbeError> {
     ) {
         Ok(ConfirmedResponse::GetVariableAccessAttributes(t)) => Some(t.type_spec),
         Ok(_) => None,
-        Err(e) if answered(&e) => None,
-        Err(e) => return Err(e),
+        Err(e) if e.answered() => None,
+        Err(e) => return Err(e.into()),
     };
     let value = match s.read_value(&r.object_name(), &what) {
         Ok(v) => v,
-        Err(e) if answered(&e) => return Ok(RcbRead::Unreadable(e.chain())),
-        Err(e) => return Err(e),
+        Err(e) if e.answered() => return Ok(RcbRead::Unreadable(e.chain())),
+        Err(e) => return Err(e.into()),
     };
     let snap = match &ty {
         Some(t) => RcbSnapshot::from_type_and_value(r.clone(), t, &value)
@@ -105,9 +94,9 @@ pub fn read_rcb(s: &mut Session, r: &RcbRef) -> Result<RcbRead, ProbeError> {
     })
 }
 
-/// Discovers the whole model on `s`.
-pub fn discover(s: &mut Session) -> Result<Discovery, ProbeError> {
-    let mut d = Discovery::default();
+/// Discovers the whole model on `s` into `d`. What was found before a failure of the session
+/// stays in `d` (the probe reports it as a partial result).
+pub fn discover(s: &mut Session, d: &mut Discovery) -> Result<(), ProbeError> {
     d.identity = identify(s, &mut d.warnings)?;
     let domains = s.names(
         GetNameListRequest::domains(),
@@ -133,11 +122,11 @@ pub fn discover(s: &mut Session) -> Result<Discovery, ProbeError> {
             &format!("GetNameList of the data sets of {ld}"),
         ) {
             Ok(l) => l,
-            Err(e) if answered(&e) => {
+            Err(e) if e.answered() => {
                 d.warnings.push(e.chain());
                 Vec::new()
             }
-            Err(e) => return Err(e),
+            Err(e) => return Err(e.into()),
         };
         for item in lists {
             d.model.data_sets.push(data_set(s, &ld, &item)?);
@@ -152,7 +141,7 @@ pub fn discover(s: &mut Session) -> Result<Discovery, ProbeError> {
             }
         }
     }
-    Ok(d)
+    Ok(())
 }
 
 fn data_set(s: &mut Session, ld: &str, item: &str) -> Result<DataSet, ProbeError> {
@@ -177,13 +166,13 @@ fn data_set(s: &mut Session, ld: &str, item: &str) -> Result<DataSet, ProbeError
             deletable: None,
             error: Some("answered with another service's response".into()),
         },
-        Err(e) if answered(&e) => DataSet {
+        Err(e) if e.answered() => DataSet {
             reference,
             members: Vec::new(),
             deletable: None,
             error: Some(e.chain()),
         },
-        Err(e) => return Err(e),
+        Err(e) => return Err(e.into()),
     })
 }
 

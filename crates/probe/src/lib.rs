@@ -5,11 +5,13 @@
 //! only on request because it writes to the device, reports from one control block, which is
 //! then put back exactly as it was found. `docs/probe.md` says what is sent and when.
 //!
-//! - [`session`]: the blocking MMS client session (plain or TLS) with per-step timeouts.
+//! - [`session`]: the blocking MMS client session (plain or TLS) with per-step timeouts: the
+//!   one of `gander-client`, re-exported.
 //! - [`discover`]: the model through the directory services (reads only).
 //! - [`control`]: one control operation of a named object (`gander mms control`; writes).
 //! - [`model`]: the model's JSON shape and the pure rules that assemble it from MMS names.
 //! - [`reports`]: `--reports`: enable, receive, restore, check.
+//! - [`outcome`]: complete or partial, the failed step, how the device was left, exit codes.
 //! - [`stats`]: millisecond summaries with the conventions of `gander_measure`.
 //! - [`text`]: the human-readable summary.
 //!
@@ -21,20 +23,23 @@ pub mod control;
 pub mod discover;
 pub mod error;
 pub mod model;
+pub mod outcome;
 pub mod reports;
-pub mod session;
+/// The MMS client session the probe runs on (`gander_client::session`).
+pub use gander_client::session;
 pub mod stats;
 pub mod text;
 
 pub use error::ProbeError;
 
+use gander_client::clock::now_ns;
 use gander_mms::service::{AccessResult, ObjectName};
-use gander_peers::clock::now_ns;
 use gander_tls::TlsProfile;
 use model::{Identity, Model};
+use outcome::{AssociationEnd, DeviceState, Failure, Outcome, RcbState, Step};
 use reports::{ReportOptions, ReportsResult};
 use serde::Serialize;
-use session::{Connector, TlsInfo};
+use session::{Connector, Session, TlsInfo};
 use stats::MsSummary;
 use std::net::ToSocketAddrs;
 use std::time::Duration;
@@ -200,6 +205,12 @@ pub struct ProbeReport {
     pub target: String,
     /// The address connected to.
     pub address: String,
+    /// Complete, or partial when a step failed ([`outcome`]).
+    pub outcome: Outcome,
+    /// The step that failed and how, when one did.
+    pub failed: Option<Failure>,
+    /// How the device was left: the association released or aborted, the control block.
+    pub device: DeviceState,
     /// With `--tls`: the connection the probe used and the survey of what the server accepts.
     pub tls: Option<ProbeTls>,
     /// The MMS initiate the server answered.
@@ -245,13 +256,7 @@ fn resolve(target: &str) -> Result<std::net::SocketAddr, ProbeError> {
 }
 
 /// Parses `--read`: `LD/LN$FC$DO$DA` or `LD/LN.FC.DO.DA`.
-pub fn parse_read_ref(s: &str) -> Option<ObjectName> {
-    let (ld, item) = s.split_once('/')?;
-    let item = item.replace('.', "$");
-    let mut parts = item.split('$');
-    let (_ln, _fc, _do) = (parts.next()?, parts.next()?, parts.next()?);
-    (!ld.is_empty()).then(|| ObjectName::domain(ld, item))
-}
+pub use gander_client::reference::parse_variable as parse_read_ref;
 
 fn show_ref(n: &ObjectName) -> String {
     let m = model::member(n);
@@ -261,7 +266,64 @@ fn show_ref(n: &ObjectName) -> String {
     }
 }
 
+/// The read round-trip time: the first candidate the server reads successfully, then reads of
+/// it until `opts.reads` or the time cap. The attribute used and the samples gathered before a
+/// failure are kept in `used` and `rtts`.
+#[allow(clippy::too_many_arguments)]
+fn read_rtt(
+    s: &mut Session,
+    opts: &ProbeOptions,
+    candidates: &[ObjectName],
+    measuring_end: u64,
+    used: &mut Option<ObjectName>,
+    rtts: &mut Vec<u64>,
+    d: &mut discover::Discovery,
+    truncated: &mut bool,
+) -> Result<(), ProbeError> {
+    for c in candidates {
+        let what = format!("reading {}", show_ref(c));
+        match s.read(c, &what) {
+            Ok((AccessResult::Success(_), rtt)) => {
+                *used = Some(c.clone());
+                rtts.push(rtt);
+                break;
+            }
+            Ok((AccessResult::Failure(e), _)) => {
+                d.warnings.push(format!("{what}: DataAccessError {e}"))
+            }
+            Err(e) if e.answered() => d.warnings.push(e.chain()),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let Some(c) = used.as_ref() else {
+        d.warnings.push(
+            "no readable ST or MX data attribute found for the read round-trip time (name one with --read)"
+                .into(),
+        );
+        return Ok(());
+    };
+    let what = format!("reading {}", show_ref(c));
+    while rtts.len() < opts.reads {
+        if now_ns() >= measuring_end {
+            *truncated = true;
+            break;
+        }
+        std::thread::sleep(opts.read_interval);
+        match s.read(c, &what) {
+            Ok((_, rtt)) => rtts.push(rtt),
+            // The attribute read before: report what was measured and which read failed.
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
+}
+
 /// Runs the probe: discovery, read RTT, `--reports` if asked, then the HT loop.
+///
+/// `Err` only when nothing was gathered (the options, the TLS file, or no association at all).
+/// Once the discovery association is up, a failing step ends the steps that need it, the
+/// association is released or aborted, the HT loop still runs, and the report says which step
+/// failed and how the device was left ([`outcome`]).
 pub fn probe(opts: &ProbeOptions) -> Result<ProbeReport, ProbeError> {
     opts.check()?;
     let started = now_ns();
@@ -283,10 +345,8 @@ pub fn probe(opts: &ProbeOptions) -> Result<ProbeReport, ProbeError> {
         None => None,
     };
     let connector = Connector {
-        addr,
-        tls: backend.as_deref(),
-        timeout: opts.timeout,
-        max_pdu: session::DEFAULT_MAX_PDU,
+        max_pdu: Some(session::DEFAULT_MAX_PDU),
+        ..Connector::new(addr, backend.as_deref(), opts.timeout)
     };
     let measuring_end = started.saturating_add(opts.max_time.as_nanos() as u64);
     let (mut s, _first) = connector.connect()?;
@@ -298,7 +358,11 @@ pub fn probe(opts: &ProbeOptions) -> Result<ProbeReport, ProbeError> {
         nesting_level: i.nesting_level,
         version: i.version,
     });
-    let mut d = discover::discover(&mut s)?;
+    let mut failed: Option<Failure> = None;
+    let mut d = discover::Discovery::default();
+    if let Err(e) = discover::discover(&mut s, &mut d) {
+        failed = Some(Failure::new(Step::Discovery, &e));
+    }
     let mut truncated = false;
 
     // Read RTT: the first candidate the server reads successfully.
@@ -308,41 +372,24 @@ pub fn probe(opts: &ProbeOptions) -> Result<ProbeReport, ProbeError> {
     };
     let mut read_used = None;
     let mut rtts = Vec::new();
-    for c in &candidates {
-        let what = format!("reading {}", show_ref(c));
-        match s.read(c, &what) {
-            Ok((AccessResult::Success(_), rtt)) => {
-                read_used = Some(c.clone());
-                rtts.push(rtt);
-                break;
-            }
-            Ok((AccessResult::Failure(e), _)) => {
-                d.warnings.push(format!("{what}: DataAccessError {e}"))
-            }
-            Err(e) if discover::answered(&e) => d.warnings.push(e.chain()),
-            Err(e) => return Err(e),
+    if failed.is_none() {
+        if let Err(e) = read_rtt(
+            &mut s,
+            opts,
+            &candidates,
+            measuring_end,
+            &mut read_used,
+            &mut rtts,
+            &mut d,
+            &mut truncated,
+        ) {
+            failed = Some(Failure::new(Step::Read, &e));
         }
-    }
-    if let Some(c) = &read_used {
-        let what = format!("reading {}", show_ref(c));
-        while rtts.len() < opts.reads {
-            if now_ns() >= measuring_end {
-                truncated = true;
-                break;
-            }
-            std::thread::sleep(opts.read_interval);
-            let (_, rtt) = s.read(c, &what)?;
-            rtts.push(rtt);
-        }
-    } else {
-        d.warnings.push(
-            "no readable ST or MX data attribute found for the read round-trip time (name one with --read)"
-                .into(),
-        );
     }
 
-    let reports = match &opts.reports {
-        Some(ro) => {
+    let mut rcb_state = None;
+    let reports = match (&opts.reports, &failed) {
+        (Some(ro), None) => {
             let names: Vec<String> = d
                 .model
                 .data_sets
@@ -350,23 +397,69 @@ pub fn probe(opts: &ProbeOptions) -> Result<ProbeReport, ProbeError> {
                 .filter(|x| x.error.is_none())
                 .map(|x| x.reference.clone())
                 .collect();
-            let found = reports::choose(&d.snapshots, ro.rcb.as_ref(), &names)?.clone();
-            Some(reports::run(&mut s, &found, ro)?)
+            let r = reports::choose(&d.snapshots, ro.rcb.as_ref(), &names)
+                .cloned()
+                .and_then(|found| reports::run(&mut s, &found, ro));
+            match r {
+                Ok(r) => {
+                    rcb_state = Some(RcbState::Restored);
+                    Some(r)
+                }
+                Err(e) => {
+                    rcb_state = Some(RcbState::after(&e));
+                    failed = Some(Failure::new(Step::Reports, &e));
+                    None
+                }
+            }
         }
-        None => None,
+        (Some(_), Some(_)) => {
+            rcb_state = Some(RcbState::Untouched);
+            None
+        }
+        (None, _) => None,
     };
-    let mut release = vec![s.release()?];
 
-    // HT loop: fresh associations, one at a time, paced.
+    // The end of the discovery association: released when it is usable, else aborted.
+    let mut release = Vec::new();
+    let mut release_works = true;
+    let association = if !s.is_open() {
+        AssociationEnd::ClosedByServer
+    } else if failed.is_some() {
+        s.abort();
+        AssociationEnd::Aborted
+    } else {
+        match s.release() {
+            Ok(r) => {
+                release.push(r.duration_ns);
+                AssociationEnd::Released
+            }
+            Err(e) => {
+                // The session aborted itself; the measurements so far stand.
+                release_works = false;
+                failed = Some(Failure::new(Step::Release, &e.into()));
+                AssociationEnd::Aborted
+            }
+        }
+    };
+
+    // HT loop: fresh associations, one at a time, paced; each released, or aborted when the
+    // server did not answer a release.
     let (mut tcp, mut tls_v, mut cotp, mut init, mut ht) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut ht_aborted = 0usize;
     for _ in 0..opts.associations {
         if now_ns() >= measuring_end {
             truncated = true;
             break;
         }
         std::thread::sleep(opts.interval);
-        let (s, t) = connector.connect()?;
+        let (s, t) = match connector.connect() {
+            Ok(x) => x,
+            Err(e) => {
+                failed.get_or_insert(Failure::new(Step::Ht, &e.into()));
+                break;
+            }
+        };
         ht.push(t.total_ns());
         tcp.push(t.tcp_ns);
         if let Some(x) = t.tls_ns {
@@ -374,13 +467,30 @@ pub fn probe(opts: &ProbeOptions) -> Result<ProbeReport, ProbeError> {
         }
         cotp.push(t.cotp_ns);
         init.push(t.initiate_ns);
-        release.push(s.release()?);
+        if !release_works {
+            s.abort();
+            ht_aborted += 1;
+            continue;
+        }
+        match s.release() {
+            Ok(r) => release.push(r.duration_ns),
+            Err(e) => {
+                release_works = false;
+                ht_aborted += 1;
+                failed.get_or_insert(Failure::new(Step::Ht, &e.into()));
+            }
+        }
     }
     let mut warnings = std::mem::take(&mut d.warnings);
     if truncated {
         warnings.push(format!(
             "measuring stopped at the time cap of {} ms",
             opts.max_time.as_millis()
+        ));
+    }
+    if ht_aborted > 0 {
+        warnings.push(format!(
+            "{ht_aborted} HT association(s) aborted instead of released: the server did not answer a release"
         ));
     }
     let tls = tls.map(|connection| {
@@ -393,17 +503,13 @@ pub fn probe(opts: &ProbeOptions) -> Result<ProbeReport, ProbeError> {
             let so = gander_tls::survey::SurveyOptions {
                 timeout: opts.timeout,
                 quick: opts.quick,
+                round: Some(std::sync::Arc::new(gander_client::detect::MmsRound)),
                 ..gander_tls::survey::SurveyOptions::default()
             };
             match gander_tls::survey::survey(addr, profile, &so) {
                 Ok(sv) => t.survey = Some(sv),
                 Err(e) => {
-                    let mut m = e.to_string();
-                    let mut src = std::error::Error::source(&e);
-                    while let Some(c) = src {
-                        m.push_str(&format!(": {c}"));
-                        src = c.source();
-                    }
+                    let m = gander_client::error::chain(&e);
                     warnings.push(format!("TLS survey: {m}"));
                     t.survey_error = Some(m);
                 }
@@ -415,6 +521,17 @@ pub fn probe(opts: &ProbeOptions) -> Result<ProbeReport, ProbeError> {
         schema: SCHEMA,
         target: opts.target.clone(),
         address: addr.to_string(),
+        outcome: if failed.is_some() {
+            Outcome::Partial
+        } else {
+            Outcome::Complete
+        },
+        failed,
+        device: DeviceState {
+            association,
+            ht_aborted,
+            rcb: rcb_state,
+        },
         tls,
         mms,
         identity: d.identity,
@@ -451,15 +568,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn read_refs_in_both_spellings() {
-        let a = parse_read_ref("MEAS/MMXU1$MX$TotW$mag$f").unwrap();
-        let b = parse_read_ref("MEAS/MMXU1.MX.TotW.mag.f").unwrap();
-        assert_eq!(a, b);
-        assert_eq!(a, ObjectName::domain("MEAS", "MMXU1$MX$TotW$mag$f"));
+    fn read_refs_are_shown_with_their_fc() {
+        // The parsing is gander_client::reference's (tested there).
+        let a = parse_read_ref("MEAS/MMXU1.MX.TotW.mag.f").unwrap();
         assert_eq!(show_ref(&a), "MEAS/MMXU1.TotW.mag.f [MX]");
-        assert!(parse_read_ref("MEAS/MMXU1").is_none());
-        assert!(parse_read_ref("/MMXU1.MX.TotW").is_none());
-        assert!(parse_read_ref("nothing").is_none());
     }
 
     #[test]

@@ -184,10 +184,7 @@ pub fn dat_set_reference(v: &str) -> Option<String> {
 
 /// An RCB named on the command line, as an IEC 61850 reference (`LD/LLN0.BR.brcbA01`) or an
 /// MMS name (`LD/LLN0$BR$brcbA01`).
-pub fn parse_rcb(s: &str) -> Option<RcbRef> {
-    let (domain, item) = s.split_once('/')?;
-    RcbRef::parse(domain, &item.replace('.', "$"))
-}
+pub use gander_client::reference::parse_rcb;
 
 /// OptFlds bit names (IEC 61850-8-1 17.2.2; the names IEC 61850-7-2 gives them).
 pub fn opt_flds_names(b: &BitString) -> Vec<&'static str> {

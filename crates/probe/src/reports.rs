@@ -16,12 +16,13 @@
 //! server advances while reporting: they are not configuration and are not written back.
 use crate::discover::{read_rcb, RcbRead};
 use crate::error::ProbeError;
-use crate::session::{Received, Session};
 use crate::stats::MsSummary;
+use gander_client::clock::now_ns;
+use gander_client::writes::{self, Stopped, WriteFailure};
+use gander_client::{ClientError, Received, Session};
 use gander_mms::bit_string::BitString;
 use gander_mms::rcb_plan::{first_free, RcbKind, RcbPlan, RcbSnapshot, ReportSettings, Step};
 use gander_mms::report::{opt_flds, trg_ops, Report};
-use gander_peers::clock::now_ns;
 use gander_wire::data::Data;
 use serde::Serialize;
 use std::time::Duration;
@@ -173,35 +174,28 @@ pub fn settings(found: &RcbSnapshot) -> ReportSettings {
     }
 }
 
+/// The writes in order (`gander_client::writes`); the index of the first not accepted, with
+/// the probe's error for it.
 fn write_steps(s: &mut Session, rcb: &str, steps: &[Step]) -> Result<usize, (usize, ProbeError)> {
-    for (i, st) in steps.iter().enumerate() {
-        let what = format!("writing {} of {rcb}", st.attr);
-        match s.write(st.write_request(), &what) {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => {
-                return Err((
-                    i,
-                    ProbeError::RcbWrite {
-                        rcb: rcb.into(),
-                        attr: st.attr.clone(),
-                        error: format!("DataAccessError {e}"),
-                    },
-                ))
-            }
-            Err(e) if crate::discover::answered(&e) => {
-                return Err((
-                    i,
-                    ProbeError::RcbWrite {
-                        rcb: rcb.into(),
-                        attr: st.attr.clone(),
-                        error: e.chain(),
-                    },
-                ))
-            }
-            Err(e) => return Err((i, e)),
+    let what = |st: &Step| format!("writing {} of {rcb}", st.attr);
+    match writes::apply(s, steps, &what, None) {
+        Ok(()) => Ok(steps.len()),
+        Err(Stopped { index, why }) => {
+            let refused = |error| ProbeError::RcbWrite {
+                rcb: rcb.into(),
+                attr: steps[index].attr.clone(),
+                error,
+            };
+            Err((
+                index,
+                match why {
+                    WriteFailure::Refused(e) => refused(format!("DataAccessError {e}")),
+                    WriteFailure::Failed(e) if e.answered() => refused(e.chain()),
+                    WriteFailure::Failed(e) => e.into(),
+                },
+            ))
         }
     }
-    Ok(steps.len())
 }
 
 /// Restore writes; an error names what could not be put back.
@@ -330,16 +324,16 @@ pub fn run(
                     Ok(r) if r.rpt_id == rpt_id || r.rpt_id == rcb => mine.push((rx, r)),
                     Ok(_) => other += 1,
                     Err(e) => {
-                        let err = ProbeError::Protocol {
+                        let err = ProbeError::Client(ClientError::Protocol {
                             during: format!("a report of {rcb}"),
                             source: e,
-                        };
+                        });
                         return Err(restore_then(s, &rcb, &plan, err));
                     }
                 }
             }
             Ok(None) => break now_ns().saturating_sub(t0),
-            Err(e) => return Err(restore_then(s, &rcb, &plan, e)),
+            Err(e) => return Err(restore_then(s, &rcb, &plan, e.into())),
         }
     };
     restore(s, &rcb, &plan.restore())?;
@@ -503,6 +497,7 @@ mod tests {
         let ir: InformationReport = r.to_information_report();
         (
             Received {
+                ready_ns: at_ms * 1_000_000,
                 at_ns: at_ms * 1_000_000,
                 unix_ns: unix_ms as u128 * 1_000_000,
                 report: ir,

@@ -177,6 +177,39 @@ pub fn render(r: &ProbeReport) -> String {
     for w in &r.warnings {
         let _ = writeln!(o, "warning: {w}");
     }
+    outcome(&mut o, r);
     let _ = writeln!(o, "done in {} ms", r.duration_ms);
     o
+}
+
+/// The outcome lines: complete or partial, the failed step, how the device was left.
+fn outcome(o: &mut String, r: &ProbeReport) {
+    use crate::outcome::{AssociationEnd, RcbState};
+    if let Some(f) = &r.failed {
+        let _ = writeln!(
+            o,
+            "PARTIAL: the {} step failed ({}): {}; the results above are what was gathered",
+            f.step.word(),
+            f.kind,
+            f.message
+        );
+    }
+    let assoc = match r.device.association {
+        AssociationEnd::Released => "released",
+        AssociationEnd::Aborted => "aborted by the probe",
+        AssociationEnd::ClosedByServer => "closed by the server",
+    };
+    let rcb = match r.device.rcb {
+        None => String::new(),
+        Some(RcbState::Untouched) => ", report control block not written".into(),
+        Some(RcbState::Restored) => ", report control block restored".into(),
+        Some(RcbState::NotRestored) => {
+            ", report control block NOT restored (see the failure)".into()
+        }
+    };
+    let ht = match r.device.ht_aborted {
+        0 => String::new(),
+        n => format!(", {n} HT association(s) aborted"),
+    };
+    let _ = writeln!(o, "device left: discovery association {assoc}{rcb}{ht}");
 }

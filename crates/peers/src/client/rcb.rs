@@ -5,132 +5,43 @@
 //! are the planner's). Used by `gander run` against external targets, where the model is not
 //! gander's.
 
-use super::{closed_fail, fail, Conn, Fail};
+use super::RunError;
 use crate::clock::now_ns;
 use crate::config::ClientConfig;
-use crate::events::{name, Event};
-use gander_mms::association::Event as AEvent;
+use crate::events::{name, Event, Sink};
+use gander_client::core::{self, read_list_request};
+use gander_client::reference::{data_set_name, parse_rcb};
+use gander_client::session::{Received, Session};
+use gander_client::writes::{self, Stopped, WriteFailure};
 use gander_mms::bit_string::BitString;
-use gander_mms::pdu::{ConfirmedRequest, ConfirmedResponse};
 use gander_mms::rcb_plan::{find_rcbs, RcbPlan, RcbRef, RcbSnapshot, ReportSettings, Step};
 use gander_mms::report::Report;
-use gander_mms::service::{
-    AccessResult, GetNameListRequest, NameListQuery, ObjectName, ReadRequest,
-    VariableAccessSpecification,
-};
+use gander_mms::service::{AccessResult, GetNameListRequest};
 use gander_wire::data::Data;
+use std::time::Duration;
 
 /// The value of `rcb` that asks for the first free control block.
 pub const DISCOVER: &str = "discover";
 
-/// Parses an IEC 61850 control-block reference `LD/LN.RP.name` or `LD/LN.BR.name`.
-pub fn parse_reference(r: &str) -> Option<RcbRef> {
-    let (domain, rest) = r.split_once('/')?;
-    if domain.is_empty() {
-        return None;
-    }
-    RcbRef::parse(domain, &rest.replace('.', "$"))
-}
-
-/// One confirmed request, waiting for its answer; reports arriving meanwhile are passed to
-/// `on_report` (they can, while a block is being restored).
-fn call(
-    c: &mut Conn<'_>,
-    req: ConfirmedRequest,
-    what: &str,
-    mut on_report: impl FnMut(u64, &Report),
-) -> Result<ConfirmedResponse, Fail> {
-    let id = c
-        .assoc
-        .request(now_ns(), req)
-        .map_err(|e| (super::mms_kind(&e), e.to_string()))?;
-    let deadline = c.deadline();
-    loop {
-        let b = c.pump(deadline, what)?;
-        for ev in b.events {
-            match ev {
-                AEvent::Response {
-                    invoke_id,
-                    response,
-                    ..
-                } if invoke_id == id => return Ok(response),
-                AEvent::ServiceError {
-                    invoke_id, error, ..
-                } if invoke_id == id => {
-                    return Err(fail("service-error", format!("{what}: {error:?}")))
-                }
-                AEvent::Rejected { reject, .. } => {
-                    return Err(fail("mms-rejected", format!("{what}: {reject:?}")))
-                }
-                AEvent::InformationReport { report, .. } => {
-                    if let Ok(r) = Report::from_information_report(&report) {
-                        on_report(b.t_read, &r);
-                    }
-                }
-                AEvent::Closed { reason, .. } => return Err(closed_fail(reason)),
-                _ => {}
-            }
-        }
-    }
-}
-
-fn names(c: &mut Conn<'_>, req: GetNameListRequest) -> Result<Vec<String>, Fail> {
-    let mut q = NameListQuery::new(req);
-    while let Some(r) = q.next_request() {
-        let ConfirmedResponse::GetNameList(a) = call(
-            c,
-            ConfirmedRequest::GetNameList(r),
-            "GetNameList",
-            |_, _| {},
-        )?
-        else {
-            return Err(fail(
-                "mms-unexpected",
-                "GetNameList answered with another service",
-            ));
-        };
-        q.on_response(a)
-            .map_err(|e| fail("mms-unexpected", e.to_string()))?;
-    }
-    Ok(q.into_names())
-}
-
-fn read(c: &mut Conn<'_>, n: &ObjectName, what: &str) -> Result<Data, Fail> {
-    let req = ConfirmedRequest::Read(ReadRequest {
-        specification_with_result: false,
-        spec: VariableAccessSpecification::names([n.clone()]),
-    });
-    let ConfirmedResponse::Read(r) = call(c, req, what, |_, _| {})? else {
-        return Err(fail(
-            "mms-unexpected",
-            format!("{what}: not a Read response"),
-        ));
-    };
-    match r.results.as_slice() {
-        [AccessResult::Success(d)] => Ok(d.clone()),
-        [AccessResult::Failure(e)] => Err(fail(
-            "rcb-unreadable",
-            format!("{what}: DataAccessError {}", e.0),
-        )),
-        _ => Err(fail(
-            "mms-unexpected",
-            format!("{what}: {} results", r.results.len()),
-        )),
-    }
-}
-
-fn snapshot(c: &mut Conn<'_>, rcb: RcbRef) -> Result<RcbSnapshot, Fail> {
+fn read(c: &mut Session, rcb: &RcbRef) -> Result<Data, RunError> {
     let what = format!("read of {}", rcb.reference());
-    let v = read(c, &rcb.object_name(), &what)?;
-    RcbSnapshot::from_value(rcb, &v).map_err(|e| fail("rcb-layout", e.to_string()))
+    match c.read(&rcb.object_name(), &what)?.0 {
+        AccessResult::Success(d) => Ok(d),
+        AccessResult::Failure(e) => Err(RunError::Unreadable { what, code: e.0 }),
+    }
+}
+
+fn snapshot(c: &mut Session, rcb: RcbRef) -> Result<RcbSnapshot, RunError> {
+    let v = read(c, &rcb)?;
+    RcbSnapshot::from_value(rcb, &v).map_err(RunError::Layout)
 }
 
 /// The first control block no client holds, over every logical device (domain order, then the
 /// server's name order).
-fn discover(c: &mut Conn<'_>) -> Result<RcbSnapshot, Fail> {
+fn discover(c: &mut Session) -> Result<RcbSnapshot, RunError> {
     let mut seen = Vec::new();
-    for domain in names(c, GetNameListRequest::domains())? {
-        let vars = names(c, GetNameListRequest::variables(&domain))?;
+    for domain in c.names(GetNameListRequest::domains(), "GetNameList")? {
+        let vars = c.names(GetNameListRequest::variables(&domain), "GetNameList")?;
         for rcb in find_rcbs(&domain, &vars) {
             let snap = snapshot(c, rcb)?;
             match snap.check_free() {
@@ -139,83 +50,66 @@ fn discover(c: &mut Conn<'_>) -> Result<RcbSnapshot, Fail> {
             }
         }
     }
-    Err(fail(
-        "rcb-none-free",
-        if seen.is_empty() {
-            "the server has no report control block".to_string()
-        } else {
-            format!("every report control block is in use: {}", seen.join("; "))
-        },
-    ))
+    Err(RunError::NoneFree(if seen.is_empty() {
+        "the server has no report control block".to_string()
+    } else {
+        format!("every report control block is in use: {}", seen.join("; "))
+    }))
 }
 
-fn write_step(
-    c: &mut Conn<'_>,
-    st: &Step,
-    on_report: impl FnMut(u64, &Report),
-) -> Result<(), Fail> {
-    let what = format!("write of {}", st.attr);
-    let r = call(
-        c,
-        ConfirmedRequest::Write(st.write_request()),
-        &what,
-        on_report,
-    )?;
-    let ConfirmedResponse::Write(w) = r else {
-        return Err(fail(
-            "mms-unexpected",
-            format!("{what}: not a Write response"),
-        ));
-    };
-    match w.0.iter().find_map(|r| r.err()) {
-        Some(bad) => Err(fail(
-            "rcb-write-refused",
-            format!("{what} refused: DataAccessError {}", bad.0),
-        )),
-        None => Ok(()),
-    }
-}
-
-/// The RCB's data set as an MMS name: DatSet `LD/LN$name` (IEC 61850-8-1 form).
-fn data_set_name(snap: &RcbSnapshot) -> Option<ObjectName> {
-    match snap.get("DatSet") {
-        Some(Data::VisibleString(s)) => {
-            let (domain, item) = s.split_once('/')?;
-            (!domain.is_empty() && !item.is_empty()).then(|| ObjectName::domain(domain, item))
-        }
-        _ => None,
-    }
+/// The plan's writes in order (`gander_client::writes`); reports arriving meanwhile go to
+/// `on_report` at once (they can, while a block is being enabled or restored). The index of the
+/// first write not accepted, with the error.
+fn write_steps(
+    c: &mut Session,
+    steps: &[Step],
+    on_report: &mut dyn FnMut(Received),
+) -> Result<(), (usize, RunError)> {
+    let what = |st: &Step| format!("write of {}", st.attr);
+    writes::apply(c, steps, &what, Some(on_report)).map_err(|Stopped { index, why }| {
+        let e = match why {
+            WriteFailure::Refused(bad) => RunError::WriteRefused {
+                attr: steps[index].attr.clone(),
+                code: bad.0,
+            },
+            WriteFailure::Failed(e) => RunError::Client(e),
+        };
+        (index, e)
+    })
 }
 
 /// `n` reads of the control block's data set (one Read by variableListName: every member in
 /// one round trip), each emitted as READ_RTT with its round trip; the client-side stand-in for
 /// RT when the server's clock is not available. Returns how many succeeded.
-fn read_rtts(c: &mut Conn<'_>, snap: &RcbSnapshot, n: u64) -> Result<u64, Fail> {
-    let Some(ds) = data_set_name(snap) else {
+fn read_rtts(
+    c: &mut Session,
+    sink: &Sink,
+    id: u64,
+    snap: &RcbSnapshot,
+    n: u64,
+) -> Result<u64, RunError> {
+    let Some(ds) = (match snap.get("DatSet") {
+        Some(Data::VisibleString(s)) => data_set_name(s),
+        _ => None,
+    }) else {
         return Ok(0);
     };
     let what = format!("read of data set {}", snap.rcb.reference());
     let mut ok = 0;
     for k in 0..n {
-        let req = ConfirmedRequest::Read(ReadRequest {
-            specification_with_result: false,
-            spec: VariableAccessSpecification::VariableListName(ds.clone()),
-        });
+        let req = read_list_request(ds.clone());
         let t0 = now_ns();
-        let r = call(c, req, &what, |_, _| {})?;
+        let r = c.call(req, &what)?;
         let t1 = now_ns();
-        let ConfirmedResponse::Read(r) = r else {
-            return Err(fail(
-                "mms-unexpected",
-                format!("{what}: not a Read response"),
-            ));
+        let gander_mms::pdu::ConfirmedResponse::Read(r) = r else {
+            return Err(core::unexpected(&what, &r).into());
         };
         if r.results
             .iter()
             .all(|x| matches!(x, AccessResult::Success(_)))
         {
-            c.sink.emit(
-                Event::new(name::READ_RTT, t1, c.id)
+            sink.emit(
+                Event::new(name::READ_RTT, t1, id)
                     .with("n", k)
                     .with("rtt_ns", t1.saturating_sub(t0)),
             );
@@ -232,18 +126,20 @@ const TRG_OPS_INTEGRITY: usize = 4;
 /// `intg_pd_ms` when given, receives `want` reports of it (stamped as the fixed-model path
 /// stamps them), then restores the block. Before enabling, `reads` timed reads of its data set;
 /// with `clocks_synchronised`, each report's one-way time against its own timestamp.
-pub(super) fn receive(c: &mut Conn<'_>, spec: &str, config: &ClientConfig) -> Result<u64, Fail> {
+pub(super) fn receive(
+    c: &mut Session,
+    sink: &Sink,
+    id: u64,
+    spec: &str,
+    config: &ClientConfig,
+    report_timeout: Duration,
+) -> Result<u64, RunError> {
     let (gi, intg_pd_ms, reads, want) =
         (config.gi, config.intg_pd_ms, config.reads, config.reports);
     let snap = if spec == DISCOVER {
         discover(c)?
     } else {
-        let rcb = parse_reference(spec).ok_or_else(|| {
-            fail(
-                "config",
-                format!("rcb {spec:?} is not LD/LN.RP.name or LD/LN.BR.name"),
-            )
-        })?;
+        let rcb = parse_rcb(spec).ok_or_else(|| RunError::Config(spec.into()))?;
         snapshot(c, rcb)?
     };
     // A steady stream needs a period: the integrity trigger (TrgOps bit 4, IEC 61850-8-1
@@ -265,21 +161,34 @@ pub(super) fn receive(c: &mut Conn<'_>, spec: &str, config: &ClientConfig) -> Re
             ..ReportSettings::default()
         },
     )
-    .map_err(|e| fail("rcb-in-use", e.to_string()))?;
-    read_rtts(c, &snap, reads)?;
+    .map_err(RunError::InUse)?;
+    read_rtts(c, sink, id, &snap, reads)?;
     let rpt_id = match snap.get("RptID") {
         Some(Data::VisibleString(s)) if !s.is_empty() => Some(s.clone()),
         _ => None,
     };
-    let (id, sink) = (c.id, c.sink);
     let n = std::cell::Cell::new(0u64);
-    let on_report = |t_read: u64, r: &Report| {
+    let bad_report = std::cell::Cell::new(None);
+    // Stamps one report of this block; true when it counted.
+    let on_report = |rx: Received| -> bool {
+        let r = match Report::from_information_report(&rx.report) {
+            Ok(r) => r,
+            Err(e) => {
+                let first = bad_report.take().unwrap_or(RunError::Report(e));
+                bad_report.set(Some(first));
+                return false;
+            }
+        };
         let k = n.get();
         if rpt_id.as_ref().is_some_and(|want_id| *want_id != r.rpt_id) || k >= want {
-            return;
+            return false;
         }
         let seq = r.seq_num.map(u64::from).unwrap_or(k);
-        sink.emit(Event::new(name::READ_END, t_read, id).seq(seq).with("n", k));
+        sink.emit(
+            Event::new(name::READ_END, rx.at_ns, id)
+                .seq(seq)
+                .with("n", k),
+        );
         let mut end = Event::new(name::RT_END, now_ns(), id).seq(seq).with("n", k);
         if config.clocks_synchronised {
             let server_time = r.changed_data_time_unix_ns().or_else(|| {
@@ -295,48 +204,39 @@ pub(super) fn receive(c: &mut Conn<'_>, spec: &str, config: &ClientConfig) -> Re
         }
         sink.emit(end);
         n.set(k + 1);
+        true
     };
-    let steps = plan.enable();
-    for (i, st) in steps.iter().enumerate() {
-        if let Err(e) = write_step(c, st, on_report) {
-            for undo in plan.rollback(i) {
-                let _ = write_step(c, &undo, |_, _| {});
-            }
-            return Err(e);
+    if let Err((i, e)) = write_steps(c, &plan.enable(), &mut |rx| {
+        on_report(rx);
+    }) {
+        // Undo what was applied, each undo tried even when one is refused; the enable's
+        // failure is the error.
+        for undo in plan.rollback(i) {
+            let _ = write_steps(c, std::slice::from_ref(&undo), &mut |_| {});
         }
+        return Err(e);
     }
     sink.emit(Event::new(name::RCB_ENABLED, now_ns(), id).with("rcb", snap.rcb.reference()));
-    let report_deadline = |c: &Conn<'_>| now_ns().saturating_add(c.report_timeout);
-    let mut deadline = report_deadline(c);
+    let report_deadline = || now_ns().saturating_add(report_timeout.as_nanos() as u64);
+    let mut deadline = report_deadline();
     let mut failure = None;
-    while n.get() < want {
-        let b = match c.pump(deadline, "report") {
-            Ok(b) => b,
-            Err(e) => {
-                failure = Some(e);
-                break;
-            }
-        };
-        for ev in b.events {
-            match ev {
-                AEvent::InformationReport { report, .. } => {
-                    match Report::from_information_report(&report) {
-                        Ok(r) => {
-                            let before = n.get();
-                            on_report(b.t_read, &r);
-                            if n.get() > before {
-                                deadline = report_deadline(c);
-                            }
-                        }
-                        Err(e) => failure = Some((super::mms_kind(&e), e.to_string())),
-                    }
+    while n.get() < want && failure.is_none() {
+        match c.next_report(deadline) {
+            Ok(Some(rx)) => {
+                if on_report(rx) {
+                    deadline = report_deadline();
                 }
-                AEvent::Closed { reason, .. } => failure = Some(closed_fail(reason)),
-                _ => {}
             }
+            Ok(None) => {
+                failure = Some(RunError::Client(gander_client::ClientError::Timeout {
+                    during: "report".into(),
+                    ms: report_timeout.as_millis() as u64,
+                }))
+            }
+            Err(e) => failure = Some(e.into()),
         }
-        if failure.is_some() {
-            break;
+        if failure.is_none() {
+            failure = bad_report.take();
         }
     }
     // Put the block back as found, also after a failure (as far as the association allows).
@@ -352,13 +252,17 @@ pub(super) fn receive(c: &mut Conn<'_>, spec: &str, config: &ClientConfig) -> Re
         });
     }
     let mut restore_err = None;
-    if !c.assoc.is_closed() {
-        for st in restore {
-            if let Err(e) = write_step(c, &st, |_, _| {}) {
-                restore_err.get_or_insert(fail(
-                    "rcb-restore-failed",
-                    format!("{}: {}", snap.rcb.reference(), e.1),
-                ));
+    // Every restore write is tried, also after one is refused (each puts back one attribute).
+    let mut rest = &restore[..];
+    while c.is_open() && !rest.is_empty() {
+        match write_steps(c, rest, &mut |_| {}) {
+            Ok(()) => break,
+            Err((i, e)) => {
+                restore_err.get_or_insert(RunError::RestoreFailed {
+                    rcb: snap.rcb.reference(),
+                    detail: e.detail(),
+                });
+                rest = &rest[i + 1..];
             }
         }
     }
@@ -370,26 +274,12 @@ pub(super) fn receive(c: &mut Conn<'_>, spec: &str, config: &ClientConfig) -> Re
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use gander_mms::rcb_plan::RcbKind;
-
     #[test]
     fn references_parse_as_iec_61850_writes_them() {
-        let r = parse_reference("PROTLD0/LLN0.BR.brcbA01").unwrap();
-        assert_eq!((r.domain.as_str(), r.ln.as_str()), ("PROTLD0", "LLN0"));
-        assert_eq!((r.kind, r.name.as_str()), (RcbKind::Buffered, "brcbA01"));
-        assert_eq!(
-            parse_reference("IMPLD0/LLN0.RP.urcb01").unwrap().item(),
-            "LLN0$RP$urcb01"
-        );
-        for bad in [
-            "LLN0.RP.x",
-            "/LLN0.RP.x",
-            "LD/LLN0.ST.x",
-            "LD/LLN0.RP",
-            "LD/LLN0.RP.x.y",
-        ] {
-            assert!(parse_reference(bad).is_none(), "{bad}");
-        }
+        // The parsing itself is gander_client::reference's (tested there); the run client
+        // takes the same spelling.
+        let r = super::super::parse_reference("IMPLD0/LLN0.RP.urcb01").unwrap();
+        assert_eq!(r.item(), "LLN0$RP$urcb01");
+        assert!(super::super::parse_reference("LLN0.RP.x").is_none());
     }
 }

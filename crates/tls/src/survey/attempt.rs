@@ -187,8 +187,12 @@ impl Runner<'_> {
                 a.rekey_error = Some(e);
             }
         }
-        if after != After::Close && a.rekey_error.is_none() {
-            a.round = Some(cotp::round(s.as_mut(), self.opts.timeout));
+        if let (true, None, Some(app)) = (
+            after != After::Close,
+            &a.rekey_error,
+            self.opts.round.as_deref(),
+        ) {
+            a.round = Some(cotp::round(s.as_mut(), app, self.opts.timeout));
         }
         // Read after the round: TLS 1.3 tickets arrive after the handshake.
         a.ticket = s.session_ticket_received();

@@ -17,6 +17,7 @@
 pub mod chain;
 pub mod client_auth;
 mod cotp;
+pub use cotp::AppRound;
 pub mod render;
 pub mod session;
 pub mod suites;
@@ -51,6 +52,10 @@ pub struct SurveyOptions {
     pub pause: Duration,
     /// Only the suites whose IEC 62351 status is mandatory or recommended.
     pub quick: bool,
+    /// The application round made after each handshake (for MMS, the COTP CR of
+    /// `gander_client::detect::MmsRound`); `None`: no round, and the checks that need one
+    /// (a TLS 1.3 client-certificate refusal, the answer after a rekey) say so.
+    pub round: Option<std::sync::Arc<dyn AppRound>>,
 }
 
 impl Default for SurveyOptions {
@@ -59,6 +64,7 @@ impl Default for SurveyOptions {
             timeout: Duration::from_secs(5),
             pause: Duration::from_millis(100),
             quick: false,
+            round: None,
         }
     }
 }
@@ -211,7 +217,11 @@ pub fn survey(
             !a.server_hello_reached() && !matches!(e, TlsError::NoSharedCipher { .. })
         }) {
             r.handshakes += 1;
-            if let Some(detail) = plain_check(addr, opts.timeout) {
+            if let Some(detail) = opts
+                .round
+                .as_deref()
+                .and_then(|r| plain_check(addr, opts.timeout, r))
+            {
                 return Err(SurveyError::NotTls { addr, detail });
             }
         }
@@ -326,7 +336,11 @@ fn classify_failure(
 ) -> SurveyError {
     // A plain server may ignore the ClientHello (it waits for the rest of a "TPKT" that starts
     // with 0x16) and so look silent: ask it in the clear first.
-    if let Some(detail) = plain_check(addr, opts.timeout) {
+    if let Some(detail) = opts
+        .round
+        .as_deref()
+        .and_then(|r| plain_check(addr, opts.timeout, r))
+    {
         return SurveyError::NotTls { addr, detail };
     }
     let timed_out = |e: &Option<TlsError>| matches!(e, Some(TlsError::Timeout));
@@ -345,11 +359,11 @@ fn classify_failure(
 
 /// Sends a COTP CR in the clear; `Some` with a description when the server answers with
 /// something that is not a TLS record (a TPKT, as a plain MMS server does; RFC 1006 §6).
-fn plain_check(addr: SocketAddr, timeout: Duration) -> Option<String> {
+fn plain_check(addr: SocketAddr, timeout: Duration, round: &dyn AppRound) -> Option<String> {
     use std::io::{Read, Write};
     let mut tcp = attempt::connect(addr, timeout).ok()?;
     tcp.set_read_timeout(Some(timeout)).ok()?;
-    tcp.write_all(&cotp::CR).ok()?;
+    tcp.write_all(&round.request()).ok()?;
     let mut buf = [0u8; 64];
     let n = tcp.read(&mut buf).ok()?;
     let b = &buf[..n];
@@ -358,7 +372,7 @@ fn plain_check(addr: SocketAddr, timeout: Duration) -> Option<String> {
         None => None,
         // TLS record content types 20..=24 (RFC 8446 §5.1) with major version 3.
         Some(20..=24) if b.get(1) == Some(&3) => None,
-        Some(_) if cotp::is_cc(b) => {
+        Some(_) if round.is_confirm(b) => {
             Some("it answers a clear COTP connection request with a CC (plain MMS, port 102 style)".into())
         }
         Some(3) if b.get(1) == Some(&0) => Some("it answers in TPKT (RFC 1006) without TLS".into()),
