@@ -2,6 +2,8 @@
 serving crates/peers/tests/data/harmonics_array.cid (an MHAI whose HA.phsAHar is an array of 16
 CMV harmonics), driven by libiec61850 1.6.1's client (pyiec61850-ng wheel, ctypes):
 
+- the CID's data set dsHar names array elements (phsAHar(7), phsAHar(9).cVal, phsAHar(10).cVal.mag.f)
+  and is listed and read so;
 - the client creates an association-specific data set (`@dyn`) whose members are array elements
   (`phsAHar(7)`, `phsAHar(9).cVal`), lists and reads it, and a persistent one that a second
   association sees; deletion of a configured data set is refused, of a dynamic one done;
@@ -229,7 +231,7 @@ def test_dynamic_data_sets_with_array_element_members(drifting):
 
         assert a.create(b"HAR1LD0/LLN0.dynPers", [b"HAR1LD0/MMXU1.Hz[MX]", b"HAR1LD0/MHAI1.HA.phsAHar(0)[MX]"]) == 0
         # The persistent one is everybody's; the association-specific one is a's alone.
-        assert sorted(b.data_sets(b"HAR1LD0/LLN0")) == ["dsMeas", "dynPers"]
+        assert sorted(b.data_sets(b"HAR1LD0/LLN0")) == ["dsHar", "dsMeas", "dynPers"]
         assert b.directory(b"HAR1LD0/LLN0.dynPers")[1]
         hz, har0 = b.read_set(b"HAR1LD0/LLN0.dynPers")
         assert len(hz) == 3 and 40.0 < hz[0][0] < 60.0, hz  # MV {mag {f}, q, t} around 50 Hz
@@ -237,7 +239,7 @@ def test_dynamic_data_sets_with_array_element_members(drifting):
         assert not b.directory(b"HAR1LD0/LLN0.dsMeas")[1], "configured in SCL: not deletable"
         assert b.delete(b"HAR1LD0/LLN0.dsMeas")[0] is False
         assert b.delete(b"HAR1LD0/LLN0.dynPers") == (True, 0)
-        assert sorted(a.data_sets(b"HAR1LD0/LLN0")) == ["dsMeas"]
+        assert sorted(a.data_sets(b"HAR1LD0/LLN0")) == ["dsHar", "dsMeas"]
     finally:
         a.close()
         b.close()
@@ -279,3 +281,20 @@ def test_values_drift_unless_static(drifting, still):
     finally:
         moving.close()
         quiet.close()
+
+
+def test_scl_data_set_with_array_element_members(drifting):
+    """dsHar of the CID names phsAHar(7), phsAHar(9).cVal and phsAHar(10).cVal.mag.f (the forms
+    of libiec61850's own sample lib_mhai_array.cid): libiec61850's client lists them back in its
+    reference form and reads the three elements."""
+    c = Client(drifting.port)
+    try:
+        members, deletable = c.directory(b"HAR1LD0/LLN0.dsHar")
+        assert not deletable
+        assert members == ["HAR1LD0/MHAI1.HA.phsAHar(7)[MX]", "HAR1LD0/MHAI1.HA.phsAHar(9).cVal[MX]",
+                           "HAR1LD0/MHAI1.HA.phsAHar(10).cVal.mag.f[MX]"], members
+        v = c.read_set(b"HAR1LD0/LLN0.dsHar")
+        assert len(v) == 3 and len(v[0]) == 3 and len(v[1]) == 2 and isinstance(v[2], float), v
+        assert isinstance(c.read_element(b"MHAI1$MX$HA$phsAHar", 10, b"cVal$mag$f"), float)
+    finally:
+        c.close()

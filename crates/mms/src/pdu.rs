@@ -551,7 +551,7 @@ impl MmsPdu {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::service::variable::tests::{arb_name, arb_spec};
+    use crate::service::variable::tests::{arb_name, arb_spec, arb_var};
     use crate::service::{AccessResult, DataAccessError, ObjectName, VariableAccessSpecification};
     use gander_wire::data::Data;
     use proptest::prelude::*;
@@ -843,6 +843,35 @@ mod tests {
                     }
                 ),
             Just(MmsPdu::InitiateRequest(Initiate::libiec61850_request())),
+            // The dynamic data set services.
+            (id, arb_name(), proptest::collection::vec(arb_var(), 0..4)).prop_map(
+                |(invoke_id, name, members)| MmsPdu::ConfirmedRequest {
+                    invoke_id,
+                    request: ConfirmedRequest::DefineNamedVariableList(
+                        DefineNamedVariableListRequest { name, members }
+                    ),
+                }
+            ),
+            id.prop_map(|invoke_id| MmsPdu::ConfirmedResponse {
+                invoke_id,
+                response: ConfirmedResponse::DefineNamedVariableList,
+            }),
+            (id, proptest::collection::vec(arb_name(), 0..4)).prop_map(|(invoke_id, names)| {
+                MmsPdu::ConfirmedRequest {
+                    invoke_id,
+                    request: ConfirmedRequest::DeleteNamedVariableList(
+                        DeleteNamedVariableListRequest::specific(names),
+                    ),
+                }
+            }),
+            (id, any::<u32>(), any::<u32>()).prop_map(|(invoke_id, matched, deleted)| {
+                MmsPdu::ConfirmedResponse {
+                    invoke_id,
+                    response: ConfirmedResponse::DeleteNamedVariableList(
+                        DeleteNamedVariableListResponse { matched, deleted },
+                    ),
+                }
+            }),
         ]
     }
 

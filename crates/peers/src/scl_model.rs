@@ -17,8 +17,10 @@
 use gander_mms::bit_string::BitString;
 use gander_mms::report::{opt_flds, trg_ops};
 use gander_mms::server_model::{ModelError, ModelNode, RcbConfig, ServerModel};
-use gander_mms::service::{ObjectName, TypeSpec};
-use gander_scl::{BasicType, DataNode, Fc, Ied, NodeKind, SclError};
+use gander_mms::service::{
+    AccessSelection, AlternateAccess, ObjectName, Selection, TypeSpec, VariableRef,
+};
+use gander_scl::{BasicType, DataNode, Fc, Fcda, Ied, NodeKind, SclError};
 use gander_wire::data::Data;
 use std::path::Path;
 
@@ -149,12 +151,13 @@ pub fn build(
     for ld in &lds {
         for ln in &ld.logical_nodes {
             for ds in &ln.data_sets {
+                let ds_ref = format!("{}/{}${}", ld.domain, ln.name, ds.name);
                 let members = ds
                     .members
                     .iter()
-                    .map(|f| ObjectName::domain(f.domain.clone(), f.item.clone()))
-                    .collect();
-                m.add_data_set(&ld.domain, &format!("{}${}", ln.name, ds.name), members)
+                    .map(|f| fcda_member(f, &ds_ref, path))
+                    .collect::<Result<Vec<_>, _>>()?;
+                m.add_data_set_members(&ld.domain, &format!("{}${}", ln.name, ds.name), members)
                     .map_err(model_err)?;
             }
         }
@@ -221,6 +224,37 @@ pub fn build(
     blocks::add(&mut m, &lds, path)?;
     m.choose_stimuli();
     Ok(m)
+}
+
+/// A data set member as the MMS named variable list carries it (IEC 61850-8-1 clause 14): the
+/// variable `domain/item` and, for an array element (SCL FCDA `daName="phsAHar(7)"` or
+/// `phsAHar(3).cVal`), an alternate access selecting the element and then the components under
+/// it, as libiec61850 encodes and serves such members.
+fn fcda_member(f: &Fcda, data_set: &str, path: &str) -> Result<VariableRef, SclModelError> {
+    let name = ObjectName::domain(f.domain.clone(), f.item.clone());
+    let Some(index) = f.array_index else {
+        return Ok(name.into());
+    };
+    let access = match &f.component {
+        None => AlternateAccess(vec![Selection::Select(AccessSelection::Index(index))]),
+        Some(c) => {
+            let inner = AlternateAccess::component_path(c).map_err(|_| SclModelError::Model {
+                path: path.into(),
+                error: ModelError::UnknownMember {
+                    data_set: data_set.into(),
+                    member: f.to_string(),
+                },
+            })?;
+            AlternateAccess(vec![Selection::SelectAlternate(
+                AccessSelection::Index(index),
+                inner,
+            )])
+        }
+    };
+    Ok(VariableRef {
+        name,
+        access: Some(access),
+    })
 }
 
 fn collect_fcs(nodes: &[DataNode], out: &mut Vec<Fc>) {

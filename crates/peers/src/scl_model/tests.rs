@@ -345,3 +345,63 @@ fn every_btype_of_the_schema_is_served() {
         "{t:?}"
     );
 }
+
+/// Data set members that are array elements (the shape of libiec61850's sample
+/// lib_mhai_array.cid, mz-automation/libiec61850: FCDA `daName="phsAHar(7)"`,
+/// `"phsAHar(9).cVal"`; reproduced in gander's own `harmonics_array.cid`) are served as the
+/// array variable plus an alternate access: listed so, read as the element, reported under
+/// their element's reference.
+#[test]
+fn array_element_members_are_served_with_alternate_access() {
+    use gander_mms::report::Report;
+    use gander_mms::service::AccessResult;
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/harmonics_array.cid");
+    let mut m = load(&path, None, None).unwrap();
+    let ds = ObjectName::domain("HAR1LD0", "LLN0$dsHar");
+    let a = m.named_variable_list_attributes(1, &ds).unwrap().unwrap();
+    assert!(!a.deletable);
+    let har = ObjectName::domain("HAR1LD0", "MHAI1$MX$HA$phsAHar");
+    let idx = |i| AlternateAccess(vec![Selection::Select(AccessSelection::Index(i))]);
+    let idx_c = |i, c| {
+        AlternateAccess(vec![Selection::SelectAlternate(
+            AccessSelection::Index(i),
+            AlternateAccess::component_path(c).unwrap(),
+        )])
+    };
+    assert_eq!(
+        a.members,
+        [
+            VariableRef {
+                name: har.clone(),
+                access: Some(idx(7)),
+            },
+            VariableRef {
+                name: har.clone(),
+                access: Some(idx_c(9, "cVal")),
+            },
+            VariableRef {
+                name: har,
+                access: Some(idx_c(10, "cVal$mag$f")),
+            },
+        ]
+    );
+    let read = m.read_list(1, &ds).unwrap();
+    // An element (CMV: cVal, q, t), a cVal (mag, ang), a float.
+    assert!(matches!(&read[0], AccessResult::Success(Data::Structure(v)) if v.len() == 3));
+    assert!(matches!(&read[1], AccessResult::Success(Data::Structure(v)) if v.len() == 2));
+    assert_eq!(read[2], AccessResult::Success(Data::FloatingPoint32(0.0)));
+    // A GI report names the elements.
+    let rcb = |e: &str| ObjectName::domain("HAR1LD0", format!("LLN0$RP$urcbHar${e}"));
+    m.write(1, &rcb("RptEna"), &Data::Boolean(true)).unwrap();
+    m.write(1, &rcb("GI"), &Data::Boolean(true)).unwrap();
+    let irs = m.due_reports(1, 1_700_000_000_000);
+    let r = Report::from_information_report(&irs[0]).unwrap();
+    assert_eq!(
+        r.data_refs,
+        [
+            "HAR1LD0/MHAI1$MX$HA$phsAHar(7)",
+            "HAR1LD0/MHAI1$MX$HA$phsAHar(9)$cVal",
+            "HAR1LD0/MHAI1$MX$HA$phsAHar(10)$cVal$mag$f",
+        ]
+    );
+}
