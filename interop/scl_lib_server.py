@@ -16,8 +16,15 @@ following the generator's rules as its source states them:
   MinTime, MaxTime)`` with the GSE address of the Communication section (``-1`` times: the
   library's defaults);
 - ``SampledValueControl`` -> ``SVControlBlock_create(name, LN0, smvID, datSet, confRev, smpMod,
-  smpRate, SmvOpts bits, !multicast)`` with the SMV address;
+  smpRate, SmvOpts bits, !multicast)`` with the SMV address; the generator takes a missing
+  ``multicast`` as false (a USVCB, ``SampledValueControl.java``) where the SCL schema's default is
+  true, which gander follows (an MSVCB): give ``multicast`` explicitly to compare the two;
 - data sets from ``DataSet``/``FCDA`` (same logical device).
+
+Checked once by hand against the generator itself (built from libiec61850's source at commit
+7afa4039, its ``genconfig`` output loaded with ``ConfigFileParser_createModelFromConfigFileEx``):
+for the fixture of test_mms_scl_blocks.py both models list the same 121 variables with the same
+type descriptions and read answers.
 
 Report and log control blocks and initial values are left out: the comparison is of names,
 functional constraints and types. The basic types are mapped as the generator maps them
@@ -188,7 +195,7 @@ class SclLibServer(mms_iec.UpdatingServer):
             cb = L.SVControlBlock_create(sv.get("name").encode(), ln, (sv.get("smvID") or "").encode(),
                                          (sv.get("datSet") or "").encode(), int(sv.get("confRev", "0")),
                                          SMP_MOD[sv.get("smpMod", "SmpPerPeriod")], int(sv.get("smpRate", "0")),
-                                         bits, sv.get("multicast", "true") == "false")
+                                         bits, sv.get("multicast", "false") != "true")
             phy = self._phy(smv.get((inst, sv.get("name"))))
             if phy:
                 L.SVControlBlock_addPhyComAddress(cb, phy)

@@ -25,9 +25,18 @@ fn model() -> ServerModel {
     let mut m = ServerModel::new("gander", "fuzz", "1");
     m.add_domain(D).expect("domain");
     let b = || ModelNode::leaf(TypeSpec::Boolean, Data::Boolean(false));
-    let set = || s(vec![("setVal", ModelNode::leaf(TypeSpec::Integer(32), Data::Integer(5)))]);
-    m.add_logical_node(D, "LLN0", s(vec![("ST", s(vec![("Beh", s(vec![("stVal", b())]))]))]))
-        .expect("LLN0");
+    let set = || {
+        s(vec![(
+            "setVal",
+            ModelNode::leaf(TypeSpec::Integer(32), Data::Integer(5)),
+        )])
+    };
+    m.add_logical_node(
+        D,
+        "LLN0",
+        s(vec![("ST", s(vec![("Beh", s(vec![("stVal", b())]))]))]),
+    )
+    .expect("LLN0");
     m.add_logical_node(
         D,
         "PTOC1",
@@ -102,7 +111,11 @@ fn value(k: u8) -> Data {
 fuzz_target!(|bytes: &[u8]| {
     let mut m = model();
     let names = m
-        .name_list(1, ObjectClass::NAMED_VARIABLE, &ObjectScope::Domain(D.into()))
+        .name_list(
+            1,
+            ObjectClass::NAMED_VARIABLE,
+            &ObjectScope::Domain(D.into()),
+        )
         .expect("handled")
         .expect("names");
     let mut now = 0u64;

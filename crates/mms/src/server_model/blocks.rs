@@ -228,6 +228,19 @@ impl ServerModel {
         Some(s.write(conn, element, value))
     }
 
+    /// Whether a GoCB's DatSet or an SVCB's data set names the persistent data set `dom/item`
+    /// (it may then not be deleted: IEC 61850-7-2 Ed.2 §9.3.4, DeleteDataSet of a data set
+    /// referenced by a control block).
+    pub(super) fn block_references(&self, dom: &str, item: &str) -> bool {
+        let r = format!("{dom}/{item}");
+        self.blocks.gocbs.iter().any(|g| g.dat_set() == r)
+            || self
+                .blocks
+                .svcbs
+                .iter()
+                .any(|s| s.config.domain == dom && s.config.data_set == item)
+    }
+
     /// The association closed: its SVCB reservations and setting group edits end.
     pub(super) fn blocks_closed(&mut self, conn: ConnId) {
         self.blocks
@@ -450,5 +463,35 @@ mod tests {
             }),
             Err(ModelError::UnknownDomain(_))
         ));
+    }
+
+    /// A client-defined data set named by a GoCB's DatSet (or configured in an SVCB) may not
+    /// be deleted (IEC 61850-7-2 Ed.2 §9.3.4): service/object-constraint-conflict, as for an
+    /// RCB's; pointed elsewhere, it can go.
+    #[test]
+    fn data_sets_named_by_blocks_are_not_deleted() {
+        use crate::service::{DefineNamedVariableListRequest, DeleteNamedVariableListRequest};
+        let mut m = model();
+        let dyn1 = ObjectName::domain(D, "LLN0$dyn1");
+        m.define_list(
+            1,
+            &DefineNamedVariableListRequest {
+                name: dyn1.clone(),
+                members: vec![ObjectName::domain(D, "GGIO1$ST$Ind1").into()],
+            },
+            65000,
+        )
+        .unwrap();
+        let ds = |s: &str| Data::VisibleString(s.into());
+        let dat_set = n("LLN0$GO$gcb02$DatSet");
+        assert_eq!(m.write(1, &dat_set, &ds("IEDLD0/LLN0$dyn1")), Ok(()));
+        let del = DeleteNamedVariableListRequest::specific(vec![dyn1]);
+        let e = m.delete_lists(1, &del).unwrap_err();
+        assert_eq!((e.class, e.code), (4, 5), "object-constraint-conflict");
+        assert_eq!(m.write(1, &dat_set, &ds("")), Ok(()));
+        assert_eq!(m.delete_lists(1, &del).unwrap().deleted, 1);
+        // The SVCBs' configured data set is referenced for as long as the server runs.
+        assert!(m.block_references(D, "LLN0$Events"));
+        assert!(!m.block_references(D, "LLN0$Other"));
     }
 }

@@ -288,13 +288,15 @@ impl ServerModel {
     }
 
     /// Whether a report control block's DatSet currently names `name` (as `conn` sees it:
-    /// an aa-specific list can only be referenced by an RCB its own association set).
+    /// an aa-specific list can only be referenced by an RCB its own association set), or a
+    /// GoCB's or SVCB's does.
     fn referenced(&self, conn: ConnId, name: &ObjectName) -> bool {
         let r = data_set_reference(name);
         self.rcbs.iter().any(|rcb| {
             rcb.values().dat_set == r
                 && (!matches!(name, ObjectName::AaSpecific(_)) || rcb.dat_set_owner() == Some(conn))
-        })
+        }) || matches!(name, ObjectName::DomainSpecific { domain, item }
+            if self.block_references(domain, item))
     }
 
     /// DefineNamedVariableList for association `conn` whose negotiated PDU size is `max_pdu`

@@ -17,7 +17,7 @@
 //!   edit; a value above NumOfSG is object-value-invalid; while another association has a group
 //!   selected, temporarily-unavailable.
 //! - **GetEditSGValue** = read of an SE attribute: only while a group is selected for
-//!   editing, else temporarily-unavailable (as libiec61850).
+//!   editing, else temporarily-unavailable (as libiec61850); never in an LD without an SGCB.
 //! - **SetEditSGValue** = write of an SE attribute: only by the association that selected the
 //!   edit group, else temporarily-unavailable (as libiec61850; see
 //!   [`ServerModel::check_se_write`]).
@@ -270,10 +270,12 @@ impl ServerModel {
         Ok(())
     }
 
-    /// Whether `name` may be read now: an SE attribute (GetEditSGValue) of an LD with an SGCB
-    /// only while a group is selected for editing (by any association), temporarily-unavailable
-    /// otherwise, as libiec61850 answers; outside an edit the buffer holds nothing a client
-    /// could confirm. A read of a whole LN is not refused.
+    /// Whether `name` may be read now: an SE attribute (GetEditSGValue) only while a group of
+    /// its LD is selected for editing (by any association), temporarily-unavailable otherwise,
+    /// as libiec61850 answers; outside an edit the buffer holds nothing a client could confirm.
+    /// In an LD without an SGCB there is never an edit: object-access-denied, as for a write
+    /// (libiec61850 answers object-non-existent for a name it lists). A read of a whole LN is
+    /// not refused.
     pub(super) fn check_se_read(&self, name: &ObjectName) -> Result<(), DataAccessError> {
         let Some((dom, item)) = super::split(name) else {
             return Ok(());
@@ -282,8 +284,9 @@ impl ServerModel {
             return Ok(());
         }
         match self.blocks.sgcbs.iter().find(|s| s.config.domain == dom) {
+            None => Err(DataAccessError::OBJECT_ACCESS_DENIED),
             Some(sg) if sg.edit_sg == 0 => Err(DataAccessError::TEMPORARILY_UNAVAILABLE),
-            _ => Ok(()),
+            Some(_) => Ok(()),
         }
     }
 
@@ -779,6 +782,10 @@ mod tests {
         assert_eq!(
             w(&mut bare, 1, SE, Data::FloatingPoint32(2.0)),
             Err(DataAccessError::OBJECT_ACCESS_DENIED)
+        );
+        assert_eq!(
+            bare.read(1, &name(SE)),
+            crate::service::AccessResult::Failure(DataAccessError::OBJECT_ACCESS_DENIED)
         );
     }
 
