@@ -3,8 +3,9 @@
 gander's server (`gander mms server --scl` of the fixture crates/peers/tests/data/controls.cid,
 one controllable object per ctlModel) operated by libiec61850's ControlObjectClient, which reads
 each object's ctlModel and Oper type from the server and drives the services itself: direct and
-SBO, normal and enhanced security (CommandTermination), Cancel, time-activated operate, and
-refusals whose LastApplError AddCause the library decodes.
+SBO, normal and enhanced security (CommandTermination), Cancel (also of a waiting
+time-activated operate), the SCL's sboTimeout, and refusals whose LastApplError AddCause the
+library decodes. Then the other way: `gander mms control` against libiec61850's server.
 
 AddCause numbers are IEC 61850-7-2's (libiec61850 `ControlAddCause`).
 """
@@ -27,6 +28,7 @@ LD = "CTRLLD0"
 DIRECT_NORMAL, SBO_NORMAL, DIRECT_ENHANCED, SBO_ENHANCED = 1, 2, 3, 4
 BLOCKED_BY_INTERLOCKING, POSITION_REACHED = 10, 5
 OBJECT_NOT_SELECTED, LOCKED_BY_OTHER_CLIENT, INCONSISTENT_PARAMETERS = 18, 27, 26
+ABORTION_BY_CANCEL = 15
 
 
 class Server:
@@ -154,6 +156,26 @@ def test_inc_time_activated_and_apc(client):
     assert a.model == DIRECT_NORMAL
     assert a.operate(7.5)
     assert client.read_float(f"{LD}/GGIO1.APCSO1.mxVal.f") == 7.5
+
+
+def test_cancel_of_a_time_activated_operate(client):
+    c = client.control(f"{LD}/GGIO1.ISCSO1")
+    before = client.read_int(f"{LD}/GGIO1.ISCSO1.stVal")
+    assert c.operate(before + 5, int(time.time() * 1000) + 3000)
+    assert c.cancel()
+    t = c.wait_terminations(1)
+    assert len(t) == 1 and t[0].addCause == ABORTION_BY_CANCEL, [(x.error, x.addCause) for x in t]
+    time.sleep(0.2)
+    assert client.read_int(f"{LD}/GGIO1.ISCSO1.stVal") == before
+
+
+def test_select_times_out_after_the_scl_sbo_timeout(client):
+    # SPCSO2's sboTimeout is 2000 ms in the fixture.
+    c = client.control(f"{LD}/GGIO1.SPCSO2")
+    assert c.select()
+    time.sleep(2.2)
+    assert not c.operate(True)
+    assert c.last_appl_error().addCause == OBJECT_NOT_SELECTED
 
 
 def test_status_only_is_refused(client):
