@@ -32,10 +32,10 @@ ABORTION_BY_CANCEL = 15
 
 
 class Server:
-    def __init__(self, gander: str, workdir: Path):
+    def __init__(self, gander: str, workdir: Path, tls: str = ""):
         cfg = workdir / "server.toml"
         cfg.write_text(f'listen = "127.0.0.1:0"\nevents = "{workdir / "events.jsonl"}"\n'
-                       f'timeout_ms = 5000\nscl = "{CID}"\n[reports]\nperiod_ms = 1000\n')
+                       f'timeout_ms = 5000\nscl = "{CID}"\n[reports]\nperiod_ms = 1000\n' + tls)
         self.p = subprocess.Popen([gander, "mms", "server", "--config", str(cfg)],
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         r, _, _ = select.select([self.p.stdout], [], [], 10)
@@ -237,3 +237,28 @@ def test_gander_client_refuses_bad_input(gander, lib_server):
     p = subprocess.run([gander, "mms", "control", f"127.0.0.1:{lib_server.port}", "--object",
                         "LIBLD0/GGIO1.SPCSO1", "--value", "maybe"], capture_output=True, text=True, timeout=30)
     assert p.returncode == 2 and "true or false" in p.stderr, p.stderr
+
+
+# --- Over TLS (TLS 1.3, mutual authentication, pinned certificates): gander's control client
+# against gander's server serving the fixture.
+
+def test_gander_client_over_tls_operates_every_model(gander, tmp_path):
+    from conftest import run
+    from mms_gander import tls_table
+    run([gander, "pki", "init", "--dir", tmp_path / "pki", "--rsa", "2048", "--ecdsa", "none"], check=True)
+    pki = str(tmp_path / "pki" / "rsa2048")
+    srv = Server(gander, tmp_path, tls_table(pki, "server", "1.3"))
+    client = tmp_path / "client.toml"
+    client.write_text(tls_table(pki, "client", "1.3"))
+    try:
+        for name, model in [("SPCSO1", 1), ("SPCSO2", 2), ("SPCSO3", 3), ("SPCSO4", 4)]:
+            code, r = gander_control(gander, srv.port, f"{LD}/GGIO1.{name}", "true", "--no-test",
+                                     "--tls", str(client))
+            assert code == 0 and r["ctl_model"] == model and r["outcome"] == "done", r
+            assert (r["termination_ms"] is not None) == (model >= 3), r
+        # A refusal over TLS: CSWI1.Pos with interlock check (CILO1.EnaCls false).
+        code, r = gander_control(gander, srv.port, f"{LD}/CSWI1.Pos", "true", "--interlock-check",
+                                 "--tls", str(client))
+        assert code == 1 and r["add_cause"] == BLOCKED_BY_INTERLOCKING, r
+    finally:
+        srv.stop()
