@@ -35,6 +35,8 @@ def lib() -> C.CDLL:
         return L
     for name, res, args in [
         ("IedConnection_create", P, []),
+        ("IedConnection_createWithTlsSupport", P, [P]),
+        ("TLSConfiguration_destroy", None, [P]),
         ("IedConnection_setConnectTimeout", None, [P, C.c_uint32]),
         ("IedConnection_connect", None, [P, C.POINTER(I), S, I]),
         ("IedConnection_release", None, [P, C.POINTER(I)]),
@@ -139,9 +141,11 @@ class Control:
 class Controller:
     """One libiec61850 client connection for controls."""
 
-    def __init__(self, host: str, port: int):
+    def __init__(self, host: str, port: int, tls: int | None = None):
+        """``tls``: a TLSConfiguration (``mms_iec.tls_config``), freed by ``close``."""
         L = self.L = lib()
-        self.con = L.IedConnection_create()
+        self.tls = tls
+        self.con = L.IedConnection_createWithTlsSupport(tls) if tls else L.IedConnection_create()
         L.IedConnection_setConnectTimeout(self.con, 5000)
         err = I(0)
         L.IedConnection_connect(self.con, C.byref(err), host.encode(), port)
@@ -188,6 +192,8 @@ class Controller:
         err = I(0)
         self.L.IedConnection_release(self.con, C.byref(err))
         self.L.IedConnection_destroy(self.con)
+        if self.tls:
+            self.L.TLSConfiguration_destroy(self.tls)
 
 
 ControlHandler = C.CFUNCTYPE(I, P, P, P, B)

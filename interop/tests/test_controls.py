@@ -239,15 +239,39 @@ def test_gander_client_refuses_bad_input(gander, lib_server):
     assert p.returncode == 2 and "true or false" in p.stderr, p.stderr
 
 
-# --- Over TLS (TLS 1.3, mutual authentication, pinned certificates): gander's control client
-# against gander's server serving the fixture.
+# --- Over TLS (TLS 1.3, mutual authentication, pinned certificates) against gander's server
+# serving the fixture: gander's control client and libiec61850's.
 
-def test_gander_client_over_tls_operates_every_model(gander, tmp_path):
+def _tls_server(gander, tmp_path):
     from conftest import run
     from mms_gander import tls_table
     run([gander, "pki", "init", "--dir", tmp_path / "pki", "--rsa", "2048", "--ecdsa", "none"], check=True)
     pki = str(tmp_path / "pki" / "rsa2048")
-    srv = Server(gander, tmp_path, tls_table(pki, "server", "1.3"))
+    return pki, Server(gander, tmp_path, tls_table(pki, "server", "1.3"))
+
+
+def test_libiec61850_control_client_over_tls(gander, tmp_path):
+    import mms_iec
+    pki, srv = _tls_server(gander, tmp_path)
+    mode = next(m for m in mms_iec.MODES if m.version == mms_iec.TLS_1_3)
+    try:
+        c = Controller("127.0.0.1", srv.port, mms_iec.tls_config(mode, pki, "client"))
+        try:
+            enhanced = c.control(f"{LD}/GGIO1.SPCSO4")
+            assert enhanced.select_with_value(True) and enhanced.operate(True)
+            assert len(enhanced.wait_terminations(1)) == 1
+            assert c.read_bool(f"{LD}/GGIO1.SPCSO4.stVal")
+            sbo = c.control(f"{LD}/GGIO1.SPCSO2")
+            assert sbo.select() and sbo.operate(True)
+        finally:
+            c.close()
+    finally:
+        srv.stop()
+
+
+def test_gander_client_over_tls_operates_every_model(gander, tmp_path):
+    from mms_gander import tls_table
+    pki, srv = _tls_server(gander, tmp_path)
     client = tmp_path / "client.toml"
     client.write_text(tls_table(pki, "client", "1.3"))
     try:
