@@ -145,7 +145,7 @@ def test_dpc_interlocking_and_position(client):
 def test_inc_time_activated_and_apc(client):
     c = client.control(f"{LD}/GGIO1.ISCSO1")
     assert c.model == DIRECT_ENHANCED
-    at = int(time.time() * 1000) + 400
+    at = int(time.time() * 1000) + 1500
     assert c.operate(21, at)
     assert client.read_int(f"{LD}/GGIO1.ISCSO1.stVal") != 21
     t = c.wait_terminations(1, timeout=5)
