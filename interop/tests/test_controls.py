@@ -36,7 +36,9 @@ class Server:
         cfg = workdir / "server.toml"
         cfg.write_text(f'listen = "127.0.0.1:0"\nevents = "{workdir / "events.jsonl"}"\n'
                        f'timeout_ms = 5000\nscl = "{CID}"\n[reports]\nperiod_ms = 1000\n' + tls)
-        self.p = subprocess.Popen([gander, "mms", "server", "--config", str(cfg)],
+        # --static: only the controls change values (the default simulation toggles status
+        # points, which would race the reads of stVal below).
+        self.p = subprocess.Popen([gander, "mms", "server", "--config", str(cfg), "--static"],
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         r, _, _ = select.select([self.p.stdout], [], [], 10)
         line = self.p.stdout.readline() if r else ""
