@@ -18,6 +18,7 @@ import iec
 P, I, B, S = C.c_void_p, C.c_int, C.c_bool, C.c_char_p
 TerminationHandler = C.CFUNCTYPE(None, P, P)
 FC_ST, FC_MX, FC_CO = 0, 1, 3
+IED_ERROR_CONNECTION_LOST = 3
 
 
 class LastApplError(C.Structure):
@@ -35,9 +36,13 @@ def lib() -> C.CDLL:
         return L
     for name, res, args in [
         ("IedConnection_create", P, []),
+        ("IedConnection_createWithTlsSupport", P, [P]),
+        ("TLSConfiguration_destroy", None, [P]),
         ("IedConnection_setConnectTimeout", None, [P, C.c_uint32]),
         ("IedConnection_connect", None, [P, C.POINTER(I), S, I]),
         ("IedConnection_release", None, [P, C.POINTER(I)]),
+        ("IedConnection_getLogicalDeviceList", P, [P, C.POINTER(I)]),
+        ("LinkedList_destroy", None, [P]),
         ("IedConnection_destroy", None, [P]),
         ("IedConnection_readBooleanValue", B, [P, C.POINTER(I), S, I]),
         ("IedConnection_readInt32Value", C.c_int32, [P, C.POINTER(I), S, I]),
@@ -139,14 +144,29 @@ class Control:
 class Controller:
     """One libiec61850 client connection for controls."""
 
-    def __init__(self, host: str, port: int):
+    def __init__(self, host: str, port: int, tls: int | None = None):
+        """``tls``: a TLSConfiguration (``mms_iec.tls_config``), freed by ``close``."""
         L = self.L = lib()
-        self.con = L.IedConnection_create()
-        L.IedConnection_setConnectTimeout(self.con, 5000)
-        err = I(0)
-        L.IedConnection_connect(self.con, C.byref(err), host.encode(), port)
-        if err.value:
-            raise AssertionError(f"connect failed: IedClientError {err.value}")
+        self.tls = tls
+        self.retries = 0
+        for _ in range(3):
+            self.con = L.IedConnection_createWithTlsSupport(tls) if tls else L.IedConnection_create()
+            L.IedConnection_setConnectTimeout(self.con, 5000)
+            err = I(0)
+            L.IedConnection_connect(self.con, C.byref(err), host.encode(), port)
+            if err.value:
+                raise AssertionError(f"connect failed: IedClientError {err.value}")
+            # libiec61850 1.6.1's first-call race (mms_iec.LibClient.connect_and_enable): the
+            # first service after a good connect may report connection-lost (3); a fresh
+            # connection 0.3 s later works. Probe with a directory call before the tests' own.
+            lst = L.IedConnection_getLogicalDeviceList(self.con, C.byref(err))
+            if lst:
+                L.LinkedList_destroy(lst)
+            if err.value != IED_ERROR_CONNECTION_LOST:
+                break
+            self.retries += 1
+            L.IedConnection_destroy(self.con)
+            time.sleep(0.3)
         self.controls: list[Control] = []
 
     def control(self, ref: str) -> Control:
@@ -188,6 +208,8 @@ class Controller:
         err = I(0)
         self.L.IedConnection_release(self.con, C.byref(err))
         self.L.IedConnection_destroy(self.con)
+        if self.tls:
+            self.L.TLSConfiguration_destroy(self.tls)
 
 
 ControlHandler = C.CFUNCTYPE(I, P, P, P, B)

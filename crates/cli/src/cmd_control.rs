@@ -1,4 +1,4 @@
-//! `gander mms control HOST:PORT --object LD/LN.DO --value V`: one IEC 61850-7-2 control
+//! `gander mms control HOST:PORT --object LD/LN.DO --value V [--tls FILE]`: one IEC 61850-7-2 control
 //! operation of a named object (docs/mms-peers.md). It changes the device: the object must be
 //! named, and `Test` is set unless `--no-test`. Parsing and printing only; the operation is
 //! `gander_probe::control`.
@@ -13,8 +13,11 @@ use std::time::Duration;
 
 #[derive(Args)]
 pub(crate) struct ControlArgs {
-    /// The server, HOST:PORT (plain TCP).
+    /// The server, HOST:PORT (102: MMS on TCP; 3782: MMS over TLS).
     target: String,
+    /// Client TLS settings (a [tls] table or its contents, docs/tls.md); without it plain TCP.
+    #[arg(long, value_name = "FILE")]
+    tls: Option<std::path::PathBuf>,
     /// The control object, LD/LN.DO (e.g. IEDLD0/CSWI1.Pos). Required: nothing is operated
     /// unless named.
     #[arg(long)]
@@ -59,9 +62,19 @@ pub(crate) fn run(a: ControlArgs) -> anyhow::Result<ExitCode> {
         .next()
         .with_context(|| format!("{} has no address", a.target))?;
     let timeout = Duration::from_millis(a.timeout_ms);
+    let backend = match &a.tls {
+        Some(f) => {
+            let mut p = gander_tls::TlsProfile::from_file(f)
+                .with_context(|| format!("--tls {}", f.display()))?;
+            // The step timeout governs the handshake too.
+            p.io_timeout_ms = a.timeout_ms.max(1);
+            Some(gander_tls::backend::open(&p).with_context(|| format!("--tls {}", f.display()))?)
+        }
+        None => None,
+    };
     let (mut session, _) = Connector {
         max_pdu: Some(DEFAULT_MAX_PDU),
-        ..Connector::new(addr, None, timeout)
+        ..Connector::new(addr, backend.as_deref(), timeout)
     }
     .connect()?;
     let r = operate(

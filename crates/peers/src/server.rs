@@ -589,6 +589,10 @@ impl Conn<'_> {
             let t_w0 = now_ns();
             self.transmit()?;
             let t_w1 = now_ns();
+            if !b.ir.is_rpt() {
+                // A control's CommandTermination: sent, but not a report of the measurement.
+                continue;
+            }
             let n = self.reports_sent;
             self.reports_sent += 1;
             self.sh.counters.reports.fetch_add(1, Ordering::Relaxed);
