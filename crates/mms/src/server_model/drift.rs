@@ -10,7 +10,9 @@
 //! - **Status points**: FC ST `stVal` of BOOLEAN (SPS, SPC), Dbpos (DPS, DPC: on/off) and
 //!   integers (INS) toggle between the configured value and the next; the data objects that
 //!   say what the device *is* (`Mod`, `Beh`, `Health`, `NamPlt`) and LLN0/LPHD stay still,
-//!   since an IED does not wander between modes on its own.
+//!   since an IED does not wander between modes on its own; so does the status of a
+//!   controllable object (a data object with a `CO` part: SPC, DPC, INC, ...), which a real
+//!   IED changes only when it is operated (IEC 61850-7-2 clause 20; the served controls do it).
 //! - With every change: the data object's `q` is set to good (validity good, no detail bits)
 //!   and its `t` to the change time (IEC 61850-8-1 8.1.3.7 UtcTime).
 //!
@@ -189,6 +191,14 @@ fn kind_of(key: &str, value: &Data) -> Option<Kind> {
     }
 }
 
+/// Whether the status point `rel` (`ST$DO$...`) belongs to a data object that also has a
+/// `CO` part, i.e. a controllable object whose status only an operate changes.
+fn controllable(ln: &ModelNode, rel: &str) -> bool {
+    rel.split('$')
+        .nth(1)
+        .is_some_and(|dobj| find_key(ln, &format!("CO${dobj}")).is_some())
+}
+
 /// The nearest data object above `key` (below the FC) that has `q` (a bit string) and `t`
 /// (a UtcTime): their keys.
 fn q_and_t(ln: &ModelNode, key: &str) -> (Option<String>, Option<String>) {
@@ -235,6 +245,9 @@ impl ServerModel {
                     let Some(kind) = kind_of(&key, &value) else {
                         continue;
                     };
+                    if matches!(kind, Kind::Status) && controllable(node, &rel) {
+                        continue;
+                    }
                     let (q, t) = q_and_t(node, &rel);
                     let with_ln = |k: Option<String>| k.map(|k| format!("{ln}${k}"));
                     let p = Point {

@@ -272,3 +272,34 @@ fn cheap_on_a_relay_sized_model() {
         t.elapsed()
     );
 }
+
+#[test]
+fn controllable_status_moves_only_by_control() {
+    // An SPC (ST$SPCSO1$stVal with a CO$SPCSO1$Oper) next to an SPS: only the SPS toggles.
+    let mut m = ServerModel::new("gander", "test", "1");
+    m.add_domain(D).unwrap();
+    let b = |v| ModelNode::leaf(TypeSpec::Boolean, Data::Boolean(v));
+    m.add_logical_node(
+        D,
+        "GGIO1",
+        s(vec![
+            (
+                "ST",
+                s(vec![
+                    ("SPCSO1", with_qt(vec![("stVal", b(false))])),
+                    ("Ind1", with_qt(vec![("stVal", b(false))])),
+                ]),
+            ),
+            (
+                "CO",
+                s(vec![(
+                    "SPCSO1",
+                    s(vec![("Oper", s(vec![("ctlVal", b(false))]))]),
+                )]),
+            ),
+        ]),
+    )
+    .unwrap();
+    m.enable_drift(DriftConfig::default());
+    assert_eq!(m.drift_state().unwrap().points(), (0, 1));
+}
