@@ -41,20 +41,13 @@ def tls_table(pki: str | None, role: str, version: str | None = None, suite: str
     return "\n".join(lines) + "\n"
 
 
-class GanderServer:
-    """`gander mms server` in a subprocess; `addr` once READY is printed."""
+class ServerProcess:
+    """A gander server in a subprocess: `addr`, `host` and `port` once it printed READY."""
 
-    def __init__(self, gander: str, workdir: Path, tls: str = "", period_ms: int = 20, size: int = 125,
-                 listen: str = "127.0.0.1:0", timeout_ms: int = 3000, prefix: tuple[str, ...] = ()):
-        """`prefix` goes before the command, e.g. `("ip", "netns", "exec", NS)`."""
-        self.cfg = workdir / "server.toml"
-        self.events = workdir / "server-events.jsonl"
-        self.cfg.write_text(f'listen = "{listen}"\nevents = "{self.events}"\ntimeout_ms = {timeout_ms}\n'
-                            f"[reports]\nperiod_ms = {period_ms}\nsize = {size}\n" + tls)
-        self.p = subprocess.Popen([*prefix, gander, "mms", "server", "--config", str(self.cfg)],
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    def _start(self, argv: list[str], seconds: float = 10.0) -> None:
+        self.p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.addr = None
-        end = time.monotonic() + 10
+        end = time.monotonic() + seconds
         while time.monotonic() < end:
             r, _, _ = select.select([self.p.stdout], [], [], 0.2)
             if r:
@@ -67,7 +60,7 @@ class GanderServer:
         if self.addr is None:
             self.p.kill()
             out, err = self.p.communicate(timeout=5)
-            raise AssertionError(f"gander mms server not READY: {err}")
+            raise AssertionError(f"gander {' '.join(argv[1:3])} not READY: {err}")
         self.host, port = self.addr.rsplit(":", 1)
         self.port = int(port)
 
@@ -80,8 +73,29 @@ class GanderServer:
         except subprocess.TimeoutExpired:
             self.p.kill()
             out, err = self.p.communicate()
-            raise AssertionError("gander mms server did not stop within 10 s of SIGTERM")
+            raise AssertionError("gander server did not stop within 10 s of SIGTERM")
         return self.p.returncode, out, err
+
+
+class SclServer(ServerProcess):
+    """`gander mms server ARGS...` serving an SCL model (`--scl FILE` or a config naming one),
+    on the loopback port it prints in READY. A relay-sized model takes longer to start."""
+
+    def __init__(self, gander: str, *args: str, seconds: float = 30.0):
+        self._start([gander, "mms", "server", *args], seconds)
+
+
+class GanderServer(ServerProcess):
+    """`gander mms server` in a subprocess; `addr` once READY is printed."""
+
+    def __init__(self, gander: str, workdir: Path, tls: str = "", period_ms: int = 20, size: int = 125,
+                 listen: str = "127.0.0.1:0", timeout_ms: int = 3000, prefix: tuple[str, ...] = ()):
+        """`prefix` goes before the command, e.g. `("ip", "netns", "exec", NS)`."""
+        self.cfg = workdir / "server.toml"
+        self.events = workdir / "server-events.jsonl"
+        self.cfg.write_text(f'listen = "{listen}"\nevents = "{self.events}"\ntimeout_ms = {timeout_ms}\n'
+                            f"[reports]\nperiod_ms = {period_ms}\nsize = {size}\n" + tls)
+        self._start([*prefix, gander, "mms", "server", "--config", str(self.cfg)])
 
     def event_log(self) -> list[dict]:
         return read_events(self.events)

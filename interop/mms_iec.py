@@ -102,6 +102,26 @@ def _declare() -> C.CDLL:
     return L
 
 
+def declare(extra: list[tuple[str, object, list]]) -> C.CDLL:
+    """The library with `_declare`'s prototypes and the (name, restype, argtypes) of `extra`."""
+    L = _declare()
+    for name, res, args in extra:
+        f = getattr(L, name)
+        f.restype, f.argtypes = res, args
+    return L
+
+
+def names(L: C.CDLL, lst) -> list[str]:
+    """The strings of a libiec61850 LinkedList of char* (a directory answer), which it frees."""
+    assert lst, "the directory call failed (NULL list)"
+    out, e = [], L.LinkedList_getNext(lst)
+    while e:
+        out.append(C.cast(L.LinkedList_getData(e), C.c_char_p).value.decode())
+        e = L.LinkedList_getNext(e)
+    L.LinkedList_destroy(lst)
+    return out
+
+
 @dataclasses.dataclass(frozen=True)
 class Mode:
     """One interop mode: None versions = plain TCP."""

@@ -12,7 +12,6 @@ AddCause numbers are IEC 61850-7-2's (libiec61850 `ControlAddCause`).
 from __future__ import annotations
 
 import json
-import select
 import subprocess
 import time
 from pathlib import Path
@@ -21,6 +20,7 @@ import pytest
 
 from conftest import REPO
 from control_iec import Controller
+from mms_gander import SclServer
 
 CID = REPO / "crates" / "peers" / "tests" / "data" / "controls.cid"
 LD = "CTRLLD0"
@@ -31,28 +31,14 @@ OBJECT_NOT_SELECTED, LOCKED_BY_OTHER_CLIENT, INCONSISTENT_PARAMETERS = 18, 27, 2
 ABORTION_BY_CANCEL = 15
 
 
-class Server:
+class Server(SclServer):
     def __init__(self, gander: str, workdir: Path, tls: str = ""):
         cfg = workdir / "server.toml"
         cfg.write_text(f'listen = "127.0.0.1:0"\nevents = "{workdir / "events.jsonl"}"\n'
                        f'timeout_ms = 5000\nscl = "{CID}"\n[reports]\nperiod_ms = 1000\n' + tls)
         # --static: only the controls change values (the default simulation toggles status
         # points, which would race the reads of stVal below).
-        self.p = subprocess.Popen([gander, "mms", "server", "--config", str(cfg), "--static"],
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        r, _, _ = select.select([self.p.stdout], [], [], 10)
-        line = self.p.stdout.readline() if r else ""
-        if not line.startswith("READY "):
-            self.p.kill()
-            raise AssertionError(f"not READY: {line!r} {self.p.communicate(timeout=5)}")
-        self.port = int(line.split()[1].rsplit(":", 1)[1])
-
-    def stop(self):
-        self.p.terminate()
-        try:
-            self.p.communicate(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.p.kill()
+        super().__init__(gander, "--config", str(cfg), "--static", seconds=10)
 
 
 @pytest.fixture(scope="module")

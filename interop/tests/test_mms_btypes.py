@@ -14,8 +14,6 @@ libiec61850's client lists every name of a logical device too large for one GetN
 from __future__ import annotations
 
 import ctypes as C
-import select
-import signal
 import subprocess
 import time
 from pathlib import Path
@@ -24,6 +22,7 @@ import pytest
 
 import iec
 import mms_iec
+from mms_gander import SclServer
 from conftest import REPO
 
 FIXTURE = REPO / "crates" / "peers" / "tests" / "data" / "btypes_ltrk.icd"
@@ -33,8 +32,7 @@ MMS_STRUCTURE, MMS_INTEGER, MMS_UNSIGNED, MMS_OCTET_STRING, MMS_STRING = 1, 4, 5
 
 
 def _lib():
-    L = mms_iec._declare()
-    for name, res, args in [
+    return mms_iec.declare([
         ("IedConnection_readObject", P, [P, C.POINTER(I), S, I]),
         ("IedConnection_getVariableSpecification", P, [P, C.POINTER(I), S, I]),
         ("IedConnection_getLogicalDeviceDirectory", P, [P, C.POINTER(I), S]),
@@ -49,36 +47,18 @@ def _lib():
         ("LinkedList_getNext", P, [P]),
         ("LinkedList_getData", P, [P]),
         ("LinkedList_destroy", None, [P]),
-    ]:
-        f = getattr(L, name)
-        f.restype, f.argtypes = res, args
-    return L
+    ])
 
 
-class Served:
-    """`gander mms server --scl FILE` on a free loopback port."""
-
-    def __init__(self, gander: str, scl: Path):
-        self.p = subprocess.Popen([gander, "mms", "server", "--scl", str(scl), "--listen", "127.0.0.1:0"],
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        r, _, _ = select.select([self.p.stdout], [], [], 30)
-        line = self.p.stdout.readline() if r else ""
-        if not line.startswith("READY "):
-            self.p.kill()
-            raise AssertionError(f"not READY: {line!r} {self.p.communicate(timeout=5)}")
-        self.port = int(line.split()[1].rsplit(":", 1)[1])
-
-    def stop(self) -> int:
-        self.p.send_signal(signal.SIGTERM)
-        self.p.communicate(timeout=10)
-        return self.p.returncode
+def serve(gander: str, scl: Path) -> SclServer:
+    return SclServer(gander, "--scl", str(scl), "--listen", "127.0.0.1:0")
 
 
 @pytest.fixture(scope="module")
 def server(gander):
-    s = Served(gander, FIXTURE)
+    s = serve(gander, FIXTURE)
     yield s
-    assert s.stop() == 0
+    assert s.stop()[0] == 0
 
 
 def client(L, port: int):
@@ -107,14 +87,7 @@ def close(L, c):
     L.IedConnection_destroy(c)
 
 
-def strings(L, lst) -> list[str]:
-    assert lst, "the directory call failed (NULL list)"
-    out, e = [], L.LinkedList_getNext(lst)
-    while e:
-        out.append(C.cast(L.LinkedList_getData(e), C.c_char_p).value.decode())
-        e = L.LinkedList_getNext(e)
-    L.LinkedList_destroy(lst)
-    return out
+strings = mms_iec.names
 
 
 def test_libiec61850_reads_unicode255_as_an_mms_string(server):
@@ -209,7 +182,7 @@ def test_libiec61850_lists_a_logical_device_larger_than_one_page(gander, tmp_pat
                         '<DOType id="BTY_Octets"')
     big = tmp_path / "big.icd"
     big.write_text(text)
-    s = Served(gander, big)
+    s = serve(gander, big)
     L = _lib()
     try:
         c = client(L, s.port)
@@ -225,4 +198,4 @@ def test_libiec61850_lists_a_logical_device_larger_than_one_page(gander, tmp_pat
                            capture_output=True, text=True, timeout=300)
         assert p.returncode == 0, p.stderr
     finally:
-        assert s.stop() == 0
+        assert s.stop()[0] == 0

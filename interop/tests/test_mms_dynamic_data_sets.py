@@ -15,9 +15,6 @@ CMV harmonics), driven by libiec61850 1.6.1's client (pyiec61850-ng wheel, ctype
 from __future__ import annotations
 
 import ctypes as C
-import select
-import signal
-import subprocess
 import threading
 import time
 
@@ -25,6 +22,7 @@ import pytest
 
 import iec
 import mms_iec
+from mms_gander import SclServer
 from conftest import REPO
 
 CID = REPO / "crates" / "peers" / "tests" / "data" / "harmonics_array.cid"
@@ -36,8 +34,7 @@ ReportHandler = mms_iec.ReportHandler
 
 
 def _lib():
-    L = mms_iec._declare()
-    for name, res, args in [
+    return mms_iec.declare([
         ("IedConnection_createDataSet", None, [P, C.POINTER(I), S, P]),
         ("IedConnection_deleteDataSet", B, [P, C.POINTER(I), S]),
         ("IedConnection_getDataSetDirectory", P, [P, C.POINTER(I), S, C.POINTER(B)]),
@@ -55,52 +52,33 @@ def _lib():
         ("LinkedList_getData", P, [P]),
         ("LinkedList_destroy", None, [P]),
         ("LinkedList_destroyStatic", None, [P]),
-    ]:
-        f = getattr(L, name)
-        f.restype, f.argtypes = res, args
-    return L
+    ])
 
 
-def names(L, lst) -> list[str]:
-    assert lst, "the directory call failed (NULL list)"
-    out, e = [], L.LinkedList_getNext(lst)
-    while e:
-        out.append(C.cast(L.LinkedList_getData(e), C.c_char_p).value.decode())
-        e = L.LinkedList_getNext(e)
-    L.LinkedList_destroy(lst)
-    return out
+names = mms_iec.names
 
 
-class Server:
-    def __init__(self, gander: str, *flags: str):
-        self.p = subprocess.Popen([gander, "mms", "server", "--scl", str(CID), "--listen", "127.0.0.1:0", *flags],
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        r, _, _ = select.select([self.p.stdout], [], [], 10)
-        line = self.p.stdout.readline() if r else ""
-        if not line.startswith("READY "):
-            self.p.kill()
-            raise AssertionError(f"not READY: {line!r} {self.p.communicate(timeout=5)}")
-        self.port = int(line.split()[1].rsplit(":", 1)[1])
+def serve(gander: str, *flags: str) -> SclServer:
+    return SclServer(gander, "--scl", str(CID), "--listen", "127.0.0.1:0", *flags, seconds=10)
 
-    def stop(self):
-        self.p.send_signal(signal.SIGTERM)
-        out, err = self.p.communicate(timeout=10)
-        assert self.p.returncode == 0, err
-        return out
+
+def stopped(s: SclServer) -> None:
+    rc, _, err = s.stop()
+    assert rc == 0, err
 
 
 @pytest.fixture(scope="module")
 def drifting(gander):
-    s = Server(gander)
+    s = serve(gander)
     yield s
-    s.stop()
+    stopped(s)
 
 
 @pytest.fixture(scope="module")
 def still(gander):
-    s = Server(gander, "--static")
+    s = serve(gander, "--static")
     yield s
-    s.stop()
+    stopped(s)
 
 
 class Client(mms_iec.LibClient):

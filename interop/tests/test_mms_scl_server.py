@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import ctypes as C
 import json
-import select
-import signal
 import subprocess
 import time
 from pathlib import Path
@@ -23,6 +21,7 @@ import pytest
 import iec
 import mms_iec
 from conftest import REPO
+from mms_gander import SclServer
 from mms_iec import LibClient
 
 CID = REPO / "crates" / "scl" / "tests" / "data" / "feeder_protection.cid"
@@ -33,8 +32,7 @@ FC_MX = 1
 
 
 def _lib():
-    L = mms_iec._declare()
-    for name, res, args in [
+    return mms_iec.declare([
         ("IedConnection_getLogicalDeviceList", P, [P, C.POINTER(I)]),
         ("IedConnection_getLogicalDeviceDirectory", P, [P, C.POINTER(I), S]),
         ("IedConnection_getLogicalNodeDirectory", P, [P, C.POINTER(I), S, I]),
@@ -44,46 +42,25 @@ def _lib():
         ("LinkedList_getNext", P, [P]),
         ("LinkedList_getData", P, [P]),
         ("LinkedList_destroy", None, [P]),
-    ]:
-        f = getattr(L, name)
-        f.restype, f.argtypes = res, args
-    return L
+    ])
 
 
-def names(L, lst) -> list[str]:
-    assert lst, "the directory call failed (NULL list)"
-    out, e = [], L.LinkedList_getNext(lst)
-    while e:
-        out.append(C.cast(L.LinkedList_getData(e), C.c_char_p).value.decode())
-        e = L.LinkedList_getNext(e)
-    L.LinkedList_destroy(lst)
-    return out
+names = mms_iec.names
 
 
-class Server:
+class Server(SclServer):
     def __init__(self, gander: str, workdir: Path):
         self.events = workdir / "events.jsonl"
         cfg = workdir / "server.toml"
         cfg.write_text(f'listen = "127.0.0.1:0"\nevents = "{self.events}"\ntimeout_ms = 3000\n'
                        f'scl = "{CID}"\nvalues = "stimulus"\n[reports]\nperiod_ms = 50\n')
-        self.p = subprocess.Popen([gander, "mms", "server", "--config", str(cfg)], stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, text=True)
-        r, _, _ = select.select([self.p.stdout], [], [], 10)
-        line = self.p.stdout.readline() if r else ""
-        if not line.startswith("READY "):
-            self.p.kill()
-            raise AssertionError(f"not READY: {line!r} {self.p.communicate(timeout=5)}")
-        self.port = int(line.split()[1].rsplit(":", 1)[1])
+        super().__init__(gander, "--config", str(cfg), seconds=10)
 
     def errors(self) -> list[dict]:
         """The ERROR events logged so far (shown when a libiec61850 call fails)."""
         lines = self.events.read_text().splitlines() if self.events.exists() else []
         return [e for e in map(json.loads, filter(None, lines)) if e["event"] == "ERROR"]
 
-    def stop(self):
-        self.p.send_signal(signal.SIGTERM)
-        out, err = self.p.communicate(timeout=10)
-        return self.p.returncode, out, err
 
 
 @pytest.fixture(scope="module")
