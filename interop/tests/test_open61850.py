@@ -157,8 +157,6 @@ def test_scl_initial_values_read_as_open61850_and_libiec61850_serve_them(gander)
     assert a["LINE1CFG/LLN0$EX$NamPlt$ldNs"] == "visible-string('IEC 61850-7-4:2007B4')"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 19: bTypes: gander's server ignores a Dbpos Val "
-                   "(crates/peers/src/scl_model.rs serves every Dbpos as 00 intermediate-state)")
 def test_dbpos_initial_value_is_served(gander):
     """`<DAI name="stVal"><Val>on</Val>` of a Dbpos (IEC 61850-7-3 DPS: intermediate-state 0,
     off 1, on 2, bad-state 3; 8-1 maps it to a 2-bit bit string) must read as bits `10`, as

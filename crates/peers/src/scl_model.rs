@@ -467,7 +467,8 @@ fn leaf(
                 Data::FloatingPoint64(x),
             )
         }
-        Dbpos | Tcmd | Check => bits(2, true),
+        Dbpos | Tcmd => two_bit_code(v).map_err(|()| bad())?,
+        Check => bits(2, true),
         Quality => bits(13, false),
         TrgOps => bits(6, false),
         OptFlds => bits(10, false),
@@ -494,6 +495,28 @@ fn leaf(
         PhyComAddr => phy_com_addr(),
         Struct => return Err(unsupported("a Struct without a DAType")),
     })
+}
+
+/// A Dbpos or Tcmd `Val` as IEC 61850-8-1 serves it: a 2-bit bit string holding the state's
+/// code, first bit most significant (IEC 61850-7-3: Dbpos intermediate-state 0, off 1, on 2,
+/// bad-state 3; Tcmd stop 0, lower 1, higher 2, reserved 3), so `on` is `10`. gander-scl has
+/// checked the spelling against the bType; files also write the codes or shortened names.
+fn two_bit_code(v: Option<&str>) -> Result<ModelNode, ()> {
+    let code = match v.unwrap_or("") {
+        "" | "intermediate-state" | "intermediate" | "stop" | "0" => 0,
+        "off" | "lower" | "1" => 1,
+        "on" | "higher" | "2" => 2,
+        "bad-state" | "bad" | "reserved" | "3" => 3,
+        _ => return Err(()),
+    };
+    let set: Vec<usize> = [(code & 2 != 0, 0), (code & 1 != 0, 1)]
+        .into_iter()
+        .filter_map(|(on, i)| on.then_some(i))
+        .collect();
+    Ok(ModelNode::leaf(
+        TypeSpec::BitString(2),
+        BitString::with_bits(2, &set).to_data(),
+    ))
 }
 
 /// PhyComAddr (IEC 61850-7-2 PHYCOMADDR, e.g. LTRK's GoCB/SVCB tracking `DstAddress`): the MMS

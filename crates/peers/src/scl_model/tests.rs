@@ -405,3 +405,23 @@ fn array_element_members_are_served_with_alternate_access() {
         ]
     );
 }
+
+/// A Dbpos or Tcmd `Val` is served as its 2-bit code (IEC 61850-8-1: `on` is `10`); the need
+/// showed in a relay-like fixture modelled on the SEL 451 CID (sureenapatnaik92/sampleProject
+/// TestData/Ch1Line1.CID), whose breaker position was served as `00` whatever the Val said.
+#[test]
+fn dbpos_and_tcmd_values_are_their_two_bit_codes() {
+    let code = |v: Option<&str>| match super::two_bit_code(v).map(|n| n.to_data()) {
+        Ok(Data::BitString { unused_bits, bytes }) => Some((unused_bits, bytes)),
+        _ => None,
+    };
+    assert_eq!(code(None), Some((6, vec![0x00])));
+    assert_eq!(code(Some("intermediate-state")), Some((6, vec![0x00])));
+    assert_eq!(code(Some("off")), Some((6, vec![0x40])));
+    assert_eq!(code(Some("on")), Some((6, vec![0x80])));
+    assert_eq!(code(Some("bad-state")), Some((6, vec![0xc0])));
+    assert_eq!(code(Some("2")), Some((6, vec![0x80])));
+    assert_eq!(code(Some("lower")), Some((6, vec![0x40])));
+    assert_eq!(code(Some("higher")), Some((6, vec![0x80])));
+    assert_eq!(code(Some("open")), None);
+}
