@@ -223,6 +223,27 @@ impl ControlObject {
         }
     }
 
+    /// The process refused the command (mode, hierarchy, interlocking, ...): the Write is
+    /// object-access-denied and the LastApplError says operator-test-not-ok with the cause
+    /// (IEC 61850-8-1 20.8, 7-2 20.5.2.x).
+    fn refuse_by_process(
+        &self,
+        service: ControlService,
+        p: &ControlParams,
+        cause: AddCause,
+    ) -> Decision {
+        Decision::Refuse {
+            error: DataAccessError::OBJECT_ACCESS_DENIED,
+            last_appl_error: Some(self.lae_with(
+                service,
+                &p.origin,
+                p.ctl_num,
+                cause,
+                ControlError::OPERATOR_TEST_NOT_OK,
+            )),
+        }
+    }
+
     fn refuse(
         &self,
         service: ControlService,
@@ -319,16 +340,7 @@ impl ControlObject {
             }
         }
         if let Err(cause) = process {
-            return Decision::Refuse {
-                error: DataAccessError::OBJECT_ACCESS_DENIED,
-                last_appl_error: Some(self.lae_with(
-                    s,
-                    &p.origin,
-                    p.ctl_num,
-                    cause,
-                    ControlError::OPERATOR_TEST_NOT_OK,
-                )),
-            };
+            return self.refuse_by_process(s, &p, cause);
         }
         self.state = ControlState::Ready {
             owner: conn,
@@ -394,16 +406,7 @@ impl ControlObject {
             if was_selected {
                 self.state = ControlState::Unselected;
             }
-            return Decision::Refuse {
-                error: DataAccessError::OBJECT_ACCESS_DENIED,
-                last_appl_error: Some(self.lae_with(
-                    s,
-                    &p.origin,
-                    p.ctl_num,
-                    cause,
-                    ControlError::OPERATOR_TEST_NOT_OK,
-                )),
-            };
+            return self.refuse_by_process(s, &p, cause);
         }
         if let Some(at) = p.oper_tm.as_ref().map(utc_ms).filter(|&t| t > now_ms) {
             self.state = ControlState::WaitForActivationTime {
