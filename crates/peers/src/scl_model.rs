@@ -16,7 +16,7 @@
 
 use gander_mms::bit_string::BitString;
 use gander_mms::report::{opt_flds, trg_ops};
-use gander_mms::server_model::{ModelError, ModelNode, RcbConfig, ServerModel};
+use gander_mms::server_model::{DstAddress, ModelError, ModelNode, RcbConfig, ServerModel};
 use gander_mms::service::{
     AccessSelection, AlternateAccess, ObjectName, Selection, TypeSpec, VariableRef,
 };
@@ -492,7 +492,15 @@ fn leaf(
             TypeSpec::MmsString(-255),
             Data::MmsString(v.unwrap_or("").chars().take(255).collect()),
         ),
-        PhyComAddr => phy_com_addr(),
+        // PhyComAddr (e.g. LTRK's tracked `DstAddress`): the structure IEC 61850-8-1 maps it
+        // to (the GoCB's DstAddress); SCL gives no initial value for it.
+        PhyComAddr => DstAddress {
+            addr: [0; 6],
+            priority: 0,
+            vid: 0,
+            appid: 0,
+        }
+        .node(),
         Struct => return Err(unsupported("a Struct without a DAType")),
     })
 }
@@ -517,31 +525,6 @@ fn two_bit_code(v: Option<&str>) -> Result<ModelNode, ()> {
         TypeSpec::BitString(2),
         BitString::with_bits(2, &set).to_data(),
     ))
-}
-
-/// PhyComAddr (IEC 61850-7-2 PHYCOMADDR, e.g. LTRK's GoCB/SVCB tracking `DstAddress`): the MMS
-/// structure IEC 61850-8-1 maps it to, as libiec61850 serves it
-/// (`MmsMapping_createPhyComAddrStructure`): Addr octet-string(6), PRIORITY unsigned(8), VID
-/// unsigned(16), APPID unsigned(16). SCL gives no initial value for it.
-fn phy_com_addr() -> ModelNode {
-    ModelNode::Struct(vec![
-        (
-            "Addr".into(),
-            ModelNode::leaf(TypeSpec::OctetString(6), Data::OctetString(vec![0; 6])),
-        ),
-        (
-            "PRIORITY".into(),
-            ModelNode::leaf(TypeSpec::Unsigned(8), Data::Unsigned(0)),
-        ),
-        (
-            "VID".into(),
-            ModelNode::leaf(TypeSpec::Unsigned(16), Data::Unsigned(0)),
-        ),
-        (
-            "APPID".into(),
-            ModelNode::leaf(TypeSpec::Unsigned(16), Data::Unsigned(0)),
-        ),
-    ])
 }
 
 mod blocks;
