@@ -34,7 +34,7 @@ ALLOWED = {
     "gander-gateway": {"gander-wire", "gander-sec"},
     "gander-measure": set(),
     "gander-client": {"gander-mms", "gander-tls", "gander-wire", "gander-measure"},
-    "gander-peers": {"gander-client", "gander-mms", "gander-tls", "gander-scl", "gander-wire"},
+    "gander-peers": {"gander-client", "gander-measure", "gander-mms", "gander-tls", "gander-scl", "gander-wire"},
     "gander-probe": {"gander-client", "gander-mms", "gander-tls", "gander-measure", "gander-wire"},
     "gander-platform": {"gander-measure", "gander-peers", "gander-tls", "gander-lab", "gander-gnutls"},
     "gander-testkit": {"gander-wire", "gander-sec", "gander-lab"},

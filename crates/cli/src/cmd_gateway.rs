@@ -23,7 +23,9 @@ pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
     match cmd {
         Command::Gateway(a) => {
             if a.check {
-                gander_gateway::service::check(&a.config)?;
+                for w in gander_gateway::service::check(&a.config)? {
+                    eprintln!("gander gateway: warning: {w}");
+                }
                 crate::out(format!("{}: ok", a.config.display()));
                 return Ok(ExitCode::SUCCESS);
             }

@@ -329,6 +329,8 @@ pub struct Policy {
     protect_keys: HashMap<(Direction, u16), u32>,
     /// Origin of the monotonic clock [`Policy::handle`] reads (SV freshness).
     epoch: std::time::Instant,
+    /// [`check_reflection`]'s warnings.
+    warnings: Vec<String>,
 }
 
 impl std::fmt::Debug for Policy {
@@ -342,6 +344,69 @@ impl std::fmt::Debug for Policy {
 }
 
 type Verdict<'a> = Result<Decision<'a>, DropReason>;
+
+/// Rules that make a class of valid traffic undeliverable through the `reflected` check: a
+/// frame secured with a key the gateway itself uses in the other direction is dropped as its
+/// own output sent back ([`Policy::admit`]). A protect (or translate) rule scoped wider than
+/// the IED's own streams (no `kind`, no `appid`) claims every frame of the other direction
+/// secured with its key. When a verify rule names that key, everything it would accept of that
+/// scope is dropped: an error, with both rules and the fix. When the verify rule takes any key,
+/// only that key's frames are lost: a warning (start-up log and `--check`). Said before the
+/// gateway runs rather than found as a stream of `reflected` drops.
+fn check_reflection(rules: &[Rule]) -> Result<Vec<String>, ConfigError> {
+    let accepts = |r: &Rule| {
+        r.action == Action::Verify || (r.action == Action::Translate && r.verify_input)
+    };
+    let mut warnings = Vec::new();
+    for (ai, a) in rules.iter().enumerate().filter(|(_, r)| accepts(r)) {
+        for (pi, p) in rules.iter().enumerate() {
+            if p.direction == a.direction || !matches!(p.action, Action::Protect | Action::Translate)
+            {
+                continue;
+            }
+            let kind_covered = p.kind == KindMatch::Any || p.kind == a.kind;
+            let appid_covered = p.appid.is_none() || p.appid == a.appid;
+            let Some(key) = p.keys.iter().find(|k| a.keys.is_empty() || a.keys.contains(k))
+            else {
+                continue;
+            };
+            if !(kind_covered && appid_covered) {
+                continue;
+            }
+            let scope = match (p.kind, p.appid) {
+                (KindMatch::Any, None) => "names no kind and no appid".to_string(),
+                (_, None) => "names no appid".to_string(),
+                (_, Some(x)) => format!("secures appid 0x{x:04X}"),
+            };
+            let what = format!(
+                "rule {} ({} {}) {scope}, so every {} frame secured with key id {key} is dropped as reflected (the gateway's own output sent back)",
+                pi + 1,
+                p.direction.name(),
+                if p.action == Action::Protect { "protect" } else { "translate" },
+                a.direction.name(),
+            );
+            let fix = format!(
+                "scope rule {} to the IED's own streams (kind and appid), give each direction its own key ids, or set reflected = \"allow\" if frames are meant to come back",
+                pi + 1
+            );
+            if a.keys.is_empty() {
+                warnings.push(format!(
+                    "{what}, though rule {} ({} verify) accepts any key: {fix}",
+                    ai + 1,
+                    a.direction.name()
+                ));
+            } else {
+                return Err(ConfigError::Invalid(format!(
+                    "{what}, and rule {} ({} verify) accepts only frames secured with key ids {:?}: it can never deliver that key's frames; {fix}",
+                    ai + 1,
+                    a.direction.name(),
+                    a.keys
+                )));
+            }
+        }
+    }
+    Ok(warnings)
+}
 
 impl Policy {
     /// Builds the policy of a checked config with its keys.
@@ -366,6 +431,11 @@ impl Policy {
                 Self::check_sv_keys(i + 1, r, &store)?;
             }
         }
+        let warnings = if config.raw.reflected == Reflected::Drop {
+            check_reflection(&rules)?
+        } else {
+            Vec::new()
+        };
         let pins = config
             .raw
             .pins
@@ -396,7 +466,14 @@ impl Policy {
             events: None,
             protect_keys: HashMap::new(),
             epoch: std::time::Instant::now(),
+            warnings,
         })
+    }
+
+    /// What the configuration makes undeliverable without being an error (`--check` and the
+    /// start-up log print them).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
     }
 
     /// An SV rule must have a key layer-2 SV can use: IEC 62351-6 secures layer-2 frames with
@@ -990,6 +1067,11 @@ key_ascii = "ied-outbound-key"
     const GOOSE_DST: [u8; 6] = [0x01, 0x0c, 0xcd, 0x01, 0x00, 0x01];
 
     fn policy(rules: &str) -> Policy {
+        try_policy(rules).unwrap()
+    }
+
+    /// Builds a policy (top-level settings, then `[[rule]]`s) or returns its configuration error.
+    fn try_policy(rules: &str) -> Result<Policy, ConfigError> {
         let (top, rules) = match rules.find("[[rule]]") {
             Some(i) => rules.split_at(i),
             None => (rules, ""),
@@ -999,7 +1081,7 @@ key_ascii = "ied-outbound-key"
         );
         let cfg = Config::from_toml(&text, Path::new(".")).unwrap();
         let store = KeyStore::from_toml(KEYS, Path::new("."), default_provider()).unwrap();
-        Policy::new(&cfg, store).unwrap()
+        Policy::new(&cfg, store)
     }
 
     fn addrs() -> UdpAddrs {
@@ -1478,6 +1560,43 @@ dst_mac = "01:0c:cd:01:00:01"
             gw.handle(Direction::Inbound, &g2, 0),
             Decision::Drop(DropReason::KeyNotAllowed)
         );
+    }
+
+    /// The trap: an outbound protect rule with no kind or APPID claims every inbound frame
+    /// secured with its key as the gateway's own output, so an inbound verify rule for that key
+    /// can never deliver one. Refused at start-up (and by `--check`), naming both rules and the
+    /// fix; scoped to the IED's own APPID it is fine.
+    #[test]
+    fn a_protect_rule_that_reflects_all_verified_traffic_is_refused() {
+        let trap = "[[rule]]\ndirection = \"outbound\"\naction = \"protect\"\nkey_id = 1\n[[rule]]\ndirection = \"inbound\"\naction = \"verify\"\nkey_id = 1\n";
+        let e = try_policy(trap).unwrap_err().to_string();
+        assert!(e.contains("rule 1 (outbound protect) names no kind and no appid"), "{e}");
+        assert!(e.contains("rule 2 (inbound verify)"), "{e}");
+        assert!(e.contains("scope rule 1"), "{e}");
+        // The frames really are lost: with reflected = "allow" the same rules build, and an
+        // inbound frame secured with key 1 by a remote publisher is delivered.
+        let mut allowed = try_policy(&format!("reflected = \"allow\"\n{trap}")).unwrap();
+        assert!(allowed.warnings().is_empty());
+        let remote = fwd(publisher(1).handle(Direction::Outbound, &rgoose(0x1000, 1), 0));
+        assert!(allowed.handle(Direction::Inbound, &remote, 0).is_forward());
+        // Scoped to the IED's own GOOSE APPID, inbound R-GOOSE with key 1 is not claimed.
+        let scoped = "[[rule]]\ndirection = \"outbound\"\naction = \"protect\"\nkind = \"goose\"\nappid = 1\nkey_id = 1\n[[rule]]\ndirection = \"inbound\"\nkind = \"r-goose\"\naction = \"verify\"\nkey_id = 1\n";
+        let p = try_policy(scoped).unwrap();
+        assert!(p.warnings().is_empty(), "{:?}", p.warnings());
+        // Same kind, same APPID, same key: the inbound rule's whole class is claimed again.
+        let same = "[[rule]]\ndirection = \"outbound\"\naction = \"protect\"\nkind = \"goose\"\nappid = 1\nkey_id = 1\n[[rule]]\ndirection = \"inbound\"\nkind = \"goose\"\nappid = 1\naction = \"verify\"\nkey_id = 1\n";
+        let e = try_policy(same).unwrap_err().to_string();
+        assert!(e.contains("secures appid 0x0001"), "{e}");
+    }
+
+    /// An inbound verify rule that takes any key loses only the frames secured with the
+    /// outbound key: valid, but said.
+    #[test]
+    fn a_protect_rule_that_reflects_one_key_is_a_warning() {
+        let p = try_policy(PROTECT_VERIFY).unwrap();
+        assert_eq!(p.warnings().len(), 1, "{:?}", p.warnings());
+        assert!(p.warnings()[0].contains("key id 5"), "{:?}", p.warnings());
+        assert!(p.warnings()[0].contains("accepts any key"), "{:?}", p.warnings());
     }
 
     #[test]

@@ -117,12 +117,12 @@ fn load_keys(path: &Path) -> Result<KeyStore, KeyFileError> {
 }
 
 /// Reads and checks the config of `path` and its key file, as `run` would, without touching
-/// an interface (`--check`).
-pub fn check(path: &Path) -> Result<(), ServiceError> {
+/// an interface (`--check`). Returns the warnings: rules that are valid but make some valid
+/// traffic undeliverable ([`Policy::warnings`]).
+pub fn check(path: &Path) -> Result<Vec<String>, ServiceError> {
     let cfg = Config::load(path)?;
     let keys = load_keys(&cfg.keys_path)?;
-    Policy::new(&cfg, keys)?;
-    Ok(())
+    Ok(Policy::new(&cfg, keys)?.warnings().to_vec())
 }
 
 /// An error and its causes on one line.
@@ -142,6 +142,9 @@ pub fn run(path: &Path) -> Result<Counters, ServiceError> {
     let cfg = Config::load(path)?;
     let keys = load_keys(&cfg.keys_path)?;
     let mut policy = Policy::new(&cfg, keys)?;
+    for w in policy.warnings() {
+        eprintln!("gander gateway: warning: {w}");
+    }
     let interval =
         (cfg.raw.stats_interval > 0).then(|| Duration::from_secs(cfg.raw.stats_interval));
     let ctl = Arc::new(Control::new(

@@ -145,7 +145,8 @@ pub fn run(config: &ClientConfig, tls: Option<&dyn TlsBackend>, sink: &Sink) -> 
         let mut v = s.ht_ns.clone();
         v.sort_unstable();
         s.ht_mean_ms = Some(v.iter().sum::<u64>() as f64 / v.len() as f64 / 1e6);
-        s.ht_p50_ms = Some(v[v.len() / 2] as f64 / 1e6);
+        // Nearest rank, as every report (docs/mms-peers.md).
+        s.ht_p50_ms = Some(gander_measure::stats::nearest_rank(&v, 50.0) as f64 / 1e6);
     }
     s
 }

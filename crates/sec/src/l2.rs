@@ -6,8 +6,8 @@
 //! bit, Reserved2; IEC 61850-9-2 clause 8.2, Wireshark's `packet-sv.c` reads the same four
 //! fields) and IEC 62351-6 secures both the same way, so one code path serves both; only the
 //! APDU differs (`savPdu`, tag 0x60, instead of `goosePdu`, 0x61). It is checked whole before a
-//! frame is protected; on receipt every field is checked but the `Data` values of a GOOSE
-//! allData are not walked (`crate::view::verify`).
+//! frame is protected and again on receipt: every field, the `Data` values of a GOOSE allData
+//! included (`GooseView::parse`, called by `crate::view::verify`).
 //!
 //! Both directions work on the frame's bytes through borrowed views (`gander_wire`'s
 //! `l2_frame::locate`/`emit_secured`, `GooseView`, `SavView`, `ExtensionView`): no owned frame

@@ -17,10 +17,10 @@
 //! A frame that an IED could read as IEC 61850 traffic but that does not parse is an error,
 //! never `Other`. [`verify`] then authenticates what the view found and parses the rest
 //! (payload elements and every GOOSE/SV APDU inside them), so a frame is reported verified only
-//! when every layer is well formed. One exception, on the layer-2 GOOSE hot path: the fields of
-//! the APDU are checked but the `Data` values inside allData are not walked
-//! ([`GooseView::parse`], allData's values included); they are authenticated by the MAC like the rest. Layer-2 GOOSE and SV carry the same IEC 62351-6 extension
-//! (`crate::l2`); GSE management has none.
+//! when every layer is well formed, the `Data` values inside a GOOSE allData included
+//! ([`GooseView::parse`]; a receiver that only needs the header fields can use
+//! `GooseView::parse_fields`, but verification does not). Layer-2 GOOSE and SV carry the same
+//! IEC 62351-6 extension (`crate::l2`); GSE management has none.
 
 use crate::algorithm::{EncAlgorithm, MacAlgorithm};
 use crate::error::SecError;
@@ -522,8 +522,8 @@ pub enum Verified<'a> {
         extension: ExtensionView<'a>,
         /// APPID.
         appid: u16,
-        /// The APDU, every field checked; the values inside allData are not walked
-        /// ([`GooseView::check_all_data`] does).
+        /// The APDU, every field checked, the values inside allData included
+        /// ([`GooseView::parse`]).
         apdu: GooseView<'a>,
         /// MAC or signature algorithm name.
         algorithm: &'static str,

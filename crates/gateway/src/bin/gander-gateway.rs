@@ -28,7 +28,12 @@ struct Args {
 fn main() -> ExitCode {
     let a = Args::parse();
     let r = if a.check {
-        gander_gateway::service::check(&a.config).map(|()| println!("{}: ok", a.config.display()))
+        gander_gateway::service::check(&a.config).map(|warnings| {
+            for w in &warnings {
+                eprintln!("gander-gateway: warning: {w}");
+            }
+            println!("{}: ok", a.config.display())
+        })
     } else {
         gander_gateway::service::run(&a.config).map(drop)
     };

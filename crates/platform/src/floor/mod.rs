@@ -387,10 +387,10 @@ fn lowest(medians: &[f64]) -> f64 {
     medians.iter().copied().fold(f64::INFINITY, f64::min)
 }
 
-/// Median (upper middle) of a non-empty vector of nanoseconds, in ms.
+/// Median (nearest rank, as every report) of a non-empty vector of nanoseconds, in ms.
 fn median_ms(mut v: Vec<u64>) -> f64 {
     v.sort_unstable();
-    v[v.len() / 2] as f64 / 1e6
+    gander_measure::stats::nearest_rank(&v, 50.0) as f64 / 1e6
 }
 
 impl FloorMeter {

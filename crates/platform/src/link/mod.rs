@@ -262,7 +262,8 @@ impl LinkEnv {
         .map_err(LinkError::ProbeNamespace)??;
         let (mut rtts, secs) = probe;
         rtts.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
-        let median = rtts[rtts.len() / 2];
+        // Nearest-rank median (rank ceil(n/2)), as every report.
+        let median = rtts[rtts.len().div_ceil(2) - 1];
         let one_way = median / 2.0;
         // The transfer ends one round trip after the last byte left (its ACK and our answer).
         let rate = bytes as f64 * 8.0 / ((secs - median / 1e3).max(1e-6)) / 1e6;
