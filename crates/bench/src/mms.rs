@@ -493,7 +493,10 @@ pub fn render(r: &BenchResult) -> String {
         "", "n", "mean", "p50", "p99"
     );
     for (name, st) in [
-        ("TLS-only handshake (TCP+TLS, loopback, wall)", &r.ht_bare_tls),
+        (
+            "TLS-only handshake (TCP+TLS, loopback, wall)",
+            &r.ht_bare_tls,
+        ),
         ("gander full HT (TCP+TLS+MMS)", &r.ht_full),
     ] {
         s += &format!(

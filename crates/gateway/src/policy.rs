@@ -354,19 +354,22 @@ type Verdict<'a> = Result<Decision<'a>, DropReason>;
 /// only that key's frames are lost: a warning (start-up log and `--check`). Said before the
 /// gateway runs rather than found as a stream of `reflected` drops.
 fn check_reflection(rules: &[Rule]) -> Result<Vec<String>, ConfigError> {
-    let accepts = |r: &Rule| {
-        r.action == Action::Verify || (r.action == Action::Translate && r.verify_input)
-    };
+    let accepts =
+        |r: &Rule| r.action == Action::Verify || (r.action == Action::Translate && r.verify_input);
     let mut warnings = Vec::new();
     for (ai, a) in rules.iter().enumerate().filter(|(_, r)| accepts(r)) {
         for (pi, p) in rules.iter().enumerate() {
-            if p.direction == a.direction || !matches!(p.action, Action::Protect | Action::Translate)
+            if p.direction == a.direction
+                || !matches!(p.action, Action::Protect | Action::Translate)
             {
                 continue;
             }
             let kind_covered = p.kind == KindMatch::Any || p.kind == a.kind;
             let appid_covered = p.appid.is_none() || p.appid == a.appid;
-            let Some(key) = p.keys.iter().find(|k| a.keys.is_empty() || a.keys.contains(k))
+            let Some(key) = p
+                .keys
+                .iter()
+                .find(|k| a.keys.is_empty() || a.keys.contains(k))
             else {
                 continue;
             };
@@ -1570,7 +1573,10 @@ dst_mac = "01:0c:cd:01:00:01"
     fn a_protect_rule_that_reflects_all_verified_traffic_is_refused() {
         let trap = "[[rule]]\ndirection = \"outbound\"\naction = \"protect\"\nkey_id = 1\n[[rule]]\ndirection = \"inbound\"\naction = \"verify\"\nkey_id = 1\n";
         let e = try_policy(trap).unwrap_err().to_string();
-        assert!(e.contains("rule 1 (outbound protect) names no kind and no appid"), "{e}");
+        assert!(
+            e.contains("rule 1 (outbound protect) names no kind and no appid"),
+            "{e}"
+        );
         assert!(e.contains("rule 2 (inbound verify)"), "{e}");
         assert!(e.contains("scope rule 1"), "{e}");
         // The frames really are lost: with reflected = "allow" the same rules build, and an
@@ -1596,7 +1602,11 @@ dst_mac = "01:0c:cd:01:00:01"
         let p = try_policy(PROTECT_VERIFY).unwrap();
         assert_eq!(p.warnings().len(), 1, "{:?}", p.warnings());
         assert!(p.warnings()[0].contains("key id 5"), "{:?}", p.warnings());
-        assert!(p.warnings()[0].contains("accepts any key"), "{:?}", p.warnings());
+        assert!(
+            p.warnings()[0].contains("accepts any key"),
+            "{:?}",
+            p.warnings()
+        );
     }
 
     #[test]
