@@ -140,12 +140,12 @@ pub fn row_changes(old: &Row, new: &Row) -> Vec<Change> {
             let set = |v: &Vec<String>| v.iter().cloned().collect::<BTreeSet<_>>();
             let mut v = Vec::new();
             sets("", &set(&a.versions), &set(&b.versions), &mut v);
-            if !v.is_empty() && !(a.versions.is_empty() || b.versions.is_empty()) {
+            if !(v.is_empty() || a.versions.is_empty() || b.versions.is_empty()) {
                 push(ChangeKind::Versions, v.join("; ").trim().to_string());
             }
             let mut v = Vec::new();
             sets("", &set(&a.suites), &set(&b.suites), &mut v);
-            if !v.is_empty() && !(a.suites.is_empty() || b.suites.is_empty()) {
+            if !(v.is_empty() || a.suites.is_empty() || b.suites.is_empty()) {
                 push(ChangeKind::Suites, v.join("; ").trim().to_string());
             }
         }

@@ -12,9 +12,9 @@ pub enum FleetError {
     Scd {
         /// The file.
         path: String,
-        /// What gander-scl said.
+        /// What gander-scl said (boxed: it is large and rare).
         #[source]
-        source: SclError,
+        source: Box<SclError>,
     },
     /// The targets file is not the documented TOML (`docs/probe.md`, "Fleet").
     #[error("targets file {path}: {detail}")]

@@ -78,14 +78,11 @@ pub fn find(t: &Target, have_tls: bool, timeout: Duration) -> Result<Endpoint, N
         let _ = s.set_write_timeout(Some(timeout));
         let _ = s.set_nodelay(true);
         let mut buf = [0u8; 64];
-        let n = match s
+        // A TLS server may reset or stay silent on a CR it cannot read as a record: 0 octets.
+        let n = s
             .write_all(&gander_client::detect::cotp_connect_request())
             .and_then(|_| s.read(&mut buf))
-        {
-            Ok(n) => n,
-            // A TLS server resets or times out on a CR it cannot read as a record.
-            Err(_) => 0,
-        };
+            .unwrap_or_default();
         // A plain MMS server answers a CR with a CC; a TLS server reads the TPKT as a broken
         // record and answers with an alert, or closes, or waits: all of those are TLS.
         let tls = !gander_client::detect::is_cotp_confirm(buf.get(..n).unwrap_or(&[]));

@@ -58,7 +58,7 @@ pub struct Plan {
 pub fn from_scd(path: &str, text: &str) -> Result<Plan, FleetError> {
     let scd_err = |source| FleetError::Scd {
         path: path.into(),
-        source,
+        source: Box::new(source),
     };
     let aps = gander_scl::ip_access_points(text).map_err(scd_err)?;
     // A model that cannot be read still leaves the addresses usable.
