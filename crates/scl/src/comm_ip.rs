@@ -12,7 +12,7 @@
 //! of them hold a server is the IED model's business ([`crate::Ied::logical_devices_of`]).
 
 use crate::error::{Position, SclError, SclErrorKind};
-use crate::parse::kids;
+use crate::parse::{kids, SCL_NS};
 use roxmltree::{Document, Node};
 use std::net::IpAddr;
 
@@ -72,8 +72,25 @@ fn bad(node: Node, ty: &'static str, value: &str, why: &'static str, text: &str)
 pub fn ip_access_points(text: &str) -> Result<Vec<IpAccessPoint>, SclError> {
     let doc =
         Document::parse(text).map_err(|e| SclError::new(SclErrorKind::Xml(e.to_string()), None))?;
+    // The same checks of the root as the model's reader, so that a file in another namespace
+    // is refused with the reason rather than read as "no address" (some tools write the
+    // 2006 namespace; gander-scl refuses it everywhere, docs/scl.md).
+    let root = doc.root_element();
+    let at = Some(position(text, root.range().start));
+    if root.tag_name().name() != "SCL" {
+        return Err(SclError::new(
+            SclErrorKind::NotScl(root.tag_name().name().into()),
+            at,
+        ));
+    }
+    if let Some(ns) = root.tag_name().namespace().filter(|ns| *ns != SCL_NS) {
+        return Err(SclError::new(
+            SclErrorKind::WrongNamespace { found: ns.into() },
+            at,
+        ));
+    }
     let mut out = Vec::new();
-    for comm in kids(doc.root_element(), "Communication") {
+    for comm in kids(root, "Communication") {
         for sn in kids(comm, "SubNetwork") {
             let subnetwork = sn.attribute("name").unwrap_or("").to_string();
             for cap in kids(sn, "ConnectedAP") {
@@ -158,5 +175,43 @@ mod tests {
         assert!(ip_access_points(&t).is_err());
         assert!(ip_access_points("<SCL").is_err());
         assert_eq!(ip_access_points("<SCL/>").unwrap(), vec![]);
+        assert!(ip_access_points("<ICD/>").is_err());
+        // The 2006 namespace of rapid_LEx2GOOSE.scd (the RAPID project's example SCD) is
+        // refused with the reason, as the model reader does, not read as "no address".
+        let other = t.replace("2003/SCL", "2006/SCL");
+        assert!(matches!(
+            ip_access_points(&other).map_err(|e| e.kind),
+            Err(SclErrorKind::WrongNamespace { .. })
+        ));
+    }
+
+    proptest::proptest! {
+        /// Whatever addresses and ports an SCD writes (IPv4 or IPv6, a port or none), each
+        /// ConnectedAP reads back as written, in file order.
+        #[test]
+        fn written_access_points_read_back(
+            aps in proptest::collection::vec(
+                (proptest::prelude::any::<std::net::IpAddr>(), proptest::option::of(1u16..)),
+                0..8,
+            )
+        ) {
+            let body: String = aps
+                .iter()
+                .enumerate()
+                .map(|(i, (ip, port))| {
+                    let ty = if ip.is_ipv4() { "IP" } else { "IPv6" };
+                    let port = port.map_or(String::new(), |p| format!("<P type=\"MMS-Port\">{p}</P>"));
+                    format!(
+                        "<ConnectedAP iedName=\"I{i}\" apName=\"S1\"><Address><P type=\"{ty}\">{ip}</P>{port}</Address></ConnectedAP>"
+                    )
+                })
+                .collect();
+            let got = ip_access_points(&scd(&body)).unwrap();
+            let want: Vec<(IpAddr, Option<u16>)> = aps.clone();
+            proptest::prop_assert_eq!(
+                got.iter().map(|a| (a.address, a.port)).collect::<Vec<_>>(),
+                want
+            );
+        }
     }
 }
