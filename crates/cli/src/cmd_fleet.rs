@@ -93,26 +93,42 @@ pub(crate) fn run(
     o.probe.timeout = timeout;
     o.tls = tls;
     fleet::interrupt::install();
-    let tty = std::io::stderr().is_terminal();
+    // On a terminal a bar under the per-device lines; otherwise (a log, a pipe) the lines alone.
+    let total = plan.targets.len() as u64;
+    let bar = std::io::stderr().is_terminal().then(|| {
+        let b = indicatif::ProgressBar::new(total);
+        b.set_style(
+            indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} devices, {elapsed}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        b
+    });
+    let say = |line: String| match &bar {
+        Some(b) => b.println(line),
+        None => eprintln!("{line}"),
+    };
     let mut progress = |p: Progress| match p {
-        Progress::Resumed(r) => eprintln!(
-            "  {}: done in an earlier run ({})",
-            r.name,
-            r.outcome.word()
-        ),
+        Progress::Resumed(r) => {
+            say(format!(
+                "  {}: done in an earlier run ({})",
+                r.name,
+                r.outcome.word()
+            ));
+            if let Some(b) = &bar {
+                b.inc(1);
+            }
+        }
         Progress::Done { row, done, total } => {
-            let line = format!(
+            say(format!(
                 "[{done}/{total}] {} {}: {}{} in {:.1} s",
                 row.name,
                 row.endpoint,
                 row.outcome.word(),
                 row.tls.as_ref().map_or("", |_| ", TLS"),
                 row.duration_ms as f64 / 1e3
-            );
-            if tty {
-                eprint!("\r\x1b[2K{line}\n");
-            } else {
-                eprintln!("{line}");
+            ));
+            if let Some(b) = &bar {
+                b.set_position(done as u64);
             }
         }
     };

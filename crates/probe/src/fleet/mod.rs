@@ -5,8 +5,9 @@
 //!
 //! - a global cap on devices probed at once (`concurrency`), and one session at a time per IED
 //!   (all access points of one IED are probed one after the other by the same worker);
-//! - a time cap per device: a probe still running at the cap is recorded as timed out and the
-//!   worker moves on (the probe's thread ends by its own step timeouts);
+//! - a time cap per device: a probe still running at the cap is recorded as timed out at once;
+//!   its worker waits for it to end (by its own step timeouts) before the next device, so the
+//!   caps on sessions hold;
 //! - progress: one line per device as it ends;
 //! - resume: each finished row is appended to `fleet-state.jsonl` in `--out` ([`state`]); a
 //!   sweep started again with the same `--out` skips the devices already there. SIGINT stops
@@ -97,15 +98,20 @@ struct Task {
     targets: Vec<Target>,
 }
 
+/// A probe still running after its device's cap: its result is dropped, but the worker waits
+/// for it to end before it takes the next device, so the global cap and one session per IED
+/// hold even then (the probe ends by its own step timeouts).
+type Lingering = Option<mpsc::Receiver<Result<crate::ProbeReport, crate::ProbeError>>>;
+
 /// Probes one target with a cap: the reachability check, then the probe in its own thread.
-fn probe_one(t: &Target, declared: Option<&Declared>, o: &FleetOptions) -> Row {
+fn probe_one(t: &Target, declared: Option<&Declared>, o: &FleetOptions) -> (Row, Lingering) {
     let started = Instant::now();
     let ep = match reach::find(t, o.tls.is_some(), o.probe.timeout) {
         Ok(e) => e,
         Err(n) => {
             let mut r = Row::empty(t, n.tried, RowOutcome::Unreachable, n.detail);
             r.duration_ms = started.elapsed().as_millis() as u64;
-            return r;
+            return (r, None);
         }
     };
     let mut po = o.probe.clone();
@@ -114,13 +120,14 @@ fn probe_one(t: &Target, declared: Option<&Declared>, o: &FleetOptions) -> Row {
         match &o.tls {
             Some(p) => po.tls = Some(p.clone()),
             None => {
-                return Row::empty(
+                let r = Row::empty(
                     t,
                     po.target,
                     RowOutcome::NotProbed,
                     "the port answers as TLS (no COTP connection confirm) and no --tls was given"
                         .into(),
-                )
+                );
+                return (r, None);
             }
         }
     } else {
@@ -134,14 +141,16 @@ fn probe_one(t: &Target, declared: Option<&Declared>, o: &FleetOptions) -> Row {
             let _ = tx.send(crate::probe(&po));
         });
     if let Err(e) = spawned {
-        return Row::empty(
+        let r = Row::empty(
             t,
             endpoint,
             RowOutcome::NotProbed,
             format!("no thread: {e}"),
         );
+        return (r, None);
     }
     let left = o.device_cap.saturating_sub(started.elapsed());
+    let mut lingering = None;
     let mut row = match rx.recv_timeout(left) {
         Ok(Ok(rep)) => Row::from_probe(t, &rep, declared),
         Ok(Err(e)) => Row::empty(
@@ -154,18 +163,21 @@ fn probe_one(t: &Target, declared: Option<&Declared>, o: &FleetOptions) -> Row {
             },
             e.chain(),
         ),
-        Err(_) => Row::empty(
-            t,
-            endpoint,
-            RowOutcome::TimedOut,
-            format!(
-                "the probe was still running at the device cap of {} s",
-                o.device_cap.as_secs()
-            ),
-        ),
+        Err(_) => {
+            lingering = Some(rx);
+            Row::empty(
+                t,
+                endpoint,
+                RowOutcome::TimedOut,
+                format!(
+                    "the probe was still running at the device cap of {} s",
+                    o.device_cap.as_secs()
+                ),
+            )
+        }
     };
     row.duration_ms = started.elapsed().as_millis() as u64;
-    row
+    (row, lingering)
 }
 
 /// Sweeps `targets`. `declared` holds the SCD's model per target name. Rows already in the
@@ -252,9 +264,12 @@ pub fn sweep(
                     if interrupt::stopping() {
                         return;
                     }
-                    let row = probe_one(t, declared.get(&t.name), opts);
+                    let (row, lingering) = probe_one(t, declared.get(&t.name), opts);
                     if tx.send(row).is_err() {
                         return;
+                    }
+                    if let Some(rx) = lingering {
+                        let _ = rx.recv();
                     }
                 }
             });
@@ -304,3 +319,77 @@ pub fn sweep(
 
 /// The start time of a sweep across its resumed parts, in `--out`.
 pub const STARTED_FILE: &str = "fleet-started";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+
+    /// A "device" that answers the reachability check's COTP CR with a CC and then keeps every
+    /// later connection open without a word: the probe waits out its step timeout.
+    fn silent_after_cc() -> (u16, std::thread::JoinHandle<()>) {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let h = std::thread::spawn(move || {
+            let mut held = Vec::new();
+            for (i, s) in l.incoming().take(2).enumerate() {
+                let Ok(mut s) = s else { return };
+                if i == 0 {
+                    let mut b = [0u8; 64];
+                    let _ = s.read(&mut b);
+                    let _ = s.write_all(&[3, 0, 0, 11, 6, 0xD0, 0, 1, 0, 1, 0]);
+                }
+                held.push(s);
+            }
+            std::thread::sleep(Duration::from_secs(3));
+        });
+        (port, h)
+    }
+
+    #[test]
+    fn a_device_past_its_cap_is_timed_out_and_recorded() {
+        let (port, h) = silent_after_cc();
+        let dir = std::env::temp_dir().join(format!("gander-fleet-cap-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let mut o = FleetOptions::new(dir.clone(), "test".into());
+        o.device_cap = Duration::from_millis(300);
+        o.probe.timeout = Duration::from_millis(1500);
+        let closed = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap().port()
+        };
+        let t = |name: &str, port| Target {
+            name: name.into(),
+            ied: Some(name.into()),
+            access_point: None,
+            address: "127.0.0.1".into(),
+            port: Some(port),
+            tls: None,
+        };
+        let targets = [t("slow", port), t("gone", closed)];
+        let mut seen = Vec::new();
+        let begun = Instant::now();
+        let r = sweep(&targets, &BTreeMap::new(), vec![], &o, &mut |p| {
+            if let Progress::Done { row, .. } = p {
+                seen.push((row.name.clone(), row.outcome, row.duration_ms));
+            }
+        })
+        .unwrap();
+        assert!(begun.elapsed() < Duration::from_secs(5));
+        assert_eq!(r.rows.len(), 2);
+        assert_eq!(r.rows[0].outcome, RowOutcome::TimedOut, "{:?}", r.rows[0]);
+        assert!(r.rows[0].duration_ms < 1000, "{:?}", r.rows[0]);
+        assert_eq!(r.rows[1].outcome, RowOutcome::Unreachable);
+        assert!(!r.interrupted && r.pending.is_empty());
+        assert_eq!(seen.len(), 2);
+        // Both rows are in the state file; a second sweep probes nothing again.
+        let again = sweep(&targets, &BTreeMap::new(), vec![], &o, &mut |p| {
+            assert!(matches!(p, Progress::Resumed(_)), "{p:?}");
+        })
+        .unwrap();
+        assert_eq!(again.resumed, 2);
+        assert_eq!(again.rows, r.rows);
+        let _ = std::fs::remove_dir_all(&dir);
+        h.join().unwrap();
+    }
+}
