@@ -16,8 +16,15 @@ was up: the report says which, what was gathered and how the device was left); 1
 gathered (no association); 2 usage (an option or the TLS file)."
 )]
 pub(crate) struct ProbeArgs {
-    /// The server, HOST:PORT (102: MMS on TCP; 3782: MMS over TLS).
-    target: String,
+    /// The server, HOST:PORT (102: MMS on TCP; 3782: MMS over TLS); or `diff OLD.json
+    /// NEW.json` to compare two fleet sweeps. Not with --scd/--targets.
+    target: Option<String>,
+    /// `diff`'s two fleet.json files.
+    #[arg(hide = true)]
+    rest: Vec<String>,
+    /// A sweep of many devices (docs/probe.md, "Fleet").
+    #[command(flatten)]
+    fleet: crate::cmd_fleet::FleetArgs,
     /// Client TLS settings (a [tls] table or its contents: ca, cert, key, optional backend,
     /// versions, cipher_suites; docs/tls.md). Without it the probe connects without TLS.
     #[arg(long, value_name = "FILE")]
@@ -70,7 +77,34 @@ pub(crate) struct ProbeArgs {
 }
 
 pub(crate) fn run(a: ProbeArgs) -> anyhow::Result<ExitCode> {
-    let mut o = ProbeOptions::new(a.target.clone());
+    if a.target.as_deref() == Some("diff") {
+        let [old, new] = a.rest.as_slice() else {
+            anyhow::bail!("gander probe diff OLD.json NEW.json");
+        };
+        return crate::cmd_fleet::run_diff(old.as_ref(), new.as_ref(), a.json);
+    }
+    anyhow::ensure!(a.rest.is_empty(), "unexpected arguments: {:?}", a.rest);
+    if a.fleet.wanted() {
+        anyhow::ensure!(a.target.is_none(), "HOST:PORT or --scd/--targets, not both");
+        let tls = match &a.tls {
+            Some(p) => Some(
+                gander_tls::TlsProfile::from_file(p)
+                    .with_context(|| format!("--tls {}", p.display()))?,
+            ),
+            None => None,
+        };
+        return crate::cmd_fleet::run(
+            &a.fleet,
+            tls,
+            Duration::from_millis(a.timeout_ms),
+            a.out.as_deref(),
+            a.json,
+        );
+    }
+    let Some(target) = a.target.clone() else {
+        anyhow::bail!("HOST:PORT, --scd FILE or --targets FILE");
+    };
+    let mut o = ProbeOptions::new(target.clone());
     if a.quick {
         o = o.quick();
     }
@@ -151,7 +185,7 @@ pub(crate) fn run(a: ProbeArgs) -> anyhow::Result<ExitCode> {
             );
             let doc = serde_json::json!({
                 "schema": gander_probe::SCHEMA,
-                "target": a.target,
+                "target": target,
                 "outcome": if e.is_usage() { "usage" } else { "nothing" },
                 "failed": failed,
                 "error": { "kind": e.kind(), "message": msg },

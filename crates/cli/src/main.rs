@@ -7,6 +7,7 @@ mod bench;
 mod bench_mms;
 mod bench_scl;
 mod cmd_control;
+mod cmd_fleet;
 mod cmd_gateway;
 mod cmd_lab;
 mod cmd_mms;

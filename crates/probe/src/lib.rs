@@ -22,6 +22,7 @@
 pub mod control;
 pub mod discover;
 pub mod error;
+pub mod fleet;
 pub mod model;
 pub mod outcome;
 pub mod reports;

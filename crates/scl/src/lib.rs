@@ -16,6 +16,7 @@
 
 #![forbid(unsafe_code)]
 
+mod comm_ip;
 mod controls;
 mod error;
 mod fcda;
@@ -25,6 +26,7 @@ mod rcb;
 mod types;
 mod value;
 
+pub use comm_ip::{ip_access_points, IpAccessPoint};
 pub use controls::{
     CommAddress, GseControl, GseType, SecurityEnable, SettingControl, SmpMod, SmvOpts, SvControl,
 };

@@ -1,0 +1,179 @@
+//! `gander probe --scd FILE | --targets FILE` (a sweep of every IED) and `gander probe diff OLD
+//! NEW` (docs/probe.md, "Fleet"). Parsing and printing only; the sweep is
+//! `gander_probe::fleet`.
+use anyhow::Context;
+use clap::Args;
+use gander_probe::fleet::{self, diff, report, targets, FleetOptions, Progress};
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// The fleet options of `gander probe`.
+#[derive(Args, Default)]
+pub(crate) struct FleetArgs {
+    /// Sweep every IED access point with an IP address in this SCD's Communication section,
+    /// checking each server's model against the one the SCD declares.
+    #[arg(long, value_name = "FILE", conflicts_with = "targets")]
+    scd: Option<PathBuf>,
+    /// Sweep the devices of this TOML file ([[target]] name, address, port, tls).
+    #[arg(long, value_name = "FILE")]
+    targets: Option<PathBuf>,
+    /// Fleet: devices probed at once (one session per IED at a time).
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    concurrency: usize,
+    /// Fleet: time cap per device, seconds.
+    #[arg(long, value_name = "S", default_value_t = 120)]
+    device_cap_s: u64,
+    /// Fleet: compare the sweep with an earlier fleet.json.
+    #[arg(long, value_name = "OLD.json")]
+    diff: Option<PathBuf>,
+}
+
+impl FleetArgs {
+    /// Whether a fleet sweep was asked for.
+    pub(crate) fn wanted(&self) -> bool {
+        self.scd.is_some() || self.targets.is_some()
+    }
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> anyhow::Result<()> {
+    let p = dir.join(name);
+    std::fs::write(&p, text).with_context(|| format!("writing {}", p.display()))
+}
+
+/// `gander probe diff OLD NEW`: exit 0 no change, 3 changes.
+pub(crate) fn run_diff(old: &Path, new: &Path, json: bool) -> anyhow::Result<ExitCode> {
+    let a = diff::load(old)?;
+    let b = diff::load(new)?;
+    let d = diff::diff(&a, &b);
+    if json {
+        crate::out(serde_json::to_string_pretty(&d)?);
+    } else {
+        crate::out(d.text().trim_end());
+    }
+    Ok(ExitCode::from(if d.is_empty() { 0 } else { 3 }))
+}
+
+/// The sweep. `tls` and the step timeout come from `gander probe`'s own options.
+pub(crate) fn run(
+    a: &FleetArgs,
+    tls: Option<gander_tls::TlsProfile>,
+    timeout: Duration,
+    out: Option<&Path>,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let out = out
+        .map(Path::to_path_buf)
+        .context("a sweep needs --out DIR (its state file makes it resumable)")?;
+    let (source, plan) = match (&a.scd, &a.targets) {
+        (Some(p), _) => {
+            let text = targets::read(p)?;
+            let plan = targets::from_scd(&p.display().to_string(), &text)?;
+            (p.display().to_string(), plan)
+        }
+        (None, Some(p)) => {
+            let text = targets::read(p)?;
+            let t = targets::from_toml(&p.display().to_string(), &text)?;
+            (
+                p.display().to_string(),
+                targets::Plan {
+                    targets: t,
+                    declared: BTreeMap::new(),
+                    refused: vec![],
+                },
+            )
+        }
+        (None, None) => anyhow::bail!("--scd FILE or --targets FILE"),
+    };
+    let mut o = FleetOptions::new(out.clone(), source);
+    o.concurrency = a.concurrency;
+    o.device_cap = Duration::from_secs(a.device_cap_s);
+    o.probe.timeout = timeout;
+    o.tls = tls;
+    fleet::interrupt::install();
+    // On a terminal a bar under the per-device lines; otherwise (a log, a pipe) the lines alone.
+    let total = plan.targets.len() as u64;
+    let bar = std::io::stderr().is_terminal().then(|| {
+        let b = indicatif::ProgressBar::new(total);
+        b.set_style(
+            indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} devices, {elapsed}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        b
+    });
+    let say = |line: String| match &bar {
+        Some(b) => b.println(line),
+        None => eprintln!("{line}"),
+    };
+    let mut progress = |p: Progress| match p {
+        Progress::Resumed(r) => {
+            say(format!(
+                "  {}: done in an earlier run ({})",
+                r.name,
+                r.outcome.word()
+            ));
+            if let Some(b) = &bar {
+                b.inc(1);
+            }
+        }
+        Progress::Done { row, done, total } => {
+            say(format!(
+                "[{done}/{total}] {} {}: {}{} in {:.1} s",
+                row.name,
+                row.endpoint,
+                row.outcome.word(),
+                row.tls.as_ref().map_or("", |_| ", TLS"),
+                row.duration_ms as f64 / 1e3
+            ));
+            if let Some(b) = &bar {
+                b.set_position(done as u64);
+            }
+        }
+    };
+    let r = fleet::sweep(
+        &plan.targets,
+        &plan.declared,
+        plan.refused,
+        &o,
+        &mut progress,
+    )?;
+    let js = serde_json::to_string_pretty(&r)?;
+    write(&out, "fleet.json", &format!("{js}\n"))?;
+    write(&out, "fleet.html", &report::html(&r))?;
+    write(&out, "fleet.prom", &report::openmetrics(&r))?;
+    let (reach, complete, mism, fails) = r.counts();
+    let summary = format!(
+        "{} devices: {reach} reachable, {complete} complete, {mism} model(s) differ from the SCD, \
+{fails} TLS verdict failure(s); {} resumed, {} pending; {:.1} s; reports in {}",
+        r.rows.len() + r.pending.len(),
+        r.resumed,
+        r.pending.len(),
+        r.duration_ms as f64 / 1e3,
+        out.display()
+    );
+    if let Some(old) = &a.diff {
+        let d = diff::diff(&diff::load(old)?, &r);
+        write(&out, "fleet-diff.json", &serde_json::to_string_pretty(&d)?)?;
+        eprintln!(
+            "changes against {}:\n{}",
+            old.display(),
+            d.text().trim_end()
+        );
+    }
+    if json {
+        crate::out(js);
+    } else {
+        crate::out(summary);
+    }
+    Ok(ExitCode::from(if r.interrupted {
+        130
+    } else if reach == 0 {
+        1
+    } else if complete < r.rows.len() {
+        3
+    } else {
+        0
+    }))
+}

@@ -1,0 +1,213 @@
+//! What a sweep visits: the IP access points of an SCD (IEC 61850-6 Communication section,
+//! `gander_scl::ip_access_points`) with the model each IED declares, or a targets file.
+//!
+//! A targets file is TOML, one `[[target]]` table per device:
+//!
+//! ```toml
+//! [[target]]
+//! name = "BAY1-P1"      # required, unique: keys the resume state and the diff
+//! address = "10.0.0.11" # host name, IPv4 or IPv6
+//! port = 3782           # optional: else 3782 with --tls (then 102), 102 without
+//! tls = true            # optional: else told from the server's first answer
+//! ```
+use super::declared::Declared;
+use super::error::FleetError;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// One device to probe.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Target {
+    /// The row's name: the IED name (with `/AP` when the IED has several IP access points),
+    /// or the targets file's `name`.
+    pub name: String,
+    /// The IED (SCD only): one session at a time per IED, whatever its access points.
+    pub ied: Option<String>,
+    /// The access point (SCD only).
+    pub access_point: Option<String>,
+    /// Host name or IP address.
+    pub address: String,
+    /// The TCP port, when the file gives one.
+    pub port: Option<u16>,
+    /// TLS or not, when the file says.
+    pub tls: Option<bool>,
+}
+
+impl Target {
+    /// The key of one-session-per-device: the IED, or the address for a targets file.
+    pub fn device(&self) -> &str {
+        self.ied.as_deref().unwrap_or(&self.address)
+    }
+}
+
+/// The targets of an SCD and, per target name, the model its IED declares for that access
+/// point (`None` for an access point with no server, e.g. a client-only one, which is still
+/// probed: something answers there or not).
+pub struct Plan {
+    /// In file order.
+    pub targets: Vec<Target>,
+    /// Declared model per target name.
+    pub declared: BTreeMap<String, Declared>,
+    /// IEDs of the SCD refused by gander-scl, with why (they are still probed when they have an
+    /// address; their model cannot be checked).
+    pub refused: Vec<String>,
+}
+
+/// The sweep plan of the SCD text `text` (`path` only names it in errors).
+pub fn from_scd(path: &str, text: &str) -> Result<Plan, FleetError> {
+    let scd_err = |source| FleetError::Scd {
+        path: path.into(),
+        source: Box::new(source),
+    };
+    let aps = gander_scl::ip_access_points(text).map_err(scd_err)?;
+    // A model that cannot be read still leaves the addresses usable.
+    let scl = gander_scl::parse(text).ok();
+    let mut per_ied: BTreeMap<&str, usize> = BTreeMap::new();
+    for a in &aps {
+        *per_ied.entry(a.ied.as_str()).or_default() += 1;
+    }
+    let mut plan = Plan {
+        targets: Vec::new(),
+        declared: BTreeMap::new(),
+        refused: scl
+            .as_ref()
+            .map(|s| s.refused.iter().map(|r| r.error.to_string()).collect())
+            .unwrap_or_default(),
+    };
+    for a in &aps {
+        let name = if per_ied.get(a.ied.as_str()).copied().unwrap_or(0) > 1 {
+            format!("{}/{}", a.ied, a.access_point)
+        } else {
+            a.ied.clone()
+        };
+        if let Some(ied) = scl
+            .as_ref()
+            .and_then(|s| s.ieds.iter().find(|i| i.name == a.ied))
+        {
+            if let Ok(lds) = ied.logical_devices_of(Some(&a.access_point)) {
+                plan.declared
+                    .insert(name.clone(), Declared::from_lds(lds.into_iter()));
+            }
+        }
+        plan.targets.push(Target {
+            name,
+            ied: Some(a.ied.clone()),
+            access_point: Some(a.access_point.clone()),
+            address: a.address.to_string(),
+            port: a.port,
+            tls: None,
+        });
+    }
+    check(&plan.targets)?;
+    if plan.targets.is_empty() {
+        return Err(FleetError::NoTargets(format!(
+            "{path} has no ConnectedAP with a P type=\"IP\" (or IPv6) address"
+        )));
+    }
+    Ok(plan)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    #[serde(default)]
+    target: Vec<Entry>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Entry {
+    name: String,
+    address: String,
+    port: Option<u16>,
+    tls: Option<bool>,
+}
+
+/// The targets of a targets file's text.
+pub fn from_toml(path: &str, text: &str) -> Result<Vec<Target>, FleetError> {
+    let f: File = toml::from_str(text).map_err(|e| FleetError::Targets {
+        path: path.into(),
+        detail: e.to_string(),
+    })?;
+    let mut out = Vec::with_capacity(f.target.len());
+    for e in f.target {
+        if e.name.trim().is_empty() || e.address.trim().is_empty() {
+            return Err(FleetError::Targets {
+                path: path.into(),
+                detail: "every [[target]] needs a non-empty name and address".into(),
+            });
+        }
+        if e.port == Some(0) {
+            return Err(FleetError::Targets {
+                path: path.into(),
+                detail: format!("target {:?}: port 0", e.name),
+            });
+        }
+        out.push(Target {
+            name: e.name,
+            ied: None,
+            access_point: None,
+            address: e.address.trim().to_string(),
+            port: e.port,
+            tls: e.tls,
+        });
+    }
+    check(&out)?;
+    if out.is_empty() {
+        return Err(FleetError::NoTargets(format!("{path} has no [[target]]")));
+    }
+    Ok(out)
+}
+
+fn check(t: &[Target]) -> Result<(), FleetError> {
+    let mut seen = std::collections::BTreeSet::new();
+    for x in t {
+        if !seen.insert(x.name.as_str()) {
+            return Err(FleetError::DuplicateName(x.name.clone()));
+        }
+    }
+    Ok(())
+}
+
+/// Reads a file for [`from_scd`] / [`from_toml`].
+pub fn read(path: &Path) -> Result<String, FleetError> {
+    std::fs::read_to_string(path).map_err(|source| FleetError::Io {
+        path: path.display().to_string(),
+        source,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_targets_file_is_read_and_checked() {
+        let t = from_toml(
+            "t.toml",
+            r#"
+[[target]]
+name = "A"
+address = "10.0.0.1"
+[[target]]
+name = "B"
+address = "ied-b.example"
+port = 3782
+tls = true
+"#,
+        )
+        .unwrap();
+        assert_eq!(t.len(), 2);
+        assert_eq!((t[1].port, t[1].tls), (Some(3782), Some(true)));
+        assert_eq!(t[0].device(), "10.0.0.1");
+        let dup = "[[target]]\nname='A'\naddress='x'\n[[target]]\nname='A'\naddress='y'\n";
+        assert!(matches!(
+            from_toml("t", dup),
+            Err(FleetError::DuplicateName(_))
+        ));
+        assert!(from_toml("t", "[[target]]\nname='A'\n").is_err());
+        assert!(from_toml("t", "[[target]]\nname='A'\naddress='x'\nbogus=1\n").is_err());
+        assert!(matches!(from_toml("t", ""), Err(FleetError::NoTargets(_))));
+    }
+}
