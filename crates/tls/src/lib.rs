@@ -19,6 +19,7 @@ pub mod group;
 pub mod keylog;
 pub mod pki;
 pub mod profile;
+pub mod scan;
 pub mod sigscheme;
 pub mod suites;
 pub mod survey;

@@ -1,0 +1,254 @@
+//! Verdicts of a scan, each with its public source (tags of `docs/tls.md`: [P] public primary
+//! source, [X] third-party reading of the paid IEC text). Ids start with `scan-` so they stand
+//! beside the survey's own verdicts.
+use super::weakness::WeaknessState;
+use super::{ProtocolVersion, ScanReport};
+use crate::survey::{Level, Verdict};
+
+const SRC_ANON: &str = "RFC 5246 §A.5 and §F.1.1.1: anonymous Diffie-Hellman suites are open to a man in the middle and deprecated [P]; IEC 62351-4:2018 disallows the 2007 anonymous suites [X]";
+const SRC_NULL: &str = "RFC 9325 (BCP 195) §4.1: MUST NOT negotiate NULL encryption [P]; IEC 62351-3:2023 lists TLS_RSA_WITH_NULL_SHA256 as conditional (integrity only) [X]";
+const SRC_EXPORT: &str = "RFC 9325 §4.1: MUST NOT negotiate suites under 112 bits, export-grade included [P]; FREAK (CVE-2015-0204), Logjam (CVE-2015-4000) [P]";
+const SRC_RC4: &str =
+    "RFC 7465 §2: TLS servers MUST NOT select an RC4 suite [P]; IEC 62351-4:2018 disallows RC4 [X]";
+const SRC_DES: &str =
+    "RFC 5469: DES suites removed from TLS 1.2 [P]; RFC 9325 §4.1: under 112 bits MUST NOT [P]";
+const SRC_3DES: &str = "SWEET32 (Bhargavan, Leurent, ACM CCS 2016; CVE-2016-2183): 64-bit blocks [P]; RFC 9325 §4.1: SHOULD NOT under 128 bits [P]; NIST SP 800-131A Rev.2: TDEA encryption disallowed after 2023 [P]";
+const SRC_SSL2: &str = "RFC 6176: SSL 2.0 MUST NOT be negotiated [P]";
+const SRC_SSL3: &str = "RFC 7568: SSL 3.0 MUST NOT be used (POODLE) [P]";
+const SRC_HB: &str = "CVE-2014-0160 (Heartbleed) [P]; RFC 6520 §4: a heartbeat with a payload_length beyond its record MUST be discarded [P]";
+const SRC_CCS: &str = "CVE-2014-0224 (OpenSSL ChangeCipherSpec injection) [P]";
+const SRC_CRIME: &str =
+    "CRIME (CVE-2012-4929) [P]; RFC 9325 §3.3: TLS-level compression SHOULD be disabled [P]";
+const SRC_FALLBACK: &str =
+    "RFC 7507 §3: a server MUST answer inappropriate_fallback to TLS_FALLBACK_SCSV below its newest version [P]";
+const SRC_EMS: &str =
+    "RFC 7627 (triple handshake) [P]; RFC 9325 §3.5: SHOULD support extended master secret [P]";
+const SRC_RI: &str = "RFC 5746 [P]; IEC 62351-3: RFC 5746 mandatory [X]";
+const SRC_OCSP: &str = "RFC 6066 §8 status_request [P]; no IEC 62351 requirement stated publicly";
+const SRC_CR: &str = "IEC 62351-3: mutual authentication, the server asks every client for a certificate [X]; RFC 5246 §7.4.4 [P]";
+const SRC_ORDER: &str = "a fact testssl.sh and sslyze report; no requirement";
+const SRC_GROUPS: &str = "NIST SP 800-57 Part 1 Rev.5 §5.6.1: 112-bit security needs FFC p >= 2048, EC >= 224 bits [P]; IEC 62351-4 Annex G: EC >= 256 bits [X]";
+
+fn v(
+    id: &'static str,
+    level: Level,
+    source: &'static str,
+    requirement: &'static str,
+    detail: String,
+) -> Verdict {
+    Verdict {
+        id,
+        level,
+        requirement,
+        source,
+        detail,
+    }
+}
+
+/// The verdicts of `r`.
+pub fn judge(r: &ScanReport) -> Vec<Verdict> {
+    let mut out = Vec::new();
+    out.push(if r.sslv2.accepted {
+        v(
+            "scan-sslv2",
+            Level::Fail,
+            SRC_SSL2,
+            "no SSL 2.0",
+            format!("SSL 2.0 accepted: {}", r.sslv2.ciphers.join(", ")),
+        )
+    } else {
+        v(
+            "scan-sslv2",
+            Level::Pass,
+            SRC_SSL2,
+            "no SSL 2.0",
+            "refused".into(),
+        )
+    });
+    if let Some(s3) = r.version(ProtocolVersion::Ssl3) {
+        out.push(if s3.accepted {
+            v(
+                "scan-sslv3",
+                Level::Fail,
+                SRC_SSL3,
+                "no SSL 3.0",
+                format!("SSL 3.0 accepted with {} suites", s3.suites.len()),
+            )
+        } else {
+            v(
+                "scan-sslv3",
+                Level::Pass,
+                SRC_SSL3,
+                "no SSL 3.0",
+                "refused".into(),
+            )
+        });
+    }
+    // Suite classes: one verdict per class, listing the suites and versions.
+    type Pick = fn(&super::registry::SuiteInfo) -> bool;
+    let classes: [(&'static str, &'static str, &'static str, Pick); 6] = [
+        (
+            "scan-anonymous-suites",
+            "no anonymous suite (no server authentication)",
+            SRC_ANON,
+            |s| s.anonymous,
+        ),
+        ("scan-null-suites", "no NULL encryption", SRC_NULL, |s| {
+            s.null
+        }),
+        (
+            "scan-export-suites",
+            "no export-grade suite",
+            SRC_EXPORT,
+            |s| s.export,
+        ),
+        ("scan-rc4-suites", "no RC4", SRC_RC4, |s| s.rc4),
+        ("scan-des-suites", "no single DES", SRC_DES, |s| s.des),
+        ("scan-3des-suites", "no 3DES", SRC_3DES, |s| s.triple_des),
+    ];
+    for (id, req, src, pick) in classes {
+        let mut found: Vec<String> = Vec::new();
+        let mut only_integrity = true;
+        for vs in &r.versions {
+            for s in vs.suites.iter().filter(|s| pick(s)) {
+                found.push(format!("{} ({})", s.name, vs.version.name()));
+                only_integrity &= s.code == 0x003B;
+            }
+        }
+        out.push(if found.is_empty() {
+            v(id, Level::Pass, src, req, "none accepted".into())
+        } else {
+            // The one NULL suite IEC 62351-3:2023 allows conditionally is a warning, not a fail.
+            let level = if id == "scan-null-suites" && only_integrity {
+                Level::Warn
+            } else {
+                Level::Fail
+            };
+            v(
+                id,
+                level,
+                src,
+                req,
+                format!("{} accepted: {}", found.len(), found.join(", ")),
+            )
+        });
+    }
+    for vs in r
+        .versions
+        .iter()
+        .filter(|v| v.accepted && v.suites.len() >= 2)
+    {
+        let d = match vs.server_order {
+            Some(true) => "the server chooses by its own order",
+            Some(false) => "the server follows the client's order",
+            None => "not determined",
+        };
+        out.push(v(
+            "scan-cipher-order",
+            Level::Info,
+            SRC_ORDER,
+            "server cipher-suite preference",
+            format!("TLS {}: {d}", vs.version.name()),
+        ));
+    }
+    let mut weak_groups = Vec::new();
+    let mut all_groups = Vec::new();
+    for vs in r.versions.iter().filter(|v| v.accepted) {
+        for g in &vs.groups {
+            all_groups.push(format!("{} ({})", g.name, vs.version.name()));
+            if g.code <= 0x0016 {
+                weak_groups.push(format!("{} ({})", g.name, vs.version.name()));
+            }
+        }
+        if let Some(p) = &vs.dh_prime {
+            let name = p
+                .family
+                .clone()
+                .unwrap_or_else(|| format!("own {}-bit prime", p.bits));
+            all_groups.push(format!("DH {name} ({})", vs.version.name()));
+            if p.bits < 2048 {
+                weak_groups.push(format!("DH {}-bit ({})", p.bits, vs.version.name()));
+            }
+        }
+    }
+    out.push(if !weak_groups.is_empty() {
+        v(
+            "scan-groups",
+            Level::Fail,
+            SRC_GROUPS,
+            "key-exchange groups of >= 256-bit EC / >= 2048-bit FFDH",
+            format!(
+                "weak: {}; all: {}",
+                weak_groups.join(", "),
+                all_groups.join(", ")
+            ),
+        )
+    } else {
+        v(
+            "scan-groups",
+            Level::Info,
+            SRC_GROUPS,
+            "key-exchange groups of >= 256-bit EC / >= 2048-bit FFDH",
+            if all_groups.is_empty() {
+                "none found".into()
+            } else {
+                all_groups.join(", ")
+            },
+        )
+    });
+    for wk in &r.weaknesses {
+        let (id, req, src, bad) = match wk.id {
+            "heartbleed" => (
+                "scan-heartbleed",
+                "not vulnerable to Heartbleed",
+                SRC_HB,
+                Level::Fail,
+            ),
+            "ccs-injection" => (
+                "scan-ccs-injection",
+                "not vulnerable to CCS injection",
+                SRC_CCS,
+                Level::Fail,
+            ),
+            "compression" => (
+                "scan-compression",
+                "no TLS compression",
+                SRC_CRIME,
+                Level::Fail,
+            ),
+            "fallback-scsv" => (
+                "scan-fallback-scsv",
+                "TLS_FALLBACK_SCSV honoured",
+                SRC_FALLBACK,
+                Level::Warn,
+            ),
+            "extended-master-secret" => (
+                "scan-extended-master-secret",
+                "extended master secret supported",
+                SRC_EMS,
+                Level::Warn,
+            ),
+            "secure-renegotiation" => (
+                "scan-secure-renegotiation",
+                "RFC 5746 renegotiation_info",
+                SRC_RI,
+                Level::Warn,
+            ),
+            "ocsp-stapling" => ("scan-ocsp-stapling", "OCSP stapling", SRC_OCSP, Level::Info),
+            "client-certificate-request" => (
+                "scan-certificate-request",
+                "the server asks for a client certificate",
+                SRC_CR,
+                Level::Fail,
+            ),
+            _ => continue,
+        };
+        let level = match wk.state {
+            WeaknessState::Vulnerable => bad,
+            WeaknessState::NotVulnerable => Level::Pass,
+            WeaknessState::NotTested | WeaknessState::Undetermined => Level::Info,
+        };
+        out.push(v(id, level, src, req, wk.detail.clone()));
+    }
+    out
+}

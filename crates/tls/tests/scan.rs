@@ -1,0 +1,387 @@
+//! The scanner against real servers started here: `openssl s_server` and `gnutls-serv` with
+//! known configurations; the scan must find exactly what they were told to accept.
+mod common;
+
+use gander_tls::pki::{KeySpec, PkiSet};
+use gander_tls::scan::{self, ProtocolVersion, ScanOptions, ScanReport, WeaknessState};
+use gander_tls::survey::Level;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A server process, killed (by its own handle) when the test ends.
+struct Server {
+    child: Child,
+    addr: SocketAddr,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port()
+}
+
+/// Starts `program args` (with `{port}` replaced) and waits until it listens.
+fn start(program: &str, args: &[String]) -> Server {
+    let port = free_port();
+    let args: Vec<String> = args
+        .iter()
+        .map(|a| a.replace("{port}", &port.to_string()))
+        .collect();
+    let child = Command::new(program)
+        .args(&args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{program} must be installed: {e}"));
+    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().expect("addr");
+    let t0 = Instant::now();
+    while TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "{program} did not start"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Server { child, addr }
+}
+
+fn s(v: &[&str]) -> Vec<String> {
+    v.iter().map(|x| x.to_string()).collect()
+}
+
+/// `openssl s_server` with the set's server certificate and `extra` arguments.
+fn openssl_server(set: &PkiSet, extra: &[&str]) -> Server {
+    let mut a = s(&[
+        "s_server",
+        "-accept",
+        "127.0.0.1:{port}",
+        "-quiet",
+        "-naccept",
+        "1000",
+    ]);
+    a.extend(s(&[
+        "-cert",
+        set.server.to_str().unwrap(),
+        "-key",
+        set.server_key.to_str().unwrap(),
+    ]));
+    a.extend(s(extra));
+    start("openssl", &a)
+}
+
+/// `gnutls-serv` with the set's server certificate and a priority string.
+fn gnutls_server(set: &PkiSet, priority: &str) -> Server {
+    start(
+        "gnutls-serv",
+        &s(&[
+            "--port",
+            "{port}",
+            "--echo",
+            "--heartbeat",
+            "--x509certfile",
+            set.server.to_str().unwrap(),
+            "--x509keyfile",
+            set.server_key.to_str().unwrap(),
+            "--priority",
+            priority,
+        ]),
+    )
+}
+
+fn opts() -> ScanOptions {
+    ScanOptions {
+        timeout: Duration::from_secs(3),
+        pause: Duration::from_millis(0),
+        ..ScanOptions::default()
+    }
+}
+
+fn run(addr: SocketAddr) -> ScanReport {
+    let r = scan::scan(addr, &opts()).expect("scan");
+    eprintln!("{}", serde_json::to_string_pretty(&r).unwrap());
+    r
+}
+
+fn names(r: &ScanReport, v: ProtocolVersion) -> Vec<&'static str> {
+    let mut n: Vec<&str> = r
+        .version(v)
+        .map(|s| s.suites.iter().map(|x| x.name).collect())
+        .unwrap_or_default();
+    n.sort();
+    n
+}
+
+fn accepted(r: &ScanReport) -> Vec<&'static str> {
+    r.versions
+        .iter()
+        .filter(|v| v.accepted)
+        .map(|v| v.version.name())
+        .collect()
+}
+
+fn level(r: &ScanReport, id: &str) -> Option<Level> {
+    r.verdicts.iter().find(|v| v.id == id).map(|v| v.level)
+}
+
+fn state(r: &ScanReport, id: &str) -> Option<WeaknessState> {
+    r.weaknesses.iter().find(|w| w.id == id).map(|w| w.state)
+}
+
+/// The openssl binary's own list of what a cipher string enables at one version, as IANA
+/// names (`openssl ciphers -stdname`), for comparison: the TLS 1.2-and-below suites an RSA
+/// certificate (or none, anonymous) can serve.
+fn openssl_list(cipher: &str, version_flag: &str) -> Vec<String> {
+    let out = Command::new("openssl")
+        .args(["ciphers", "-stdname", version_flag, cipher])
+        .output()
+        .expect("openssl ciphers");
+    let mut v: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .filter(|n| n.starts_with("TLS_") && n.contains("_WITH_"))
+        .filter(|n| !["PSK", "SRP", "ECDSA", "DSS"].iter().any(|x| n.contains(x)))
+        .collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
+/// The worst case: `ALL:@SECLEVEL=0` on TLS 1.0 to 1.2 accepts the anonymous ADH and
+/// AECDH suites, which no TLS library's client offers by default.
+#[test]
+fn openssl_all_seclevel0_finds_anonymous_and_legacy() {
+    let set = common::rsa();
+    let srv = openssl_server(&set, &["-cipher", "ALL:@SECLEVEL=0", "-no_tls1_3"]);
+    let r = run(srv.addr);
+    assert_eq!(accepted(&r), vec!["1.0", "1.1", "1.2"]);
+    let t12 = names(&r, ProtocolVersion::Tls12);
+    // Exactly what the openssl binary says the cipher string enables (PSK and SRP suites need
+    // credentials the server was not given).
+    assert_eq!(t12, openssl_list("ALL:@SECLEVEL=0", "-tls1_2"));
+    let anon: Vec<&str> = t12
+        .iter()
+        .copied()
+        .filter(|n| n.contains("_anon_"))
+        .collect();
+    assert!(
+        anon.contains(&"TLS_DH_anon_WITH_AES_128_CBC_SHA"),
+        "{anon:?}"
+    );
+    assert!(
+        anon.contains(&"TLS_ECDH_anon_WITH_AES_256_CBC_SHA"),
+        "{anon:?}"
+    );
+    assert_eq!(level(&r, "scan-anonymous-suites"), Some(Level::Fail));
+    assert!(!r.sslv2.accepted);
+    assert_eq!(level(&r, "scan-sslv2"), Some(Level::Pass));
+    assert_eq!(state(&r, "heartbleed"), Some(WeaknessState::NotVulnerable));
+    assert_eq!(
+        state(&r, "ccs-injection"),
+        Some(WeaknessState::NotVulnerable)
+    );
+    assert_eq!(state(&r, "compression"), Some(WeaknessState::NotVulnerable));
+    assert_eq!(
+        state(&r, "fallback-scsv"),
+        Some(WeaknessState::NotVulnerable)
+    );
+    assert_eq!(
+        state(&r, "extended-master-secret"),
+        Some(WeaknessState::NotVulnerable)
+    );
+    assert_eq!(
+        state(&r, "secure-renegotiation"),
+        Some(WeaknessState::NotVulnerable)
+    );
+    assert_eq!(
+        state(&r, "client-certificate-request"),
+        Some(WeaknessState::Vulnerable)
+    );
+    // OpenSSL's default: its own order off, the client's order followed.
+    assert_eq!(
+        r.version(ProtocolVersion::Tls12).unwrap().server_order,
+        Some(false)
+    );
+    let groups: Vec<&str> = r
+        .version(ProtocolVersion::Tls12)
+        .unwrap()
+        .groups
+        .iter()
+        .map(|g| g.name.as_str())
+        .collect();
+    assert!(
+        groups.contains(&"x25519") && groups.contains(&"secp256r1"),
+        "{groups:?}"
+    );
+    assert!(!r.capped);
+}
+
+/// TLS 1.3 only with P-384 and ffdhe2048: both groups found through HelloRetryRequests, and
+/// nothing below 1.3.
+#[test]
+fn openssl_tls13_only_p384_ffdhe2048() {
+    let set = common::rsa();
+    let srv = openssl_server(&set, &["-tls1_3", "-groups", "P-384:ffdhe2048"]);
+    let r = run(srv.addr);
+    assert_eq!(accepted(&r), vec!["1.3"]);
+    let t13 = r.version(ProtocolVersion::Tls13).unwrap();
+    let mut g: Vec<&str> = t13.groups.iter().map(|g| g.name.as_str()).collect();
+    g.sort();
+    assert_eq!(g, vec!["ffdhe2048", "secp384r1"]);
+    assert_eq!(
+        names(&r, ProtocolVersion::Tls13),
+        vec![
+            "TLS_AES_128_GCM_SHA256",
+            "TLS_AES_256_GCM_SHA384",
+            "TLS_CHACHA20_POLY1305_SHA256"
+        ]
+    );
+    // Nothing up to TLS 1.2: those checks say so instead of guessing.
+    assert_eq!(state(&r, "heartbleed"), Some(WeaknessState::NotTested));
+    assert_eq!(state(&r, "fallback-scsv"), Some(WeaknessState::NotTested));
+    assert_eq!(level(&r, "scan-3des-suites"), Some(Level::Pass));
+}
+
+/// GnuTLS with a restricted priority and its own order: two suites, one curve, TLS 1.2 only,
+/// server precedence; its heartbeat extension is on and the over-long request is not answered.
+#[test]
+fn gnutls_restricted_priority_server_order_heartbeat() {
+    let set = common::rsa();
+    let srv = gnutls_server(
+        &set,
+        "NONE:+VERS-TLS1.2:+AES-256-GCM:+AES-128-GCM:+AEAD:+ECDHE-RSA:+SIGN-ALL:+GROUP-SECP384R1:+COMP-NULL:%SERVER_PRECEDENCE",
+    );
+    let r = run(srv.addr);
+    assert_eq!(accepted(&r), vec!["1.2"]);
+    assert_eq!(
+        names(&r, ProtocolVersion::Tls12),
+        vec![
+            "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+            "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384"
+        ]
+    );
+    let t12 = r.version(ProtocolVersion::Tls12).unwrap();
+    assert_eq!(t12.server_order, Some(true));
+    assert_eq!(t12.groups.len(), 1);
+    assert_eq!(t12.groups[0].name, "secp384r1");
+    assert_eq!(
+        state(&r, "ccs-injection"),
+        Some(WeaknessState::NotVulnerable)
+    );
+    assert_eq!(state(&r, "heartbleed"), Some(WeaknessState::NotVulnerable));
+}
+
+/// A server that accepts only 3DES (GnuTLS; OpenSSL 3 has no 3DES suites left): the SWEET32
+/// finding fails, at every version it is offered.
+#[test]
+fn gnutls_3des_only_fails_sweet32() {
+    let set = common::rsa();
+    let srv = gnutls_server(
+        &set,
+        "NONE:+VERS-TLS1.2:+VERS-TLS1.1:+VERS-TLS1.0:+3DES-CBC:+SHA1:+RSA:+ECDHE-RSA:+SIGN-ALL:+GROUP-ALL:+COMP-NULL",
+    );
+    let r = run(srv.addr);
+    assert_eq!(accepted(&r), vec!["1.0", "1.1", "1.2"]);
+    for v in [
+        ProtocolVersion::Tls10,
+        ProtocolVersion::Tls11,
+        ProtocolVersion::Tls12,
+    ] {
+        assert_eq!(
+            names(&r, v),
+            vec![
+                "TLS_ECDHE_RSA_WITH_3DES_EDE_CBC_SHA",
+                "TLS_RSA_WITH_3DES_EDE_CBC_SHA"
+            ],
+            "{v:?}"
+        );
+    }
+    assert_eq!(level(&r, "scan-3des-suites"), Some(Level::Fail));
+    assert_eq!(level(&r, "scan-anonymous-suites"), Some(Level::Pass));
+    assert_eq!(
+        state(&r, "fallback-scsv"),
+        Some(WeaknessState::NotVulnerable)
+    );
+}
+
+/// A server that asks for a client certificate sends CertificateRequest in its first flight.
+#[test]
+fn openssl_client_certificate_requested() {
+    let set = common::rsa();
+    let srv = openssl_server(&set, &["-verify", "1", "-no_tls1_3"]);
+    let r = run(srv.addr);
+    assert_eq!(
+        state(&r, "client-certificate-request"),
+        Some(WeaknessState::NotVulnerable)
+    );
+    assert_eq!(level(&r, "scan-certificate-request"), Some(Level::Pass));
+}
+
+/// The connection cap is honoured: the scan stops, says so, and keeps what it found.
+#[test]
+fn connection_cap_is_honoured() {
+    let set = common::rsa();
+    let srv = openssl_server(&set, &["-cipher", "ALL:@SECLEVEL=0"]);
+    let o = ScanOptions {
+        max_connections: 12,
+        ..opts()
+    };
+    let r = scan::scan(srv.addr, &o).expect("scan");
+    assert!(r.capped);
+    assert!(r.connections <= 12);
+}
+
+/// Nothing listening is an error of the scan, not a result.
+#[test]
+fn nothing_listening_is_an_error() {
+    let addr: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
+    assert!(matches!(
+        scan::scan(addr, &opts()),
+        Err(scan::ScanError::Connect { .. })
+    ));
+}
+
+/// An RSA and an ECDSA certificate on one server: the ECDSA suites are found beside the RSA
+/// ones, each in the registry's name.
+#[test]
+fn openssl_rsa_and_ecdsa_certificates() {
+    let rsa = common::rsa();
+    let ec = common::pki(KeySpec::P256);
+    let srv = openssl_server(
+        &rsa,
+        &[
+            "-dcert",
+            ec.server.to_str().unwrap(),
+            "-dkey",
+            ec.server_key.to_str().unwrap(),
+            "-no_tls1_3",
+            "-cipher",
+            "ECDHE+AESGCM",
+        ],
+    );
+    let r = run(srv.addr);
+    assert_eq!(
+        names(&r, ProtocolVersion::Tls12),
+        vec![
+            "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
+            "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384",
+            "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+            "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384",
+        ]
+    );
+    assert!(r
+        .verdicts
+        .iter()
+        .filter(|v| v.id.ends_with("-suites"))
+        .all(|v| v.level == Level::Pass));
+}
