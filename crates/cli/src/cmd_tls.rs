@@ -56,6 +56,16 @@ pub(crate) enum TlsCommand {
         /// Pause between two connections, ms.
         #[arg(long, default_value_t = 100)]
         pause_ms: u64,
+        /// Skip the scan of every IANA suite, group and known weakness (docs/tls-survey.md, "Scan").
+        #[arg(long)]
+        no_scan: bool,
+        /// Most connections the scan may make (sequential).
+        #[arg(long, default_value_t = 500)]
+        scan_max_connections: u32,
+        /// Pause between two scan connections, ms (each carries one ClientHello and is closed
+        /// after the server's first flight).
+        #[arg(long, default_value_t = 20)]
+        scan_pause_ms: u64,
     },
 }
 
@@ -134,8 +144,14 @@ pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
                     quick,
                     timeout_ms,
                     pause_ms,
+                    no_scan,
+                    scan_max_connections,
+                    scan_pause_ms,
                 },
-        } => survey_cmd(&target, &tls, json, quick, timeout_ms, pause_ms),
+        } => {
+            let scan = (!no_scan).then_some((scan_max_connections, scan_pause_ms));
+            survey_cmd(&target, &tls, json, quick, timeout_ms, pause_ms, scan)
+        }
     }
 }
 
@@ -146,6 +162,7 @@ fn survey_cmd(
     quick: bool,
     timeout_ms: u64,
     pause_ms: u64,
+    scan: Option<(u32, u64)>,
 ) -> anyhow::Result<ExitCode> {
     use gander_tls::survey::{self, SurveyError, SurveyOptions};
     use std::net::ToSocketAddrs;
@@ -164,16 +181,63 @@ fn survey_cmd(
         quick,
         round: Some(std::sync::Arc::new(gander_client::detect::MmsRound)),
     };
+    let scan_opts = scan.map(|(cap, pause_ms)| gander_tls::scan::ScanOptions {
+        timeout: opts.timeout,
+        pause: Duration::from_millis(pause_ms),
+        max_connections: cap,
+        server_name: gander_tls::scan::server_name_for(target, profile.server_name.as_deref()),
+        ..Default::default()
+    });
+    let run_scan = || {
+        scan_opts
+            .as_ref()
+            .and_then(|so| match gander_tls::scan::scan(addr, so) {
+                Ok(r) => Some(r),
+                Err(e) => {
+                    eprintln!("gander: scan not done: {e}");
+                    None
+                }
+            })
+    };
     match survey::survey(addr, &profile, &opts) {
-        Ok(s) => {
+        Ok(mut s) => {
+            if let Some(r) = run_scan() {
+                survey::attach_scan(&mut s, r);
+            }
             if json {
                 crate::out(serde_json::to_string_pretty(&s)?);
             } else {
                 crate::out(survey::render(&s).trim_end());
+                if let Some(r) = &s.scan {
+                    crate::out(gander_tls::scan::render::render(r).trim_end());
+                }
             }
             Ok(ExitCode::SUCCESS)
         }
         Err(e @ SurveyError::Profile(_)) => Err(e.into()),
+        // No library handshake got through (e.g. a server of 3DES only, which Debian's OpenSSL
+        // cannot offer): the scan needs no library and still tells what the server accepts.
+        Err(e @ SurveyError::NoHandshake { .. }) => {
+            eprintln!("gander: {e}");
+            if let Some(r) = run_scan() {
+                if json {
+                    let v = serde_json::json!({ "error": e.to_string(), "scan": r });
+                    crate::out(serde_json::to_string_pretty(&v)?);
+                } else {
+                    crate::out(gander_tls::scan::render::render(&r).trim_end());
+                    for v in &r.verdicts {
+                        crate::out(format!(
+                            "  {:<4} {:<24} {}: {}",
+                            v.level.word(),
+                            v.id,
+                            v.requirement,
+                            v.detail
+                        ));
+                    }
+                }
+            }
+            Ok(ExitCode::from(1))
+        }
         Err(e) => {
             eprintln!("gander: {e}");
             Ok(ExitCode::from(1))

@@ -252,3 +252,94 @@ pub fn judge(r: &ScanReport) -> Vec<Verdict> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scan::enumerate::{Sslv2Scan, VersionScan};
+    use crate::scan::groups::FfdhPrime;
+    use crate::scan::registry::by_code;
+
+    fn report(codes: &[u16], dh_bits: Option<u32>, sslv2: bool) -> ScanReport {
+        let vs = VersionScan {
+            version: ProtocolVersion::Tls12,
+            accepted: true,
+            refusal: None,
+            suites: codes.iter().filter_map(|c| by_code(*c)).collect(),
+            server_order: None,
+            groups: Vec::new(),
+            dh_prime: dh_bits.map(|bits| FfdhPrime { bits, family: None }),
+            server_hello_extensions: Vec::new(),
+            certificate_request: Some(true),
+            certificate_status: Some(false),
+            incomplete: false,
+            connections: 0,
+        };
+        ScanReport {
+            sslv2: Sslv2Scan {
+                accepted: sslv2,
+                ciphers: vec!["SSL_CK_RC4_128_WITH_MD5".into()],
+                refusal: None,
+            },
+            versions: vec![vs],
+            weaknesses: Vec::new(),
+            verdicts: Vec::new(),
+            connections: 0,
+            capped: false,
+            duration_s: 0.0,
+        }
+    }
+
+    fn level(r: &ScanReport, id: &str) -> Option<Level> {
+        judge(r).into_iter().find(|v| v.id == id).map(|v| v.level)
+    }
+
+    #[test]
+    fn suite_classes() {
+        let r = report(&[0xC02F], Some(2048), false);
+        for id in [
+            "scan-anonymous-suites",
+            "scan-null-suites",
+            "scan-export-suites",
+            "scan-rc4-suites",
+            "scan-des-suites",
+            "scan-3des-suites",
+            "scan-sslv2",
+        ] {
+            assert_eq!(level(&r, id), Some(Level::Pass), "{id}");
+        }
+        assert_eq!(level(&r, "scan-groups"), Some(Level::Info));
+        // RSA_EXPORT_WITH_RC4_40_MD5: export and RC4; DES_CBC_SHA; 3DES; ADH.
+        let r = report(&[0x0003, 0x0009, 0x000A, 0x0034], None, true);
+        for id in [
+            "scan-export-suites",
+            "scan-rc4-suites",
+            "scan-des-suites",
+            "scan-3des-suites",
+            "scan-anonymous-suites",
+            "scan-sslv2",
+        ] {
+            assert_eq!(level(&r, id), Some(Level::Fail), "{id}");
+        }
+    }
+
+    #[test]
+    fn null_sha256_is_a_warning_other_null_suites_fail() {
+        assert_eq!(
+            level(&report(&[0x003B], None, false), "scan-null-suites"),
+            Some(Level::Warn)
+        );
+        assert_eq!(
+            level(&report(&[0x003B, 0x0002], None, false), "scan-null-suites"),
+            Some(Level::Fail)
+        );
+    }
+
+    #[test]
+    fn small_dh_prime_fails() {
+        assert_eq!(
+            level(&report(&[0x0033], Some(1024), false), "scan-groups"),
+            Some(Level::Fail)
+        );
+    }
+}

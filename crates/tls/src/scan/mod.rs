@@ -14,7 +14,7 @@
 //! - [`registry`] / [`groups`]: the IANA tables;
 //! - [`enumerate`]: versions, suites, preference order, groups;
 //! - [`weakness`]: Heartbleed, CCS injection, compression, TLS_FALLBACK_SCSV and the extensions;
-//! - [`findings`]: verdicts with their public sources;
+//! - [`findings`]: verdicts with their public sources; [`render`]: the text section;
 //! - [`conn`]: the blocking driver (sequential, paced, capped).
 pub mod conn;
 pub mod enumerate;
@@ -24,6 +24,7 @@ pub mod hello;
 mod iana_suites;
 pub mod parse;
 pub mod registry;
+pub mod render;
 pub mod weakness;
 
 pub use enumerate::VersionScan;
@@ -124,12 +125,27 @@ impl Default for ScanOptions {
     fn default() -> Self {
         ScanOptions {
             timeout: Duration::from_secs(5),
-            pause: Duration::from_millis(100),
+            // A scan connection carries one ClientHello and is closed after the server's first
+            // flight: it holds a slot for one round trip, so a short pause keeps it gentle.
+            pause: Duration::from_millis(20),
             max_connections: 500,
             batch: 128,
             server_name: None,
         }
     }
+}
+
+/// The server_name to send (RFC 6066 §3): the profile's, else the target's host when it is a
+/// name and not an IP literal (which server_name must not carry).
+pub fn server_name_for(target: &str, profile_name: Option<&str>) -> Option<String> {
+    if let Some(n) = profile_name {
+        return Some(n.to_string());
+    }
+    let host = match target.rsplit_once(':') {
+        Some((h, _)) => h.trim_start_matches('[').trim_end_matches(']'),
+        None => target,
+    };
+    (!host.is_empty() && host.parse::<std::net::IpAddr>().is_err()).then(|| host.to_string())
 }
 
 /// Why a scan could not run at all (per-version refusals are results, not errors).
@@ -216,4 +232,31 @@ pub fn scan(addr: SocketAddr, opts: &ScanOptions) -> Result<ScanReport, ScanErro
     r.verdicts = findings::judge(&r);
     r.duration_s = start.elapsed().as_secs_f64();
     Ok(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn server_name_is_never_an_ip_literal() {
+        assert_eq!(server_name_for("10.0.0.7:3782", None), None);
+        assert_eq!(server_name_for("[::1]:3782", None), None);
+        assert_eq!(
+            server_name_for("ied1.substation:3782", None).as_deref(),
+            Some("ied1.substation")
+        );
+        assert_eq!(
+            server_name_for("10.0.0.7:3782", Some("ied1")).as_deref(),
+            Some("ied1")
+        );
+    }
+
+    #[test]
+    fn versions_round_trip_their_codes() {
+        for v in ProtocolVersion::RECORD_VERSIONS {
+            assert_eq!(ProtocolVersion::from_code(v.code()), Some(v));
+        }
+        assert_eq!(ProtocolVersion::Tls13.client_version(), 0x0303);
+    }
 }

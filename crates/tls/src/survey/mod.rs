@@ -25,6 +25,8 @@ pub mod verdicts;
 pub mod versions;
 
 mod attempt;
+mod with_scan;
+pub use with_scan::attach_scan;
 
 pub use chain::CertInfo;
 pub use client_auth::{AuthProbe, ClientAuth};
@@ -174,6 +176,10 @@ pub struct TlsSurvey {
     pub handshakes: u32,
     /// Wall time of the survey, s.
     pub duration_s: f64,
+    /// The scan of every IANA suite, group and known weakness, when one was attached
+    /// ([`attach_scan`], `crate::scan`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scan: Option<crate::scan::ScanReport>,
 }
 
 /// Surveys `addr` with the credentials and trust anchors of `client` (its `ca`, `cert`, `key`,
@@ -320,6 +326,7 @@ pub fn survey(
         verdicts: Vec::new(),
         handshakes: r.handshakes,
         duration_s: 0.0,
+        scan: None,
     };
     s.verdicts = verdicts::judge(&s);
     s.duration_s = start.elapsed().as_secs_f64();

@@ -504,6 +504,7 @@ mod tests {
             verdicts: Vec::new(),
             handshakes: 0,
             duration_s: 0.0,
+            scan: None,
         }
     }
 
