@@ -385,3 +385,116 @@ fn openssl_rsa_and_ecdsa_certificates() {
         .filter(|v| v.id.ends_with("-suites"))
         .all(|v| v.level == Level::Pass));
 }
+
+/// A scripted TLS 1.2 server with the old flaws no maintained library has any more: it takes
+/// DEFLATE, echoes heartbeat and answers an over-long heartbeat request (Heartbleed), takes an
+/// early ChangeCipherSpec and then fails the next record (CCS injection), and accepts only 3DES
+/// and AES-128-CBC with RSA. It writes only what a vulnerable server's answer looks like; the
+/// scan must call each flaw by its name.
+fn scripted_vulnerable_server() -> SocketAddr {
+    use gander_tls::scan::hello::parse_client_hello;
+    use std::io::{Read, Write};
+    let l = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = l.local_addr().expect("addr");
+    std::thread::spawn(move || {
+        for mut tcp in l.incoming().flatten() {
+            let _ = tcp.set_read_timeout(Some(Duration::from_secs(10)));
+            let mut buf = vec![0u8; 8192];
+            let n = tcp.read(&mut buf).unwrap_or(0);
+            let Ok(ch) = parse_client_hello(&buf[..n]) else {
+                let _ = tcp.write_all(&[21, 3, 3, 0, 2, 2, 70]);
+                continue;
+            };
+            let chosen = ch
+                .suites
+                .iter()
+                .copied()
+                .find(|s| *s == 0x000A || *s == 0x002F);
+            let (true, Some(suite)) = (
+                ch.client_version == 0x0303 && ch.supported_versions.is_empty(),
+                chosen,
+            ) else {
+                let d = if ch.client_version != 0x0303 || !ch.supported_versions.is_empty() {
+                    70
+                } else {
+                    40
+                };
+                let _ = tcp.write_all(&[21, 3, 3, 0, 2, 2, d]);
+                continue;
+            };
+            let comp = u8::from(ch.compression.contains(&1));
+            let mut sh = vec![3, 3];
+            sh.extend([7u8; 32]);
+            sh.push(0);
+            sh.extend(suite.to_be_bytes());
+            sh.push(comp);
+            sh.extend([0, 5, 0, 15, 0, 1, 1]); // heartbeat, peer_allowed_to_send
+            let mut out = Vec::new();
+            for (t, body) in [(2u8, sh), (11, vec![0, 0, 0]), (14, vec![])] {
+                out.extend([22, 3, 3]);
+                out.extend(((body.len() + 4) as u16).to_be_bytes());
+                out.push(t);
+                out.extend(&(body.len() as u32).to_be_bytes()[1..]);
+                out.extend(body);
+            }
+            let _ = tcp.write_all(&out);
+            let mut ccs_seen = false;
+            loop {
+                let n = match tcp.read(&mut buf) {
+                    Ok(n) if n >= 5 => n,
+                    _ => break,
+                };
+                match buf[0] {
+                    24 => {
+                        // "Memory" back, as much as was claimed would be; a few octets do.
+                        let _ = tcp.write_all(&[24, 3, 3, 0, 4, 2, 0x40, 0, 0xAA]);
+                    }
+                    20 if !ccs_seen => ccs_seen = true,
+                    20 => {
+                        let _ = tcp.write_all(&[21, 3, 3, 0, 2, 2, 20]);
+                    }
+                    _ => break,
+                }
+                let _ = n;
+            }
+        }
+    });
+    addr
+}
+
+#[test]
+fn scripted_server_heartbleed_ccs_compression_3des() {
+    let r = run(scripted_vulnerable_server());
+    assert_eq!(accepted(&r), vec!["1.2"]);
+    assert_eq!(
+        names(&r, ProtocolVersion::Tls12),
+        vec![
+            "TLS_RSA_WITH_3DES_EDE_CBC_SHA",
+            "TLS_RSA_WITH_AES_128_CBC_SHA"
+        ]
+    );
+    assert_eq!(state(&r, "heartbleed"), Some(WeaknessState::Vulnerable));
+    assert_eq!(state(&r, "ccs-injection"), Some(WeaknessState::Vulnerable));
+    assert_eq!(state(&r, "compression"), Some(WeaknessState::Vulnerable));
+    assert_eq!(
+        state(&r, "extended-master-secret"),
+        Some(WeaknessState::Vulnerable)
+    );
+    assert_eq!(
+        state(&r, "secure-renegotiation"),
+        Some(WeaknessState::Vulnerable)
+    );
+    for id in [
+        "scan-heartbleed",
+        "scan-ccs-injection",
+        "scan-compression",
+        "scan-3des-suites",
+    ] {
+        assert_eq!(level(&r, id), Some(Level::Fail), "{id}");
+    }
+    // The scripted server picks the first suite it knows in the client's list.
+    assert_eq!(
+        r.version(ProtocolVersion::Tls12).unwrap().server_order,
+        Some(false)
+    );
+}
