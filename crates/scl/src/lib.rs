@@ -32,8 +32,8 @@ pub use controls::{
 };
 pub use error::{Position, SclError, SclErrorKind};
 pub use model::{
-    DataNode, DataSet, Fcda, Ied, LogicalDevice, LogicalNode, NodeKind, OptFields, ReportControl,
-    TrgOps, Variable,
+    DataNode, DataSet, Fcda, GroupValue, Ied, LogicalDevice, LogicalNode, NodeKind, OptFields,
+    ReportControl, TrgOps, Variable,
 };
 pub use parse::SCL_NS;
 pub use types::{BasicType, Fc};

@@ -73,10 +73,29 @@ pub struct DataNode {
     /// without a value gets its type's first `ord`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
+    /// The values of individual setting groups (`<Val sGroup="n">`, IEC 61850-6 §9.3.8 and
+    /// the schema's `tVal`), in file order, each checked against the bType like `value` (an
+    /// `Enum`'s as its `ord`). Only settings (FC SG/SE) are grouped on a server; `value` is
+    /// the `Val` without `sGroup` when there is one, else the first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub group_values: Vec<GroupValue>,
     /// The line of the template element it was built from (for errors found later, such as
     /// a basic type a server cannot serve).
     #[serde(skip)]
     pub line: u32,
+}
+
+/// One setting group's value of a basic attribute (`<Val sGroup="n">`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct GroupValue {
+    /// The setting group, 1-based (`sGroup`).
+    pub group: u8,
+    /// The value, as [`DataNode::value`] holds one.
+    pub value: String,
+    /// Where the `Val` element is (for errors found later: a group beyond `numOfSGs`, a
+    /// value a server cannot serve).
+    #[serde(skip)]
+    pub at: crate::Position,
 }
 
 /// The kind of a [`DataNode`].
