@@ -20,6 +20,7 @@ mod comm_ip;
 mod controls;
 mod error;
 mod fcda;
+mod log_control;
 mod model;
 mod parse;
 mod rcb;
@@ -31,6 +32,7 @@ pub use controls::{
     CommAddress, GseControl, GseType, SecurityEnable, SettingControl, SmpMod, SmvOpts, SvControl,
 };
 pub use error::{Position, SclError, SclErrorKind};
+pub use log_control::LogControl;
 pub use model::{
     DataNode, DataSet, Fcda, GroupValue, Ied, LogicalDevice, LogicalNode, NodeKind, OptFields,
     ReportControl, TrgOps, Variable,

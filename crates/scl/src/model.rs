@@ -3,6 +3,7 @@
 //! control blocks, each with the MMS names IEC 61850-8-1 §8.1.3 gives it.
 
 use crate::controls::{GseControl, SettingControl, SvControl};
+use crate::log_control::LogControl;
 use crate::types::{BasicType, Fc};
 use serde::Serialize;
 
@@ -54,6 +55,12 @@ pub struct LogicalNode {
     /// The setting group control block (`SettingControl`, LLN0 only), if configured.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub setting_control: Option<SettingControl>,
+    /// Log control blocks (`LogControl`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub log_controls: Vec<LogControl>,
+    /// The names of the LN's logs (`Log name`), which a LogRef may name.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub logs: Vec<String>,
 }
 
 /// A data object, sub-data object, data attribute or basic data attribute.

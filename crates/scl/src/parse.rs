@@ -675,6 +675,7 @@ fn read_ied<'a, 'i>(
             }
         }
     }
+    crate::log_control::resolve_log_refs(&name, &mut lds);
     let mut out = Ied {
         name,
         manufacturer: ied.attribute("manufacturer").map(str::to_string),
@@ -792,6 +793,7 @@ fn read_ln<'a, 'i>(
     } else {
         Default::default()
     };
+    let logs = crate::log_control::read(cx, ln, &data_sets)?;
     Ok(LogicalNode {
         name,
         ln_class: ln_class.into(),
@@ -802,6 +804,8 @@ fn read_ln<'a, 'i>(
         gse_controls: controls.gse,
         sv_controls: controls.sv,
         setting_control: controls.setting,
+        log_controls: logs.controls,
+        logs: logs.logs,
     })
 }
 
