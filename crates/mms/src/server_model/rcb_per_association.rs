@@ -255,4 +255,83 @@ mod tests {
             .unwrap();
         assert_eq!(names.iter().filter(|n| n.as_str() == RCB).count(), 1);
     }
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Ena(ConnId, bool),
+        Resv(ConnId, bool),
+        Close(ConnId),
+    }
+
+    fn op() -> impl proptest::strategy::Strategy<Value = Op> {
+        use proptest::prelude::*;
+        let conn = 1u64..6;
+        prop_oneof![
+            (conn.clone(), any::<bool>()).prop_map(|(c, b)| Op::Ena(c, b)),
+            (conn.clone(), any::<bool>()).prop_map(|(c, b)| Op::Resv(c, b)),
+            conn.prop_map(Op::Close),
+        ]
+    }
+
+    proptest::proptest! {
+        /// Any sequence of enables, reservations and closes by five associations on a block
+        /// with max 3 follows a plain account of TISSUE 1771: each association's RptEna and
+        /// Resv are its own, and a write by one without a copy is refused exactly while three
+        /// others hold theirs.
+        #[test]
+        fn each_association_has_its_own_block_up_to_max(
+            ops in proptest::collection::vec(op(), 0..60)
+        ) {
+            use std::collections::BTreeMap;
+            let mut m = model(3);
+            // conn -> (enabled, reserved) of its copy.
+            let mut copies: BTreeMap<ConnId, (bool, bool)> = BTreeMap::new();
+            for o in ops {
+                let held = |c: &BTreeMap<ConnId, (bool, bool)>, me: ConnId| {
+                    c.iter().filter(|(k, (e, r))| **k != me && (*e || *r)).count()
+                };
+                match o {
+                    Op::Close(c) => {
+                        m.connection_closed(c);
+                        copies.remove(&c);
+                    }
+                    Op::Ena(c, on) | Op::Resv(c, on) => {
+                        let ena = matches!(o, Op::Ena(..));
+                        let el = if ena { "RptEna" } else { "Resv" };
+                        let r = w(&mut m, c, el, Data::Boolean(on));
+                        let has = copies.contains_key(&c);
+                        if !has && held(&copies, c) >= 3 {
+                            proptest::prop_assert_eq!(r, Err(DataAccessError::TEMPORARILY_UNAVAILABLE));
+                            continue;
+                        }
+                        let (e, res) = copies.entry(c).or_insert((false, false));
+                        let want = if ena {
+                            if on && *e {
+                                Err(DataAccessError::TEMPORARILY_UNAVAILABLE)
+                            } else {
+                                // Enabling reserves; disabling an enabled block keeps the
+                                // reservation; disabling a disabled one changes nothing.
+                                if on || *e {
+                                    *res = true;
+                                }
+                                *e = on;
+                                Ok(())
+                            }
+                        } else if *e {
+                            Err(DataAccessError::TEMPORARILY_UNAVAILABLE)
+                        } else {
+                            *res = on;
+                            Ok(())
+                        };
+                        proptest::prop_assert_eq!(r, want);
+                    }
+                }
+                for c in 1u64..6 {
+                    let (e, res) = copies.get(&c).copied().unwrap_or((false, false));
+                    proptest::prop_assert_eq!(r(&mut m, c, "RptEna"), Data::Boolean(e));
+                    proptest::prop_assert_eq!(r(&mut m, c, "Resv"), Data::Boolean(res));
+                }
+            }
+        }
+    }
 }
