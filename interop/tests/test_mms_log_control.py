@@ -169,7 +169,7 @@ def test_libiec61850_client_reads_the_same_lcbs_and_logs_from_gander(both):
     assert sorted(ours) == sorted(theirs)
     for k in theirs:
         assert ours[k] == theirs[k], k
-    assert ours["(journals)"] == ["GGIO1$IndLog", "LLN0$EventLog"]
+    assert ours["(journals)"] == ["GGIO1$IndLog", "LLN0$EventLog", "LLN0$GeneralLog"]
 
 
 def test_set_lcb_values_answered_as_libiec61850_answers(both):

@@ -5,13 +5,18 @@
 //!
 //! A server serves an LCB as IEC 61850-8-1's `LN$LG$name` structure, whose LogRef names the
 //! log `LD/LN$logName` (IEC 61850-7-2 §17.3.2.2: the log the LCB's entries go to); the LD
-//! named by `ldInst` is resolved once every LD of the IED is known ([`resolve_log_refs`]).
+//! named by `ldInst` is resolved once every LD of the IED is known ([`resolve_log_refs`]). An
+//! unnamed `Log` is the LN's [`GENERAL_LOG`], which an LCB without `logName` names.
 
 use crate::error::{SclError, SclErrorKind};
 use crate::model::{DataSet, LogicalDevice, TrgOps};
 use crate::parse::{kids, Ctx};
 use roxmltree::Node;
 use serde::Serialize;
+
+/// The name of an LN's unnamed `Log`, which an LCB without `logName` writes to (libiec61850's
+/// model generator and server use this name).
+pub const GENERAL_LOG: &str = "GeneralLog";
 
 /// A log control block (`LogControl`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -27,7 +32,8 @@ pub struct LogControl {
     /// `logName` (empty: the file names no log).
     pub log_name: String,
     /// The log's object reference as 8-1 serves LogRef, `LD/LN$logName` with the LD's MMS
-    /// domain; empty when `logName` is empty. Set once every LD of the IED is read.
+    /// domain; without a `logName`, the unnamed log ([`GENERAL_LOG`]) of the LCB's own LN.
+    /// Set once every LD of the IED is read.
     pub log_ref: String,
     /// `TrgOps`.
     pub trg_ops: TrgOps,
@@ -110,10 +116,12 @@ pub(crate) fn read(cx: &Ctx, ln: Node, data_sets: &[DataSet]) -> Result<LnLogs, 
         });
     }
     for l in kids(ln, "Log") {
-        // An unnamed Log is the LN's one log without a name: nothing a LogRef can name.
-        let Some(name) = l.attribute("name").filter(|s| !s.is_empty()) else {
-            continue;
-        };
+        // The schema lets a Log go without a name (the LN's default log); libiec61850's model
+        // generator calls it GeneralLog, and an LCB without logName writes to it.
+        let name = l
+            .attribute("name")
+            .filter(|s| !s.is_empty())
+            .unwrap_or(GENERAL_LOG);
         if out.logs.iter().any(|x| x == name) {
             return Err(cx.err(
                 l,
@@ -139,8 +147,10 @@ pub(crate) fn resolve_log_refs(ied: &str, lds: &mut [LogicalDevice]) {
     for ld in lds.iter_mut() {
         let own = ld.domain.clone();
         for ln in &mut ld.logical_nodes {
+            let own_ln = ln.name.clone();
             for c in &mut ln.log_controls {
                 if c.log_name.is_empty() {
+                    c.log_ref = format!("{own}/{own_ln}${GENERAL_LOG}");
                     continue;
                 }
                 let domain = match &c.log_ld_inst {

@@ -51,7 +51,7 @@ fn log_controls_with_defaults_and_resolved_log_refs() {
     let scl = parse(&text).unwrap();
     let ied = scl.ied(None).unwrap();
     let lln0 = &ied.logical_devices[0].logical_nodes[0];
-    assert_eq!(lln0.logs, ["EventLog"]);
+    assert_eq!(lln0.logs, ["EventLog", "GeneralLog"]);
     let [ev, period, nolog] = &lln0.log_controls[..] else {
         panic!("{:?}", lln0.log_controls)
     };
@@ -64,7 +64,8 @@ fn log_controls_with_defaults_and_resolved_log_refs() {
     assert_eq!(period.log_ref, "RECORDS/LLN0$Main");
     assert_eq!(period.intg_pd, 5000);
     assert!(!period.log_ena && !period.reason_code && period.data_set.is_none());
-    assert_eq!(nolog.log_ref, "");
+    // No logName: the LN's unnamed log, GeneralLog (libiec61850's name for it).
+    assert_eq!(nolog.log_ref, "LGCTRL/LLN0$GeneralLog");
     let ggio = &ied.logical_devices[0].logical_nodes[1];
     assert_eq!(ggio.log_controls[0].log_ref, "LGCTRL/GGIO1$GLog");
     assert_eq!(ied.logical_devices[1].logical_nodes[0].logs, ["Main"]);

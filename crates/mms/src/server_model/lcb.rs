@@ -93,7 +93,7 @@ fn log_trg_ops(b: &BitString) -> BitString {
 }
 
 impl LcbInstance {
-    /// An instance with the configured values.
+    /// An instance with the configured values (LogEna only with a data set).
     pub fn new(config: LcbConfig) -> Self {
         let dat_set = if config.data_set.is_empty() {
             String::new()
@@ -101,7 +101,9 @@ impl LcbInstance {
             format!("{}/{}", config.domain, config.data_set)
         };
         LcbInstance {
-            log_ena: config.log_ena,
+            // Without a data set there is nothing to log: the block starts disabled whatever
+            // the SCL's logEna says (as libiec61850 1.6 starts it).
+            log_ena: config.log_ena && !dat_set.is_empty(),
             log_ref: config.log_ref.clone(),
             dat_set,
             trg_ops: log_trg_ops(&config.trg_ops),
@@ -382,6 +384,15 @@ mod tests {
             l.node().find("IntgPd").unwrap().type_spec(),
             TypeSpec::Unsigned(32)
         );
+    }
+
+    #[test]
+    fn without_a_data_set_it_starts_disabled() {
+        let l = LcbInstance::new(LcbConfig {
+            data_set: String::new(),
+            ..cfg()
+        });
+        assert_eq!(get(&l, "LogEna"), Data::Boolean(false));
     }
 
     #[test]

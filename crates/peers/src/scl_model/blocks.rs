@@ -301,11 +301,20 @@ mod tests {
             }
         );
         assert_eq!(get(&m, "LLN0$LG$Periodic$IntgPd"), Data::Unsigned(5000));
+        // No data set: disabled whatever logEna says; no logName: the LN's GeneralLog.
+        assert_eq!(get(&m, "LLN0$LG$GeneralLog$LogEna"), Data::Boolean(false));
+        assert_eq!(
+            get(&m, "LLN0$LG$GeneralLog$LogRef"),
+            Data::VisibleString("LGIEDCTRL/LLN0$GeneralLog".into())
+        );
         let journals = m
             .name_list(1, ObjectClass::JOURNAL, &ObjectScope::Domain(L.into()))
             .unwrap()
             .unwrap();
-        assert_eq!(journals, ["GGIO1$IndLog", "LLN0$EventLog"]);
+        assert_eq!(
+            journals,
+            ["GGIO1$IndLog", "LLN0$EventLog", "LLN0$GeneralLog"]
+        );
         let w =
             |m: &mut ServerModel, item: &str, v: Data| m.write(1, &ObjectName::domain(L, item), &v);
         assert_eq!(
