@@ -16,7 +16,7 @@ use serde::Serialize;
 
 /// The name of an LN's unnamed `Log`, which an LCB without `logName` writes to (libiec61850's
 /// model generator and server use this name).
-pub const GENERAL_LOG: &str = "GeneralLog";
+pub(crate) const GENERAL_LOG: &str = "GeneralLog";
 
 /// A log control block (`LogControl`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -32,7 +32,7 @@ pub struct LogControl {
     /// `logName` (empty: the file names no log).
     pub log_name: String,
     /// The log's object reference as 8-1 serves LogRef, `LD/LN$logName` with the LD's MMS
-    /// domain; without a `logName`, the unnamed log ([`GENERAL_LOG`]) of the LCB's own LN.
+    /// domain; without a `logName`, the unnamed log (`GeneralLog`) of the LCB's own LN.
     /// Set once every LD of the IED is read.
     pub log_ref: String,
     /// `TrgOps`.
