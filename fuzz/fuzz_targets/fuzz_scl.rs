@@ -1,7 +1,7 @@
 //! SCL files (ICD/CID) are user input: any text through `gander_scl::parse` must give a model
 //! or an `SclError`, never a panic; every data set member of a model must name a domain
-//! of that IED, every control block a data set of its LN, and every refused IED's error its
-//! IED. A parsed IED then goes through `gander mms server --scl`'s conversion
+//! of that IED, every control block (log control blocks too) a data set of its LN, every
+//! setting group value a group of its LD, and every refused IED's error its IED. A parsed IED then goes through `gander mms server --scl`'s conversion
 //! (`gander_peers::scl_model::build`): a served model or an `SclModelError`, never a panic, and
 //! a built model answers its own directory, reads and reports.
 #![no_main]
@@ -36,9 +36,26 @@ fuzz_target!(|data: &[u8]| {
                     };
                     assert!(ln.gse_controls.iter().all(|g| has(&g.data_set)));
                     assert!(ln.sv_controls.iter().all(|s| has(&s.data_set)));
+                    assert!(ln.log_controls.iter().all(|l| has(&l.data_set)));
+                    assert!(ln.log_controls.iter().all(|l| l.log_ref.contains('/')));
                     if let Some(sg) = ln.setting_control {
                         assert!(sg.act_sg >= 1 && sg.act_sg <= sg.num_of_sgs);
                     }
+                }
+                // Every `Val sGroup` names a group of its LD's SettingControl (1..=numOfSGs).
+                if let Some(sg) = ld.logical_nodes.iter().find_map(|l| l.setting_control) {
+                    fn groups(n: &[gander_scl::DataNode], max: u8) -> bool {
+                        n.iter().all(|d| {
+                            d.group_values
+                                .iter()
+                                .all(|g| g.group >= 1 && g.group <= max)
+                                && groups(&d.children, max)
+                        })
+                    }
+                    assert!(ld
+                        .logical_nodes
+                        .iter()
+                        .all(|l| groups(&l.data_objects, sg.num_of_sgs)));
                 }
             }
             let Ok(mut m) = gander_peers::scl_model::build(ied, None, "fuzz") else {
@@ -55,6 +72,14 @@ fuzz_target!(|data: &[u8]| {
                     assert!(m.value(&name).is_some(), "{name} listed but not readable");
                     let _ = m.variable_access_attributes(1, &name);
                 }
+            }
+            // Each domain's journals (the logs) are listed.
+            for d in domains.iter().take(4) {
+                let scope = ObjectScope::Domain(d.clone());
+                assert!(matches!(
+                    m.name_list(1, ObjectClass::JOURNAL, &scope),
+                    Some(Ok(_))
+                ));
             }
             m.step_stimuli(0);
             let _ = m.due_reports(1, 0);

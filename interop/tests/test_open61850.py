@@ -331,8 +331,6 @@ SETTINGS = FIX / "setting_groups.cid"
 GOOSE_SV = FIX / "gocb_svcb.cid"
 URCB_SHARED = FIX / "urcb_not_indexed.cid"
 CONTROLS = FIX / "controls.cid"
-XF_URCB = pytest.mark.xfail(strict=True, reason="issue 19: non-indexed URCB (TISSUE 1771): a second association's "
-                            "Resv is refused (temporarily-unavailable) instead of getting its own copy")
 FEATURES = [pytest.param(UNICODE, id="unicode255"),
             pytest.param(SETTINGS, id="setting-groups"),
             pytest.param(GOOSE_SV, id="gocb-msvcb"),
@@ -406,8 +404,6 @@ def test_control_block_has_the_standard_attributes(request, server, scl, domain,
             assert str(client.read(f"{domain}/{block}${attr}")) == f"visible-string({text!r})", attr
 
 
-@pytest.mark.xfail(strict=True, reason="issue 19: setting groups: SelectActiveSG must give SG the values of "
-                   "the SCL's Val sGroup of the new group")
 def test_open61850_switches_the_active_setting_group(gander):
     """SelectActiveSG (IEC 61850-7-2 16.3.2) through open61850's SGCB client: after ActSG 2 the
     SG values are group 2's of the SCL (sGroup="2"), and back."""
@@ -425,7 +421,6 @@ def test_open61850_switches_the_active_setting_group(gander):
         assert str(client.read("SGIEDPROT/PTOC1$SG$OpDlTmms$setVal")) == "int(100)"
 
 
-@XF_URCB
 def test_two_clients_share_a_non_indexed_urcb(gander):
     """TISSUE 1771: an unbuffered RCB with indexed="false" is one instance that each association
     sees and enables on its own: two open61850 clients both get its GI report. Neither peer is a

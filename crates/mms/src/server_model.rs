@@ -10,8 +10,10 @@
 //! (`LLN0$ST$Mod$stVal`); report control blocks sit under `RP` (unbuffered) or `BR`
 //! (buffered) of their LN; data sets are named variable lists `LN$name`. Setting groups
 //! (`LLN0$SP$SGCB` and the SG/SE values, [`SettingGroups`]), GOOSE control blocks (`GO`,
-//! [`GocbInstance`]) and sampled-value control blocks (`MS`/`US`, [`SvcbInstance`]) are served
-//! with their IEC 61850-7-2 services as MMS reads and writes.
+//! [`GocbInstance`]), sampled-value control blocks (`MS`/`US`, [`SvcbInstance`]) and log
+//! control blocks (`LG`, [`LcbInstance`], with the LN's logs as MMS journals) are served with
+//! their IEC 61850-7-2 services as MMS reads and writes. An unbuffered RCB may give each
+//! association its own instance (IEC TISSUE 1771, [`ServerModel::add_rcb_per_association`]).
 //!
 //! This crate knows no SCL (layering: the codecs depend on nothing but `gander-wire`);
 //! `gander-peers` builds a model from a `gander-scl` description. gander's fixed measurement
@@ -36,8 +38,10 @@ mod control;
 mod drift;
 mod dynamic_lists;
 mod gocb;
+mod lcb;
 mod node;
 mod rcb_instance;
+mod rcb_per_association;
 mod setting_group;
 mod svcb;
 #[cfg(test)]
@@ -49,6 +53,7 @@ pub use dynamic_lists::{
     MAX_DYNAMIC_LISTS_PER_DOMAIN,
 };
 pub use gocb::{DstAddress, GocbConfig, GocbInstance, GOCB_ELEMENTS};
+pub use lcb::{LcbConfig, LcbInstance, LCB_ELEMENTS};
 pub use node::{kind_matches, ModelNode, SetError};
 pub use rcb_instance::{RcbConfig, RcbInstance, BRCB_ELEMENTS};
 pub use setting_group::{SettingGroups, SgcbConfig, DEFAULT_RESV_TMS, SGCB_ELEMENTS};
@@ -400,11 +405,19 @@ impl ServerModel {
     /// A logical node as clients see it: the stored tree with its RCBs spliced in under
     /// RP/BR, its SGCB under SP, GoCBs under GO and SVCBs under MS/US (built on demand, so a
     /// control block's state is never stored twice).
-    fn ln_view<'a>(&'a self, dom: &str, ln: &'a str, stored: &'a ModelNode) -> Cow<'a, ModelNode> {
+    /// `conn`: the association reading (its own copy of a per-association RCB), or None.
+    fn ln_view<'a>(
+        &'a self,
+        conn: Option<ConnId>,
+        dom: &str,
+        ln: &'a str,
+        stored: &'a ModelNode,
+    ) -> Cow<'a, ModelNode> {
         let mine: Vec<&RcbInstance> = self
             .rcbs
             .iter()
             .filter(|r| r.config.domain == dom && r.config.item.split('$').next() == Some(ln))
+            .filter(|r| self.rcb_visible_to(r, conn))
             .collect();
         if mine.is_empty() && !self.blocks.any_in(dom, ln) {
             return Cow::Borrowed(stored);
@@ -431,17 +444,22 @@ impl ServerModel {
 
     /// What a Read of `name` returns, or `None` when it does not exist.
     pub fn value(&self, name: &ObjectName) -> Option<Data> {
+        self.value_for(None, name)
+    }
+
+    /// [`ServerModel::value`] as association `conn` reads it (its own per-association RCBs).
+    fn value_for(&self, conn: Option<ConnId>, name: &ObjectName) -> Option<Data> {
         let (dom, item) = split(name)?;
         let (ln, rest) = item.split_once('$').unwrap_or((item, ""));
         let (lname, stored) = self.domain(dom)?.lns.iter().find(|(n, _)| n == ln)?;
-        let view = self.ln_view(dom, lname, stored);
+        let view = self.ln_view(conn, dom, lname, stored);
         view.find(rest).map(ModelNode::to_data)
     }
 
     fn type_of(&self, dom: &str, item: &str) -> Option<TypeSpec> {
         let (ln, rest) = item.split_once('$').unwrap_or((item, ""));
         let (lname, stored) = self.domain(dom)?.lns.iter().find(|(n, _)| n == ln)?;
-        let view = self.ln_view(dom, lname, stored);
+        let view = self.ln_view(None, dom, lname, stored);
         view.find(rest).map(ModelNode::type_spec)
     }
 
@@ -570,13 +588,14 @@ impl ServerModel {
                         let mut v = Vec::new();
                         for (ln, stored) in &dom.lns {
                             v.push(ln.clone());
-                            self.ln_view(d, ln, stored).names(ln, &mut v);
+                            self.ln_view(None, d, ln, stored).names(ln, &mut v);
                         }
                         v
                     }
                     ObjectClass::NAMED_VARIABLE_LIST => {
                         dom.lists.iter().map(|l| l.name.clone()).collect()
                     }
+                    ObjectClass::JOURNAL => self.journal_names(d),
                     _ => Vec::new(),
                 }
             }
@@ -599,7 +618,7 @@ impl ServerHandler for ServerModel {
         if let Err(e) = self.check_se_read(name) {
             return AccessResult::Failure(e);
         }
-        match self.value(name) {
+        match self.value_for(Some(conn), name) {
             Some(d) => AccessResult::Success(d),
             None => AccessResult::Failure(DataAccessError::OBJECT_NON_EXISTENT),
         }
@@ -645,6 +664,8 @@ impl ServerHandler for ServerModel {
                     .is_some_and(|rest| rest.is_empty() || rest.starts_with('$'))
         }) {
             let rest = &item[self.rcbs[i].config.item.len()..];
+            // A per-association block: the writer's own instance (TISSUE 1771).
+            let i = self.rcb_for_write(i, conn)?;
             return match rest.strip_prefix('$') {
                 // DatSet may name any data set the writer sees, dynamic ones included.
                 Some("DatSet") => self.write_dat_set(conn, i, value),
@@ -671,6 +692,7 @@ impl ServerHandler for ServerModel {
     fn connection_closed(&mut self, conn: ConnId) {
         self.drop_aa_lists(conn);
         self.rcbs.iter_mut().for_each(|r| r.connection_closed(conn));
+        self.drop_rcb_copies(conn);
         self.blocks_closed(conn);
         self.controls.connection_closed(conn);
     }

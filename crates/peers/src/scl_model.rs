@@ -64,6 +64,18 @@ pub enum SclModelError {
         /// The bType.
         btype: &'static str,
     },
+    /// A setting group's value (`Val sGroup`) the served setting groups cannot hold.
+    #[error("{path}: line {line}: {reference}: the value of setting group {group} does not fit the served setting")]
+    BadGroupValue {
+        /// The file.
+        path: String,
+        /// The line of the `Val`.
+        line: u32,
+        /// The attribute.
+        reference: String,
+        /// The group (`sGroup`).
+        group: u8,
+    },
     /// The model would exceed [`MAX_LEAVES`] basic attributes (arrays multiply: a guard
     /// against a small file that expands to gigabytes).
     #[error("{path}: line {line}: {reference}: the model exceeds {MAX_LEAVES} basic attributes")]
@@ -174,7 +186,7 @@ pub fn build(
                             set.iter().filter(|(b, _)| *b).map(|(_, i)| *i).collect();
                         BitString::with_bits(len, &on)
                     };
-                    m.add_rcb(RcbConfig {
+                    let config = RcbConfig {
                         domain: ld.domain.clone(),
                         rpt_id: rc
                             .rpt_id
@@ -215,13 +227,20 @@ pub fn build(
                         intg_pd: rc.intg_pd,
                         // IEC 61850-8-1 Ed.2 BRCBs carry ResvTms.
                         resv_tms: rc.buffered,
-                    })
+                    };
+                    // TISSUE 1771: unindexed with max > 1, one instance per association.
+                    if rc.per_association() {
+                        m.add_rcb_per_association(config, rc.max)
+                    } else {
+                        m.add_rcb(config)
+                    }
                     .map_err(model_err)?;
                 }
             }
         }
     }
     blocks::add(&mut m, &lds, path)?;
+    group_values::add(&mut m, &lds, path)?;
     m.choose_stimuli();
     Ok(m)
 }
@@ -528,5 +547,6 @@ fn two_bit_code(v: Option<&str>) -> Result<ModelNode, ()> {
 }
 
 mod blocks;
+mod group_values;
 #[cfg(test)]
 mod tests;

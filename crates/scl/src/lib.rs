@@ -20,6 +20,7 @@ mod comm_ip;
 mod controls;
 mod error;
 mod fcda;
+mod log_control;
 mod model;
 mod parse;
 mod rcb;
@@ -31,9 +32,10 @@ pub use controls::{
     CommAddress, GseControl, GseType, SecurityEnable, SettingControl, SmpMod, SmvOpts, SvControl,
 };
 pub use error::{Position, SclError, SclErrorKind};
+pub use log_control::LogControl;
 pub use model::{
-    DataNode, DataSet, Fcda, Ied, LogicalDevice, LogicalNode, NodeKind, OptFields, ReportControl,
-    TrgOps, Variable,
+    DataNode, DataSet, Fcda, GroupValue, Ied, LogicalDevice, LogicalNode, NodeKind, OptFields,
+    ReportControl, TrgOps, Variable,
 };
 pub use parse::SCL_NS;
 pub use types::{BasicType, Fc};

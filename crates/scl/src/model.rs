@@ -3,6 +3,7 @@
 //! control blocks, each with the MMS names IEC 61850-8-1 §8.1.3 gives it.
 
 use crate::controls::{GseControl, SettingControl, SvControl};
+use crate::log_control::LogControl;
 use crate::types::{BasicType, Fc};
 use serde::Serialize;
 
@@ -54,6 +55,12 @@ pub struct LogicalNode {
     /// The setting group control block (`SettingControl`, LLN0 only), if configured.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub setting_control: Option<SettingControl>,
+    /// Log control blocks (`LogControl`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub log_controls: Vec<LogControl>,
+    /// The names of the LN's logs (`Log name`), which a LogRef may name.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub logs: Vec<String>,
 }
 
 /// A data object, sub-data object, data attribute or basic data attribute.
@@ -73,10 +80,29 @@ pub struct DataNode {
     /// without a value gets its type's first `ord`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
+    /// The values of individual setting groups (`<Val sGroup="n">`, IEC 61850-6 §9.3.8 and
+    /// the schema's `tVal`), in file order, each checked against the bType like `value` (an
+    /// `Enum`'s as its `ord`). Only settings (FC SG/SE) are grouped on a server; `value` is
+    /// the `Val` without `sGroup` when there is one, else the first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub group_values: Vec<GroupValue>,
     /// The line of the template element it was built from (for errors found later, such as
     /// a basic type a server cannot serve).
     #[serde(skip)]
     pub line: u32,
+}
+
+/// One setting group's value of a basic attribute (`<Val sGroup="n">`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct GroupValue {
+    /// The setting group, 1-based (`sGroup`).
+    pub group: u8,
+    /// The value, as [`DataNode::value`] holds one.
+    pub value: String,
+    /// Where the `Val` element is (for errors found later: a group beyond `numOfSGs`, a
+    /// value a server cannot serve).
+    #[serde(skip)]
+    pub at: crate::Position,
 }
 
 /// The kind of a [`DataNode`].

@@ -307,6 +307,7 @@ impl<'a, 'i> Resolver<'_, 'a, 'i, '_> {
             count,
             children,
             value: None,
+            group_values: Vec::new(),
             line: self.cx.pos(at).line,
         })
     }
@@ -352,6 +353,7 @@ impl<'a, 'i> Resolver<'_, 'a, 'i, '_> {
         let type_id = c.attribute("type");
         let mut children = Vec::new();
         let mut value = None;
+        let mut group_values = Vec::new();
         match btype {
             BasicType::Struct => {
                 let tid = self.cx.req(c, element, "type")?;
@@ -365,12 +367,18 @@ impl<'a, 'i> Resolver<'_, 'a, 'i, '_> {
             BasicType::Enum => {
                 let tid = self.cx.req(c, element, "type")?;
                 let (_, et) = self.lookup(c, &self.t.enums, "EnumType", tid)?;
-                value = Some(match checked_val(self.cx, btype, Some(et), c)? {
+                let vals = checked_val(self.cx, btype, Some(et), c)?;
+                value = Some(match vals.value() {
                     Some(v) => v,
                     None => enum_ord(self.cx, c, et, None)?,
                 });
+                group_values = vals.groups;
             }
-            _ => value = checked_val(self.cx, btype, None, c)?,
+            _ => {
+                let vals = checked_val(self.cx, btype, None, c)?;
+                value = vals.value();
+                group_values = vals.groups;
+            }
         }
         Ok(DataNode {
             name: name.into(),
@@ -382,21 +390,44 @@ impl<'a, 'i> Resolver<'_, 'a, 'i, '_> {
             count,
             children,
             value,
+            group_values,
             line: self.cx.pos(c).line,
         })
     }
 }
 
-/// The value of the first `Val` child of a DA, BDA or DAI (an Enum's as its `ord`), after
-/// checking every `Val` child (one per setting group with `sGroup`) against `btype`
-/// ([`crate::value::check`]); an error names the `Val`'s own line. None without a `Val`.
+/// The `Val` children of a DA, BDA or DAI: the value without `sGroup` and the value of each
+/// setting group (`sGroup="n"`, IEC 61850-6 §9.3.8: one value per group for a setting).
+#[derive(Default)]
+struct Vals {
+    plain: Option<String>,
+    groups: Vec<GroupValue>,
+}
+
+impl Vals {
+    fn is_empty(&self) -> bool {
+        self.plain.is_none() && self.groups.is_empty()
+    }
+
+    /// The node's [`DataNode::value`]: the `Val` without `sGroup`, else the first group's.
+    fn value(&self) -> Option<String> {
+        self.plain
+            .clone()
+            .or_else(|| self.groups.first().map(|g| g.value.clone()))
+    }
+}
+
+/// Every `Val` child of a DA, BDA or DAI (an Enum's as its `ord`), each checked against
+/// `btype` ([`crate::value::check`]) with an error naming the `Val`'s own line. `sGroup` must
+/// be a group number of 1..=255 (`tVal` in the SCL schema: an unsigned int; IEC 61850-7-2
+/// §16 numbers groups from 1 and NumOfSG is an 8-bit unsigned), once per group.
 fn checked_val(
     cx: &Ctx,
     btype: BasicType,
     enum_type: Option<Node>,
     n: Node,
-) -> Result<Option<String>, SclError> {
-    let mut first = None;
+) -> Result<Vals, SclError> {
+    let mut out = Vals::default();
     for v in kids(n, "Val") {
         let text = v.text().unwrap_or("").trim();
         let value = match (btype, enum_type) {
@@ -416,9 +447,37 @@ fn checked_val(
                 text.to_string()
             }
         };
-        first.get_or_insert(value);
+        let Some(g) = v.attribute("sGroup") else {
+            out.plain.get_or_insert(value);
+            continue;
+        };
+        let bad = |why| {
+            cx.err(
+                v,
+                SclErrorKind::BadValue {
+                    element: "Val",
+                    attribute: "sGroup",
+                    value: g.into(),
+                    why,
+                },
+            )
+        };
+        let group = g
+            .trim()
+            .parse::<u8>()
+            .ok()
+            .filter(|g| *g >= 1)
+            .ok_or_else(|| bad("not a setting group number of 1..=255"))?;
+        if out.groups.iter().any(|x| x.group == group) {
+            return Err(bad("a second Val for the same setting group"));
+        }
+        out.groups.push(GroupValue {
+            group,
+            value,
+            at: cx.pos(v),
+        });
     }
-    Ok(first)
+    Ok(out)
 }
 
 /// An Enum's value as its `ord`: a literal is looked up among the EnumType's `EnumVal`s; a
@@ -489,7 +548,7 @@ fn apply_instance_values(
                 ));
             };
             if tag == "DAI" {
-                let v = match &target.kind {
+                let vals = match &target.kind {
                     NodeKind::Attribute { btype, type_id, .. } => {
                         let et = match (btype, type_id) {
                             (BasicType::Enum, Some(id)) => t.enums.get(id.as_str()).copied(),
@@ -498,10 +557,12 @@ fn apply_instance_values(
                         checked_val(cx, *btype, et, c)?
                     }
                     // A DAI naming a data object: nothing to hold a value.
-                    NodeKind::Object { .. } => None,
+                    NodeKind::Object { .. } => Vals::default(),
                 };
-                if v.is_some() {
-                    target.value = v;
+                // The instance's values replace the template's (every group's with them).
+                if !vals.is_empty() {
+                    target.value = vals.value();
+                    target.group_values = vals.groups;
                 }
             } else {
                 walk(cx, t, c, &mut target.children)?;
@@ -603,6 +664,7 @@ fn read_ied<'a, 'i>(
                     };
                     lns.push(read_ln(cx, t, comm, &at, tag, ln)?);
                 }
+                check_group_numbers(&lns)?;
                 lds.push(LogicalDevice {
                     inst: inst.into(),
                     access_point: ap_name.into(),
@@ -613,6 +675,7 @@ fn read_ied<'a, 'i>(
             }
         }
     }
+    crate::log_control::resolve_log_refs(&name, &mut lds);
     let mut out = Ied {
         name,
         manufacturer: ied.attribute("manufacturer").map(str::to_string),
@@ -621,6 +684,34 @@ fn read_ied<'a, 'i>(
     };
     check_data_sets(cx, &mut out, &ld_nodes)?;
     Ok(out)
+}
+
+/// Every `Val sGroup` of an LD names one of its setting groups: 1..=`numOfSGs` of its LLN0's
+/// `SettingControl` (IEC 61850-7-2 §16.2.2: groups are numbered 1..NumOfSG). An LD without a
+/// `SettingControl` has no groups to switch; its `sGroup` values are kept but never served.
+fn check_group_numbers(lns: &[LogicalNode]) -> Result<(), SclError> {
+    fn walk(nodes: &[DataNode], max: u8) -> Result<(), SclError> {
+        for n in nodes {
+            if let Some(g) = n.group_values.iter().find(|g| g.group > max) {
+                return Err(SclError::new(
+                    SclErrorKind::BadValue {
+                        element: "Val",
+                        attribute: "sGroup",
+                        value: g.group.to_string(),
+                        why: "beyond numOfSGs of the LD's SettingControl",
+                    },
+                    Some(g.at),
+                ));
+            }
+            walk(&n.children, max)?;
+        }
+        Ok(())
+    }
+    let Some(sc) = lns.iter().find_map(|l| l.setting_control.as_ref()) else {
+        return Ok(());
+    };
+    lns.iter()
+        .try_for_each(|l| walk(&l.data_objects, sc.num_of_sgs))
 }
 
 fn read_ln<'a, 'i>(
@@ -702,6 +793,7 @@ fn read_ln<'a, 'i>(
     } else {
         Default::default()
     };
+    let logs = crate::log_control::read(cx, ln, &data_sets)?;
     Ok(LogicalNode {
         name,
         ln_class: ln_class.into(),
@@ -712,6 +804,8 @@ fn read_ln<'a, 'i>(
         gse_controls: controls.gse,
         sv_controls: controls.sv,
         setting_control: controls.setting,
+        log_controls: logs.controls,
+        logs: logs.logs,
     })
 }
 

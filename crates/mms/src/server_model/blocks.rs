@@ -19,6 +19,9 @@ pub(super) struct ControlBlocks {
     pub(super) sgcbs: Vec<SettingGroups>,
     pub(super) gocbs: Vec<GocbInstance>,
     pub(super) svcbs: Vec<SvcbInstance>,
+    pub(super) lcbs: Vec<super::lcb::LcbInstance>,
+    /// The logs (MMS journals) as (domain, `LN$logName`).
+    pub(super) logs: Vec<(String, String)>,
     /// The time of the last [`ServerModel::tick`], Unix ms (LActTm, edit reservations).
     pub(super) now_ms: u64,
 }
@@ -64,6 +67,10 @@ impl ControlBlocks {
                 .svcbs
                 .iter()
                 .any(|s| s.config.domain == dom && s.config.ln == ln)
+            || self
+                .lcbs
+                .iter()
+                .any(|l| l.config.domain == dom && l.config.ln == ln)
     }
 
     /// Splice the blocks of LN `ln` of `dom` into its FC components.
@@ -83,11 +90,16 @@ impl ControlBlocks {
                 splice(fcs, s.fc(), &s.config.name, s.node(), false);
             }
         }
+        for l in &self.lcbs {
+            if l.config.domain == dom && l.config.ln == ln {
+                splice(fcs, "LG", &l.config.name, l.node(), false);
+            }
+        }
     }
 }
 
 /// The part of `item` below `block` (`""` for the block itself), if `item` is in it.
-fn below<'a>(item: &'a str, block: &str) -> Option<&'a str> {
+pub(super) fn below<'a>(item: &'a str, block: &str) -> Option<&'a str> {
     let rest = item.strip_prefix(block)?;
     if rest.is_empty() {
         Some("")
@@ -143,7 +155,7 @@ impl ServerModel {
         self.expire_setting_group_edits(unix_ms);
     }
 
-    fn check_block(
+    pub(super) fn check_block(
         &self,
         domain: &str,
         ln: &str,
@@ -176,7 +188,10 @@ impl ServerModel {
             .any(|g| g.config.domain == domain && g.item() == item)
             || b.svcbs
                 .iter()
-                .any(|s| s.config.domain == domain && s.item() == item);
+                .any(|s| s.config.domain == domain && s.item() == item)
+            || b.lcbs
+                .iter()
+                .any(|l| l.config.domain == domain && l.item() == item);
         if taken {
             return Err(ModelError::Duplicate {
                 domain: domain.into(),
@@ -219,6 +234,10 @@ impl ServerModel {
             let exists = |d: &str, i: &str| lists.iter().any(|(a, b)| a == d && b == i);
             return Some(self.blocks.gocbs[i].write(element, value, exists));
         }
+        if let Some(answer) = self.write_lcb(dom, item, value) {
+            return Some(answer);
+        }
+        let b = &self.blocks;
         let i = b
             .svcbs
             .iter()
@@ -234,6 +253,7 @@ impl ServerModel {
     pub(super) fn block_references(&self, dom: &str, item: &str) -> bool {
         let r = format!("{dom}/{item}");
         self.blocks.gocbs.iter().any(|g| g.dat_set() == r)
+            || self.blocks.lcbs.iter().any(|l| l.dat_set() == r)
             || self
                 .blocks
                 .svcbs

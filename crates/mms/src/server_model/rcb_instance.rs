@@ -91,6 +91,8 @@ pub struct RcbInstance {
     pending: Vec<bool>,
     /// The association that last wrote DatSet (an aa-specific data set is its own).
     dat_set_conn: Option<ConnId>,
+    /// Whether it stands for one instance per association (TISSUE 1771), or is one's copy.
+    pub(super) sharing: super::rcb_per_association::Sharing,
 }
 
 fn dat_set_ref(c: &RcbConfig) -> String {
@@ -132,6 +134,7 @@ impl RcbInstance {
             next_integrity_ms: None,
             pending: vec![false; n],
             dat_set_conn: None,
+            sharing: super::rcb_per_association::Sharing::One,
         }
     }
 

@@ -1,14 +1,17 @@
 //! The control blocks of an LN0 besides report control blocks, onto the server model: a
 //! `SettingControl` becomes the LD's setting groups (`LLN0$SP$SGCB`), a `GSEControl` a GoCB
 //! (`LLN0$GO$name`), a `SampledValueControl` an MSVCB or USVCB (`LLN0$MS$name`,
-//! `LLN0$US$name`), with the values libiec61850 1.6 serves for the same file where the SCL
+//! `LLN0$US$name`), a `LogControl` of any LN an LCB (`LN$LG$name`) and a named `Log` an MMS
+//! journal, with the values libiec61850 1.6 serves for the same file where the SCL
 //! leaves one out (its model generator and `stack_config.h`): DstAddress 01-0C-CD-01-00-01,
 //! priority 4, VLAN 0, APPID 0x1000; GoCB MinTime 500 ms and MaxTime 5000 ms; a reservation
 //! time of 300 s for a setting group edit.
 
 use gander_mms::bit_string::BitString;
+use gander_mms::report::trg_ops;
 use gander_mms::server_model::{
-    sv_opt_flds, DstAddress, GocbConfig, ServerModel, SgcbConfig, SvcbConfig, DEFAULT_RESV_TMS,
+    sv_opt_flds, DstAddress, GocbConfig, LcbConfig, ServerModel, SgcbConfig, SvcbConfig,
+    DEFAULT_RESV_TMS,
 };
 use gander_scl::{CommAddress, LogicalDevice};
 
@@ -31,7 +34,7 @@ fn dst(a: Option<&CommAddress>) -> DstAddress {
     }
 }
 
-/// Add the setting groups, GoCBs and SVCBs of every LN of `lds` (after the logical nodes and
+/// Add the setting groups, GoCBs, SVCBs, LCBs and logs of every LN of `lds` (after the logical nodes and
 /// data sets; the setting groups start with the SG values the model holds then).
 pub(super) fn add(
     m: &mut ServerModel,
@@ -89,6 +92,32 @@ pub(super) fn add(
                     smp_mod: s.smp_mod.ord(),
                     dst: dst(s.address.as_ref()),
                     no_asdu: s.nof_asdu,
+                })
+                .map_err(model_err)?;
+            }
+            for l in &ln.logs {
+                m.add_log(&ld.domain, &ln.name, l).map_err(model_err)?;
+            }
+            for lc in &ln.log_controls {
+                let t = lc.trg_ops;
+                let on: Vec<usize> = [
+                    (t.dchg, trg_ops::DCHG),
+                    (t.qchg, trg_ops::QCHG),
+                    (t.dupd, trg_ops::DUPD),
+                    (t.period, trg_ops::INTEGRITY),
+                ]
+                .into_iter()
+                .filter_map(|(b, i)| b.then_some(i))
+                .collect();
+                m.add_lcb(LcbConfig {
+                    domain: ld.domain.clone(),
+                    ln: ln.name.clone(),
+                    name: lc.name.clone(),
+                    log_ena: lc.log_ena,
+                    log_ref: lc.log_ref.clone(),
+                    data_set: data_set(&lc.data_set),
+                    trg_ops: BitString::with_bits(trg_ops::LEN, &on),
+                    intg_pd: lc.intg_pd,
                 })
                 .map_err(model_err)?;
             }
@@ -241,6 +270,63 @@ mod tests {
                 &ObjectName::domain(D, "LLN0$GO$gcbTrip$GoEna"),
                 &Data::Boolean(true)
             ),
+            Ok(())
+        );
+    }
+
+    /// LCBs from LogControl (interop/fixtures/log_control.cid, whose libiec61850 serving is
+    /// compared in interop/tests/test_mms_log_control.py) and the logs as journals.
+    #[test]
+    fn lcbs_from_log_controls_and_logs_as_journals() {
+        let p =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../interop/fixtures/log_control.cid");
+        let mut m = load(&p, None, None).unwrap();
+        const L: &str = "LGIEDCTRL";
+        let get = |m: &ServerModel, item: &str| m.value(&ObjectName::domain(L, item)).unwrap();
+        assert_eq!(get(&m, "LLN0$LG$EventLog$LogEna"), Data::Boolean(true));
+        assert_eq!(
+            get(&m, "LLN0$LG$EventLog$LogRef"),
+            Data::VisibleString("LGIEDCTRL/LLN0$EventLog".into())
+        );
+        assert_eq!(
+            get(&m, "GGIO1$LG$IndLog$DatSet"),
+            Data::VisibleString("LGIEDCTRL/GGIO1$Ind".into())
+        );
+        // dchg qchg dupd integrity, no GI (libiec61850: 78 hex).
+        assert_eq!(
+            get(&m, "LLN0$LG$Periodic$TrgOps"),
+            Data::BitString {
+                unused_bits: 2,
+                bytes: vec![0x78]
+            }
+        );
+        assert_eq!(get(&m, "LLN0$LG$Periodic$IntgPd"), Data::Unsigned(5000));
+        // No data set: disabled whatever logEna says; no logName: the LN's GeneralLog.
+        assert_eq!(get(&m, "LLN0$LG$GeneralLog$LogEna"), Data::Boolean(false));
+        assert_eq!(
+            get(&m, "LLN0$LG$GeneralLog$LogRef"),
+            Data::VisibleString("LGIEDCTRL/LLN0$GeneralLog".into())
+        );
+        let journals = m
+            .name_list(1, ObjectClass::JOURNAL, &ObjectScope::Domain(L.into()))
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            journals,
+            ["GGIO1$IndLog", "LLN0$EventLog", "LLN0$GeneralLog"]
+        );
+        let w =
+            |m: &mut ServerModel, item: &str, v: Data| m.write(1, &ObjectName::domain(L, item), &v);
+        assert_eq!(
+            w(
+                &mut m,
+                "LLN0$LG$Periodic$LogRef",
+                Data::VisibleString("LGIEDCTRL/GGIO1$IndLog".into())
+            ),
+            Ok(())
+        );
+        assert_eq!(
+            w(&mut m, "LLN0$LG$Periodic$LogEna", Data::Boolean(true)),
             Ok(())
         );
     }
