@@ -328,8 +328,36 @@ fn protect(a: ProtectArgs) -> Result<ExitCode> {
         .with_context(|| format!("cannot open {}", a.input.display()))?;
     let mut reader = CaptureReader::new(file);
     let mut out = PcapOut::create(&a.output)?;
-    let mut ivs = RandomIv;
     let (mut secured, mut copied) = (0, 0);
+    let written = protect_into(&a, key, &mut reader, &mut out, &mut secured, &mut copied);
+    if let Err(e) = written {
+        // Nothing half-written is left as if it were the protected capture.
+        drop(out);
+        let _ = std::fs::remove_file(&a.output);
+        return Err(e);
+    }
+    out.finish()?;
+    for w in reader.warnings() {
+        eprintln!("warning: {}: {w}", a.input.display());
+    }
+    eprintln!(
+        "{} frames: {secured} secured with key {}, {copied} copied unchanged",
+        reader.packets(),
+        a.key_id
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Protects every frame of `reader` into `out`.
+fn protect_into(
+    a: &ProtectArgs,
+    key: &gander_sec::KeyEntry,
+    reader: &mut CaptureReader<std::fs::File>,
+    out: &mut PcapOut,
+    secured: &mut u64,
+    copied: &mut u64,
+) -> Result<()> {
+    let mut ivs = RandomIv;
     while let Some(p) = reader
         .next_packet()
         .with_context(|| format!("{}", a.input.display()))?
@@ -344,25 +372,17 @@ fn protect(a: ProtectArgs) -> Result<ExitCode> {
         let t = now();
         match protect_frame(a.profile.into(), key, p.data, &mut ivs, t) {
             Ok(Some(data)) => {
-                secured += 1;
+                *secured += 1;
                 out.write(p.timestamp_ns, data.len() as u32, &data)?;
             }
             Ok(None) => {
-                copied += 1;
+                *copied += 1;
                 out.write(p.timestamp_ns, p.orig_len, p.data)?;
             }
             Err(e) => bail!("frame #{}: {e}", p.number),
         }
     }
-    for w in reader.warnings() {
-        eprintln!("warning: {}: {w}", a.input.display());
-    }
-    eprintln!(
-        "{} frames: {secured} secured with key {}, {copied} copied unchanged",
-        reader.packets(),
-        a.key_id
-    );
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 fn goose_json(apdu: &[u8]) -> Value {

@@ -5,7 +5,7 @@ use anyhow::{Context, Result};
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
 use pcap_file::DataLink;
 use std::fs::File;
-use std::io::BufWriter;
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -45,5 +45,13 @@ impl PcapOut {
             ))
             .with_context(|| format!("cannot write {}", self.path.display()))?;
         Ok(())
+    }
+
+    /// Flushes the file (an error here is a write error, not a silent loss at drop).
+    pub(crate) fn finish(self) -> Result<()> {
+        self.w
+            .into_writer()
+            .flush()
+            .with_context(|| format!("cannot write {}", self.path.display()))
     }
 }
