@@ -1,8 +1,9 @@
 //! `gander frame show|verify|protect` over pcap/pcapng captures.
 
-use crate::pcap_io::{self, Packet};
+use crate::pcap_io::PcapOut;
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
+use gander_capture::{Capture, CaptureReader, Frame, Reassembly};
 use gander_sec::fit::Transport;
 use gander_sec::frame::{protect_frame, CaptureVerifier, Outcome, Verdict};
 use gander_sec::spdu::RandomIv;
@@ -60,7 +61,7 @@ pub(crate) enum TimeBase {
 
 #[derive(Args)]
 pub(crate) struct ShowArgs {
-    /// Capture file (pcap or pcapng, Ethernet).
+    /// Capture file (pcap or pcapng: Ethernet, Linux cooked SLL/SLL2 or raw IP).
     pub file: PathBuf,
     /// One JSON object per frame.
     #[arg(long)]
@@ -72,7 +73,7 @@ pub(crate) struct ShowArgs {
 
 #[derive(Args)]
 pub(crate) struct VerifyArgs {
-    /// Capture file (pcap or pcapng, Ethernet).
+    /// Capture file (pcap or pcapng: Ethernet, Linux cooked SLL/SLL2 or raw IP).
     pub file: PathBuf,
     /// Key file (TOML, see docs/keys.md).
     #[arg(long)]
@@ -97,9 +98,9 @@ pub(crate) struct VerifyArgs {
 
 #[derive(Args)]
 pub(crate) struct ProtectArgs {
-    /// Input capture.
+    /// Input capture (pcap or pcapng; fragments are copied as they are, not reassembled).
     pub input: PathBuf,
-    /// Output capture (pcap).
+    /// Output capture (pcap, Ethernet).
     pub output: PathBuf,
     /// Key file.
     #[arg(long)]
@@ -154,8 +155,8 @@ fn verdict_json(index: usize, v: &Verdict) -> Value {
     o
 }
 
-fn verdict_line(index: usize, v: &Verdict) -> String {
-    let mut s = format!("#{index:<5} {:<8} {:<22}", v.kind.name(), v.word());
+fn verdict_line(number: usize, v: &Verdict) -> String {
+    let mut s = format!("#{number:<5} {:<8} {:<22}", v.kind.name(), v.word());
     if let Some(k) = v.key_id {
         s += &format!(" key={k}");
     }
@@ -180,24 +181,79 @@ fn verdict_line(index: usize, v: &Verdict) -> String {
     s
 }
 
+fn open(path: &Path) -> Result<Capture<std::fs::File>> {
+    Capture::open(path).with_context(|| format!("cannot open {}", path.display()))
+}
+
+/// The frame's line for a fragment held (or dropped) for reassembly: its datagram is shown at
+/// the frame of its last fragment, as tshark does.
+fn fragment_json(f: &Frame<'_>) -> Value {
+    json!({
+        "index": f.number - 1,
+        "frame": f.number,
+        "kind": "ip-fragment",
+        "verdict": if f.reassembly == Reassembly::Dropped { "fragment-dropped" } else { "fragment-held" },
+        "len": f.data.len(),
+    })
+}
+
+/// Prints the reassembly findings of a frame (or of the end of the capture).
+fn print_findings(findings: &[gander_capture::Finding], as_json: bool) {
+    for f in findings {
+        if as_json {
+            crate::out(json!({
+                "finding": f.kind.name(),
+                "frame": f.frame,
+                "first_frame": f.first_frame,
+                "src": f.datagram.src.to_string(),
+                "dst": f.datagram.dst.to_string(),
+                "ip_id": f.datagram.id,
+                "detail": f.to_string(),
+            }));
+        } else {
+            crate::out(format!("#{:<5} finding  {f}", f.frame));
+        }
+    }
+}
+
+/// The end of a capture: reassembly findings still open and the reader's warnings (a capture
+/// cut short is read up to its last whole packet, and said so).
+fn finish_capture(c: &mut Capture<std::fs::File>, path: &Path, as_json: bool) {
+    print_findings(&c.finish(), as_json);
+    for w in c.warnings() {
+        eprintln!("warning: {}: {w}", path.display());
+    }
+}
+
 fn verify(a: VerifyArgs) -> Result<ExitCode> {
     let store = load_keys(&a.keys)?;
-    let packets = pcap_io::read(&a.file)?;
+    let mut capture = open(&a.file)?;
     if a.sv_wrap == 0 {
         bail!("--sv-wrap must be the samples per second at which smpCnt wraps (e.g. 4000, 4800)");
     }
     let mut verifier = CaptureVerifier::new(a.profile.into(), &store);
     verifier.set_sv_wrap(a.sv_wrap);
     let (mut verified, mut unsecured, mut failed, mut skipped) = (0, 0, 0, 0);
-    for (i, p) in packets.iter().enumerate() {
+    let ctx = || format!("{}", a.file.display());
+    while let Some(f) = capture.next_frame().with_context(ctx)? {
+        print_findings(f.findings, a.json);
+        let i = (f.number - 1) as usize;
+        if matches!(f.reassembly, Reassembly::Held | Reassembly::Dropped) || !f.ethernet {
+            skipped += 1;
+            if a.json {
+                crate::out(fragment_or_link_json(&f));
+            } else {
+                crate::out(format!("#{:<5} {}", f.number, fragment_or_link_word(&f)));
+            }
+            continue;
+        }
         let t = if a.at == TimeBase::Now {
             now()
         } else {
-            p.timestamp.as_secs()
+            f.timestamp_ns / 1_000_000_000
         };
         // SV freshness is judged on the capture clock, whatever `--at` says about keys.
-        let at_ns = u64::try_from(p.timestamp.as_nanos()).unwrap_or(u64::MAX);
-        let mut v = verifier.verify_at(&p.data, t, at_ns);
+        let mut v = verifier.verify_at(f.data, t, f.timestamp_ns);
         if a.require_security && v.outcome == Outcome::Unsecured {
             v.outcome = Outcome::Failed(gander_sec::SecError::MissingAuthenticator(
                 "security (unsecured frame)",
@@ -210,14 +266,18 @@ fn verify(a: VerifyArgs) -> Result<ExitCode> {
             Outcome::Failed(_) => failed += 1,
         }
         if a.json {
-            crate::out(verdict_json(i, &v));
+            let mut o = verdict_json(i, &v);
+            o["frame"] = json!(f.number);
+            add_reassembly(&mut o, &f);
+            crate::out(o);
         } else {
-            crate::out(verdict_line(i, &v));
+            crate::out(verdict_line(f.number as usize, &v));
         }
     }
+    finish_capture(&mut capture, &a.file, a.json);
     let summary = format!(
         "{} frames: {verified} verified, {unsecured} unsecured, {failed} failed, {skipped} not GOOSE/R-GOOSE/R-SV",
-        packets.len()
+        capture.frames()
     );
     eprintln!("{summary}");
     Ok(if failed > 0 {
@@ -225,6 +285,33 @@ fn verify(a: VerifyArgs) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+fn fragment_or_link_json(f: &Frame<'_>) -> Value {
+    if f.ethernet {
+        fragment_json(f)
+    } else {
+        json!({"index": f.number - 1, "frame": f.number, "kind": "other", "link": f.link.code(), "len": f.data.len()})
+    }
+}
+
+fn fragment_or_link_word(f: &Frame<'_>) -> String {
+    match (f.ethernet, f.reassembly) {
+        (false, _) => format!("other    link type {} not read", f.link.code()),
+        (_, Reassembly::Dropped) => "ip-fragment fragment-dropped".into(),
+        _ => "ip-fragment fragment-held (shown at its datagram's last fragment)".into(),
+    }
+}
+
+/// Notes, on a reassembled datagram's line, which frames it was made of.
+fn add_reassembly(o: &mut Value, f: &Frame<'_>) {
+    if let Reassembly::Complete {
+        first_frame,
+        fragments,
+    } = f.reassembly
+    {
+        o["reassembled"] = json!({"first_frame": first_frame, "fragments": fragments});
+    }
 }
 
 fn protect(a: ProtectArgs) -> Result<ExitCode> {
@@ -237,39 +324,65 @@ fn protect(a: ProtectArgs) -> Result<ExitCode> {
         gander_sec::fit::check_signature(s.algorithm, s.wire_len(), Transport::L2Goose)
             .with_context(|| format!("key id {} cannot protect any GOOSE frame", a.key_id))?;
     }
-    let packets = pcap_io::read(&a.input)?;
-    let mut out = Vec::with_capacity(packets.len());
-    let mut ivs = RandomIv;
+    let file = std::fs::File::open(&a.input)
+        .with_context(|| format!("cannot open {}", a.input.display()))?;
+    let mut reader = CaptureReader::new(file);
+    let mut out = PcapOut::create(&a.output)?;
     let (mut secured, mut copied) = (0, 0);
-    for (i, p) in packets.iter().enumerate() {
-        let t = now();
-        match protect_frame(a.profile.into(), key, &p.data, &mut ivs, t) {
-            Ok(Some(data)) => {
-                secured += 1;
-                out.push(Packet {
-                    timestamp: p.timestamp,
-                    orig_len: data.len() as u32,
-                    data,
-                });
-            }
-            Ok(None) => {
-                copied += 1;
-                out.push(Packet {
-                    timestamp: p.timestamp,
-                    orig_len: p.orig_len,
-                    data: p.data.clone(),
-                });
-            }
-            Err(e) => bail!("frame #{i}: {e}"),
-        }
+    let written = protect_into(&a, key, &mut reader, &mut out, &mut secured, &mut copied);
+    if let Err(e) = written {
+        // Nothing half-written is left as if it were the protected capture.
+        drop(out);
+        let _ = std::fs::remove_file(&a.output);
+        return Err(e);
     }
-    pcap_io::write(&a.output, &out)?;
+    out.finish()?;
+    for w in reader.warnings() {
+        eprintln!("warning: {}: {w}", a.input.display());
+    }
     eprintln!(
         "{} frames: {secured} secured with key {}, {copied} copied unchanged",
-        packets.len(),
+        reader.packets(),
         a.key_id
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// Protects every frame of `reader` into `out`.
+fn protect_into(
+    a: &ProtectArgs,
+    key: &gander_sec::KeyEntry,
+    reader: &mut CaptureReader<std::fs::File>,
+    out: &mut PcapOut,
+    secured: &mut u64,
+    copied: &mut u64,
+) -> Result<()> {
+    let mut ivs = RandomIv;
+    while let Some(p) = reader
+        .next_packet()
+        .with_context(|| format!("{}", a.input.display()))?
+    {
+        if !p.ethernet {
+            bail!(
+                "frame #{}: link type {} cannot be written as Ethernet",
+                p.number,
+                p.link.code()
+            );
+        }
+        let t = now();
+        match protect_frame(a.profile.into(), key, p.data, &mut ivs, t) {
+            Ok(Some(data)) => {
+                *secured += 1;
+                out.write(p.timestamp_ns, data.len() as u32, &data)?;
+            }
+            Ok(None) => {
+                *copied += 1;
+                out.write(p.timestamp_ns, p.orig_len, p.data)?;
+            }
+            Err(e) => bail!("frame #{}: {e}", p.number),
+        }
+    }
+    Ok(())
 }
 
 fn goose_json(apdu: &[u8]) -> Value {
@@ -418,16 +531,34 @@ fn show_content(data: &[u8], profile: Profile, v: &view::FrameView<'_>) -> Value
 }
 
 fn show(a: ShowArgs) -> Result<ExitCode> {
-    let packets = pcap_io::read(&a.file)?;
-    for (i, p) in packets.iter().enumerate() {
-        let mut v = show_frame(&p.data, a.profile.into());
-        v["index"] = json!(i);
-        v["time"] = json!(p.timestamp.as_secs_f64());
+    let mut capture = open(&a.file)?;
+    let ctx = || format!("{}", a.file.display());
+    while let Some(f) = capture.next_frame().with_context(ctx)? {
+        print_findings(f.findings, a.json);
+        let mut v = if matches!(f.reassembly, Reassembly::Held | Reassembly::Dropped) || !f.ethernet
+        {
+            fragment_or_link_json(&f)
+        } else {
+            let mut v = show_frame(f.data, a.profile.into());
+            add_reassembly(&mut v, &f);
+            if !f.dst_known {
+                v["dst_captured"] = json!(false);
+            }
+            v
+        };
+        v["index"] = json!(f.number - 1);
+        v["frame"] = json!(f.number);
+        v["time"] = json!(f.timestamp_ns as f64 / 1e9);
         if a.json {
             crate::out(&v);
         } else {
-            crate::out(format!("#{i} {}", serde_json::to_string_pretty(&v)?));
+            crate::out(format!(
+                "#{} {}",
+                f.number,
+                serde_json::to_string_pretty(&v)?
+            ));
         }
     }
+    finish_capture(&mut capture, &a.file, a.json);
     Ok(ExitCode::SUCCESS)
 }

@@ -234,7 +234,7 @@ fn protect_then_verify_round_trips_r_goose_and_l2_goose() {
             .arg(d.p("again.pcap")));
         assert_eq!(code, 2);
         assert!(
-            err.contains("frame #0") && err.contains("already secured"),
+            err.contains("frame #1") && err.contains("already secured"),
             "{err}"
         );
     }
@@ -244,9 +244,9 @@ fn protect_then_verify_round_trips_r_goose_and_l2_goose() {
         .arg(d.p("keys.toml"))
         .arg(d.p("plain.pcap"))
         .arg(d.p("enc.pcap")));
-    // Frame #1 is layer-2 GOOSE, which IEC 62351-6 does not encrypt: refused.
+    // Frame #2 (tshark numbering) is layer-2 GOOSE, which IEC 62351-6 does not encrypt: refused.
     assert_eq!(code, 2);
-    assert!(err.contains("frame #1"), "{err}");
+    assert!(err.contains("frame #2"), "{err}");
 }
 
 #[test]

@@ -13,6 +13,7 @@ use crate::spdu::{self, IvSource, SendParams};
 use crate::view::{self, Apdu, Content, FrameView, Judged};
 use gander_wire::ethernet::EthernetRepr;
 use gander_wire::spdu::SessionPdu;
+use gander_wire::spdu::SpduId;
 
 pub use crate::view::{Kind, SESSION_PORT};
 
@@ -152,6 +153,11 @@ impl<'s> CaptureVerifier<'s> {
             Ok(v) => v,
             Err(e) => {
                 let kind = guess_kind(frame);
+                // A frame that is not recognisably IEC 61850 traffic is not judged as such
+                // (a truncated or odd IP packet of another protocol is not a failure).
+                if kind == Kind::Other {
+                    return Verdict::new(kind, Outcome::Skipped);
+                }
                 return Verdict::new(kind, Outcome::Failed(e));
             }
         };
@@ -206,9 +212,49 @@ fn guess_kind(frame: &[u8]) -> Kind {
         gander_wire::ethernet::ETHERTYPE_SV => Kind::Sv,
         gander_wire::ethernet::ETHERTYPE_GSE_MANAGEMENT => Kind::GseManagement,
         gander_wire::ethernet::ETHERTYPE_IPV4 | gander_wire::ethernet::ETHERTYPE_IPV6 => {
-            Kind::RGoose
+            guess_session_kind(f.ethertype(), f.payload())
         }
         _ => Kind::Other,
+    }
+}
+
+/// The kind of an IP packet that failed classification: a session (by the SPDU identifier
+/// after `01 40`, else R-GOOSE) only if its UDP header, read as far as it goes, names port 102
+/// or its payload starts with the CLTP octets; anything else (another protocol, a fragment
+/// whose ports cannot be seen) is other traffic, never an IEC 61850 failure.
+fn guess_session_kind(ethertype: u16, ip: &[u8]) -> Kind {
+    let udp_at = if ethertype == gander_wire::ethernet::ETHERTYPE_IPV4 {
+        let Some(&v) = ip.first() else {
+            return Kind::Other;
+        };
+        let frag = ip
+            .get(6..8)
+            .map(|b| u16::from_be_bytes([b[0], b[1]]) & 0x1fff);
+        if v >> 4 != 4 || ip.get(9) != Some(&gander_wire::ip::PROTOCOL_UDP) || frag != Some(0) {
+            return Kind::Other;
+        }
+        usize::from(v & 0x0f) * 4
+    } else {
+        // IPv6 straight to UDP; a session behind extension headers that does not classify
+        // cannot be told from other traffic here.
+        if ip.get(6) != Some(&gander_wire::ipv6::next_header::UDP) {
+            return Kind::Other;
+        }
+        gander_wire::ipv6::HEADER_LEN
+    };
+    let Some(udp) = ip.get(udp_at..udp_at + gander_wire::ip::UDP_HEADER_LEN) else {
+        return Kind::Other;
+    };
+    let port = |i: usize| u16::from_be_bytes([udp[i], udp[i + 1]]);
+    let payload = ip
+        .get(udp_at + gander_wire::ip::UDP_HEADER_LEN..)
+        .unwrap_or(&[]);
+    if !view::is_session_datagram(port(0), port(2), payload) {
+        return Kind::Other;
+    }
+    match payload.get(2).map(|&si| SpduId::from_u8(si)) {
+        Some(Ok(si)) => Kind::of_spdu(si),
+        _ => Kind::RGoose,
     }
 }
 

@@ -349,7 +349,10 @@ pub fn verify_pdu<'a>(
     let dialect = profile.dialect();
     let bytes = pdu.bytes();
     let (key, mac, enc) = match &pdu.header.security {
-        SecurityInfo::V2 { key_id: 0, iv } if iv.is_empty() && pdu.trailer().is_empty() => {
+        // KeyID 0 is unsecured whatever padding follows (`view::session_secured`).
+        SecurityInfo::V2 { key_id: 0, iv }
+            if iv.is_empty() && crate::view::no_authenticator(pdu.trailer()) =>
+        {
             spdu::validate_elements(pdu.payload(), &dialect)?;
             return Ok(Checked::Unsecured(pdu));
         }
@@ -357,7 +360,7 @@ pub fn verify_pdu<'a>(
             enc_code: 0,
             mac_code: 0,
             ..
-        } if pdu.trailer().is_empty() || pdu.trailer() == [SIGNATURE_TAG, 0] => {
+        } if crate::view::no_authenticator(pdu.trailer()) => {
             spdu::validate_elements(pdu.payload(), &dialect)?;
             return Ok(Checked::Unsecured(pdu));
         }

@@ -11,7 +11,10 @@
 //!   the APDU element and the IEC 62351-6 extension; bytes after Length only as padding;
 //! * IPv4 and IPv6 (extension headers walked) to UDP; a datagram to or from port 102, or whose
 //!   payload starts `01 40` (CLTP UD), is an IEC 61850-90-5 session, whose header is parsed with
-//!   the profile's dialect; checksums are checked and fragments refused;
+//!   the profile's dialect; its IP and UDP checksums are checked once it is known to be a
+//!   session (ports and SPDU identifier first: a non-IEC frame whose checksums were left to
+//!   the NIC is other traffic, not a bad IEC frame), and fragments are refused (reassembly is
+//!   `gander-capture`'s);
 //! * anything else is [`Content::Other`].
 //!
 //! A frame that an IED could read as IEC 61850 traffic but that does not parse is an error,
@@ -76,7 +79,8 @@ impl Kind {
         }
     }
 
-    fn of_spdu(si: SpduId) -> Kind {
+    /// The kind an SPDU identifier announces.
+    pub fn of_spdu(si: SpduId) -> Kind {
         match si {
             SpduId::Goose | SpduId::Tunnelled => Kind::RGoose,
             SpduId::SampledValues => Kind::RSv,
@@ -287,13 +291,27 @@ impl<'a> FrameView<'a> {
 }
 
 /// Whether a session header carries security, as `profile` writes "none".
-pub fn session_secured(profile: Profile, pdu: &SessionPdu<'_>) -> bool {
+///
+/// KeyID 0 means unsecured (IEC 62351-9 reserves it; docs/keys.md): an SPDU with KeyID 0, no
+/// IV and (version 1) zero algorithm codes carries no security whatever follows its payload,
+/// as long as that is no authenticator: zero padding octets, optionally ended by an empty
+/// signature element `85 00` (SecLib writes one; robidev's R-GOOSE publisher, in
+/// robidev/iec61850-dissector test/RGOOSE2.pcap, ends 146 SPDUs with one `00` octet, which
+/// made them "unknown key id 0" failures). A non-empty signature with KeyID 0 is still judged
+/// as secured, and fails: no key can be 0.
+pub fn session_secured(_profile: Profile, pdu: &SessionPdu<'_>) -> bool {
     let sec = &pdu.header.security;
-    let trailer = pdu.trailer();
     sec.key_id() != 0
         || !sec.iv().is_empty()
         || matches!(sec, SecurityInfo::V1 { enc_code, mac_code, .. } if *enc_code != 0 || *mac_code != 0)
-        || !(trailer.is_empty() || (profile == Profile::Seclib && trailer == [SIGNATURE_TAG, 0]))
+        || !no_authenticator(pdu.trailer())
+}
+
+/// Zero padding, optionally followed by an empty signature element (`85 00`): a trailer that
+/// authenticates nothing.
+pub(crate) fn no_authenticator(trailer: &[u8]) -> bool {
+    let padding = trailer.strip_suffix(&[SIGNATURE_TAG, 0]).unwrap_or(trailer);
+    padding.iter().all(|&b| b == 0)
 }
 
 /// Classifies one Ethernet frame (see the module documentation).
@@ -322,7 +340,7 @@ pub fn classify(profile: Profile, frame: &[u8]) -> Result<FrameView<'_>, SecErro
             Content::L2(l2_view(frame, ethertype, payload_offset, tags)?)
         }
         ethernet::ETHERTYPE_IPV4 => match ipv4_udp(frame, payload_offset)? {
-            Some(udp) => session_or_other(profile, frame, udp)?,
+            Some((udp, checksums)) => session_or_other(profile, frame, udp, checksums)?,
             None => Content::Other,
         },
         ethernet::ETHERTYPE_IPV6 => match ipv6::locate(frame, payload_offset)? {
@@ -335,9 +353,11 @@ pub fn classify(profile: Profile, frame: &[u8]) -> Result<FrameView<'_>, SecErro
                     tags,
                     "IPv6 payload length (not Ethernet padding)",
                 )?;
-                if !loc.udp_checksum_ok {
-                    return Err(SecError::BadChecksum("UDP"));
-                }
+                let checksums = if loc.udp_checksum_ok {
+                    Ok(())
+                } else {
+                    Err(SecError::BadChecksum("UDP"))
+                };
                 let udp = UdpView {
                     ip: IpAddrs::V6 {
                         src: loc.src_addr,
@@ -350,7 +370,7 @@ pub fn classify(profile: Profile, frame: &[u8]) -> Result<FrameView<'_>, SecErro
                     payload: loc.payload.clone(),
                     v6: Some(loc),
                 };
-                session_or_other(profile, frame, udp)?
+                session_or_other(profile, frame, udp, checksums)?
             }
         },
         _ => Content::Other,
@@ -376,12 +396,16 @@ fn l2_view(frame: &[u8], ethertype: u16, off: usize, tags: usize) -> Result<L2Vi
     })
 }
 
-/// The UDP datagram of an IPv4 packet, `None` for other protocols.
-fn ipv4_udp(frame: &[u8], off: usize) -> Result<Option<UdpView>, SecError> {
+/// The verdict of a datagram's IP and UDP checksums, applied only once it is a session.
+type Checksums = Result<(), SecError>;
+
+/// The UDP datagram of an IPv4 packet, `None` for other protocols, with the verdict of its
+/// checksums, which [`session_or_other`] applies only to a session: a host that leaves
+/// checksums to its NIC is captured with a zero or partial (pseudo-header only) IPv4 or UDP
+/// checksum in every frame it sends, and its LLMNR, NBNS or IGMP traffic is no IEC 61850
+/// finding.
+fn ipv4_udp(frame: &[u8], off: usize) -> Result<Option<(UdpView, Checksums)>, SecError> {
     let p = Ipv4Packet::new_checked(&frame[off..])?;
-    if !p.verify_checksum() {
-        return Err(SecError::BadChecksum("IPv4 header"));
-    }
     if p.protocol() != ip::PROTOCOL_UDP {
         return Ok(None);
     }
@@ -389,31 +413,45 @@ fn ipv4_udp(frame: &[u8], off: usize) -> Result<Option<UdpView>, SecError> {
         return Err(SecError::Fragment);
     }
     let loc = ip::locate_udp(frame)?;
-    if !loc.udp_checksum_ok {
-        return Err(SecError::BadChecksum("UDP"));
-    }
-    Ok(Some(UdpView {
-        ip: IpAddrs::V4 {
-            src: loc.src_addr,
-            dst: loc.dst_addr,
+    let checksums = if !p.verify_checksum() {
+        Err(SecError::BadChecksum("IPv4 header"))
+    } else if !loc.udp_checksum_ok {
+        Err(SecError::BadChecksum("UDP"))
+    } else {
+        Ok(())
+    };
+    Ok(Some((
+        UdpView {
+            ip: IpAddrs::V4 {
+                src: loc.src_addr,
+                dst: loc.dst_addr,
+            },
+            ip_offset: loc.ip_offset,
+            udp_offset: loc.udp_offset,
+            src_port: loc.src_port,
+            dst_port: loc.dst_port,
+            payload: loc.payload,
+            v6: None,
         },
-        ip_offset: loc.ip_offset,
-        udp_offset: loc.udp_offset,
-        src_port: loc.src_port,
-        dst_port: loc.dst_port,
-        payload: loc.payload,
-        v6: None,
-    }))
+        checksums,
+    )))
 }
 
 /// A datagram is a session if it uses port 102 (either way) or its payload starts `01 40`:
-/// a damaged first byte must fail verification, not make the frame "other".
-fn session_or_other(profile: Profile, frame: &[u8], udp: UdpView) -> Result<Content<'_>, SecError> {
+/// a damaged first byte must fail verification, not make the frame "other". Only then do its
+/// IP and UDP checksums (`checksums`) count: they are decided on the port and the SPDU
+/// identifier first, so that a non-IEC frame is never an IEC 61850 checksum failure.
+fn session_or_other(
+    profile: Profile,
+    frame: &[u8],
+    udp: UdpView,
+    checksums: Checksums,
+) -> Result<Content<'_>, SecError> {
     let p = &frame[udp.payload.clone()];
-    let cltp = p.len() >= 2 && p[0] == CLTP_LI && p[1] == CLTP_UD;
-    if !(cltp || udp.dst_port == SESSION_PORT || udp.src_port == SESSION_PORT) {
+    if !is_session_datagram(udp.src_port, udp.dst_port, p) {
         return Ok(Content::Other);
     }
+    checksums?;
     let pdu = SessionPdu::parse(p, &profile.dialect()).map_err(|e| dialect_hint(profile, p, e))?;
     let secured = session_secured(profile, &pdu);
     Ok(Content::Session(SessionView {
@@ -422,6 +460,13 @@ fn session_or_other(profile: Profile, frame: &[u8], udp: UdpView) -> Result<Cont
         secured,
         profile,
     }))
+}
+
+/// Whether a UDP datagram is an IEC 61850-90-5 session by its ports (102 either way) or its
+/// payload's first octets (CLTP LI and UD, `01 40`, IEC 61850-90-5 §11.3).
+pub fn is_session_datagram(src_port: u16, dst_port: u16, payload: &[u8]) -> bool {
+    let cltp = payload.len() >= 2 && payload[0] == CLTP_LI && payload[1] == CLTP_UD;
+    cltp || dst_port == SESSION_PORT || src_port == SESSION_PORT
 }
 
 /// A session header that does not parse in `profile` but does in another profile's dialect is

@@ -2,9 +2,11 @@
 //!
 //! The type is defined in ISO 9506-2 (MMS protocol, `Data ::= CHOICE`) with context-specific
 //! tags; IEC 61850-8-1 clause 8.1.3 maps the IEC 61850 basic types onto it. Every alternative
-//! of ISO 9506-2:2003 is read and written; tag \[8\] (ISO 9506-2:1990's `real`, reserved
-//! since 2003, and commented out of Wireshark's `mms.asn`) and any other tag are rejected with
-//! [`Error::UnknownTag`] so that nothing is silently dropped.
+//! of ISO 9506-2:2003 is read and written, and tag \[8\], ISO 9506-2:1990's `real` (reserved
+//! since 2003, yet sent by devices in the field: a GE F650's GOOSE carries it, and Wireshark
+//! decodes it), is kept as its X.690 §8.5 REAL contents octets, with [`real_value`] to read the
+//! number. Any other tag is rejected with [`Error::UnknownTag`] so that nothing is silently
+//! dropped.
 //!
 //! | tag  | alternative              | IEC 61850 use                          |
 //! |------|--------------------------|----------------------------------------|
@@ -15,6 +17,7 @@
 //! | 0x85 | integer \[5\]            | INT8..INT64                            |
 //! | 0x86 | unsigned \[6\]           | INT8U..INT32U                          |
 //! | 0x87 | floating-point \[7\]     | FLOAT32, FLOAT64                       |
+//! | 0x88 | real \[8\]               | not mapped; ISO 9506-2:1990, legacy    |
 //! | 0x89 | octet-string \[9\]       | OCTET STRING (Octet64, EntryID, ...)   |
 //! | 0x8A | visible-string \[10\]    | VisString32..255, ObjRef, Currency     |
 //! | 0x8B | generalized-time \[11\]  | not mapped; some MMS servers send it   |
@@ -48,6 +51,8 @@ pub mod tag {
     pub const UNSIGNED: u8 = 0x86;
     /// floating-point `[7]`: exponent-width octet, then IEEE 754 big-endian.
     pub const FLOATING_POINT: u8 = 0x87;
+    /// real `[8]` (ISO 9506-2:1990; reserved since ISO 9506-2:2003): ASN.1 REAL (X.690 8.5).
+    pub const REAL: u8 = 0x88;
     /// octet-string `[9]`.
     pub const OCTET_STRING: u8 = 0x89;
     /// visible-string `[10]`.
@@ -101,6 +106,10 @@ pub enum Data {
     FloatingPoint32(f32),
     /// `floating-point [7]` with exponent width 11.
     FloatingPoint64(f64),
+    /// `real [8] REAL` (ISO 9506-2:1990, reserved since 2003): the X.690 §8.5 contents octets
+    /// as received, so that the element always re-encodes alike; [`real_value`] reads the
+    /// number (binary, decimal or special encodings).
+    Real(Vec<u8>),
     /// `octet-string [9] OCTET STRING`.
     OctetString(Vec<u8>),
     /// `visible-string [10] VisibleString`.
@@ -161,6 +170,7 @@ impl PartialEq for Data {
             (FloatingPoint32(a), FloatingPoint32(b)) => a.to_bits() == b.to_bits(),
             (FloatingPoint64(a), FloatingPoint64(b)) => a.to_bits() == b.to_bits(),
             (OctetString(a), OctetString(b))
+            | (Real(a), Real(b))
             | (BinaryTime(a), BinaryTime(b))
             | (ObjId(a), ObjId(b)) => a == b,
             (VisibleString(a), VisibleString(b))
@@ -223,6 +233,7 @@ impl Data {
                 Leaf::FloatingPoint32(v) => Data::FloatingPoint32(v),
                 Leaf::FloatingPoint64(v) => Data::FloatingPoint64(v),
                 Leaf::OctetString(b) => Data::OctetString(b.to_vec()),
+                Leaf::Real(b) => Data::Real(b.to_vec()),
                 Leaf::VisibleString(s) => Data::VisibleString(s.to_owned()),
                 Leaf::GeneralizedTime(s) => Data::GeneralizedTime(s.to_owned()),
                 Leaf::BinaryTime(b) => Data::BinaryTime(b.to_vec()),
@@ -249,6 +260,7 @@ impl Data {
             Data::Unsigned(_) => tag::UNSIGNED,
             Data::FloatingPoint32(_) | Data::FloatingPoint64(_) => tag::FLOATING_POINT,
             Data::OctetString(_) => tag::OCTET_STRING,
+            Data::Real(_) => tag::REAL,
             Data::VisibleString(_) => tag::VISIBLE_STRING,
             Data::GeneralizedTime(_) => tag::GENERALIZED_TIME,
             Data::BinaryTime(_) => tag::BINARY_TIME,
@@ -270,7 +282,7 @@ impl Data {
             Data::Unsigned(v) | Data::Bcd(v) => ber::encode_u64(*v).len(),
             Data::FloatingPoint32(_) => 5,
             Data::FloatingPoint64(_) => 9,
-            Data::OctetString(b) | Data::BinaryTime(b) | Data::ObjId(b) => b.len(),
+            Data::OctetString(b) | Data::Real(b) | Data::BinaryTime(b) | Data::ObjId(b) => b.len(),
             Data::VisibleString(s) | Data::GeneralizedTime(s) | Data::MmsString(s) => s.len(),
             Data::UtcTime(_) => 8,
         }
@@ -341,7 +353,9 @@ impl Codec for Data {
                 w.bytes(&[FLOAT64_EXPONENT_WIDTH]);
                 w.bytes(&f.to_be_bytes());
             }
-            Data::OctetString(b) | Data::BinaryTime(b) | Data::ObjId(b) => w.bytes(b),
+            Data::OctetString(b) | Data::Real(b) | Data::BinaryTime(b) | Data::ObjId(b) => {
+                w.bytes(b)
+            }
             Data::VisibleString(s) | Data::GeneralizedTime(s) | Data::MmsString(s) => {
                 w.bytes(s.as_bytes())
             }
@@ -362,6 +376,7 @@ enum Leaf<'a> {
     FloatingPoint32(f32),
     FloatingPoint64(f64),
     OctetString(&'a [u8]),
+    Real(&'a [u8]),
     VisibleString(&'a str),
     GeneralizedTime(&'a str),
     BinaryTime(&'a [u8]),
@@ -404,6 +419,7 @@ impl<'a> Leaf<'a> {
                 }
             },
             tag::OCTET_STRING => Leaf::OctetString(v),
+            tag::REAL => Leaf::Real(v),
             tag::VISIBLE_STRING => Leaf::VisibleString(ber::visible_str(v, "Data visible-string")?),
             tag::GENERALIZED_TIME => {
                 Leaf::GeneralizedTime(ber::visible_str(v, "Data generalized-time")?)
@@ -443,6 +459,73 @@ impl<'a> Leaf<'a> {
             }
         })
     }
+}
+
+/// The number a `real [8]` element's contents octets encode (X.690 §8.5): empty is zero;
+/// first octet 1xxxxxxx binary (sign, base 2/8/16, scale factor F, exponent length, two's
+/// complement exponent, unsigned mantissa N: ±N·2^F·base^E); 01xxxxxx special (0x40 +∞, 0x41
+/// −∞, 0x42 NaN, 0x43 −0); 00xxxxxx decimal, ISO 6093 NR1/NR2/NR3 characters.
+///
+/// # Errors
+/// [`Error::BadValue`] for a reserved base or special value, a decimal form that is not NR1-3
+/// or does not read as a number, or a missing exponent or mantissa.
+pub fn real_value(v: &[u8]) -> Result<f64> {
+    let bad = |detail| Error::BadValue {
+        what: "Data real",
+        detail,
+    };
+    let Some((&first, rest)) = v.split_first() else {
+        return Ok(0.0);
+    };
+    if first & 0x80 != 0 {
+        let sign = if first & 0x40 != 0 { -1.0 } else { 1.0 };
+        let log2_base = match (first >> 4) & 3 {
+            0 => 1,
+            1 => 3,
+            2 => 4,
+            _ => return Err(bad("reserved base")),
+        };
+        let scale = i64::from((first >> 2) & 3);
+        let (elen, rest) = match first & 3 {
+            3 => {
+                let (&n, r) = rest.split_first().ok_or(bad("missing exponent length"))?;
+                (n as usize, r)
+            }
+            n => (n as usize + 1, rest),
+        };
+        if elen == 0 || elen > 8 || rest.len() <= elen {
+            return Err(bad("exponent or mantissa missing or too long"));
+        }
+        let (e, n) = rest.split_at(elen);
+        let mut exp: i64 = if e[0] & 0x80 != 0 { -1 } else { 0 };
+        for &b in e {
+            exp = (exp << 8) | i64::from(b);
+        }
+        let mantissa = n.iter().fold(0.0f64, |m, &b| m * 256.0 + f64::from(b));
+        let bits = exp.saturating_mul(log2_base).saturating_add(scale);
+        let bits = bits.clamp(-4000, 4000) as i32;
+        // Two steps, so that a large mantissa with a very negative exponent is not lost to an
+        // intermediate underflow.
+        let half = bits / 2;
+        return Ok(sign * mantissa * 2f64.powi(half) * 2f64.powi(bits - half));
+    }
+    if first & 0x40 != 0 {
+        return match first {
+            0x40 => Ok(f64::INFINITY),
+            0x41 => Ok(f64::NEG_INFINITY),
+            0x42 => Ok(f64::NAN),
+            0x43 => Ok(-0.0),
+            _ => Err(bad("reserved special value")),
+        };
+    }
+    if !(1..=3).contains(&(first & 0x3f)) {
+        return Err(bad("decimal encoding other than NR1, NR2, NR3"));
+    }
+    let text = core::str::from_utf8(rest).map_err(|_| bad("decimal form is not text"))?;
+    text.trim_matches(' ')
+        .replace(',', ".")
+        .parse::<f64>()
+        .map_err(|_| bad("decimal form is not a number"))
 }
 
 /// Splits a BIT STRING's contents into the unused-bits octet and the bits, checking X.690
@@ -544,6 +627,7 @@ pub(crate) mod tests {
             any::<u32>().prop_map(|b| Data::FloatingPoint32(f32::from_bits(b))),
             any::<u64>().prop_map(|b| Data::FloatingPoint64(f64::from_bits(b))),
             proptest::collection::vec(any::<u8>(), 0..20).prop_map(Data::OctetString),
+            proptest::collection::vec(any::<u8>(), 0..12).prop_map(Data::Real),
             "[ -~]{0,40}".prop_map(Data::VisibleString),
             proptest::collection::vec(any::<u8>(), 4..=4).prop_map(Data::BinaryTime),
             proptest::collection::vec(any::<u8>(), 6..=6).prop_map(Data::BinaryTime),
@@ -663,12 +747,12 @@ pub(crate) mod tests {
                     detail: "negative value for an unsigned integer",
                 },
             ),
-            // [8] (ISO 9506-2:1990 `real`) is reserved: still a typed error.
+            // [18] is no alternative of Data: a typed error.
             (
-                "880100",
+                "920100",
                 Error::UnknownTag {
                     what: "Data",
-                    tag: 0x88,
+                    tag: 0x92,
                 },
             ),
         ];
@@ -679,6 +763,57 @@ pub(crate) mod tests {
         }
         assert!(Data::ObjId(vec![0x80, 0x01]).validate().is_err());
         assert!(Data::GeneralizedTime("\u{e9}".into()).validate().is_err());
+    }
+
+    /// The allData of a GE F650 GOOSE (haolipeng/icsnpp-iec61850-goose,
+    /// testing/Traces/GOOSE_all_data_primitives_fallbacks.pcap, 12 elements) holds `real [8]`
+    /// twice, `88 01 00`, which refused the whole APDU before. Wireshark shows the 12 elements.
+    #[test]
+    fn real_and_the_other_1990_alternatives_of_a_field_goose() {
+        let all = hex::decode(
+            "830101840207808501ff860201f48705083f800000\
+             8903deadbe8a024f4b8801008d01128e0207808f022b0190014d",
+        )
+        .unwrap();
+        let d = Data::parse_seq(&all).unwrap();
+        assert_eq!(d.len(), 12);
+        assert_eq!(d[7], Data::Real(vec![0]));
+        assert_eq!(d[8], Data::Bcd(0x12));
+        assert_eq!(d[11], Data::MmsString("M".into()));
+        assert!(check_seq(&all).is_ok());
+    }
+
+    #[test]
+    fn real_values_x690() {
+        assert_eq!(real_value(&[]).unwrap(), 0.0);
+        // Binary, base 2: 0x80, exponent 0, mantissa 1 → 1.0; exponent -1, mantissa 3 → 1.5.
+        assert_eq!(real_value(&[0x80, 0x00, 0x01]).unwrap(), 1.0);
+        assert_eq!(real_value(&[0x80, 0xff, 0x03]).unwrap(), 1.5);
+        // Negative, base 16, scale factor 1: -(5 * 2 * 16^1) = -160.
+        assert_eq!(real_value(&[0xe4, 0x01, 0x05]).unwrap(), -160.0);
+        // Long exponent form (length octet).
+        assert_eq!(real_value(&[0x83, 0x01, 0x02, 0x01]).unwrap(), 4.0);
+        assert_eq!(real_value(&[0x40]).unwrap(), f64::INFINITY);
+        assert!(real_value(&[0x42]).unwrap().is_nan());
+        assert!(real_value(&[0x43]).unwrap().is_sign_negative());
+        // Decimal NR3 with a comma.
+        assert_eq!(real_value(b"\x03-12,5E1").unwrap(), -125.0);
+        for bad in [
+            &[0x00][..],
+            &[0x44],
+            &[0xb0, 0, 1],
+            &[0x80, 0x00],
+            &[0x83],
+            &[0x02, b'x'],
+        ] {
+            assert!(real_value(bad).is_err(), "{bad:02x?}");
+        }
+        // Extreme exponents saturate instead of overflowing.
+        assert_eq!(
+            real_value(&[0x81, 0x7f, 0xff, 0x01]).unwrap(),
+            f64::INFINITY
+        );
+        assert_eq!(real_value(&[0x81, 0x80, 0x00, 0x01]).unwrap(), 0.0);
     }
 
     #[test]
@@ -775,10 +910,10 @@ pub(crate) mod tests {
                 },
             ),
             (
-                "8801ff",
+                "9201ff",
                 Error::UnknownTag {
                     what: "Data",
-                    tag: 0x88,
+                    tag: 0x92,
                 },
             ),
             (

@@ -61,6 +61,12 @@ fn type_of(name: &str, d: &Data) -> TypeSpec {
         Data::GeneralizedTime(_) => TypeSpec::GeneralizedTime,
         Data::Bcd(_) => TypeSpec::Bcd(20),
         Data::ObjId(_) => TypeSpec::ObjId,
+        // ISO 9506-2:1990's `real` has no type description of its own since 2003; a double is
+        // the closest one a client can read.
+        Data::Real(_) => TypeSpec::FloatingPoint {
+            format_width: 64,
+            exponent_width: 11,
+        },
         Data::BooleanArray { unused_bits, bytes } => TypeSpec::Array {
             packed: true,
             count: (bytes.len() * 8).saturating_sub(*unused_bits as usize) as u32,

@@ -1,0 +1,118 @@
+"""gander-capture against tshark on captures written here: Linux cooked (SLL) and Ethernet,
+IPv4 and IPv6 fragments in and out of order, a capture cut short. tshark is the reference for
+frame numbers and for where a reassembled datagram is shown (its last fragment), as issue #21
+measured on robidev/iec61850-dissector test/iec90-5-samples.pcap and test/capture.pcapng.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import struct
+
+import pytest
+
+from conftest import run
+
+
+def csum(b: bytes) -> int:
+    if len(b) % 2:
+        b += b"\0"
+    s = sum(struct.unpack(f"!{len(b) // 2}H", b))
+    while s > 0xFFFF:
+        s = (s & 0xFFFF) + (s >> 16)
+    return ~s & 0xFFFF
+
+
+def ipv4(ident: int, more: bool, offset: int, data: bytes) -> bytes:
+    h = bytearray(struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(data), ident,
+                              (offset // 8) | (0x2000 if more else 0), 64, 17, 0,
+                              bytes([192, 168, 10, 66]), bytes([224, 0, 1, 4])))
+    h[10:12] = struct.pack("!H", csum(bytes(h)))
+    return bytes(h) + data
+
+
+def ipv6_frag(ident: int, more: bool, offset: int, data: bytes) -> bytes:
+    src = bytes.fromhex("fe800000000000000000000000000001")
+    dst = bytes.fromhex("ff050000000000000000000000000066")
+    fh = struct.pack("!BBHI", 17, 0, offset | int(more), ident)
+    return struct.pack("!IHBB", 0x60000000, 8 + len(data), 44, 64) + src + dst + fh + data
+
+
+def udp(length: int) -> bytes:
+    payload = bytes(i & 0xFF for i in range(length))
+    return struct.pack("!HHHH", 49152, 102, 8 + length, 0) + payload
+
+
+def ether(ethertype: int, payload: bytes) -> bytes:
+    return bytes.fromhex("01005e000104") + bytes.fromhex("0030a7010203") + struct.pack("!H", ethertype) + payload
+
+
+def sll(ethertype: int, payload: bytes) -> bytes:
+    return struct.pack("!HHH", 4, 1, 6) + bytes.fromhex("0030a70102030000") + struct.pack("!H", ethertype) + payload
+
+
+def pcap_file(link: int, frames: list[bytes]) -> bytes:
+    out = struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 262144, link)
+    for i, f in enumerate(frames):
+        out += struct.pack("<IIII", 1_700_000_000 + i, 0, len(f), len(f)) + f
+    return out
+
+
+def tshark_reassembled(path) -> tuple[int, list[int]]:
+    """(frames, frame numbers at which tshark shows a reassembled datagram)."""
+    if shutil.which("tshark") is None:
+        pytest.fail("tshark not installed: run `make setup`")
+    p = run(["tshark", "-r", str(path), "-n", "-T", "json", "--no-duplicate-keys"])
+    frames = json.loads(p.stdout or "[]")
+    at = [int(f["_source"]["layers"]["frame"]["frame.number"]) for f in frames
+          if "udp" in f["_source"]["layers"]]
+    return len(frames), at
+
+
+def gander_reassembled(gander, path) -> tuple[int, list[int], str]:
+    p = run([gander, "frame", "show", "--json", str(path)])
+    assert p.returncode == 0, p.stderr
+    lines = [json.loads(l) for l in p.stdout.splitlines()]
+    frames = [o for o in lines if "finding" not in o]
+    at = [o["frame"] for o in frames if "reassembled" in o]
+    return len(frames), at, p.stderr
+
+
+def fragment_cases():
+    d4 = udp(1562)
+    v4 = [ipv4(7, True, 0, d4[:1480]), ipv4(7, False, 1480, d4[1480:])]
+    d6 = udp(3000)
+    v6 = [ipv6_frag(9, i + 1232 < len(d6), i, d6[i:i + 1232]) for i in range(0, len(d6), 1232)]
+    return {
+        "sll-v4-in-order": (113, [sll(0x0800, f) for f in v4]),
+        "eth-v4-reversed": (1, [ether(0x0800, f) for f in reversed(v4)]),
+        "eth-v6-shuffled": (1, [ether(0x86DD, v6[i]) for i in (1, 2, 0)]),
+        "sll-v6-in-order": (113, [sll(0x86DD, f) for f in v6]),
+    }
+
+
+@pytest.mark.parametrize("name", list(fragment_cases()))
+def test_reassembled_at_the_same_frame_as_tshark(gander, tmp_path, name):
+    link, frames = fragment_cases()[name]
+    path = tmp_path / f"{name}.pcap"
+    path.write_bytes(pcap_file(link, frames))
+    t_frames, t_at = tshark_reassembled(path)
+    g_frames, g_at, _ = gander_reassembled(gander, path)
+    assert g_frames == t_frames
+    assert t_at, "tshark reassembled nothing: the fixture is wrong"
+    assert g_at == t_at
+
+
+def test_cut_short_reads_the_frames_tshark_shows(gander, tmp_path):
+    d = udp(200)
+    frames = [ether(0x0800, ipv4(i, False, 0, d)) for i in range(5)]
+    whole = pcap_file(1, frames)
+    path = tmp_path / "cut.pcap"
+    path.write_bytes(whole[:-50])
+    p = run(["tshark", "-r", str(path), "-n", "-T", "fields", "-e", "frame.number"])
+    t_numbers = [int(x) for x in p.stdout.split()]
+    g = run([gander, "frame", "show", "--json", str(path)])
+    assert g.returncode == 0, g.stderr
+    g_numbers = [json.loads(l)["frame"] for l in g.stdout.splitlines()]
+    assert g_numbers == t_numbers == [1, 2, 3, 4]
+    assert "cut short" in g.stderr
