@@ -4,6 +4,7 @@
 #![forbid(unsafe_code)]
 
 mod bench;
+mod cmd_audit;
 mod bench_mms;
 mod bench_scl;
 mod cmd_control;
@@ -65,6 +66,8 @@ enum Command {
     /// The security gateway.
     #[command(flatten)]
     Gateway(cmd_gateway::Command),
+    /// The IEC 62351 security posture of the IEC 61850 traffic in captures (docs/audit.md).
+    Audit(cmd_audit::AuditArgs),
     /// IEC 61850-6 SCL files (ICD/CID): the data model of an IED.
     Scl {
         #[command(subcommand)]
@@ -98,6 +101,7 @@ fn main() -> ExitCode {
         Command::Lab { command } => cmd_lab::run(command),
         Command::Gateway(command) => cmd_gateway::run(command),
         Command::Scl { command } => cmd_scl::run(command),
+        Command::Audit(args) => cmd_audit::run(args),
     };
     match result {
         Ok(code) => code,
