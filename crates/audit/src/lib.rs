@@ -17,12 +17,16 @@
 #![forbid(unsafe_code)]
 
 pub mod arrival;
+pub mod assoc;
 pub mod finding;
 pub mod goose_seq;
 pub mod html;
+pub mod mms_tcp;
 pub mod seen;
 pub mod stream;
 pub mod sv_seq;
+pub mod tls_judge;
+pub mod tls_wire;
 pub mod zeek;
 
 use finding::{Finding, Findings, Severity};
@@ -67,6 +71,7 @@ pub struct Auditor<'k> {
     kinds: BTreeMap<&'static str, u64>,
     first_ts: Option<u64>,
     last_ts: u64,
+    mms: mms_tcp::MmsTracker,
 }
 
 impl<'k> Auditor<'k> {
@@ -87,6 +92,7 @@ impl<'k> Auditor<'k> {
             kinds: BTreeMap::new(),
             first_ts: None,
             last_ts: 0,
+            mms: mms_tcp::MmsTracker::default(),
         }
     }
 
@@ -106,10 +112,16 @@ impl<'k> Auditor<'k> {
             Err(e) => return self.unclassified(no, ts_ns, data, e),
         };
         let kind = v.kind();
-        *self.kinds.entry(kind.name()).or_insert(0) += 1;
         if kind == Kind::Other {
+            let k = if self.mms.feed(no, ts_ns, data) {
+                "mms"
+            } else {
+                "other"
+            };
+            *self.kinds.entry(k).or_insert(0) += 1;
             return;
         }
+        *self.kinds.entry(kind.name()).or_insert(0) += 1;
         let seen = Seen::read(self.opts.profile, &v);
         let verdict = self
             .verifier
@@ -169,6 +181,7 @@ impl<'k> Auditor<'k> {
             src,
             dst,
             appid: seen.appid,
+            id_hash: seen.id.map(stream::id_hash),
             vid: v.outer_vid(),
         };
         if let Some(&i) = self.index.get(&key) {
@@ -370,7 +383,15 @@ impl<'k> Auditor<'k> {
     }
 
     /// The audit.
-    pub fn finish(self) -> Audit {
+    pub fn finish(mut self) -> Audit {
+        self.shared_appids();
+        let mut associations = Vec::new();
+        let base = self.streams.len();
+        for (j, a) in self.mms.associations.iter().enumerate() {
+            let r = assoc::report(a, j);
+            assoc::judge(a, &r, base + j, &mut self.findings);
+            associations.push(r);
+        }
         let streams: Vec<StreamReport> = self.streams.iter().map(Stream::report).collect();
         let plots = self
             .streams
@@ -397,6 +418,7 @@ impl<'k> Auditor<'k> {
                 profile: self.opts.profile.name(),
             },
             streams,
+            associations,
             findings,
             plots,
         }
@@ -404,6 +426,31 @@ impl<'k> Auditor<'k> {
 }
 
 /// Judges a GOOSE frame's stNum/sqNum; false for a duplicate or out-of-order frame.
+impl Auditor<'_> {
+    /// Control blocks of one source that share an APPID: IEC 61850-8-1 §C.2.3 and
+    /// IEC 61850-9-2 §5.3.3 want the APPID unique (a subscriber filters on it); reported on the
+    /// first frame of every further control block.
+    fn shared_appids(&mut self) {
+        let mut first: HashMap<(Kind, Endpoint, u16), usize> = HashMap::new();
+        for (i, s) in self.streams.iter().enumerate() {
+            let (Some(appid), Some(id)) = (s.key.appid, &s.id) else {
+                continue;
+            };
+            match first.get(&(s.key.kind, s.key.src, appid)) {
+                None => {
+                    first.insert((s.key.kind, s.key.src, appid), i);
+                }
+                Some(&j) => {
+                    let other = self.streams[j].id.clone().unwrap_or_default();
+                    self.findings.add("appid-shared", Severity::Low, Some((i, &s.uid)), s.first.0, s.first.1, || {
+                        format!("APPID 0x{appid:04x} of {other:?} also carries {id:?} from the same source: a subscriber filtering on the APPID cannot tell them apart")
+                    });
+                }
+            }
+        }
+    }
+}
+
 fn goose_event(
     s: &mut Stream,
     f: &mut Findings,
@@ -574,6 +621,8 @@ pub struct Audit {
     pub summary: Summary,
     /// Inventory: one row per publisher stream, in order of first frame.
     pub streams: Vec<StreamReport>,
+    /// MMS associations (plain and TLS), in order of first frame.
+    pub associations: Vec<assoc::AssociationReport>,
     /// Findings, worst first, then by first occurrence.
     pub findings: Vec<Finding>,
     /// Per-stream plot points.

@@ -40,9 +40,10 @@ pub fn mac(m: &[u8; 6]) -> String {
     )
 }
 
-/// What makes two frames one stream: kind, source, destination, APPID (where readable) and
-/// outer VLAN. The control block reference is not part of it (an encrypted R-GOOSE hides it);
-/// a stream whose reference changes is reported instead.
+/// What makes two frames one stream: kind, source, destination, APPID and control-block
+/// reference (gocbRef or svID, by a hash) where readable, and outer VLAN. Devices publish
+/// several control blocks from one address under one APPID (0 when left unconfigured), so the
+/// reference tells them apart; an encrypted R-GOOSE hides both and is one stream per flow.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct StreamKey {
     /// Kind of traffic.
@@ -53,8 +54,20 @@ pub struct StreamKey {
     pub dst: Endpoint,
     /// APPID, where readable.
     pub appid: Option<u16>,
+    /// FNV-1a hash of gocbRef or svID, where readable.
+    pub id_hash: Option<u64>,
     /// Outer VLAN id.
     pub vid: Option<u16>,
+}
+
+/// 64-bit FNV-1a of a control-block reference, for [`StreamKey::id_hash`].
+pub fn id_hash(id: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in id.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
 }
 
 /// One stream with its inventory fields and its checks' state.

@@ -561,3 +561,69 @@ fn a_clean_secured_capture_has_no_finding_above_info_and_exits_0() {
     assert_eq!(a.exit_code(), 0);
     assert_eq!(a.streams[0].verified, 20);
 }
+
+/// The Zeek-convention logs of the mixed capture, read back with a JSON-lines reader: every line
+/// is one JSON object that fits its log's schema, every stream is in its kind's log, and the
+/// findings log carries the frame numbers the audit found.
+#[test]
+fn zeek_logs_read_back_line_by_line_and_fit_the_schema() {
+    let store = keys();
+    let m = mixed(&store);
+    let a = m.cap.audit(Some(&store));
+    let logs = gander_audit::zeek::logs(&a);
+    assert_eq!(
+        logs.iter().map(|l| l.0).collect::<Vec<_>>(),
+        gander_audit::zeek::LOGS.to_vec()
+    );
+    let mut uids = std::collections::HashSet::new();
+    for (log, lines) in &logs {
+        let text = lines.join("\n");
+        for line in std::io::BufRead::lines(text.as_bytes()) {
+            let line = line.unwrap();
+            gander_audit::zeek::check_line(log, &line)
+                .unwrap_or_else(|e| panic!("{log}: {e}: {line}"));
+            let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+            assert!(
+                uids.insert(v["uid"].as_str().unwrap().to_string()),
+                "uids are unique"
+            );
+        }
+    }
+    let by = |name: &str| logs.iter().find(|l| l.0 == name).unwrap().1.clone();
+    assert_eq!(by("goose").len(), 2);
+    assert_eq!(by("sv").len(), 1);
+    assert_eq!(by("rgoose").len(), 1);
+    assert_eq!(by("findings").len(), a.findings.len());
+    let rg: serde_json::Value = serde_json::from_str(&by("rgoose")[0]).unwrap();
+    assert_eq!(rg["id.orig_h"], "10.85.0.1");
+    assert_eq!(rg["id.resp_p"], 102);
+    assert_eq!(rg["enc"], "aes-256-gcm");
+    let replay = by("findings")
+        .iter()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|v| v["code"] == "sec-replay" && v["stream_uid"] == rg["uid"])
+        .unwrap();
+    assert_eq!(replay["frames"], serde_json::json!([m.rgoose_replay]));
+    assert_eq!(replay["severity"], "high");
+}
+
+/// The HTML report: one self-contained page with the findings (frame numbers included), the
+/// inventory and one inline SVG plot per stream; peer-controlled strings are escaped.
+#[test]
+fn the_html_report_holds_findings_inventory_and_plots() {
+    let store = keys();
+    let m = mixed(&store);
+    let a = m.cap.audit(Some(&store));
+    let h = gander_audit::html::render(&a, "lab <mixed>");
+    assert!(h.starts_with("<!DOCTYPE html>"));
+    assert!(h.contains("lab &lt;mixed&gt;"));
+    assert!(!h.contains("<mixed>"));
+    assert_eq!(h.matches("<svg").count(), a.streams.len());
+    assert_eq!(h.matches("<tr class=").count(), a.findings.len());
+    assert!(h.contains("<code>sec-replay</code>"));
+    assert!(h.contains(&format!("<td>{}</td>", m.sv_tampered)));
+    for s in &a.streams {
+        assert!(h.contains(&format!("id=\"plot-{}\"", s.uid)));
+    }
+    assert!(!h.contains("<script"));
+}

@@ -45,7 +45,10 @@ struct CaptureFile<'a>(&'a Path);
 impl FrameSource for CaptureFile<'_> {
     fn frames(&self, each: &mut dyn FnMut(u64, &[u8])) -> Result<()> {
         for p in crate::pcap_io::read(self.0)? {
-            each(u64::try_from(p.timestamp.as_nanos()).unwrap_or(u64::MAX), &p.data);
+            each(
+                u64::try_from(p.timestamp.as_nanos()).unwrap_or(u64::MAX),
+                &p.data,
+            );
         }
         Ok(())
     }
@@ -53,7 +56,9 @@ impl FrameSource for CaptureFile<'_> {
 
 pub(crate) fn run(a: AuditArgs) -> Result<ExitCode> {
     if a.sv_wrap == 0 {
-        anyhow::bail!("--sv-wrap must be the samples per second at which smpCnt wraps (e.g. 4000, 4800)");
+        anyhow::bail!(
+            "--sv-wrap must be the samples per second at which smpCnt wraps (e.g. 4000, 4800)"
+        );
     }
     let store = match &a.keys {
         Some(k) => Some(KeyStore::load(k, default_provider())?),
@@ -81,7 +86,12 @@ pub(crate) fn run(a: AuditArgs) -> Result<ExitCode> {
     let title: Vec<String> = a
         .captures
         .iter()
-        .map(|p| p.file_name().unwrap_or(p.as_os_str()).to_string_lossy().into_owned())
+        .map(|p| {
+            p.file_name()
+                .unwrap_or(p.as_os_str())
+                .to_string_lossy()
+                .into_owned()
+        })
         .collect();
     write("report.html", &html::render(&audit, &title.join(", ")))?;
     write("audit.json", &serde_json::to_string_pretty(&audit)?)?;
@@ -98,7 +108,9 @@ pub(crate) fn run(a: AuditArgs) -> Result<ExitCode> {
             s.uid,
             s.kind,
             s.src_ip.clone().unwrap_or_else(|| s.src_mac.clone()),
-            s.appid.map(|x| format!("0x{x:04x}")).unwrap_or_else(|| "?".into()),
+            s.appid
+                .map(|x| format!("0x{x:04x}"))
+                .unwrap_or_else(|| "?".into()),
             s.id.clone().unwrap_or_default(),
             s.frames,
             s.security,

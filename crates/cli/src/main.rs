@@ -4,9 +4,9 @@
 #![forbid(unsafe_code)]
 
 mod bench;
-mod cmd_audit;
 mod bench_mms;
 mod bench_scl;
+mod cmd_audit;
 mod cmd_control;
 mod cmd_fleet;
 mod cmd_gateway;
