@@ -26,6 +26,8 @@ pub struct TlsReport {
     pub client_cert_sent: Option<bool>,
     /// Handshake records after application data (TLS 1.2 renegotiation).
     pub renegotiations: u64,
+    /// Application data flowed (the server accepted the handshake).
+    pub established: bool,
     /// The server's chain, leaf first: subject, issuer, key, validity.
     pub chain: Vec<String>,
     /// The passive IEC 62351-3 verdicts: (id, level, detail).
@@ -98,6 +100,7 @@ pub fn report(a: &Association, j: usize) -> AssociationReport {
             cert_requested: a.cert_requested,
             client_cert_sent: a.client_cert_sent,
             renegotiations: a.later_handshakes.0,
+            established: a.application_data,
             chain,
             verdicts: tls_judge::verdicts(a, at_s)
                 .into_iter()

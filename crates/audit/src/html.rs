@@ -136,7 +136,42 @@ pub fn render(audit: &Audit, title: &str) -> String {
             uid = esc(&st.uid),
         );
     }
-    h.push_str("</table>\n<h2>Inter-arrival per stream</h2>\n<p>Gap before each frame (log scale, ms) over capture time; red lines: GOOSE state changes.</p>\n");
+    h.push_str("</table>\n<h2>MMS associations</h2>\n");
+    if audit.associations.is_empty() {
+        h.push_str("<p>None.</p>\n");
+    } else {
+        h.push_str("<table id=\"associations\"><tr><th>uid</th><th>client</th><th>server</th><th>transport</th><th>frames</th><th>first</th><th>TLS version</th><th>suite</th><th>group</th><th>client cert</th><th>resumed</th><th>server chain</th><th>IEC 62351-3 verdicts</th></tr>\n");
+        for a in &audit.associations {
+            let t = a.tls.as_ref();
+            let verdicts: Vec<String> = t
+                .map(|t| {
+                    t.verdicts
+                        .iter()
+                        .map(|(id, l, d)| format!("{l} {id}: {d}"))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let _ = writeln!(
+                h,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(&a.uid),
+                esc(&a.client),
+                esc(&a.server),
+                a.transport,
+                a.frames,
+                a.first_frame,
+                t.map(|t| t.version).unwrap_or(""),
+                t.map(|t| esc(&t.suite)).unwrap_or_default(),
+                t.and_then(|t| t.group.clone()).map(|g| esc(&g)).unwrap_or_default(),
+                t.and_then(|t| t.client_cert_sent).map(|b| if b { "sent" } else { "none" }).unwrap_or(""),
+                t.and_then(|t| t.resumed).map(|b| if b { "yes" } else { "no" }).unwrap_or(""),
+                t.map(|t| esc(&t.chain.join(" | "))).unwrap_or_default(),
+                esc(&verdicts.join("; ")),
+            );
+        }
+        h.push_str("</table>\n");
+    }
+    h.push_str("<h2>Inter-arrival per stream</h2>\n<p>Gap before each frame (log scale, ms) over capture time; red lines: GOOSE state changes.</p>\n");
     for p in &audit.plots {
         h.push_str(&plot(
             p,

@@ -137,7 +137,12 @@ impl<'k> Auditor<'k> {
     fn unclassified(&mut self, no: u64, ts: u64, data: &[u8], e: SecError) {
         match e {
             SecError::BadChecksum(_) if !udp_to_session(data) => {
-                *self.kinds.entry(Kind::Other.name()).or_insert(0) += 1;
+                let k = if self.mms.feed(no, ts, data) {
+                    "mms"
+                } else {
+                    "other"
+                };
+                *self.kinds.entry(k).or_insert(0) += 1;
             }
             SecError::Fragment => {
                 *self.kinds.entry("ip-fragment").or_insert(0) += 1;

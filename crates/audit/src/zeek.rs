@@ -17,7 +17,7 @@ use crate::Audit;
 use serde_json::{json, Map, Value};
 
 /// The logs, in the order they are written.
-pub const LOGS: [&str; 4] = ["goose", "sv", "rgoose", "findings"];
+pub const LOGS: [&str; 6] = ["goose", "sv", "rgoose", "mms", "tls", "findings"];
 
 /// Zeek field types used here.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,6 +40,8 @@ pub enum FieldType {
     Mac,
     /// `vector of count`.
     VectorCount,
+    /// `vector of string`.
+    VectorString,
 }
 
 /// One field of a log.
@@ -116,6 +118,43 @@ const SV_ONLY: [Field; 6] = [
     f("mac_len", T::Count, false),
 ];
 
+const MMS: [Field; 13] = [
+    f("ts", T::Time, true),
+    f("uid", T::String, true),
+    f("id.orig_h", T::Addr, true),
+    f("id.orig_p", T::Port, true),
+    f("id.resp_h", T::Addr, true),
+    f("id.resp_p", T::Port, true),
+    f("transport", T::String, true),
+    f("frames", T::Count, true),
+    f("first_frame", T::Count, true),
+    f("last_ts", T::Time, true),
+    f("orig_bytes", T::Count, true),
+    f("resp_bytes", T::Count, true),
+    f("history", T::String, true),
+];
+
+/// Zeek's ssl.log names where they apply (`version`, `cipher`, `curve`, `resumed`,
+/// `established`, `cert_chain_subjects`), gander's own after them.
+const TLS: [Field; 16] = [
+    f("ts", T::Time, true),
+    f("uid", T::String, true),
+    f("id.orig_h", T::Addr, true),
+    f("id.orig_p", T::Port, true),
+    f("id.resp_h", T::Addr, true),
+    f("id.resp_p", T::Port, true),
+    f("version", T::String, true),
+    f("cipher", T::String, true),
+    f("curve", T::String, false),
+    f("resumed", T::Bool, false),
+    f("established", T::Bool, true),
+    f("cert_chain_subjects", T::VectorString, true),
+    f("client_cert_requested", T::Bool, true),
+    f("client_cert_sent", T::Bool, false),
+    f("renegotiations", T::Count, true),
+    f("verdicts", T::VectorString, true),
+];
+
 const FINDINGS: [Field; 9] = [
     f("ts", T::Time, true),
     f("uid", T::String, true),
@@ -154,6 +193,8 @@ pub fn schema(log: &str) -> Option<Vec<Field>> {
             v.extend(IP_ID);
             v.push(f("spdu_kind", T::String, true));
         }
+        "mms" => v.extend(MMS),
+        "tls" => v.extend(TLS),
         "findings" => v.extend(FINDINGS),
         _ => return None,
     }
@@ -208,6 +249,7 @@ fn fits(ty: FieldType, v: &Value) -> bool {
         T::VectorCount => v
             .as_array()
             .is_some_and(|a| a.iter().all(|x| x.as_u64().is_some())),
+        T::VectorString => v.as_array().is_some_and(|a| a.iter().all(Value::is_string)),
     }
 }
 
@@ -236,6 +278,14 @@ pub fn check_line(log: &str, line: &str) -> Result<(), SchemaError> {
         }
     }
     Ok(())
+}
+
+/// `host` and `port` of a socket address's text.
+fn split(addr: &str) -> (String, u16) {
+    match addr.parse::<std::net::SocketAddr>() {
+        Ok(a) => (a.ip().to_string(), a.port()),
+        Err(_) => (addr.to_string(), 0),
+    }
 }
 
 fn secs(ns: u64) -> Value {
@@ -348,6 +398,53 @@ pub fn logs(audit: &Audit) -> Vec<(&'static str, Vec<String>)> {
             _ => {}
         }
     }
+    let mut mms = Vec::new();
+    let mut tls = Vec::new();
+    for a in &audit.associations {
+        let (ch, cp) = split(&a.client);
+        let (sh, sp) = split(&a.server);
+        let mut o = Map::new();
+        o.insert("ts".into(), secs(a.first_ts_ns));
+        o.insert("uid".into(), json!(a.uid));
+        o.insert("id.orig_h".into(), json!(ch));
+        o.insert("id.orig_p".into(), json!(cp));
+        o.insert("id.resp_h".into(), json!(sh));
+        o.insert("id.resp_p".into(), json!(sp));
+        let base = o.clone();
+        o.insert("transport".into(), json!(a.transport));
+        o.insert("frames".into(), json!(a.frames));
+        o.insert("first_frame".into(), json!(a.first_frame));
+        o.insert("last_ts".into(), secs(a.last_ts_ns));
+        o.insert("orig_bytes".into(), json!(a.octets_orig));
+        o.insert("resp_bytes".into(), json!(a.octets_resp));
+        // conn.log's history letters for what is known: S (SYN seen), F (FIN or RST seen).
+        let history = format!(
+            "{}{}",
+            if a.syn { "S" } else { "" },
+            if a.closed { "F" } else { "" }
+        );
+        o.insert("history".into(), json!(history));
+        mms.push(Value::Object(o).to_string());
+        if let Some(t) = &a.tls {
+            let mut o = base;
+            o.insert("version".into(), json!(t.version));
+            o.insert("cipher".into(), json!(t.suite));
+            put(&mut o, "curve", t.group.clone());
+            put(&mut o, "resumed", t.resumed);
+            o.insert("established".into(), json!(t.established));
+            o.insert("cert_chain_subjects".into(), json!(t.chain));
+            o.insert("client_cert_requested".into(), json!(t.cert_requested));
+            put(&mut o, "client_cert_sent", t.client_cert_sent);
+            o.insert("renegotiations".into(), json!(t.renegotiations));
+            let verdicts: Vec<String> = t
+                .verdicts
+                .iter()
+                .map(|(id, level, _)| format!("{id}:{level}"))
+                .collect();
+            o.insert("verdicts".into(), json!(verdicts));
+            tls.push(Value::Object(o).to_string());
+        }
+    }
     let findings = audit
         .findings
         .iter()
@@ -358,6 +455,8 @@ pub fn logs(audit: &Audit) -> Vec<(&'static str, Vec<String>)> {
         ("goose", goose),
         ("sv", sv),
         ("rgoose", rgoose),
+        ("mms", mms),
+        ("tls", tls),
         ("findings", findings),
     ]
 }
