@@ -31,6 +31,7 @@ ALLOWED = {
     "gander-tls": {"gander-gnutls"},
     "gander-lab": set(),
     "gander-scl": set(),
+    "gander-capture": {"gander-wire"},
     "gander-gateway": {"gander-wire", "gander-sec"},
     "gander-measure": set(),
     "gander-client": {"gander-mms", "gander-tls", "gander-wire", "gander-measure"},
@@ -46,6 +47,7 @@ ALLOWED = {
                    "gander-gateway", "gander-measure", "gander-client", "gander-peers",
                    "gander-platform", "gander-bench", "gander-scl", "gander-probe",
                    "gander-audit"},
+                   "gander-capture"},
 }
 
 # Codecs: no cryptography, no TLS, no system calls.
