@@ -78,6 +78,11 @@ impl<R: Read> CaptureReader<R> {
         &self.warnings
     }
 
+    /// Octets the reader's buffer holds: bounded by the largest record, not the file.
+    pub fn buffer_capacity(&self) -> usize {
+        self.buf.len() + self.scratch.capacity()
+    }
+
     /// Packets returned so far (the number of the last one).
     pub fn packets(&self) -> u64 {
         self.number
