@@ -627,3 +627,32 @@ fn the_html_report_holds_findings_inventory_and_plots() {
     }
     assert!(!h.contains("<script"));
 }
+
+/// A Linux "any" capture records a frame once per interface it crosses, microseconds apart
+/// (robidev/iec61850-dissector `test/capture.pcapng`, a Linux cooked capture: each GOOSE and SV
+/// frame three or four times within 35 µs): the copies are noted as `capture-copy`, not as
+/// duplicates, and do not enter the inter-arrival times.
+#[test]
+fn copies_of_one_frame_from_several_interfaces_are_not_duplicates() {
+    let mut cap = Cap::default();
+    let g = |sq| goose(MAC_B, 0x0007, 1, sq, 2000, false, false, false);
+    let mut all = vec![];
+    all.push(cap.push(T0, g(0)));
+    let c1 = cap.push(T0 + 20_000, g(0));
+    let c2 = cap.push(T0, g(0));
+    all.extend([c1, c2]);
+    all.push(cap.push(T0 + 10 * MS, g(1)));
+    let dup = cap.push(T0 + 20 * MS, g(1));
+    all.push(dup);
+    let a = cap.audit(None);
+    let u = uid(&a, "goose", Some(7));
+    expect(
+        &a,
+        vec![
+            ("unsecured", u.clone(), all),
+            ("capture-copy", u.clone(), vec![c1, c2]),
+            ("goose-duplicate", u.clone(), vec![dup]),
+        ],
+    );
+    assert_eq!(a.streams[0].arrival.as_ref().unwrap().gaps, 1);
+}
