@@ -72,7 +72,7 @@ pub struct Finding {
 #[derive(Debug, Default)]
 pub struct Findings {
     list: Vec<Finding>,
-    index: HashMap<(&'static str, Option<usize>), usize>,
+    index: HashMap<(&'static str, Option<usize>), usize, crate::fnv::FnvBuild>,
 }
 
 impl Findings {

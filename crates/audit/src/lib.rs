@@ -19,6 +19,7 @@
 pub mod arrival;
 pub mod assoc;
 pub mod finding;
+pub mod fnv;
 pub mod goose_seq;
 pub mod html;
 pub mod mms_tcp;
@@ -64,7 +65,7 @@ impl Default for AuditOptions {
 pub struct Auditor<'k> {
     opts: AuditOptions,
     verifier: Option<CaptureVerifier<'k>>,
-    index: HashMap<StreamKey, usize>,
+    index: HashMap<StreamKey, usize, fnv::FnvBuild>,
     streams: Vec<Stream>,
     findings: Findings,
     frames: u64,
@@ -85,7 +86,7 @@ impl<'k> Auditor<'k> {
         Auditor {
             opts,
             verifier,
-            index: HashMap::new(),
+            index: HashMap::default(),
             streams: Vec::new(),
             findings: Findings::default(),
             frames: 0,

@@ -411,3 +411,40 @@ fn message(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gander_testkit::tcp_tls::{certificate, client_hello, server_hello, tcp_frame, tls_record};
+
+    #[test]
+    fn a_client_certificate_after_the_hellos_is_seen_across_segments() {
+        let (c, s) = (([10, 0, 0, 2], 40000u16), ([10, 0, 0, 1], 3782u16));
+        let ch = tls_record(22, &client_hello(&[0xc02f]));
+        let mut flight = tls_record(22, &certificate(&[&[0x30, 0x00]]));
+        flight.extend(tls_record(20, &[1]));
+        let mut t = MmsTracker::default();
+        assert!(t.feed(1, 0, &tcp_frame(c, s, 1, 0x18, &ch)));
+        assert!(t.feed(
+            2,
+            0,
+            &tcp_frame(s, c, 1, 0x18, &tls_record(22, &server_hello(0xc02f, true)))
+        ));
+        // The flight in two segments, the second retransmitted with overlap.
+        let (a, b) = flight.split_at(4);
+        let n = 1 + ch.len() as u32;
+        assert!(t.feed(3, 0, &tcp_frame(c, s, n, 0x18, a)));
+        assert!(t.feed(4, 0, &tcp_frame(c, s, n + 2, 0x18, &flight[2..])));
+        let _ = b;
+        let x = &t.associations[0];
+        assert_eq!(x.transport, Transport::Tls);
+        assert!(x.tls_error.is_none(), "{:?}", x.tls_error);
+        assert_eq!(x.client_cert_sent, Some(true));
+        assert!(x.client_half.encrypted);
+        // A segment ahead of what was seen stops that direction.
+        assert!(t.feed(5, 0, &tcp_frame(c, s, n + 5000, 0x18, &[23, 3, 3, 0, 1, 0])));
+        assert!(t.associations[0].client_half.stopped);
+        // Not MMS.
+        assert!(!t.feed(6, 0, &tcp_frame(c, ([10, 0, 0, 1], 80), 1, 0x18, b"GET")));
+    }
+}
