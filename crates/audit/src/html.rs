@@ -42,11 +42,11 @@ pub fn render(audit: &Audit, title: &str) -> String {
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>gander audit: {}</title><style>{STYLE}</style></head><body>\n",
         esc(title)
     );
-    let _ = write!(h, "<h1>gander audit: {}</h1>\n", esc(title));
+    let _ = writeln!(h, "<h1>gander audit: {}</h1>", esc(title));
     let worst = audit.worst().map(Severity::word).unwrap_or("none");
-    let _ = write!(
+    let _ = writeln!(
         h,
-        "<p id=\"summary\">{} frames, {:.3} s of capture; {} streams; {} findings, worst <b>{}</b> (exit code {}); tags {}; profile {}.</p>\n",
+        "<p id=\"summary\">{} frames, {:.3} s of capture; {} streams; {} findings, worst <b>{}</b> (exit code {}); tags {}; profile {}.</p>",
         s.frames,
         s.last_ts_ns.saturating_sub(s.first_ts_ns) as f64 / 1e9,
         audit.streams.len(),
@@ -233,9 +233,9 @@ fn plot(p: &Plot, t0: u64, t1: u64) -> String {
             y(g)
         );
     }
-    let _ = write!(
+    let _ = writeln!(
         s,
-        "<text x=\"{L}\" y=\"{}\" font-size=\"10\">{} points</text></svg></figure>\n",
+        "<text x=\"{L}\" y=\"{}\" font-size=\"10\">{} points</text></svg></figure>",
         H + 15.0,
         p.points.len()
     );

@@ -199,7 +199,7 @@ fn extensions<'a>(c: &mut Cur<'a>, mut each: impl FnMut(u16, &'a [u8]) -> R<()>)
 }
 
 fn u16s(b: &[u8], what: &'static str) -> R<Vec<u16>> {
-    if b.len() % 2 != 0 {
+    if !b.len().is_multiple_of(2) {
         return Err(TlsWireError::Bad(what));
     }
     Ok(b.chunks_exact(2)

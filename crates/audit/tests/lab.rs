@@ -149,7 +149,7 @@ fn goose(
                 conf_rev: 1,
                 nds_com: nds,
                 num_dat_set_entries: 1,
-                all_data: vec![Data::Boolean(st % 2 == 0)],
+                all_data: vec![Data::Boolean(st.is_multiple_of(2))],
             }
             .to_vec(),
             extension: None,
