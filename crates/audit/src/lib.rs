@@ -97,6 +97,28 @@ impl<'k> Auditor<'k> {
         }
     }
 
+    /// Records a finding of the input layer (the capture reader, IP fragment reassembly) on
+    /// frame `no`, so the report holds it with the rest.
+    pub fn input_finding(
+        &mut self,
+        code: &'static str,
+        severity: Severity,
+        no: u64,
+        ts_ns: u64,
+        detail: impl FnOnce() -> String,
+    ) {
+        self.findings.add(code, severity, None, no, ts_ns, detail);
+    }
+
+    /// Counts a frame the input layer held back (an IP fragment waiting for the rest of its
+    /// datagram): it is judged within the reassembled datagram.
+    pub fn held(&mut self, ts_ns: u64) {
+        self.frames += 1;
+        self.first_ts.get_or_insert(ts_ns);
+        self.last_ts = self.last_ts.max(ts_ns);
+        *self.kinds.entry("ip-fragment").or_insert(0) += 1;
+    }
+
     /// The findings so far (live mode).
     pub fn findings(&self) -> &[Finding] {
         self.findings.as_slice()

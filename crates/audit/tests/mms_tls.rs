@@ -6,6 +6,10 @@
 //! TLS survey's verdicts on what was seen, each at the ServerHello's frame, and nothing else.
 
 use gander_audit::{Audit, AuditOptions, Auditor};
+use gander_testkit::tcp_tls::{
+    certificate, client_hello, handshake as hs, server_hello, tcp_frame as tcp,
+    tls_record as record,
+};
 use openssl::asn1::Asn1Time;
 use openssl::bn::BigNum;
 use openssl::hash::MessageDigest;
@@ -32,76 +36,6 @@ fn cert(bits: u32, md: MessageDigest, cn: &str) -> Vec<u8> {
         .unwrap();
     b.sign(&key, md).unwrap();
     b.build().to_der().unwrap()
-}
-
-/// Ethernet/IPv4/TCP with a correct IPv4 header checksum.
-fn tcp(src: ([u8; 4], u16), dst: ([u8; 4], u16), seq: u32, flags: u8, payload: &[u8]) -> Vec<u8> {
-    let mut f = vec![0x02, 0, 0, 0, 0, 1, 0x02, 0, 0, 0, 0, 2, 0x08, 0x00];
-    let total = (20 + 20 + payload.len()) as u16;
-    let mut ip = vec![0x45, 0];
-    ip.extend(total.to_be_bytes());
-    ip.extend([0, 0, 0x40, 0, 64, 6, 0, 0]);
-    ip.extend(src.0);
-    ip.extend(dst.0);
-    let c = gander_wire::ip::checksum(&ip);
-    ip[10..12].copy_from_slice(&c.to_be_bytes());
-    f.extend(ip);
-    f.extend(src.1.to_be_bytes());
-    f.extend(dst.1.to_be_bytes());
-    f.extend(seq.to_be_bytes());
-    f.extend(0u32.to_be_bytes());
-    f.extend([0x50, flags, 0xff, 0xff, 0, 0, 0, 0]);
-    f.extend(payload);
-    f
-}
-
-fn record(ct: u8, body: &[u8]) -> Vec<u8> {
-    let mut r = vec![ct, 3, 3];
-    r.extend((body.len() as u16).to_be_bytes());
-    r.extend(body);
-    r
-}
-
-fn hs(ty: u8, body: &[u8]) -> Vec<u8> {
-    let mut m = vec![ty];
-    m.extend(&(body.len() as u32).to_be_bytes()[1..]);
-    m.extend(body);
-    m
-}
-
-fn client_hello(suites: &[u16]) -> Vec<u8> {
-    let mut b = vec![3, 3];
-    b.extend([1u8; 32]);
-    b.push(0);
-    b.extend(((suites.len() * 2) as u16).to_be_bytes());
-    for s in suites {
-        b.extend(s.to_be_bytes());
-    }
-    b.extend([1, 0, 0, 5, 0xff, 0x01, 0, 1, 0]);
-    hs(1, &b)
-}
-
-fn server_hello(suite: u16, reneg_info: bool) -> Vec<u8> {
-    let mut b = vec![3, 3];
-    b.extend([2u8; 32]);
-    b.push(0);
-    b.extend(suite.to_be_bytes());
-    b.push(0);
-    if reneg_info {
-        b.extend([0, 5, 0xff, 0x01, 0, 1, 0]);
-    }
-    hs(2, &b)
-}
-
-fn certificate(chain: &[&[u8]]) -> Vec<u8> {
-    let mut list: Vec<u8> = Vec::new();
-    for c in chain {
-        list.extend(&(c.len() as u32).to_be_bytes()[1..]);
-        list.extend(*c);
-    }
-    let mut b = (list.len() as u32).to_be_bytes()[1..].to_vec();
-    b.extend(list);
-    hs(11, &b)
 }
 
 /// Frames of one association, numbered on in the capture.

@@ -28,6 +28,9 @@ pub enum AuditBenchError {
     /// Building or protecting a frame failed.
     #[error("cannot build the capture: {0}")]
     Build(String),
+    /// tshark could not run or failed.
+    #[error("tshark: {0}")]
+    Tshark(String),
     /// Writing the capture for tshark failed.
     #[error("cannot write {path}: {source}")]
     Io {
@@ -176,7 +179,7 @@ pub fn audit_rate(frames: &Frames, keys: Option<&KeyStore>) -> (f64, f64, usize)
 
 /// tshark reading `path` with every dissector (GOOSE, SV, MMS, TLS): frames per CPU second of
 /// the tshark process (user + system, from its rusage), or why it could not run.
-pub fn tshark_rate(path: &Path, frames: usize) -> Result<f64, String> {
+pub fn tshark_rate(path: &Path, frames: usize) -> Result<f64, AuditBenchError> {
     let before = children_cpu_ns();
     let out = std::process::Command::new("tshark")
         .args(["-n", "-r"])
@@ -184,9 +187,9 @@ pub fn tshark_rate(path: &Path, frames: usize) -> Result<f64, String> {
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .status()
-        .map_err(|e| format!("tshark did not run: {e}"))?;
+        .map_err(|e| AuditBenchError::Tshark(format!("did not run: {e}")))?;
     if !out.success() {
-        return Err(format!("tshark exited with {out}"));
+        return Err(AuditBenchError::Tshark(format!("exited with {out}")));
     }
     let cpu = children_cpu_ns().saturating_sub(before).max(1) as f64 / 1e9;
     Ok(frames as f64 / cpu)
@@ -269,7 +272,7 @@ pub fn run(seconds: u32, runs: usize, dir: &Path) -> Result<AuditBenchReport, Au
     write_pcap(&path, &frames)?;
     let (fps_tshark, tshark_error) = match tshark_rate(&path, frames.len()) {
         Ok(r) => (Some(r), None),
-        Err(e) => (None, Some(e)),
+        Err(e) => (None, Some(e.to_string())),
     };
     let _ = std::fs::remove_file(&path);
     let targets_met =

@@ -5,6 +5,7 @@
 
 use anyhow::{Context, Result};
 use clap::Args;
+use gander_audit::finding::Severity;
 use gander_audit::{html, zeek, AuditOptions, Auditor};
 use gander_sec::{default_provider, KeyStore};
 use std::path::{Path, PathBuf};
@@ -14,8 +15,8 @@ use crate::frame::ProfileArg;
 
 #[derive(Args)]
 pub(crate) struct AuditArgs {
-    /// Capture files (pcap or pcapng, Ethernet), read in order; frame numbers run on across
-    /// files (with one file they are Wireshark's).
+    /// Capture files (pcap or pcapng, any link type real captures use), read in order; frame
+    /// numbers run on across files (with one file they are Wireshark's).
     #[arg(required = true)]
     pub captures: Vec<PathBuf>,
     /// Key file (TOML, docs/keys.md): every secured frame is verified and its freshness judged.
@@ -32,26 +33,61 @@ pub(crate) struct AuditArgs {
     pub sv_wrap: u16,
 }
 
-/// Where audited frames come from. The one place that changes when a streaming reader of
-/// every link type replaces `pcap_io`.
-trait FrameSource {
-    /// Hands every frame (capture time in ns since the epoch, Ethernet bytes) to `each`.
-    fn frames(&self, each: &mut dyn FnMut(u64, &[u8])) -> Result<()>;
+/// Severity of an IP reassembly finding: conflicting overlaps and oversize datagrams are the
+/// shapes of fragmentation attacks; inconsistent fragments are broken senders; datagrams left
+/// incomplete at the end of a capture or pushed out by the limits are the capture's edges.
+fn reassembly_severity(k: &gander_capture::FindingKind) -> Severity {
+    use gander_capture::FindingKind as K;
+    match k {
+        K::OverlapConflict { .. } | K::Ipv6Overlap { .. } | K::TooLarge { .. } => Severity::High,
+        K::LengthMismatch { .. } | K::UnalignedFragment { .. } | K::TooManyFragments { .. } => {
+            Severity::Medium
+        }
+        _ => Severity::Info,
+    }
 }
 
-/// A pcap or pcapng file read through `pcap_io`.
-struct CaptureFile<'a>(&'a Path);
-
-impl FrameSource for CaptureFile<'_> {
-    fn frames(&self, each: &mut dyn FnMut(u64, &[u8])) -> Result<()> {
-        for p in crate::pcap_io::read(self.0)? {
-            each(
-                u64::try_from(p.timestamp.as_nanos()).unwrap_or(u64::MAX),
-                &p.data,
-            );
+/// Feeds every frame of `path` to the auditor through gander-capture's streaming reader (every
+/// link type presented as Ethernet, IP fragments reassembled, a capture cut short read up to
+/// its last complete packet); `offset` continues the frame numbers of the files before.
+/// Returns the number of frames read.
+fn feed_file(path: &Path, offset: u64, auditor: &mut Auditor<'_>) -> Result<u64> {
+    let mut cap = gander_capture::Capture::open(path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
+    let mut last = (0u64, 0u64);
+    loop {
+        let f = match cap
+            .next_frame()
+            .with_context(|| format!("{}: corrupt capture", path.display()))?
+        {
+            Some(f) => f,
+            None => break,
+        };
+        let no = offset + f.number;
+        last = (no, f.timestamp_ns);
+        for r in f.findings {
+            let (sev, detail) = (reassembly_severity(&r.kind), r.to_string());
+            auditor.input_finding(r.kind.name(), sev, offset + r.frame, f.timestamp_ns, || {
+                detail
+            });
         }
-        Ok(())
+        match f.reassembly {
+            gander_capture::Reassembly::Held => auditor.held(f.timestamp_ns),
+            _ => auditor.feed(no, f.timestamp_ns, f.data),
+        }
     }
+    for r in cap.finish() {
+        let (sev, detail) = (reassembly_severity(&r.kind), r.to_string());
+        auditor.input_finding(r.kind.name(), sev, offset + r.frame, last.1, || detail);
+    }
+    for w in cap.warnings() {
+        let detail = format!("{}: {w}", path.display());
+        eprintln!("gander: warning: {detail}");
+        auditor.input_finding("capture-cut-short", Severity::Info, last.0, last.1, || {
+            detail
+        });
+    }
+    Ok(cap.frames())
 }
 
 pub(crate) fn run(a: AuditArgs) -> Result<ExitCode> {
@@ -69,12 +105,9 @@ pub(crate) fn run(a: AuditArgs) -> Result<ExitCode> {
         sv_wrap: a.sv_wrap,
     };
     let mut auditor = Auditor::new(opts, store.as_ref());
-    let mut no = 0u64;
+    let mut offset = 0u64;
     for path in &a.captures {
-        CaptureFile(path).frames(&mut |ts, data| {
-            no += 1;
-            auditor.feed(no, ts, data);
-        })?;
+        offset += feed_file(path, offset, &mut auditor)?;
     }
     let audit = auditor.finish();
     std::fs::create_dir_all(&a.out)

@@ -4,6 +4,7 @@
 #![forbid(unsafe_code)]
 
 mod bench;
+mod bench_audit;
 mod bench_mms;
 mod bench_scl;
 mod cmd_audit;
