@@ -121,6 +121,8 @@ pub fn observed(a: &Association, at_s: i64) -> Option<TlsSurvey> {
         verdicts: Vec::new(),
         handshakes: 1,
         duration_s: 0.0,
+        // A passive observer offers nothing: no scan.
+        scan: None,
     })
 }
 
