@@ -41,11 +41,13 @@ ALLOWED = {
     "gander-platform": {"gander-measure", "gander-peers", "gander-tls", "gander-lab", "gander-gnutls"},
     "gander-testkit": {"gander-wire", "gander-sec", "gander-lab"},
     "gander-bench": {"gander-measure", "gander-wire", "gander-sec", "gander-mms", "gander-tls",
-                     "gander-peers", "gander-gateway", "gander-lab", "gander-testkit", "gander-scl"},
+                     "gander-peers", "gander-gateway", "gander-lab", "gander-testkit", "gander-scl",
+                     "gander-audit"},
+    "gander-audit": {"gander-wire", "gander-sec", "gander-measure", "gander-tls"},
     "gander-cli": {"gander-wire", "gander-sec", "gander-mms", "gander-tls", "gander-lab",
                    "gander-gateway", "gander-measure", "gander-client", "gander-peers",
                    "gander-platform", "gander-bench", "gander-scl", "gander-probe",
-                   "gander-capture"},
+                   "gander-audit", "gander-capture"},
 }
 
 # Codecs: no cryptography, no TLS, no system calls.

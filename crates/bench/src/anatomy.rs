@@ -630,7 +630,7 @@ impl Write for Spin {
 
 /// CPU time of the calling thread (CLOCK_THREAD_CPUTIME_ID), ns: what one side of a
 /// handshake spent computing, as opposed to waiting for the other.
-fn thread_cpu_ns() -> u64 {
+pub fn thread_cpu_ns() -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,

@@ -14,6 +14,7 @@
 //! * [`anatomy`]: where a TLS 1.2 handshake's time goes (the `handshake_anatomy` example).
 
 pub mod anatomy;
+pub mod audit;
 pub mod crypto;
 pub mod crypto_ascon;
 pub mod crypto_report;

@@ -22,6 +22,9 @@ pub(crate) enum BenchCommand {
     /// Reading SCL files: generated SCDs of 1, 10 and 100 relay-sized IEDs and the files
     /// given; time per file and per IED (min / median / max) and the per-IED ratio 100/10.
     Scl(crate::bench_scl::Args),
+    /// `gander audit` on a generated mixed capture (8 SV streams, GOOSE, R-GOOSE, MMS over
+    /// TLS): frames/s without keys and with every tag verified, tshark on the same capture.
+    Audit(crate::bench_audit::Args),
 }
 
 #[derive(Args)]
@@ -108,6 +111,7 @@ pub(crate) fn run(cmd: BenchCommand) -> anyhow::Result<ExitCode> {
         BenchCommand::Gateway(a) => gateway(a),
         BenchCommand::Mms(a) => crate::bench_mms::run(a),
         BenchCommand::Scl(a) => crate::bench_scl::run(a),
+        BenchCommand::Audit(a) => crate::bench_audit::run(a),
         BenchCommand::Crypto(a) => crypto(a),
     }
 }

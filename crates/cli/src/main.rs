@@ -4,8 +4,10 @@
 #![forbid(unsafe_code)]
 
 mod bench;
+mod bench_audit;
 mod bench_mms;
 mod bench_scl;
+mod cmd_audit;
 mod cmd_control;
 mod cmd_fleet;
 mod cmd_gateway;
@@ -65,6 +67,8 @@ enum Command {
     /// The security gateway.
     #[command(flatten)]
     Gateway(cmd_gateway::Command),
+    /// The IEC 62351 security posture of the IEC 61850 traffic in captures (docs/audit.md).
+    Audit(cmd_audit::AuditArgs),
     /// IEC 61850-6 SCL files (ICD/CID): the data model of an IED.
     Scl {
         #[command(subcommand)]
@@ -98,6 +102,7 @@ fn main() -> ExitCode {
         Command::Lab { command } => cmd_lab::run(command),
         Command::Gateway(command) => cmd_gateway::run(command),
         Command::Scl { command } => cmd_scl::run(command),
+        Command::Audit(args) => cmd_audit::run(args),
     };
     match result {
         Ok(code) => code,

@@ -14,3 +14,4 @@
 pub mod frames;
 pub mod keys;
 pub mod netns;
+pub mod tcp_tls;
