@@ -63,6 +63,15 @@ pub enum ControlError {
         /// What was missing.
         why: String,
     },
+    /// Without Test, the object would be operated although the state found cannot be
+    /// commanded back (a Dbpos in between or bad, a step position, no readable state).
+    #[error("{object}: the state before ({state}) cannot be restored by a command of this object; operate it with Test set, or by hand")]
+    Unrestorable {
+        /// The object.
+        object: String,
+        /// The state read before, or why there is none.
+        state: String,
+    },
     /// The value does not fit the object's ctlVal.
     #[error("value {value:?} does not fit ctlVal ({expected})")]
     Value {

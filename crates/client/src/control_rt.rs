@@ -17,7 +17,9 @@
 //! command); the operations alternate between the value asked for and the state read before
 //! (the `stVal`, or `mxVal` of an APC), so an even count ends where it began; the state is read
 //! after, and when it differs the object is operated back to the state before once more
-//! (not counted) and read again. [`DeviceLeft`] says how the device was left.
+//! (not counted) and read again. Without Test, an object whose state cannot be commanded back
+//! (a Dbpos intermediate or bad, a BSC's step position, no readable state) is not operated at
+//! all ([`ControlError::Unrestorable`]). [`DeviceLeft`] says how the device was left.
 
 use gander_measure::stats::Summary;
 use gander_mms::bit_string::BitString;
@@ -351,13 +353,23 @@ pub fn measure(s: &mut Session, o: &RtOptions) -> Result<Measured, ControlError>
     let current = state
         .as_ref()
         .and_then(|(_, d)| status_to_ctl(&p.template.ctl_val, d));
+    // Without Test the device really moves: only when its state can be commanded back.
+    if !o.control.test && current.is_none() {
+        return Err(ControlError::Unrestorable {
+            object: p.object.clone(),
+            state: match &state {
+                Some((_, d)) => show(d),
+                None => "no readable stVal or mxVal".into(),
+            },
+        });
+    }
     let first = if o.control.value.is_empty() {
         current
             .as_ref()
             .and_then(other_value)
             .ok_or(ControlError::Value {
                 value: String::new(),
-                expected: "a value: the object's state cannot be read to choose one",
+                expected: "a value (the state before names no command to start from)",
             })?
     } else {
         p.ctl_val(&o.control.value)?
