@@ -249,8 +249,7 @@ pub fn run(
     };
     let params = params(p, o, ctl_val);
     let model = p.model;
-    let mut op =
-        ControlOperation::new(&p.object, model, params).map_err(|e| not(e.to_string()))?;
+    let mut op = ControlOperation::new(&p.object, model, params).map_err(|e| not(e.to_string()))?;
     let drain = |s: &mut Session, op: &mut ControlOperation| -> Result<(), ControlError> {
         while let Some(r) = s.next_report(0)? {
             op.on_report(r.at_ns, &r.report);
@@ -315,7 +314,9 @@ pub fn select_cancel(
         why,
     };
     if !p.model.is_sbo() {
-        return Err(not("only select-before-operate objects are cancelled".into()));
+        return Err(not(
+            "only select-before-operate objects are cancelled".into()
+        ));
     }
     let params = params(p, o, ctl_val);
     let mut op =
@@ -325,13 +326,17 @@ pub fn select_cancel(
         Some(ControlRequest::Read(n)) => {
             let (r, _) = session.read(&n, "reading SBO (select)")?;
             let at = now_ns();
-            session.take_reports().for_each(|r| op.on_report(r.at_ns, &r.report));
+            session
+                .take_reports()
+                .for_each(|r| op.on_report(r.at_ns, &r.report));
             op.on_read(at, &r);
         }
         Some(ControlRequest::Write(n, d)) => {
             let r = session.write(write_request(n, d), "writing SBOw (select)")?;
             let at = now_ns();
-            session.take_reports().for_each(|r| op.on_report(r.at_ns, &r.report));
+            session
+                .take_reports()
+                .for_each(|r| op.on_report(r.at_ns, &r.report));
             op.on_write(at, r);
         }
         None => return Ok(Err(ControlOutcome::Protocol("nothing to select"))),

@@ -98,6 +98,9 @@ pub struct Samples {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "state", rename_all = "kebab-case")]
 pub enum DeviceLeft {
+    /// Nothing was operated (the object or the value was refused before any command, or an
+    /// earlier step failed).
+    Untouched,
     /// The state read after equals the one read before.
     AsFound,
     /// The state differed after the operations; one more operation brought it back.
@@ -142,6 +145,8 @@ pub struct ControlRt {
     /// Why the operations stopped before `asked`, when they did (the server's refusal, a
     /// missing CommandTermination, or the session's failure).
     pub stopped: Option<String>,
+    /// What was not measured and why (an SBO object without `Cancel`).
+    pub notes: Vec<String>,
     /// The state attribute compared (`LD/LN$ST$DO$stVal`).
     pub state_ref: Option<String>,
     /// The state before.
@@ -242,9 +247,13 @@ pub fn other_value(v: &Data) -> Option<Data> {
         Data::Integer(i) => Data::Integer(if *i < i64::MAX { i + 1 } else { i - 1 }),
         Data::Unsigned(u) => Data::Unsigned(if *u < u64::MAX { u + 1 } else { u - 1 }),
         Data::Structure(c) => match c.first() {
-            Some(Data::FloatingPoint32(f)) => Data::Structure(vec![Data::FloatingPoint32(
-                if *f < 0.0 { f + 1.0 } else { f - 1.0 },
-            )]),
+            Some(Data::FloatingPoint32(f)) => {
+                Data::Structure(vec![Data::FloatingPoint32(if *f < 0.0 {
+                    f + 1.0
+                } else {
+                    f - 1.0
+                })])
+            }
             Some(Data::Integer(i)) => Data::Structure(vec![Data::Integer(if *i < i64::MAX {
                 i + 1
             } else {
@@ -324,7 +333,10 @@ pub fn describe(o: &ControlOutcome) -> String {
                     None => format!(", AddCause {}", l.add_cause.0),
                 })
                 .unwrap_or_default();
-            let e = error.name().map(str::to_string).unwrap_or(error.0.to_string());
+            let e = error
+                .name()
+                .map(str::to_string)
+                .unwrap_or(error.0.to_string());
             format!("{service:?} refused (DataAccessError {e}{cause})")
         }
         ControlOutcome::TerminatedNegative(l) => match l.add_cause.name() {
@@ -397,6 +409,7 @@ pub fn measure(s: &mut Session, o: &RtOptions) -> Result<Measured, ControlError>
         termination_ms: None,
         cancel_ms: None,
         stopped: None,
+        notes: Vec::new(),
         state_ref: state.as_ref().map(|(n, _)| item(n)),
         before: state.as_ref().map(|(_, d)| show(d)),
         after: None,
@@ -480,7 +493,13 @@ fn operate_all(
             rt.samples.termination.push(b.saturating_sub(a));
         }
     }
-    if o.cancel && p.model.is_sbo() && rt.stopped.is_none() {
+    if o.cancel && p.model.is_sbo() && rt.stopped.is_none() && !has_cancel(s, p)? {
+        // 7-3 makes Cancel optional in a controllable CDC's CO (libiec61850's SBO objects
+        // without CDC_CTL_MODEL_HAS_CANCEL have none): selecting without it would leave
+        // the object selected until sboTimeout.
+        rt.notes
+            .push("the object has no Cancel (CO$...$Cancel): cancel not measured".into());
+    } else if o.cancel && p.model.is_sbo() && rt.stopped.is_none() {
         for _ in 0..o.count {
             std::thread::sleep(o.pause);
             match select_cancel(s, p, &o.control, first.clone()) {
@@ -497,6 +516,17 @@ fn operate_all(
         }
     }
     Ok(())
+}
+
+/// Whether the object has a readable `Cancel` structure.
+fn has_cancel(s: &mut Session, p: &Prepared) -> Result<bool, ClientError> {
+    let n = p.name("CO", "Cancel");
+    match s.read(&n, &format!("reading {}", item(&n))) {
+        Ok((AccessResult::Success(_), _)) => Ok(true),
+        Ok((AccessResult::Failure(_), _)) => Ok(false),
+        Err(e) if e.answered() => Ok(false),
+        Err(e) => Err(e),
+    }
 }
 
 /// Reads the state after; operates back to the state before when it differs.

@@ -42,7 +42,9 @@ fn opts(object: &str, value: &str, test: bool, count: usize) -> RtOptions {
 
 /// Every ctlModel of the fixture, `count` operations each, on one association.
 fn every_model(srv: &Running, client_tls: Option<TlsProfile>) {
-    let b = client_tls.as_ref().map(|p| backend::open(p).expect("client backend"));
+    let b = client_tls
+        .as_ref()
+        .map(|p| backend::open(p).expect("client backend"));
     let (mut s, _) = Connector {
         max_pdu: Some(DEFAULT_MAX_PDU),
         ..Connector::new(srv.addr, b.as_deref(), Duration::from_secs(3))
@@ -60,30 +62,60 @@ fn every_model(srv: &Running, client_tls: Option<TlsProfile>) {
         let m = measure(&mut s, &opts(object, "", false, 3)).expect(object);
         assert!(m.failed.is_none(), "{object}: {:?}", m.failed);
         let r = m.rt;
-        assert_eq!((r.ctl_model, r.operated, r.stopped.as_deref()), (model, 3, None), "{object}");
-        assert_eq!(r.values, ["true", "false"], "{object}: the opposite of stVal first");
+        assert_eq!(
+            (r.ctl_model, r.operated, r.stopped.as_deref()),
+            (model, 3, None),
+            "{object}"
+        );
+        assert_eq!(
+            r.values,
+            ["true", "false"],
+            "{object}: the opposite of stVal first"
+        );
         assert_eq!(r.operate_ms.map(|x| x.n), Some(3), "{object}");
         assert_eq!(r.select_ms.map(|x| x.n), sbo.then_some(3), "{object}");
-        assert_eq!(r.termination_ms.map(|x| x.n), enhanced.then_some(3), "{object}");
+        assert_eq!(
+            r.termination_ms.map(|x| x.n),
+            enhanced.then_some(3),
+            "{object}"
+        );
         assert_eq!(r.cancel_ms.map(|x| x.n), sbo.then_some(3), "{object}");
         assert_eq!(r.left, DeviceLeft::Restored, "{object}");
-        assert_eq!((r.before.as_deref(), r.after.as_deref()), (Some("false"), Some("false")));
+        assert_eq!(
+            (r.before.as_deref(), r.after.as_deref()),
+            (Some("false"), Some("false"))
+        );
         // Test set: the process does not move, so the object is as found with no restore.
-        let t = measure(&mut s, &opts(object, "true", true, 3)).expect(object).rt;
+        let t = measure(&mut s, &opts(object, "true", true, 3))
+            .expect(object)
+            .rt;
         assert_eq!((t.operated, t.test), (3, true), "{object}: {:?}", t.stopped);
         assert_eq!(t.left, DeviceLeft::AsFound, "{object}");
     }
     // An INC and an APC: integers, AnalogueValues, as found after an even count.
     for (object, first) in [("GGIO1.ISCSO1", "5"), ("GGIO1.APCSO1", "2.5")] {
-        let r = measure(&mut s, &opts(object, first, false, 2)).expect(object).rt;
+        let r = measure(&mut s, &opts(object, first, false, 2))
+            .expect(object)
+            .rt;
         assert_eq!((r.operated, r.stopped.as_deref()), (2, None), "{object}");
-        assert_eq!(r.left, DeviceLeft::AsFound, "{object}: {:?} {:?}", r.before, r.after);
+        assert_eq!(
+            r.left,
+            DeviceLeft::AsFound,
+            "{object}: {:?} {:?}",
+            r.before,
+            r.after
+        );
     }
     // The DPC's Dbpos is intermediate (00) in the fixture: no command yields it back, so
     // without Test it is not operated at all; with Test it is, and stays 00.
     let e = measure(&mut s, &opts("CSWI1.Pos", "true", false, 2)).unwrap_err();
-    assert!(matches!(e, ControlError::Unrestorable { ref state, .. } if state == "00"), "{e}");
-    let r = measure(&mut s, &opts("CSWI1.Pos", "true", true, 2)).expect("Pos").rt;
+    assert!(
+        matches!(e, ControlError::Unrestorable { ref state, .. } if state == "00"),
+        "{e}"
+    );
+    let r = measure(&mut s, &opts("CSWI1.Pos", "true", true, 2))
+        .expect("Pos")
+        .rt;
     assert_eq!((r.operated, r.ctl_model), (2, 4), "{:?}", r.stopped);
     assert_eq!(r.select_ms.map(|x| x.n), Some(2));
     assert_eq!(r.left, DeviceLeft::AsFound);
@@ -100,10 +132,17 @@ fn every_ctl_model_over_plain_tcp() {
 
 #[test]
 fn every_ctl_model_over_tls_with_each_backend() {
-    for b in [BackendKind::Openssl, BackendKind::Gnutls, BackendKind::Rustls] {
+    for b in [
+        BackendKind::Openssl,
+        BackendKind::Gnutls,
+        BackendKind::Rustls,
+    ] {
         let suite = "TLS_AES_128_GCM_SHA256";
         let srv = server(Some(profile(b, true, &[TlsVersion::Tls13], &[suite])));
-        every_model(&srv, Some(profile(b, false, &[TlsVersion::Tls13], &[suite])));
+        every_model(
+            &srv,
+            Some(profile(b, false, &[TlsVersion::Tls13], &[suite])),
+        );
     }
 }
 

@@ -19,8 +19,14 @@ fn states_map_to_the_commands_that_yield_them() {
     );
     // DPC: Dbpos 10 on, 01 off; 00 intermediate and 11 bad have no command.
     let b = Data::Boolean(false);
-    assert_eq!(status_to_ctl(&b, &dbpos(true, false)), Some(Data::Boolean(true)));
-    assert_eq!(status_to_ctl(&b, &dbpos(false, true)), Some(Data::Boolean(false)));
+    assert_eq!(
+        status_to_ctl(&b, &dbpos(true, false)),
+        Some(Data::Boolean(true))
+    );
+    assert_eq!(
+        status_to_ctl(&b, &dbpos(false, true)),
+        Some(Data::Boolean(false))
+    );
     assert_eq!(status_to_ctl(&b, &dbpos(false, false)), None);
     assert_eq!(status_to_ctl(&b, &dbpos(true, true)), None);
     // INC, and ISC's ValWithTrans (posVal first).
@@ -55,8 +61,14 @@ fn states_map_to_the_commands_that_yield_them() {
 
 #[test]
 fn other_values_differ_and_steps_reverse() {
-    assert_eq!(other_value(&Data::Boolean(true)), Some(Data::Boolean(false)));
-    assert_eq!(other_value(&Data::Integer(i64::MAX)), Some(Data::Integer(i64::MAX - 1)));
+    assert_eq!(
+        other_value(&Data::Boolean(true)),
+        Some(Data::Boolean(false))
+    );
+    assert_eq!(
+        other_value(&Data::Integer(i64::MAX)),
+        Some(Data::Integer(i64::MAX - 1))
+    );
     assert_eq!(other_value(&Data::Unsigned(0)), Some(Data::Unsigned(1)));
     // Tcmd: higher (10) -> lower (01) -> higher.
     let higher = dbpos(true, false);
@@ -90,7 +102,10 @@ fn phase_statistics_are_nearest_rank_in_ms() {
     // 1..=100 ms: p50 rank 50, p99 rank 99.
     let v: Vec<u64> = (1..=100).map(|i| i * 1_000_000).collect();
     let s = PhaseStats::from_ns(&v).unwrap();
-    assert_eq!((s.n, s.p50_ms, s.p99_ms, s.max_ms), (100, 50.0, 99.0, 100.0));
+    assert_eq!(
+        (s.n, s.p50_ms, s.p99_ms, s.max_ms),
+        (100, 50.0, 99.0, 100.0)
+    );
     assert_eq!(s.mean_ms, 50.5);
     assert!(PhaseStats::from_ns(&[]).is_none());
 }
@@ -102,16 +117,16 @@ fn refusals_are_described_with_their_cause() {
         error: DataAccessError::OBJECT_ACCESS_DENIED,
         last_appl_error: None,
     });
-    assert!(d.contains("Operate refused") && d.contains("object-access-denied"), "{d}");
+    assert!(
+        d.contains("Operate refused") && d.contains("object-access-denied"),
+        "{d}"
+    );
     assert_eq!(describe(&ControlOutcome::Done), "done");
 }
 
 #[test]
 fn the_device_state_serialises_with_its_tag() {
-    let j = serde_json::to_value(DeviceLeft::NotRestored {
-        detail: "x".into(),
-    })
-    .unwrap();
+    let j = serde_json::to_value(DeviceLeft::NotRestored { detail: "x".into() }).unwrap();
     assert_eq!(j["state"], "not-restored");
     assert_eq!(
         serde_json::to_value(DeviceLeft::AsFound).unwrap()["state"],
