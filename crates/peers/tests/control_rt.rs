@@ -162,3 +162,61 @@ fn a_refusal_stops_the_run_and_names_the_cause() {
     assert_eq!(r.left, DeviceLeft::AsFound);
     s.release().expect("release");
 }
+
+/// `gander run`'s client (`gander mms client` with `[control]`): HT loop, then the control
+/// round trips on the last association, CONTROL events per phase sample and the result in the
+/// summary, over plain TCP and TLS 1.3.
+#[test]
+fn the_run_client_measures_a_named_control() {
+    use gander_peers::client::ControlConfig;
+    for tls in [false, true] {
+        let suite = "TLS_AES_128_GCM_SHA256";
+        let p = |server| profile(BackendKind::Openssl, server, &[TlsVersion::Tls13], &[suite]);
+        let srv = server(tls.then(|| p(true)));
+        let mut cfg = client_cfg(srv.addr, tls.then(|| p(false)), 2, 0);
+        cfg.control = Some(ControlConfig {
+            object: format!("{D}/GGIO1.SPCSO4"),
+            value: String::new(),
+            count: 4,
+            test: false,
+            pause_ms: 1,
+            cancel: true,
+        });
+        let (s, ev) = run_client(&cfg);
+        assert!(s.ok, "tls {tls}: {s:?}");
+        assert_eq!(s.connections, 2);
+        let c = s.control.expect("control result");
+        assert_eq!((c.ctl_model, c.operated, c.left.clone()), (4, 4, DeviceLeft::AsFound));
+        let n = |phase: &str| {
+            ev.iter()
+                .filter(|e| e.event == "CONTROL" && e.get_str("phase") == Some(phase))
+                .count()
+        };
+        assert_eq!(
+            (n("select"), n("operate"), n("termination"), n("cancel")),
+            (4, 4, 4, 4)
+        );
+        let j = serde_json::to_value(&c).unwrap();
+        assert_eq!(j["left"]["state"], "as-found");
+    }
+}
+
+/// Without Test, an object whose state cannot be commanded back is refused: the run fails
+/// with kind `control`, nothing written.
+#[test]
+fn the_run_client_refuses_an_unrestorable_object() {
+    use gander_peers::client::ControlConfig;
+    let srv = server(None);
+    let mut cfg = client_cfg(srv.addr, None, 1, 0);
+    cfg.control = Some(ControlConfig {
+        object: format!("{D}/CSWI1.Pos"),
+        value: "true".into(),
+        count: 2,
+        test: false,
+        pause_ms: 1,
+        cancel: false,
+    });
+    let (s, _) = run_client(&cfg);
+    assert!(!s.ok);
+    assert_eq!(s.error.as_deref(), Some("control"), "{s:?}");
+}
