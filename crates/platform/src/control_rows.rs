@@ -176,6 +176,7 @@ pub fn markdown(rows: &[(String, String, &ControlStats)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     fn ev(phase: &str, ns: u64) -> Event {
         serde_json::from_value(serde_json::json!({
@@ -214,6 +215,62 @@ mod tests {
             md.contains("| c1 | TLS 1.3 | LD/LN.DO | - | 2.000 / 1.000 (2.00x) | 1.000 | - |"),
             "{md}"
         );
+    }
+
+    #[test]
+    fn rows_name_their_object_and_run_gander_peers() {
+        use crate::scenario::Scenario;
+        let file = |row: &str| {
+            format!("name = \"t\"\ndescription = \"d\"\nsource = \"s\"\n[defaults]\ninteraction = \"control\"\nreports = 4\ntls_version = \"none\"\n[[row]]\nname = \"r\"\n{row}")
+        };
+        let e = Scenario::from_str("t", &file(""), false)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("control_object"), "{e}");
+        let e = Scenario::from_str(
+            "t",
+            &file("control_object = \"LD0/CSWI1.Pos\"\nserver_stack = \"libiec61850\""),
+            false,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("gander's server and client"), "{e}");
+        let s =
+            Scenario::from_str("t", &file("control_object = \"LD0/CSWI1.Pos\""), false).unwrap();
+        assert!(s.cases[0].params.control_test, "Test is the default");
+        // The client's table, and against a target: no reports, the row's object.
+        let t = client_table(&s.cases[0].params);
+        assert!(
+            t.contains("object = \"LD0/CSWI1.Pos\"")
+                && t.contains("test = true")
+                && t.contains("count = 4"),
+            "{t}"
+        );
+        let mut tt = toml::Table::new();
+        tt.insert(
+            "address".into(),
+            toml::Value::String("127.0.0.1:102".into()),
+        );
+        let target = crate::target::TargetSpec::from_table("t", tt, None).unwrap();
+        let c = target
+            .client_config(&s.cases[0], Path::new("/tmp/e"))
+            .unwrap();
+        assert!(
+            c.contains("reports = 0\n") && c.contains("[control]"),
+            "{c}"
+        );
+        let parsed: toml::Table = c.parse().unwrap();
+        assert_eq!(parsed["control"]["object"].as_str(), Some("LD0/CSWI1.Pos"));
+    }
+
+    #[test]
+    fn the_built_in_scenario_has_every_model_on_every_backend() {
+        let s = crate::scenario::Scenario::load("controls", true).unwrap();
+        assert_eq!(s.cases.len(), 12);
+        assert!(s
+            .cases
+            .iter()
+            .all(|c| c.params.control_test && c.tls.is_some()));
     }
 
     #[test]
