@@ -204,3 +204,43 @@ def test_every_ctl_model_against_gander(gander, pki, tmp_path, transport):
             assert r["device"]["control"]["state"] == "as-found", r["device"]
     finally:
         srv.stop()
+
+
+# --- `gander run --target` control rows against libiec61850's server (cleartext: the rows run
+# gander's client only; TLS rows against gander's own server are the built-in `controls`).
+
+@pytest.mark.parametrize("test_flag", [True, False])
+def test_run_target_control_rows_against_libiec61850(gander, tmp_path, test_flag):
+    srv = lib_server()
+    try:
+        reader = Controller("127.0.0.1", srv.port)
+        try:
+            before = {n: reader.read_bool(f"{LIB_LD}/GGIO1.{n}.stVal") for n, _ in MODELS}
+            tf = tmp_path / "t.toml"
+            tf.write_text(f'address = "127.0.0.1:{srv.port}"\n')
+            rows = "".join(f'[[row]]\nname = "{n}"\ncontrol_object = "{LIB_LD}/GGIO1.{n}"\n'
+                           for n, _ in MODELS)
+            sc = tmp_path / "s.toml"
+            sc.write_text('name = "ctl"\n[defaults]\ntls_version = "none"\ninteraction = "control"\n'
+                          f'connections = 2\nreports = {COUNT}\nperiod_ms = 5\nwarmup = 0\n'
+                          f'control_test = {str(test_flag).lower()}\n' + rows)
+            out = tmp_path / "out"
+            p = run([gander, "run", sc, "--target", tf, "--out", out], timeout=300)
+            assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+            res = {r["name"]: r for r in json.loads((out / "results.json").read_text())["scenarios"]}
+            for name, model in MODELS:
+                r = res[name]
+                assert r["status"] == "ok", r.get("error")
+                c = r["control"]
+                assert c["operate"]["tls"]["n"] == COUNT, c
+                assert (c["select"] is not None) == (model in (2, 4)), c
+                assert (c["termination"] is not None) == (model in (3, 4)), c
+                summary = r["client_summary"]["control"]
+                assert summary["test"] is test_flag and summary["left"]["state"] == "as-found", summary
+                assert reader.read_bool(f"{LIB_LD}/GGIO1.{name}.stVal") == before[name]
+            assert {t for _, _, t in srv.operated} == {test_flag}
+            assert "Control round trips" in (out / "summary.md").read_text()
+        finally:
+            reader.close()
+    finally:
+        srv.close()
