@@ -186,7 +186,10 @@ fn the_run_client_measures_a_named_control() {
         assert!(s.ok, "tls {tls}: {s:?}");
         assert_eq!(s.connections, 2);
         let c = s.control.expect("control result");
-        assert_eq!((c.ctl_model, c.operated, c.left.clone()), (4, 4, DeviceLeft::AsFound));
+        assert_eq!(
+            (c.ctl_model, c.operated, c.left.clone()),
+            (4, 4, DeviceLeft::AsFound)
+        );
         let n = |phase: &str| {
             ev.iter()
                 .filter(|e| e.event == "CONTROL" && e.get_str("phase") == Some(phase))
