@@ -218,7 +218,9 @@ pub struct Measurements {
     pub truncated: bool,
     /// `--reports` only.
     pub reports: Option<ReportsResult>,
-    /// `--control` only: select, operate, termination (and cancel) round trips.
+    /// `--control` only: select, operate, termination (and cancel) round trips (absent
+    /// without it).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub control: Option<gander_client::control_rt::ControlRt>,
 }
 

@@ -132,7 +132,8 @@ pub struct DeviceState {
     /// With `--reports`: the control block.
     pub rcb: Option<RcbState>,
     /// With `--control`: the controlled object (its state compared before and after, and
-    /// restored when it differed).
+    /// restored when it differed). Absent without `--control`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub control: Option<gander_client::control_rt::DeviceLeft>,
 }
 
