@@ -216,6 +216,7 @@ ControlHandler = C.CFUNCTYPE(I, P, P, P, B)
 CheckHandler = C.CFUNCTYPE(I, P, P, P, B, B)
 CONTROL_RESULT_OK = 1
 CONTROL_OBJECT_ACCESS_DENIED = 3
+CDC_CTL_MODEL_HAS_CANCEL = 1 << 4  # iec61850_cdc.h
 
 
 class ControlServer:
@@ -226,9 +227,12 @@ class ControlServer:
 
     REFUSED_CAUSE = 10  # ADD_CAUSE_BLOCKED_BY_INTERLOCKING
 
-    def __init__(self, port: int):
+    def __init__(self, port: int, tls: int | None = None, cancel: bool = False):
+        """``tls``: a server TLSConfiguration (``mms_iec.tls_config``), freed by ``close``;
+        ``cancel``: the SBO objects also get ``Cancel`` (``CDC_CTL_MODEL_HAS_CANCEL``)."""
         L = self.L = lib()
         for name, res, args in [
+            ("IedServer_createWithTlsSupport", P, [P, P]),
             ("IedModel_create", P, [S]),
             ("IedModel_destroy", None, [P]),
             ("IedModel_getModelNodeByObjectReference", P, [P, S]),
@@ -254,8 +258,9 @@ class ControlServer:
         ggio = L.LogicalNode_create(b"GGIO1", ld)
         models = {"SPCSO1": 1, "SPCSO2": 2, "SPCSO3": 3, "SPCSO4": 4, "SPCSO5": 3}
         for name, m in models.items():
-            L.CDC_SPC_create(name.encode(), ggio, 0, m)
-        self.server = L.IedServer_create(self.model)
+            L.CDC_SPC_create(name.encode(), ggio, 0, m | (CDC_CTL_MODEL_HAS_CANCEL if cancel and m in (2, 4) else 0))
+        self.tls = tls
+        self.server = L.IedServer_createWithTlsSupport(self.model, tls) if tls else L.IedServer_create(self.model)
         self.operated: list[tuple[str, bool, bool]] = []
         self._lock = threading.Lock()
         self._handlers = []
@@ -292,3 +297,5 @@ class ControlServer:
         self.L.IedServer_stop(self.server)
         self.L.IedServer_destroy(self.server)
         self.L.IedModel_destroy(self.model)
+        if self.tls:
+            self.L.TLSConfiguration_destroy(self.tls)

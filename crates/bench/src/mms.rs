@@ -236,6 +236,7 @@ fn client_cfg(addr: std::net::SocketAddr, tls: Option<TlsProfile>, reports: u64)
         intg_pd_ms: None,
         reads: 0,
         clocks_synchronised: false,
+        control: None,
     }
 }
 

@@ -70,6 +70,23 @@ pub(crate) struct ProbeArgs {
     /// Cap on the measuring time (associations and reads), seconds.
     #[arg(long, value_name = "S")]
     max_time_s: Option<u64>,
+    /// Measure the control round trips (select, operate, CommandTermination, Cancel) of this
+    /// object, LD/LN.DO. WRITES to the device: it is operated --control-count times with
+    /// alternating values, Test set unless --no-test, its stVal read before and after and
+    /// commanded back when it differs (docs/probe.md). Never without this option.
+    #[arg(long, value_name = "LD/LN.DO")]
+    control: Option<String>,
+    /// The first value operated (true/false, an integer, a number, higher/lower); default: the
+    /// opposite of the object's state.
+    #[arg(long, value_name = "V", requires = "control")]
+    control_value: Option<String>,
+    /// Operations for the control round trips (default 10; 4 with --quick).
+    #[arg(long, value_name = "N", requires = "control")]
+    control_count: Option<usize>,
+    /// Operate for real: clear Test in the commands (the device changes its process; the
+    /// state is still restored). Without it, Test is set.
+    #[arg(long, requires = "control")]
+    no_test: bool,
     /// With --tls: skip the survey of what the server accepts (versions, suites, certificate
     /// chain, client authentication, resumption; docs/tls-survey.md).
     #[arg(long)]
@@ -147,6 +164,15 @@ pub(crate) fn run(a: ProbeArgs) -> anyhow::Result<ExitCode> {
             listen: Duration::from_secs_f64(listen),
             clocks_synchronised: a.clocks_synchronised,
         });
+    }
+    if let Some(object) = &a.control {
+        o.control = Some(gander_probe::control_options(
+            object,
+            a.control_value.as_deref().unwrap_or(""),
+            !a.no_test,
+            a.control_count.unwrap_or(if a.quick { 4 } else { 10 }),
+            &o,
+        ));
     }
     if let Some(d) = &a.out {
         std::fs::create_dir_all(d).with_context(|| format!("--out {}", d.display()))?;

@@ -52,7 +52,7 @@ enum Command {
         command: cmd_mms::Command,
     },
     /// Probe any IEC 61850 server: model, TLS connection, HT, read RTT, and (--reports) reports.
-    Probe(cmd_probe::ProbeArgs),
+    Probe(Box<cmd_probe::ProbeArgs>),
     /// Scenario runs and reports (the impact measurement platform).
     #[command(flatten)]
     Run(cmd_run::Command),
@@ -97,7 +97,7 @@ fn main() -> ExitCode {
         Command::Bench { command } => bench::run(command),
         Command::Mms { command } => cmd_mms::run(command),
         Command::Tls(command) => cmd_tls::run(command),
-        Command::Probe(args) => cmd_probe::run(args),
+        Command::Probe(args) => cmd_probe::run(*args),
         Command::Run(command) => cmd_run::run(command),
         Command::Lab { command } => cmd_lab::run(command),
         Command::Gateway(command) => cmd_gateway::run(command),

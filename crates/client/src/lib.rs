@@ -13,6 +13,9 @@
 //! - [`detect`]: TLS or plain ISO transport on a port; the one COTP connection request.
 //! - [`stream`]: the byte stream (plain or TLS), readiness polling, error kinds of event logs.
 //! - [`clock`]: CLOCK_MONOTONIC nanoseconds.
+//! - [`control`]: one IEC 61850-7-2 control operation of a named object (select, operate,
+//!   CommandTermination, Cancel) on the session; [`control_rt`]: its phases measured over
+//!   repeated operations, the device left as found.
 //! - [`writes`]: a planned sequence of writes (a control block's enable, rollback, restore).
 //!
 //! The protocol is `gander-mms` (sans-I/O); this crate adds sockets, clocks and timeouts and
@@ -20,6 +23,8 @@
 //! programs (`gander-peers`, `gander-probe`).
 
 pub mod clock;
+pub mod control;
+pub mod control_rt;
 pub mod core;
 pub mod detect;
 pub mod error;

@@ -23,8 +23,10 @@ use serde::Serialize;
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
+mod control;
 mod error;
 mod rcb;
+pub use control::ControlConfig;
 pub use error::RunError;
 pub use rcb::DISCOVER;
 
@@ -59,6 +61,9 @@ pub struct ClientSummary {
     /// The failure's message.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    /// `[control]`: the control round trips and how the object was left.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub control: Option<gander_client::control_rt::ControlRt>,
 }
 
 /// The event log's view of one association coming up.
@@ -124,7 +129,7 @@ pub fn run(config: &ClientConfig, tls: Option<&dyn TlsBackend>, sink: &Sink) -> 
     let timeout = Duration::from_millis(config.timeout_ms);
     let r = match config.connect.to_socket_addrs().map(|mut a| a.next()) {
         Ok(Some(addr)) => (1..=config.connections).try_for_each(|c| {
-            let rt = c == config.connections && config.reports > 0;
+            let rt = c == config.connections && (config.reports > 0 || config.control.is_some());
             one_connection(config, tls, sink, addr, c, rt, timeout, &mut s).map_err(|e| (c, e))
         }),
         Ok(None) | Err(_) => Err((0, RunError::Address(config.connect.clone()))),
@@ -172,7 +177,10 @@ fn one_connection(
     };
     let mut stamps = Stamps { sink, id, t0: 0, s };
     let (mut session, _) = connector.connect_with(&mut stamps)?;
-    if rt {
+    if let (true, Some(c)) = (rt, &config.control) {
+        s.control = Some(control::run(&mut session, sink, id, c, timeout)?);
+    }
+    if rt && config.reports > 0 {
         let report_timeout = Duration::from_millis(config.report_timeout_ms);
         match &config.rcb {
             Some(spec) => {

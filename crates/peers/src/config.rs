@@ -204,6 +204,10 @@ pub struct ClientConfig {
     /// time (the changed data's `t`, else TimeOfEntry).
     #[serde(default)]
     pub clocks_synchronised: bool,
+    /// `[control]`: measure one named control object's round trips on the last association
+    /// (it operates the device; `crate::client::control`).
+    #[serde(default)]
+    pub control: Option<crate::client::ControlConfig>,
 }
 
 fn read(path: &Path) -> Result<String, ConfigError> {

@@ -47,6 +47,9 @@ pub mod name {
     pub const READ_RTT: &str = "READ_RTT";
     /// Client: the report was decoded (end of RT).
     pub const RT_END: &str = "RT_END";
+    /// Client `[control]`: one phase sample of a control operation, `phase` (select, operate,
+    /// termination, cancel), `n` and its duration `ns`.
+    pub const CONTROL: &str = "CONTROL";
     /// MMS association released.
     pub const RELEASED: &str = "RELEASED";
     /// Connection closed.

@@ -75,6 +75,7 @@ pub(crate) fn client_cfg(
         intg_pd_ms: None,
         reads: 0,
         clocks_synchronised: false,
+        control: None,
     }
 }
 

@@ -44,6 +44,7 @@ fn client_cfg(
         intg_pd_ms: None,
         reads: 0,
         clocks_synchronised: false,
+        control: None,
     }
 }
 

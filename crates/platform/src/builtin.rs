@@ -15,7 +15,7 @@ pub struct Builtin {
 }
 
 /// Every built-in, the default first.
-pub const BUILTINS: [Builtin; 6] = [
+pub const BUILTINS: [Builtin; 7] = [
     Builtin {
         name: "rse2019",
         summary: "RSE 2019 Tables 1-6: five suites at TLS 1.2, suite iii at TLS 1.0/1.1/1.2, suite v at RSA 1024-8192, plus suite iv on rustls and GnuTLS; 1090 connections, 4000 reports at 500 ms",
@@ -51,6 +51,12 @@ pub const BUILTINS: [Builtin; 6] = [
         summary: "classical vs hybrid (X25519MLKEM768) vs post-quantum (MLKEM768, ML-DSA) TLS 1.3 handshakes on rustls (aws-lc-rs) and OpenSSL 3.5, with bytes on the wire and floors",
         needs: "make build-ossl35",
         toml: include_str!("../../../scenarios/pq2026.toml"),
+    },
+    Builtin {
+        name: "controls",
+        summary: "control round trips per ctlModel (select, operate, CommandTermination, Cancel) over TLS 1.3 on each backend against cleartext, gander's built-in control model, Test set and states restored",
+        needs: "-",
+        toml: include_str!("../../../scenarios/controls.toml"),
     },
 ];
 

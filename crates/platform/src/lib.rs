@@ -7,6 +7,7 @@
 //! * [`accounting`]: where HT goes: floor, library, transport, gander's own work, the rest.
 //! * [`link`]: link emulation (netem in namespaces or the userspace relay).
 //! * [`results`] and [`report`]: results.json, samples.csv, summary.md and report.html.
+//! * [`control_rows`]: control rows (`interaction = "control"`): select, operate, termination RT.
 //! * [`target`]: runs against an external server (`[target]`): no local server, client-side RT measures.
 //! * [`assets`]: where the runtime assets (the libiec61850 peer driver) are found.
 //!
@@ -16,6 +17,7 @@
 pub mod accounting;
 pub mod assets;
 pub mod builtin;
+pub mod control_rows;
 pub mod floor;
 pub mod link;
 pub mod manager;

@@ -479,6 +479,7 @@ pub fn run(scenario: &Scenario, opts: &RunOptions) -> Result<RunResults, Manager
                 let mut samples = tls.samples;
                 if let Some(c) = clear {
                     samples.rt_clear = c.rt;
+                    samples.control_clear = c.control;
                 }
                 r.client_summary = tls.client_summary;
                 // Against a target the server's key and library are unknown: no floor.
@@ -511,6 +512,14 @@ pub fn run(scenario: &Scenario, opts: &RunOptions) -> Result<RunResults, Manager
                 let expect_ht = case.params.connections as usize;
                 let got_ht = samples.ht.len();
                 r.compute(samples, case.params.warmup as usize);
+                if let Some(s) = &r.samples {
+                    r.control = crate::control_rows::ControlStats::of(
+                        &case.params.control_object,
+                        &s.control,
+                        &s.control_clear,
+                        case.params.warmup as usize,
+                    );
+                }
                 if scenario.target.is_none() {
                     account_row(&mut r, case, opts, &mut own, &mut notes);
                 }
@@ -835,6 +844,7 @@ pub fn blank_result(case: &Case) -> ScenarioResult {
         rt_blocks: 0,
         rt_cleartext_block_ratios: vec![],
         rt_diff: None,
+        control: None,
         client_summary: None,
         duration_s: 0.0,
         samples: None,
@@ -884,10 +894,15 @@ fn run_case(
     let clear = if case.tls.is_some() && case.params.cleartext_baseline {
         let p = &case.params;
         let key = format!(
-            "{:?}/{:?}/{}/{}/{}/{}/{}/{}",
+            "{:?}/{:?}/{}{}/{}/{}/{}/{}/{}",
             p.server_stack,
             p.client_stack,
             p.interaction.name(),
+            if p.interaction == Interaction::Control {
+                format!(":{}:{}", p.control_object, p.control_test)
+            } else {
+                String::new()
+            },
             p.payload,
             p.period_ms,
             p.link,
@@ -1006,7 +1021,7 @@ fn peer_command(
 ) -> Result<Command, ManagerError> {
     match stack {
         // Request/response (Sandia): gander's own request/response peers (`gander_peers::reqresp`).
-        Stack::Gander if interaction != Interaction::Report => {
+        Stack::Gander if matches!(interaction, Interaction::Read | Interaction::Write) => {
             let mut c = Command::new(exe_for(backend, opts)?);
             c.args(["run-peer", role.name(), "--config"]).arg(config);
             Ok(c)
@@ -1148,6 +1163,10 @@ fn run_pair(
     let pki = PkiSet::paths(&opts.pki_dir, case.key.0);
     let server_cfg = work.join("server.toml");
     let client_cfg = work.join("client.toml");
+    if case.params.interaction == Interaction::Control {
+        let model = work.join("controls.cid");
+        std::fs::write(&model, crate::control_rows::CONTROL_MODEL).map_err(write_err(&model))?;
+    }
     let listen = if net.is_some() {
         format!("{}:0", crate::link::SERVER_IP)
     } else {
@@ -1358,7 +1377,13 @@ fn peer_config(
         Role::Client => {
             let _ = writeln!(s, "connect = {}", q(connect.unwrap_or("127.0.0.1:3782")));
             let _ = writeln!(s, "connections = {}", p.connections);
-            let _ = writeln!(s, "reports = {}", p.reports);
+            // A control row's `reports` are its operations ([control]), not reports.
+            let reports = if p.interaction == Interaction::Control {
+                0
+            } else {
+                p.reports
+            };
+            let _ = writeln!(s, "reports = {reports}");
         }
     }
     let _ = writeln!(
@@ -1366,10 +1391,22 @@ fn peer_config(
         "events = {}",
         qp(&work.join(format!("{}.events", role.name())))
     );
-    if p.interaction != Interaction::Report {
+    if matches!(p.interaction, Interaction::Read | Interaction::Write) {
         let _ = writeln!(s, "interaction = {}", q(p.interaction.name()));
     }
     match (role, p.interaction) {
+        // Control rows: gander's server serves the built-in control model (written by
+        // run_pair), the client operates the row's object ([`crate::control_rows`]).
+        (Role::Server, Interaction::Control) => {
+            let _ = write!(
+                s,
+                "scl = {}\nvalues = \"static\"\n",
+                qp(&work.join("controls.cid"))
+            );
+        }
+        (Role::Client, Interaction::Control) => {
+            let _ = write!(s, "{}", crate::control_rows::client_table(p));
+        }
         // The server pushes reports: period and size are its business; the client counts them.
         (Role::Server, _) => {
             let _ = writeln!(

@@ -14,6 +14,7 @@
 //! The first `warmup` samples of each loop are discarded and counted. Raw samples are kept in
 //! `DIR/scenarios/<name>.json` and `DIR/samples.csv`; every statistic comes from them.
 
+use crate::control_rows::{ControlSamples, ControlStats};
 use gander_measure::stats::Summary;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -58,6 +59,12 @@ pub struct Event {
     /// the report's own time (changed data's `t`, else TimeOfEntry), ns.
     #[serde(default)]
     pub one_way_ns: Option<i64>,
+    /// For `CONTROL`: the phase (`select`, `operate`, `termination`, `cancel`).
+    #[serde(default)]
+    pub phase: Option<String>,
+    /// For `CONTROL`: the phase's duration, ns.
+    #[serde(default)]
+    pub ns: Option<u64>,
 }
 
 impl Event {
@@ -212,6 +219,12 @@ pub struct Samples {
     /// ([`app_round_trips`]): each HT beside the round trips measured on its own connection.
     #[serde(default)]
     pub app_rtt: Vec<[u64; 3]>,
+    /// Control rows: each phase's samples (the operate samples are also `rt`).
+    #[serde(default, skip_serializing_if = "ControlSamples::is_empty")]
+    pub control: ControlSamples,
+    /// Control rows: each phase's samples over cleartext (the operate samples are `rt_clear`).
+    #[serde(default, skip_serializing_if = "ControlSamples::is_empty")]
+    pub control_clear: ControlSamples,
 }
 
 /// The client's first application round trip of each connection, from the client's own events:
@@ -377,6 +390,12 @@ pub fn extract(events: &[Event]) -> Samples {
                     &mut r.end
                 };
                 slot.get_or_insert(e.t_ns);
+            }
+            "CONTROL" => {
+                s.control.add(e);
+                if e.phase.as_deref() == Some("operate") {
+                    s.rt.extend(e.ns);
+                }
             }
             "ERROR" => {
                 *s.errors
@@ -759,6 +778,10 @@ pub struct ScenarioResult {
     pub rt_cleartext_block_ratios: Vec<f64>,
     /// Paired differences TLS - cleartext (Sandia Table 2).
     pub rt_diff: Option<DiffStat>,
+    /// Control rows: each phase over the case's transport and over cleartext
+    /// ([`crate::control_rows`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub control: Option<ControlStats>,
     /// The client's one-line JSON summary.
     pub client_summary: Option<serde_json::Value>,
     /// Wall time the case took, s.
@@ -1449,6 +1472,7 @@ mod tests {
             rt_blocks: 0,
             rt_cleartext_block_ratios: vec![],
             rt_diff: None,
+            control: None,
             client_summary: None,
             duration_s: 0.0,
             samples: None,
@@ -1557,6 +1581,8 @@ mod tests {
             rx_bytes: None,
             rtt_ns: None,
             one_way_ns: None,
+            phase: None,
+            ns: None,
         };
         let events = [
             ev("HT_START", 0, 1),

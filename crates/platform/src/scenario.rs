@@ -97,6 +97,11 @@ pub enum Interaction {
     Read,
     /// Client writes, server confirms.
     Write,
+    /// Client operates one named control object (select, operate, CommandTermination,
+    /// Cancel round trips; `gander_peers::client` `[control]`): against gander's server, its
+    /// built-in control model (one object per ctlModel), or against a target, the object the
+    /// row names. The case's `reports` is the number of operations.
+    Control,
 }
 
 impl Interaction {
@@ -106,6 +111,7 @@ impl Interaction {
             Interaction::Report => "report",
             Interaction::Read => "read",
             Interaction::Write => "write",
+            Interaction::Control => "control",
         }
     }
 }
@@ -222,6 +228,15 @@ pub struct Params {
     /// and one cleartext run shared by every case with the same exchange.
     #[serde(default = "default_rt_blocks")]
     pub rt_blocks: u32,
+    /// `interaction = "control"`: the object operated, `LD/LN.DO` (gander's built-in control
+    /// model: `CTRLLD0/GGIO1.SPCSO1` .. `SPCSO4` for ctlModel 1 .. 4). Nothing is operated
+    /// unless a row names it.
+    #[serde(default)]
+    pub control_object: String,
+    /// `interaction = "control"`: the Test flag of every command (IEC 61850-7-2 20.2.2);
+    /// `false` operates the process (the state is restored either way).
+    #[serde(default = "default_true")]
+    pub control_test: bool,
 }
 
 fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
@@ -729,12 +744,17 @@ impl Scenario {
             return Ok(());
         }
         for c in &self.cases {
-            if c.params.client_stack != Stack::Gander || c.params.interaction != Interaction::Report
+            if c.params.client_stack != Stack::Gander
+                || !matches!(
+                    c.params.interaction,
+                    Interaction::Report | Interaction::Control
+                )
             {
                 return Err(ScenarioError::Case {
                     scenario: self.name.clone(),
                     case: c.params.name.clone(),
-                    what: "against a [target], cases run gander's client with reports".into(),
+                    what: "against a [target], cases run gander's client with reports or controls"
+                        .into(),
                 });
             }
         }
@@ -783,6 +803,25 @@ pub fn resolve(scenario: &str, p: Params) -> Result<Case, ScenarioError> {
         return Err(err(
             "connections and reports are both 0: nothing to measure".into(),
         ));
+    }
+    if p.interaction == Interaction::Control {
+        // Operating a control changes a device: only a named object, only gander's peers
+        // (the control model is gander's server's; the measuring client is gander's).
+        if !crate::control_rows::valid_object(&p.control_object) {
+            return Err(err(format!(
+                "interaction = \"control\" needs control_object = \"LD/LN.DO\" (got {:?})",
+                p.control_object
+            )));
+        }
+        if p.server_stack != Stack::Gander || p.client_stack != Stack::Gander {
+            return Err(err(
+                "control rows run gander's server and client (or gander's client against a [target])"
+                    .into(),
+            ));
+        }
+        if p.reports == 0 {
+            return Err(err("control rows need reports > 0 (the operations)".into()));
+        }
     }
     if p.interaction == Interaction::Report && p.period_ms == 0 {
         return Err(err("period_ms must be > 0 for report pushes".into()));

@@ -134,7 +134,13 @@ impl TargetSpec {
         );
         let _ = writeln!(s, "connect = {}", q(&self.address));
         let _ = writeln!(s, "connections = {}", p.connections);
-        let _ = writeln!(s, "reports = {}", p.reports);
+        // A control row's `reports` are its operations ([control]), not reports.
+        let reports = if p.interaction == crate::scenario::Interaction::Control {
+            0
+        } else {
+            p.reports
+        };
+        let _ = writeln!(s, "reports = {reports}");
         let _ = writeln!(s, "events = {}", q(&events.to_string_lossy()));
         let _ = writeln!(s, "rcb = {}", q(&self.rcb));
         let _ = writeln!(s, "gi = true");
@@ -142,6 +148,10 @@ impl TargetSpec {
         let _ = writeln!(s, "reads = {}", READS.min(p.reports.max(1) as u64));
         let _ = writeln!(s, "clocks_synchronised = {}", self.clocks_synchronised);
         let _ = writeln!(s, "report_timeout_ms = {}", (p.period_ms * 4).max(5000));
+        if p.interaction == crate::scenario::Interaction::Control {
+            // The object is named in the row (checked there); `reports` are its operations.
+            let _ = write!(s, "{}", crate::control_rows::client_table(p));
+        }
         if let Some(choice) = &case.tls {
             let Some(base) = &self.tls else {
                 return Err(ScenarioError::Case {

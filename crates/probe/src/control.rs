@@ -1,233 +1,51 @@
-//! One control operation of an external IEC 61850 server's object (IEC 61850-7-2 clause 20),
-//! driven through the probe's blocking [`Session`]: the sans-I/O
-//! [`gander_mms::control::ControlOperation`] says what to send, this module sends it, feeds the
-//! answers and reports back and waits for the CommandTermination of enhanced security.
+//! `--control LD/LN.DO`: the round trips of one named control object's select, operate and
+//! CommandTermination (and Cancel of an SBO object), measured over repeated operations on the
+//! discovery association (IEC 61850-7-2 clause 20, 8-1 clause 20). It writes to the device,
+//! so it runs only when the object is named, with Test set unless `--no-test`, and the
+//! object's state is read before and after and commanded back when it differs
+//! ([`gander_client::control_rt`], which `gander run`'s control rows use too).
 //!
-//! It first reads the object's `CF$ctlModel` and its `Oper` structure: the Oper value the
-//! server holds is the template of the one written (so `operTm`, `ctlNum` and the Ed.1/Ed.2
-//! `T` follow the device's type), and the ctlVal's MMS kind says how to read the value given.
-//! Operating changes the device: callers must name the object explicitly, and `Test` is set
-//! unless told otherwise.
+//! The driver (`gander_client::control`) is re-exported here for the probe's callers
+//! (`gander mms control`).
+pub use gander_client::control::*;
 
-use gander_client::clock::{now_ns, unix_ms};
-use gander_mms::bit_string::BitString;
-use gander_mms::control::{
-    Check, ControlOperation, ControlOutcome, ControlParams, ControlRequest, ControlService,
-    ControlTime, ControlTimes, CtlModel,
-};
-use gander_mms::last_appl_error::Origin;
-use gander_mms::service::{ObjectName, VariableAccessSpecification, WriteRequest};
-use gander_wire::data::Data;
-use std::time::Duration;
+use gander_client::control_rt::{measure, ControlRt, DeviceLeft, RtOptions};
 
 use crate::session::Session;
 use crate::ProbeError;
 
-/// What to operate.
-#[derive(Debug, Clone)]
-pub struct ControlOptions {
-    /// The object, `LD/LN.DO` (IEC 61850-7-2 notation).
-    pub object: String,
-    /// The value: `true`/`false` (SPC, DPC), an integer (INC, ENC, ISC), a number (APC),
-    /// `higher`/`lower`/`stop` (BSC).
-    pub value: String,
-    /// Set Test (the device must not change its process).
-    pub test: bool,
-    /// Ask for the interlock check.
-    pub interlock_check: bool,
-    /// Ask for the synchrocheck.
-    pub synchro_check: bool,
-    /// Originator category (3: remote-control).
-    pub or_cat: i64,
-    /// Originator identification.
-    pub or_ident: Vec<u8>,
-    /// Longest wait for the CommandTermination.
-    pub termination_timeout: Duration,
+/// The control step's result: what was measured, how the object was left, and the error
+/// that ended the step early, if one did.
+pub(crate) struct StepResult {
+    pub rt: Option<ControlRt>,
+    pub left: DeviceLeft,
+    pub error: Option<ProbeError>,
 }
 
-/// Why a control could not be run (the server's refusal is an outcome, not an error).
-#[derive(Debug, thiserror::Error)]
-pub enum ControlError {
-    /// The session failed.
-    #[error(transparent)]
-    Session(#[from] ProbeError),
-    /// The object reference is not `LD/LN.DO`.
-    #[error("control object {0:?} is not LD/LN.DO")]
-    Reference(String),
-    /// The object has no readable ctlModel or Oper.
-    #[error("{object} is not a controllable object ({why})")]
-    NotControllable {
-        /// The object.
-        object: String,
-        /// What was missing.
-        why: String,
-    },
-    /// The value does not fit the object's ctlVal.
-    #[error("value {value:?} does not fit ctlVal ({expected})")]
-    Value {
-        /// What was given.
-        value: String,
-        /// What the ctlVal takes.
-        expected: &'static str,
-    },
+/// Whether `object` reads as `LD/LN.DO` (checked before anything is sent).
+pub(crate) fn valid_object(object: &str) -> bool {
+    object
+        .split_once('/')
+        .and_then(|(ld, rest)| Some((ld, rest.split_once('.')?)))
+        .is_some_and(|(ld, (ln, dob))| !ld.is_empty() && !ln.is_empty() && !dob.is_empty())
 }
 
-impl From<gander_client::ClientError> for ControlError {
-    fn from(e: gander_client::ClientError) -> Self {
-        ControlError::Session(e.into())
-    }
-}
-
-/// How the operation went.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ControlReport {
-    /// The object's ctlModel as the server declares it.
-    pub model: CtlModel,
-    /// How the operation ended.
-    pub outcome: ControlOutcome,
-    /// Phase timestamps, CLOCK_MONOTONIC ns.
-    pub times: ControlTimes,
-}
-
-fn split(object: &str) -> Option<(String, String, String)> {
-    let (ld, rest) = object.split_once('/')?;
-    let (ln, dob) = rest.split_once('.')?;
-    Some((ld.to_string(), ln.to_string(), dob.replace('.', "$")))
-}
-
-/// The ctlVal for `value`, shaped like the `template` ctlVal the server holds.
-fn ctl_val(template: &Data, value: &str) -> Result<Data, ControlError> {
-    let bad = |expected| ControlError::Value {
-        value: value.to_string(),
-        expected,
-    };
-    Ok(match template {
-        Data::Boolean(_) => Data::Boolean(match value {
-            "true" | "1" | "on" => true,
-            "false" | "0" | "off" => false,
-            _ => return Err(bad("true or false")),
-        }),
-        Data::Integer(_) => Data::Integer(value.parse().map_err(|_| bad("an integer"))?),
-        Data::Unsigned(_) => Data::Unsigned(value.parse().map_err(|_| bad("an unsigned integer"))?),
-        Data::BitString { .. } => {
-            let (a, b) = match value {
-                "stop" => (false, false),
-                "lower" => (false, true),
-                "higher" => (true, false),
-                _ => return Err(bad("higher, lower or stop")),
-            };
-            let mut t = BitString::new(2);
-            t.set(0, a);
-            t.set(1, b);
-            t.to_data()
-        }
-        Data::Structure(c) => match c.first() {
-            Some(Data::FloatingPoint32(_)) => Data::Structure(vec![Data::FloatingPoint32(
-                value.parse().map_err(|_| bad("a number"))?,
-            )]),
-            Some(Data::Integer(_)) => Data::Structure(vec![Data::Integer(
-                value.parse().map_err(|_| bad("an integer"))?,
-            )]),
-            _ => return Err(bad("an AnalogueValue")),
+/// Runs the control step on `s`.
+pub(crate) fn step(s: &mut Session, o: &RtOptions) -> StepResult {
+    match measure(s, o) {
+        Ok(m) => StepResult {
+            left: m.rt.left.clone(),
+            rt: Some(m.rt),
+            error: m
+                .failed
+                .map(|e| ProbeError::Control(ControlError::Session(e))),
         },
-        _ => return Err(bad("a supported ctlVal type")),
-    })
-}
-
-/// Run one control operation of `o.object` on `session`.
-pub fn operate(session: &mut Session, o: &ControlOptions) -> Result<ControlReport, ControlError> {
-    let (ld, ln, dob) =
-        split(&o.object).ok_or_else(|| ControlError::Reference(o.object.clone()))?;
-    let not = |why: String| ControlError::NotControllable {
-        object: o.object.clone(),
-        why,
-    };
-    let read = |s: &mut Session, item: String| -> Result<Data, ControlError> {
-        let n = ObjectName::domain(ld.clone(), item.clone());
-        Ok(s.read_value(&n, &format!("reading {item}"))?)
-    };
-    let model = match read(session, format!("{ln}$CF${dob}$ctlModel"))? {
-        Data::Integer(c) => CtlModel::from_code(c),
-        Data::Unsigned(c) => i64::try_from(c).ok().and_then(CtlModel::from_code),
-        _ => None,
-    }
-    .ok_or_else(|| not("ctlModel is not a CtlModelKind".into()))?;
-    let oper = read(session, format!("{ln}$CO${dob}$Oper"))?;
-    let template = ControlParams::from_data(ControlService::Operate, &oper)
-        .map_err(|e| not(format!("its Oper: {e}")))?;
-    let t = match template.t {
-        ControlTime::Utc(_) => ControlTime::Utc(gander_mms::model::utc_time(unix_ms())),
-        ControlTime::Binary(b) => ControlTime::Binary(b),
-    };
-    let params = ControlParams {
-        service: ControlService::Operate,
-        ctl_val: ctl_val(&template.ctl_val, &o.value)?,
-        oper_tm: template.oper_tm.map(|_| [0; 8]),
-        origin: Origin {
-            or_cat: o.or_cat,
-            or_ident: o.or_ident.clone(),
+        Err(e) => StepResult {
+            rt: None,
+            left: DeviceLeft::Untouched,
+            error: Some(ProbeError::Control(e)),
         },
-        ctl_num: template.ctl_num.map(|_| (unix_ms() % 256) as u8),
-        t,
-        test: o.test,
-        check: Some(Check {
-            synchrocheck: o.synchro_check,
-            interlock: o.interlock_check,
-        }),
-    };
-    let mut op = ControlOperation::new(&o.object, model, params).map_err(|e| not(e.to_string()))?;
-    let drain = |s: &mut Session, op: &mut ControlOperation| -> Result<(), ControlError> {
-        while let Some(r) = s.next_report(0)? {
-            op.on_report(r.at_ns, &r.report);
-        }
-        Ok(())
-    };
-    while op.outcome().is_none() {
-        match op.poll_request(now_ns()) {
-            Some(ControlRequest::Read(n)) => {
-                let (r, _) = session.read(&n, "reading SBO (select)")?;
-                let at = now_ns();
-                drain(session, &mut op)?;
-                op.on_read(at, &r);
-            }
-            Some(ControlRequest::Write(n, d)) => {
-                let what = match &n {
-                    ObjectName::DomainSpecific { item, .. } => format!("writing {item}"),
-                    _ => "writing".to_string(),
-                };
-                let req = WriteRequest {
-                    spec: VariableAccessSpecification::names([n]),
-                    data: vec![d],
-                };
-                let r = session.write(req, &what)?;
-                let at = now_ns();
-                drain(session, &mut op)?;
-                op.on_write(at, r);
-            }
-            None if op.awaits_termination() => {
-                let deadline = now_ns().saturating_add(o.termination_timeout.as_nanos() as u64);
-                match session.next_report(deadline)? {
-                    Some(r) => op.on_report(r.at_ns, &r.report),
-                    None => {
-                        return Ok(ControlReport {
-                            model,
-                            outcome: ControlOutcome::Protocol("no CommandTermination in time"),
-                            times: op.times(),
-                        })
-                    }
-                }
-            }
-            None => break,
-        }
     }
-    Ok(ControlReport {
-        model,
-        outcome: op
-            .outcome()
-            .cloned()
-            .unwrap_or(ControlOutcome::Protocol("the operation stalled")),
-        times: op.times(),
-    })
 }
 
 #[cfg(test)]
@@ -235,29 +53,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn values_follow_the_ctl_val_type() {
-        assert_eq!(
-            ctl_val(&Data::Boolean(false), "true").unwrap(),
-            Data::Boolean(true)
-        );
-        assert_eq!(ctl_val(&Data::Integer(0), "-3").unwrap(), Data::Integer(-3));
-        assert_eq!(
-            ctl_val(&Data::Structure(vec![Data::FloatingPoint32(0.0)]), "2.5").unwrap(),
-            Data::Structure(vec![Data::FloatingPoint32(2.5)])
-        );
-        assert_eq!(
-            ctl_val(&BitString::new(2).to_data(), "higher").unwrap(),
-            BitString::with_bits(2, &[0]).to_data()
-        );
-        assert!(matches!(
-            ctl_val(&Data::Boolean(false), "2"),
-            Err(ControlError::Value { .. })
-        ));
-        assert!(ctl_val(&Data::VisibleString(String::new()), "x").is_err());
-        assert_eq!(
-            split("LD0/CSWI1.Pos"),
-            Some(("LD0".into(), "CSWI1".into(), "Pos".into()))
-        );
-        assert_eq!(split("LD0/CSWI1"), None);
+    fn objects_are_ld_ln_do() {
+        assert!(valid_object("LD0/CSWI1.Pos"));
+        assert!(valid_object("IED1LD0/GGIO1.SPCSO1"));
+        for bad in [
+            "LD0/CSWI1",
+            "CSWI1.Pos",
+            "/CSWI1.Pos",
+            "LD0/.Pos",
+            "LD0/CSWI1.",
+        ] {
+            assert!(!valid_object(bad), "{bad}");
+        }
     }
 }

@@ -1,6 +1,7 @@
 //! The probe's one error type: one variant per way a server (or the user's settings) can stop a
 //! probe, each with the words a utility engineer needs to act on it, and a stable
 //! [`ProbeError::kind`] for the JSON output and for tests.
+use gander_client::control::ControlError;
 use gander_client::ClientError;
 use gander_mms::rcb_plan::RcbPlanError;
 use gander_tls::TlsError;
@@ -51,6 +52,11 @@ pub enum ProbeError {
         /// Which attributes differ, or which restore write failed.
         detail: String,
     },
+    /// `--control`: the object cannot be operated as asked (not controllable, a value that
+    /// does not fit, a state that could not be restored without Test), or the session failed
+    /// during the control step.
+    #[error("--control")]
+    Control(#[source] ControlError),
     /// An option is out of range.
     #[error("{what}: {detail}")]
     InvalidOption {
@@ -76,6 +82,11 @@ impl ProbeError {
             Self::RcbWrite { .. } => "rcb-write",
             Self::NotRestored { .. } => "not-restored",
             Self::InvalidOption { .. } => "invalid-option",
+            Self::Control(ControlError::Session(e)) => e.kind(),
+            Self::Control(ControlError::Reference(_)) => "control-reference",
+            Self::Control(ControlError::NotControllable { .. }) => "not-controllable",
+            Self::Control(ControlError::Value { .. }) => "control-value",
+            Self::Control(ControlError::Unrestorable { .. }) => "control-unrestorable",
         }
     }
 
@@ -94,14 +105,19 @@ impl ProbeError {
     /// Whether the association is still usable after this failure (the server answered, just
     /// not with what was asked).
     pub fn answered(&self) -> bool {
-        matches!(self, Self::Client(e) if e.answered())
+        match self {
+            Self::Client(e) | Self::Control(ControlError::Session(e)) => e.answered(),
+            // The server answered every read and write of the control step.
+            Self::Control(_) => true,
+            _ => false,
+        }
     }
 
     /// The message with every source, `a: b: c`, for one line on stderr.
     pub fn chain(&self) -> String {
         match self {
             // Transparent: its own message is the client error's.
-            Self::Client(e) => e.chain(),
+            Self::Client(e) | Self::Control(ControlError::Session(e)) => e.chain(),
             e => gander_client::error::chain(e),
         }
     }

@@ -72,6 +72,9 @@ pub struct ProbeOptions {
     pub max_time: Duration,
     /// `--reports`: receive reports from one control block (writes to the device).
     pub reports: Option<ReportOptions>,
+    /// `--control LD/LN.DO`: measure the control round trips of this object (writes to the
+    /// device: Test set unless cleared, the state restored; [`control`]).
+    pub control: Option<gander_client::control_rt::RtOptions>,
     /// Whether `--quick` chose the sizes (recorded in the output).
     pub quick: bool,
     /// With TLS: survey what the server accepts (versions, suites, certificates, client
@@ -94,6 +97,7 @@ impl ProbeOptions {
             read: None,
             max_time: Duration::from_secs(60),
             reports: None,
+            control: None,
             quick: false,
             tls_survey: true,
         }
@@ -123,6 +127,14 @@ impl ProbeOptions {
         if self.reads == 0 {
             return bad("--reads", "must be at least 1");
         }
+        if let Some(c) = &self.control {
+            if !control::valid_object(&c.control.object) {
+                return bad("--control", "expected LD/LN.DO (e.g. LD0/CSWI1.Pos)");
+            }
+            if !(1..=1000).contains(&c.count) {
+                return bad("--control-count", "1 to 1000 operations");
+            }
+        }
         if self.associations > 10_000 {
             return bad(
                 "--associations",
@@ -130,6 +142,34 @@ impl ProbeOptions {
             );
         }
         Ok(())
+    }
+}
+
+/// The `--control` options: `count` operations of `object` starting with `value` (empty: the
+/// opposite of its state), Test as given, origin remote-control (orCat 3) "gander probe", no
+/// checks asked, the probe's step timeout for the CommandTermination and its association
+/// interval between operations; Cancel measured after a select (SBO models).
+pub fn control_options(
+    object: &str,
+    value: &str,
+    test: bool,
+    count: usize,
+    o: &ProbeOptions,
+) -> gander_client::control_rt::RtOptions {
+    gander_client::control_rt::RtOptions {
+        control: control::ControlOptions {
+            object: object.to_string(),
+            value: value.to_string(),
+            test,
+            interlock_check: false,
+            synchro_check: false,
+            or_cat: 3,
+            or_ident: b"gander probe".to_vec(),
+            termination_timeout: o.timeout,
+        },
+        count,
+        pause: o.interval,
+        cancel: true,
     }
 }
 
@@ -178,6 +218,10 @@ pub struct Measurements {
     pub truncated: bool,
     /// `--reports` only.
     pub reports: Option<ReportsResult>,
+    /// `--control` only: select, operate, termination (and cancel) round trips (absent
+    /// without it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub control: Option<gander_client::control_rt::ControlRt>,
 }
 
 /// The settings the probe ran with.
@@ -420,6 +464,22 @@ pub fn probe(opts: &ProbeOptions) -> Result<ProbeReport, ProbeError> {
         (None, _) => None,
     };
 
+    // --control: only the named object, only when every step before succeeded.
+    let mut control_state = None;
+    let mut control_rt = None;
+    if let Some(co) = &opts.control {
+        if failed.is_none() {
+            let r = control::step(&mut s, co);
+            control_state = Some(r.left);
+            control_rt = r.rt;
+            if let Some(e) = r.error {
+                failed = Some(Failure::new(Step::Control, &e));
+            }
+        } else {
+            control_state = Some(gander_client::control_rt::DeviceLeft::Untouched);
+        }
+    }
+
     // The end of the discovery association: released when it is usable, else aborted.
     let mut release = Vec::new();
     let mut release_works = true;
@@ -532,6 +592,7 @@ pub fn probe(opts: &ProbeOptions) -> Result<ProbeReport, ProbeError> {
             association,
             ht_aborted,
             rcb: rcb_state,
+            control: control_state,
         },
         tls,
         mms,
@@ -550,6 +611,7 @@ pub fn probe(opts: &ProbeOptions) -> Result<ProbeReport, ProbeError> {
             read_rtt_ms: MsSummary::from_ns(&rtts),
             truncated,
             reports,
+            control: control_rt,
         },
         warnings,
         settings: Settings {

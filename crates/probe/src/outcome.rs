@@ -27,6 +27,8 @@ pub enum Step {
     Read,
     /// `--reports`.
     Reports,
+    /// `--control`: the control round trips.
+    Control,
     /// The release (conclude, ACSE release) of the discovery association.
     Release,
     /// The HT loop's associations.
@@ -41,6 +43,7 @@ impl Step {
             Step::Discovery => "discovery",
             Step::Read => "read round-trip time",
             Step::Reports => "reports",
+            Step::Control => "control",
             Step::Release => "release",
             Step::Ht => "HT associations",
         }
@@ -128,6 +131,10 @@ pub struct DeviceState {
     pub ht_aborted: usize,
     /// With `--reports`: the control block.
     pub rcb: Option<RcbState>,
+    /// With `--control`: the controlled object (its state compared before and after, and
+    /// restored when it differed). Absent without `--control`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub control: Option<gander_client::control_rt::DeviceLeft>,
 }
 
 #[cfg(test)]

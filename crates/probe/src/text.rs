@@ -168,6 +168,9 @@ pub fn render(r: &ProbeReport) -> String {
             if rep.restored { "yes" } else { "NO" }
         );
     }
+    if let Some(c) = &m.control {
+        control(&mut o, c);
+    }
     if let Some(sv) = r.tls.as_ref().and_then(|t| t.survey.as_ref()) {
         let _ = writeln!(o, "  TLS survey:");
         for line in gander_tls::survey::render(sv).lines() {
@@ -180,6 +183,45 @@ pub fn render(r: &ProbeReport) -> String {
     outcome(&mut o, r);
     let _ = writeln!(o, "done in {} ms", r.duration_ms);
     o
+}
+
+/// `--control`: the phases' nearest-rank statistics and the values operated.
+fn control(o: &mut String, c: &gander_client::control_rt::ControlRt) {
+    let _ = writeln!(
+        o,
+        "  control of {} ({}, Test {}): {} of {} operations, values {}",
+        c.object,
+        c.ctl_model_name,
+        if c.test { "set" } else { "NOT set" },
+        c.operated,
+        c.asked,
+        c.values.join(" / ")
+    );
+    for (name, s) in [
+        ("select", &c.select_ms),
+        ("operate", &c.operate_ms),
+        ("termination", &c.termination_ms),
+        ("cancel", &c.cancel_ms),
+    ] {
+        if let Some(s) = s {
+            let _ = writeln!(
+                o,
+                "    {name:<11} n={} p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms",
+                s.n, s.p50_ms, s.p99_ms, s.max_ms
+            );
+        }
+    }
+    if let Some(why) = &c.stopped {
+        let _ = writeln!(o, "    stopped: {why}");
+    }
+    if let Some(r) = &c.state_ref {
+        let _ = writeln!(
+            o,
+            "    {r}: {} before, {} after",
+            c.before.as_deref().unwrap_or("?"),
+            c.after.as_deref().unwrap_or("?")
+        );
+    }
 }
 
 /// The outcome lines: complete or partial, the failed step, how the device was left.
@@ -211,5 +253,21 @@ fn outcome(o: &mut String, r: &ProbeReport) {
         0 => String::new(),
         n => format!(", {n} HT association(s) aborted"),
     };
-    let _ = writeln!(o, "device left: discovery association {assoc}{rcb}{ht}");
+    use gander_client::control_rt::DeviceLeft;
+    let ctl = match &r.device.control {
+        None => String::new(),
+        Some(DeviceLeft::Untouched) => ", control object not operated".into(),
+        Some(DeviceLeft::AsFound) => ", control object as found".into(),
+        Some(DeviceLeft::Restored) => ", control object restored to its state before".into(),
+        Some(DeviceLeft::NotRestored { detail }) => {
+            format!(", control object NOT restored: {detail}")
+        }
+        Some(DeviceLeft::Unknown { detail }) => {
+            format!(", control object state unknown: {detail}")
+        }
+    };
+    let _ = writeln!(
+        o,
+        "device left: discovery association {assoc}{rcb}{ctl}{ht}"
+    );
 }

@@ -54,6 +54,18 @@ pub enum RunError {
     /// The control block is in use by another client.
     #[error("control block in use")]
     InUse(#[source] RcbPlanError),
+    /// `[control]`: the object cannot be operated as configured (not controllable, a value
+    /// that does not fit, a state that cannot be restored without Test).
+    #[error("control")]
+    Control(#[source] gander_client::control::ControlError),
+    /// `[control]`: the object was not left as found.
+    #[error("{object} was NOT left as found: {detail}")]
+    ControlNotRestored {
+        /// The object.
+        object: String,
+        /// Its state before and after.
+        detail: String,
+    },
     /// Putting the control block back failed: the device was not left as found.
     #[error("{rcb}: restore failed: {detail}")]
     RestoreFailed {
@@ -79,6 +91,9 @@ impl RunError {
             Self::NoneFree(_) => "rcb-none-free".into(),
             Self::InUse(_) => "rcb-in-use".into(),
             Self::RestoreFailed { .. } => "rcb-restore-failed".into(),
+            Self::Control(gander_client::control::ControlError::Session(e)) => e.event_kind(),
+            Self::Control(_) => "control".into(),
+            Self::ControlNotRestored { .. } => "control-not-restored".into(),
         }
     }
 

@@ -54,6 +54,19 @@ pub fn summary_md(run: &RunResults) -> String {
     }
     accounting_table(&mut o, run);
     interarrival_table(&mut o, run);
+    let controls: Vec<_> = run
+        .scenarios
+        .iter()
+        .filter_map(|r| {
+            let c = r.control.as_ref()?;
+            let transport = match r.tls_version.as_str() {
+                "none" => "cleartext".to_string(),
+                v => format!("TLS {v} {}", r.backend),
+            };
+            Some((r.name.clone(), transport, c))
+        })
+        .collect();
+    o.push_str(&crate::control_rows::markdown(&controls));
     for t in &run.tables {
         let rows = table_rows(run, &t.id);
         if rows.is_empty() {
