@@ -258,9 +258,10 @@ mod tests {
 
     #[test]
     fn gdoi_sa_attribute_next_payload_both_widths() {
-        // SA KEK-less GDOI SA with one GAP payload: one-octet form (gander's) and two-octet form.
+        // A GDOI SA with one GAP payload, SA Attribute Next Payload in the two-octet form gander
+        // writes (and Wireshark reads) and in the one-octet form of RFC 6407's text.
         let gap = [0u8, 0, 0, 8, 0x80, 1, 0, 30];
-        for form in [[22u8, 0, 0, 0], [0u8, 22, 0, 0]] {
+        for form in [[0u8, 22, 0, 0], [22u8, 0, 0, 0]] {
             let mut body = vec![0, 0, 0, 2, 0, 0, 0, 0];
             body.extend_from_slice(&form);
             body.extend_from_slice(&gap);

@@ -274,8 +274,9 @@ impl SaPayload {
         }
     }
 
-    /// Writes the body; the GDOI form writes SA Attribute Next Payload as one octet followed
-    /// by three zero octets (docs/gdoi.md).
+    /// Writes the body; the GDOI form writes SA Attribute Next Payload as two octets (the
+    /// width of RFC 6407's figure, and the one Wireshark's dissector reads) followed by the
+    /// two zero octets of RESERVED2 (docs/gdoi.md).
     pub fn emit_body(&self, buf: &mut [u8]) -> usize {
         let mut w = Writer::new(buf);
         w.u32(self.doi);
@@ -286,8 +287,8 @@ impl SaPayload {
                 w.advance(n);
             }
             SaBody::Gdoi(p) => {
-                w.u8(p.first().map_or(0, ChainItem::kind));
-                w.bytes(&[0, 0, 0]);
+                w.u16(u16::from(p.first().map_or(0, ChainItem::kind)));
+                w.u16(0);
                 let n = chain::emit_chain(p, w.tail());
                 w.advance(n);
             }
