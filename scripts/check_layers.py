@@ -39,6 +39,7 @@ ALLOWED = {
                      "gander-scl"},
     "gander-platform": {"gander-measure", "gander-peers", "gander-tls", "gander-lab", "gander-gnutls"},
     "gander-testkit": {"gander-wire", "gander-sec", "gander-lab"},
+    "gander-gdoi": {"gander-wire", "gander-sec"},
     "gander-bench": {"gander-measure", "gander-wire", "gander-sec", "gander-mms", "gander-tls",
                      "gander-peers", "gander-gateway", "gander-lab", "gander-testkit", "gander-scl"},
     "gander-cli": {"gander-wire", "gander-sec", "gander-mms", "gander-tls", "gander-lab",
