@@ -28,6 +28,13 @@ pub use iec61850::{Iec61850Tek, Traffic};
 pub use payload::{CertPayload, DeletePayload, IdPayload, Message, NotifyPayload, Payload};
 pub use sa::{Proposal, SaBody, SaPayload, Transform};
 
+/// Where a payload chain starting with `first` ends in `buf` (the octets after it are cipher
+/// padding): a HASH over "the rest of the message" (RFC 2409 5.5) covers exactly up to here.
+pub fn chain_end(first: u8, buf: &[u8]) -> Result<usize> {
+    let parts = chain::split(first, buf, "payload", true)?;
+    Ok(parts.iter().map(|(_, b)| 4 + b.len()).sum())
+}
+
 /// The UDP port of ISAKMP and GDOI (RFC 2408, RFC 6407 2).
 pub const UDP_PORT: u16 = 848;
 
