@@ -12,7 +12,7 @@
 //!
 //! Layers here (docs/gdoi.md): [`suite`] (what phase 1 negotiates), [`dh`] (groups 14, 19,
 //! 20), [`keys`] (RFC 2409's SKEYID derivation, the CBC IV chain), [`cookie`] (RFC 2408 2.5.3),
-//! [`main_mode`] (the six messages with pre-shared keys), [`pull`] (GROUPKEY-PULL registration).
+//! [`main_mode`] (the six messages with pre-shared keys), [`pull`] (GROUPKEY-PULL registration), [`push`] (GROUPKEY-PUSH rekey with SEQ and signature).
 
 #![forbid(unsafe_code)]
 
@@ -22,6 +22,7 @@ pub mod error;
 pub mod keys;
 pub mod main_mode;
 pub mod pull;
+pub mod push;
 pub mod suite;
 
 pub use error::Phase1Error;
