@@ -19,8 +19,10 @@
 pub mod cookie;
 pub mod dh;
 pub mod error;
+pub mod install;
 pub mod keys;
 pub mod main_mode;
+pub mod net;
 pub mod pull;
 pub mod push;
 pub mod suite;

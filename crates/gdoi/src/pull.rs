@@ -475,6 +475,7 @@ enum KState {
 /// The key-server side of one GROUPKEY-PULL.
 pub struct PullServer {
     mid: u32,
+    group: Vec<u8>,
     state: KState,
 }
 
@@ -524,6 +525,7 @@ impl PullServer {
         Ok((
             PullServer {
                 mid,
+                group: group.data.clone(),
                 state: KState::Sent2 {
                     ni,
                     nr,
@@ -533,6 +535,11 @@ impl PullServer {
             },
             msg,
         ))
+    }
+
+    /// The group the member asked for (its ID data).
+    pub fn group(&self) -> &[u8] {
+        &self.group
     }
 
     /// Handles message 3; returns message 4 with the keys.
