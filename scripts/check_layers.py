@@ -44,7 +44,7 @@ ALLOWED = {
                      "gander-peers", "gander-gateway", "gander-lab", "gander-testkit", "gander-scl"},
     "gander-cli": {"gander-wire", "gander-sec", "gander-mms", "gander-tls", "gander-lab",
                    "gander-gateway", "gander-measure", "gander-client", "gander-peers",
-                   "gander-platform", "gander-bench", "gander-scl", "gander-probe"},
+                   "gander-platform", "gander-bench", "gander-scl", "gander-probe", "gander-gdoi"},
 }
 
 # Codecs: no cryptography, no TLS, no system calls.

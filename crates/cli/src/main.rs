@@ -9,6 +9,7 @@ mod bench_scl;
 mod cmd_control;
 mod cmd_fleet;
 mod cmd_gateway;
+mod cmd_gdoi;
 mod cmd_lab;
 mod cmd_mms;
 mod cmd_probe;
@@ -65,6 +66,9 @@ enum Command {
     /// The security gateway.
     #[command(flatten)]
     Gateway(cmd_gateway::Command),
+    /// IEC 62351-9 key management: `gander kdc`, `gander gdoi register` (docs/gdoi.md).
+    #[command(flatten)]
+    Gdoi(cmd_gdoi::Command),
     /// IEC 61850-6 SCL files (ICD/CID): the data model of an IED.
     Scl {
         #[command(subcommand)]
@@ -98,6 +102,7 @@ fn main() -> ExitCode {
         Command::Lab { command } => cmd_lab::run(command),
         Command::Gateway(command) => cmd_gateway::run(command),
         Command::Scl { command } => cmd_scl::run(command),
+        Command::Gdoi(command) => cmd_gdoi::run(command),
     };
     match result {
         Ok(code) => code,

@@ -16,6 +16,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod config;
 pub mod cookie;
 pub mod dh;
 pub mod error;
