@@ -57,8 +57,7 @@ impl Phase1Keys {
         ni: &[u8],
         nr: &[u8],
         gxy: &[u8],
-        cky_i: &[u8; 8],
-        cky_r: &[u8; 8],
+        (cky_i, cky_r): (&[u8; 8], &[u8; 8]),
         aes_bits: u16,
     ) -> Result<Phase1Keys, Phase1Error> {
         let skeyid = prf(h, psk, &[ni, nr])?;
@@ -114,7 +113,7 @@ pub fn encrypt(key: &[u8], iv: &[u8], plain: &[u8]) -> Result<Vec<u8>, Phase1Err
 
 /// Decrypts a body; refuses one that is empty or not whole blocks.
 pub fn decrypt(key: &[u8], iv: &[u8], ct: &[u8]) -> Result<Zeroizing<Vec<u8>>, Phase1Error> {
-    if ct.is_empty() || ct.len() % BLOCK != 0 {
+    if ct.is_empty() || !ct.len().is_multiple_of(BLOCK) {
         return Err(Phase1Error::Decrypt("not whole AES blocks"));
     }
     let mut c = Crypter::new(cipher(key)?, Mode::Decrypt, key, Some(&iv[..BLOCK]))?;

@@ -386,8 +386,7 @@ impl Initiator {
                     ni,
                     nr,
                     &gxy,
-                    &self.cky_i,
-                    cky_r,
+                    (&self.cky_i, cky_r),
                     suite.aes_bits,
                 )?;
                 let ex = Exchange {
@@ -594,8 +593,7 @@ impl Responder {
                     ni,
                     &nr,
                     &gxy,
-                    &self.cky_i,
-                    &self.cky_r,
+                    (&self.cky_i, &self.cky_r),
                     suite.aes_bits,
                 )?;
                 let ex = Exchange {

@@ -333,7 +333,7 @@ pub fn oid_to_string(v: &[u8]) -> Result<String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use proptest::prelude::*;
 
@@ -392,6 +392,3 @@ mod tests {
         }
     }
 }
-
-#[cfg(test)]
-pub(crate) use tests::arb_tek;

@@ -42,7 +42,7 @@ pub const UDP_PORT: u16 = 848;
 mod tests {
     use super::attribute::tests::arb_attrs;
     use super::header::exchange;
-    use super::iec61850::arb_tek;
+    use super::iec61850::tests::arb_tek;
     use super::*;
     use crate::Codec;
     use proptest::prelude::*;
