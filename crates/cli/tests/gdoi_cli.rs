@@ -25,10 +25,15 @@ fn start(config: &std::path::Path) -> (Kdc, String) {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
+    let mut r = BufReader::new(c.stdout.take().unwrap());
     let mut line = String::new();
-    BufReader::new(c.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
+    r.read_line(&mut line).unwrap();
+    // Keep reading its event lines: a closed pipe would end the key server (exit 141).
+    std::thread::spawn(move || {
+        for l in r.lines().map_while(Result::ok) {
+            eprintln!("kdc: {l}");
+        }
+    });
     let v: serde_json::Value = serde_json::from_str(&line).unwrap();
     (Kdc(c), v["addr"].as_str().unwrap().to_string())
 }
@@ -55,9 +60,10 @@ fn register(addr: &str, psk: &str) -> (bool, String) {
         ])
         .output()
         .unwrap();
+    let why = format!("{:?} {}", o.status, String::from_utf8_lossy(&o.stderr));
     (
         o.status.success(),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stdout).into_owned() + &why,
     )
 }
 
@@ -93,7 +99,7 @@ groups = ["goose-1"]
     let (kdc, addr) = start(&config);
     let (ok, out) = register(&addr, PSK);
     assert!(ok, "{out}");
-    let v: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    let v: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).expect(&out);
     assert_eq!(v["group"], "goose-1");
     assert_eq!(v["oid"], "1.2.840.10070.61850.8.1.1");
     assert_eq!(v["traffic"]["dst_mac"], "01:0c:cd:01:00:01");
