@@ -40,6 +40,7 @@ ALLOWED = {
                      "gander-scl"},
     "gander-platform": {"gander-measure", "gander-peers", "gander-tls", "gander-lab", "gander-gnutls"},
     "gander-testkit": {"gander-wire", "gander-sec", "gander-lab"},
+    "gander-gdoi": {"gander-wire", "gander-sec"},
     "gander-bench": {"gander-measure", "gander-wire", "gander-sec", "gander-mms", "gander-tls",
                      "gander-peers", "gander-gateway", "gander-lab", "gander-testkit", "gander-scl",
                      "gander-audit"},
@@ -47,7 +48,7 @@ ALLOWED = {
     "gander-cli": {"gander-wire", "gander-sec", "gander-mms", "gander-tls", "gander-lab",
                    "gander-gateway", "gander-measure", "gander-client", "gander-peers",
                    "gander-platform", "gander-bench", "gander-scl", "gander-probe",
-                   "gander-audit", "gander-capture"},
+                   "gander-audit", "gander-capture", "gander-gdoi"},
 }
 
 # Codecs: no cryptography, no TLS, no system calls.

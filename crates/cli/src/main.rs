@@ -11,6 +11,7 @@ mod cmd_audit;
 mod cmd_control;
 mod cmd_fleet;
 mod cmd_gateway;
+mod cmd_gdoi;
 mod cmd_lab;
 mod cmd_mms;
 mod cmd_probe;
@@ -69,6 +70,9 @@ enum Command {
     Gateway(cmd_gateway::Command),
     /// The IEC 62351 security posture of the IEC 61850 traffic in captures (docs/audit.md).
     Audit(cmd_audit::AuditArgs),
+    /// IEC 62351-9 key management: `gander kdc`, `gander gdoi register` (docs/gdoi.md).
+    #[command(flatten)]
+    Gdoi(cmd_gdoi::Command),
     /// IEC 61850-6 SCL files (ICD/CID): the data model of an IED.
     Scl {
         #[command(subcommand)]
@@ -103,6 +107,7 @@ fn main() -> ExitCode {
         Command::Gateway(command) => cmd_gateway::run(command),
         Command::Scl { command } => cmd_scl::run(command),
         Command::Audit(args) => cmd_audit::run(args),
+        Command::Gdoi(command) => cmd_gdoi::run(command),
     };
     match result {
         Ok(code) => code,

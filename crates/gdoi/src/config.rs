@@ -1,0 +1,346 @@
+//! `gander kdc --config FILE`: the key server's TOML policy (groups, algorithms, lifetimes,
+//! members with their PSK identity and address) and its state file, which keeps each group's
+//! Key ID and key across restarts so a restart never reuses a Key ID with another key
+//! (docs/gdoi.md, "Key server").
+//!
+//! ```toml
+//! listen = "0.0.0.0:848"
+//! state = "/var/lib/gander/kdc-state.toml"   # written with mode 0600
+//! identity = "kdc"
+//!
+//! [[group]]
+//! id = "goose-1"
+//! protocol = "goose"            # goose | sv | r-goose | r-sv
+//! dst_mac = "01:0c:cd:01:00:01" # layer 2: destination MAC and APPID
+//! appid = 1
+//! # dst_ip = "239.0.0.1"        # R-GOOSE/R-SV: destination address and UDP port
+//! # port = 102
+//! mac = 2                       # IEC 62351-6 MAC code (2 = HMAC-SHA256-128)
+//! enc = 0                       # IEC 62351-6 encryption code
+//! lifetime_s = 3600
+//! activation_delay_s = 0
+//! overlap_s = 60
+//!
+//! [[member]]
+//! identity = "ied-1"
+//! address = "192.0.2.10"
+//! psk_hex = "..."
+//! groups = ["goose-1"]
+//! ```
+
+use crate::net::kdc::{GroupPolicy, KdcPolicy, MemberPolicy};
+use gander_wire::isakmp::iec61850::{encode_oid, oid};
+use gander_wire::isakmp::payload::id_type;
+use gander_wire::isakmp::{IdPayload, Traffic};
+use rand::RngCore;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::net::{IpAddr, SocketAddr};
+use std::path::{Path, PathBuf};
+use zeroize::Zeroizing;
+
+/// Why a configuration or state file was refused.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// Cannot read or write a file.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// Not valid TOML of the expected shape.
+    #[error("{path}: {source}")]
+    Toml {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: toml::de::Error,
+    },
+    /// A value that is not allowed.
+    #[error("{what}: {detail}")]
+    Bad {
+        /// Where.
+        what: String,
+        /// What is wrong.
+        detail: &'static str,
+    },
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileGroup {
+    id: String,
+    protocol: String,
+    dst_mac: Option<String>,
+    appid: Option<u16>,
+    dst_ip: Option<IpAddr>,
+    port: Option<u16>,
+    mac: u16,
+    enc: u16,
+    lifetime_s: u64,
+    #[serde(default)]
+    activation_delay_s: u64,
+    #[serde(default)]
+    overlap_s: u64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileMember {
+    identity: String,
+    address: IpAddr,
+    psk_hex: String,
+    groups: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    listen: SocketAddr,
+    state: PathBuf,
+    #[serde(default = "default_identity")]
+    identity: String,
+    #[serde(rename = "group", default)]
+    groups: Vec<FileGroup>,
+    #[serde(rename = "member", default)]
+    members: Vec<FileMember>,
+}
+
+fn default_identity() -> String {
+    "gander-kdc".into()
+}
+
+/// One group's persisted key.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct GroupState {
+    /// Key ID in use.
+    pub key_id: u32,
+    /// The key, hex.
+    pub key_hex: String,
+}
+
+/// The state file: per group its key, and the next Key ID to hand out.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct KdcState {
+    /// Next Key ID never used.
+    pub next_key_id: u32,
+    /// Per group.
+    pub groups: BTreeMap<String, GroupState>,
+}
+
+/// A loaded key server configuration.
+pub struct KdcConfig {
+    /// Where to listen.
+    pub listen: SocketAddr,
+    /// The state file.
+    pub state_path: PathBuf,
+    /// The policy with current keys.
+    pub policy: KdcPolicy,
+}
+
+fn parse_mac(s: &str, what: &str) -> Result<[u8; 6], ConfigError> {
+    let bad = || ConfigError::Bad {
+        what: what.into(),
+        detail: "dst_mac is not six hex octets",
+    };
+    let v: Vec<u8> = s
+        .split([':', '-'])
+        .map(|x| u8::from_str_radix(x, 16))
+        .collect::<Result<_, _>>()
+        .map_err(|_| bad())?;
+    v.try_into().map_err(|_| bad())
+}
+
+fn key_len(mac: u16, enc: u16) -> usize {
+    match (mac, enc) {
+        (_, 2) => 32,
+        (_, 1) => 16,
+        (4 | 5, _) => 16,
+        _ => 32,
+    }
+}
+
+/// Writes `state` to `path` with mode 0600 (through a temporary file renamed over it, so a
+/// crash leaves the old or the new state, never half of one).
+pub fn save_state(path: &Path, state: &KdcState) -> Result<(), ConfigError> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let io = |source| ConfigError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let text = toml::to_string(state).map_err(|_| ConfigError::Bad {
+        what: "state".into(),
+        detail: "cannot serialise",
+    })?;
+    let tmp = path.with_extension("tmp");
+    let _ = std::fs::remove_file(&tmp);
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&tmp)
+        .map_err(io)?;
+    f.write_all(text.as_bytes()).map_err(io)?;
+    f.sync_all().map_err(io)?;
+    std::fs::rename(&tmp, path).map_err(io)
+}
+
+/// Loads the configuration and the state; a group without a persisted key gets a fresh Key ID
+/// (never one used before) and a random key, and the state is written back before the key
+/// server answers anyone.
+pub fn load(path: &Path) -> Result<KdcConfig, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
+        path: path.into(),
+        source,
+    })?;
+    let f: FileConfig = toml::from_str(&text).map_err(|source| ConfigError::Toml {
+        path: path.into(),
+        source,
+    })?;
+    let mut state: KdcState = match std::fs::read_to_string(&f.state) {
+        Ok(t) => toml::from_str(&t).map_err(|source| ConfigError::Toml {
+            path: f.state.clone(),
+            source,
+        })?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => KdcState {
+            next_key_id: 1,
+            groups: BTreeMap::new(),
+        },
+        Err(source) => {
+            return Err(ConfigError::Io {
+                path: f.state.clone(),
+                source,
+            })
+        }
+    };
+    let mut groups = Vec::new();
+    for g in &f.groups {
+        let what = format!("group {}", g.id);
+        let o = match g.protocol.as_str() {
+            "goose" => oid::GOOSE,
+            "sv" => oid::SV,
+            "r-goose" => oid::R_GOOSE,
+            "r-sv" => oid::R_SV,
+            _ => {
+                return Err(ConfigError::Bad {
+                    what,
+                    detail: "protocol is not goose, sv, r-goose or r-sv",
+                })
+            }
+        };
+        let traffic = match (
+            g.protocol.starts_with("r-"),
+            &g.dst_mac,
+            g.appid,
+            g.dst_ip,
+            g.port,
+        ) {
+            (false, Some(m), Some(appid), None, None) => Traffic::L2 {
+                mac: parse_mac(m, &what)?,
+                appid,
+            },
+            (true, None, None, Some(IpAddr::V4(a)), p) => Traffic::Ipv4 {
+                addr: a.octets(),
+                port: p.unwrap_or(102),
+            },
+            (true, None, None, Some(IpAddr::V6(a)), p) => Traffic::Ipv6 {
+                addr: a.octets(),
+                port: p.unwrap_or(102),
+            },
+            _ => {
+                return Err(ConfigError::Bad {
+                    what,
+                    detail: "layer 2 needs dst_mac and appid, R-GOOSE/R-SV dst_ip (and port)",
+                })
+            }
+        };
+        let len = key_len(g.mac, g.enc);
+        let (key_id, key) = match state
+            .groups
+            .get(&g.id)
+            .map(|s| (s.key_id, hex::decode(&s.key_hex)))
+        {
+            Some((id, Ok(k))) if k.len() == len => (id, Zeroizing::new(k)),
+            _ => {
+                let id = state.next_key_id.max(1);
+                state.next_key_id = id.checked_add(1).ok_or(ConfigError::Bad {
+                    what: what.clone(),
+                    detail: "Key IDs exhausted",
+                })?;
+                let mut k = Zeroizing::new(vec![0u8; len]);
+                rand::thread_rng().fill_bytes(&mut k);
+                state.groups.insert(
+                    g.id.clone(),
+                    GroupState {
+                        key_id: id,
+                        key_hex: hex::encode(&*k),
+                    },
+                );
+                (id, k)
+            }
+        };
+        encode_oid(o).map_err(|_| ConfigError::Bad {
+            what: what.clone(),
+            detail: "OID",
+        })?;
+        groups.push(GroupPolicy {
+            id: g.id.as_bytes().to_vec(),
+            oid: o.to_string(),
+            traffic,
+            mac_code: g.mac,
+            enc_code: g.enc,
+            lifetime_secs: g.lifetime_s,
+            activation_delay_secs: g.activation_delay_s,
+            overlap_secs: g.overlap_s,
+            key_id,
+            key,
+        });
+    }
+    let mut members = Vec::new();
+    for m in &f.members {
+        let psk = hex::decode(&m.psk_hex).map_err(|_| ConfigError::Bad {
+            what: format!("member {}", m.identity),
+            detail: "psk_hex is not hex",
+        })?;
+        if psk.len() < 16 {
+            return Err(ConfigError::Bad {
+                what: format!("member {}", m.identity),
+                detail: "pre-shared key shorter than 16 octets",
+            });
+        }
+        if members
+            .iter()
+            .any(|x: &MemberPolicy| x.address == m.address)
+        {
+            return Err(ConfigError::Bad {
+                what: format!("member {}", m.identity),
+                detail: "two members at one address (main mode picks the PSK by address)",
+            });
+        }
+        members.push(MemberPolicy {
+            identity: m.identity.as_bytes().to_vec(),
+            psk: Zeroizing::new(psk),
+            address: m.address,
+            groups: m.groups.iter().map(|g| g.as_bytes().to_vec()).collect(),
+        });
+    }
+    save_state(&f.state, &state)?;
+    Ok(KdcConfig {
+        listen: f.listen,
+        state_path: f.state,
+        policy: KdcPolicy {
+            identity: IdPayload {
+                id_type: id_type::KEY_ID,
+                protocol: 0,
+                port: 0,
+                data: f.identity.into_bytes(),
+            },
+            members,
+            groups,
+        },
+    })
+}

@@ -1,0 +1,33 @@
+//! IEC 62351-9 group key management for gander: GDOI (RFC 6407) with the IEC 61850 payloads
+//! of RFC 8052, on IKEv1 phase 1 (RFC 2409).
+//!
+//! Sans-I/O: every exchange is a state machine that takes the bytes of one received message
+//! and returns the bytes to send, so the same code runs under the key server's UDP loop, the
+//! member's, a fuzz target and an in-memory test. The codecs are `gander_wire::isakmp`; the
+//! cryptography (Diffie-Hellman, HMAC, AES-CBC) goes through OpenSSL.
+//!
+//! A message that fails any check is refused with a [`Phase1Error`] that names the RFC 2408
+//! notification, and leaves the state machine exactly as it was (a spoofed or corrupted
+//! datagram cannot derail an exchange under way).
+//!
+//! Layers here (docs/gdoi.md): [`suite`] (what phase 1 negotiates), [`dh`] (groups 14, 19,
+//! 20), [`keys`] (RFC 2409's SKEYID derivation, the CBC IV chain), [`cookie`] (RFC 2408 2.5.3),
+//! [`main_mode`] (the six messages with pre-shared keys), [`pull`] (GROUPKEY-PULL registration), [`push`] (GROUPKEY-PUSH rekey with SEQ and signature).
+
+#![forbid(unsafe_code)]
+
+pub mod config;
+pub mod cookie;
+pub mod dh;
+pub mod error;
+pub mod install;
+pub mod keys;
+pub mod main_mode;
+pub mod net;
+pub mod pull;
+pub mod push;
+pub mod suite;
+
+pub use error::Phase1Error;
+pub use main_mode::{Initiator, Phase1Sa, Responder};
+pub use suite::{Group, HashAlg, Suite};

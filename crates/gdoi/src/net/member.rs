@@ -1,0 +1,139 @@
+//! A member registering with a key server over UDP: phase 1 then GROUPKEY-PULL, each message
+//! retransmitted on silence (RFC 2408 has no acknowledgements; the last message is resent).
+
+use crate::main_mode::Initiator;
+use crate::pull::{GroupKeys, PullError, PullMember};
+use crate::{Phase1Error, Suite};
+use gander_wire::isakmp::IdPayload;
+use std::net::{SocketAddr, UdpSocket};
+use std::time::Duration;
+
+/// Why a registration failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum MemberError {
+    /// Socket error.
+    #[error("socket: {0}")]
+    Io(#[from] std::io::Error),
+    /// No answer after every retransmission.
+    #[error("no answer from the key server")]
+    Timeout,
+    /// Phase 1 failed.
+    #[error("phase 1: {0}")]
+    Phase1(#[from] Phase1Error),
+    /// GROUPKEY-PULL failed.
+    #[error("registration: {0}")]
+    Pull(#[from] PullError),
+}
+
+/// What a member needs to register.
+#[derive(Debug, Clone)]
+pub struct MemberConfig {
+    /// The key server.
+    pub server: SocketAddr,
+    /// Local address to send from (the key server picks the PSK by it); any if `None`.
+    pub bind: Option<SocketAddr>,
+    /// The member's pre-shared key.
+    pub psk: Vec<u8>,
+    /// The member's identity (ID_KEY_ID).
+    pub identity: IdPayload,
+    /// The group (ID_KEY_ID or ID_OID).
+    pub group: IdPayload,
+    /// Wait per message before resending.
+    pub timeout: Duration,
+    /// Sends of each message before giving up.
+    pub tries: u32,
+}
+
+/// Sends `msg`, waits for a reply from the server that `accept` takes; resends on silence.
+/// Datagrams `accept` refuses (stray, forged, corrupted) are dropped and waiting goes on.
+fn exchange<T>(
+    sock: &UdpSocket,
+    cfg: &MemberConfig,
+    msg: &[u8],
+    mut accept: impl FnMut(&[u8]) -> Option<T>,
+) -> Result<T, MemberError> {
+    let mut buf = vec![0u8; 65_535];
+    for _ in 0..cfg.tries.max(1) {
+        sock.send_to(msg, cfg.server)?;
+        let deadline = std::time::Instant::now() + cfg.timeout;
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            sock.set_read_timeout(Some(left))?;
+            match sock.recv_from(&mut buf) {
+                Ok((n, from)) if from == cfg.server => {
+                    if let Some(v) = accept(&buf[..n]) {
+                        return Ok(v);
+                    }
+                }
+                Ok(_) => {}
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    break
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+    Err(MemberError::Timeout)
+}
+
+/// Registers: main mode with the PSK, then GROUPKEY-PULL for the group; returns the keys.
+/// The last refusal of a reply is reported if no acceptable reply arrives.
+pub fn register(cfg: &MemberConfig) -> Result<GroupKeys, MemberError> {
+    let any: SocketAddr = if cfg.server.is_ipv4() {
+        SocketAddr::from(([0, 0, 0, 0], 0))
+    } else {
+        SocketAddr::from(([0u16; 8], 0))
+    };
+    let bind = cfg.bind.unwrap_or(any);
+    let sock = UdpSocket::bind(bind)?;
+    let (mut init, mut msg) = Initiator::start(&cfg.psk, cfg.identity.clone(), Suite::all(86_400))?;
+    let mut last_err: Option<Phase1Error> = None;
+    loop {
+        let next = exchange(&sock, cfg, &msg, |b| match init.handle(b) {
+            Ok(n) => Some(n),
+            Err(e) => {
+                last_err = Some(e);
+                None
+            }
+        });
+        match next {
+            Ok(Some(m)) => msg = m,
+            Ok(None) => break,
+            Err(MemberError::Timeout) => {
+                return Err(last_err.map_or(MemberError::Timeout, MemberError::Phase1))
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    let sa = init.into_sa().ok_or(MemberError::Timeout)?;
+    let (mut pull, m1) = PullMember::start(&sa, cfg.group.clone())?;
+    let mut last_pull: Option<PullError> = None;
+    let mut msg = m1;
+    loop {
+        let next = exchange(&sock, cfg, &msg, |b| match pull.handle(&sa, b) {
+            Ok(n) => Some(n),
+            Err(e) => {
+                last_pull = Some(e);
+                None
+            }
+        });
+        match next {
+            Ok(Some(m)) => msg = m,
+            Ok(None) => break,
+            Err(MemberError::Timeout) => {
+                return Err(last_pull.map_or(MemberError::Timeout, MemberError::Pull))
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    pull.keys().cloned().ok_or(MemberError::Timeout)
+}

@@ -1,0 +1,185 @@
+//! What phase 1 negotiates (RFC 2409 Appendix A): cipher AES-CBC-128/256 (RFC 3602), hash and
+//! PRF SHA-256/384 (RFC 4868), Diffie-Hellman group 14, 19 or 20, authentication method, life.
+
+use gander_wire::isakmp::sa::ike_attr;
+use gander_wire::isakmp::{Attribute, Transform};
+
+/// The negotiated hash; its HMAC is the PRF (RFC 2409 5: "the HMAC version of the negotiated
+/// hash algorithm").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum HashAlg {
+    /// SHA-256.
+    Sha256,
+    /// SHA-384.
+    Sha384,
+}
+
+impl HashAlg {
+    /// The OpenSSL digest.
+    pub fn md(self) -> openssl::hash::MessageDigest {
+        match self {
+            HashAlg::Sha256 => openssl::hash::MessageDigest::sha256(),
+            HashAlg::Sha384 => openssl::hash::MessageDigest::sha384(),
+        }
+    }
+    fn attr(self) -> u16 {
+        match self {
+            HashAlg::Sha256 => ike_attr::HASH_SHA256,
+            HashAlg::Sha384 => ike_attr::HASH_SHA384,
+        }
+    }
+    fn from_attr(v: u16) -> Option<Self> {
+        match v {
+            ike_attr::HASH_SHA256 => Some(HashAlg::Sha256),
+            ike_attr::HASH_SHA384 => Some(HashAlg::Sha384),
+            _ => None,
+        }
+    }
+}
+
+/// Diffie-Hellman groups (RFC 3526 14; RFC 5903 19, 20).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Group {
+    /// 2048-bit MODP.
+    Modp2048,
+    /// NIST P-256.
+    Ecp256,
+    /// NIST P-384.
+    Ecp384,
+}
+
+impl Group {
+    /// The IANA group number.
+    pub fn number(self) -> u16 {
+        match self {
+            Group::Modp2048 => ike_attr::GROUP_MODP2048,
+            Group::Ecp256 => ike_attr::GROUP_ECP256,
+            Group::Ecp384 => ike_attr::GROUP_ECP384,
+        }
+    }
+    fn from_number(v: u16) -> Option<Self> {
+        [Group::Modp2048, Group::Ecp256, Group::Ecp384]
+            .into_iter()
+            .find(|g| g.number() == v)
+    }
+}
+
+/// One phase-1 suite (pre-shared keys; the certificate methods come with the signature code).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Suite {
+    /// AES key length in bits: 128 or 256.
+    pub aes_bits: u16,
+    /// Hash and PRF.
+    pub hash: HashAlg,
+    /// Diffie-Hellman group.
+    pub group: Group,
+    /// Phase-1 SA lifetime in seconds.
+    pub life_secs: u32,
+}
+
+impl Suite {
+    /// Every suite gander offers, strongest first.
+    pub fn all(life_secs: u32) -> Vec<Suite> {
+        let mut v = Vec::new();
+        for (aes_bits, hash, group) in [
+            (256, HashAlg::Sha384, Group::Ecp384),
+            (256, HashAlg::Sha256, Group::Ecp256),
+            (128, HashAlg::Sha256, Group::Ecp256),
+            (256, HashAlg::Sha256, Group::Modp2048),
+            (128, HashAlg::Sha256, Group::Modp2048),
+        ] {
+            v.push(Suite {
+                aes_bits,
+                hash,
+                group,
+                life_secs,
+            });
+        }
+        v
+    }
+
+    /// The transform offering this suite (RFC 2409 Appendix A attributes, PSK authentication).
+    pub fn transform(&self, number: u8) -> Transform {
+        Transform {
+            number,
+            id: gander_wire::isakmp::sa::KEY_IKE,
+            attributes: vec![
+                Attribute::basic(ike_attr::ENCRYPTION, ike_attr::ENC_AES_CBC),
+                Attribute::basic(ike_attr::KEY_LENGTH, self.aes_bits),
+                Attribute::basic(ike_attr::HASH, self.hash.attr()),
+                Attribute::basic(ike_attr::AUTH_METHOD, ike_attr::AUTH_PSK),
+                Attribute::basic(ike_attr::GROUP, self.group.number()),
+                Attribute::basic(ike_attr::LIFE_TYPE, ike_attr::LIFE_SECONDS),
+                Attribute::unsigned(ike_attr::LIFE_DURATION, u64::from(self.life_secs)),
+            ],
+        }
+    }
+
+    /// The suite a transform offers, if gander implements it: every attribute must be known
+    /// and appear once (RFC 2409 5: an unknown attribute makes the transform unacceptable).
+    pub fn from_transform(t: &Transform) -> Option<Suite> {
+        if t.id != gander_wire::isakmp::sa::KEY_IKE {
+            return None;
+        }
+        let (mut enc, mut bits, mut hash, mut auth, mut group, mut life_type, mut life) =
+            (None, None, None, None, None, None, None);
+        for a in &t.attributes {
+            let slot = match a.kind {
+                ike_attr::ENCRYPTION => &mut enc,
+                ike_attr::KEY_LENGTH => &mut bits,
+                ike_attr::HASH => &mut hash,
+                ike_attr::AUTH_METHOD => &mut auth,
+                ike_attr::GROUP => &mut group,
+                ike_attr::LIFE_TYPE => &mut life_type,
+                ike_attr::LIFE_DURATION => &mut life,
+                _ => return None,
+            };
+            if slot.is_some() {
+                return None;
+            }
+            *slot = Some(a.as_u64()?);
+        }
+        if enc != Some(u64::from(ike_attr::ENC_AES_CBC))
+            || auth != Some(u64::from(ike_attr::AUTH_PSK))
+        {
+            return None;
+        }
+        let aes_bits = match bits? {
+            128 => 128,
+            256 => 256,
+            _ => return None,
+        };
+        let life_secs = match (life_type, life) {
+            (None, None) => 28_800, // RFC 2409 Appendix A default: 8 hours.
+            (Some(t), Some(v)) if t == u64::from(ike_attr::LIFE_SECONDS) => {
+                u32::try_from(v).ok()?
+            }
+            _ => return None,
+        };
+        Some(Suite {
+            aes_bits,
+            hash: HashAlg::from_attr(u16::try_from(hash?).ok()?)?,
+            group: Group::from_number(u16::try_from(group?).ok()?)?,
+            life_secs,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transform_round_trip_and_unknown_attribute_refused() {
+        for s in Suite::all(3600) {
+            assert_eq!(Suite::from_transform(&s.transform(1)), Some(s));
+        }
+        let mut t = Suite::all(3600)[0].transform(1);
+        t.attributes.push(Attribute::basic(99, 1));
+        assert_eq!(Suite::from_transform(&t), None);
+        let mut t = Suite::all(3600)[0].transform(1);
+        t.attributes
+            .push(Attribute::basic(ike_attr::HASH, ike_attr::HASH_SHA256));
+        assert_eq!(Suite::from_transform(&t), None, "duplicate attribute");
+    }
+}
