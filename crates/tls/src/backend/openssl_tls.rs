@@ -667,7 +667,12 @@ impl TlsStream for OpensslStream {
         };
         if let Err(e) = r {
             let err = self.err(&e);
-            super::drain_after_failure(self.s.get_ref());
+            // The drain lets *our* fatal alert reach the peer; after the peer's own alert there
+            // is none to deliver, and waiting for a peer that keeps the connection open (as
+            // gnutls-serv does) would cost up to the drain's 300 ms per refused handshake.
+            if !err.from_peer_alert() {
+                super::drain_after_failure(self.s.get_ref());
+            }
             return Err(err);
         }
         self.done = true;

@@ -260,6 +260,17 @@ impl<'a> Runner<'a> {
         d.min(self.opts.timeout)
     }
 
+    /// How long the first round that gets through waits to learn whether the port answers.
+    /// The answer to the round's request (for MMS a COTP CC, ISO 8073 §13.4: a transport
+    /// connection, no data model touched) costs the server one round trip and almost no work,
+    /// where a handshake costs two round trips and public-key operations: ten handshake times,
+    /// at least 1 s and at most the timeout, is generous for a slow device on a slow link. A
+    /// server misjudged as silent corrects it at its next answer.
+    pub(crate) fn learn_wait(&self) -> Duration {
+        let d = Duration::from_secs_f64((10.0 * self.max_ht_ms / 1e3).max(1.0));
+        d.min(self.opts.timeout)
+    }
+
     /// Runs one connection through `b`.
     pub(crate) fn run(&mut self, b: &dyn TlsBackend, after: After) -> Result<Attempt, SurveyError> {
         if self.handshakes > 0 {
@@ -305,9 +316,16 @@ impl<'a> Runner<'a> {
             &a.rekey_error,
             self.opts.round.as_deref(),
         ) {
-            let wait = match self.answers {
-                AppAnswers::No => self.alert_wait(),
-                _ => self.opts.timeout,
+            let wait = match (self.answers, after, a.version) {
+                // A TLS 1.2 server has judged the client inside the handshake (RFC 5246
+                // §7.4.6): on a port that answers nothing, the session probes' rounds only
+                // need to see an immediate close.
+                (AppAnswers::No, After::Round, Some(v)) if v < TlsVersion::Tls13 => {
+                    Duration::from_millis(50).min(self.opts.timeout)
+                }
+                (AppAnswers::No, ..) => self.alert_wait(),
+                (AppAnswers::Unknown, ..) => self.learn_wait(),
+                (AppAnswers::Yes, ..) => self.opts.timeout,
             };
             let early = match after {
                 After::ListenThenRound if a.version == Some(TlsVersion::Tls13) => {
@@ -320,6 +338,7 @@ impl<'a> Runner<'a> {
                 _ => cotp::round(s.as_mut(), app, wait),
             };
             match r {
+                // Also corrects a port misjudged as silent.
                 Round::Answered { .. } => self.answers = AppAnswers::Yes,
                 Round::Silent if self.answers == AppAnswers::Unknown => {
                     self.answers = AppAnswers::No
@@ -370,6 +389,24 @@ pub(crate) fn derive(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn waits_scale_with_the_handshake_and_stay_within_the_timeout() {
+        let opts = SurveyOptions::default(); // 5 s timeout
+        let mut r = Runner::new(SocketAddr::from(([127, 0, 0, 1], 1)), &opts);
+        // Loopback-fast: the floors.
+        r.max_ht_ms = 2.0;
+        assert_eq!(r.learn_wait(), Duration::from_secs(1));
+        assert_eq!(r.alert_wait(), Duration::from_millis(200));
+        // A slow device (300 ms handshakes): 3 s to learn, 1.2 s for an alert.
+        r.max_ht_ms = 300.0;
+        assert_eq!(r.learn_wait(), Duration::from_secs(3));
+        assert_eq!(r.alert_wait(), Duration::from_millis(1200));
+        // Never beyond the timeout.
+        r.max_ht_ms = 5000.0;
+        assert_eq!(r.learn_wait(), opts.timeout);
+        assert_eq!(r.alert_wait(), opts.timeout);
+    }
 
     fn failed(error: TlsError, hello: Option<(TlsVersion, u16)>) -> Attempt {
         Attempt {
