@@ -9,6 +9,7 @@
 #   scripts/bench_tls_survey.sh                  # sequential (the gentle default)
 #   PARALLEL=4 scripts/bench_tls_survey.sh       # --parallel 4
 #   RUNS=3 GANDER=target/release/gander scripts/bench_tls_survey.sh
+#   ONLY=expired KEEP=out/ scripts/bench_tls_survey.sh   # one server; keep the JSON reports
 #
 # Needs root (unshare), openssl, gnutls-bin (gnutls-serv), iproute2.
 set -euo pipefail
@@ -69,7 +70,7 @@ matrix=(
     "untrusted-ca|4411|$S -accept 127.0.0.1:4411 -cert $R/other.pem -key $R/client.key"
     "no-rfc5746|4412|$G --port 4412 --x509certfile $R/server.pem --x509keyfile $R/server.key --priority NORMAL:-VERS-TLS1.3:%DISABLE_SAFE_RENEGOTIATION"
     "client-renegotiation|4413|$S -accept 127.0.0.1:4413 -cert $R/server.pem -key $R/server.key -tls1_2 -client_renegotiation"
-    "gnutls-required|4414|$G --port 4414 --x509certfile $R/server.pem --x509keyfile $R/server.key -r"
+    "gnutls-required|4414|$G --port 4414 --x509certfile $R/server.pem --x509keyfile $R/server.key -r --verify-client-cert"
     "gander-mms|3782|$GANDER mms server --config $work/mms.toml"
 )
 
@@ -96,6 +97,7 @@ printf '%-24s %s\n' server "wall s per run (median)"
 medians=()
 for m in "${matrix[@]}"; do
     IFS='|' read -r name port _ <<<"$m"
+    [[ -z ${ONLY:-} || $name == "$ONLY" ]] || continue
     times=()
     for _ in $(seq "$RUNS"); do
         t0=$(date +%s.%N)
@@ -109,7 +111,7 @@ for m in "${matrix[@]}"; do
     med=$(printf '%s\n' "${times[@]}" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}')
     medians+=("$med")
     printf '%-24s %s (%.1f)\n' "$name" "$(printf '%.1f ' "${times[@]}")" "$med"
-    if [[ -n ${KEEP:-} ]]; then mkdir -p "$KEEP" && cp "$work/$name.json" "$KEEP/"; fi
+    if [[ -n ${KEEP:-} ]]; then mkdir -p "$KEEP" && cp "$work/$name.json" "$work/$name.err" "$KEEP/"; fi
 done
 overall=$(printf '%s\n' "${medians[@]}" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}')
 printf 'median over %d servers: %.1f s\n' "${#medians[@]}" "$overall"
