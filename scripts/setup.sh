@@ -3,7 +3,8 @@
 # apt-get runs only when a package is missing; rustup only when cargo is absent.
 set -euo pipefail
 
-PKGS=(tshark iproute2 gcc libc6-dev libpcap-dev libssl-dev libgnutls28-dev pkg-config iperf3 iptables iputils-ping ethtool chromium
+PKGS=(tshark iproute2 openssl gnutls-bin gcc libc6-dev libpcap-dev libssl-dev libgnutls28-dev pkg-config iperf3 iptables iputils-ping ethtool chromium
+      # openssl, gnutls-bin: the s_server and gnutls-serv the TLS survey tests start.
       # gcc, libc6-dev: the compiled libiec61850 peer (make cref).
       # Cross builds of the standalone gateway (make cross) and their tests under emulation.
       gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc-arm-linux-gnueabihf libc6-dev-armhf-cross qemu-user)

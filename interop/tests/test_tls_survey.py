@@ -12,7 +12,7 @@ import subprocess
 import pytest
 
 import mms_iec
-from mms_gander import free_port, tls_table
+from mms_gander import GanderServer, free_port, tls_table
 from mms_iec import LibServer, TLS_1_2, TLS_1_3
 
 
@@ -88,6 +88,30 @@ def test_tls13_only(gander, pki, tmp_path):
     assert s["key_update"]["ok"] is False, s["key_update"]
     levels = {v["id"]: v["level"] for v in s["verdicts"]}
     assert levels["tls12-accepted"] == "fail" and levels["key-update"] == "warn", levels
+
+
+def test_tls13_without_credentials_against_gander_server(gander, pki, tmp_path):
+    """Issue #22 defects 2 and 3 on gander's own MMS server: TLS 1.3 with a required client
+    certificate, surveyed by an engineer who has only the CA. The server's certificate_required
+    alert (116) comes after the handshake (RFC 8446 §4.4.2.4); it counts for both
+    client-authentication verdicts, and the KeyUpdate verdict does not blame it."""
+    srv = GanderServer(gander, tmp_path, tls=tls_table(pki, "server", version="1.3", pin=False))
+    try:
+        cfg = tmp_path / "client.toml"
+        cfg.write_text(f'[tls]\nca = "{pki}/ca.pem"\nrequire_client_auth = false\n')
+        p = subprocess.run([gander, "tls", "survey", f"127.0.0.1:{srv.port}", "--tls", str(cfg), "--json",
+                            "--quick", "--timeout-ms", "2000", "--pause-ms", "10"],
+                           capture_output=True, text=True, timeout=120)
+    finally:
+        srv.stop()
+    assert p.returncode == 0, (p.stdout, p.stderr)
+    s = json.loads(p.stdout)
+    assert s["versions"]["1.3"] is True, s["version_probes"]
+    assert s["client_cert_required"] is True, s["client_auth"]
+    assert s["untrusted_client_cert_refused"] is True, s["client_auth"]
+    assert s["key_update"]["ok"] is None, s["key_update"]
+    levels = {v["id"]: v["level"] for v in s["verdicts"]}
+    assert levels["client-cert-required"] == "pass" and levels["key-update"] == "info", levels
 
 
 def test_plain_server_is_not_tls(gander, pki, tmp_path):

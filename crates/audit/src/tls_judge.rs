@@ -9,7 +9,7 @@ use crate::mms_tcp::Association;
 use gander_tls::survey::session::{Check, Renegotiation, Resumption};
 use gander_tls::survey::verdicts::{judge, Verdict};
 use gander_tls::survey::{ClientAuth, Negotiated, SuiteProbe, TlsSurvey};
-use gander_tls::{KxGroup, TlsVersion};
+use gander_tls::TlsVersion;
 use std::collections::BTreeMap;
 
 /// The survey verdicts that one observed handshake can support. The others need an active
@@ -74,7 +74,12 @@ pub fn observed(a: &Association, at_s: i64) -> Option<TlsSurvey> {
             Err(e) => (Vec::new(), Some(e.to_string())),
         };
     let tls12 = version == Some(TlsVersion::Tls12);
-    let group = sh.group.or(a.ske_group).and_then(KxGroup::from_code);
+    // Any registered group by its IANA name (gander_tls::named_group), not only gander's four.
+    let group = sh.group.or(a.ske_group).map(|c| {
+        gander_tls::named_group::name(c)
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("0x{c:04X}"))
+    });
     let resumed = a.resumed() == Some(true);
     Some(TlsSurvey {
         target: a.server.to_string(),
@@ -96,6 +101,7 @@ pub fn observed(a: &Association, at_s: i64) -> Option<TlsSurvey> {
         chain,
         chain_error,
         chain_trusted: None,
+        server_verification_error: None,
         // TLS 1.2 shows the client's Certificate: an association that carried data without one
         // was accepted without client authentication. TLS 1.3 hides it.
         client_cert_required: match (tls12, a.client_cert_sent, a.application_data, resumed) {
@@ -116,9 +122,11 @@ pub fn observed(a: &Association, at_s: i64) -> Option<TlsSurvey> {
             // A resumed handshake is abbreviated but still answers renegotiation_info.
             secure_renegotiation: tls12.then_some(sh.renegotiation_info),
             client_initiated: Check::default(),
+            insecure: false,
         },
         key_update: Check::default(),
         verdicts: Vec::new(),
+        round_answered: None,
         handshakes: 1,
         duration_s: 0.0,
         // A passive observer offers nothing: no scan.

@@ -66,6 +66,10 @@ pub(crate) enum TlsCommand {
         /// after the server's first flight).
         #[arg(long, default_value_t = 20)]
         scan_pause_ms: u64,
+        /// Connections at once for the suite probes (1: sequential, the gentle default for an
+        /// IED with few connection slots).
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=32))]
+        parallel: u16,
     },
 }
 
@@ -147,10 +151,19 @@ pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
                     no_scan,
                     scan_max_connections,
                     scan_pause_ms,
+                    parallel,
                 },
         } => {
             let scan = (!no_scan).then_some((scan_max_connections, scan_pause_ms));
-            survey_cmd(&target, &tls, json, quick, timeout_ms, pause_ms, scan)
+            survey_cmd(
+                &target,
+                &tls,
+                json,
+                quick,
+                (timeout_ms, pause_ms),
+                scan,
+                usize::from(parallel),
+            )
         }
     }
 }
@@ -160,9 +173,9 @@ fn survey_cmd(
     tls: &std::path::Path,
     json: bool,
     quick: bool,
-    timeout_ms: u64,
-    pause_ms: u64,
+    (timeout_ms, pause_ms): (u64, u64),
     scan: Option<(u32, u64)>,
+    parallel: usize,
 ) -> anyhow::Result<ExitCode> {
     use gander_tls::survey::{self, SurveyError, SurveyOptions};
     use std::net::ToSocketAddrs;
@@ -180,6 +193,7 @@ fn survey_cmd(
         pause: Duration::from_millis(pause_ms),
         quick,
         round: Some(std::sync::Arc::new(gander_client::detect::MmsRound)),
+        parallel,
     };
     let scan_opts = scan.map(|(cap, pause_ms)| gander_tls::scan::ScanOptions {
         timeout: opts.timeout,

@@ -143,6 +143,20 @@ impl From<TlsError> for io::Error {
 }
 
 impl TlsError {
+    /// Whether the error is the peer's fatal alert (the variants that say which side, said by
+    /// the peer): the peer ended the handshake, so this end has no alert of its own to deliver.
+    pub fn from_peer_alert(&self) -> bool {
+        matches!(
+            self,
+            Self::UnknownCa { by: Side::Peer, .. }
+                | Self::Revoked { by: Side::Peer, .. }
+                | Self::Expired { by: Side::Peer, .. }
+                | Self::BadCertificate { by: Side::Peer, .. }
+                | Self::ProtocolVersion { by: Side::Peer, .. }
+                | Self::NoSharedCipher { by: Side::Peer, .. }
+        )
+    }
+
     /// A short stable name of the variant, for event logs and test tables.
     pub fn kind(&self) -> &'static str {
         match self {

@@ -17,6 +17,7 @@ pub mod bare;
 pub mod error;
 pub mod group;
 pub mod keylog;
+pub mod named_group;
 pub mod pki;
 pub mod profile;
 pub mod scan;

@@ -72,6 +72,7 @@ fn opts(quick: bool) -> SurveyOptions {
         pause: Duration::from_millis(5),
         quick,
         round: Some(Arc::new(CotpRound)),
+        parallel: 1,
     }
 }
 
@@ -140,6 +141,8 @@ fn tls12_two_suites_with_client_auth() {
     assert!(s.suites.len() > 20, "{}", s.suites.len());
     assert_eq!(s.client_cert_required, Some(true));
     assert_eq!(s.untrusted_client_cert_refused, Some(true));
+    // The server answers the COTP CR: learned from the first round.
+    assert_eq!(s.round_answered, Some(true));
     let n = s.negotiated.as_ref().expect("default handshake");
     assert_eq!(n.version, TlsVersion::Tls12);
     assert!(
@@ -338,6 +341,7 @@ fn nothing_listening_plain_and_silent_servers_are_typed_errors() {
         pause: Duration::ZERO,
         quick: true,
         round: Some(Arc::new(CotpRound)),
+        parallel: 1,
     };
     let e = survey::survey(silent, &client(&set), &o).unwrap_err();
     assert!(matches!(e, SurveyError::Timeout { .. }), "{e}");

@@ -257,6 +257,19 @@ pub trait TlsStream: Read + Write + Send {
     fn negotiated_group(&self) -> Option<KxGroup> {
         None
     }
+    /// The key-exchange group by its IANA name (RFC 8446 §4.2.7 registry: `secp384r1`, `x448`,
+    /// `ffdhe2048`, `brainpoolP256r1`, `X25519MLKEM768`, ...), whatever the group, where the
+    /// backend reports it; for TLS 1.2 finite-field DHE the server's parameters by name
+    /// (`ffdhe2048`, `modp_2048`) or size. The default knows [`TlsStream::negotiated_group`]'s.
+    fn negotiated_group_name(&self) -> Option<String> {
+        self.negotiated_group().map(|g| g.name().to_string())
+    }
+    /// On a client: whether the server sent a CertificateRequest in this handshake (RFC 5246
+    /// §7.4.4, RFC 8446 §4.3.2), also when the handshake failed after it; `None` where the
+    /// backend does not report it.
+    fn client_cert_requested(&self) -> Option<bool> {
+        None
+    }
     /// TLS payload octets this end has sent and received on its TCP connection so far, from the
     /// kernel's counters ([`wire::tcp_bytes`]). Read right after [`TlsStream::handshake`] on the
     /// client, they are the handshake's bytes on the wire in each direction.
@@ -485,6 +498,12 @@ impl TlsStream for RekeyingStream {
     }
     fn negotiated_group(&self) -> Option<KxGroup> {
         self.inner.negotiated_group()
+    }
+    fn negotiated_group_name(&self) -> Option<String> {
+        self.inner.negotiated_group_name()
+    }
+    fn client_cert_requested(&self) -> Option<bool> {
+        self.inner.client_cert_requested()
     }
     fn peer_chain(&self) -> Vec<Vec<u8>> {
         self.inner.peer_chain()

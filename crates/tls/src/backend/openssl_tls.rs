@@ -33,6 +33,14 @@ extern "C" {
     fn X509_STORE_add_crl(store: *mut ffi::X509_STORE, crl: *mut ffi::X509_CRL) -> c_int;
     fn SSL_get_peer_signature_type_nid(ssl: *const ffi::SSL, pnid: *mut c_int) -> c_int;
     fn SSL_SESSION_has_ticket(s: *const ffi::SSL_SESSION) -> c_int;
+    fn SSL_get_client_CA_list(ssl: *const ffi::SSL) -> *mut ffi::stack_st_X509_NAME;
+    fn SSL_group_to_name(ssl: *mut ffi::SSL, id: c_int) -> *const c_char;
+    fn EVP_PKEY_get_group_name(
+        pkey: *const ffi::EVP_PKEY,
+        name: *mut c_char,
+        name_sz: usize,
+        gname_len: *mut usize,
+    ) -> c_int;
 }
 
 /// `SSL_CTRL_GET_RI_SUPPORT` (`SSL_get_secure_renegotiation_support` is a macro over `SSL_ctrl`).
@@ -218,6 +226,7 @@ const TLSEXT_NID_UNKNOWN: c_long = 0x0100_0000;
 /// The OpenSSL backend.
 pub struct OpensslBackend {
     profile: TlsProfile,
+    quirks: SurveyQuirks,
     ctx: SslContext,
     pin: Option<Arc<Vec<u8>>>,
     session: Arc<Mutex<Option<SslSession>>>,
@@ -227,9 +236,31 @@ fn stack_err(what: &str, e: impl std::fmt::Display) -> TlsError {
     TlsError::HandshakeFailed(format!("OpenSSL {what}: {e}"))
 }
 
+/// What a survey's client does differently from gander's own clients, to *observe* a server
+/// that a careful client would refuse (`docs/tls-survey.md`). All off by default.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SurveyQuirks {
+    /// `SSL_OP_LEGACY_SERVER_CONNECT`: connect to a server that does not signal RFC 5746
+    /// (OpenSSL 3 refuses it by default, "unsafe legacy renegotiation disabled"), so that the
+    /// missing signal can be reported instead of ending the survey (RFC 5746 §4.1 lets a client
+    /// go on).
+    pub legacy_server_connect: bool,
+    /// `SSL_OP_ALLOW_UNSAFE_LEGACY_RENEGOTIATION`: renegotiate with such a server, to find out
+    /// whether it accepts an insecure renegotiation (the attack RFC 5746 §1 closes).
+    pub unsafe_legacy_renegotiation: bool,
+    /// Verify nothing of the server's chain (`SSL_VERIFY_NONE`): after the survey has recorded
+    /// that the chain fails (expired, unknown CA), the later probes still run.
+    pub no_server_verification: bool,
+}
+
 impl OpensslBackend {
     /// Builds the client and server contexts of `profile`.
     pub fn new(profile: &TlsProfile) -> Result<Self, TlsError> {
+        Self::with_quirks(profile, SurveyQuirks::default())
+    }
+
+    /// As [`OpensslBackend::new`], with a survey client's [`SurveyQuirks`].
+    pub fn with_quirks(profile: &TlsProfile, quirks: SurveyQuirks) -> Result<Self, TlsError> {
         let (min, max) = profile.version_range()?;
         let suites = profile.suites()?;
         let n = names();
@@ -354,6 +385,12 @@ impl OpensslBackend {
         if profile.renegotiation_interval_s.is_some() {
             opts |= SslOptions::from_bits_retain(OP_ALLOW_CLIENT_RENEGOTIATION as _);
         }
+        if quirks.legacy_server_connect {
+            opts |= SslOptions::from_bits_retain(ffi::SSL_OP_LEGACY_SERVER_CONNECT as _);
+        }
+        if quirks.unsafe_legacy_renegotiation {
+            opts |= SslOptions::ALLOW_UNSAFE_LEGACY_RENEGOTIATION;
+        }
         b.set_options(opts);
         b.set_num_tickets(profile.effective_num_tickets() as usize)
             .map_err(|e| stack_err("num_tickets", e))?;
@@ -368,6 +405,7 @@ impl OpensslBackend {
         };
         Ok(OpensslBackend {
             profile: profile.clone(),
+            quirks,
             ctx: b.build(),
             pin,
             session,
@@ -378,7 +416,9 @@ impl OpensslBackend {
         set_timeouts(&tcp, &self.profile)?;
         let mut ssl = openssl::ssl::Ssl::new(&self.ctx).map_err(|e| stack_err("new", e))?;
         let pin_failed = Arc::new(AtomicBool::new(false));
-        let mode = if !server {
+        let mode = if !server && self.quirks.no_server_verification {
+            SslVerifyMode::NONE
+        } else if !server {
             SslVerifyMode::PEER
         } else if self.profile.require_client_auth {
             SslVerifyMode::PEER | SslVerifyMode::FAIL_IF_NO_PEER_CERT
@@ -498,11 +538,13 @@ fn map_verify(vr: X509VerifyResult) -> Option<TlsError> {
 }
 
 /// Maps an OpenSSL error to a [`TlsError`], local verification first, then the error queue.
-fn map_error(e: &openssl::ssl::Error, ssl: &SslRef, pin_failed: bool) -> TlsError {
-    if pin_failed {
+/// `verifying`: whether this end judges the peer's chain; with `SSL_VERIFY_NONE` OpenSSL still
+/// records the chain's verify result, which then explains no failure.
+fn map_error(e: &openssl::ssl::Error, ssl: &SslRef, pin_failed: bool, verifying: bool) -> TlsError {
+    if pin_failed && verifying {
         return TlsError::PinMismatch;
     }
-    if let Some(err) = map_verify(ssl.verify_result()) {
+    if let Some(err) = map_verify(ssl.verify_result()).filter(|_| verifying) {
         return err;
     }
     if let Some(io) = e.io_error() {
@@ -540,7 +582,13 @@ fn map_error(e: &openssl::ssl::Error, ssl: &SslRef, pin_failed: bool) -> TlsErro
 impl OpensslStream {
     fn err(&mut self, e: &openssl::ssl::Error) -> TlsError {
         self.failed = true;
-        map_error(e, self.s.ssl(), self.pin_failed.load(Ordering::SeqCst))
+        let verifying = self.s.ssl().verify_mode() != SslVerifyMode::NONE;
+        map_error(
+            e,
+            self.s.ssl(),
+            self.pin_failed.load(Ordering::SeqCst),
+            verifying,
+        )
     }
 }
 
@@ -619,7 +667,12 @@ impl TlsStream for OpensslStream {
         };
         if let Err(e) = r {
             let err = self.err(&e);
-            super::drain_after_failure(self.s.get_ref());
+            // The drain lets *our* fatal alert reach the peer; after the peer's own alert there
+            // is none to deliver, and waiting for a peer that keeps the connection open (as
+            // gnutls-serv does) would cost up to the drain's 300 ms per refused handshake.
+            if !err.from_peer_alert() {
+                super::drain_after_failure(self.s.get_ref());
+            }
             return Err(err);
         }
         self.done = true;
@@ -706,7 +759,8 @@ impl TlsStream for OpensslStream {
         sig_scheme_name(ty, md)
     }
     fn secure_renegotiation(&self) -> Option<bool> {
-        if !self.done || self.negotiated_version() == Some(TlsVersion::Tls13) {
+        // Known from the ServerHello on (RFC 5746 §3.4), also when the handshake failed later.
+        if matches!(self.server_hello(), None | Some((TlsVersion::Tls13, _))) {
             return None;
         }
         // SAFETY: a ctrl query on the live connection owned by `self.s`.
@@ -748,6 +802,69 @@ impl TlsStream for OpensslStream {
             415 => Some(KxGroup::Secp256r1),
             _ => None,
         }
+    }
+    fn negotiated_group_name(&self) -> Option<String> {
+        if !self.done {
+            return None;
+        }
+        let ssl = foreign(self.s.ssl());
+        // SAFETY: a ctrl query on the live connection owned by `self.s`.
+        let v =
+            unsafe { ffi::SSL_ctrl(ssl, SSL_CTRL_GET_NEGOTIATED_GROUP, 0, std::ptr::null_mut()) };
+        if v & TLSEXT_NID_UNKNOWN != 0 {
+            let code = (v & 0xFFFF) as u16;
+            return Some(
+                crate::named_group::name(code)
+                    .map(str::to_string)
+                    .unwrap_or_else(|| format!("0x{code:04X}")),
+            );
+        }
+        if v > 0 {
+            if let Some(n) = crate::named_group::by_openssl_nid(v as i32) {
+                return Some(n.to_string());
+            }
+            // A group this table lacks: OpenSSL's own name for it.
+            // SAFETY: `ssl` is live; the returned string is static inside OpenSSL or null.
+            let p = unsafe { SSL_group_to_name(ssl, v as c_int) };
+            if !p.is_null() {
+                // SAFETY: a non-null, NUL-terminated string OpenSSL keeps.
+                return Some(
+                    unsafe { std::ffi::CStr::from_ptr(p) }
+                        .to_string_lossy()
+                        .into_owned(),
+                );
+            }
+        }
+        // TLS 1.2 finite-field DHE carries the server's parameters, not a group code (RFC 5246
+        // §7.4.3; RFC 7919 names them where they match): name them from the server's key.
+        let key = self.s.ssl().peer_tmp_key().ok()?;
+        if key.id() != openssl::pkey::Id::DH {
+            return None;
+        }
+        let mut buf = [0 as c_char; 64];
+        let mut len = 0usize;
+        use foreign_types::ForeignTypeRef;
+        // SAFETY: `key` is a live EVP_PKEY; `buf` is writable for its length.
+        let ok =
+            unsafe { EVP_PKEY_get_group_name(key.as_ptr(), buf.as_mut_ptr(), buf.len(), &mut len) };
+        if ok == 1 && len > 0 && len < buf.len() {
+            // SAFETY: OpenSSL wrote a NUL-terminated name of `len` octets into `buf`.
+            let n = unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) }
+                .to_string_lossy()
+                .into_owned();
+            return Some(n);
+        }
+        Some(format!("DH-{} (server parameters)", key.bits()))
+    }
+    fn client_cert_requested(&self) -> Option<bool> {
+        if self.server {
+            return None;
+        }
+        // On a client, SSL_get_client_CA_list is the CA list of the server's CertificateRequest
+        // (RFC 5246 §7.4.4, RFC 8446 §4.3.2): non-null once one was received, even empty.
+        // SAFETY: a query on the live connection owned by `self.s`.
+        let l = unsafe { SSL_get_client_CA_list(foreign(self.s.ssl())) };
+        Some(!l.is_null())
     }
     fn rekey(&mut self) -> Result<(), TlsError> {
         self.handshake()?;

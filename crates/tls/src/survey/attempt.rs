@@ -3,6 +3,7 @@
 //! connect can fail the survey (nothing listening, no answer).
 use super::cotp::{self, Round};
 use super::{SurveyError, SurveyOptions};
+use crate::backend::openssl_tls::{OpensslBackend, SurveyQuirks};
 use crate::backend::{self, BackendKind, TlsBackend};
 use crate::{KxGroup, Side, TlsError, TlsProfile, TlsVersion};
 use std::net::{SocketAddr, TcpStream};
@@ -15,6 +16,11 @@ pub(crate) enum After {
     Close,
     /// One COTP round, then close.
     Round,
+    /// Listen first, for as long as an alert takes ([`Runner::alert_wait`]), then the round:
+    /// a TLS 1.3 server that refuses the client's certificate after the handshake (RFC 8446
+    /// §4.4.2.4) and closes at once would otherwise reset the connection under the request and
+    /// lose its alert.
+    ListenThenRound,
     /// Renegotiate (TLS 1.2) or send a KeyUpdate (TLS 1.3), then the round.
     RekeyThenRound,
 }
@@ -29,6 +35,10 @@ pub(crate) struct Attempt {
     pub(crate) version: Option<TlsVersion>,
     pub(crate) suite_code: Option<u16>,
     pub(crate) group: Option<KxGroup>,
+    /// The key-exchange group by its IANA name, whatever it is.
+    pub(crate) group_name: Option<String>,
+    /// Whether the server sent a CertificateRequest (where the backend reports it).
+    pub(crate) cert_requested: Option<bool>,
     pub(crate) signature_scheme: Option<String>,
     /// The server's certificates, leaf first (also after a failed certificate check, where the
     /// backend keeps them).
@@ -101,9 +111,50 @@ impl Attempt {
         );
         !ours && self.server_hello.is_some()
     }
-    /// The failure as a short text.
+    /// The failure as a short text. A server that chose a suite in its ServerHello and then
+    /// ended the handshake with handshake_failure (alert 40) did not lack a shared suite: it
+    /// refused the client (OpenSSL servers answer a missing certificate so, RFC 5246 §7.4.6),
+    /// and the text says that instead of the alert's generic meaning.
     pub(crate) fn reason(&self) -> Option<String> {
-        self.error.as_ref().map(|e| e.to_string())
+        let e = self.error.as_ref()?;
+        if let (TlsError::NoSharedCipher { by: Side::Peer, .. }, Some((v, code))) =
+            (e, self.server_hello)
+        {
+            let asked = match self.cert_requested {
+                Some(true) => " after asking for a client certificate (CertificateRequest)",
+                _ => "",
+            };
+            return Some(format!(
+                "the server chose TLS {} and 0x{code:04X} in its ServerHello, then ended the \
+                 handshake{asked} with handshake_failure (alert 40): a refusal of the client, \
+                 not of the suite",
+                v.short()
+            ));
+        }
+        Some(e.to_string())
+    }
+    /// Our own check of the server's chain failed (unknown CA, expired, revoked, a bad
+    /// certificate, a pin or name mismatch): the server got past its ServerHello, and the
+    /// survey can go on with verification off for the later probes.
+    pub(crate) fn local_certificate_failure(&self) -> bool {
+        matches!(
+            &self.error,
+            Some(
+                TlsError::UnknownCa {
+                    by: Side::Local,
+                    ..
+                } | TlsError::Expired {
+                    by: Side::Local,
+                    ..
+                } | TlsError::Revoked {
+                    by: Side::Local,
+                    ..
+                } | TlsError::BadCertificate {
+                    by: Side::Local,
+                    ..
+                } | TlsError::PinMismatch
+            )
+        )
     }
 }
 
@@ -133,21 +184,91 @@ pub(crate) fn connect(addr: SocketAddr, timeout: Duration) -> Result<TcpStream, 
     })
 }
 
-/// The survey's connection runner: counts handshakes and paces them.
+/// Whether the port answers the application round (for MMS: a COTP CC), learned once per
+/// survey from the first round that let the connection through.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum AppAnswers {
+    /// Not learned yet: a round waits the full timeout.
+    Unknown,
+    /// It answered: later rounds wait the full timeout (an answer comes; only a slow one waits).
+    Yes,
+    /// A round got through without answer or alert within the full timeout: later rounds wait
+    /// only as long as an alert takes ([`Runner::alert_wait`]), not the timeout again.
+    No,
+}
+
+/// The survey's connection runner: counts handshakes, paces them, and keeps what the survey
+/// learned about the port (whether it answers the round; how the OpenSSL client must be bent
+/// to talk to it).
+#[derive(Clone)]
 pub(crate) struct Runner<'a> {
     pub(crate) addr: SocketAddr,
     pub(crate) opts: &'a SurveyOptions,
     pub(crate) handshakes: u32,
+    /// How the survey's OpenSSL client departs from gander's own ([`SurveyQuirks`]).
+    pub(crate) quirks: SurveyQuirks,
+    pub(crate) answers: AppAnswers,
+    /// The longest completed handshake so far, ms (an alert after the handshake takes about as
+    /// long as a flight of it).
+    pub(crate) max_ht_ms: f64,
 }
 
-impl Runner<'_> {
+impl<'a> Runner<'a> {
+    pub(crate) fn new(addr: SocketAddr, opts: &'a SurveyOptions) -> Self {
+        Runner {
+            addr,
+            opts,
+            handshakes: 0,
+            quirks: SurveyQuirks {
+                // RFC 5746 §4.1: a client may connect to a server without renegotiation_info;
+                // OpenSSL 3 refuses unless told, which would end the survey of such a server.
+                legacy_server_connect: true,
+                ..SurveyQuirks::default()
+            },
+            answers: AppAnswers::Unknown,
+            max_ht_ms: 0.0,
+        }
+    }
+
     /// A client backend for `profile` with the survey's timeout. A profile a backend cannot build
     /// (e.g. a suite this library lacks) is an error of the caller's choice of backend, reported
     /// as data by the callers.
     pub(crate) fn backend(&self, profile: &TlsProfile) -> Result<Box<dyn TlsBackend>, TlsError> {
+        self.backend_with(profile, self.quirks)
+    }
+
+    /// As [`Runner::backend`] with other quirks for this probe's OpenSSL client.
+    pub(crate) fn backend_with(
+        &self,
+        profile: &TlsProfile,
+        quirks: SurveyQuirks,
+    ) -> Result<Box<dyn TlsBackend>, TlsError> {
         let mut p = profile.clone();
         p.io_timeout_ms = (self.opts.timeout.as_millis() as u64).max(1);
+        if p.backend == BackendKind::Openssl && quirks != SurveyQuirks::default() {
+            p.validate(false)?;
+            return Ok(Box::new(OpensslBackend::with_quirks(&p, quirks)?));
+        }
         backend::open(&p)
+    }
+
+    /// How long a round waits once the port is known not to answer: long enough for the alert
+    /// a TLS 1.3 server sends after judging the client's certificate (RFC 8446 §4.4.2.4), that
+    /// is a few handshake flights, at least 200 ms, at most the timeout.
+    pub(crate) fn alert_wait(&self) -> Duration {
+        let d = Duration::from_secs_f64((4.0 * self.max_ht_ms / 1e3).max(0.2));
+        d.min(self.opts.timeout)
+    }
+
+    /// How long the first round that gets through waits to learn whether the port answers.
+    /// The answer to the round's request (for MMS a COTP CC, ISO 8073 §13.4: a transport
+    /// connection, no data model touched) costs the server one round trip and almost no work,
+    /// where a handshake costs two round trips and public-key operations: ten handshake times,
+    /// at least 1 s and at most the timeout, is generous for a slow device on a slow link. A
+    /// server misjudged as silent corrects it at its next answer.
+    pub(crate) fn learn_wait(&self) -> Duration {
+        let d = Duration::from_secs_f64((10.0 * self.max_ht_ms / 1e3).max(1.0));
+        d.min(self.opts.timeout)
     }
 
     /// Runs one connection through `b`.
@@ -171,17 +292,20 @@ impl Runner<'_> {
         let ht = t0.elapsed();
         a.chain = s.peer_chain();
         a.server_hello = s.server_hello();
+        a.cert_requested = s.client_cert_requested();
+        a.secure_renegotiation = s.secure_renegotiation();
         if let Err(e) = hs {
             a.error = Some(e);
             return Ok(a);
         }
         a.ht_ms = Some(ht.as_secs_f64() * 1e3);
+        self.max_ht_ms = self.max_ht_ms.max(ht.as_secs_f64() * 1e3);
         a.version = s.negotiated_version();
         a.suite_code = s.negotiated_suite_code();
         a.group = s.negotiated_group();
+        a.group_name = s.negotiated_group_name();
         a.signature_scheme = s.peer_signature_scheme();
         a.resumed = s.session_resumed();
-        a.secure_renegotiation = s.secure_renegotiation();
         if after == After::RekeyThenRound {
             if let Err(e) = s.rekey() {
                 a.rekey_error = Some(e);
@@ -192,11 +316,47 @@ impl Runner<'_> {
             &a.rekey_error,
             self.opts.round.as_deref(),
         ) {
-            a.round = Some(cotp::round(s.as_mut(), app, self.opts.timeout));
+            let wait = match (self.answers, after, a.version) {
+                // A TLS 1.2 server has judged the client inside the handshake (RFC 5246
+                // §7.4.6): on a port that answers nothing, the session probes' rounds only
+                // need to see an immediate close.
+                (AppAnswers::No, After::Round, Some(v)) if v < TlsVersion::Tls13 => {
+                    Duration::from_millis(50).min(self.opts.timeout)
+                }
+                (AppAnswers::No, ..) => self.alert_wait(),
+                (AppAnswers::Unknown, ..) => self.learn_wait(),
+                (AppAnswers::Yes, ..) => self.opts.timeout,
+            };
+            let early = match after {
+                After::ListenThenRound if a.version == Some(TlsVersion::Tls13) => {
+                    Some(cotp::pending_alert(s.as_mut(), self.alert_wait()))
+                }
+                _ => None,
+            };
+            let r = match early {
+                Some(r) if r != Round::Silent => r,
+                _ => cotp::round(s.as_mut(), app, wait),
+            };
+            match r {
+                // Also corrects a port misjudged as silent.
+                Round::Answered { .. } => self.answers = AppAnswers::Yes,
+                Round::Silent if self.answers == AppAnswers::Unknown => {
+                    self.answers = AppAnswers::No
+                }
+                _ => {}
+            }
+            a.round = Some(r);
+        } else if a.rekey_error.is_some() {
+            // A rekey that failed may have failed on the server's alert, already on its way
+            // (e.g. certificate_required after a TLS 1.3 handshake): read it, briefly.
+            a.round = Some(cotp::pending_alert(s.as_mut(), self.alert_wait()));
         }
         // Read after the round: TLS 1.3 tickets arrive after the handshake.
         a.ticket = s.session_ticket_received();
-        if !matches!(a.round, Some(Round::Refused(_)) | Some(Round::Closed)) {
+        if !matches!(
+            a.round,
+            Some(Round::Refused(_)) | Some(Round::CertRefused(_)) | Some(Round::Closed)
+        ) {
             let _ = s.tcp().set_read_timeout(Some(Duration::from_millis(200)));
             let _ = s.shutdown();
         }
@@ -229,6 +389,24 @@ pub(crate) fn derive(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn waits_scale_with_the_handshake_and_stay_within_the_timeout() {
+        let opts = SurveyOptions::default(); // 5 s timeout
+        let mut r = Runner::new(SocketAddr::from(([127, 0, 0, 1], 1)), &opts);
+        // Loopback-fast: the floors.
+        r.max_ht_ms = 2.0;
+        assert_eq!(r.learn_wait(), Duration::from_secs(1));
+        assert_eq!(r.alert_wait(), Duration::from_millis(200));
+        // A slow device (300 ms handshakes): 3 s to learn, 1.2 s for an alert.
+        r.max_ht_ms = 300.0;
+        assert_eq!(r.learn_wait(), Duration::from_secs(3));
+        assert_eq!(r.alert_wait(), Duration::from_millis(1200));
+        // Never beyond the timeout.
+        r.max_ht_ms = 5000.0;
+        assert_eq!(r.learn_wait(), opts.timeout);
+        assert_eq!(r.alert_wait(), opts.timeout);
+    }
 
     fn failed(error: TlsError, hello: Option<(TlsVersion, u16)>) -> Attempt {
         Attempt {

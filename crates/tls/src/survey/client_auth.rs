@@ -25,6 +25,8 @@ pub struct AuthProbe {
     pub refused: Option<bool>,
     /// The handshake's error, or why the probe is inconclusive.
     pub detail: Option<String>,
+    /// Whether the server sent a CertificateRequest (`None`: not reported, or no ServerHello).
+    pub certificate_requested: Option<bool>,
 }
 
 /// The client-authentication probes.
@@ -46,9 +48,14 @@ fn judge(a: &Attempt, baseline_ok: bool) -> AuthProbe {
         round: a.round.as_ref().map(Round::word),
         refused: None,
         detail: a.reason(),
+        certificate_requested: a.cert_requested,
     };
     p.refused = match (&a.error, &a.round) {
         (None, Some(r)) if r.let_through() => Some(false),
+        // The server's certificate alert after the handshake (TLS 1.3 certificate_required,
+        // alert 116, or bad_certificate / unknown_ca; RFC 8446 §4.4.2.4, §6.2) is evidence of its
+        // own, also when the baseline had no certificate to offer either.
+        (None, Some(Round::CertRefused(_))) => Some(true),
         (None, Some(_)) if baseline_ok => Some(true),
         (None, _) => None,
         // The server's own certificate alert, or its ending the handshake after its ServerHello,
@@ -141,7 +148,7 @@ pub(crate) fn probe(
     };
     let run = |r: &mut Runner<'_>, p: TlsProfile| -> Result<Option<Attempt>, SurveyError> {
         match r.backend(&p) {
-            Ok(b) => r.run(b.as_ref(), After::Round).map(Some),
+            Ok(b) => r.run(b.as_ref(), After::ListenThenRound).map(Some),
             Err(_) => Ok(None),
         }
     };
@@ -154,6 +161,7 @@ pub(crate) fn probe(
                 round: a.round.as_ref().map(Round::word),
                 refused: Some(!ok),
                 detail: a.reason(),
+                certificate_requested: a.cert_requested,
             };
             ok
         }
@@ -214,6 +222,9 @@ mod tests {
             Some(true)
         );
         assert_eq!(judge(&attempt(None, alert), false).refused, None);
+        // TLS 1.3 certificate_required (116) after the handshake, no baseline to compare with.
+        let required = Some(Round::CertRefused("alert 116".into()));
+        assert_eq!(judge(&attempt(None, required), false).refused, Some(true));
         let peer = TlsError::BadCertificate {
             by: Side::Peer,
             detail: "alert 116".into(),

@@ -33,6 +33,11 @@ pub(crate) enum Round {
     Silent,
     /// The server closed the connection (TCP FIN or close_notify) without an alert.
     Closed,
+    /// The server's certificate alert (bad_certificate 42 .. certificate_unknown 46,
+    /// unknown_ca 48, access_denied 49, certificate_required 116; RFC 8446 §6.2): it refused
+    /// the client's certificate, or its absence, after the client's Finished (RFC 8446
+    /// §4.4.2.4). Evidence of a refusal whatever else the survey saw.
+    CertRefused(String),
     /// A TLS error: the server's alert or a failure of our side (the text says which).
     Refused(String),
 }
@@ -45,6 +50,7 @@ impl Round {
             Round::Answered { cotp_cc: false } => "answered".into(),
             Round::Silent => "no answer within the wait, no alert".into(),
             Round::Closed => "closed without alert".into(),
+            Round::CertRefused(e) => format!("certificate refused: {e}"),
             Round::Refused(e) => format!("refused: {e}"),
         }
     }
@@ -54,12 +60,29 @@ impl Round {
     }
 }
 
-fn classify(e: std::io::Error) -> Round {
-    match TlsError::from(e) {
+/// Whether `e` is the peer's alert about the client's certificate (or its absence).
+pub(crate) fn is_peer_certificate_alert(e: &TlsError) -> bool {
+    use crate::Side::Peer;
+    matches!(
+        e,
+        TlsError::BadCertificate { by: Peer, .. }
+            | TlsError::UnknownCa { by: Peer, .. }
+            | TlsError::Expired { by: Peer, .. }
+            | TlsError::Revoked { by: Peer, .. }
+    )
+}
+
+pub(crate) fn classify_error(e: TlsError) -> Round {
+    match e {
         TlsError::Timeout => Round::Silent,
         TlsError::Closed => Round::Closed,
+        e if is_peer_certificate_alert(&e) => Round::CertRefused(e.to_string()),
         other => Round::Refused(other.to_string()),
     }
+}
+
+fn classify(e: std::io::Error) -> Round {
+    classify_error(TlsError::from(e))
 }
 
 /// Sends the round's request and waits up to `wait` for the first answer.
@@ -80,6 +103,20 @@ pub(crate) fn round(s: &mut dyn TlsStream, app: &dyn AppRound, wait: Duration) -
     }
 }
 
+/// Reads, without sending anything, for up to `wait`: what the server has already sent after
+/// the handshake (an alert, a close), or [`Round::Silent`].
+pub(crate) fn pending_alert(s: &mut dyn TlsStream, wait: Duration) -> Round {
+    let _ = s
+        .tcp()
+        .set_read_timeout(Some(wait.max(Duration::from_millis(1))));
+    let mut buf = [0u8; 512];
+    match s.read(&mut buf) {
+        Ok(0) => Round::Closed,
+        Ok(_) => Round::Answered { cotp_cc: false },
+        Err(e) => classify(e),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -93,5 +130,14 @@ mod tests {
         assert!(Round::Silent.let_through());
         assert!(!Round::Closed.let_through());
         assert!(!Round::Refused("x".into()).let_through());
+        assert!(!Round::CertRefused("x".into()).let_through());
+        let alert116 = crate::error::from_alert(116, crate::Side::Peer, "certificate required");
+        assert!(matches!(classify_error(alert116), Round::CertRefused(_)));
+        let ours = TlsError::UnknownCa {
+            by: crate::Side::Local,
+            detail: String::new(),
+        };
+        assert!(matches!(classify_error(ours), Round::Refused(_)));
+        assert_eq!(classify_error(TlsError::Timeout), Round::Silent);
     }
 }

@@ -37,7 +37,7 @@ pub use verdicts::{Level, Verdict};
 pub use versions::VersionProbe;
 
 use crate::backend::{self, BackendKind};
-use crate::{KxGroup, TlsError, TlsProfile, TlsVersion};
+use crate::{TlsError, TlsProfile, TlsVersion};
 use attempt::{After, Runner};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -58,6 +58,9 @@ pub struct SurveyOptions {
     /// `gander_client::detect::MmsRound`); `None`: no round, and the checks that need one
     /// (a TLS 1.3 client-certificate refusal, the answer after a rekey) say so.
     pub round: Option<std::sync::Arc<dyn AppRound>>,
+    /// Connections at once during the suite probes (1: sequential, the gentle default; an IED
+    /// has few connection slots). Each worker keeps the pause between its own connections.
+    pub parallel: usize,
 }
 
 impl Default for SurveyOptions {
@@ -67,6 +70,7 @@ impl Default for SurveyOptions {
             pause: Duration::from_millis(100),
             quick: false,
             round: None,
+            parallel: 1,
         }
     }
 }
@@ -124,8 +128,10 @@ pub struct Negotiated {
     pub version: TlsVersion,
     /// IANA suite name (or `0xXXXX` when not in the catalogue).
     pub suite: String,
-    /// Key-exchange group, when known (not for RSA key transport or finite-field DHE).
-    pub group: Option<KxGroup>,
+    /// Key-exchange group by its IANA name (`x25519`, `secp384r1`, `ffdhe2048`, `x448`,
+    /// `brainpoolP256r1`, `X25519MLKEM768`, ...); for TLS 1.2 DHE the server's parameters by
+    /// name or size; `None` for RSA key transport.
+    pub group: Option<String>,
     /// Signature scheme of the server's handshake signature (IANA name).
     pub signature_scheme: Option<String>,
     /// Handshake time, ms.
@@ -158,6 +164,9 @@ pub struct TlsSurvey {
     pub chain_error: Option<String>,
     /// Whether the chain verified against the client profile's CAs (`None`: no chain seen).
     pub chain_trusted: Option<bool>,
+    /// Why our check of the server's chain failed, when it did (expired, unknown CA, name):
+    /// the later probes then ran with verification off, so that they still say something.
+    pub server_verification_error: Option<String>,
     /// Whether the server refuses a client without certificate (`None`: not determined).
     pub client_cert_required: Option<bool>,
     /// Whether the server refuses a certificate from a CA it does not know.
@@ -172,6 +181,10 @@ pub struct TlsSurvey {
     pub key_update: Check,
     /// Verdicts against IEC 62351-3 as public sources state it.
     pub verdicts: Vec<Verdict>,
+    /// Whether the port answered the application round (for MMS: the COTP CR), learned once from
+    /// the first round that got through: `false` when it stayed silent for the whole timeout
+    /// (later rounds then waited only for alerts); `None` when no round got through.
+    pub round_answered: Option<bool>,
     /// Connections made.
     pub handshakes: u32,
     /// Wall time of the survey, s.
@@ -193,11 +206,7 @@ pub fn survey(
     let start = Instant::now();
     // Nothing listening is found before any TLS.
     drop(attempt::connect(addr, opts.timeout)?);
-    let mut r = Runner {
-        addr,
-        opts,
-        handshakes: 0,
-    };
+    let mut r = Runner::new(addr, opts);
 
     // The default handshake: the profile's versions and suites, over OpenSSL.
     let dflt = attempt::derive(
@@ -210,11 +219,26 @@ pub fn survey(
             .map(String::as_str)
             .collect::<Vec<_>>(),
     );
-    let dflt_attempt = match r.backend(&dflt) {
+    let mut dflt_attempt = match r.backend(&dflt) {
         Ok(b) => Some(r.run(b.as_ref(), After::Close)?),
         Err(TlsError::Profile(p)) => return Err(p.into()),
         Err(e) => return Err(SurveyError::Setup(e.to_string())),
     };
+    // Our check of the server's chain failed (expired, unknown CA, name): record why, then go on
+    // with verification off so that every later probe still runs, as testssl.sh and sslyze do;
+    // the chain's facts are judged from the chain itself (`validity`, `server-chain-trusted`).
+    let mut server_verification_error = None;
+    if let Some(a) = dflt_attempt
+        .as_ref()
+        .filter(|a| a.local_certificate_failure())
+    {
+        server_verification_error = a.reason();
+        r.quirks.no_server_verification = true;
+        if let Ok(b) = r.backend(&dflt) {
+            let again = r.run(b.as_ref(), After::Close)?;
+            dflt_attempt = Some(again);
+        }
+    }
 
     // A plain (non-TLS) port makes every handshake fail or hang: find out once, before the
     // version probes would each wait for the timeout.
@@ -233,6 +257,13 @@ pub fn survey(
         }
     }
     let (version_probes, versions) = versions::probe(&mut r, client)?;
+    if let Some(p) = version_probes
+        .iter()
+        .find(|p| p.local_cert_failure && !r.quirks.no_server_verification)
+    {
+        server_verification_error = p.reason.clone();
+        r.quirks.no_server_verification = true;
+    }
     if !versions.values().any(|v| *v) {
         return Err(classify_failure(
             addr,
@@ -258,32 +289,22 @@ pub fn survey(
                             .unwrap_or_else(|| format!("0x{c:04X}"))
                     })
                     .unwrap_or_default(),
-                group: a.group,
+                group: a.group_name.clone(),
                 signature_scheme: a.signature_scheme.clone(),
                 ht_ms: a.ht_ms.unwrap_or(0.0),
             }),
             None,
             a.chain.clone(),
-            Some(true),
+            Some(server_verification_error.is_none()),
         ),
         Some(a) => (
             None,
             a.reason(),
             a.chain.clone(),
-            match &a.error {
-                Some(TlsError::UnknownCa {
-                    by: crate::Side::Local,
-                    ..
-                })
-                | Some(TlsError::Expired {
-                    by: crate::Side::Local,
-                    ..
-                })
-                | Some(TlsError::Revoked {
-                    by: crate::Side::Local,
-                    ..
-                }) => Some(false),
-                _ => None,
+            if a.local_certificate_failure() || server_verification_error.is_some() {
+                Some(false)
+            } else {
+                None
             },
         ),
         None => (None, None, Vec::new(), None),
@@ -303,7 +324,13 @@ pub fn survey(
 
     let (suites, suites_not_tested) = suites::probe(&mut r, client, &accepted)?;
     let client_auth = client_auth::probe(&mut r, client, &accepted)?;
-    let (resumption, renegotiation, key_update) = session::probe(&mut r, client, &accepted)?;
+    let ri = version_probes
+        .iter()
+        .find(|p| p.version == TlsVersion::Tls12)
+        .and_then(|p| p.secure_renegotiation);
+    let client_refused = client_auth.baseline.refused == Some(true);
+    let (resumption, renegotiation, key_update) =
+        session::probe(&mut r, client, &accepted, ri, client_refused)?;
 
     let mut s = TlsSurvey {
         target: addr.to_string(),
@@ -317,6 +344,7 @@ pub fn survey(
         chain,
         chain_error,
         chain_trusted,
+        server_verification_error,
         client_cert_required: client_auth.without_cert.refused,
         untrusted_client_cert_refused: client_auth.untrusted_cert.refused,
         client_auth,
@@ -324,6 +352,11 @@ pub fn survey(
         renegotiation,
         key_update,
         verdicts: Vec::new(),
+        round_answered: match r.answers {
+            attempt::AppAnswers::Yes => Some(true),
+            attempt::AppAnswers::No => Some(false),
+            attempt::AppAnswers::Unknown => None,
+        },
         handshakes: r.handshakes,
         duration_s: 0.0,
         scan: None,

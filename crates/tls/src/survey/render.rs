@@ -26,6 +26,15 @@ pub fn render(s: &TlsSurvey) -> String {
         "TLS survey of {} ({} handshakes, {:.1} s; client {})",
         s.target, s.handshakes, s.duration_s, s.client_library
     );
+    let _ = writeln!(
+        o,
+        "application round after the handshake: {}",
+        match s.round_answered {
+            Some(true) => "answered",
+            Some(false) => "no answer within the timeout (later rounds waited only for alerts)",
+            None => "no round got through",
+        }
+    );
     let _ = writeln!(o, "\nversions");
     for p in &s.version_probes {
         let why = match (&p.reason, p.accepted) {
@@ -46,9 +55,7 @@ pub fn render(s: &TlsSurvey) -> String {
                 "\ndefault handshake: {} {}, group {}, signature {}, {:.2} ms",
                 n.version,
                 n.suite,
-                n.group
-                    .map(|g| g.name().to_string())
-                    .unwrap_or_else(|| "-".into()),
+                n.group.as_deref().unwrap_or("-"),
                 n.signature_scheme.as_deref().unwrap_or("-"),
                 n.ht_ms
             );
@@ -94,6 +101,12 @@ pub fn render(s: &TlsSurvey) -> String {
             None => "",
         }
     );
+    if let Some(e) = &s.server_verification_error {
+        let _ = writeln!(
+            o,
+            "  our check of it failed ({e}); the later probes ran with verification off"
+        );
+    }
     for (i, c) in s.chain.iter().enumerate() {
         let _ = writeln!(o, "  [{i}] subject {}", c.subject);
         let _ = writeln!(o, "      issuer  {}", c.issuer);
@@ -156,8 +169,13 @@ pub fn render(s: &TlsSurvey) -> String {
     ] {
         let _ = writeln!(
             o,
-            "    {what}: handshake {}{}{}",
+            "    {what}: handshake {}{}{}{}",
             if p.handshake { "done" } else { "failed" },
+            match p.certificate_requested {
+                Some(true) => ", certificate requested",
+                Some(false) => ", no certificate requested",
+                None => "",
+            },
             p.round
                 .as_ref()
                 .map(|r| format!(", then {r}"))
@@ -191,8 +209,13 @@ pub fn render(s: &TlsSurvey) -> String {
     );
     let _ = writeln!(
         o,
-        "  TLS 1.2 client-initiated renegotiation:  {}",
-        check(&s.renegotiation.client_initiated)
+        "  TLS 1.2 client-initiated renegotiation:  {}{}",
+        check(&s.renegotiation.client_initiated),
+        if s.renegotiation.insecure {
+            " [without RFC 5746: insecure]"
+        } else {
+            ""
+        }
     );
     let _ = writeln!(
         o,

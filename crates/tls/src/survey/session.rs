@@ -47,8 +47,12 @@ pub struct Resumption {
 pub struct Renegotiation {
     /// The server sent `renegotiation_info` (RFC 5746 §3.6) in a full TLS 1.2 handshake.
     pub secure_renegotiation: Option<bool>,
-    /// A client-initiated renegotiation completed and the next round went through.
+    /// A client-initiated renegotiation completed: the second handshake on the connection
+    /// finished at the TLS layer, whatever the application round said afterwards.
     pub client_initiated: Check,
+    /// The client-initiated probe ran without RFC 5746 (the server does not signal it), so
+    /// an accepted renegotiation is the insecure kind RFC 5746 §1 describes.
+    pub insecure: bool,
 }
 
 const NO12: &str = "the server does not accept TLS 1.2";
@@ -109,14 +113,22 @@ fn backend(r: &Runner<'_>, p: &TlsProfile) -> Result<Box<dyn TlsBackend>, crate:
     r.backend(p)
 }
 
-/// Runs the resumption, renegotiation and KeyUpdate checks for the accepted versions.
+/// Runs the resumption, renegotiation and KeyUpdate checks for the accepted versions. `ri` is
+/// the RFC 5746 signal of the TLS 1.2 version probe, if it saw one; `client_refused` says that
+/// the client-authentication baseline (the profile's own credentials) was refused, so that a
+/// connection ended by the server after the handshake is that refusal, not the mechanism's.
 pub(crate) fn probe(
     r: &mut Runner<'_>,
     client: &TlsProfile,
     accepted: &[TlsVersion],
+    ri: Option<bool>,
+    client_refused: bool,
 ) -> Result<(Resumption, Renegotiation, Check), SurveyError> {
     let mut res = Resumption::default();
-    let mut reneg = Renegotiation::default();
+    let mut reneg = Renegotiation {
+        secure_renegotiation: ri,
+        ..Renegotiation::default()
+    };
     let has12 = accepted.contains(&TlsVersion::Tls12);
     let has13 = accepted.contains(&TlsVersion::Tls13);
     let with = |v: TlsVersion, tickets: bool| TlsProfile {
@@ -129,7 +141,9 @@ pub(crate) fn probe(
             Ok(b) => {
                 let (c, ri) = resumes(r, b.as_ref(), false)?;
                 res.tls12_session_id = c;
-                reneg.secure_renegotiation = ri;
+                if reneg.secure_renegotiation.is_none() {
+                    reneg.secure_renegotiation = ri;
+                }
             }
             Err(e) => res.tls12_session_id = Check::skipped(&e.to_string()),
         }
@@ -137,11 +151,18 @@ pub(crate) fn probe(
             Ok(b) => resumes(r, b.as_ref(), true)?.0,
             Err(e) => Check::skipped(&e.to_string()),
         };
-        reneg.client_initiated = match backend(
-            r,
+        // Without RFC 5746 OpenSSL will not renegotiate unless told to: tell it, for this probe
+        // only, to learn whether the server accepts the insecure renegotiation.
+        let mut quirks = r.quirks;
+        if reneg.secure_renegotiation == Some(false) {
+            quirks.unsafe_legacy_renegotiation = true;
+            reneg.insecure = true;
+        }
+        reneg.client_initiated = match r.backend_with(
             &derive(client, BackendKind::Openssl, &[TlsVersion::Tls12], &[]),
+            quirks,
         ) {
-            Ok(b) => rekey(r, b.as_ref(), "renegotiation")?,
+            Ok(b) => rekey(r, b.as_ref(), Rekey::Renegotiation, client_refused)?,
             Err(e) => Check::skipped(&e.to_string()),
         };
     } else {
@@ -159,7 +180,7 @@ pub(crate) fn probe(
             r,
             &derive(client, BackendKind::Openssl, &[TlsVersion::Tls13], &[]),
         ) {
-            Ok(b) => rekey(r, b.as_ref(), "KeyUpdate")?,
+            Ok(b) => rekey(r, b.as_ref(), Rekey::KeyUpdate, client_refused)?,
             Err(e) => Check::skipped(&e.to_string()),
         }
     } else {
@@ -169,31 +190,157 @@ pub(crate) fn probe(
     Ok((res, reneg, key_update))
 }
 
-/// Handshake, rekey at once, then the round: did the server go along?
-fn rekey(r: &mut Runner<'_>, b: &dyn TlsBackend, what: &str) -> Result<Check, SurveyError> {
-    let a = r.run(b, After::RekeyThenRound)?;
-    if let Some(e) = &a.error {
-        return Ok(Check::skipped(&format!("handshake failed: {e}")));
+/// Which rekey a probe makes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Rekey {
+    /// TLS 1.2 client-initiated renegotiation (RFC 5246 §7.4.1.1, RFC 5746).
+    Renegotiation,
+    /// TLS 1.3 KeyUpdate with update_requested (RFC 8446 §4.6.3).
+    KeyUpdate,
+}
+
+impl Rekey {
+    fn word(self) -> &'static str {
+        match self {
+            Rekey::Renegotiation => "renegotiation",
+            Rekey::KeyUpdate => "KeyUpdate",
+        }
     }
-    Ok(match (&a.rekey_error, &a.round) {
-        (Some(e), _) => Check {
+}
+
+/// Handshake, rekey at once, then the round: did the server go along?
+fn rekey(
+    r: &mut Runner<'_>,
+    b: &dyn TlsBackend,
+    kind: Rekey,
+    client_refused: bool,
+) -> Result<Check, SurveyError> {
+    let a = r.run(b, After::RekeyThenRound)?;
+    Ok(judge_rekey(&a, kind, client_refused))
+}
+
+/// The verdict on one rekey attempt.
+///
+/// A TLS 1.2 renegotiation is judged at the TLS layer: the client's `rekey` returns only once the
+/// second handshake has finished (OpenSSL drives it to the end on a blocking socket), or fails
+/// on the server's refusal (a no_renegotiation alert, RFC 5246 §7.2.2) or silence. What the
+/// application round says afterwards is reported, not judged. A TLS 1.3 KeyUpdate completes only
+/// when the server sends its own KeyUpdate before its next data (RFC 8446 §4.6.3), which a
+/// client sees only in an answer: without one it is not determined.
+fn judge_rekey(a: &Attempt, kind: Rekey, client_refused: bool) -> Check {
+    let what = kind.word();
+    if let Some(e) = &a.error {
+        return Check::skipped(&format!("handshake failed: {e}"));
+    }
+    let cert_refusal = matches!(a.round, Some(Round::CertRefused(_)));
+    let refused_client = |how: &str| Check {
+        ok: None,
+        detail: Some(format!(
+            "not determined: the server refused this client's certificate (or its absence) \
+             before the {what} could be judged ({how})"
+        )),
+    };
+    if let Some(e) = &a.rekey_error {
+        if cert_refusal || client_refused {
+            return refused_client(&e.to_string());
+        }
+        return Check {
             ok: Some(false),
             detail: Some(format!("{what} refused: {e}")),
+        };
+    }
+    let after = a.round.as_ref().map(Round::word);
+    match (kind, &a.round) {
+        (Rekey::Renegotiation, r) if !matches!(r, Some(Round::CertRefused(_))) => Check {
+            ok: Some(true),
+            detail: Some(format!(
+                "renegotiation completed at the TLS layer{}",
+                after
+                    .map(|w| format!("; the application round afterwards: {w}"))
+                    .unwrap_or_default()
+            )),
         },
-        (None, Some(Round::Answered { .. })) => Check {
+        (_, Some(Round::Answered { .. })) => Check {
             ok: Some(true),
             detail: Some(format!("{what} done; the server answered afterwards")),
         },
-        (None, Some(Round::Silent)) => Check {
+        (_, Some(Round::Silent)) => Check {
             ok: None,
             detail: Some(format!(
                 "{what} sent; the server neither answered nor refused within the wait"
             )),
         },
-        (None, Some(other)) => Check {
+        (_, Some(Round::CertRefused(e))) => refused_client(e),
+        (_, Some(other)) if client_refused => refused_client(&other.word()),
+        (_, Some(other)) => Check {
             ok: Some(false),
             detail: Some(format!("after the {what}: {}", other.word())),
         },
-        (None, None) => Check::skipped("no round made"),
-    })
+        (_, None) => Check::skipped("no round made"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Side, TlsError};
+
+    fn done(rekey_error: Option<TlsError>, round: Option<Round>) -> Attempt {
+        Attempt {
+            rekey_error,
+            round,
+            ..Attempt::default()
+        }
+    }
+
+    #[test]
+    fn a_completed_renegotiation_passes_whatever_the_round() {
+        for round in [Some(Round::Silent), Some(Round::Closed), None] {
+            let c = judge_rekey(&done(None, round), Rekey::Renegotiation, false);
+            assert_eq!(c.ok, Some(true), "{c:?}");
+        }
+        let c = judge_rekey(
+            &done(Some(TlsError::Timeout), None),
+            Rekey::Renegotiation,
+            false,
+        );
+        assert_eq!(c.ok, Some(false));
+    }
+
+    #[test]
+    fn key_update_is_not_blamed_for_a_refused_certificate() {
+        let alert = Round::CertRefused("alert 116".into());
+        let c = judge_rekey(&done(None, Some(alert.clone())), Rekey::KeyUpdate, false);
+        assert_eq!(c.ok, None, "{c:?}");
+        let c = judge_rekey(
+            &done(Some(TlsError::Closed), Some(alert)),
+            Rekey::KeyUpdate,
+            false,
+        );
+        assert_eq!(c.ok, None, "{c:?}");
+        // The baseline was refused: a close after the KeyUpdate is that refusal.
+        let c = judge_rekey(&done(None, Some(Round::Closed)), Rekey::KeyUpdate, true);
+        assert_eq!(c.ok, None, "{c:?}");
+        // A client the server accepts, and a close after the KeyUpdate: the KeyUpdate failed.
+        let c = judge_rekey(&done(None, Some(Round::Closed)), Rekey::KeyUpdate, false);
+        assert_eq!(c.ok, Some(false), "{c:?}");
+        let c = judge_rekey(
+            &done(None, Some(Round::Answered { cotp_cc: true })),
+            Rekey::KeyUpdate,
+            false,
+        );
+        assert_eq!(c.ok, Some(true));
+        let c = judge_rekey(
+            &Attempt {
+                error: Some(TlsError::BadCertificate {
+                    by: Side::Peer,
+                    detail: String::new(),
+                }),
+                ..Attempt::default()
+            },
+            Rekey::KeyUpdate,
+            false,
+        );
+        assert_eq!(c.ok, None);
+    }
 }

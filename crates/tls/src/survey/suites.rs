@@ -48,12 +48,18 @@ fn backend_for(code: u16, v: TlsVersion) -> Option<BackendKind> {
     })
 }
 
+/// One suite handshake to make: (index into the probes, name, code point, backend, version).
+type Job = (usize, &'static str, u16, BackendKind, TlsVersion);
+/// What one suite handshake found: (accepted, HT ms, reason).
+type Found = (bool, Option<f64>, Option<String>);
+
 /// Whether quick mode tests the suite.
 pub(crate) fn in_quick(s: IecStatus) -> bool {
     matches!(s, IecStatus::Mandatory | IecStatus::Recommended)
 }
 
-/// Probes the catalogue (or its mandatory and recommended part when `quick`).
+/// Probes the catalogue (or its mandatory and recommended part when `quick`), with
+/// `opts.parallel` connections at once (each worker paced on its own).
 pub(crate) fn probe(
     r: &mut Runner<'_>,
     client: &TlsProfile,
@@ -61,6 +67,8 @@ pub(crate) fn probe(
 ) -> Result<(Vec<SuiteProbe>, Vec<&'static str>), SurveyError> {
     let mut out = Vec::new();
     let mut untested = Vec::new();
+    // (index into `out`, suite code, backend, version) of each handshake to make.
+    let mut jobs: Vec<Job> = Vec::new();
     for s in CATALOGUE
         .iter()
         .filter(|s| !r.opts.quick || in_quick(s.iec))
@@ -93,23 +101,86 @@ pub(crate) fn probe(
             backend: b.name(),
             reason: None,
         };
-        let Some(v) = version else {
-            p.reason = Some("the server accepts no version this suite is defined for".into());
-            out.push(p);
-            continue;
-        };
-        let b = backend_for(s.code, v).unwrap_or(b);
-        p.backend = b.name();
-        match r.backend(&derive(client, b, &[v], &[s.name])) {
-            Ok(be) => {
-                let a = r.run(be.as_ref(), After::Close)?;
-                p.accepted = a.chose(Some(v), Some(s.code));
-                p.ht_ms = a.ht_ms;
-                p.reason = a.reason();
+        match version {
+            None => {
+                p.reason = Some("the server accepts no version this suite is defined for".into())
             }
-            Err(e) => p.reason = Some(format!("not tested: {e}")),
+            Some(v) => {
+                let b = backend_for(s.code, v).unwrap_or(b);
+                p.backend = b.name();
+                jobs.push((out.len(), s.name, s.code, b, v));
+            }
         }
         out.push(p);
+    }
+    let workers = r.opts.parallel.clamp(1, jobs.len().max(1));
+    let one = |r: &mut Runner<'_>, (_, name, code, b, v): Job| -> Result<Found, SurveyError> {
+        match r.backend(&derive(client, b, &[v], &[name])) {
+            Ok(be) => {
+                let a = r.run(be.as_ref(), After::Close)?;
+                Ok((a.chose(Some(v), Some(code)), a.ht_ms, a.reason()))
+            }
+            Err(e) => Ok((false, None, Some(format!("not tested: {e}")))),
+        }
+    };
+    let results: Vec<(usize, Found)> = if workers == 1 {
+        let mut res = Vec::new();
+        for j in &jobs {
+            res.push((j.0, one(r, *j)?));
+        }
+        res
+    } else {
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let base = r.clone();
+        let outcomes: Vec<_> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..workers)
+                .map(|_| {
+                    let mut w = Runner {
+                        handshakes: 0,
+                        ..base.clone()
+                    };
+                    let (next, jobs, one) = (&next, &jobs, &one);
+                    scope.spawn(move || {
+                        let mut res = Vec::new();
+                        loop {
+                            let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                            let Some(j) = jobs.get(i) else { break };
+                            match one(&mut w, *j) {
+                                Ok(x) => res.push((j.0, x)),
+                                Err(e) => return (w.handshakes, w.max_ht_ms, Err(e)),
+                            }
+                        }
+                        (w.handshakes, w.max_ht_ms, Ok(res))
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        (
+                            0,
+                            0.0,
+                            Err(SurveyError::Setup("a suite worker panicked".into())),
+                        )
+                    })
+                })
+                .collect()
+        });
+        let mut res = Vec::new();
+        for (n, ht, o) in outcomes {
+            r.handshakes += n;
+            r.max_ht_ms = r.max_ht_ms.max(ht);
+            res.extend(o?);
+        }
+        res
+    };
+    for (i, (accepted, ht_ms, reason)) in results {
+        if let Some(p) = out.get_mut(i) {
+            p.accepted = accepted;
+            p.ht_ms = ht_ms;
+            p.reason = reason;
+        }
     }
     Ok((out, untested))
 }

@@ -316,6 +316,21 @@ pub fn judge(s: &TlsSurvey) -> Vec<Verdict> {
                 SRC_RI,
                 "renegotiation_info sent".into(),
             ),
+            // The server also renegotiates without it: the attack RFC 5746 §1 describes.
+            Some(false)
+                if s.renegotiation.insecure
+                    && s.renegotiation.client_initiated.ok == Some(true) =>
+            {
+                v(
+                    "secure-renegotiation",
+                    Fail,
+                    req,
+                    SRC_RI,
+                    "no renegotiation_info in the ServerHello, and an insecure client-initiated \
+                     renegotiation is accepted (CVE-2009-3555)"
+                        .into(),
+                )
+            }
             Some(false) => v(
                 "secure-renegotiation",
                 Warn,
@@ -339,6 +354,14 @@ pub fn judge(s: &TlsSurvey) -> Vec<Verdict> {
             .clone()
             .unwrap_or_default();
         out.push(match s.renegotiation.client_initiated.ok {
+            // Accepted, but only the insecure kind: the secure-renegotiation verdict fails.
+            Some(true) if s.renegotiation.insecure => v(
+                "client-renegotiation",
+                Warn,
+                req,
+                SRC_RENEG,
+                format!("{d} (without RFC 5746: insecure)"),
+            ),
             Some(true) => v("client-renegotiation", Pass, req, SRC_RENEG, d),
             Some(false) => v("client-renegotiation", Warn, req, SRC_RENEG, d),
             None => v("client-renegotiation", Info, req, SRC_RENEG, d),
@@ -495,6 +518,7 @@ mod tests {
             chain: Vec::new(),
             chain_error: None,
             chain_trusted: None,
+            server_verification_error: None,
             client_cert_required: None,
             untrusted_client_cert_refused: None,
             client_auth: ClientAuth::default(),
@@ -502,6 +526,7 @@ mod tests {
             renegotiation: Renegotiation::default(),
             key_update: Check::default(),
             verdicts: Vec::new(),
+            round_answered: None,
             handshakes: 0,
             duration_s: 0.0,
             scan: None,
@@ -540,6 +565,11 @@ mod tests {
         // TLS 1.2 accepted but RFC 5746 not signalled.
         s.renegotiation.secure_renegotiation = Some(false);
         assert_eq!(level(&judge(&s), "secure-renegotiation"), Some(Level::Warn));
+        // ... and it renegotiates without it.
+        s.renegotiation.insecure = true;
+        s.renegotiation.client_initiated.ok = Some(true);
+        assert_eq!(level(&judge(&s), "secure-renegotiation"), Some(Level::Fail));
+        assert_eq!(level(&judge(&s), "client-renegotiation"), Some(Level::Warn));
         let mut s = empty();
         s.versions.insert("1.3", true);
         let vs = judge(&s);

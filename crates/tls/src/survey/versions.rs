@@ -27,6 +27,12 @@ pub struct VersionProbe {
     /// The failure was a timeout.
     #[serde(skip)]
     pub(crate) timed_out: bool,
+    /// The handshake failed on our own check of the server's chain.
+    #[serde(skip)]
+    pub(crate) local_cert_failure: bool,
+    /// RFC 5746 `renegotiation_info` in the ServerHello (TLS 1.0-1.2 only).
+    #[serde(skip)]
+    pub(crate) secure_renegotiation: Option<bool>,
 }
 
 /// Probes every version; returns the probes and the `"1.0"`..`"1.3"` map.
@@ -40,11 +46,14 @@ pub(crate) fn probe(
         let probe = match r.backend(&p) {
             Ok(b) => {
                 let a = r.run(b.as_ref(), After::Close)?;
+                let accepted = a.chose(Some(v), None);
                 VersionProbe {
                     version: v,
-                    accepted: a.chose(Some(v), None),
+                    accepted,
                     reason: a.reason(),
                     timed_out: matches!(a.error, Some(TlsError::Timeout)),
+                    local_cert_failure: a.local_certificate_failure(),
+                    secure_renegotiation: a.secure_renegotiation.filter(|_| accepted),
                     chain: a.chain,
                 }
             }
@@ -54,6 +63,8 @@ pub(crate) fn probe(
                 reason: Some(format!("not tested: {e}")),
                 chain: Vec::new(),
                 timed_out: false,
+                local_cert_failure: false,
+                secure_renegotiation: None,
             },
         };
         out.push(probe);
