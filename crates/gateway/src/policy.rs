@@ -1190,9 +1190,16 @@ action = "verify"
             f[i / 8] ^= 1 << (i % 8);
             let mut rx = policy(&rules);
             if let Decision::Forward(out) = rx.handle(Direction::Inbound, &f, 0) {
-                // Only Ethernet addresses (outside every IEC 62351-6 MAC) and the EtherType
-                // (which makes it not IPv4 at all) can be hit and still be forwarded.
-                assert!(i < 14 * 8, "bit {i}");
+                // Only Ethernet addresses (outside every IEC 62351-6 MAC), the EtherType (which
+                // makes it not IPv4 at all) and the IPv4 protocol (which makes it not UDP, so
+                // no IED's UDP socket can receive it; checksums are judged only on IEC
+                // datagrams, as the NIC may leave them to the device) can be hit and still be
+                // forwarded as non-IEC traffic.
+                const IPV4_PROTOCOL: usize = 14 + 9;
+                assert!(i < 14 * 8 || i / 8 == IPV4_PROTOCOL, "bit {i}");
+                if i / 8 == IPV4_PROTOCOL {
+                    assert_ne!(out[IPV4_PROTOCOL], 17, "bit {i}: still UDP");
+                }
                 assert!(
                     i < 12 * 8
                         || view::classify(Profile::Standard, &out).map(|v| v.kind())

@@ -688,7 +688,7 @@ mod tests {
             ("A0 03 02 01 01", "no service"),
             ("A0 06 02 01 01 A4 01 00", "bad read"),
             ("A0 05 02 00 A4 00 00", "empty invoke id"),
-            ("A1 0A 02 01 01 A4 05 A1 03 88 01 00", "bad data tag"),
+            ("A1 0A 02 01 01 A4 05 A1 03 92 01 00", "bad data tag"),
             ("A1 07 02 01 01 A5 02 82 00", "bad write result"),
             ("A4 03 80 01 01", "reject without reason"),
             ("A3 02 A0 00", "report without spec"),
