@@ -43,8 +43,10 @@ for deb in "${debs[@]}"; do
 
     cp "$tmp/root/usr/share/doc/gander-gateway/examples/gateway.toml" "$tmp/gateway.toml"
     cp "$tmp/root/usr/share/doc/gander-gateway/examples/keys.toml" "$tmp/keys.toml"
-    out=$($qemu "$bin" --config "$tmp/gateway.toml" --check)
+    out=$($qemu "$bin" --config "$tmp/gateway.toml" --check 2>"$tmp/check.err")
     [[ $out == *": ok" ]] || { echo "check_dist: --check said: $out" >&2; exit 1; }
+    # The shipped example must be clean, not merely valid: no warning either.
+    [[ ! -s $tmp/check.err ]] || { echo "check_dist: --check warned: $(cat "$tmp/check.err")" >&2; exit 1; }
     sed -i 's/^action = "verify"/action = "verify"\nbogus = 1/' "$tmp/gateway.toml"
     if err=$($qemu "$bin" --config "$tmp/gateway.toml" --check 2>&1); then
         echo "check_dist: a broken config was accepted" >&2; exit 1
