@@ -14,9 +14,9 @@ libiec61850/) as the third server wherever it can:
   reads the fixture as open61850's SCL reader does.
 
 The fixtures (interop/fixtures/, README.md there) are our own, each naming the public file whose
-features it reproduces. Tests that fail today only because of a defect another part of issue 19
-is fixing are marked xfail(strict=True): they turn red (XPASS) when the fix lands, and the marker
-must go.
+features it reproduces. A test that fails only because of a known gander defect being fixed is
+marked xfail(strict=True) with the defect in its reason: it turns red (XPASS) when the fix lands,
+and the marker must go. None is marked now: the issue 19 defects they found are fixed.
 """
 from __future__ import annotations
 
