@@ -19,7 +19,7 @@ TARGET_DIR ?= $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)
 OSSL35 := $(TARGET_DIR)/ossl35/release/gander
 CRYPTO_VECTORS = $(shell $(VPY) -c 'import cryptography_vectors, os; print(os.path.dirname(cryptography_vectors.__file__))')
 
-.PHONY: setup venv cref build build-ossl35 test test-pq lint demo fuzz-smoke clean cross cross-test dist
+.PHONY: setup venv cref build build-ossl35 test test-stages test-pq lint demo fuzz-smoke clean cross cross-test dist
 
 ## setup: system packages (tshark, libpcap, OpenSSL, GnuTLS, ...) and Rust if cargo is missing
 setup:
@@ -66,13 +66,24 @@ lint:
 	cargo clippy --release --workspace --all-targets -- -D warnings
 	python3 scripts/check_layers.py
 
-## test: lint, Rust tests, then the interop suite against libiec61850 and tshark
-test: setup venv cref build
-	$(MAKE) --no-print-directory lint
-	GANDER_CRYPTO_VECTORS=$(CRYPTO_VECTORS) cargo test --workspace --release
-	$(MAKE) --no-print-directory fuzz-smoke FUZZ_SECONDS=$(TEST_FUZZ_SECONDS)
-	$(MAKE) --no-print-directory cross-test dist CROSS_TARGETS="$(TEST_CROSS_TARGETS)"
-	GANDER=$(GANDER) $(VPY) -m pytest -q interop/tests
+## test: lint, Rust tests, then the interop suite against libiec61850 and tshark. Each stage's start
+## is logged to out/test-stages.log (seconds since the epoch), to keep the whole within its budget.
+STAGE := scripts/test_stage.sh
+test:
+	$(STAGE) begin
+	$(MAKE) --no-print-directory setup venv cref
+	$(MAKE) --no-print-directory test-stages
+
+# The stages of `make test`, after set-up (a sub-make: CRYPTO_VECTORS needs the venv).
+test-stages:
+	$(STAGE) build; $(MAKE) --no-print-directory build
+	$(STAGE) lint; $(MAKE) --no-print-directory lint
+	$(STAGE) rust-tests; GANDER_CRYPTO_VECTORS=$(CRYPTO_VECTORS) cargo test --workspace --release
+	$(STAGE) fuzz-smoke; $(MAKE) --no-print-directory fuzz-smoke FUZZ_SECONDS=$(TEST_FUZZ_SECONDS)
+	$(STAGE) cross-test; $(MAKE) --no-print-directory cross-test CROSS_TARGETS="$(TEST_CROSS_TARGETS)"
+	$(STAGE) dist; $(MAKE) --no-print-directory dist CROSS_TARGETS="$(TEST_CROSS_TARGETS)"
+	$(STAGE) interop; GANDER=$(GANDER) $(VPY) -m pytest -q interop/tests
+	$(STAGE) end
 
 ## cross: the standalone gander-gateway for the Raspberry Pi 4 (aarch64) and armv7 (OpenSSL static)
 CROSS_TARGETS ?= aarch64-unknown-linux-gnu armv7-unknown-linux-gnueabihf
