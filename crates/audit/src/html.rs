@@ -6,21 +6,7 @@ use crate::finding::Severity;
 use crate::{Audit, Plot};
 use std::fmt::Write;
 
-/// Escapes text for HTML element content and attribute values.
-pub fn esc(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&#39;"),
-            c => o.push(c),
-        }
-    }
-    o
-}
+pub use gander_measure::html::esc;
 
 fn opt<T: std::fmt::Display>(v: &Option<T>) -> String {
     v.as_ref().map(|x| esc(&x.to_string())).unwrap_or_default()

@@ -4,10 +4,12 @@
 //! * [`stats`]: summary statistics over kept raw samples (nearest-rank percentiles, t-based
 //!   95 % confidence intervals).
 //! * [`machine`]: the description of the machine every report starts with.
+//! * [`html`]: escaping for every HTML report.
 //! * [`transfer_time`]: the IEC 61850-5 transfer-time classes, one table, for verdicts.
 
 #![forbid(unsafe_code)]
 
+pub mod html;
 pub mod machine;
 pub mod stats;
 pub mod transfer_time;

@@ -8,21 +8,7 @@ use super::{ms, pct, ratio, row_label, table_rows, table_var, verdict};
 use crate::results::{RunResults, ScenarioResult};
 use std::fmt::Write;
 
-/// Escapes text for HTML element content and attribute values.
-pub fn esc(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&#39;"),
-            c => o.push(c),
-        }
-    }
-    o
-}
+pub use gander_measure::html::esc;
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:1200px;color:#222;padding:0 1em}
 table{border-collapse:collapse;margin:.6em 0 1.2em;font-size:13px}th,td{border:1px solid #bbb;padding:3px 7px;text-align:right}

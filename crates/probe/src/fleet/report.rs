@@ -69,21 +69,7 @@ impl FleetReport {
     }
 }
 
-/// Escapes text for HTML element content and attribute values.
-pub fn esc(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&#39;"),
-            c => o.push(c),
-        }
-    }
-    o
-}
+pub use gander_measure::html::esc;
 
 fn ms(v: Option<f64>) -> String {
     v.map_or("-".into(), |x| format!("{x:.2}"))
