@@ -43,12 +43,13 @@ ALLOWED = {
     "gander-gdoi": {"gander-wire", "gander-sec"},
     "gander-bench": {"gander-measure", "gander-wire", "gander-sec", "gander-mms", "gander-tls",
                      "gander-peers", "gander-gateway", "gander-lab", "gander-testkit", "gander-scl",
-                     "gander-audit"},
+                     "gander-audit", "gander-audit-live"},
     "gander-audit": {"gander-wire", "gander-sec", "gander-measure", "gander-tls"},
+    "gander-audit-live": {"gander-audit", "gander-capture", "gander-gateway", "gander-sec"},
     "gander-cli": {"gander-wire", "gander-sec", "gander-mms", "gander-tls", "gander-lab",
                    "gander-gateway", "gander-measure", "gander-client", "gander-peers",
                    "gander-platform", "gander-bench", "gander-scl", "gander-probe",
-                   "gander-audit", "gander-capture", "gander-gdoi"},
+                   "gander-audit", "gander-audit-live", "gander-capture", "gander-gdoi"},
 }
 
 # Codecs: no cryptography, no TLS, no system calls.

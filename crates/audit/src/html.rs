@@ -42,6 +42,13 @@ pub fn render(audit: &Audit, title: &str) -> String {
         if s.verified_with_keys { "verified with the given keys" } else { "not verified (no keys)" },
         esc(s.profile)
     );
+    if let Some(d) = s.kernel_drops {
+        let _ = writeln!(
+            h,
+            "<p id=\"drops\">Live capture: {d} frames dropped by the kernel before the audit read them{}.</p>",
+            if d > 0 { " <b>(the audit is incomplete)</b>" } else { "" }
+        );
+    }
     h.push_str("<table id=\"kinds\"><tr>");
     for k in s.kinds.keys() {
         let _ = write!(h, "<th>{}</th>", esc(k));

@@ -22,6 +22,8 @@ pub mod finding;
 pub mod fnv;
 pub mod goose_seq;
 pub mod html;
+pub mod live_input;
+pub mod metrics;
 pub mod mms_tcp;
 pub mod seen;
 pub mod stream;
@@ -73,6 +75,7 @@ pub struct Auditor<'k> {
     first_ts: Option<u64>,
     last_ts: u64,
     mms: mms_tcp::MmsTracker,
+    kernel: Option<metrics::KernelTotals>,
 }
 
 impl<'k> Auditor<'k> {
@@ -94,6 +97,7 @@ impl<'k> Auditor<'k> {
             first_ts: None,
             last_ts: 0,
             mms: mms_tcp::MmsTracker::default(),
+            kernel: None,
         }
     }
 
@@ -446,6 +450,7 @@ impl<'k> Auditor<'k> {
                 kinds: self.kinds,
                 verified_with_keys: self.verifier.is_some(),
                 profile: self.opts.profile.name(),
+                kernel_drops: self.kernel.map(|k| k.drops),
             },
             streams,
             associations,
@@ -653,6 +658,9 @@ pub struct Summary {
     pub verified_with_keys: bool,
     /// Framing profile.
     pub profile: &'static str,
+    /// Live audit: frames the kernel dropped before the audit read them (`None`: a file).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel_drops: Option<u64>,
 }
 
 /// The points of one stream's plot.

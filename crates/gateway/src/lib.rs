@@ -8,7 +8,8 @@
 //! [`bpf`] (the classic BPF programs that pick out IEC 61850 traffic and steer fanout workers),
 //! [`bypass`] (the tc rules that bridge everything else in the kernel). [`pcap`] is a tap around
 //! any driver; [`driver`] holds what they share;
-//! [`host_stats`] reads the host's drop counters (interfaces, softnet backlog) for loss
+//! [`tap`] is a receive-only socket and ring for readers that only watch (`gander audit
+//! --interface`); [`host_stats`] reads the host's drop counters (interfaces, softnet backlog) for loss
 //! accounting; [`service`] ties config, keys, signals and a driver together for `gander gateway`.
 
 pub mod af_packet;
@@ -25,6 +26,7 @@ pub mod policy;
 pub mod reason;
 pub mod ring;
 pub mod service;
+pub mod tap;
 pub mod udp_relay;
 
 pub use config::{Action, Config, ConfigError, Direction, DriverKind};
