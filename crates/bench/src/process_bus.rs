@@ -36,6 +36,9 @@ pub const SV_RATE: u64 = 4800;
 /// The added one-way p99 the profile must stay under, in microseconds.
 pub const TARGET_ADDED_P99_US: f64 = 100.0;
 
+/// Sample ticks between two GOOSE frames: 19 ticks of 208 us, 3.96 ms.
+pub(crate) const GOOSE_EVERY_TICKS: usize = (4_000_000 / (1_000_000_000 / SV_RATE)) as usize;
+
 const SV_APPID: u16 = 0x4000;
 const GOOSE_APPID: u16 = 0x0030;
 const SV_MCAST: [u8; 6] = [0x01, 0x0c, 0xcd, 0x04, 0x00, 0x00];
@@ -91,7 +94,12 @@ struct Phase {
 /// Sends `ticks` sample instants of 8 SV frames (plus GOOSE every 4 ms) from `dev` in the IED
 /// namespace with source `src_mac`; `sent[t * 8 + s]` gets the send time of stream `s` at
 /// tick `t`.
-fn send(ns: String, dev: &'static str, src_mac: [u8; 6], ticks: usize) -> Result<Vec<SystemTime>> {
+pub(crate) fn send(
+    ns: String,
+    dev: &'static str,
+    src_mac: [u8; 6],
+    ticks: usize,
+) -> Result<Vec<SystemTime>> {
     gander_lab::enter(&ns)?;
     let s = RawSocket::open(dev)?;
     // Frames are built before the clock starts: the sender must keep the 208 us period.

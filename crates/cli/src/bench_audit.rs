@@ -22,9 +22,19 @@ pub(crate) struct Args {
     /// Exit with status 1 if a target is not met.
     #[arg(long)]
     pub check: bool,
+    /// Live instead: `gander audit --interface` in the namespace lab under the process-bus load
+    /// (8 SV streams at 4800 frames/s plus GOOSE), `--runs` consecutive runs of `--seconds`.
+    #[arg(long)]
+    pub live: bool,
+    /// Lab prefix of the live benchmark.
+    #[arg(long, default_value = "gbal")]
+    pub prefix: String,
 }
 
 pub(crate) fn run(a: Args) -> anyhow::Result<ExitCode> {
+    if a.live {
+        return crate::bench_audit_live::run(&a);
+    }
     let machine = gander_measure::machine::Machine::describe();
     let r = gander_bench::audit::run(a.seconds, a.runs, &a.dir)?;
     if a.json {

@@ -17,8 +17,10 @@ use crate::frame::ProfileArg;
 pub(crate) struct AuditArgs {
     /// Capture files (pcap or pcapng, any link type real captures use), read in order; frame
     /// numbers run on across files (with one file they are Wireshark's).
-    #[arg(required = true)]
+    #[arg(required_unless_present = "interface", conflicts_with = "interface")]
     pub captures: Vec<PathBuf>,
+    #[command(flatten)]
+    pub live: crate::cmd_audit_live::LiveArgs,
     /// Key file (TOML, docs/keys.md): every secured frame is verified and its freshness judged.
     #[arg(long)]
     pub keys: Option<PathBuf>,
@@ -33,19 +35,7 @@ pub(crate) struct AuditArgs {
     pub sv_wrap: u16,
 }
 
-/// Severity of an IP reassembly finding: conflicting overlaps and oversize datagrams are the
-/// shapes of fragmentation attacks; inconsistent fragments are broken senders; datagrams left
-/// incomplete at the end of a capture or pushed out by the limits are the capture's edges.
-fn reassembly_severity(k: &gander_capture::FindingKind) -> Severity {
-    use gander_capture::FindingKind as K;
-    match k {
-        K::OverlapConflict { .. } | K::Ipv6Overlap { .. } | K::TooLarge { .. } => Severity::High,
-        K::LengthMismatch { .. } | K::UnalignedFragment { .. } | K::TooManyFragments { .. } => {
-            Severity::Medium
-        }
-        _ => Severity::Info,
-    }
-}
+use gander_audit_live::input::reassembly_severity;
 
 /// Feeds every frame of `path` to the auditor through gander-capture's streaming reader (every
 /// link type presented as Ethernet, IP fragments reassembled, a capture cut short read up to
@@ -106,6 +96,9 @@ pub(crate) fn run(a: AuditArgs) -> Result<ExitCode> {
     };
     let mut auditor = Auditor::new(opts, store.as_ref());
     let mut offset = 0u64;
+    if let Some(iface) = &a.live.interface {
+        crate::cmd_audit_live::feed(&a.live, iface, &mut auditor, store.as_ref())?;
+    }
     for path in &a.captures {
         offset += feed_file(path, offset, &mut auditor)?;
     }
@@ -117,14 +110,16 @@ pub(crate) fn run(a: AuditArgs) -> Result<ExitCode> {
         std::fs::write(&p, text).with_context(|| format!("cannot write {}", p.display()))
     };
     let title: Vec<String> = a
-        .captures
+        .live
+        .interface
         .iter()
-        .map(|p| {
+        .map(|i| format!("live on {i}"))
+        .chain(a.captures.iter().map(|p| {
             p.file_name()
                 .unwrap_or(p.as_os_str())
                 .to_string_lossy()
                 .into_owned()
-        })
+        }))
         .collect();
     write("report.html", &html::render(&audit, &title.join(", ")))?;
     write("audit.json", &serde_json::to_string_pretty(&audit)?)?;

@@ -5,9 +5,11 @@
 
 mod bench;
 mod bench_audit;
+mod bench_audit_live;
 mod bench_mms;
 mod bench_scl;
 mod cmd_audit;
+mod cmd_audit_live;
 mod cmd_control;
 mod cmd_fleet;
 mod cmd_gateway;
