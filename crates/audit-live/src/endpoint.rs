@@ -112,7 +112,7 @@ mod tests {
         assert!(get("GET /other HTTP/1.0\r\n\r\n").contains(" 404 "));
         assert!(get("POST / HTTP/1.0\r\nContent-Length: 0\r\n\r\n").contains(" 405 "));
         // The address is taken: a second endpoint says which.
-        let e = Endpoint::start(addr, String::new()).err().expect("in use");
+        let e = Endpoint::start(addr, String::new()).expect_err("in use");
         assert!(e.to_string().contains(&addr.to_string()), "{e}");
     }
 }

@@ -34,6 +34,10 @@ pub const STATS_EVERY: Duration = Duration::from_millis(250);
 /// duration) may be noticed on an idle interface.
 const IDLE_WAIT_MS: i32 = 50;
 
+/// Batches read after the stop at most: more than the default ring holds (about 32 000
+/// slots), so a ring full at the stop is read whole.
+const FINAL_BATCHES: usize = 256;
+
 /// Why a live audit could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum LiveError {
@@ -234,14 +238,18 @@ pub fn run(
         })
         .map_err(read_err)?;
     };
-    // Frames already in the ring when the stop came are part of the audit.
-    while tap
-        .drain(BATCH, |f| {
-            input.frame(auditor, f.data, f.ts_ns, f.truncated)
-        })
-        .map_err(read_err)?
-        > 0
-    {}
+    // Frames already in the ring when the stop came are part of the audit (bounded: a flood
+    // faster than the reader must not keep it from stopping).
+    for _ in 0..FINAL_BATCHES {
+        let n = tap
+            .drain(BATCH, |f| {
+                input.frame(auditor, f.data, f.ts_ns, f.truncated)
+            })
+            .map_err(read_err)?;
+        if n == 0 {
+            break;
+        }
+    }
     let k = tap.take_stats().map_err(read_err)?;
     auditor.kernel_counters(k.packets, k.drops, input.frames, input.last_ts_ns);
     input.finish(auditor);

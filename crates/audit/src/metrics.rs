@@ -412,6 +412,125 @@ mod tests {
         assert_eq!(t.matches("# TYPE gander_audit_frames ").count(), 1);
     }
 
+    /// A strict reading of the OpenMetrics 1.0 text format for what `render` writes: every
+    /// line a `# HELP`, `# TYPE` (counter or gauge) or a sample of the family described last
+    /// (counters only as `_total`), label values quoted, values integers, families described
+    /// once, `# EOF` last.
+    /// Why a text is not OpenMetrics.
+    #[derive(Debug)]
+    struct Bad(#[allow(dead_code)] String);
+
+    fn check_openmetrics(t: &str) -> Result<usize, Bad> {
+        let mut family: Option<(String, String)> = None;
+        let mut seen = std::collections::BTreeSet::new();
+        let mut samples = 0;
+        let mut lines = t.split_terminator('\n').peekable();
+        while let Some(l) = lines.next() {
+            if l == "# EOF" {
+                return if lines.peek().is_none() && t.ends_with("# EOF\n") {
+                    Ok(samples)
+                } else {
+                    Err(Bad("text after # EOF".into()))
+                };
+            }
+            if let Some(r) = l.strip_prefix("# HELP ") {
+                let name = r.split(' ').next().unwrap_or("");
+                if !name.starts_with("gander_audit_") || seen.contains(name) {
+                    return Err(Bad(format!("bad or repeated HELP: {l}")));
+                }
+                continue;
+            }
+            if let Some(r) = l.strip_prefix("# TYPE ") {
+                let mut p = r.split(' ');
+                let (n, ty) = (p.next().unwrap_or(""), p.next().unwrap_or(""));
+                if !matches!(ty, "counter" | "gauge") || !seen.insert(n.to_string()) {
+                    return Err(Bad(format!("bad TYPE: {l}")));
+                }
+                family = Some((n.to_string(), ty.to_string()));
+                continue;
+            }
+            let (f, ty) = family
+                .clone()
+                .ok_or_else(|| Bad(format!("sample before TYPE: {l}")))?;
+            let (name_labels, value) = l
+                .rsplit_once(' ')
+                .ok_or_else(|| Bad(format!("no value: {l}")))?;
+            value
+                .parse::<i64>()
+                .map_err(|_| Bad(format!("value: {l}")))?;
+            let name = name_labels.split('{').next().unwrap_or("");
+            let want = if ty == "counter" {
+                format!("{f}_total")
+            } else {
+                f.clone()
+            };
+            if name != want {
+                return Err(Bad(format!("sample {name} in family {f} ({ty})")));
+            }
+            if let Some(labels) = name_labels.strip_prefix(name) {
+                if !labels.is_empty() {
+                    let inner = labels
+                        .strip_prefix('{')
+                        .and_then(|x| x.strip_suffix('}'))
+                        .ok_or_else(|| Bad(format!("labels: {l}")))?;
+                    for kv in inner.split("\",") {
+                        let (k, v) = kv
+                            .split_once("=\"")
+                            .ok_or_else(|| Bad(format!("label: {l}")))?;
+                        if k.is_empty() || !k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                        {
+                            return Err(Bad(format!("label name: {l}")));
+                        }
+                        if v.contains('\n') {
+                            return Err(Bad(format!("label value: {l}")));
+                        }
+                    }
+                }
+            }
+            samples += 1;
+        }
+        Err(Bad("no # EOF".into()))
+    }
+
+    #[test]
+    fn the_sample_parses_strictly() {
+        let n = check_openmetrics(&render(&sample())).unwrap();
+        assert!(n > 40, "{n}");
+    }
+
+    proptest::proptest! {
+        /// Whatever the counts, the interface name or the keys, the exposition parses.
+        #[test]
+        fn any_snapshot_renders_valid_openmetrics(
+            frames in proptest::collection::btree_map(0usize..KINDS.len(), 0u64..u64::MAX / 2, 0..9),
+            outcomes in proptest::collection::btree_map("[a-z-]{1,12}", 0u64..1 << 40, 0..6),
+            iface in "[a-zA-Z0-9._-]{1,15}",
+            drops in 0u64..1 << 40,
+            keys in proptest::collection::vec((0u32..100, proptest::option::of(-1i64 << 40..1 << 40), proptest::option::of(-1i64 << 40..1 << 40)), 0..4),
+        ) {
+            let mut s = LiveStats {
+                interface: iface,
+                profile: "standard",
+                ..LiveStats::default()
+            };
+            for (k, v) in frames {
+                s.kinds.insert(KINDS[k], v);
+            }
+            s.outcomes = outcomes;
+            s.kernel.drops = drops;
+            s.kernel.packets = drops.saturating_mul(2);
+            s.findings.insert(Severity::High, 3);
+            let mut ids = std::collections::BTreeSet::new();
+            s.keys = keys
+                .into_iter()
+                .filter(|k| ids.insert(k.0))
+                .map(|(id, age_s, expires_in_s)| KeyAge { id, age_s, expires_in_s })
+                .collect();
+            let t = render(&s);
+            proptest::prop_assert!(check_openmetrics(&t).is_ok(), "{:?}\n{}", check_openmetrics(&t), t);
+        }
+    }
+
     #[test]
     fn no_key_families_without_keys() {
         let mut s = sample();

@@ -42,6 +42,10 @@ pub(crate) fn feed(
     }
     opts.metrics = a.metrics;
     opts.ring_bytes = a.ring_mib.max(1) << 20;
+    // Blocked before the announcing thread starts, so that no thread of the process takes
+    // SIGINT/SIGTERM with the default action (the end of the process, the report unwritten);
+    // the reader takes them between two batches.
+    gander_audit_live::signals::StopSignals::block()?.keep_blocked();
     let (tx, rx) = std::sync::mpsc::sync_channel(1);
     opts.ready = Some(tx);
     let iface2 = iface.to_string();
