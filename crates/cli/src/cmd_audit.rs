@@ -35,7 +35,7 @@ pub(crate) struct AuditArgs {
     pub sv_wrap: u16,
 }
 
-use gander_audit_live::input::reassembly_severity;
+use gander_audit_live::input::report_findings;
 
 /// Feeds every frame of `path` to the auditor through gander-capture's streaming reader (every
 /// link type presented as Ethernet, IP fragments reassembled, a capture cut short read up to
@@ -55,21 +55,13 @@ fn feed_file(path: &Path, offset: u64, auditor: &mut Auditor<'_>) -> Result<u64>
         };
         let no = offset + f.number;
         last = (no, f.timestamp_ns);
-        for r in f.findings {
-            let (sev, detail) = (reassembly_severity(&r.kind), r.to_string());
-            auditor.input_finding(r.kind.name(), sev, offset + r.frame, f.timestamp_ns, || {
-                detail
-            });
-        }
+        report_findings(auditor, f.findings, offset, f.timestamp_ns);
         match f.reassembly {
             gander_capture::Reassembly::Held => auditor.held(f.timestamp_ns),
             _ => auditor.feed(no, f.timestamp_ns, f.data),
         }
     }
-    for r in cap.finish() {
-        let (sev, detail) = (reassembly_severity(&r.kind), r.to_string());
-        auditor.input_finding(r.kind.name(), sev, offset + r.frame, last.1, || detail);
-    }
+    report_findings(auditor, &cap.finish(), offset, last.1);
     for w in cap.warnings() {
         let detail = format!("{}: {w}", path.display());
         eprintln!("gander: warning: {detail}");
