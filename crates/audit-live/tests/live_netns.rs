@@ -11,7 +11,7 @@ use gander_lab::{Mode, Role};
 use gander_sec::frame::protect_frame;
 use gander_sec::spdu::RandomIv;
 use gander_sec::{default_provider, KeyStore, Profile};
-use gander_testkit::frames::{goose_frame, rgoose_spdu, sv_frame, udp_frame, UdpAddrs};
+use gander_testkit::frames::{goose_frame, rgoose_spdu, sv_frame, tagged, udp_frame, UdpAddrs};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -85,6 +85,12 @@ fn traffic() -> Vec<Vec<u8>> {
         }
     }
     mixed.extend(g);
+    // An 802.1Q-tagged GOOSE publisher (VLAN 10): the receiving veth moves the tag into
+    // metadata, the ring puts it back, the inventory must show it as the file does.
+    for sq in 0..3 {
+        let f = goose_frame(mu, [0x01, 0x0c, 0xcd, 0x01, 0, 2], None, 2, 1, sq);
+        mixed.push(tagged(&f, &[(0x8100, 10)]));
+    }
     let a = UdpAddrs {
         src_mac: mu,
         dst_mac: [0x01, 0x00, 0x5e, 0x7f, 0x00, 0x01],
@@ -112,11 +118,13 @@ fn shape(a: &Audit) -> Shape {
         .iter()
         .map(|s| {
             format!(
-                "{} {} {:?} {:?} {:?} {:?} {} frames={} first={} last={} verified={} failed={} keys={:?}",
+                "{} {} {:?} {:?} vlan={:?} prio={:?} {:?} {:?} {} frames={} first={} last={} verified={} failed={} keys={:?}",
                 s.uid,
                 s.kind,
                 s.src_ip,
                 s.appid,
+                s.vlan,
+                s.priority,
                 s.id,
                 s.dat_set,
                 s.security,
@@ -235,10 +243,11 @@ fn live_audit_judges_as_the_file_audit_does() {
         );
     }
     assert!(ef.iter().any(|f| f.starts_with("sec-bad")), "{ef:?}");
+    assert!(es.iter().any(|s| s.contains("vlan=Some(10)")), "{es:?}");
     // The endpoint answered while the audit ran, with what it had seen.
     assert!(m.contains(" 200 "), "{m}");
     assert!(m.ends_with("# EOF\n"), "{m}");
-    assert!(m.contains("gander_audit_streams{kind=\"goose\"} 1"), "{m}");
+    assert!(m.contains("gander_audit_streams{kind=\"goose\"} 2"), "{m}");
     assert!(
         m.contains("gander_audit_streams{kind=\"r-goose\"} 1"),
         "{m}"
