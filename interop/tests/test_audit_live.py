@@ -207,3 +207,32 @@ def test_interface_and_captures_are_exclusive(gander, tmp_path: Path):
     assert p.returncode == 2, p.stderr
     p = subprocess.run([gander, "audit", "--duration", "1"], capture_output=True, text=True)
     assert p.returncode == 2, p.stderr
+
+
+def test_sigterm_ends_it_and_metrics_show_key_ages(gander, veth, tmp_path: Path):
+    """SIGTERM ends a live audit as SIGINT does; with --keys the endpoint shows each key's age
+    and time to expiry from its validity window."""
+    _, aud = veth
+    now = int(time.time())
+    keys = tmp_path / "keys.toml"
+    keys.write_text(
+        "[[key]]\nid = 7\nmac = \"hmac-sha256-128\"\nkey_ascii = \"0123456789ABCDEF\"\n"
+        f"not_before = {now - 3600}\nnot_after = {now + 86400}\n"
+    )
+    out = tmp_path / "live"
+    proc = subprocess.Popen(["ip", "netns", "exec", aud, gander, "audit", "--interface", "veth1",
+                             "--keys", str(keys), "--metrics", f"127.0.0.1:{PORT + 1}", "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _, body = scrape(aud, f"http://127.0.0.1:{PORT + 1}/metrics", time.monotonic() + 15)
+        m = metrics(body)
+        age = m[("gander_audit_key_age_seconds", (("key_id", "7"),))]
+        left = m[("gander_audit_key_expires_in_seconds", (("key_id", "7"),))]
+        assert 3590 <= age <= 3600 + 60, age
+        assert 86400 - 60 <= left <= 86400 + 10, left
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0, err
+    assert "SIGTERM" in err, err
+    assert json.loads((out / "audit.json").read_text())["summary"]["verified_with_keys"] is True
