@@ -23,6 +23,7 @@ pub mod fnv;
 pub mod goose_seq;
 pub mod html;
 pub mod mms_tcp;
+pub mod scd;
 pub mod seen;
 pub mod stream;
 pub mod sv_seq;
