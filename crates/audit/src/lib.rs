@@ -20,6 +20,7 @@ pub mod arrival;
 pub mod assoc;
 pub mod finding;
 pub mod fnv;
+pub mod gdoi;
 pub mod goose_seq;
 pub mod html;
 pub mod mms_tcp;
@@ -74,6 +75,7 @@ pub struct Auditor<'k> {
     first_ts: Option<u64>,
     last_ts: u64,
     mms: mms_tcp::MmsTracker,
+    gdoi: gdoi::GdoiTracker,
 }
 
 impl<'k> Auditor<'k> {
@@ -95,6 +97,7 @@ impl<'k> Auditor<'k> {
             first_ts: None,
             last_ts: 0,
             mms: mms_tcp::MmsTracker::default(),
+            gdoi: gdoi::GdoiTracker::default(),
         }
     }
 
@@ -137,11 +140,7 @@ impl<'k> Auditor<'k> {
         };
         let kind = v.kind();
         if kind == Kind::Other {
-            let k = if self.mms.feed(no, ts_ns, data) {
-                "mms"
-            } else {
-                "other"
-            };
+            let k = self.other(no, ts_ns, data);
             *self.kinds.entry(k).or_insert(0) += 1;
             return;
         }
@@ -155,17 +154,24 @@ impl<'k> Auditor<'k> {
         self.judge(i, no, ts_ns, &v, seen, verdict);
     }
 
+    /// Traffic that is not IEC 61850 multicast: MMS on TCP, GDOI on UDP 848, or other.
+    fn other(&mut self, no: u64, ts: u64, data: &[u8]) -> &'static str {
+        if self.mms.feed(no, ts, data) {
+            "mms"
+        } else if self.gdoi.feed(no, ts, data, &mut self.findings) {
+            "gdoi"
+        } else {
+            "other"
+        }
+    }
+
     /// A frame `classify` refused: a checksum a NIC left undone on traffic that is not IEC
     /// 61850 is nobody's business here; fragments wait for reassembly; anything else that
     /// claims to be IEC 61850 is malformed.
     fn unclassified(&mut self, no: u64, ts: u64, data: &[u8], e: SecError) {
         match e {
             SecError::BadChecksum(_) if !udp_to_session(data) => {
-                let k = if self.mms.feed(no, ts, data) {
-                    "mms"
-                } else {
-                    "other"
-                };
+                let k = self.other(no, ts, data);
                 *self.kinds.entry(k).or_insert(0) += 1;
             }
             SecError::Fragment => {
@@ -423,6 +429,7 @@ impl<'k> Auditor<'k> {
             assoc::judge(a, &r, base + j, &mut self.findings);
             associations.push(r);
         }
+        let (registrations, rekeys) = self.gdoi.finish(&mut self.findings);
         let streams: Vec<StreamReport> = self.streams.iter().map(Stream::report).collect();
         let plots = self
             .streams
@@ -450,6 +457,8 @@ impl<'k> Auditor<'k> {
             },
             streams,
             associations,
+            registrations,
+            rekeys,
             findings,
             plots,
         }
@@ -676,6 +685,10 @@ pub struct Audit {
     pub streams: Vec<StreamReport>,
     /// MMS associations (plain and TLS), in order of first frame.
     pub associations: Vec<assoc::AssociationReport>,
+    /// GDOI registrations (GROUPKEY-PULL), in order of first message.
+    pub registrations: Vec<gdoi::Registration>,
+    /// GDOI rekey SAs (GROUPKEY-PUSH), in order of first push.
+    pub rekeys: Vec<gdoi::Rekeys>,
     /// Findings, worst first, then by first occurrence.
     pub findings: Vec<Finding>,
     /// Per-stream plot points.

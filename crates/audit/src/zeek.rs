@@ -13,12 +13,13 @@
 
 use crate::assoc::{AssociationReport, TlsReport};
 use crate::finding::Finding;
+use crate::gdoi::{Registration, Rekeys};
 use crate::stream::StreamReport;
 use crate::Audit;
 use serde_json::{json, Map, Value};
 
 /// The logs, in the order they are written.
-pub const LOGS: [&str; 6] = ["goose", "sv", "rgoose", "mms", "tls", "findings"];
+pub const LOGS: [&str; 7] = ["goose", "sv", "rgoose", "mms", "tls", "gdoi", "findings"];
 
 /// Zeek field types used here.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -277,6 +278,79 @@ fn tls_cols() -> Vec<Col<AssociationReport>> {
     v
 }
 
+/// A line of gdoi.log: a registration or a rekey SA.
+enum GdoiRow<'a> {
+    Pull(&'a Registration),
+    Push(&'a Rekeys),
+}
+
+fn sock(a: &str, host: bool) -> Option<Value> {
+    let (h, p) = split(a);
+    Some(if host { json!(h) } else { json!(p) })
+}
+
+/// gdoi.log: one line per GROUPKEY-PULL registration (orig the member, resp the key server) and
+/// one per GROUPKEY-PUSH rekey SA (orig the key server, resp where the rekeys went).
+fn gdoi_cols<'a>() -> Vec<Col<GdoiRow<'a>>> {
+    use GdoiRow::{Pull, Push};
+    vec![
+        c("ts", T::Time, true, |r| {
+            Some(secs(match r {
+                Pull(p) => p.first_ts_ns,
+                Push(p) => p.first_ts_ns,
+            }))
+        }),
+        c("uid", T::String, true, |r| match r {
+            Pull(p) => some(p.uid.clone()),
+            Push(p) => some(p.uid.clone()),
+        }),
+        c("id.orig_h", T::Addr, true, |r| match r {
+            Pull(p) => sock(&p.member, true),
+            Push(p) => sock(&p.key_server, true),
+        }),
+        c("id.orig_p", T::Port, true, |r| match r {
+            Pull(p) => sock(&p.member, false),
+            Push(p) => sock(&p.key_server, false),
+        }),
+        c("id.resp_h", T::Addr, true, |r| match r {
+            Pull(p) => sock(&p.key_server, true),
+            Push(p) => sock(&p.destination, true),
+        }),
+        c("id.resp_p", T::Port, true, |r| match r {
+            Pull(p) => sock(&p.key_server, false),
+            Push(p) => sock(&p.destination, false),
+        }),
+        c("exchange", T::String, true, |r| match r {
+            Pull(_) => some("GROUPKEY-PULL"),
+            Push(_) => some("GROUPKEY-PUSH"),
+        }),
+        c("spi", T::String, true, |r| match r {
+            Pull(p) => some(p.cookies.clone()),
+            Push(p) => some(p.kek_spi.clone()),
+        }),
+        c("messages", T::Count, true, |r| match r {
+            Pull(p) => some(p.messages),
+            Push(p) => some(p.pushes),
+        }),
+        c("outcome", T::String, false, |r| match r {
+            Pull(p) => some(p.outcome),
+            Push(_) => None,
+        }),
+        c("replayed", T::Count, false, |r| match r {
+            Pull(_) => None,
+            Push(p) => some(p.replayed),
+        }),
+        c("first_frame", T::Count, true, |r| match r {
+            Pull(p) => some(p.first_frame),
+            Push(p) => some(p.first_frame),
+        }),
+        c("last_frame", T::Count, true, |r| match r {
+            Pull(p) => some(p.last_frame),
+            Push(p) => some(p.last_frame),
+        }),
+    ]
+}
+
 /// A finding with its place in the list (its uid is made of both).
 struct FindingRow<'a> {
     n: usize,
@@ -316,6 +390,7 @@ pub fn schema(log: &str) -> Option<Vec<Field>> {
         "rgoose" => fields(rgoose_cols()),
         "mms" => fields(mms_cols()),
         "tls" => fields(tls_cols()),
+        "gdoi" => fields(gdoi_cols()),
         "findings" => fields(findings_cols()),
         _ => return None,
     })
@@ -424,6 +499,14 @@ pub fn logs(audit: &Audit) -> Vec<(&'static str, Vec<String>)> {
         .filter(|a| a.tls.is_some())
         .map(|a| line(&tls_c, a))
         .collect();
+    let gc = gdoi_cols();
+    let gdoi = audit
+        .registrations
+        .iter()
+        .map(GdoiRow::Pull)
+        .chain(audit.rekeys.iter().map(GdoiRow::Push))
+        .map(|r| line(&gc, &r))
+        .collect();
     let fc = findings_cols();
     let findings = audit
         .findings
@@ -437,6 +520,7 @@ pub fn logs(audit: &Audit) -> Vec<(&'static str, Vec<String>)> {
         ("rgoose", rgoose),
         ("mms", mms),
         ("tls", tls),
+        ("gdoi", gdoi),
         ("findings", findings),
     ]
 }
