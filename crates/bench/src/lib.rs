@@ -15,6 +15,7 @@
 
 pub mod anatomy;
 pub mod audit;
+pub mod audit_memory;
 pub mod crypto;
 pub mod crypto_ascon;
 pub mod crypto_report;
