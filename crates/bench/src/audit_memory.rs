@@ -7,9 +7,9 @@
 //! R-GOOSE publisher, MMS over TLS) is generated once and written again and again, its capture
 //! times moved on by a second each time, into a FIFO that the `gander audit` child process
 //! reads as its capture file. Nothing touches the disk. Each pass repeats the same SV smpCnt
-//! run (0..4799, the wrap of a 4800 Hz stream) and the same GOOSE numbers, so the behaviour
-//! checks report findings all along: the findings lists and their frame numbers are exercised
-//! too, not only the counters.
+//! run (0..4799, the wrap of a 4800 Hz stream) and the same GOOSE numbers (a publisher restart
+//! each second), and every secured frame is `not-verified` without keys, so findings recur all
+//! along: the findings lists and their frame numbers are exercised too, not only the counters.
 //!
 //! While it writes, the benchmark samples the child's peak resident set (`VmHWM` of
 //! `/proc/<pid>/status`) at every tenth of the size, so the report shows the peak against the
