@@ -7,8 +7,9 @@
 //! header still tells:
 //!
 //! * a **registration** (GROUPKEY-PULL, exchange 32, RFC 6407 §3): the member (the sender of
-//!   its first message), the key server, the phase-1 cookies and the message id. It completes
-//!   in four messages (member: HASH/Nonce/ID; server: SA/… ; member: HASH/…; server:
+//!   its first message), the key server, the phase-1 cookies and the message id. An exact
+//!   repeat of the message before in the same direction is a retransmission (a member resends
+//!   on silence), not a new message. It completes in four messages (member: HASH/Nonce/ID; server: SA/… ; member: HASH/…; server:
 //!   SEQ/KD); an Informational exchange (5, RFC 2408 §4.8: a notification) from the key
 //!   server on the same phase-1 SA after the registration began is the server refusing it;
 //! * a **rekey** (GROUPKEY-PUSH, exchange 33, RFC 6407 §4) from the key server, whose cookie
@@ -57,8 +58,12 @@ pub struct Registration {
     pub cookies: String,
     /// Message id of the exchange.
     pub message_id: u32,
-    /// Messages of the exchange seen.
+    /// Distinct messages of the exchange seen (retransmissions not counted).
     pub messages: u32,
+    /// Of them, from the key server.
+    pub from_server: u32,
+    /// Exact repeats of the message before in the same direction.
+    pub retransmissions: u32,
     /// `completed`, `refused` (a notification from the key server), or `incomplete`.
     pub outcome: &'static str,
     /// First and last frame.
@@ -100,6 +105,9 @@ struct Pull {
     cookies: [u8; 16],
     member: SocketAddr,
     notified: bool,
+    /// Hash of the last message each way (member to server, server to member): an exact
+    /// repeat is a retransmission (RFC 6407 §3.2 members resend on silence), not a message.
+    last: [Option<u64>; 2],
 }
 
 #[derive(Debug)]
@@ -185,7 +193,7 @@ impl GdoiTracker {
         cookies[..8].copy_from_slice(&h.initiator_cookie);
         cookies[8..].copy_from_slice(&h.responder_cookie);
         match h.exchange {
-            exchange::GROUPKEY_PULL => self.pull(no, ts, src, dst, cookies, h.message_id),
+            exchange::GROUPKEY_PULL => self.pull(no, ts, src, dst, cookies, h.message_id, msg),
             exchange::GROUPKEY_PUSH => self.push(no, ts, src, dst, cookies, msg, f),
             exchange::INFORMATIONAL => {
                 // A notification from the key server on the SA of a registration under way.
@@ -202,11 +210,31 @@ impl GdoiTracker {
         true
     }
 
-    fn pull(&mut self, no: u64, ts: u64, src: SocketAddr, dst: SocketAddr, c: [u8; 16], mid: u32) {
+    #[allow(clippy::too_many_arguments)]
+    fn pull(
+        &mut self,
+        no: u64,
+        ts: u64,
+        src: SocketAddr,
+        dst: SocketAddr,
+        c: [u8; 16],
+        mid: u32,
+        msg: &[u8],
+    ) {
+        let h = hash(msg);
         if let Some(&i) = self.pull_index.get(&(c, mid)) {
             let p = &mut self.pulls[i];
-            p.reg.messages = p.reg.messages.saturating_add(1);
+            let way = usize::from(src != p.member);
             p.reg.last_frame = no;
+            if p.last[way] == Some(h) {
+                p.reg.retransmissions = p.reg.retransmissions.saturating_add(1);
+            } else {
+                p.last[way] = Some(h);
+                p.reg.messages = p.reg.messages.saturating_add(1);
+                if way == 1 {
+                    p.reg.from_server = p.reg.from_server.saturating_add(1);
+                }
+            }
             return;
         }
         if self.pulls.len() >= MAX_EXCHANGES {
@@ -223,6 +251,8 @@ impl GdoiTracker {
                 cookies,
                 message_id: mid,
                 messages: 1,
+                from_server: 0,
+                retransmissions: 0,
                 outcome: "incomplete",
                 first_frame: no,
                 last_frame: no,
@@ -231,6 +261,7 @@ impl GdoiTracker {
             cookies: c,
             member: src,
             notified: false,
+            last: [Some(h), None],
         });
     }
 
@@ -317,9 +348,14 @@ impl GdoiTracker {
                     r.first_frame,
                     r.first_ts_ns,
                     || {
+                        let answer = if r.from_server == 0 {
+                            "no answer from the key server (a server that refuses without a notification, or the answer lost)".to_string()
+                        } else {
+                            format!("{} answer(s) from the key server", r.from_server)
+                        };
                         format!(
-                            "GROUPKEY-PULL of {} to key server {}: {} of 4 messages in the capture",
-                            r.member, r.key_server, r.messages
+                            "GROUPKEY-PULL of {} to key server {}: {} of 4 messages ({} retransmissions), {answer}",
+                            r.member, r.key_server, r.messages, r.retransmissions
                         )
                     },
                 );
@@ -328,5 +364,58 @@ impl GdoiTracker {
             regs.push(p.reg.clone());
         }
         (regs, self.groups.iter().map(|g| g.rekeys.clone()).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gander_testkit::frames::{udp_frame, UdpAddrs};
+    use proptest::prelude::*;
+
+    fn frame(src: u8, payload: &[u8]) -> Vec<u8> {
+        udp_frame(
+            &UdpAddrs {
+                src_mac: [2, 0, 0, 0, 0, src],
+                dst_mac: [2, 0, 0, 0, 0, 1],
+                src_ip: [10, 0, 0, src],
+                dst_ip: [10, 0, 0, 1],
+                src_port: PORT,
+                dst_port: PORT,
+            },
+            payload,
+        )
+    }
+
+    proptest! {
+        /// Any datagram on port 848, header-shaped or not, in any order: no panic, every
+        /// registration's counts add up, and the outcome follows them.
+        #[test]
+        fn any_messages_on_848_are_read_without_panic(
+            msgs in proptest::collection::vec(
+                (1u8..4, any::<u8>(), 30u8..34, any::<u32>(), proptest::collection::vec(any::<u8>(), 0..64)),
+                0..40,
+            )
+        ) {
+            let mut t = GdoiTracker::default();
+            let mut f = Findings::default();
+            for (i, (src, cookie, exch, mid, body)) in msgs.iter().enumerate() {
+                let mut m = vec![*cookie; 16];
+                m.extend([8, 0x10, *exch, 1]);
+                m.extend((mid % 3).to_be_bytes());
+                m.extend(((28 + body.len()) as u32).to_be_bytes());
+                m.extend(body);
+                let fr = frame(*src, if i % 7 == 6 { &m[..10] } else { &m });
+                t.feed(i as u64 + 1, i as u64 * 1_000_000, &fr, &mut f);
+            }
+            let (regs, rekeys) = t.finish(&mut f);
+            for r in &regs {
+                prop_assert!(r.from_server < r.messages);
+                prop_assert_eq!(r.outcome == "completed", r.messages >= 4);
+            }
+            for g in &rekeys {
+                prop_assert!(g.replayed < g.pushes);
+            }
+        }
     }
 }

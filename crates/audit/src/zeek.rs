@@ -332,6 +332,10 @@ fn gdoi_cols<'a>() -> Vec<Col<GdoiRow<'a>>> {
             Pull(p) => some(p.messages),
             Push(p) => some(p.pushes),
         }),
+        c("retransmissions", T::Count, false, |r| match r {
+            Pull(p) => some(p.retransmissions),
+            Push(_) => None,
+        }),
         c("outcome", T::String, false, |r| match r {
             Pull(p) => some(p.outcome),
             Push(_) => None,

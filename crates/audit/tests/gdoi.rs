@@ -100,7 +100,10 @@ fn registrations_and_rekeys_are_inventoried_and_refusals_and_replays_found() {
     // Member C: one message, nothing after.
     let cc = cookies(3, 3);
     cap.main_mode(c, cc);
-    let incomplete = cap.push(udp(c, KS, &isakmp(cc, 32, true, 0x4444, &[0x74; 64])));
+    let c1 = isakmp(cc, 32, true, 0x4444, &[0x74; 64]);
+    let incomplete = cap.push(udp(c, KS, &c1));
+    // ... resent once on silence: a retransmission, not a message.
+    cap.push(udp(c, KS, &c1));
     // Three rekeys to the group under KEK SPI 9/9, then the first one again.
     let kek = cookies(9, 9);
     let first_push = isakmp(kek, 33, true, 0, &[0x80; 96]);
@@ -130,6 +133,8 @@ fn registrations_and_rekeys_are_inventoried_and_refusals_and_replays_found() {
             ("10.0.0.23:848", "10.0.0.1:848", 1, "incomplete"),
         ]
     );
+    assert_eq!(audit.registrations[2].retransmissions, 1);
+    assert_eq!(audit.registrations[0].from_server, 2);
     assert_eq!(audit.rekeys.len(), 1);
     let g = &audit.rekeys[0];
     assert_eq!(
