@@ -25,7 +25,8 @@
 //! * `scd-absent` (low): a declared control block whose stream the capture does not hold;
 //! * `scd-mms-plain` (high): plain MMS to an access point the SCD declares on port 3782;
 //! * `scd-ied-unread` (info): an IED of the SCD that gander-scl refused (its blocks are not
-//!   known, so its streams show as unknown).
+//!   known); `scd-publisher-unread` (info): a stream whose gocbRef begins with such an IED's
+//!   name, not checked (rather than called unknown).
 //!
 //! Frame numbers: a stream's fields are read from its first frames, so a mismatch names the
 //! stream's first frame (its `confRev` the last: a change within the stream is the audit's
@@ -371,6 +372,23 @@ pub fn judge(audit: &mut Audit, scd: &Scd) {
             continue;
         };
         let Some(i) = matching(scd, s, kind) else {
+            // A gocbRef under an IED the SCD has but gander-scl refused: not known to be
+            // foreign (IEC 61850-8-1: the LD name begins with the IED name by default).
+            let unread = s.id.as_deref().and_then(|id| {
+                scd.unread
+                    .iter()
+                    .find(|(n, _)| !n.is_empty() && id.starts_with(n.as_str()))
+            });
+            if let (Some((ied, _)), Some(id)) = (unread, &s.id) {
+                out.push(on_stream(
+                    "scd-publisher-unread".into(),
+                    Severity::Info,
+                    s,
+                    s.first_frame,
+                    format!("{} {id:?} from {}: a control block of IED {ied:?}, which the SCD holds but could not be read, so it is not checked", s.kind, source(s)),
+                ));
+                continue;
+            }
             let what = s.id.as_deref().map_or_else(
                 || {
                     format!(

@@ -301,3 +301,31 @@ fn a_capture_that_matches_the_scd_has_no_scd_finding_but_the_absent_streams() {
     assert!(codes.iter().all(|(c, _)| *c == "scd-absent"));
     assert!(codes.iter().all(|(_, d)| !d.contains("gcbTrip")));
 }
+
+#[test]
+fn a_publisher_of_an_ied_the_scd_holds_but_cannot_give_is_not_called_unknown() {
+    // PROT1's model broken (a data set member naming nothing): gander-scl refuses the IED, as it
+    // refuses IED1 of OpenSCD's valid2007B4.scd (openscd/open-scd test files) for an SDI its
+    // type lacks.
+    let broken = SCD.replacen(
+        r#"doName="Ind1" daName="stVal" fc="ST"/>"#,
+        r#"doName="Nope" daName="stVal" fc="ST"/>"#,
+        1,
+    );
+    let scd = Scd::from_text(&broken).unwrap();
+    assert_eq!(scd.unread.len(), 1, "{:?}", scd.unread);
+    assert_eq!(scd.unread[0].0, "PROT1");
+    let (cap, [_, _, rogue1, _, _, _, _, trip1]) = capture();
+    let mut a = audit(&cap);
+    gander_audit::scd::judge(&mut a, &scd);
+    let code_of = |frame: u64| -> Vec<&str> {
+        a.findings
+            .iter()
+            .filter(|f| f.code.starts_with("scd-") && f.frames == [frame])
+            .map(|f| f.code.as_str())
+            .collect()
+    };
+    assert_eq!(code_of(trip1), ["scd-publisher-unread"]);
+    assert_eq!(code_of(rogue1), ["scd-unknown-publisher"]);
+    assert!(a.findings.iter().any(|f| f.code == "scd-ied-unread"));
+}
