@@ -164,6 +164,7 @@ pub fn render(audit: &Audit, title: &str) -> String {
         }
         h.push_str("</table>\n");
     }
+    gdoi_section(&mut h, audit);
     h.push_str("<h2>Inter-arrival per stream</h2>\n<p>Gap before each frame (log scale, ms) over capture time; red lines: GOOSE state changes.</p>\n");
     for p in &audit.plots {
         h.push_str(&plot(
@@ -174,6 +175,29 @@ pub fn render(audit: &Audit, title: &str) -> String {
     }
     h.push_str("</body></html>\n");
     h
+}
+
+/// GDOI on UDP 848 (IEC 62351-9): registrations and rekey SAs, only when the capture has any.
+fn gdoi_section(h: &mut String, audit: &Audit) {
+    if audit.registrations.is_empty() && audit.rekeys.is_empty() {
+        return;
+    }
+    h.push_str("<h2>GDOI key management (UDP 848)</h2>\n<table id=\"gdoi\"><tr><th>uid</th><th>exchange</th><th>from</th><th>to</th><th>SPI</th><th>messages</th><th>outcome</th><th>frames</th></tr>\n");
+    for r in &audit.registrations {
+        let _ = writeln!(
+            h,
+            "<tr><td>{}</td><td>GROUPKEY-PULL</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}-{}</td></tr>",
+            esc(&r.uid), esc(&r.member), esc(&r.key_server), esc(&r.cookies), r.messages, r.outcome, r.first_frame, r.last_frame
+        );
+    }
+    for g in &audit.rekeys {
+        let _ = writeln!(
+            h,
+            "<tr><td>{}</td><td>GROUPKEY-PUSH</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} replayed</td><td>{}-{}</td></tr>",
+            esc(&g.uid), esc(&g.key_server), esc(&g.destination), esc(&g.kek_spi), g.pushes, g.replayed, g.first_frame, g.last_frame
+        );
+    }
+    h.push_str("</table>\n");
 }
 
 /// One stream's plot: log-scale gap (ms) over capture time.

@@ -20,11 +20,13 @@ pub mod arrival;
 pub mod assoc;
 pub mod finding;
 pub mod fnv;
+pub mod gdoi;
 pub mod goose_seq;
 pub mod html;
 pub mod live_input;
 pub mod metrics;
 pub mod mms_tcp;
+pub mod scd;
 pub mod seen;
 pub mod stream;
 pub mod sv_seq;
@@ -76,6 +78,7 @@ pub struct Auditor<'k> {
     last_ts: u64,
     mms: mms_tcp::MmsTracker,
     kernel: Option<metrics::KernelTotals>,
+    gdoi: gdoi::GdoiTracker,
 }
 
 impl<'k> Auditor<'k> {
@@ -98,6 +101,7 @@ impl<'k> Auditor<'k> {
             last_ts: 0,
             mms: mms_tcp::MmsTracker::default(),
             kernel: None,
+            gdoi: gdoi::GdoiTracker::default(),
         }
     }
 
@@ -140,11 +144,7 @@ impl<'k> Auditor<'k> {
         };
         let kind = v.kind();
         if kind == Kind::Other {
-            let k = if self.mms.feed(no, ts_ns, data) {
-                "mms"
-            } else {
-                "other"
-            };
+            let k = self.other(no, ts_ns, data);
             *self.kinds.entry(k).or_insert(0) += 1;
             return;
         }
@@ -158,17 +158,24 @@ impl<'k> Auditor<'k> {
         self.judge(i, no, ts_ns, &v, seen, verdict);
     }
 
+    /// Traffic that is not IEC 61850 multicast: MMS on TCP, GDOI on UDP 848, or other.
+    fn other(&mut self, no: u64, ts: u64, data: &[u8]) -> &'static str {
+        if self.mms.feed(no, ts, data) {
+            "mms"
+        } else if self.gdoi.feed(no, ts, data, &mut self.findings) {
+            "gdoi"
+        } else {
+            "other"
+        }
+    }
+
     /// A frame `classify` refused: a checksum a NIC left undone on traffic that is not IEC
     /// 61850 is nobody's business here; fragments wait for reassembly; anything else that
     /// claims to be IEC 61850 is malformed.
     fn unclassified(&mut self, no: u64, ts: u64, data: &[u8], e: SecError) {
         match e {
             SecError::BadChecksum(_) if !udp_to_session(data) => {
-                let k = if self.mms.feed(no, ts, data) {
-                    "mms"
-                } else {
-                    "other"
-                };
+                let k = self.other(no, ts, data);
                 *self.kinds.entry(k).or_insert(0) += 1;
             }
             SecError::Fragment => {
@@ -426,6 +433,7 @@ impl<'k> Auditor<'k> {
             assoc::judge(a, &r, base + j, &mut self.findings);
             associations.push(r);
         }
+        let (registrations, rekeys) = self.gdoi.finish(&mut self.findings);
         let streams: Vec<StreamReport> = self.streams.iter().map(Stream::report).collect();
         let plots = self
             .streams
@@ -454,6 +462,8 @@ impl<'k> Auditor<'k> {
             },
             streams,
             associations,
+            registrations,
+            rekeys,
             findings,
             plots,
         }
@@ -683,6 +693,10 @@ pub struct Audit {
     pub streams: Vec<StreamReport>,
     /// MMS associations (plain and TLS), in order of first frame.
     pub associations: Vec<assoc::AssociationReport>,
+    /// GDOI registrations (GROUPKEY-PULL), in order of first message.
+    pub registrations: Vec<gdoi::Registration>,
+    /// GDOI rekey SAs (GROUPKEY-PUSH), in order of first push.
+    pub rekeys: Vec<gdoi::Rekeys>,
     /// Findings, worst first, then by first occurrence.
     pub findings: Vec<Finding>,
     /// Per-stream plot points.

@@ -11,13 +11,15 @@
 //! [`schema`] gives the fields of every log (name, Zeek type, required), and [`check_line`] checks
 //! a line against it; the tests run every line the audit writes through it.
 
+use crate::assoc::{AssociationReport, TlsReport};
 use crate::finding::Finding;
+use crate::gdoi::{Registration, Rekeys};
 use crate::stream::StreamReport;
 use crate::Audit;
 use serde_json::{json, Map, Value};
 
 /// The logs, in the order they are written.
-pub const LOGS: [&str; 6] = ["goose", "sv", "rgoose", "mms", "tls", "findings"];
+pub const LOGS: [&str; 7] = ["goose", "sv", "rgoose", "mms", "tls", "gdoi", "findings"];
 
 /// Zeek field types used here.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,144 +63,341 @@ const fn f(name: &'static str, ty: FieldType, required: bool) -> Field {
 
 use FieldType as T;
 
-/// Fields every stream log has.
-const STREAM_COMMON: [Field; 23] = [
-    f("ts", T::Time, true),
-    f("uid", T::String, true),
-    f("kind", T::String, true),
-    f("source_mac", T::Mac, true),
-    f("destination_mac", T::Mac, true),
-    f("vlan", T::Count, false),
-    f("priority", T::Count, false),
-    f("appid", T::Count, false),
-    f("dat_set", T::String, false),
-    f("conf_rev", T::Count, false),
-    f("frames", T::Count, true),
-    f("first_frame", T::Count, true),
-    f("last_frame", T::Count, true),
-    f("last_ts", T::Time, true),
-    f("rate", T::Double, true),
-    f("security", T::String, true),
-    f("key_ids", T::VectorCount, true),
-    f("mac", T::String, false),
-    f("enc", T::String, false),
-    f("verified", T::Count, true),
-    f("failed", T::Count, true),
-    f("simulation", T::Bool, true),
-    f("transfer_class", T::String, false),
-];
+/// One column of a log: its field and how a line's value is read from the log's row, so the
+/// schema and the writer are one table and cannot drift apart. `get` gives `None` for an unset
+/// optional field (left out of the line, as Zeek's JSON writer does).
+struct Col<S> {
+    field: Field,
+    get: fn(&S) -> Option<Value>,
+}
 
-const ARRIVAL: [Field; 3] = [
-    f("arrival_p50_ms", T::Double, false),
-    f("arrival_p99_ms", T::Double, false),
-    f("arrival_max_ms", T::Double, false),
-];
-
-const IP_ID: [Field; 4] = [
-    f("id.orig_h", T::Addr, true),
-    f("id.orig_p", T::Port, true),
-    f("id.resp_h", T::Addr, true),
-    f("id.resp_p", T::Port, true),
-];
-
-const GOOSE_ONLY: [Field; 5] = [
-    f("gocbRef", T::String, false),
-    f("goID", T::String, false),
-    f("time_allowed_to_live", T::Count, false),
-    f("state_changes", T::Count, true),
-    f("mac_len", T::Count, false),
-];
-
-const SV_ONLY: [Field; 6] = [
-    f("svID", T::String, false),
-    f("smp_rate", T::Count, false),
-    f("smp_synch_none", T::Count, true),
-    f("smp_synch_local", T::Count, true),
-    f("smp_synch_global", T::Count, true),
-    f("mac_len", T::Count, false),
-];
-
-const MMS: [Field; 13] = [
-    f("ts", T::Time, true),
-    f("uid", T::String, true),
-    f("id.orig_h", T::Addr, true),
-    f("id.orig_p", T::Port, true),
-    f("id.resp_h", T::Addr, true),
-    f("id.resp_p", T::Port, true),
-    f("transport", T::String, true),
-    f("frames", T::Count, true),
-    f("first_frame", T::Count, true),
-    f("last_ts", T::Time, true),
-    f("orig_bytes", T::Count, true),
-    f("resp_bytes", T::Count, true),
-    f("history", T::String, true),
-];
-
-/// Zeek's ssl.log names where they apply (`version`, `cipher`, `curve`, `resumed`,
-/// `established`, `cert_chain_subjects`), gander's own after them.
-const TLS: [Field; 16] = [
-    f("ts", T::Time, true),
-    f("uid", T::String, true),
-    f("id.orig_h", T::Addr, true),
-    f("id.orig_p", T::Port, true),
-    f("id.resp_h", T::Addr, true),
-    f("id.resp_p", T::Port, true),
-    f("version", T::String, true),
-    f("cipher", T::String, true),
-    f("curve", T::String, false),
-    f("resumed", T::Bool, false),
-    f("established", T::Bool, true),
-    f("cert_chain_subjects", T::VectorString, true),
-    f("client_cert_requested", T::Bool, true),
-    f("client_cert_sent", T::Bool, false),
-    f("renegotiations", T::Count, true),
-    f("verdicts", T::VectorString, true),
-];
-
-const FINDINGS: [Field; 9] = [
-    f("ts", T::Time, true),
-    f("uid", T::String, true),
-    f("stream_uid", T::String, false),
-    f("code", T::String, true),
-    f("severity", T::String, true),
-    f("msg", T::String, true),
-    f("frames", T::VectorCount, true),
-    f("first_frame", T::Count, true),
-    f("count", T::Count, true),
-];
-
-/// The fields of log `log` (`goose`, `sv`, `rgoose`, `findings`), `None` for another name.
-pub fn schema(log: &str) -> Option<Vec<Field>> {
-    let mut v: Vec<Field> = Vec::new();
-    match log {
-        "goose" => {
-            v.extend(STREAM_COMMON);
-            v.extend(ARRIVAL);
-            v.extend(GOOSE_ONLY);
-        }
-        "sv" => {
-            v.extend(STREAM_COMMON);
-            v.extend(ARRIVAL);
-            v.extend(SV_ONLY);
-            // R-SV lines also carry the IP 4-tuple.
-            v.extend(IP_ID.iter().map(|x| Field {
-                required: false,
-                ..*x
-            }));
-        }
-        "rgoose" => {
-            v.extend(STREAM_COMMON);
-            v.extend(ARRIVAL);
-            v.extend(GOOSE_ONLY);
-            v.extend(IP_ID);
-            v.push(f("spdu_kind", T::String, true));
-        }
-        "mms" => v.extend(MMS),
-        "tls" => v.extend(TLS),
-        "findings" => v.extend(FINDINGS),
-        _ => return None,
+fn c<S>(name: &'static str, ty: FieldType, required: bool, get: fn(&S) -> Option<Value>) -> Col<S> {
+    Col {
+        field: f(name, ty, required),
+        get,
     }
-    Some(v)
+}
+
+/// The one writer: a row as a JSON object of its log's columns.
+fn line<S>(cols: &[Col<S>], row: &S) -> String {
+    let mut o = Map::new();
+    for col in cols {
+        if let Some(v) = (col.get)(row) {
+            o.insert(col.field.name.into(), v);
+        }
+    }
+    Value::Object(o).to_string()
+}
+
+fn secs(ns: u64) -> Value {
+    json!(ns as f64 / 1e9)
+}
+
+fn some<V: Into<Value>>(v: V) -> Option<Value> {
+    Some(v.into())
+}
+
+fn opt<V: Into<Value> + Clone>(v: &Option<V>) -> Option<Value> {
+    v.clone().map(Into::into)
+}
+
+/// Columns every stream log has.
+fn stream_common() -> Vec<Col<StreamReport>> {
+    vec![
+        c("ts", T::Time, true, |s| Some(secs(s.first_ts_ns))),
+        c("uid", T::String, true, |s| some(s.uid.clone())),
+        c("kind", T::String, true, |s| some(s.kind)),
+        c("source_mac", T::Mac, true, |s| some(s.src_mac.clone())),
+        c("destination_mac", T::Mac, true, |s| some(s.dst_mac.clone())),
+        c("vlan", T::Count, false, |s| opt(&s.vlan)),
+        c("priority", T::Count, false, |s| opt(&s.priority)),
+        c("appid", T::Count, false, |s| opt(&s.appid)),
+        c("dat_set", T::String, false, |s| opt(&s.dat_set)),
+        c("conf_rev", T::Count, false, |s| opt(&s.conf_rev)),
+        c("frames", T::Count, true, |s| some(s.frames)),
+        c("first_frame", T::Count, true, |s| some(s.first_frame)),
+        c("last_frame", T::Count, true, |s| some(s.last_frame)),
+        c("last_ts", T::Time, true, |s| Some(secs(s.last_ts_ns))),
+        c("rate", T::Double, true, |s| some(s.rate_per_s)),
+        c("security", T::String, true, |s| some(s.security)),
+        c("key_ids", T::VectorCount, true, |s| some(s.key_ids.clone())),
+        c("mac", T::String, false, |s| opt(&s.mac)),
+        c("enc", T::String, false, |s| opt(&s.enc)),
+        c("verified", T::Count, true, |s| some(s.verified)),
+        c("failed", T::Count, true, |s| some(s.failed)),
+        c("simulation", T::Bool, true, |s| some(s.simulation)),
+        c("mac_len", T::Count, false, |s| s.mac_len.map(|n| json!(n))),
+        c("arrival_p50_ms", T::Double, false, |s| {
+            s.arrival.as_ref().map(|a| json!(a.p50_ms))
+        }),
+        c("arrival_p99_ms", T::Double, false, |s| {
+            s.arrival.as_ref().map(|a| json!(a.p99_ms))
+        }),
+        c("arrival_max_ms", T::Double, false, |s| {
+            s.arrival.as_ref().map(|a| json!(a.max_ms))
+        }),
+        c("transfer_class", T::String, false, |s| {
+            s.arrival.as_ref().and_then(|a| a.class).map(Value::from)
+        }),
+    ]
+}
+
+/// The connection 4-tuple of an R-GOOSE/R-SV stream (required in rgoose.log, present on the
+/// R-SV lines of sv.log).
+fn ip_id(required: bool) -> Vec<Col<StreamReport>> {
+    vec![
+        c("id.orig_h", T::Addr, required, |s| opt(&s.src_ip)),
+        c("id.orig_p", T::Port, required, |s| opt(&s.src_port)),
+        c("id.resp_h", T::Addr, required, |s| opt(&s.dst_ip)),
+        c("id.resp_p", T::Port, required, |s| opt(&s.dst_port)),
+    ]
+}
+
+fn goose_only() -> Vec<Col<StreamReport>> {
+    vec![
+        c("gocbRef", T::String, false, |s| opt(&s.id)),
+        c("goID", T::String, false, |s| opt(&s.go_id)),
+        c("time_allowed_to_live", T::Count, false, |s| opt(&s.tal_ms)),
+        c("state_changes", T::Count, true, |s| some(s.state_changes)),
+    ]
+}
+
+fn goose_cols() -> Vec<Col<StreamReport>> {
+    let mut v = stream_common();
+    v.extend(goose_only());
+    v
+}
+
+fn sv_cols() -> Vec<Col<StreamReport>> {
+    let mut v = stream_common();
+    v.extend([
+        c("svID", T::String, false, |s: &StreamReport| opt(&s.id)),
+        c("smp_rate", T::Count, false, |s| opt(&s.smp_rate)),
+        c("smp_synch_none", T::Count, true, |s| some(s.smp_synch[0])),
+        c("smp_synch_local", T::Count, true, |s| some(s.smp_synch[1])),
+        c("smp_synch_global", T::Count, true, |s| some(s.smp_synch[2])),
+    ]);
+    v.extend(ip_id(false));
+    v
+}
+
+fn rgoose_cols() -> Vec<Col<StreamReport>> {
+    let mut v = goose_cols();
+    v.extend(ip_id(true));
+    v.push(c("spdu_kind", T::String, true, |s| some(s.kind)));
+    v
+}
+
+/// `host` and `port` of a socket address's text.
+fn split(addr: &str) -> (String, u16) {
+    match addr.parse::<std::net::SocketAddr>() {
+        Ok(a) => (a.ip().to_string(), a.port()),
+        Err(_) => (addr.to_string(), 0),
+    }
+}
+
+/// The columns of mms.log and tls.log that name the connection.
+fn conn_id() -> Vec<Col<AssociationReport>> {
+    vec![
+        c("ts", T::Time, true, |a| Some(secs(a.first_ts_ns))),
+        c("uid", T::String, true, |a| some(a.uid.clone())),
+        c("id.orig_h", T::Addr, true, |a| some(split(&a.client).0)),
+        c("id.orig_p", T::Port, true, |a| some(split(&a.client).1)),
+        c("id.resp_h", T::Addr, true, |a| some(split(&a.server).0)),
+        c("id.resp_p", T::Port, true, |a| some(split(&a.server).1)),
+    ]
+}
+
+fn mms_cols() -> Vec<Col<AssociationReport>> {
+    let mut v = conn_id();
+    v.extend([
+        c("transport", T::String, true, |a: &AssociationReport| {
+            some(a.transport)
+        }),
+        c("frames", T::Count, true, |a| some(a.frames)),
+        c("first_frame", T::Count, true, |a| some(a.first_frame)),
+        c("last_ts", T::Time, true, |a| Some(secs(a.last_ts_ns))),
+        c("orig_bytes", T::Count, true, |a| some(a.octets_orig)),
+        c("resp_bytes", T::Count, true, |a| some(a.octets_resp)),
+        // conn.log's history letters for what is known: S (SYN seen), F (FIN or RST seen).
+        c("history", T::String, true, |a| {
+            some(format!(
+                "{}{}",
+                if a.syn { "S" } else { "" },
+                if a.closed { "F" } else { "" }
+            ))
+        }),
+    ]);
+    v
+}
+
+/// tls.log: Zeek's ssl.log names where they apply (`version`, `cipher`, `curve`, `resumed`,
+/// `established`, `cert_chain_subjects`), gander's own after them. Written for associations
+/// with a TLS handshake only.
+fn tls_cols() -> Vec<Col<AssociationReport>> {
+    fn t(a: &AssociationReport) -> Option<&TlsReport> {
+        a.tls.as_ref()
+    }
+    let mut v = conn_id();
+    v.extend([
+        c("version", T::String, true, |a: &AssociationReport| {
+            t(a).map(|t| json!(t.version))
+        }),
+        c("cipher", T::String, true, |a| t(a).map(|t| json!(t.suite))),
+        c("curve", T::String, false, |a| {
+            t(a).and_then(|t| opt(&t.group))
+        }),
+        c("resumed", T::Bool, false, |a| {
+            t(a).and_then(|t| opt(&t.resumed))
+        }),
+        c("established", T::Bool, true, |a| {
+            t(a).map(|t| json!(t.established))
+        }),
+        c("cert_chain_subjects", T::VectorString, true, |a| {
+            t(a).map(|t| json!(t.chain))
+        }),
+        c("client_cert_requested", T::Bool, true, |a| {
+            t(a).map(|t| json!(t.cert_requested))
+        }),
+        c("client_cert_sent", T::Bool, false, |a| {
+            t(a).and_then(|t| opt(&t.client_cert_sent))
+        }),
+        c("renegotiations", T::Count, true, |a| {
+            t(a).map(|t| json!(t.renegotiations))
+        }),
+        c("verdicts", T::VectorString, true, |a| {
+            t(a).map(|t| {
+                json!(t
+                    .verdicts
+                    .iter()
+                    .map(|(id, level, _)| format!("{id}:{level}"))
+                    .collect::<Vec<_>>())
+            })
+        }),
+    ]);
+    v
+}
+
+/// A line of gdoi.log: a registration or a rekey SA.
+enum GdoiRow<'a> {
+    Pull(&'a Registration),
+    Push(&'a Rekeys),
+}
+
+fn sock(a: &str, host: bool) -> Option<Value> {
+    let (h, p) = split(a);
+    Some(if host { json!(h) } else { json!(p) })
+}
+
+/// gdoi.log: one line per GROUPKEY-PULL registration (orig the member, resp the key server) and
+/// one per GROUPKEY-PUSH rekey SA (orig the key server, resp where the rekeys went).
+fn gdoi_cols<'a>() -> Vec<Col<GdoiRow<'a>>> {
+    use GdoiRow::{Pull, Push};
+    vec![
+        c("ts", T::Time, true, |r| {
+            Some(secs(match r {
+                Pull(p) => p.first_ts_ns,
+                Push(p) => p.first_ts_ns,
+            }))
+        }),
+        c("uid", T::String, true, |r| match r {
+            Pull(p) => some(p.uid.clone()),
+            Push(p) => some(p.uid.clone()),
+        }),
+        c("id.orig_h", T::Addr, true, |r| match r {
+            Pull(p) => sock(&p.member, true),
+            Push(p) => sock(&p.key_server, true),
+        }),
+        c("id.orig_p", T::Port, true, |r| match r {
+            Pull(p) => sock(&p.member, false),
+            Push(p) => sock(&p.key_server, false),
+        }),
+        c("id.resp_h", T::Addr, true, |r| match r {
+            Pull(p) => sock(&p.key_server, true),
+            Push(p) => sock(&p.destination, true),
+        }),
+        c("id.resp_p", T::Port, true, |r| match r {
+            Pull(p) => sock(&p.key_server, false),
+            Push(p) => sock(&p.destination, false),
+        }),
+        c("exchange", T::String, true, |r| match r {
+            Pull(_) => some("GROUPKEY-PULL"),
+            Push(_) => some("GROUPKEY-PUSH"),
+        }),
+        c("spi", T::String, true, |r| match r {
+            Pull(p) => some(p.cookies.clone()),
+            Push(p) => some(p.kek_spi.clone()),
+        }),
+        c("messages", T::Count, true, |r| match r {
+            Pull(p) => some(p.messages),
+            Push(p) => some(p.pushes),
+        }),
+        c("retransmissions", T::Count, false, |r| match r {
+            Pull(p) => some(p.retransmissions),
+            Push(_) => None,
+        }),
+        c("outcome", T::String, false, |r| match r {
+            Pull(p) => some(p.outcome),
+            Push(_) => None,
+        }),
+        c("replayed", T::Count, false, |r| match r {
+            Pull(_) => None,
+            Push(p) => some(p.replayed),
+        }),
+        c("first_frame", T::Count, true, |r| match r {
+            Pull(p) => some(p.first_frame),
+            Push(p) => some(p.first_frame),
+        }),
+        c("last_frame", T::Count, true, |r| match r {
+            Pull(p) => some(p.last_frame),
+            Push(p) => some(p.last_frame),
+        }),
+    ]
+}
+
+/// A finding with its place in the list (its uid is made of both).
+struct FindingRow<'a> {
+    n: usize,
+    f: &'a Finding,
+}
+
+fn findings_cols<'a>() -> Vec<Col<FindingRow<'a>>> {
+    vec![
+        c("ts", T::Time, true, |r| Some(secs(r.f.first_ts_ns))),
+        c("uid", T::String, true, |r| {
+            some(crate::stream::prefixed_uid(
+                'F',
+                &format!("{}/{:?}/{}", r.f.code, r.f.stream, r.n),
+            ))
+        }),
+        c("stream_uid", T::String, false, |r| opt(&r.f.stream)),
+        c("code", T::String, true, |r| some(r.f.code.clone())),
+        c("severity", T::String, true, |r| some(r.f.severity.word())),
+        c("msg", T::String, true, |r| some(r.f.detail.clone())),
+        c("frames", T::VectorCount, true, |r| some(r.f.frames.clone())),
+        c("first_frame", T::Count, true, |r| {
+            some(r.f.frames.first().copied().unwrap_or(0))
+        }),
+        c("count", T::Count, true, |r| some(r.f.count)),
+    ]
+}
+
+fn fields<S>(cols: Vec<Col<S>>) -> Vec<Field> {
+    cols.into_iter().map(|c| c.field).collect()
+}
+
+/// The fields of log `log` (one of [`LOGS`]), `None` for another name.
+pub fn schema(log: &str) -> Option<Vec<Field>> {
+    Some(match log {
+        "goose" => fields(goose_cols()),
+        "sv" => fields(sv_cols()),
+        "rgoose" => fields(rgoose_cols()),
+        "mms" => fields(mms_cols()),
+        "tls" => fields(tls_cols()),
+        "gdoi" => fields(gdoi_cols()),
+        "findings" => fields(findings_cols()),
+        _ => return None,
+    })
 }
 
 /// Why a line does not fit its log's schema.
@@ -280,176 +479,44 @@ pub fn check_line(log: &str, line: &str) -> Result<(), SchemaError> {
     Ok(())
 }
 
-/// `host` and `port` of a socket address's text.
-fn split(addr: &str) -> (String, u16) {
-    match addr.parse::<std::net::SocketAddr>() {
-        Ok(a) => (a.ip().to_string(), a.port()),
-        Err(_) => (addr.to_string(), 0),
-    }
-}
-
-fn secs(ns: u64) -> Value {
-    json!(ns as f64 / 1e9)
-}
-
-fn put<T: Into<Value>>(o: &mut Map<String, Value>, k: &str, v: Option<T>) {
-    if let Some(v) = v {
-        o.insert(k.into(), v.into());
-    }
-}
-
-fn stream_line(s: &StreamReport) -> Map<String, Value> {
-    let mut o = Map::new();
-    o.insert("ts".into(), secs(s.first_ts_ns));
-    o.insert("uid".into(), json!(s.uid));
-    o.insert("kind".into(), json!(s.kind));
-    o.insert("source_mac".into(), json!(s.src_mac));
-    o.insert("destination_mac".into(), json!(s.dst_mac));
-    put(&mut o, "vlan", s.vlan);
-    put(&mut o, "priority", s.priority);
-    put(&mut o, "appid", s.appid);
-    put(&mut o, "dat_set", s.dat_set.clone());
-    put(&mut o, "conf_rev", s.conf_rev);
-    o.insert("frames".into(), json!(s.frames));
-    o.insert("first_frame".into(), json!(s.first_frame));
-    o.insert("last_frame".into(), json!(s.last_frame));
-    o.insert("last_ts".into(), secs(s.last_ts_ns));
-    o.insert("rate".into(), json!(s.rate_per_s));
-    o.insert("security".into(), json!(s.security));
-    o.insert("key_ids".into(), json!(s.key_ids));
-    put(&mut o, "mac", s.mac);
-    put(&mut o, "enc", s.enc);
-    o.insert("verified".into(), json!(s.verified));
-    o.insert("failed".into(), json!(s.failed));
-    o.insert("simulation".into(), json!(s.simulation));
-    put(&mut o, "mac_len", s.mac_len);
-    if let Some(a) = &s.arrival {
-        o.insert("arrival_p50_ms".into(), json!(a.p50_ms));
-        o.insert("arrival_p99_ms".into(), json!(a.p99_ms));
-        o.insert("arrival_max_ms".into(), json!(a.max_ms));
-        put(&mut o, "transfer_class", a.class);
-    }
-    if let (Some(sh), Some(sp), Some(dh), Some(dp)) = (&s.src_ip, s.src_port, &s.dst_ip, s.dst_port)
-    {
-        o.insert("id.orig_h".into(), json!(sh));
-        o.insert("id.orig_p".into(), json!(sp));
-        o.insert("id.resp_h".into(), json!(dh));
-        o.insert("id.resp_p".into(), json!(dp));
-    }
-    o
-}
-
-fn goose_fields(o: &mut Map<String, Value>, s: &StreamReport) {
-    put(o, "gocbRef", s.id.clone());
-    put(o, "goID", s.go_id.clone());
-    put(o, "time_allowed_to_live", s.tal_ms);
-    o.insert("state_changes".into(), json!(s.state_changes));
-}
-
-fn finding_line(f: &Finding, n: usize) -> Map<String, Value> {
-    let mut o = Map::new();
-    o.insert("ts".into(), secs(f.first_ts_ns));
-    o.insert(
-        "uid".into(),
-        json!(crate::stream::prefixed_uid(
-            'F',
-            &format!("{}/{:?}/{n}", f.code, f.stream)
-        )),
-    );
-    put(&mut o, "stream_uid", f.stream.clone());
-    o.insert("code".into(), json!(f.code));
-    o.insert("severity".into(), json!(f.severity.word()));
-    o.insert("msg".into(), json!(f.detail));
-    o.insert("frames".into(), json!(f.frames));
-    o.insert(
-        "first_frame".into(),
-        json!(f.frames.first().copied().unwrap_or(0)),
-    );
-    o.insert("count".into(), json!(f.count));
-    o
-}
-
 /// The lines of every log: (log name, lines), in [`LOGS`] order.
 pub fn logs(audit: &Audit) -> Vec<(&'static str, Vec<String>)> {
-    let mut goose = Vec::new();
-    let mut sv = Vec::new();
-    let mut rgoose = Vec::new();
-    for s in &audit.streams {
-        let mut o = stream_line(s);
-        match s.kind {
-            "goose" => {
-                goose_fields(&mut o, s);
-                goose.push(Value::Object(o).to_string());
-            }
-            "sv" | "r-sv" => {
-                put(&mut o, "svID", s.id.clone());
-                put(&mut o, "smp_rate", s.smp_rate);
-                o.insert("smp_synch_none".into(), json!(s.smp_synch[0]));
-                o.insert("smp_synch_local".into(), json!(s.smp_synch[1]));
-                o.insert("smp_synch_global".into(), json!(s.smp_synch[2]));
-                sv.push(Value::Object(o).to_string());
-            }
-            "r-goose" | "session" => {
-                goose_fields(&mut o, s);
-                o.insert("spdu_kind".into(), json!(s.kind));
-                rgoose.push(Value::Object(o).to_string());
-            }
-            // GSE management: counted in the summary, no log of its own.
-            _ => {}
-        }
-    }
-    let mut mms = Vec::new();
-    let mut tls = Vec::new();
-    for a in &audit.associations {
-        let (ch, cp) = split(&a.client);
-        let (sh, sp) = split(&a.server);
-        let mut o = Map::new();
-        o.insert("ts".into(), secs(a.first_ts_ns));
-        o.insert("uid".into(), json!(a.uid));
-        o.insert("id.orig_h".into(), json!(ch));
-        o.insert("id.orig_p".into(), json!(cp));
-        o.insert("id.resp_h".into(), json!(sh));
-        o.insert("id.resp_p".into(), json!(sp));
-        let base = o.clone();
-        o.insert("transport".into(), json!(a.transport));
-        o.insert("frames".into(), json!(a.frames));
-        o.insert("first_frame".into(), json!(a.first_frame));
-        o.insert("last_ts".into(), secs(a.last_ts_ns));
-        o.insert("orig_bytes".into(), json!(a.octets_orig));
-        o.insert("resp_bytes".into(), json!(a.octets_resp));
-        // conn.log's history letters for what is known: S (SYN seen), F (FIN or RST seen).
-        let history = format!(
-            "{}{}",
-            if a.syn { "S" } else { "" },
-            if a.closed { "F" } else { "" }
-        );
-        o.insert("history".into(), json!(history));
-        mms.push(Value::Object(o).to_string());
-        if let Some(t) = &a.tls {
-            let mut o = base;
-            o.insert("version".into(), json!(t.version));
-            o.insert("cipher".into(), json!(t.suite));
-            put(&mut o, "curve", t.group.clone());
-            put(&mut o, "resumed", t.resumed);
-            o.insert("established".into(), json!(t.established));
-            o.insert("cert_chain_subjects".into(), json!(t.chain));
-            o.insert("client_cert_requested".into(), json!(t.cert_requested));
-            put(&mut o, "client_cert_sent", t.client_cert_sent);
-            o.insert("renegotiations".into(), json!(t.renegotiations));
-            let verdicts: Vec<String> = t
-                .verdicts
-                .iter()
-                .map(|(id, level, _)| format!("{id}:{level}"))
-                .collect();
-            o.insert("verdicts".into(), json!(verdicts));
-            tls.push(Value::Object(o).to_string());
-        }
-    }
+    let (goose, sv, rgoose) = (goose_cols(), sv_cols(), rgoose_cols());
+    let by_kind = |kinds: &[&str], cols: &[Col<StreamReport>]| -> Vec<String> {
+        audit
+            .streams
+            .iter()
+            .filter(|s| kinds.contains(&s.kind))
+            .map(|s| line(cols, s))
+            .collect()
+    };
+    // GSE management streams are counted in the summary and have no log of their own.
+    let goose = by_kind(&["goose"], &goose);
+    let sv = by_kind(&["sv", "r-sv"], &sv);
+    let rgoose = by_kind(&["r-goose", "session"], &rgoose);
+    let mms_c = mms_cols();
+    let mms = audit.associations.iter().map(|a| line(&mms_c, a)).collect();
+    let tls_c = tls_cols();
+    let tls = audit
+        .associations
+        .iter()
+        .filter(|a| a.tls.is_some())
+        .map(|a| line(&tls_c, a))
+        .collect();
+    let gc = gdoi_cols();
+    let gdoi = audit
+        .registrations
+        .iter()
+        .map(GdoiRow::Pull)
+        .chain(audit.rekeys.iter().map(GdoiRow::Push))
+        .map(|r| line(&gc, &r))
+        .collect();
+    let fc = findings_cols();
     let findings = audit
         .findings
         .iter()
         .enumerate()
-        .map(|(i, f)| Value::Object(finding_line(f, i)).to_string())
+        .map(|(n, f)| line(&fc, &FindingRow { n, f }))
         .collect();
     vec![
         ("goose", goose),
@@ -457,6 +524,7 @@ pub fn logs(audit: &Audit) -> Vec<(&'static str, Vec<String>)> {
         ("rgoose", rgoose),
         ("mms", mms),
         ("tls", tls),
+        ("gdoi", gdoi),
         ("findings", findings),
     ]
 }

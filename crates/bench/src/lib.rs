@@ -15,6 +15,7 @@
 
 pub mod anatomy;
 pub mod audit;
+pub mod audit_memory;
 pub mod audit_live;
 pub mod crypto;
 pub mod crypto_ascon;

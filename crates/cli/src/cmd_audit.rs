@@ -1,4 +1,4 @@
-//! `gander audit CAPTURE... [--keys FILE] [--out DIR]`: the IEC 62351 security posture of the
+//! `gander audit CAPTURE... [--keys FILE] [--scd FILE] [--out DIR]`: the IEC 62351 security posture of the
 //! IEC 61850 traffic in captures (`docs/audit.md`). The judging is `gander-audit`'s; this reads
 //! the files, feeds the frames, writes the report and the logs, and exits with the code of the
 //! worst finding.
@@ -24,6 +24,10 @@ pub(crate) struct AuditArgs {
     /// Key file (TOML, docs/keys.md): every secured frame is verified and its freshness judged.
     #[arg(long)]
     pub keys: Option<PathBuf>,
+    /// The substation's SCD (IEC 61850-6): publishers, addresses, data sets and confRev are
+    /// checked against its GSE/SMV control blocks and Communication section.
+    #[arg(long)]
+    pub scd: Option<PathBuf>,
     /// Directory for report.html, audit.json and the Zeek-convention logs.
     #[arg(long, default_value = "audit")]
     pub out: PathBuf,
@@ -72,6 +76,19 @@ fn feed_file(path: &Path, offset: u64, auditor: &mut Auditor<'_>) -> Result<u64>
     Ok(cap.frames())
 }
 
+/// Reads `--scd`: a file that is not SCL stops the command; an IED gander-scl refuses is
+/// reported (`scd-ied-unread`) and the rest used.
+fn load_scd(p: &Path) -> Result<gander_audit::scd::Scd> {
+    let text =
+        std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?;
+    let scd = gander_audit::scd::Scd::from_text(&text)
+        .with_context(|| format!("cannot read the SCD {}", p.display()))?;
+    for (ied, why) in &scd.unread {
+        eprintln!("warning: {}: IED {ied} not read: {why}", p.display());
+    }
+    Ok(scd)
+}
+
 pub(crate) fn run(a: AuditArgs) -> Result<ExitCode> {
     if a.sv_wrap == 0 {
         anyhow::bail!(
@@ -86,6 +103,10 @@ pub(crate) fn run(a: AuditArgs) -> Result<ExitCode> {
         profile: a.profile.into(),
         sv_wrap: a.sv_wrap,
     };
+    let scd = match &a.scd {
+        Some(p) => Some(load_scd(p)?),
+        None => None,
+    };
     let mut auditor = Auditor::new(opts, store.as_ref());
     let mut offset = 0u64;
     if let Some(iface) = &a.live.interface {
@@ -94,7 +115,10 @@ pub(crate) fn run(a: AuditArgs) -> Result<ExitCode> {
     for path in &a.captures {
         offset += feed_file(path, offset, &mut auditor)?;
     }
-    let audit = auditor.finish();
+    let mut audit = auditor.finish();
+    if let Some(scd) = &scd {
+        gander_audit::scd::judge(&mut audit, scd);
+    }
     std::fs::create_dir_all(&a.out)
         .with_context(|| format!("cannot create {}", a.out.display()))?;
     let write = |name: &str, text: &str| -> Result<()> {
