@@ -23,6 +23,7 @@ pub mod error;
 pub mod install;
 pub mod keys;
 pub mod main_mode;
+pub mod member_state;
 pub mod net;
 pub mod pull;
 pub mod push;
