@@ -1,7 +1,11 @@
 //! A member registering with a key server over UDP: phase 1 then GROUPKEY-PULL, each message
-//! retransmitted on silence (RFC 2408 has no acknowledgements; the last message is resent).
+//! retransmitted on silence (RFC 2408 has no acknowledgements; the last message is resent),
+//! and the long-running member ([`Runner`]): registration when due with failover to the next
+//! key server, GROUPKEY-PUSH received on its own UDP address between registrations
+//! (`member_state` holds every rule; this file only moves datagrams).
 
 use crate::main_mode::Initiator;
+use crate::member_state::{FailPolicy, MemberState, MemberTiming};
 use crate::pull::{GroupKeys, PullError, PullMember};
 use crate::{Phase1Error, Suite};
 use gander_wire::isakmp::IdPayload;
@@ -24,6 +28,9 @@ pub enum MemberError {
     /// GROUPKEY-PULL failed.
     #[error("registration: {0}")]
     Pull(#[from] PullError),
+    /// No key server configured.
+    #[error("no key server configured")]
+    NoServer,
 }
 
 /// What a member needs to register.
@@ -136,4 +143,152 @@ pub fn register(cfg: &MemberConfig) -> Result<GroupKeys, MemberError> {
         }
     }
     pull.keys().cloned().ok_or(MemberError::Timeout)
+}
+
+/// What a long-running member needs: its key servers (the first preferred, the second on
+/// failover), its credentials, its group, where it listens for GROUPKEY-PUSH, and its policy.
+#[derive(Debug, Clone)]
+pub struct RunnerConfig {
+    /// Key servers, tried in order (one or two in practice; any number works).
+    pub servers: Vec<SocketAddr>,
+    /// Local address to register from (the key server picks the PSK by its IP).
+    pub bind: Option<SocketAddr>,
+    /// Where pushes arrive (the key server's push target for this member); none: no pushes,
+    /// keys are renewed by registration only.
+    pub push_listen: Option<SocketAddr>,
+    /// The member's pre-shared key.
+    pub psk: Vec<u8>,
+    /// The member's identity (ID_KEY_ID).
+    pub identity: IdPayload,
+    /// The group.
+    pub group: IdPayload,
+    /// Wait per message before resending.
+    pub timeout: Duration,
+    /// Sends of each message before the key server counts as silent.
+    pub tries: u32,
+    /// When no key server answers.
+    pub policy: FailPolicy,
+    /// Renewal and retry times.
+    pub timing: MemberTiming,
+}
+
+impl RunnerConfig {
+    fn member_config(&self, server: SocketAddr) -> MemberConfig {
+        MemberConfig {
+            server,
+            bind: self.bind,
+            psk: self.psk.clone(),
+            identity: self.identity.clone(),
+            group: self.group.clone(),
+            timeout: self.timeout,
+            tries: self.tries,
+        }
+    }
+}
+
+/// Unix seconds now (key windows are in Unix seconds, as the key store's).
+pub fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// The member's I/O loop around [`MemberState`]: registers when due (with failover), receives
+/// pushes between registrations, and expires keys; the caller installs the keys whenever
+/// [`Runner::step`] says they changed.
+pub struct Runner {
+    cfg: RunnerConfig,
+    state: MemberState,
+    push_sock: Option<UdpSocket>,
+    clock: fn() -> u64,
+}
+
+impl Runner {
+    /// Binds the push socket (if configured); registers on the first [`Runner::step`].
+    pub fn new(cfg: RunnerConfig) -> Result<Runner, MemberError> {
+        if cfg.servers.is_empty() {
+            return Err(MemberError::NoServer);
+        }
+        let push_sock = cfg.push_listen.map(UdpSocket::bind).transpose()?;
+        let state = MemberState::new(cfg.group.clone(), cfg.servers.len(), cfg.policy, cfg.timing);
+        Ok(Runner {
+            cfg,
+            state,
+            push_sock,
+            clock: unix_now,
+        })
+    }
+
+    /// Uses another clock (tests that move time).
+    pub fn with_clock(mut self, clock: fn() -> u64) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// The push socket's address (tests bind port 0).
+    pub fn push_addr(&self) -> Option<SocketAddr> {
+        self.push_sock.as_ref().and_then(|s| s.local_addr().ok())
+    }
+
+    /// The state (keys, counters).
+    pub fn state(&self) -> &MemberState {
+        &self.state
+    }
+
+    /// The state, to hand it the push receiver once the KEK is known.
+    pub fn state_mut(&mut self) -> &mut MemberState {
+        &mut self.state
+    }
+
+    /// Registers now with the current key server; on failure moves to the next one.
+    /// Returns whether keys arrived.
+    pub fn register_once(&mut self) -> bool {
+        let i = self.state.server().min(self.cfg.servers.len() - 1);
+        let server = self.cfg.servers[i];
+        match register(&self.cfg.member_config(server)) {
+            Ok(keys) => {
+                self.state.on_registered(&keys, (self.clock)());
+                true
+            }
+            Err(e) => {
+                self.state.on_server_failed(&e.to_string(), (self.clock)());
+                false
+            }
+        }
+    }
+
+    /// One turn: registers if due (each key server at most once per turn), waits up to `wait`
+    /// for a push, then expires keys. Returns whether the key set changed, so the caller
+    /// rebuilds its key store only then.
+    pub fn step(&mut self, wait: Duration) -> Result<bool, MemberError> {
+        let before = self.state.key_ids();
+        let mut tried = 0;
+        while self.state.registration_due((self.clock)()) && tried < self.cfg.servers.len() {
+            tried += 1;
+            if self.register_once() {
+                break;
+            }
+        }
+        if let Some(s) = &self.push_sock {
+            s.set_read_timeout(Some(wait.max(Duration::from_millis(1))))?;
+            let mut buf = vec![0u8; 65_535];
+            match s.recv_from(&mut buf) {
+                Ok((n, _)) => {
+                    // A refused push is an event and a counter in the state, nothing more.
+                    let _ = self.state.on_push(&buf[..n], (self.clock)());
+                }
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) => {}
+                Err(e) => return Err(e.into()),
+            }
+        } else {
+            std::thread::sleep(wait);
+        }
+        self.state.expire((self.clock)());
+        Ok(self.state.key_ids() != before)
+    }
 }
