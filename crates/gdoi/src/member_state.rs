@@ -475,8 +475,11 @@ impl MemberState {
         changed
     }
 
-    /// The key-store entries of the keys held, each valid from receipt + SA_ATD to the end the
-    /// policy gives it (`install::key_entry`, with the end clipped under `FailClosed`).
+    /// The key-store entries of the keys held, each valid from its receipt to the end the
+    /// policy gives it (`install::key_entry`, with the end clipped under `FailClosed`). The
+    /// window opens at receipt, not at activation: a subscriber must accept the next key as
+    /// soon as it has it (a publisher that received it a second earlier may switch first),
+    /// while a publisher switches at [`MemberState::activations`].
     pub fn key_entries(
         &self,
         provider: &dyn CryptoProvider,
@@ -485,9 +488,21 @@ impl MemberState {
         for k in &self.keys {
             let e = key_entry(&k.tek, provider, k.received)?;
             let end = self.end_of(k);
-            out.push(e.with_validity(Some(k.not_before()), end));
+            out.push(e.with_validity(Some(k.received), end));
         }
         Ok(out)
+    }
+
+    /// Each key's Key ID and activation time (receipt + SA_ATD), oldest first: a publisher
+    /// protects with the key activated last among those whose time has come.
+    pub fn activations(&self) -> Vec<(u32, u64)> {
+        let mut k: Vec<(u32, u64)> = self
+            .keys
+            .iter()
+            .map(|k| (k.tek.key_id, k.not_before()))
+            .collect();
+        k.sort_by_key(|&(id, t)| (t, id));
+        k
     }
 
     /// The Key IDs held, oldest first: the ids a gateway rule bound to this group uses.

@@ -105,8 +105,10 @@ fn first_registration_is_due_at_once_then_before_the_lifetime_ends() {
     assert!(m.registration_due(1092));
     assert_eq!(m.key_ids(), vec![7]);
     let e = m.key_entries(default_provider()).unwrap();
-    assert_eq!(e[0].not_before, Some(1002));
+    // Accepted from receipt, protected with from activation.
+    assert_eq!(e[0].not_before, Some(1000));
     assert_eq!(e[0].not_after, Some(1107));
+    assert_eq!(m.activations(), vec![(7, 1002)]);
     assert_eq!(m.key_age(1010), Some(10));
     assert_eq!(m.counters().registrations, 1);
     assert_eq!(m.counters().rekeys, 0);
