@@ -32,7 +32,7 @@ ALLOWED = {
     "gander-lab": set(),
     "gander-scl": set(),
     "gander-capture": {"gander-wire"},
-    "gander-gateway": {"gander-wire", "gander-sec"},
+    "gander-gateway": {"gander-wire", "gander-sec", "gander-gdoi"},
     "gander-measure": set(),
     "gander-client": {"gander-mms", "gander-tls", "gander-wire", "gander-measure"},
     "gander-peers": {"gander-client", "gander-measure", "gander-mms", "gander-tls", "gander-scl", "gander-wire"},

@@ -145,6 +145,8 @@ pub struct RuleToml {
     pub key_id: Option<u32>,
     /// Keys for protect, chosen by validity window (rotation).
     pub key_ids: Option<Vec<u32>>,
+    /// protect/verify: the keys of this GDOI group of `[gdoi]`, as the key server rolls them.
+    pub group: Option<String>,
     /// verify: forward with the security kept (true) or stripped for a legacy subscriber.
     #[serde(default)]
     pub keep_security: bool,
@@ -454,6 +456,8 @@ pub struct ConfigToml {
     pub metrics: Option<MetricsToml>,
     /// `[syslog]`.
     pub syslog: Option<SyslogToml>,
+    /// `[gdoi]`: keys from an IEC 62351-9 key server (`gdoi_config`).
+    pub gdoi: Option<crate::gdoi_config::GdoiToml>,
 }
 
 fn pass() -> PassDrop {
@@ -543,6 +547,9 @@ impl Config {
         if let (DriverKind::Udp, Some(u)) = (raw.driver, &raw.udp) {
             u.check()?;
         }
+        if let Some(g) = &raw.gdoi {
+            g.check().map_err(|e| ConfigError::Invalid(e.to_string()))?;
+        }
         for (i, r) in raw.rules.iter().enumerate() {
             let n = i + 1;
             let bad = |why: &str| Err(ConfigError::Invalid(format!("rule {n}: {why}")));
@@ -577,7 +584,12 @@ impl Config {
             if r.kind == KindMatch::Sv && r.action == Action::Translate {
                 return bad("layer-2 SV cannot be translated (translate handles GOOSE only)");
             }
-            if r.action == Action::Protect && r.key_id.is_none() && r.key_ids.is_none() {
+            crate::gdoi_config::check_rule_group(n, r, raw.gdoi.as_ref())?;
+            if r.action == Action::Protect
+                && r.key_id.is_none()
+                && r.key_ids.is_none()
+                && r.group.is_none()
+            {
                 if r.kind == KindMatch::Sv {
                     return bad("an SV protect rule needs a key: give key_id or key_ids");
                 }

@@ -8,6 +8,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+/// Each GDOI group's Key IDs with their activation times (Unix seconds).
+pub type GroupActivations = std::collections::HashMap<String, Vec<(u32, u64)>>;
+
 /// Receives counter reports.
 pub type Reporter = Box<dyn FnMut(&Counters) + Send>;
 
@@ -20,6 +23,9 @@ pub struct Control {
     /// Keys to switch to between two frames (SIGHUP): no frame is lost, the sockets keep
     /// queueing while the file is read by another thread.
     pub new_keys: Mutex<Option<KeyStore>>,
+    /// The GDOI groups' Key IDs and activation times that go with `new_keys` (`gdoi_keys`):
+    /// written while `new_keys` is locked, taken with it, so rules and store switch together.
+    pub new_group_keys: Mutex<Option<GroupActivations>>,
     /// The last counters published by the worker.
     pub counters: Mutex<Counters>,
     reporter: Mutex<Option<Reporter>>,
@@ -115,6 +121,7 @@ impl Control {
             stop: AtomicBool::new(false),
             report: AtomicBool::new(false),
             new_keys: Mutex::new(None),
+            new_group_keys: Mutex::new(None),
             counters: Mutex::new(Counters::default()),
             reporter: Mutex::new(reporter),
             interval,
@@ -131,6 +138,16 @@ impl Control {
     /// Hands new keys to the worker.
     pub fn reload(&self, keys: KeyStore) {
         if let Ok(mut k) = self.new_keys.lock() {
+            *k = Some(keys);
+        }
+    }
+
+    /// Hands new keys and the GDOI groups' key bindings to the worker, as one switch.
+    pub fn reload_with_groups(&self, keys: KeyStore, groups: GroupActivations) {
+        if let Ok(mut k) = self.new_keys.lock() {
+            if let Ok(mut g) = self.new_group_keys.lock() {
+                *g = Some(groups);
+            }
             *k = Some(keys);
         }
     }
@@ -181,6 +198,11 @@ impl Housekeeping {
         if let Ok(mut k) = ctl.new_keys.try_lock() {
             if let Some(keys) = k.take() {
                 policy.replace_keys(keys);
+                if let Ok(mut g) = ctl.new_group_keys.lock() {
+                    if let Some(g) = g.take() {
+                        policy.set_group_keys(&g);
+                    }
+                }
             }
         }
         let now = Instant::now();

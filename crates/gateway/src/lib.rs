@@ -18,6 +18,8 @@ pub mod bypass;
 pub mod config;
 pub mod driver;
 pub mod events;
+pub mod gdoi_config;
+pub mod gdoi_keys;
 pub mod host_stats;
 pub mod metrics;
 pub mod nfqueue;

@@ -181,6 +181,10 @@ struct Rule {
     kind: KindMatch,
     action: Action,
     keys: Vec<u32>,
+    /// A GDOI group whose keys this rule uses (`[gdoi]`): `keys` follows the group's keys and
+    /// `activations` their activation times (`gdoi_keys`).
+    group: Option<String>,
+    activations: Vec<(u32, u64)>,
     keep_security: bool,
     verify_input: bool,
     src_mac: Option<[u8; 6]>,
@@ -236,6 +240,8 @@ impl Rule {
                 .clone()
                 .or(r.key_id.map(|k| vec![k]))
                 .unwrap_or_default(),
+            group: r.group.clone(),
+            activations: Vec::new(),
             keep_security: r.keep_security,
             verify_input: r.verify_input.unwrap_or(r.direction == Direction::Inbound),
             src_mac: r.src_mac.as_deref().map(parse_mac).transpose()?,
@@ -430,7 +436,7 @@ impl Policy {
                     )));
                 }
             }
-            if r.kind == KindMatch::Sv {
+            if r.kind == KindMatch::Sv && r.group.is_none() {
                 Self::check_sv_keys(i + 1, r, &store)?;
             }
         }
@@ -509,6 +515,19 @@ impl Policy {
     /// Replaces the keys (SIGHUP). Replay state is kept: windows are per key id.
     pub fn replace_keys(&mut self, store: KeyStore) {
         self.store = store;
+    }
+
+    /// Binds the rules that name a GDOI group to that group's keys: each group's Key IDs
+    /// with their activation times (`gdoi_keys`). Applied with the store that holds them, so
+    /// a frame never sees a rule naming a key the store lacks.
+    pub fn set_group_keys(&mut self, groups: &HashMap<String, Vec<(u32, u64)>>) {
+        for r in &mut self.rules {
+            if let Some(g) = &r.group {
+                let a = groups.get(g).cloned().unwrap_or_default();
+                r.keys = a.iter().map(|&(id, _)| id).collect();
+                r.activations = a;
+            }
+        }
     }
 
     /// The keys in use.
@@ -685,6 +704,19 @@ impl Policy {
         rule: &Rule,
         now: u64,
     ) -> Result<&'s KeyEntry, DropReason> {
+        if rule.group.is_some() {
+            // A group key takes over at its activation time (receipt + SA_ATD), not at
+            // receipt: subscribers accept it from receipt, so they have it by then.
+            return rule
+                .activations
+                .iter()
+                .filter(|&&(_, at)| at <= now)
+                .filter_map(|&(id, at)| store.get(id).map(|k| (k, at)))
+                .filter(|(k, _)| k.check_valid_at(now).is_ok())
+                .max_by_key(|&(_, at)| at)
+                .map(|(k, _)| k)
+                .ok_or(DropReason::NoValidKey);
+        }
         rule.keys
             .iter()
             .filter_map(|k| store.get(*k))
@@ -811,7 +843,7 @@ impl Policy {
         if ok.mixed_appids() {
             return Err(DropReason::MixedAppids);
         }
-        if !rule.keys.is_empty() && !rule.keys.contains(&key) {
+        if (!rule.keys.is_empty() || rule.group.is_some()) && !rule.keys.contains(&key) {
             return Err(DropReason::KeyNotAllowed);
         }
         if self.reflected == Reflected::Drop

@@ -98,6 +98,9 @@ pub enum ServiceError {
         #[source]
         source: io::Error,
     },
+    /// The `[gdoi]` group member did not start.
+    #[error(transparent)]
+    Gdoi(#[from] crate::gdoi_keys::GdoiKeysError),
     /// The metrics exporter did not start.
     #[error(transparent)]
     Metrics(#[from] ExporterError),
@@ -176,6 +179,8 @@ pub fn run(path: &Path) -> Result<Counters, ServiceError> {
         profile: cfg.profile.to_string(),
     };
     let exporter = start_exporter(&cfg, &ctl, &info)?;
+    // `[gdoi]`: group keys arrive while frames flow (gdoi_keys).
+    let member = crate::gdoi_keys::GdoiMember::start(&cfg, ctl.clone())?;
     let (events, logger) = start_logger(&cfg, &mut policy)?;
     let worker_ctl = ctl.clone();
     let worker_cfg = cfg.clone();
@@ -228,7 +233,11 @@ pub fn run(path: &Path) -> Result<Counters, ServiceError> {
                         .with("keys", k.len())
                         .with("file", cfg.keys_path.display()),
                     );
-                    ctl.reload(k);
+                    match &member {
+                        // The member rebuilds the store: the file's keys and the group keys.
+                        Some(m) => m.request_rebuild(),
+                        None => ctl.reload(k),
+                    }
                 }
                 Err(e) => {
                     eprintln!(
@@ -254,6 +263,13 @@ pub fn run(path: &Path) -> Result<Counters, ServiceError> {
             _ => {}
         }
     }
+    if let Some(m) = &member {
+        eprintln!(
+            "{}",
+            serde_json::json!({"gdoi": "status", "groups": m.status()})
+        );
+    }
+    drop(member);
     let policy = worker
         .join()
         .map_err(|_| ServiceError::WorkerPanicked)?
@@ -354,7 +370,7 @@ fn start_logger(cfg: &Config, policy: &mut Policy) -> Result<Logger, ServiceErro
 
 /// Moves the calling thread into the named network namespace (`ip netns` names it under
 /// `/run/netns`): config `netns`, for a gateway whose interfaces live in a namespace.
-fn enter_netns(ns: &str) -> io::Result<()> {
+pub(crate) fn enter_netns(ns: &str) -> io::Result<()> {
     let f = std::fs::File::open(std::path::Path::new("/run/netns").join(ns))
         .map_err(|e| io::Error::new(e.kind(), format!("netns {ns}: {e}")))?;
     nix::sched::setns(&f, nix::sched::CloneFlags::CLONE_NEWNET)

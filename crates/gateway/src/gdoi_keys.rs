@@ -1,0 +1,227 @@
+//! The gateway as a GDOI group member (`[gdoi]`): one thread registers for every group, listens
+//! for pushes and expires keys (`gander_gdoi::net::member::Runner`), and whenever a group's
+//! keys change it hands the packet worker a new key store (the key file's keys plus every
+//! group's) and the groups' Key IDs, through the same switch as a SIGHUP reload
+//! (`Control::reload_with_groups`): the worker swaps them between two frames, the sockets keep
+//! queueing, no frame is lost. Replay windows are per key id and stay.
+//!
+//! A rule naming a `group` protects with the key activated last among those whose activation
+//! time (receipt + SA_ATD) has come, and verifies with any key of the group the member holds
+//! (current and next). Until the first registration a group has no key: its protect rules drop
+//! (`no-valid-key`) and its verify rules drop (`key-not-allowed` / `unknown-key`), never a
+//! silent pass.
+
+use crate::config::Config;
+use crate::driver::{Control, GroupActivations};
+use gander_gdoi::member_state::{MemberCounters, MemberEvent};
+use gander_gdoi::net::member::{unix_now, MemberError, Runner};
+use gander_sec::{default_provider, KeyStore};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Why the member could not start or rebuild the keys.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum GdoiKeysError {
+    /// `[gdoi]` refused.
+    #[error(transparent)]
+    Config(#[from] crate::gdoi_config::GdoiConfigError),
+    /// A runner could not start (push socket).
+    #[error("group member: {0}")]
+    Member(#[from] MemberError),
+    /// The key file did not load.
+    #[error("key file: {0}")]
+    Keys(#[from] gander_sec::KeyFileError),
+    /// A received key could not become a key-store entry.
+    #[error("group key: {0}")]
+    Install(#[from] gander_gdoi::member_state::MemberStateError),
+    /// The thread could not start.
+    #[error("cannot start the group member thread")]
+    Spawn(#[source] std::io::Error),
+}
+
+/// One group's state for reports (OpenMetrics and the JSON status line).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct GroupStatus {
+    /// The group.
+    pub group: String,
+    /// Key IDs held, oldest first.
+    pub key_ids: Vec<u32>,
+    /// Seconds since the newest key arrived.
+    pub key_age_s: Option<u64>,
+    /// Registrations, failures, failovers, rekeys, pushes.
+    pub counters: MemberCounters,
+}
+
+/// The running member thread.
+pub struct GdoiMember {
+    stop: Arc<AtomicBool>,
+    rebuild: Arc<AtomicBool>,
+    status: Arc<Mutex<Vec<GroupStatus>>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+/// Builds the store the worker gets: the key file's keys, then each group's (a group key with
+/// the id of a file key is refused: the file wins and the event says so).
+pub fn build_store(
+    keys_path: &std::path::Path,
+    runners: &[(String, Runner)],
+) -> Result<(KeyStore, GroupActivations, Vec<String>), GdoiKeysError> {
+    let mut store = KeyStore::load(keys_path, default_provider())?;
+    let mut groups = HashMap::new();
+    let mut clashes = Vec::new();
+    for (g, r) in runners {
+        let mut held = Vec::new();
+        let acts = r.state().activations();
+        for e in r.state().key_entries(default_provider())? {
+            let id = e.id;
+            match store.insert(e) {
+                Ok(()) => {
+                    if let Some(a) = acts.iter().find(|(k, _)| *k == id) {
+                        held.push(*a);
+                    }
+                }
+                Err(_) => clashes.push(format!(
+                    "group {g}: key id {id} is also in the key file; the file's key stays"
+                )),
+            }
+        }
+        groups.insert(g.clone(), held);
+    }
+    Ok((store, groups, clashes))
+}
+
+fn event_line(group: &str, e: &MemberEvent) -> String {
+    serde_json::json!({"gdoi": group, "event": format!("{e:?}")}).to_string()
+}
+
+impl GdoiMember {
+    /// Starts the member of `cfg`'s `[gdoi]` (inside `cfg.raw.netns` when set, where the
+    /// gateway's network side is); `None` without a `[gdoi]` table.
+    pub fn start(cfg: &Config, ctl: Arc<Control>) -> Result<Option<GdoiMember>, GdoiKeysError> {
+        let Some(t) = &cfg.raw.gdoi else {
+            return Ok(None);
+        };
+        let configs = t.runner_configs()?;
+        let names = t.groups.clone();
+        let (stop, rebuild) = (
+            Arc::new(AtomicBool::new(false)),
+            Arc::new(AtomicBool::new(false)),
+        );
+        let status = Arc::new(Mutex::new(Vec::new()));
+        let (s, rb, st) = (stop.clone(), rebuild.clone(), status.clone());
+        let keys_path: PathBuf = cfg.keys_path.clone();
+        let ns = cfg.raw.netns.clone();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("gander-gdoi".into())
+            .spawn(move || {
+                if let Some(ns) = &ns {
+                    if let Err(e) = crate::service::enter_netns(ns) {
+                        let _ = tx.send(Err(GdoiKeysError::Spawn(e)));
+                        return;
+                    }
+                }
+                let mut runners = Vec::new();
+                for (g, c) in names.into_iter().zip(configs) {
+                    match Runner::new(c) {
+                        Ok(r) => runners.push((g, r)),
+                        Err(e) => {
+                            let _ = tx.send(Err(e.into()));
+                            return;
+                        }
+                    }
+                }
+                let _ = tx.send(Ok(()));
+                run(&mut runners, &keys_path, &ctl, &s, &rb, &st);
+            })
+            .map_err(GdoiKeysError::Spawn)?;
+        match rx.recv() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                let _ = thread.join();
+                return Err(e);
+            }
+            Err(_) => return Err(GdoiKeysError::Spawn(std::io::Error::other("member thread"))),
+        }
+        Ok(Some(GdoiMember {
+            stop,
+            rebuild,
+            status,
+            thread: Some(thread),
+        }))
+    }
+
+    /// Rebuilds the store (after SIGHUP reloads the key file: the group keys must stay).
+    pub fn request_rebuild(&self) {
+        self.rebuild.store(true, Ordering::Relaxed);
+    }
+
+    /// Each group's keys and counters.
+    pub fn status(&self) -> Vec<GroupStatus> {
+        self.status.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+}
+
+impl Drop for GdoiMember {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// The member loop: each turn every group's runner registers if due and waits briefly for a
+/// push; a change of any group's keys (or a rebuild request) hands the worker a new store.
+pub fn run(
+    runners: &mut [(String, Runner)],
+    keys_path: &std::path::Path,
+    ctl: &Control,
+    stop: &AtomicBool,
+    rebuild: &AtomicBool,
+    status: &Mutex<Vec<GroupStatus>>,
+) {
+    let wait = Duration::from_millis((100 / runners.len().max(1)) as u64);
+    while !stop.load(Ordering::Relaxed) && !ctl.stopping() {
+        let mut changed = rebuild.swap(false, Ordering::Relaxed);
+        for (g, r) in runners.iter_mut() {
+            match r.step(wait) {
+                Ok(c) => changed |= c,
+                Err(e) => eprintln!("{}", serde_json::json!({"gdoi": g, "error": e.to_string()})),
+            }
+            for e in r.state_mut().take_events() {
+                eprintln!("{}", event_line(g, &e));
+            }
+        }
+        if changed {
+            match build_store(keys_path, runners) {
+                Ok((store, groups, clashes)) => {
+                    for c in clashes {
+                        eprintln!("{}", serde_json::json!({"gdoi": "keys", "warning": c}));
+                    }
+                    ctl.reload_with_groups(store, groups);
+                }
+                Err(e) => eprintln!(
+                    "{}",
+                    serde_json::json!({"gdoi": "keys", "error": e.to_string(), "kept": "the keys in use"})
+                ),
+            }
+        }
+        let now = unix_now();
+        if let Ok(mut s) = status.lock() {
+            *s = runners
+                .iter()
+                .map(|(g, r)| GroupStatus {
+                    group: g.clone(),
+                    key_ids: r.state().key_ids(),
+                    key_age_s: r.state().key_age(now),
+                    counters: r.state().counters(),
+                })
+                .collect();
+        }
+    }
+}
