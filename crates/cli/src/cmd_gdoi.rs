@@ -1,16 +1,16 @@
 //! `gander kdc --config FILE` (the IEC 62351-9 key server) and `gander gdoi register` (a group
 //! member on its own): argument parsing and printing around `gander_gdoi` (docs/gdoi.md).
+use crate::gdoi_member::{key_json, runner_config, MemberWords};
 use anyhow::Context;
 use clap::{Args, Subcommand};
+use gander_gdoi::member_state::{FailPolicy, MemberEvent};
 use gander_gdoi::net::kdc::{Kdc, KdcEvent};
-use gander_gdoi::net::member::{register, MemberConfig};
-use gander_wire::isakmp::iec61850::oid_to_string;
-use gander_wire::isakmp::payload::id_type;
-use gander_wire::isakmp::{IdPayload, Traffic};
-use std::net::{SocketAddr, ToSocketAddrs, UdpSocket};
+use gander_gdoi::net::member::Runner;
+use std::collections::HashSet;
+use std::net::{SocketAddr, UdpSocket};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 #[derive(Subcommand)]
 pub(crate) enum Command {
@@ -43,9 +43,10 @@ pub(crate) enum GdoiCommand {
 
 #[derive(Args)]
 pub(crate) struct RegisterArgs {
-    /// The key server, HOST:PORT.
-    #[arg(long)]
-    server: String,
+    /// The key server, HOST:PORT; repeat for a second one, tried when the first does not
+    /// answer (failover).
+    #[arg(long, required = true)]
+    server: Vec<String>,
     /// The group identity.
     #[arg(long)]
     group: String,
@@ -61,14 +62,26 @@ pub(crate) struct RegisterArgs {
     /// Seconds to wait for each reply.
     #[arg(long, default_value_t = 2.0)]
     timeout: f64,
+    /// Stay this many seconds for rekeys (pushes on --push-listen, and registration again
+    /// before the key's lifetime ends), printing each new key; 0: register once.
+    #[arg(long, default_value_t = 0.0)]
+    follow: f64,
+    /// Address to receive GROUPKEY-PUSH on (the key server's push target for this member).
+    #[arg(long)]
+    push_listen: Option<SocketAddr>,
+    /// When no key server answers while following: keep-until-expiry or fail-closed.
+    #[arg(long, default_value = "keep-until-expiry", value_parser = parse_policy)]
+    policy: FailPolicy,
+    /// One JSON line per key (the only output format; accepted for scripts that say so).
+    #[arg(long)]
+    json: bool,
 }
 
-fn key_id(s: &str) -> IdPayload {
-    IdPayload {
-        id_type: id_type::KEY_ID,
-        protocol: 0,
-        port: 0,
-        data: s.as_bytes().to_vec(),
+fn parse_policy(s: &str) -> Result<FailPolicy, String> {
+    match s {
+        "keep-until-expiry" => Ok(FailPolicy::KeepUntilExpiry),
+        "fail-closed" => Ok(FailPolicy::FailClosed),
+        _ => Err("keep-until-expiry or fail-closed".into()),
     }
 }
 
@@ -121,51 +134,79 @@ fn kdc(a: KdcArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// Registers (with failover), prints every key as one JSON line and, with `--follow`, stays
+/// for rekeys; each member event is a JSON line on stderr. Exit 0 only when a key arrived.
 fn member(a: RegisterArgs) -> anyhow::Result<ExitCode> {
-    let server = a
-        .server
-        .to_socket_addrs()?
-        .next()
-        .context("server address")?;
-    let cfg = MemberConfig {
-        server,
+    let _ = a.json;
+    let cfg = runner_config(&MemberWords {
+        servers: &a.server,
+        group: &a.group,
+        identity: &a.identity,
+        psk_hex: &a.psk_hex,
         bind: a.bind,
-        psk: hex::decode(&a.psk_hex).context("--psk-hex")?,
-        identity: key_id(&a.identity),
-        group: key_id(&a.group),
-        timeout: Duration::from_secs_f64(a.timeout.clamp(0.05, 60.0)),
-        tries: 3,
-    };
-    let keys = register(&cfg)?;
-    for t in &keys.teks {
-        let traffic = match t.traffic {
-            Traffic::L2 { mac, appid } => {
-                serde_json::json!({"dst_mac": mac.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(":"), "appid": appid})
-            }
-            Traffic::Ipv4 { addr, port } => {
-                serde_json::json!({"dst_ip": std::net::Ipv4Addr::from(addr).to_string(), "port": port})
-            }
-            Traffic::Ipv6 { addr, port } => {
-                serde_json::json!({"dst_ip": std::net::Ipv6Addr::from(addr).to_string(), "port": port})
-            }
+        timeout: a.timeout,
+        push_listen: a.push_listen,
+        policy: a.policy,
+    })?;
+    let mut r = Runner::new(cfg)?;
+    let mut printed: HashSet<u32> = HashSet::new();
+    let follow = a.follow.clamp(0.0, 1e9);
+    let end = Instant::now() + Duration::from_secs_f64(follow);
+    loop {
+        // Registration when due (each key server at most once per turn), then pushes.
+        let wait = if follow > 0.0 {
+            Duration::from_millis(200)
+        } else {
+            Duration::ZERO
         };
-        crate::out(serde_json::json!({
-            "group": a.group,
-            "key_id": t.key_id,
-            "oid": oid_to_string(&t.oid).unwrap_or_default(),
-            "traffic": traffic,
-            "mac_algorithm": t.mac_algorithm,
-            "encryption_algorithm": t.encryption_algorithm,
-            "key_hex": t.algorithm_key.as_ref().map(|k| hex::encode(&k[..])),
-            "integrity_key_hex": t.integrity_key.as_ref().map(|k| hex::encode(&k[..])),
-            "lifetime_s": t.lifetime_secs,
-            "activation_delay_s": t.activation_delay_secs,
-            "overlap_s": t.overlap_secs,
-        }));
+        r.step(wait)?;
+        for e in r.state_mut().take_events() {
+            eprintln!("{}", event_json(&e));
+        }
+        for k in r.state().keys() {
+            if printed.insert(k.tek.key_id) {
+                crate::out(key_json(&a.group, &k.tek, k.received));
+            }
+        }
+        if follow <= 0.0 || Instant::now() >= end {
+            break;
+        }
     }
-    Ok(if keys.teks.is_empty() {
-        ExitCode::from(1)
+    let c = r.state().counters();
+    eprintln!(
+        "{}",
+        serde_json::json!({"event": "counters", "counters": c})
+    );
+    Ok(if printed.is_empty() {
+        ExitCode::from(2)
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// A member event as one JSON line.
+fn event_json(e: &MemberEvent) -> serde_json::Value {
+    use serde_json::json;
+    match e {
+        MemberEvent::Registered { server, key_ids } => {
+            json!({"event": "registered", "server": server, "key_ids": key_ids})
+        }
+        MemberEvent::ServerFailed { server, reason } => {
+            json!({"event": "server-failed", "server": server, "reason": reason})
+        }
+        MemberEvent::Failover { from, to } => json!({"event": "failover", "from": from, "to": to}),
+        MemberEvent::NoServer { policy, holding } => {
+            json!({"event": "no-key-server", "policy": policy.name(), "holding": holding})
+        }
+        MemberEvent::Rekeyed { seq, key_ids } => {
+            json!({"event": "rekeyed", "seq": seq, "key_ids": key_ids})
+        }
+        MemberEvent::Deleted { key_ids } => json!({"event": "deleted", "key_ids": key_ids}),
+        MemberEvent::PushRefused { reason } => json!({"event": "push-refused", "reason": reason}),
+        MemberEvent::Expired {
+            key_id,
+            fail_closed,
+        } => json!({"event": "expired", "key_id": key_id, "fail_closed": fail_closed}),
+        other => json!({"event": format!("{other:?}")}),
+    }
 }

@@ -76,8 +76,11 @@ pub(crate) struct VerifyArgs {
     /// Capture file (pcap or pcapng: Ethernet, Linux cooked SLL/SLL2 or raw IP).
     pub file: PathBuf,
     /// Key file (TOML, see docs/keys.md).
-    #[arg(long)]
-    pub keys: PathBuf,
+    #[arg(long, required_unless_present = "kdc")]
+    pub keys: Option<PathBuf>,
+    /// Or the keys of a GDOI group, from a registration (docs/gdoi.md, "Member").
+    #[command(flatten)]
+    pub kdc: crate::gdoi_member::KdcKeyArgs,
     /// Framing profile of the sender.
     #[arg(long, value_enum, default_value = "standard")]
     pub profile: ProfileArg,
@@ -103,11 +106,15 @@ pub(crate) struct ProtectArgs {
     /// Output capture (pcap, Ethernet).
     pub output: PathBuf,
     /// Key file.
-    #[arg(long)]
-    pub keys: PathBuf,
-    /// Id of the key (and so the algorithms) to protect with.
-    #[arg(long)]
-    pub key_id: u32,
+    #[arg(long, required_unless_present = "kdc")]
+    pub keys: Option<PathBuf>,
+    /// Or the keys of a GDOI group, from a registration (docs/gdoi.md, "Member").
+    #[command(flatten)]
+    pub kdc: crate::gdoi_member::KdcKeyArgs,
+    /// Id of the key (and so the algorithms) to protect with; with --kdc, the group's newest
+    /// key when absent.
+    #[arg(long, required_unless_present = "kdc")]
+    pub key_id: Option<u32>,
     /// Framing profile to write.
     #[arg(long, value_enum, default_value = "standard")]
     pub profile: ProfileArg,
@@ -130,6 +137,26 @@ fn now() -> u64 {
 
 fn load_keys(path: &Path) -> Result<KeyStore> {
     KeyStore::load(path, default_provider()).map_err(anyhow::Error::from)
+}
+
+/// The key store of `--keys FILE`, or of a registration with `--kdc` (with the group's Key
+/// IDs, newest last), and a name for messages.
+fn keys_or_kdc(
+    keys: &Option<PathBuf>,
+    kdc: &crate::gdoi_member::KdcKeyArgs,
+) -> Result<(KeyStore, Vec<u32>, String)> {
+    match keys {
+        Some(p) if kdc.kdc.is_empty() => Ok((load_keys(p)?, Vec::new(), p.display().to_string())),
+        Some(_) => bail!("give --keys or --kdc, not both"),
+        None => {
+            let (store, ids) = crate::gdoi_member::store_from_kdc(kdc)?;
+            Ok((
+                store,
+                ids,
+                format!("the keys of key server {}", kdc.kdc.join(", ")),
+            ))
+        }
+    }
 }
 
 fn verdict_json(index: usize, v: &Verdict) -> Value {
@@ -226,7 +253,7 @@ fn finish_capture(c: &mut Capture<std::fs::File>, path: &Path, as_json: bool) {
 }
 
 fn verify(a: VerifyArgs) -> Result<ExitCode> {
-    let store = load_keys(&a.keys)?;
+    let (store, _, _) = keys_or_kdc(&a.keys, &a.kdc)?;
     let mut capture = open(&a.file)?;
     if a.sv_wrap == 0 {
         bail!("--sv-wrap must be the samples per second at which smpCnt wraps (e.g. 4000, 4800)");
@@ -315,14 +342,18 @@ fn add_reassembly(o: &mut Value, f: &Frame<'_>) {
 }
 
 fn protect(a: ProtectArgs) -> Result<ExitCode> {
-    let store = load_keys(&a.keys)?;
+    let (store, group_ids, source) = keys_or_kdc(&a.keys, &a.kdc)?;
+    let key_id = a
+        .key_id
+        .or(group_ids.last().copied())
+        .context("--key-id is needed")?;
     let key = store
-        .get(a.key_id)
-        .with_context(|| format!("key id {} is not in {}", a.key_id, a.keys.display()))?;
+        .get(key_id)
+        .with_context(|| format!("key id {key_id} is not in {source}"))?;
     // A signature no frame can carry (ML-DSA, SLH-DSA) is refused before any frame is read.
     if let Some(s) = &key.signature {
         gander_sec::fit::check_signature(s.algorithm, s.wire_len(), Transport::L2Goose)
-            .with_context(|| format!("key id {} cannot protect any GOOSE frame", a.key_id))?;
+            .with_context(|| format!("key id {key_id} cannot protect any GOOSE frame"))?;
     }
     let file = std::fs::File::open(&a.input)
         .with_context(|| format!("cannot open {}", a.input.display()))?;
@@ -341,9 +372,8 @@ fn protect(a: ProtectArgs) -> Result<ExitCode> {
         eprintln!("warning: {}: {w}", a.input.display());
     }
     eprintln!(
-        "{} frames: {secured} secured with key {}, {copied} copied unchanged",
+        "{} frames: {secured} secured with key {key_id}, {copied} copied unchanged",
         reader.packets(),
-        a.key_id
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -21,6 +21,7 @@ mod cmd_run;
 mod cmd_scl;
 mod cmd_tls;
 mod frame;
+mod gdoi_member;
 mod pcap_io;
 
 use clap::{Parser, Subcommand};
