@@ -258,3 +258,55 @@ fn a_push_with_a_broken_policy_changes_nothing() {
     assert!(m.on_push(&p, 1001).is_err());
     assert_eq!(m.key_ids(), vec![7]);
 }
+
+mod prop {
+    use super::*;
+    use gander_wire::isakmp::header::{exchange, flags};
+    use gander_wire::isakmp::{Header, HEADER_LEN};
+    use gander_wire::Codec;
+    use proptest::prelude::*;
+
+    /// Arbitrary payload chains under the member's KEK behind a valid push header.
+    fn wrapped(first: u8, body: &[u8]) -> Vec<u8> {
+        let k = kek();
+        let iv = [7u8; 16];
+        let ct = crate::keys::encrypt(&k.key, &iv, body).unwrap();
+        let mut ci = [0u8; 8];
+        let mut cr = [0u8; 8];
+        ci.copy_from_slice(&k.spi[..8]);
+        cr.copy_from_slice(&k.spi[8..]);
+        let h = Header {
+            initiator_cookie: ci,
+            responder_cookie: cr,
+            next_payload: first,
+            major_version: 1,
+            minor_version: 0,
+            exchange: exchange::GROUPKEY_PUSH,
+            flags: flags::ENCRYPTION,
+            message_id: 0,
+            length: (HEADER_LEN + 16 + ct.len()) as u32,
+        };
+        let mut out = h.to_vec();
+        out.extend_from_slice(&iv);
+        out.extend(ct);
+        out
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn a_refused_push_changes_nothing(
+            first in prop_oneof![Just(6u8), Just(13), Just(12), Just(1), any::<u8>()],
+            body in proptest::collection::vec(any::<u8>(), 0..200),
+            raw in any::<bool>(),
+        ) {
+            let mut m = member(2, FailPolicy::FailClosed);
+            m.on_registered(&keys(7, 100, 0, 5), 1000);
+            m.set_push_receiver(PushReceiver::new(kek(), public(&signer()), 0));
+            let d = if raw { body.clone() } else { wrapped(first, &body) };
+            let before = (m.key_ids(), m.counters().pushes);
+            prop_assert!(m.on_push(&d, 1001).is_err());
+            prop_assert_eq!((m.key_ids(), m.counters().pushes), before);
+        }
+    }
+}
