@@ -213,6 +213,37 @@ mod tests {
         assert!(toml::from_str::<GdoiToml>(&format!("{OK}policy2 = 1")).is_err());
         assert!(toml::from_str::<GdoiToml>(&OK.replace("fail-closed", "open")).is_err());
     }
+
+    #[test]
+    fn rules_name_only_groups_of_the_table_and_only_on_protect_or_verify() {
+        let base =
+            format!("driver = \"l2\"\nkeys = \"k\"\n[l2]\nied = \"a\"\nnet = \"b\"\n[gdoi]\n{OK}");
+        let rule = |r: &str| {
+            crate::config::Config::from_toml(
+                &format!("{base}[[rule]]\n{r}"),
+                std::path::Path::new("."),
+            )
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+        };
+        rule("direction = \"outbound\"\naction = \"protect\"\ngroup = \"goose-1\"\n").unwrap();
+        rule("direction = \"inbound\"\naction = \"verify\"\ngroup = \"sv-1\"\n").unwrap();
+        for (bad, why) in [
+            ("direction = \"outbound\"\naction = \"protect\"\ngroup = \"other\"\n", "not in [gdoi] groups"),
+            ("direction = \"outbound\"\naction = \"protect\"\ngroup = \"goose-1\"\nkey_id = 1\n", "not both"),
+            ("direction = \"outbound\"\nkind = \"goose\"\naction = \"translate\"\ngroup = \"goose-1\"\n[rule.translate]\nsrc_mac = \"02:00:00:00:00:01\"\ndst_mac = \"01:00:5e:01:02:03\"\n", "protect and verify rules only"),
+        ] {
+            let e = rule(bad).unwrap_err();
+            assert!(e.contains(why), "{e}");
+        }
+        let no_table = crate::config::Config::from_toml(
+            "driver = \"l2\"\nkeys = \"k\"\n[l2]\nied = \"a\"\nnet = \"b\"\n[[rule]]\ndirection = \"outbound\"\naction = \"protect\"\ngroup = \"g\"\n",
+            std::path::Path::new("."),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(no_table.contains("needs a [gdoi] table"), "{no_table}");
+    }
 }
 
 /// A rule's `group`: only on protect and verify rules (a translate rule without a key would
