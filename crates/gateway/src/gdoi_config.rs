@@ -157,6 +157,32 @@ impl GdoiToml {
     }
 }
 
+/// A rule's `group`: only on protect and verify rules (a translate rule without a key would
+/// forward unsecured output until the first key: never), not with `key_id`/`key_ids`, and
+/// only a group `[gdoi]` registers for.
+pub fn check_rule_group(
+    n: usize,
+    r: &crate::config::RuleToml,
+    gdoi: Option<&GdoiToml>,
+) -> Result<(), crate::config::ConfigError> {
+    use crate::config::{Action, ConfigError};
+    let Some(g) = &r.group else {
+        return Ok(());
+    };
+    let bad = |why: String| Err(ConfigError::Invalid(format!("rule {n}: {why}")));
+    if !matches!(r.action, Action::Protect | Action::Verify) {
+        return bad("group applies to protect and verify rules only".into());
+    }
+    if r.key_id.is_some() || r.key_ids.is_some() {
+        return bad("give group or key_id/key_ids, not both".into());
+    }
+    match gdoi {
+        None => bad(format!("group {g:?} needs a [gdoi] table")),
+        Some(t) if !t.groups.contains(g) => bad(format!("group {g:?} is not in [gdoi] groups")),
+        Some(_) => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -243,31 +269,5 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(no_table.contains("needs a [gdoi] table"), "{no_table}");
-    }
-}
-
-/// A rule's `group`: only on protect and verify rules (a translate rule without a key would
-/// forward unsecured output until the first key: never), not with `key_id`/`key_ids`, and
-/// only a group `[gdoi]` registers for.
-pub fn check_rule_group(
-    n: usize,
-    r: &crate::config::RuleToml,
-    gdoi: Option<&GdoiToml>,
-) -> Result<(), crate::config::ConfigError> {
-    use crate::config::{Action, ConfigError};
-    let Some(g) = &r.group else {
-        return Ok(());
-    };
-    let bad = |why: String| Err(ConfigError::Invalid(format!("rule {n}: {why}")));
-    if !matches!(r.action, Action::Protect | Action::Verify) {
-        return bad("group applies to protect and verify rules only".into());
-    }
-    if r.key_id.is_some() || r.key_ids.is_some() {
-        return bad("give group or key_id/key_ids, not both".into());
-    }
-    match gdoi {
-        None => bad(format!("group {g:?} needs a [gdoi] table")),
-        Some(t) if !t.groups.contains(g) => bad(format!("group {g:?} is not in [gdoi] groups")),
-        Some(_) => Ok(()),
     }
 }
