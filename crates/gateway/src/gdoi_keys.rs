@@ -213,6 +213,8 @@ pub fn run(
         }
         let now = unix_now();
         if let Ok(mut s) = status.lock() {
+            let before: Vec<(Vec<u32>, MemberCounters)> =
+                s.iter().map(|g| (g.key_ids.clone(), g.counters)).collect();
             *s = runners
                 .iter()
                 .map(|(g, r)| GroupStatus {
@@ -222,6 +224,13 @@ pub fn run(
                     counters: r.state().counters(),
                 })
                 .collect();
+            let after: Vec<(Vec<u32>, MemberCounters)> =
+                s.iter().map(|g| (g.key_ids.clone(), g.counters)).collect();
+            if after != before {
+                // Key ids, key age and counters (registrations, failures, failovers, rekeys,
+                // pushes) whenever one of them moved: one JSON line.
+                eprintln!("{}", serde_json::json!({"gdoi": "status", "groups": *s}));
+            }
         }
     }
 }
