@@ -75,6 +75,11 @@ pub enum EventKind {
     KeysReloadFailed,
     /// 202: a protect rule started using a key for a publisher (first use or rotation).
     ProtectKey,
+    /// 203: the `[gdoi]` member's keys changed (registered, rekeyed, deleted, expired).
+    GdoiKeys,
+    /// 204: a key server did not answer or refused; with no key server left, the policy
+    /// (keep-until-expiry or fail-closed) holds.
+    GdoiKeyServer,
     /// 3xx: a frame was dropped, one id per reason ([`drop_event_id`]).
     Dropped(DropReason),
     /// 400: events were not logged (rate limit or full queue).
@@ -90,6 +95,8 @@ impl EventKind {
             EventKind::KeysReloaded => 200,
             EventKind::KeysReloadFailed => 201,
             EventKind::ProtectKey => 202,
+            EventKind::GdoiKeys => 203,
+            EventKind::GdoiKeyServer => 204,
             EventKind::Dropped(r) => drop_event_id(r),
             EventKind::Suppressed => 400,
         }
@@ -103,6 +110,8 @@ impl EventKind {
             EventKind::KeysReloaded => "keys-reloaded",
             EventKind::KeysReloadFailed => "keys-reload-failed",
             EventKind::ProtectKey => "protect-key",
+            EventKind::GdoiKeys => "gdoi-keys",
+            EventKind::GdoiKeyServer => "gdoi-key-server",
             EventKind::Dropped(_) => "drop",
             EventKind::Suppressed => "events-suppressed",
         }
@@ -114,7 +123,10 @@ impl EventKind {
     pub fn severity(self) -> Severity {
         match self {
             EventKind::GatewayStarted | EventKind::GatewayStopped => Severity::Notice,
-            EventKind::KeysReloaded | EventKind::ProtectKey => Severity::Notice,
+            EventKind::KeysReloaded | EventKind::ProtectKey | EventKind::GdoiKeys => {
+                Severity::Notice
+            }
+            EventKind::GdoiKeyServer => Severity::Warning,
             EventKind::KeysReloadFailed => Severity::Error,
             EventKind::Suppressed => Severity::Warning,
             EventKind::Dropped(r) => match r {

@@ -13,12 +13,14 @@
 
 use crate::config::Config;
 use crate::driver::{Control, GroupActivations};
+use crate::events::{EventKind, SecurityEvent};
 use gander_gdoi::member_state::{MemberCounters, MemberEvent};
 use gander_gdoi::net::member::{unix_now, MemberError, Runner};
 use gander_sec::{default_provider, KeyStore};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::SyncSender;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -98,10 +100,51 @@ fn event_line(group: &str, e: &MemberEvent) -> String {
     serde_json::json!({"gdoi": group, "event": format!("{e:?}")}).to_string()
 }
 
+/// The RFC 5424 event of a member event (`[syslog]`): key changes are notices, a key server
+/// that fails is a warning.
+pub fn security_event(group: &str, e: &MemberEvent) -> SecurityEvent {
+    let server_side = matches!(
+        e,
+        MemberEvent::ServerFailed { .. }
+            | MemberEvent::Failover { .. }
+            | MemberEvent::NoServer { .. }
+    );
+    let kind = if server_side {
+        EventKind::GdoiKeyServer
+    } else {
+        EventKind::GdoiKeys
+    };
+    let msg = match e {
+        MemberEvent::Registered { key_ids, .. } => format!("registered: key ids {key_ids:?}"),
+        MemberEvent::ServerFailed { server, reason } => {
+            format!("key server {server} failed: {reason}")
+        }
+        MemberEvent::Failover { from, to } => format!("failover from key server {from} to {to}"),
+        MemberEvent::NoServer { policy, holding } => format!(
+            "no key server answers; {} holds key ids {holding:?}",
+            policy.name()
+        ),
+        MemberEvent::Rekeyed { seq, key_ids } => format!("push SEQ {seq}: key ids {key_ids:?}"),
+        MemberEvent::Deleted { key_ids } => format!("push deleted key ids {key_ids:?}"),
+        MemberEvent::PushRefused { reason } => format!("push refused: {reason}"),
+        MemberEvent::Expired {
+            key_id,
+            fail_closed,
+        } => format!("key id {key_id} expired (fail-closed: {fail_closed})"),
+        other => format!("{other:?}"),
+    };
+    SecurityEvent::new(kind, msg).with("group", group)
+}
+
 impl GdoiMember {
     /// Starts the member of `cfg`'s `[gdoi]` (inside `cfg.raw.netns` when set, where the
     /// gateway's network side is); `None` without a `[gdoi]` table.
-    pub fn start(cfg: &Config, ctl: Arc<Control>) -> Result<Option<GdoiMember>, GdoiKeysError> {
+    /// Member events go to stderr and, with `[syslog]`, to `events` as RFC 5424 events.
+    pub fn start(
+        cfg: &Config,
+        ctl: Arc<Control>,
+        events: Option<SyncSender<SecurityEvent>>,
+    ) -> Result<Option<GdoiMember>, GdoiKeysError> {
         let Some(t) = &cfg.raw.gdoi else {
             return Ok(None);
         };
@@ -136,7 +179,15 @@ impl GdoiMember {
                     }
                 }
                 let _ = tx.send(Ok(()));
-                run(&mut runners, &keys_path, &ctl, &s, &rb, &st);
+                run(
+                    &mut runners,
+                    &keys_path,
+                    &ctl,
+                    &s,
+                    &rb,
+                    &st,
+                    events.as_ref(),
+                );
             })
             .map_err(GdoiKeysError::Spawn)?;
         match rx.recv() {
@@ -184,6 +235,7 @@ pub fn run(
     stop: &AtomicBool,
     rebuild: &AtomicBool,
     status: &Mutex<Vec<GroupStatus>>,
+    events: Option<&SyncSender<SecurityEvent>>,
 ) {
     let wait = Duration::from_millis((100 / runners.len().max(1)) as u64);
     while !stop.load(Ordering::Relaxed) && !ctl.stopping() {
@@ -195,6 +247,10 @@ pub fn run(
             }
             for e in r.state_mut().take_events() {
                 eprintln!("{}", event_line(g, &e));
+                if let Some(tx) = events {
+                    // A full queue loses the event, as it would any (the line above stays).
+                    let _ = tx.try_send(security_event(g, &e));
+                }
             }
         }
         if changed {
@@ -232,5 +288,34 @@ pub fn run(
                 eprintln!("{}", serde_json::json!({"gdoi": "status", "groups": *s}));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gander_gdoi::member_state::FailPolicy;
+
+    #[test]
+    fn member_events_become_rfc5424_events_of_their_kind() {
+        let e = security_event(
+            "goose-1",
+            &MemberEvent::NoServer {
+                policy: FailPolicy::FailClosed,
+                holding: vec![7],
+            },
+        );
+        assert_eq!(e.kind, EventKind::GdoiKeyServer);
+        assert!(e.message.contains("fail-closed"), "{}", e.message);
+        let e = security_event(
+            "goose-1",
+            &MemberEvent::Rekeyed {
+                seq: 3,
+                key_ids: vec![8],
+            },
+        );
+        assert_eq!(e.kind, EventKind::GdoiKeys);
+        assert_eq!(EventKind::GdoiKeys.id(), 203);
+        assert_eq!(EventKind::GdoiKeyServer.msgid(), "gdoi-key-server");
     }
 }

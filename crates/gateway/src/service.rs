@@ -179,9 +179,9 @@ pub fn run(path: &Path) -> Result<Counters, ServiceError> {
         profile: cfg.profile.to_string(),
     };
     let exporter = start_exporter(&cfg, &ctl, &info)?;
-    // `[gdoi]`: group keys arrive while frames flow (gdoi_keys).
-    let member = crate::gdoi_keys::GdoiMember::start(&cfg, ctl.clone())?;
     let (events, logger) = start_logger(&cfg, &mut policy)?;
+    // `[gdoi]`: group keys arrive while frames flow (gdoi_keys).
+    let member = crate::gdoi_keys::GdoiMember::start(&cfg, ctl.clone(), events.clone())?;
     let worker_ctl = ctl.clone();
     let worker_cfg = cfg.clone();
     let worker = std::thread::Builder::new()

@@ -108,7 +108,7 @@ fn gateway(
     let cfg = Config::from_toml(&text, dir).expect("config");
     let policy = Policy::new(&cfg, gander_sec::KeyStore::new()).expect("policy");
     let ctl = Arc::new(Control::new(None, None));
-    let member = GdoiMember::start(&cfg, ctl.clone()).unwrap().unwrap();
+    let member = GdoiMember::start(&cfg, ctl.clone(), None).unwrap().unwrap();
     (policy, ctl, member)
 }
 
