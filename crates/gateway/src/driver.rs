@@ -26,6 +26,8 @@ pub struct Control {
     /// The GDOI groups' Key IDs and activation times that go with `new_keys` (`gdoi_keys`):
     /// written while `new_keys` is locked, taken with it, so rules and store switch together.
     pub new_group_keys: Mutex<Option<GroupActivations>>,
+    /// The `[gdoi]` member's groups, for the metrics (`gdoi_keys` writes, the exporter reads).
+    pub gdoi: Mutex<Option<Vec<crate::gdoi_keys::GroupStatus>>>,
     /// The last counters published by the worker.
     pub counters: Mutex<Counters>,
     reporter: Mutex<Option<Reporter>>,
@@ -122,6 +124,7 @@ impl Control {
             report: AtomicBool::new(false),
             new_keys: Mutex::new(None),
             new_group_keys: Mutex::new(None),
+            gdoi: Mutex::new(None),
             counters: Mutex::new(Counters::default()),
             reporter: Mutex::new(reporter),
             interval,

@@ -282,6 +282,9 @@ pub fn run(
                 .collect();
             let after: Vec<(Vec<u32>, MemberCounters)> =
                 s.iter().map(|g| (g.key_ids.clone(), g.counters)).collect();
+            if let Ok(mut m) = ctl.gdoi.lock() {
+                *m = Some(s.clone());
+            }
             if after != before {
                 // Key ids, key age and counters (registrations, failures, failovers, rekeys,
                 // pushes) whenever one of them moved: one JSON line.
@@ -289,6 +292,72 @@ pub fn run(
             }
         }
     }
+}
+
+/// One metric family: name, help, and how to read its value.
+type Family<T, V> = (&'static str, &'static str, fn(&T) -> V);
+
+/// The groups as OpenMetrics families (`[metrics]`): key age, keys held, and the member's
+/// counters, each labelled by group.
+pub fn encode_metrics(
+    groups: &[GroupStatus],
+    enc: &mut prometheus_client::encoding::DescriptorEncoder,
+) -> std::fmt::Result {
+    use prometheus_client::encoding::EncodeMetric;
+    use prometheus_client::metrics::counter::ConstCounter;
+    use prometheus_client::metrics::gauge::ConstGauge;
+    let gauge = ConstGauge::new(0i64).metric_type();
+    let counter = ConstCounter::new(0u64).metric_type();
+    let gauges: [Family<GroupStatus, i64>; 2] = [
+        (
+            "gdoi_key_age_seconds",
+            "Seconds since the group's newest key arrived (-1: no key yet).",
+            |g| {
+                g.key_age_s
+                    .map_or(-1, |a| i64::try_from(a).unwrap_or(i64::MAX))
+            },
+        ),
+        (
+            "gdoi_keys_held",
+            "Keys of the group the gateway holds (current and next).",
+            |g| i64::try_from(g.key_ids.len()).unwrap_or(i64::MAX),
+        ),
+    ];
+    for (name, help, f) in gauges {
+        let mut fam = enc.encode_descriptor(name, help, None, gauge)?;
+        for g in groups {
+            ConstGauge::new(f(g)).encode(fam.encode_family(&[("group", g.group.as_str())])?)?;
+        }
+    }
+    let counters: [Family<MemberCounters, u64>; 5] = [
+        (
+            "gdoi_registrations",
+            "Successful registrations (GROUPKEY-PULL).",
+            |c| c.registrations,
+        ),
+        (
+            "gdoi_registration_failures",
+            "Registrations a key server did not answer or refused.",
+            |c| c.registration_failures,
+        ),
+        ("gdoi_failovers", "Moves to the other key server.", |c| {
+            c.failovers
+        }),
+        ("gdoi_rekeys", "New keys after the first.", |c| c.rekeys),
+        (
+            "gdoi_pushes_refused",
+            "GROUPKEY-PUSH datagrams refused.",
+            |c| c.pushes_refused,
+        ),
+    ];
+    for (name, help, f) in counters {
+        let mut fam = enc.encode_descriptor(name, help, None, counter)?;
+        for g in groups {
+            ConstCounter::new(f(&g.counters))
+                .encode(fam.encode_family(&[("group", g.group.as_str())])?)?;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -317,5 +386,35 @@ mod tests {
         assert_eq!(e.kind, EventKind::GdoiKeys);
         assert_eq!(EventKind::GdoiKeys.id(), 203);
         assert_eq!(EventKind::GdoiKeyServer.msgid(), "gdoi-key-server");
+    }
+
+    #[test]
+    fn groups_appear_in_the_openmetrics_exposition() {
+        let c = crate::policy::Counters {
+            gdoi: Some(vec![GroupStatus {
+                group: "goose-1".into(),
+                key_ids: vec![7, 8],
+                key_age_s: Some(12),
+                counters: MemberCounters {
+                    rekeys: 3,
+                    registration_failures: 2,
+                    ..MemberCounters::default()
+                },
+            }]),
+            ..Default::default()
+        };
+        let info = crate::metrics::GatewayInfo {
+            driver: "udp".into(),
+            profile: "standard".into(),
+        };
+        let text = crate::metrics::render(&c, &info);
+        for line in [
+            "gander_gateway_gdoi_key_age_seconds{group=\"goose-1\"} 12",
+            "gander_gateway_gdoi_keys_held{group=\"goose-1\"} 2",
+            "gander_gateway_gdoi_rekeys_total{group=\"goose-1\"} 3",
+            "gander_gateway_gdoi_registration_failures_total{group=\"goose-1\"} 2",
+        ] {
+            assert!(text.contains(line), "{line} missing in\n{text}");
+        }
     }
 }

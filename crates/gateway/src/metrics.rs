@@ -167,6 +167,9 @@ impl Collector for Snapshot {
             }
         }
 
+        if let Some(g) = &self.counters.gdoi {
+            crate::gdoi_keys::encode_metrics(g, &mut enc)?;
+        }
         if let Some(e) = &self.counters.events {
             let mut fam = enc.encode_descriptor(
                 "security_events",
@@ -198,7 +201,9 @@ pub fn render(counters: &Counters, info: &GatewayInfo) -> String {
 }
 
 fn snapshot(ctl: &Control) -> Counters {
-    ctl.counters.lock().map(|c| c.clone()).unwrap_or_default()
+    let mut c = ctl.counters.lock().map(|c| c.clone()).unwrap_or_default();
+    c.gdoi = ctl.gdoi.lock().ok().and_then(|g| g.clone());
+    c
 }
 
 /// Replaces `path` with `text` atomically (a scraper or a textfile collector never reads half).

@@ -146,6 +146,10 @@ pub struct Counters {
     /// Security events, when `[syslog]` is configured.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub events: Option<EventCounters>,
+    /// The `[gdoi]` member's groups (key ids, key age, counters), filled in by the exporter
+    /// from `Control::gdoi`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gdoi: Option<Vec<crate::gdoi_keys::GroupStatus>>,
 }
 
 impl Counters {
