@@ -200,6 +200,7 @@ fn survey_cmd(
         pause: Duration::from_millis(pause_ms),
         max_connections: cap,
         server_name: gander_tls::scan::server_name_for(target, profile.server_name.as_deref()),
+        client_identity: profile.cert.clone().zip(profile.key.clone()),
         ..Default::default()
     });
     let run_scan = || {

@@ -498,3 +498,216 @@ fn scripted_server_heartbleed_ccs_compression_3des() {
         Some(false)
     );
 }
+
+fn robot(r: &ScanReport) -> scan::robot::Verdict {
+    r.robot.as_ref().expect("the ROBOT check ran").verdict
+}
+
+/// ROBOT against OpenSSL with RSA key exchange: OpenSSL answers every malformed premaster
+/// secret as a good one (RFC 5246 §7.4.7.1), so the five payloads get one answer: not vulnerable.
+#[test]
+fn openssl_rsa_key_exchange_is_not_a_robot_oracle() {
+    let set = common::rsa();
+    let srv = openssl_server(
+        &set,
+        &[
+            "-no_tls1_3",
+            "-cipher",
+            "AES128-GCM-SHA256:AES256-SHA:ECDHE-RSA-AES128-GCM-SHA256",
+        ],
+    );
+    let r = run(srv.addr);
+    let rb = r.robot.as_ref().expect("robot");
+    assert_eq!(rb.verdict, scan::robot::Verdict::NotVulnerable, "{rb:?}");
+    assert_eq!(rb.modulus_bits, Some(2048));
+    assert_eq!(rb.answers.len(), 5);
+    assert_eq!(level(&r, "scan-robot"), Some(Level::Pass));
+    assert_eq!(state(&r, "robot"), Some(WeaknessState::NotVulnerable));
+}
+
+/// No RSA key exchange at all (ECDHE only, and TLS 1.3): ROBOT does not apply.
+#[test]
+fn openssl_without_rsa_key_exchange_robot_not_applicable() {
+    let set = common::rsa();
+    let srv = openssl_server(&set, &["-cipher", "ECDHE-RSA-AES128-GCM-SHA256"]);
+    let r = run(srv.addr);
+    assert_eq!(robot(&r), scan::robot::Verdict::NotApplicable);
+    assert_eq!(level(&r, "scan-robot"), Some(Level::Info));
+}
+
+/// A scripted TLS 1.2 server with a real RSA key that checks the PKCS #1 padding the way the
+/// ROBOT paper found vulnerable stacks doing: `00 02`, a zero somewhere after eight octets of
+/// padding, without checking the premaster's length; bad_record_mac when the padding looked
+/// right (its Finished then fails), decrypt_error when not. The malformed payloads are told
+/// apart from each other: a strong oracle, and the scan must say "vulnerable".
+fn scripted_robot_oracle_server(set: &PkiSet) -> SocketAddr {
+    use gander_tls::scan::hello::parse_client_hello;
+    use std::io::{Read, Write};
+    let pem = std::fs::read(&set.server).expect("cert");
+    let der = openssl::x509::X509::from_pem(&pem)
+        .expect("pem")
+        .to_der()
+        .expect("der");
+    let key =
+        openssl::rsa::Rsa::private_key_from_pem(&std::fs::read(&set.server_key).expect("key"))
+            .expect("rsa key");
+    let l = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = l.local_addr().expect("addr");
+    std::thread::spawn(move || {
+        for mut tcp in l.incoming().flatten() {
+            let _ = tcp.set_read_timeout(Some(Duration::from_secs(5)));
+            let mut buf = vec![0u8; 8192];
+            let n = tcp.read(&mut buf).unwrap_or(0);
+            let alert = |tcp: &mut TcpStream, d: u8| {
+                let _ = tcp.write_all(&[21, 3, 3, 0, 2, 2, d]);
+            };
+            let Ok(ch) = parse_client_hello(&buf[..n]) else {
+                alert(&mut tcp, 70);
+                continue;
+            };
+            if ch.client_version != 0x0303 || !ch.supported_versions.is_empty() {
+                alert(&mut tcp, 70);
+                continue;
+            }
+            let Some(suite) = ch
+                .suites
+                .iter()
+                .copied()
+                .find(|s| *s == 0x009C || *s == 0x002F)
+            else {
+                alert(&mut tcp, 40);
+                continue;
+            };
+            let mut sh = vec![3, 3];
+            sh.extend([7u8; 32]);
+            sh.push(0);
+            sh.extend(suite.to_be_bytes());
+            sh.push(0);
+            let mut cert = (der.len() as u32).to_be_bytes()[1..].to_vec();
+            cert.extend(&der);
+            let mut certs = (cert.len() as u32).to_be_bytes()[1..].to_vec();
+            certs.extend(cert);
+            let mut out = Vec::new();
+            for (t, body) in [(2u8, sh), (11, certs), (14, vec![])] {
+                out.extend([22, 3, 3]);
+                out.extend(((body.len() + 4) as u16).to_be_bytes());
+                out.push(t);
+                out.extend(&(body.len() as u32).to_be_bytes()[1..]);
+                out.extend(body);
+            }
+            let _ = tcp.write_all(&out);
+            // The ClientKeyExchange: record header 5, handshake header 4, length 2.
+            let mut got = Vec::new();
+            while got.len() < 11 || got.len() < 5 + u16::from_be_bytes([got[3], got[4]]) as usize {
+                match tcp.read(&mut buf) {
+                    Ok(n) if n > 0 => got.extend_from_slice(&buf[..n]),
+                    _ => break,
+                }
+            }
+            if got.len() < 11 || got[0] != 22 || got[5] != 16 {
+                continue;
+            }
+            let clen = u16::from_be_bytes([got[9], got[10]]) as usize;
+            let Some(c) = got.get(11..11 + clen) else {
+                continue;
+            };
+            let mut m = vec![0u8; key.size() as usize];
+            let ok = match key.private_decrypt(c, &mut m, openssl::rsa::Padding::NONE) {
+                Ok(k) => {
+                    let m = &m[..k];
+                    m.len() > 11
+                        && m[0] == 0
+                        && m[1] == 2
+                        && m[10..].contains(&0)
+                        && !m[2..10].contains(&0)
+                }
+                Err(_) => false,
+            };
+            alert(&mut tcp, if ok { 20 } else { 51 });
+        }
+    });
+    addr
+}
+
+#[test]
+fn scripted_strong_robot_oracle_is_vulnerable() {
+    let set = common::rsa();
+    let r = run(scripted_robot_oracle_server(&set));
+    let rb = r.robot.as_ref().expect("robot");
+    assert_eq!(rb.verdict, scan::robot::Verdict::Vulnerable, "{rb:?}");
+    // Two rounds, alike.
+    assert!(rb
+        .answers
+        .iter()
+        .all(|a| a.answers.len() == 2 && a.answers[0] == a.answers[1]));
+    assert_eq!(level(&r, "scan-robot"), Some(Level::Fail));
+    assert_eq!(state(&r, "robot"), Some(WeaknessState::Vulnerable));
+}
+
+fn early(r: &ScanReport) -> &scan::early_data::EarlyDataResult {
+    r.early_data.as_ref().expect("the 0-RTT check ran")
+}
+
+/// `openssl s_server -early_data` advertises early data in its tickets and accepts it on
+/// resumption: replayable, the verdict warns.
+#[test]
+fn openssl_early_data_accepted_warns() {
+    let set = common::rsa();
+    let srv = openssl_server(&set, &["-tls1_3", "-early_data"]);
+    let r = run(srv.addr);
+    let e = early(&r);
+    assert_eq!(e.verdict, scan::early_data::Verdict::Accepted, "{e:?}");
+    assert!(e.max_early_data_size.unwrap_or(0) > 0);
+    assert_eq!(e.accepted, Some(true));
+    assert_eq!(level(&r, "scan-early-data"), Some(Level::Warn));
+    assert_eq!(state(&r, "early-data"), Some(WeaknessState::Vulnerable));
+}
+
+/// Without `-early_data` the tickets carry no early_data extension: no 0-RTT.
+#[test]
+fn openssl_without_early_data_passes() {
+    let set = common::rsa();
+    let srv = openssl_server(&set, &["-tls1_3"]);
+    let r = run(srv.addr);
+    let e = early(&r);
+    assert_eq!(e.verdict, scan::early_data::Verdict::NotAdvertised, "{e:?}");
+    assert_eq!(e.max_early_data_size, Some(0));
+    assert_eq!(level(&r, "scan-early-data"), Some(Level::Pass));
+}
+
+/// A server that requires a client certificate issues no ticket to a client without one; with
+/// the profile's identity the check goes through.
+#[test]
+fn early_data_with_client_identity_against_required_client_auth() {
+    let set = common::rsa();
+    let srv = openssl_server(
+        &set,
+        &[
+            "-tls1_3",
+            "-early_data",
+            "-Verify",
+            "1",
+            "-verify_return_error",
+            "-CAfile",
+            set.ca.to_str().unwrap(),
+        ],
+    );
+    let without = run(srv.addr);
+    assert_eq!(
+        early(&without).verdict,
+        scan::early_data::Verdict::Undetermined,
+        "{:?}",
+        early(&without)
+    );
+    let o = ScanOptions {
+        client_identity: Some((set.client.clone(), set.client_key.clone())),
+        ..opts()
+    };
+    let with = scan::scan(srv.addr, &o).expect("scan");
+    assert_eq!(
+        early(&with).verdict,
+        scan::early_data::Verdict::Accepted,
+        "{:?}",
+        early(&with)
+    );
+}

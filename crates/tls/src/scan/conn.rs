@@ -1,6 +1,7 @@
 //! The scanner's blocking driver: one TCP connection per ClientHello, paced and capped, read
 //! until the server's answer is complete ([`ServerFlight::complete`]), closes, or the timeout
-//! passes. All protocol is in `hello` and `parse`; this is the only I/O of the scanner.
+//! passes. All protocol is in `hello` and `parse`; every connection of the scanner is made
+//! here (the 0-RTT check hands its connections to OpenSSL, `super::early_data`).
 use super::parse::{parse_flight, ParseError, ServerFlight};
 use super::ScanError;
 use std::io::{ErrorKind, Read, Write};
@@ -63,8 +64,9 @@ impl Conn {
         }
     }
 
-    /// Connects (after the pause), sends `hello`, reads the answer.
-    pub fn exchange(&mut self, hello: &[u8]) -> Result<Answer, ScanError> {
+    /// One more connection, after the pause and within the cap, with the timeout on writes
+    /// (reads set their own). For checks that hand the connection to a TLS library.
+    pub fn connect(&mut self) -> Result<TcpStream, ScanError> {
         if self.count >= self.cap {
             return Err(ScanError::Cap(self.cap));
         }
@@ -76,7 +78,7 @@ impl Conn {
         }
         self.count += 1;
         self.last = Some(Instant::now());
-        let mut tcp = TcpStream::connect_timeout(&self.addr, self.timeout).map_err(|e| {
+        let tcp = TcpStream::connect_timeout(&self.addr, self.timeout).map_err(|e| {
             ScanError::Connect {
                 addr: self.addr,
                 reason: e.to_string(),
@@ -84,6 +86,12 @@ impl Conn {
         })?;
         let _ = tcp.set_nodelay(true);
         let _ = tcp.set_write_timeout(Some(self.timeout));
+        Ok(tcp)
+    }
+
+    /// Connects (after the pause), sends `hello`, reads the answer.
+    pub fn exchange(&mut self, hello: &[u8]) -> Result<Answer, ScanError> {
+        let mut tcp = self.connect()?;
         if tcp.write_all(hello).is_err() {
             return Ok(Answer {
                 flight: ServerFlight::default(),
@@ -130,8 +138,47 @@ pub fn follow_up(tcp: &mut TcpStream, bytes: &[u8], wait: Duration) -> (ServerFl
     }
 }
 
+/// How a connection ended after [`drain`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Drained {
+    /// The server closed (FIN).
+    Closed,
+    /// The server reset the connection (RST), or the write already failed.
+    Reset,
+    /// Still open at the end of the wait.
+    Silent,
+}
+
+/// Sends `bytes` and reads everything until the server closes or resets, or `wait` passes:
+/// ROBOT compares not only a server's alert but how the connection ends after it.
+pub fn drain(tcp: &mut TcpStream, bytes: &[u8], wait: Duration) -> (Vec<u8>, Drained) {
+    if tcp.write_all(bytes).is_err() {
+        return (Vec::new(), Drained::Reset);
+    }
+    let deadline = Instant::now() + wait;
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 16 * 1024];
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() || buf.len() >= MAX_READ {
+            return (buf, Drained::Silent);
+        }
+        let _ = tcp.set_read_timeout(Some(left));
+        match tcp.read(&mut chunk) {
+            Ok(0) => return (buf, Drained::Closed),
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                return (buf, Drained::Silent)
+            }
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(_) => return (buf, Drained::Reset),
+        }
+    }
+}
+
 /// Records after the first flight carry no ServerHello: only the record layer is read.
-fn parse_flight_records(b: &[u8]) -> Option<ServerFlight> {
+pub(super) fn parse_flight_records(b: &[u8]) -> Option<ServerFlight> {
     let mut f = ServerFlight::default();
     let mut at = 0;
     while b.len() >= at + 5 {

@@ -196,6 +196,44 @@ pub fn judge(r: &ScanReport) -> Vec<Verdict> {
             },
         )
     });
+    if let Some(rb) = &r.robot {
+        use super::robot::Verdict as R;
+        let level = match rb.verdict {
+            R::Vulnerable => Level::Fail,
+            R::WeakOracle => Level::Warn,
+            R::NotVulnerable => Level::Pass,
+            R::NotApplicable | R::Undetermined => Level::Info,
+        };
+        let what = match rb.verdict {
+            R::Vulnerable => "vulnerable (strong oracle)",
+            R::WeakOracle => "weak oracle",
+            R::NotVulnerable => "not vulnerable",
+            R::NotApplicable => "not applicable",
+            R::Undetermined => "not determined",
+        };
+        out.push(v(
+            "scan-robot",
+            level,
+            super::robot::SOURCE,
+            "no Bleichenbacher padding oracle in RSA key exchange",
+            format!("{what}: {}", rb.detail),
+        ));
+    }
+    if let Some(ed) = &r.early_data {
+        use super::early_data::Verdict as E;
+        let level = match ed.verdict {
+            E::Accepted => Level::Warn,
+            E::AdvertisedRejected | E::NotAdvertised | E::NoTicket => Level::Pass,
+            E::NotApplicable | E::Undetermined => Level::Info,
+        };
+        out.push(v(
+            "scan-early-data",
+            level,
+            super::early_data::SOURCE,
+            "no 0-RTT (replayable early data) accepted",
+            ed.detail.clone(),
+        ));
+    }
     for wk in &r.weaknesses {
         let (id, req, src, bad) = match wk.id {
             "heartbleed" => (
@@ -283,6 +321,8 @@ mod tests {
             },
             versions: vec![vs],
             weaknesses: Vec::new(),
+            robot: None,
+            early_data: None,
             verdicts: Vec::new(),
             connections: 0,
             capped: false,

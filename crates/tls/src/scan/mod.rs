@@ -14,9 +14,12 @@
 //! - [`registry`] / [`groups`]: the IANA tables;
 //! - [`enumerate`]: versions, suites, preference order, groups;
 //! - [`weakness`]: Heartbleed, CCS injection, compression, TLS_FALLBACK_SCSV and the extensions;
+//! - [`robot`]: ROBOT, the five malformed-PKCS #1 ClientKeyExchange probes;
+//! - [`early_data`]: TLS 1.3 0-RTT, advertised in tickets and accepted on resumption;
 //! - [`findings`]: verdicts with their public sources; [`render`]: the text section;
 //! - [`conn`]: the blocking driver (sequential, paced, capped).
 pub mod conn;
+pub mod early_data;
 pub mod enumerate;
 pub mod findings;
 pub mod groups;
@@ -25,6 +28,7 @@ mod iana_suites;
 pub mod parse;
 pub mod registry;
 pub mod render;
+pub mod robot;
 pub mod weakness;
 
 pub use enumerate::VersionScan;
@@ -119,6 +123,10 @@ pub struct ScanOptions {
     pub batch: usize,
     /// The host name for server_name, if the target was named by one.
     pub server_name: Option<String>,
+    /// A client certificate chain and key (PEM files) for the checks that complete a TLS 1.3
+    /// handshake (0-RTT): a server requiring client authentication (IEC 62351-3) issues no
+    /// ticket to a client without one. The suite enumeration never needs them.
+    pub client_identity: Option<(std::path::PathBuf, std::path::PathBuf)>,
 }
 
 impl Default for ScanOptions {
@@ -131,6 +139,7 @@ impl Default for ScanOptions {
             max_connections: 500,
             batch: 128,
             server_name: None,
+            client_identity: None,
         }
     }
 }
@@ -174,6 +183,10 @@ pub struct ScanReport {
     pub versions: Vec<VersionScan>,
     /// The weakness checks.
     pub weaknesses: Vec<Weakness>,
+    /// ROBOT in detail (its row in `weaknesses` is the summary); `None` when not reached.
+    pub robot: Option<robot::RobotResult>,
+    /// 0-RTT in detail (its row in `weaknesses` is `early-data`); `None` when not reached.
+    pub early_data: Option<early_data::EarlyDataResult>,
     /// Verdicts with their public sources.
     pub verdicts: Vec<Verdict>,
     /// Connections made.
@@ -212,7 +225,7 @@ pub fn scan(addr: SocketAddr, opts: &ScanOptions) -> Result<ScanReport, ScanErro
     }
     versions.reverse();
     capped |= versions.iter().any(|v| v.incomplete);
-    let weaknesses = match weakness::check(&mut c, &versions, opts) {
+    let mut weaknesses = match weakness::check(&mut c, &versions, opts) {
         Ok(w) => w,
         Err(ScanError::Cap(_)) => {
             capped = true;
@@ -220,10 +233,49 @@ pub fn scan(addr: SocketAddr, opts: &ScanOptions) -> Result<ScanReport, ScanErro
         }
         Err(e) => return Err(e),
     };
+    let robot = if capped {
+        None
+    } else {
+        match robot::check(&mut c, &versions, opts) {
+            Ok(r) => Some(r),
+            Err(ScanError::Cap(_)) => {
+                capped = true;
+                None
+            }
+            // The server stopped taking connections part-way: what was found stays.
+            Err(ScanError::Connect { .. }) => None,
+        }
+    };
+    if let Some(r) = &robot {
+        if let Some(w) = weaknesses.iter_mut().find(|w| w.id == "robot") {
+            w.state = r.weakness_state();
+            w.detail = r.detail.clone();
+        }
+    }
+    let early = if capped {
+        None
+    } else {
+        match early_data::check(&mut c, &versions, opts) {
+            Ok(r) => Some(r),
+            Err(ScanError::Cap(_)) => {
+                capped = true;
+                None
+            }
+            Err(ScanError::Connect { .. }) => None,
+        }
+    };
+    if let Some(r) = &early {
+        if let Some(w) = weaknesses.iter_mut().find(|w| w.id == "early-data") {
+            w.state = r.weakness_state();
+            w.detail = r.detail.clone();
+        }
+    }
     let mut r = ScanReport {
         sslv2,
         versions,
         weaknesses,
+        robot,
+        early_data: early,
         verdicts: Vec::new(),
         connections: c.count,
         capped,

@@ -142,6 +142,9 @@ pub struct ServerFlight {
     pub server_hello: Option<ServerHello>,
     /// A Certificate message was seen (TLS 1.2 and below).
     pub certificate: bool,
+    /// The first certificate of that message (the server's own, RFC 5246 §7.4.2), DER, as sent:
+    /// ROBOT's ciphertexts are made with its RSA key. `None` for an empty list.
+    pub leaf_certificate: Option<Vec<u8>>,
     /// A CertificateStatus message (stapled OCSP, RFC 6066 §8) was seen.
     pub certificate_status: bool,
     /// The ServerKeyExchange's parameters.
@@ -252,7 +255,10 @@ fn handshake_messages(hs: &[u8], f: &mut ServerFlight) -> Result<(), ParseError>
                 f.server_hello = Some(sh);
             }
             HT_SERVER_HELLO => return Err(ParseError::Malformed("second ServerHello")),
-            HT_CERTIFICATE => f.certificate = true,
+            HT_CERTIFICATE => {
+                f.certificate = true;
+                f.leaf_certificate = leaf_certificate(body)?;
+            }
             HT_CERTIFICATE_STATUS => f.certificate_status = true,
             HT_SERVER_KEY_EXCHANGE => {
                 let kx = f
@@ -274,6 +280,19 @@ fn handshake_messages(hs: &[u8], f: &mut ServerFlight) -> Result<(), ParseError>
         }
     }
     Ok(())
+}
+
+/// The first entry of a TLS 1.2-and-below Certificate message: `certificate_list<0..2^24-1>` of
+/// `opaque ASN.1Cert<1..2^24-1>` (RFC 5246 §7.4.2).
+fn leaf_certificate(body: &[u8]) -> Result<Option<Vec<u8>>, ParseError> {
+    let mut list = Reader::new(
+        Reader::new(body, "Certificate").vec24()?,
+        "certificate_list",
+    );
+    if list.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(list.vec24()?.to_vec()))
 }
 
 /// Reads ServerHello / HelloRetryRequest fields (RFC 8446 §4.1.3; RFC 5246 §7.4.1.3).
@@ -508,6 +527,24 @@ pub(crate) mod tests {
             prop_assert_eq!(sh.compression, compression);
             prop_assert_eq!(sh.retry, retry);
             prop_assert_eq!(sh.extensions, exts.iter().map(|e| e.0).collect::<Vec<_>>());
+        }
+
+        #[test]
+        fn leaf_certificate_emit_parse(
+            certs in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 1..300), 0..4),
+        ) {
+            let mut list: Vec<u8> = Vec::new();
+            for c in &certs {
+                list.extend(&(c.len() as u32).to_be_bytes()[1..]);
+                list.extend(c);
+            }
+            let mut body = (list.len() as u32).to_be_bytes()[1..].to_vec();
+            body.extend(list);
+            let mut buf = server_hello_record(0x0303, 0x009C, 0, &[], false);
+            buf.extend(handshake_record(11, &body));
+            let f = parse_flight(&buf).unwrap();
+            prop_assert!(f.certificate);
+            prop_assert_eq!(f.leaf_certificate, certs.first().cloned());
         }
 
         #[test]

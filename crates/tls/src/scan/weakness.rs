@@ -10,8 +10,8 @@
 //! | `extended-master-secret`, `secure-renegotiation`, `ocsp-stapling`, `session-ticket` | echoed in the first accepted ServerHello (no extra connection) | RFC 7627, RFC 5746, RFC 6066 §8, RFC 5077 |
 //! | `client-certificate-request` | CertificateRequest in the TLS 1.2 first flight | RFC 5246 §7.4.4 |
 //!
-//! Not checked (said so in the report): ROBOT (needs RSA ciphertexts crafted against the
-//! server's key and timing), 0-RTT (needs a completed TLS 1.3 session and its ticket).
+//! ROBOT has its own module ([`super::robot`]), which fills the `robot` row; 0-RTT needs a
+//! completed TLS 1.3 session and its ticket ([`super::early_data`]), which fills `early-data`.
 //!
 //! Heartbleed and CCS injection are checked the way testssl.sh does: on the server's first
 //! flight, before any key is agreed, so a vulnerable server's answer leaks nothing of a session.
@@ -300,12 +300,12 @@ fn not_implemented() -> Vec<Weakness> {
         w(
             "robot",
             WeaknessState::NotTested,
-            "not implemented (needs PKCS #1 v1.5 ciphertexts crafted for the server's RSA key)",
+            "not reached (connection cap, or the server stopped taking connections)",
         ),
         w(
             "early-data",
             WeaknessState::NotTested,
-            "not implemented (needs a completed TLS 1.3 session and its ticket)",
+            "not reached (connection cap, or the server stopped taking connections)",
         ),
     ]
 }
