@@ -214,9 +214,11 @@ fn survey_cmd(
                 }
             })
     };
-    match survey::survey(addr, &profile, &opts) {
+    // The scan first: the library probes then skip the catalogue suites it found refused.
+    let scanned = run_scan();
+    match survey::survey_after_scan(addr, &profile, &opts, scanned.as_ref()) {
         Ok(mut s) => {
-            if let Some(r) = run_scan() {
+            if let Some(r) = scanned {
                 survey::attach_scan(&mut s, r);
             }
             if json {
@@ -234,7 +236,7 @@ fn survey_cmd(
         // cannot offer): the scan needs no library and still tells what the server accepts.
         Err(e @ SurveyError::NoHandshake { .. }) => {
             eprintln!("gander: {e}");
-            if let Some(r) = run_scan() {
+            if let Some(r) = scanned {
                 if json {
                     let v = serde_json::json!({ "error": e.to_string(), "scan": r });
                     crate::out(serde_json::to_string_pretty(&v)?);

@@ -711,3 +711,56 @@ fn early_data_with_client_identity_against_required_client_auth() {
         early(&with)
     );
 }
+
+/// The survey after a scan skips the catalogue suites the scan found refused, and finds the
+/// same accepted suites as the survey alone, with fewer handshakes (`openssl s_server`, TLS 1.2
+/// and 1.3, three TLS 1.2 suites).
+#[test]
+fn survey_after_scan_finds_the_same_suites_with_fewer_handshakes() {
+    use gander_tls::survey::{self, SurveyOptions};
+    use gander_tls::{BackendKind, TlsProfile};
+    let set = common::rsa();
+    let srv = openssl_server(
+        &set,
+        &[
+            "-cipher",
+            "ECDHE-RSA-AES128-GCM-SHA256:ECDHE-RSA-AES256-GCM-SHA384:AES128-SHA256",
+        ],
+    );
+    let client = TlsProfile {
+        io_timeout_ms: 2000,
+        ..set.profile(BackendKind::Openssl, false)
+    };
+    let so = SurveyOptions {
+        timeout: Duration::from_secs(2),
+        pause: Duration::from_millis(5),
+        ..SurveyOptions::default()
+    };
+    let accepted = |s: &survey::TlsSurvey| {
+        let mut v: Vec<(&str, Option<gander_tls::TlsVersion>)> = s
+            .suites
+            .iter()
+            .filter(|p| p.accepted)
+            .map(|p| (p.name, p.version))
+            .collect();
+        v.sort();
+        v
+    };
+    let alone = survey::survey(srv.addr, &client, &so).expect("survey");
+    let sc = scan::scan(srv.addr, &opts()).expect("scan");
+    let after = survey::survey_after_scan(srv.addr, &client, &so, Some(&sc)).expect("survey");
+    assert_eq!(accepted(&alone), accepted(&after));
+    assert_eq!(accepted(&after).len(), 3 + 3, "{:?}", accepted(&after));
+    assert!(
+        after.handshakes + 20 < alone.handshakes,
+        "{} against {}",
+        after.handshakes,
+        alone.handshakes
+    );
+    let skipped = after
+        .suites
+        .iter()
+        .filter(|p| p.reason.as_deref().is_some_and(|r| r.contains("scan")))
+        .count();
+    assert!(skipped > 20, "{skipped}");
+}

@@ -202,6 +202,19 @@ pub fn survey(
     client: &TlsProfile,
     opts: &SurveyOptions,
 ) -> Result<TlsSurvey, SurveyError> {
+    survey_after_scan(addr, client, opts, None)
+}
+
+/// [`survey`] after a scan of the same target (`crate::scan::scan`): the catalogue suites the
+/// scan found refused at a version it finished are not asked again through a library (what the
+/// server chooses from a crafted ClientHello it chooses from a library's), which saves one
+/// paced handshake each. The scan is not attached here ([`attach_scan`] does that).
+pub fn survey_after_scan(
+    addr: SocketAddr,
+    client: &TlsProfile,
+    opts: &SurveyOptions,
+    scan: Option<&crate::scan::ScanReport>,
+) -> Result<TlsSurvey, SurveyError> {
     client.validate(false)?;
     let start = Instant::now();
     // Nothing listening is found before any TLS.
@@ -322,7 +335,7 @@ pub fn survey(
         Err(e) => (Vec::new(), Some(e.to_string())),
     };
 
-    let (suites, suites_not_tested) = suites::probe(&mut r, client, &accepted)?;
+    let (suites, suites_not_tested) = suites::probe(&mut r, client, &accepted, scan)?;
     let client_auth = client_auth::probe(&mut r, client, &accepted)?;
     let ri = version_probes
         .iter()

@@ -60,10 +60,17 @@ pub(crate) fn in_quick(s: IecStatus) -> bool {
 
 /// Probes the catalogue (or its mandatory and recommended part when `quick`), with
 /// `opts.parallel` connections at once (each worker paced on its own).
+///
+/// With a `scan` made before (`crate::scan`), a suite the scan's crafted ClientHellos found
+/// refused at the version it would be offered with is not asked again through a library: the
+/// scan offered every IANA code point of that version and the server never chose this one. Only
+/// a version the scan finished and found accepted counts (a capped or refused version in the
+/// scan is asked again, so a disagreement between the two shows).
 pub(crate) fn probe(
     r: &mut Runner<'_>,
     client: &TlsProfile,
     accepted_versions: &[TlsVersion],
+    scan: Option<&crate::scan::ScanReport>,
 ) -> Result<(Vec<SuiteProbe>, Vec<&'static str>), SurveyError> {
     let mut out = Vec::new();
     let mut untested = Vec::new();
@@ -108,7 +115,14 @@ pub(crate) fn probe(
             Some(v) => {
                 let b = backend_for(s.code, v).unwrap_or(b);
                 p.backend = b.name();
-                jobs.push((out.len(), s.name, s.code, b, v));
+                if scan.is_some_and(|sc| refused_in_scan(sc, s.code, v)) {
+                    p.reason = Some(format!(
+                        "never chosen in the scan's ClientHellos of every TLS {} suite; no library handshake made",
+                        v.short()
+                    ));
+                } else {
+                    jobs.push((out.len(), s.name, s.code, b, v));
+                }
             }
         }
         out.push(p);
@@ -183,4 +197,73 @@ pub(crate) fn probe(
         }
     }
     Ok((out, untested))
+}
+
+/// Whether the scan finished `v`, found it accepted, and never saw the server choose `code`.
+pub(crate) fn refused_in_scan(scan: &crate::scan::ScanReport, code: u16, v: TlsVersion) -> bool {
+    use crate::scan::ProtocolVersion as P;
+    let pv = match v {
+        TlsVersion::Tls10 => P::Tls10,
+        TlsVersion::Tls11 => P::Tls11,
+        TlsVersion::Tls12 => P::Tls12,
+        TlsVersion::Tls13 => P::Tls13,
+    };
+    scan.version(pv).is_some_and(|vs| {
+        vs.accepted && !vs.incomplete && !vs.suites.iter().any(|x| x.code == code)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scan::enumerate::{Sslv2Scan, VersionScan};
+    use crate::scan::{ProtocolVersion, ScanReport};
+
+    fn vs(v: ProtocolVersion, accepted: bool, codes: &[u16], incomplete: bool) -> VersionScan {
+        VersionScan {
+            version: v,
+            accepted,
+            refusal: None,
+            suites: codes
+                .iter()
+                .filter_map(|c| crate::scan::registry::by_code(*c))
+                .collect(),
+            server_order: None,
+            groups: Vec::new(),
+            dh_prime: None,
+            server_hello_extensions: Vec::new(),
+            certificate_request: None,
+            certificate_status: None,
+            incomplete,
+            connections: 0,
+        }
+    }
+
+    /// Only a version the scan finished and found accepted lets a library probe be skipped.
+    #[test]
+    fn scan_refusals_that_count() {
+        let r = ScanReport {
+            sslv2: Sslv2Scan::default(),
+            versions: vec![
+                vs(ProtocolVersion::Tls11, false, &[], false),
+                vs(ProtocolVersion::Tls12, true, &[0xC02F, 0x009C], false),
+                vs(ProtocolVersion::Tls13, true, &[0x1301], true),
+            ],
+            weaknesses: Vec::new(),
+            robot: None,
+            early_data: None,
+            verdicts: Vec::new(),
+            connections: 0,
+            capped: false,
+            duration_s: 0.0,
+        };
+        assert!(!refused_in_scan(&r, 0xC02F, TlsVersion::Tls12));
+        assert!(refused_in_scan(&r, 0xC030, TlsVersion::Tls12));
+        // Refused version in the scan: asked again (a disagreement must show).
+        assert!(!refused_in_scan(&r, 0xC013, TlsVersion::Tls11));
+        // Incomplete (capped) version: asked again.
+        assert!(!refused_in_scan(&r, 0x1302, TlsVersion::Tls13));
+        // Not scanned at all.
+        assert!(!refused_in_scan(&r, 0xC013, TlsVersion::Tls10));
+    }
 }
