@@ -39,6 +39,11 @@ GANDER = os.environ.get("GANDER", str(ROOT / "target/release/gander"))
 SSLYZE = os.environ.get("SSLYZE", "sslyze")
 TESTSSL = os.environ.get("TESTSSL", "testssl")
 
+# Every sslyze check that maps to a fact here (0-RTT and resumption are not in its default set).
+SSLYZE_COMMANDS = ["--certinfo", "--sslv2", "--sslv3", "--tlsv1", "--tlsv1_1", "--tlsv1_2",
+                   "--tlsv1_3", "--compression", "--early_data", "--openssl_ccs", "--fallback",
+                   "--heartbleed", "--robot", "--reneg", "--elliptic_curves", "--ems", "--resum"]
+
 VERSIONS = ["SSLv2", "SSLv3", "1.0", "1.1", "1.2", "1.3"]
 
 
@@ -111,6 +116,10 @@ def gander_facts(j: dict) -> dict:
             f[f"suites {v['version']}"] = sorted(s["name"] for s in v["suites"])
             if v["version"] in ("1.2", "1.3") and v.get("groups"):
                 f[f"groups {v['version']}"] = sorted(curve(g["name"]) for g in v["groups"])
+    order = [v.get("server_order") for v in scan.get("versions", [])
+             if v["accepted"] and v["version"] in ("1.0", "1.1", "1.2") and v.get("server_order") is not None]
+    if order:
+        f["server cipher order"] = yes_no(order[-1])
     if "sslv2" in scan:
         f["version SSLv2"] = yes_no(scan["sslv2"]["accepted"])
     weak = {w["id"]: w for w in scan.get("weaknesses", [])}
@@ -138,6 +147,9 @@ def gander_facts(j: dict) -> dict:
     f["secure-renegotiation"] = yes_no(ren.get("secure_renegotiation"))
     ci = (ren.get("client_initiated") or {}).get("ok")
     f["client-renegotiation"] = yes_no(ci)
+    res = j.get("resumption") or {}
+    f["resumption 1.2 session id"] = yes_no((res.get("tls12_session_id") or {}).get("ok"))
+    f["resumption 1.2 ticket"] = yes_no((res.get("tls12_ticket") or {}).get("ok"))
     chain = j.get("chain") or []
     if chain:
         c = chain[0]
@@ -195,6 +207,14 @@ def sslyze_facts(j: dict) -> dict:
     if r:
         f["secure-renegotiation"] = yes_no(r.get("supports_secure_renegotiation"))
         f["client-renegotiation"] = yes_no(r.get("is_vulnerable_to_client_renegotiation_dos"))
+    r = get("session_resumption")
+    if r:
+        sid = r.get("session_id_resumption_result")
+        f["resumption 1.2 session id"] = {"FULLY_SUPPORTED": "yes", "PARTIALLY_SUPPORTED": "yes",
+                                          "NOT_SUPPORTED": "no"}.get(sid, "-")
+        t = r.get("tls_ticket_resumption_result")
+        f["resumption 1.2 ticket"] = ("yes" if t == "SUCCEEDED" else
+                                      "no" if t and t.startswith("FAILED_TICKET") else "-")
     r = get("certificate_info")
     if r and r.get("certificate_deployments"):
         d = r["certificate_deployments"][0]
@@ -283,6 +303,17 @@ def testssl_facts(rows: list) -> dict:
     x = one("secure_client_renego")
     if x:
         f["client-renegotiation"] = "no" if "not vulnerable" in x.lower() else "yes"
+    x = one("cipher_order")
+    if x:
+        f["server cipher order"] = "no" if x.lower().startswith("not") else "yes" if "server" in x.lower() else "-"
+    x = one("sessionresumption_ID")
+    if x:
+        f["resumption 1.2 session id"] = "no" if "not supported" in x.lower() else (
+            "yes" if "supported" in x.lower() else "-")
+    x = one("sessionresumption_ticket")
+    if x:
+        f["resumption 1.2 ticket"] = "no" if "not supported" in x.lower() else (
+            "yes" if "supported" in x.lower() else "-")
     x = one("cert_keySize")
     if x:
         m = re.match(r"(\w+)\s+(\d+)", x)
@@ -421,7 +452,8 @@ def main():
             facts["gander"] = gander_facts(gj)
             sj_path = w / f"{n}.sslyze.json"
             _, times["sslyze"] = run([SSLYZE, "--json_out", str(sj_path), "--cert",
-                                      f"{r}/client.pem", "--key", f"{r}/client.key", target], 600)
+                                      f"{r}/client.pem", "--key", f"{r}/client.key",
+                                      *SSLYZE_COMMANDS, target], 600)
             try:
                 sj = json.loads(sj_path.read_text())
             except (OSError, json.JSONDecodeError):
