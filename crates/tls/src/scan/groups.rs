@@ -5,80 +5,49 @@
 //! without naming them.
 use serde::Serialize;
 
-/// `(code, name, TLS 1.2 usable, TLS 1.3 usable)`.
-pub(super) const GROUPS: &[(u16, &str, bool, bool)] = &[
-    (0x0001, "sect163k1", true, false),
-    (0x0002, "sect163r1", true, false),
-    (0x0003, "sect163r2", true, false),
-    (0x0004, "sect193r1", true, false),
-    (0x0005, "sect193r2", true, false),
-    (0x0006, "sect233k1", true, false),
-    (0x0007, "sect233r1", true, false),
-    (0x0008, "sect239k1", true, false),
-    (0x0009, "sect283k1", true, false),
-    (0x000A, "sect283r1", true, false),
-    (0x000B, "sect409k1", true, false),
-    (0x000C, "sect409r1", true, false),
-    (0x000D, "sect571k1", true, false),
-    (0x000E, "sect571r1", true, false),
-    (0x000F, "secp160k1", true, false),
-    (0x0010, "secp160r1", true, false),
-    (0x0011, "secp160r2", true, false),
-    (0x0012, "secp192k1", true, false),
-    (0x0013, "secp192r1", true, false),
-    (0x0014, "secp224k1", true, false),
-    (0x0015, "secp224r1", true, false),
-    (0x0016, "secp256k1", true, false),
-    (0x0017, "secp256r1", true, true),
-    (0x0018, "secp384r1", true, true),
-    (0x0019, "secp521r1", true, true),
-    (0x001A, "brainpoolP256r1", true, false),
-    (0x001B, "brainpoolP384r1", true, false),
-    (0x001C, "brainpoolP512r1", true, false),
-    (0x001D, "x25519", true, true),
-    (0x001E, "x448", true, true),
-    (0x001F, "brainpoolP256r1tls13", false, true),
-    (0x0020, "brainpoolP384r1tls13", false, true),
-    (0x0021, "brainpoolP512r1tls13", false, true),
-    (0x0029, "curveSM2", false, true),
-    (0x0100, "ffdhe2048", true, true),
-    (0x0101, "ffdhe3072", true, true),
-    (0x0102, "ffdhe4096", true, true),
-    (0x0103, "ffdhe6144", true, true),
-    (0x0104, "ffdhe8192", true, true),
-    (0x0200, "MLKEM512", false, true),
-    (0x0201, "MLKEM768", false, true),
-    (0x0202, "MLKEM1024", false, true),
-    (0x11EB, "SecP256r1MLKEM768", false, true),
-    (0x11EC, "X25519MLKEM768", false, true),
-    (0x11ED, "SecP384r1MLKEM1024", false, true),
-];
+/// Whether the scan offers registry group `code` at TLS 1.2 (and below) and at TLS 1.3. The
+/// names and code points are the one registry table, [`crate::named_group::NAMED_GROUPS`]; this
+/// is only which of them belong to which version: the RFC 8422 curves (all of them up to TLS
+/// 1.2, the three NIST prime curves and X25519/X448 also in TLS 1.3, RFC 8446 §4.2.7), RFC 7027
+/// brainpool for TLS 1.2 and RFC 8734 brainpool for TLS 1.3, SM2 (RFC 8998, TLS 1.3), the RFC
+/// 7919 FFDHE groups in both, ML-KEM and its hybrids only in TLS 1.3. The GOST groups (RFC 9189,
+/// only with GOST suites), the pre-standard Kyber drafts and the explicit-curve markers are not
+/// offered.
+pub(super) fn usable(code: u16) -> (bool, bool) {
+    match code {
+        0x0001..=0x0016 | 0x001A..=0x001C => (true, false),
+        0x0017..=0x0019 | 0x001D | 0x001E | 0x0100..=0x0104 => (true, true),
+        0x001F..=0x0021 | 0x0029 | 0x0200..=0x0202 | 0x11EB..=0x11ED => (false, true),
+        _ => (false, false),
+    }
+}
 
 /// The registry name of a group code, else `0xXXXX`.
 pub fn group_name(code: u16) -> String {
-    GROUPS
-        .iter()
-        .find(|g| g.0 == code)
-        .map(|g| g.1.to_string())
+    crate::named_group::name(code)
+        .map(str::to_string)
         .unwrap_or_else(|| format!("0x{code:04X}"))
 }
 
-/// The groups offered at TLS 1.2 (`tls13 == false`) or 1.3.
+/// The groups offered at TLS 1.2 (`tls13 == false`) or 1.3, in code order.
 pub fn offered(tls13: bool) -> Vec<u16> {
-    GROUPS
+    crate::named_group::NAMED_GROUPS
         .iter()
-        .filter(|g| if tls13 { g.3 } else { g.2 })
         .map(|g| g.0)
+        .filter(|c| {
+            let (t12, t13) = usable(*c);
+            if tls13 {
+                t13
+            } else {
+                t12
+            }
+        })
         .collect()
 }
 
 /// The elliptic-curve groups of TLS 1.2 (RFC 8422), without the finite-field ones.
 pub fn ec_tls12() -> Vec<u16> {
-    GROUPS
-        .iter()
-        .filter(|g| g.2 && g.0 < 0x0100)
-        .map(|g| g.0)
-        .collect()
+    offered(false).into_iter().filter(|c| *c < 0x0100).collect()
 }
 
 /// A finite-field Diffie-Hellman prime as a TLS 1.2 ServerKeyExchange carries it (RFC 5246
@@ -139,6 +108,30 @@ mod tests {
         assert!(offered(true).contains(&0x0100));
         assert!(!offered(true).contains(&0x0001));
         assert!(!ec_tls12().contains(&0x0100));
+    }
+
+    /// The offered lists are what the scan offered when it kept its own table (45 entries:
+    /// 35 at TLS 1.2, 20 at TLS 1.3), now drawn from the one registry table.
+    #[test]
+    fn offered_lists_per_version() {
+        let t12 = offered(false);
+        let t13 = offered(true);
+        assert_eq!((t12.len(), t13.len()), (35, 20));
+        assert_eq!(ec_tls12().len(), 30);
+        for c in [0x0017, 0x001D, 0x0100] {
+            assert!(t12.contains(&c) && t13.contains(&c), "{c:#06x}");
+        }
+        for c in [0x001F, 0x0029, 0x0201, 0x11EC] {
+            assert!(!t12.contains(&c) && t13.contains(&c), "{c:#06x}");
+        }
+        for c in [0x0022, 0x6399, 0xFF01] {
+            assert!(!t12.contains(&c) && !t13.contains(&c), "{c:#06x}");
+        }
+        // Every offered group has a registry name.
+        assert!(t12
+            .iter()
+            .chain(&t13)
+            .all(|c| crate::named_group::name(*c).is_some()));
     }
 
     #[test]
