@@ -223,8 +223,9 @@ def sslyze_facts(j: dict) -> dict:
         if chain:
             c = chain[0]
             pk = c.get("public_key") or {}
-            alg = pk.get("algorithm", "-").replace("RSAPublicKey", "RSA").replace(
-                "EllipticCurvePublicKey", "EC")
+            alg = pk.get("algorithm", "-").lstrip("_")
+            alg = {"RSAPublicKey": "RSA", "EllipticCurvePublicKey": "EC",
+                   "ECPublicKey": "EC"}.get(alg, alg)
             f["cert key"] = f"{alg} {pk.get('key_size', '-')}".upper()
             f["cert signature"] = sig_hash((c.get("signature_hash_algorithm") or {}).get("name"))
             f["cert not after"] = (c.get("not_valid_after") or "-")[:10]
