@@ -15,8 +15,8 @@
 
 pub mod anatomy;
 pub mod audit;
-pub mod audit_memory;
 pub mod audit_live;
+pub mod audit_memory;
 pub mod crypto;
 pub mod crypto_ascon;
 pub mod crypto_report;
