@@ -401,6 +401,7 @@ impl Kdc {
             suites: Suite::all(86_400),
             id: self.policy.identity.clone(),
             expect_peer: Some((id_type::KEY_ID, m.identity.clone())),
+            cert: None,
         };
         match Responder::start(&self.jar, &peer_bytes(&peer), data, cfg) {
             Ok((responder, out)) => {
