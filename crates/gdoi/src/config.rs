@@ -326,6 +326,7 @@ pub fn load(path: &Path) -> Result<KdcConfig, ConfigError> {
             psk: Zeroizing::new(psk),
             address: m.address,
             groups: m.groups.iter().map(|g| g.as_bytes().to_vec()).collect(),
+            cert: None,
         });
     }
     save_state(&f.state, &state)?;

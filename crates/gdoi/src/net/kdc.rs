@@ -41,6 +41,9 @@ pub struct MemberPolicy {
     pub address: IpAddr,
     /// The groups it may register for.
     pub groups: Vec<Vec<u8>>,
+    /// For a member authenticated by certificate: the subject or subjectAltName that names it
+    /// (then `psk` is empty and `address` unused; `cert_members.rs`).
+    pub cert: Option<crate::cert_auth::CertMatch>,
 }
 
 /// One group and its current key.
@@ -129,7 +132,7 @@ impl GroupSource for KdcPolicy {
         let m = self
             .members
             .iter()
-            .find(|m| m.identity == member.data)
+            .find(|m| m.is(member))
             .ok_or(PullError::NotAuthorized)?;
         if !m.groups.contains(&g.id) {
             return Err(PullError::NotAuthorized);
@@ -202,6 +205,7 @@ pub struct Kdc {
     half_open: HashMap<Cookies, HalfOpen>,
     sas: HashMap<Cookies, (Phase1Sa, MessageIds)>,
     pulls: HashMap<(Cookies, u32), Pull>,
+    certs: super::cert_members::KdcCerts,
 }
 
 fn peer_bytes(p: &SocketAddr) -> Vec<u8> {
@@ -223,7 +227,13 @@ impl Kdc {
             half_open: HashMap::new(),
             sas: HashMap::new(),
             pulls: HashMap::new(),
+            certs: Default::default(),
         }
+    }
+
+    /// Phase 1 with certificates (the key server's own credentials) and the lab key log.
+    pub fn set_certs(&mut self, certs: super::cert_members::KdcCerts) {
+        self.certs = certs;
     }
 
     /// The socket's address.
@@ -298,6 +308,7 @@ impl Kdc {
                                 return (Some(out), KdcEvent::Progress { peer });
                             };
                             if let Some(sa) = ho.responder.into_sa() {
+                                self.certs.log(&sa);
                                 let identity = sa.peer_id.data.clone();
                                 self.sas.insert(cookies, (sa, MessageIds::default()));
                                 return (Some(out), KdcEvent::Phase1 { peer, identity });
@@ -390,18 +401,24 @@ impl Kdc {
                 gander_wire::isakmp::error::notify_type::INVALID_COOKIE,
             );
         }
-        let Some(m) = self.policy.members.iter().find(|m| m.address == peer.ip()) else {
+        let m = self
+            .policy
+            .members
+            .iter()
+            .find(|m| m.cert.is_none() && m.address == peer.ip());
+        let cert = self.certs.policy(&self.policy);
+        if m.is_none() && cert.is_none() {
             return refuse(
                 format!("no member registers from {}", peer.ip()),
                 gander_wire::isakmp::error::notify_type::INVALID_ID_INFORMATION,
             );
-        };
+        }
         let cfg = ResponderConfig {
-            psk: m.psk.clone(),
+            psk: m.map(|m| m.psk.clone()).unwrap_or_default(),
             suites: Suite::all(86_400),
             id: self.policy.identity.clone(),
-            expect_peer: Some((id_type::KEY_ID, m.identity.clone())),
-            cert: None,
+            expect_peer: m.map(|m| (id_type::KEY_ID, m.identity.clone())),
+            cert,
         };
         match Responder::start(&self.jar, &peer_bytes(&peer), data, cfg) {
             Ok((responder, out)) => {
