@@ -3,16 +3,15 @@
 //!
 //! A member authenticated by certificate is not bound to an address (unlike a pre-shared key,
 //! RFC 2409 5.4); phase 1 lets in any certificate of the trusted CAs that one of the policy's
-//! `CertMatch` entries names, and GROUPKEY-PULL then finds the member by its ID payload, which
-//! phase 1 has checked against the certificate (RFC 4945 3.1), so matching the ID is matching
-//! the certificate.
+//! `CertMatch` entries names, and GROUPKEY-PULL then finds the member by the certificate the
+//! phase-1 SA verified (never by the ID payload alone, so a pre-shared-key peer can never be
+//! taken for a certificate member or the other way round).
 
 use super::kdc::{KdcPolicy, MemberPolicy};
-use crate::cert_auth::Credentials;
+use crate::cert_auth::{Credentials, PeerCert};
 use crate::keylog::KeyLog;
 use crate::main_mode::CertPolicy;
 use crate::Phase1Sa;
-use gander_wire::isakmp::IdPayload;
 use std::sync::Arc;
 
 /// What the key server adds for certificates and the key log.
@@ -46,13 +45,12 @@ impl KdcCerts {
     }
 }
 
-impl MemberPolicy {
-    /// Whether the (phase-1 authenticated) ID payload is this member's: by certificate match
-    /// for a certificate member, by its identity octets for a pre-shared-key member.
-    pub fn is(&self, id: &IdPayload) -> bool {
-        match &self.cert {
-            Some(c) => c.matches_id(id),
-            None => self.identity == id.data,
-        }
+impl KdcPolicy {
+    /// The certificate member a verified certificate is (the first whose subject or
+    /// subjectAltName entry names it).
+    pub fn cert_member(&self, c: &PeerCert) -> Option<&MemberPolicy> {
+        self.members
+            .iter()
+            .find(|m| m.cert.as_ref().is_some_and(|x| x.matches(c)))
     }
 }

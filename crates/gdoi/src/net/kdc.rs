@@ -124,16 +124,30 @@ impl GroupPolicy {
 
 impl GroupSource for KdcPolicy {
     fn grant(&self, member: &IdPayload, group: &IdPayload) -> Result<Grant, PullError> {
+        let m = self
+            .members
+            .iter()
+            .find(|m| m.cert.is_none() && m.identity == member.data);
+        self.grant_to(m, group)
+    }
+
+    fn grant_for(&self, sa: &Phase1Sa, group: &IdPayload) -> Result<Grant, PullError> {
+        match &sa.peer_cert {
+            None => self.grant(&sa.peer_id, group),
+            Some(c) => self.grant_to(self.cert_member(c), group),
+        }
+    }
+}
+
+impl KdcPolicy {
+    /// The grant of `group` to `member` (none: not authorised).
+    fn grant_to(&self, m: Option<&MemberPolicy>, group: &IdPayload) -> Result<Grant, PullError> {
         let g = self
             .groups
             .iter()
             .find(|g| g.id == group.data)
             .ok_or(PullError::UnknownGroup)?;
-        let m = self
-            .members
-            .iter()
-            .find(|m| m.is(member))
-            .ok_or(PullError::NotAuthorized)?;
+        let m = m.ok_or(PullError::NotAuthorized)?;
         if !m.groups.contains(&g.id) {
             return Err(PullError::NotAuthorized);
         }

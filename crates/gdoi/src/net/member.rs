@@ -1,7 +1,7 @@
 //! A member registering with a key server over UDP: phase 1 then GROUPKEY-PULL, each message
 //! retransmitted on silence (RFC 2408 has no acknowledgements; the last message is resent).
 
-use crate::main_mode::Initiator;
+use crate::main_mode::{Auth, Initiator};
 use crate::pull::{GroupKeys, PullError, PullMember};
 use crate::{Phase1Error, Suite};
 use gander_wire::isakmp::IdPayload;
@@ -88,6 +88,22 @@ fn exchange<T>(
 /// Registers: main mode with the PSK, then GROUPKEY-PULL for the group; returns the keys.
 /// The last refusal of a reply is reported if no acceptable reply arrives.
 pub fn register(cfg: &MemberConfig) -> Result<GroupKeys, MemberError> {
+    register_with(cfg, &RegisterOptions::default())
+}
+
+/// What a registration may add to [`MemberConfig`]: a certificate instead of the PSK, and the
+/// lab key log.
+#[derive(Default, Clone)]
+pub struct RegisterOptions {
+    /// Authenticate phase 1 with this certificate (the ID payload is then its subject, and
+    /// `MemberConfig::psk` and `identity` are not used).
+    pub cert: Option<std::sync::Arc<crate::cert_auth::Credentials>>,
+    /// Write the phase-1 SA's line to this key log ([`crate::keylog`]).
+    pub keylog: Option<std::sync::Arc<crate::keylog::KeyLog>>,
+}
+
+/// [`register`] with [`RegisterOptions`].
+pub fn register_with(cfg: &MemberConfig, opts: &RegisterOptions) -> Result<GroupKeys, MemberError> {
     let any: SocketAddr = if cfg.server.is_ipv4() {
         SocketAddr::from(([0, 0, 0, 0], 0))
     } else {
@@ -95,7 +111,17 @@ pub fn register(cfg: &MemberConfig) -> Result<GroupKeys, MemberError> {
     };
     let bind = cfg.bind.unwrap_or(any);
     let sock = UdpSocket::bind(bind)?;
-    let (mut init, mut msg) = Initiator::start(&cfg.psk, cfg.identity.clone(), Suite::all(86_400))?;
+    let (auth, identity) = match &opts.cert {
+        Some(c) => (
+            Auth::Cert(c.clone()),
+            c.id_payload().map_err(Phase1Error::Cert)?,
+        ),
+        None => (
+            Auth::Psk(zeroize::Zeroizing::new(cfg.psk.clone())),
+            cfg.identity.clone(),
+        ),
+    };
+    let (mut init, mut msg) = Initiator::start_with(auth, identity, Suite::all(86_400))?;
     let mut last_err: Option<Phase1Error> = None;
     loop {
         let next = exchange(&sock, cfg, &msg, |b| match init.handle(b) {
@@ -115,6 +141,11 @@ pub fn register(cfg: &MemberConfig) -> Result<GroupKeys, MemberError> {
         }
     }
     let sa = init.into_sa().ok_or(MemberError::Timeout)?;
+    if let Some(k) = &opts.keylog {
+        if let Err(e) = k.record(&sa) {
+            eprintln!("key log {}: {e}", k.path().display());
+        }
+    }
     let (mut pull, m1) = PullMember::start(&sa, cfg.group.clone())?;
     let mut last_pull: Option<PullError> = None;
     let mut msg = m1;
