@@ -2,14 +2,19 @@
 //! member on its own): argument parsing and printing around `gander_gdoi` (docs/gdoi.md).
 use anyhow::Context;
 use clap::{Args, Subcommand};
+use gander_gdoi::cert_auth::Credentials;
+use gander_gdoi::keylog::KeyLog;
+use gander_gdoi::net::cert_members::KdcCerts;
 use gander_gdoi::net::kdc::{Kdc, KdcEvent};
-use gander_gdoi::net::member::{register, MemberConfig};
+use gander_gdoi::net::member::{register_with, MemberConfig, RegisterOptions};
+use gander_gdoi::trust::TrustStore;
 use gander_wire::isakmp::iec61850::oid_to_string;
 use gander_wire::isakmp::payload::id_type;
 use gander_wire::isakmp::{IdPayload, Traffic};
 use std::net::{SocketAddr, ToSocketAddrs, UdpSocket};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 #[derive(Subcommand)]
@@ -32,6 +37,10 @@ pub(crate) struct KdcArgs {
     /// Only read the configuration and write the state file, then exit.
     #[arg(long)]
     check: bool,
+    /// LAB ONLY: append each phase-1 SA's key to FILE in Wireshark's ikev1_decryption_table
+    /// form, so tshark can decrypt the key server's exchanges (and the group keys in them).
+    #[arg(long, value_name = "FILE")]
+    keylog: Option<PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -49,18 +58,47 @@ pub(crate) struct RegisterArgs {
     /// The group identity.
     #[arg(long)]
     group: String,
-    /// This member's identity.
-    #[arg(long)]
-    identity: String,
+    /// This member's identity (with --psk-hex; with --cert the identity is the
+    /// certificate's subject).
+    #[arg(long, required_unless_present = "cert")]
+    identity: Option<String>,
     /// The pre-shared key, hex.
-    #[arg(long)]
-    psk_hex: String,
+    #[arg(long, required_unless_present = "cert", conflicts_with = "cert")]
+    psk_hex: Option<String>,
+    /// Authenticate with this certificate (PEM; intermediates after it) instead of a PSK.
+    #[arg(long, requires_all = ["key", "ca"])]
+    cert: Option<PathBuf>,
+    /// The certificate's private key (PEM).
+    #[arg(long, requires = "cert")]
+    key: Option<PathBuf>,
+    /// The CA certificates (PEM) the key server's certificate must chain to.
+    #[arg(long, requires = "cert")]
+    ca: Option<PathBuf>,
+    /// CRLs (PEM) the key server's certificate is checked against.
+    #[arg(long, requires = "ca")]
+    crl: Option<PathBuf>,
+    /// LAB ONLY: append the phase-1 SA's key to FILE (Wireshark ikev1_decryption_table).
+    #[arg(long, value_name = "FILE")]
+    keylog: Option<PathBuf>,
     /// Local address to send from (the key server picks the PSK by it).
     #[arg(long)]
     bind: Option<SocketAddr>,
     /// Seconds to wait for each reply.
     #[arg(long, default_value_t = 2.0)]
     timeout: f64,
+}
+
+/// Opens the lab key log, warning on stderr that it must never be used in production.
+fn open_keylog(p: Option<&std::path::Path>) -> anyhow::Result<Option<Arc<KeyLog>>> {
+    let Some(p) = p else { return Ok(None) };
+    eprintln!(
+        "WARNING: --keylog {}: phase-1 keys are written in the clear; anyone with this file and a \
+         capture reads the group keys. Lab use only, never in production.",
+        p.display()
+    );
+    Ok(Some(Arc::new(
+        KeyLog::open(p).with_context(|| format!("--keylog {}", p.display()))?,
+    )))
 }
 
 fn key_id(s: &str) -> IdPayload {
@@ -92,7 +130,12 @@ fn kdc(a: KdcArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let sock = UdpSocket::bind(cfg.listen).with_context(|| format!("bind {}", cfg.listen))?;
+    let certs = KdcCerts {
+        creds: cfg.credentials,
+        keylog: open_keylog(a.keylog.as_deref())?,
+    };
     let mut k = Kdc::new(sock, cfg.policy);
+    k.set_certs(certs);
     crate::out(serde_json::json!({"event": "listening", "addr": k.local_addr()?.to_string()}));
     loop {
         let Some(ev) = k.poll(Duration::from_secs(1))? else {
@@ -130,13 +173,27 @@ fn member(a: RegisterArgs) -> anyhow::Result<ExitCode> {
     let cfg = MemberConfig {
         server,
         bind: a.bind,
-        psk: hex::decode(&a.psk_hex).context("--psk-hex")?,
-        identity: key_id(&a.identity),
+        psk: match &a.psk_hex {
+            Some(h) => hex::decode(h).context("--psk-hex")?,
+            None => Vec::new(),
+        },
+        identity: key_id(a.identity.as_deref().unwrap_or_default()),
         group: key_id(&a.group),
         timeout: Duration::from_secs_f64(a.timeout.clamp(0.05, 60.0)),
         tries: 3,
     };
-    let keys = register(&cfg)?;
+    let cert = match (&a.cert, &a.key, &a.ca) {
+        (Some(c), Some(k), Some(ca)) => {
+            let trust = TrustStore::load(ca, a.crl.as_deref())?;
+            Some(Arc::new(Credentials::load(c, k, Arc::new(trust))?))
+        }
+        _ => None,
+    };
+    let opts = RegisterOptions {
+        cert,
+        keylog: open_keylog(a.keylog.as_deref())?,
+    };
+    let keys = register_with(&cfg, &opts)?;
     for t in &keys.teks {
         let traffic = match t.traffic {
             Traffic::L2 { mac, appid } => {

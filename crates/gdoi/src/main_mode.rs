@@ -70,6 +70,17 @@ pub struct Phase1Sa {
     pub peer_cert: Option<PeerCert>,
 }
 
+impl Phase1Sa {
+    /// The peer's name for events and logs: its certificate's subject with signatures, its ID
+    /// data otherwise.
+    pub fn peer_name(&self) -> Vec<u8> {
+        match &self.peer_cert {
+            Some(c) => c.subject.clone().into_bytes(),
+            None => self.peer_id.data.clone(),
+        }
+    }
+}
+
 /// How this side authenticates.
 #[derive(Clone)]
 pub enum Auth {

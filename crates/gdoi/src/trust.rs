@@ -38,13 +38,15 @@ impl TrustStore {
     pub fn load(ca: &Path, crl: Option<&Path>) -> Result<TrustStore, CertError> {
         let pem = std::fs::read(ca)
             .map_err(|e| CertError::Credentials(format!("{}: {e}", ca.display())))?;
-        let cas = X509::stack_from_pem(&pem)
-            .map_err(creds(format!("{}: not PEM certificates", ca.display())))?;
+        TrustStore::from_pem(&pem, crl)
+            .map_err(|e| CertError::Credentials(format!("{}: {e}", ca.display())))
+    }
+
+    /// [`TrustStore::load`] with the CA certificates given as PEM text.
+    pub fn from_pem(pem: &[u8], crl: Option<&Path>) -> Result<TrustStore, CertError> {
+        let cas = X509::stack_from_pem(pem).map_err(creds("not PEM certificates".into()))?;
         if cas.is_empty() {
-            return Err(CertError::Credentials(format!(
-                "{}: no CA certificate",
-                ca.display()
-            )));
+            return Err(CertError::Credentials("no CA certificate".into()));
         }
         let fail = creds("trust store".into());
         let mut b = X509StoreBuilder::new().map_err(&fail)?;

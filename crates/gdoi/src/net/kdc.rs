@@ -323,7 +323,7 @@ impl Kdc {
                             };
                             if let Some(sa) = ho.responder.into_sa() {
                                 self.certs.log(&sa);
-                                let identity = sa.peer_id.data.clone();
+                                let identity = sa.peer_name();
                                 self.sas.insert(cookies, (sa, MessageIds::default()));
                                 return (Some(out), KdcEvent::Phase1 { peer, identity });
                             }
@@ -354,7 +354,7 @@ impl Kdc {
                                 Some(out),
                                 KdcEvent::Registered {
                                     peer,
-                                    identity: sa.peer_id.data.clone(),
+                                    identity: sa.peer_name(),
                                     group,
                                 },
                             )
