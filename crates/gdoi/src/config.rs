@@ -127,10 +127,27 @@ struct FileConfig {
     groups: Vec<FileGroup>,
     #[serde(rename = "member", default)]
     members: Vec<FileMember>,
-    cert: Option<PathBuf>,
-    key: Option<PathBuf>,
+    cert: Option<OneOrMore>,
+    key: Option<OneOrMore>,
     ca: Option<PathBuf>,
     crl: Option<PathBuf>,
+}
+
+/// `cert` and `key`: one file, or a list (one certificate per key type, in the same order).
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum OneOrMore {
+    One(PathBuf),
+    More(Vec<PathBuf>),
+}
+
+impl OneOrMore {
+    fn paths(&self) -> &[PathBuf] {
+        match self {
+            OneOrMore::One(p) => std::slice::from_ref(p),
+            OneOrMore::More(v) => v,
+        }
+    }
 }
 
 fn default_identity() -> String {
@@ -163,8 +180,9 @@ pub struct KdcConfig {
     pub state_path: PathBuf,
     /// The policy with current keys.
     pub policy: KdcPolicy,
-    /// The key server's certificate credentials (`cert`, `key`, `ca`, `crl`), if configured.
-    pub credentials: Option<Arc<Credentials>>,
+    /// The key server's certificate credentials (`cert`, `key`, `ca`, `crl`), if configured:
+    /// one per key type.
+    pub credentials: Vec<Arc<Credentials>>,
 }
 
 fn parse_mac(s: &str, what: &str) -> Result<[u8; 6], ConfigError> {
@@ -330,7 +348,7 @@ pub fn load(path: &Path) -> Result<KdcConfig, ConfigError> {
     let mut members = Vec::new();
     for m in &f.members {
         let member = member_policy(m)?;
-        if member.cert.is_some() && credentials.is_none() {
+        if member.cert.is_some() && credentials.is_empty() {
             return Err(ConfigError::Bad {
                 what: format!("member {}", m.identity),
                 detail: "a certificate member needs the key server's cert, key and ca",
@@ -406,20 +424,30 @@ fn member_policy(m: &FileMember) -> Result<MemberPolicy, ConfigError> {
     }
 }
 
-/// The key server's credentials from `cert`, `key`, `ca` (and `crl`): all three or none.
-fn load_credentials(f: &FileConfig) -> Result<Option<Arc<Credentials>>, ConfigError> {
+/// The key server's credentials from `cert`, `key`, `ca` (and `crl`): all three or none; as
+/// many keys as certificates, at most one per signature method.
+fn load_credentials(f: &FileConfig) -> Result<Vec<Arc<Credentials>>, ConfigError> {
     let bad = |detail| ConfigError::Bad {
         what: "certificates".into(),
         detail,
     };
     let (cert, key, ca) = match (&f.cert, &f.key, &f.ca) {
-        (None, None, None) if f.crl.is_none() => return Ok(None),
-        (Some(c), Some(k), Some(a)) => (c, k, a),
+        (None, None, None) if f.crl.is_none() => return Ok(Vec::new()),
+        (Some(c), Some(k), Some(a)) => (c.paths(), k.paths(), a),
         _ => return Err(bad("cert, key and ca go together (crl needs them)")),
     };
+    if cert.len() != key.len() || cert.is_empty() {
+        return Err(bad("as many keys as certificates"));
+    }
     let cred_err = |e: crate::cert_auth::CertError| ConfigError::Cert(e.to_string());
-    let trust = TrustStore::load(ca, f.crl.as_deref()).map_err(cred_err)?;
-    Credentials::load(cert, key, Arc::new(trust))
-        .map(|c| Some(Arc::new(c)))
-        .map_err(cred_err)
+    let trust = Arc::new(TrustStore::load(ca, f.crl.as_deref()).map_err(cred_err)?);
+    let mut v: Vec<Arc<Credentials>> = Vec::new();
+    for (c, k) in cert.iter().zip(key) {
+        let creds = Credentials::load(c, k, trust.clone()).map_err(cred_err)?;
+        if v.iter().any(|x| x.method() == creds.method()) {
+            return Err(bad("two certificates of one key type"));
+        }
+        v.push(Arc::new(creds));
+    }
+    Ok(v)
 }

@@ -660,8 +660,10 @@ impl RState {
 /// complete phase 1.
 #[derive(Clone)]
 pub struct CertPolicy {
-    /// The responder's certificate, key and trust store.
-    pub creds: Arc<Credentials>,
+    /// The responder's certificates, keys and trust stores, one per key type (the
+    /// authentication method is one value for both sides, RFC 2409 5: a P-256 member is
+    /// answered with the P-256 certificate, an RSA member with the RSA one).
+    pub creds: Vec<Arc<Credentials>>,
     /// The certificates allowed in (subject or subjectAltName); none means nobody.
     pub allowed: Vec<CertMatch>,
 }
@@ -688,7 +690,7 @@ impl ResponderConfig {
     fn methods(&self) -> Vec<Auth> {
         let mut v = Vec::new();
         if let Some(c) = &self.cert {
-            v.push(Auth::Cert(c.creds.clone()));
+            v.extend(c.creds.iter().map(|c| Auth::Cert(c.clone())));
         }
         if !self.psk.is_empty() {
             v.push(Auth::Psk(self.psk.clone()));

@@ -36,7 +36,10 @@ fn kdc_cfg(
             data: b"kdc".to_vec(),
         },
         expect_peer: None,
-        cert: Some(CertPolicy { creds, allowed }),
+        cert: Some(CertPolicy {
+            creds: vec![creds],
+            allowed,
+        }),
     }
 }
 

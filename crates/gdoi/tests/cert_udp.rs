@@ -38,9 +38,21 @@ impl Drop for Server {
 }
 
 /// Writes the key server's configuration into the PKI's directory and serves it.
-fn serve(p: &Pki, kind: Kind, crl: Option<&Path>, members: &str, keylog: Option<&Path>) -> Server {
-    let (kc, kk) = p.leaf(&Leaf::new("kdc", kind));
-    let (cert, key) = p.write("kdc", &kc, &kk);
+/// The key server has one certificate per kind in `kinds`.
+fn serve(
+    p: &Pki,
+    kinds: &[Kind],
+    crl: Option<&Path>,
+    members: &str,
+    keylog: Option<&Path>,
+) -> Server {
+    let (mut cert, mut key) = (Vec::new(), Vec::new());
+    for (n, kind) in kinds.iter().enumerate() {
+        let (kc, kk) = p.leaf(&Leaf::new("kdc", *kind));
+        let (c, k) = p.write(&format!("kdc-{n}"), &kc, &kk);
+        cert.push(c);
+        key.push(k);
+    }
     let crl_line = crl.map_or(String::new(), |c| format!("crl = {:?}\n", c));
     let toml = format!(
         r#"listen = "127.0.0.1:0"
@@ -66,7 +78,7 @@ lifetime_s = 3600
     let path = p.dir.join("kdc.toml");
     std::fs::write(&path, toml).unwrap();
     let cfg = gander_gdoi::config::load(&path).unwrap();
-    assert!(cfg.credentials.is_some());
+    assert_eq!(cfg.credentials.len(), kinds.len());
     let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
     let mut kdc = Kdc::new(sock, cfg.policy);
     kdc.set_certs(KdcCerts {
@@ -128,7 +140,7 @@ fn members_register_with_rsa_p256_p384_certificates_over_udp() {
         let log = p.dir.join("kdc.keylog");
         let s = serve(
             &p,
-            kind,
+            &[kind],
             None,
             "[[member]]\nidentity = \"ied-1\"\nsubject = \"O=gander test, CN=ied-1\"\ngroups = [\"goose-1\"]\n",
             Some(&log),
@@ -172,7 +184,7 @@ fn revoked_expired_untrusted_and_unauthorised_certificates_get_no_key() {
     let crl = p.crl(&[&revoked_cert], "ca.crl");
     let s = serve(
         &p,
-        Kind::P256,
+        &[Kind::P256],
         Some(&crl),
         "[[member]]\nidentity = \"ied-1\"\nsubject = \"O=gander test,CN=ied-1\"\ngroups = [\"goose-1\"]\n\
          [[member]]\nidentity = \"ied-2\"\nsan = \"ied-2.example\"\ngroups = [\"goose-1\"]\n",
@@ -216,4 +228,21 @@ fn revoked_expired_untrusted_and_unauthorised_certificates_get_no_key() {
     // and GROUPKEY-PULL finds it by the same certificate-checked identity.
     let r = register_with(&member_cfg(s.addr), &opts(by_san));
     assert!(r.is_ok(), "{r:?}");
+}
+
+#[test]
+fn one_key_server_answers_rsa_and_ecdsa_members_with_the_matching_certificate() {
+    let p = Pki::new("gander test CA", Kind::P256);
+    let s = serve(
+        &p,
+        &[Kind::Rsa2048, Kind::P256, Kind::P384],
+        None,
+        "[[member]]\nidentity = \"ied-1\"\nsubject = \"O=gander test,CN=ied-1\"\ngroups = [\"goose-1\"]\n",
+        None,
+    );
+    for kind in pki::ALL {
+        let m = p.creds(&Leaf::new("ied-1", kind), p.trust(None));
+        let r = register_with(&member_cfg(s.addr), &opts(m));
+        assert_eq!(r.map(|k| k.teks.len()).ok(), Some(1), "{kind:?}");
+    }
 }

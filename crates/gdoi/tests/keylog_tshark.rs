@@ -279,7 +279,7 @@ fn tshark_decrypts_certificate_phase1_with_the_key_log() {
         id: id("kdc"),
         expect_peer: None,
         cert: Some(CertPolicy {
-            creds: kdc,
+            creds: vec![kdc],
             allowed: vec![CertMatch::Subject("O=gander test,CN=ied-1".into())],
         }),
     };

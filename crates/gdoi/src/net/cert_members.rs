@@ -17,8 +17,9 @@ use std::sync::Arc;
 /// What the key server adds for certificates and the key log.
 #[derive(Default, Clone)]
 pub struct KdcCerts {
-    /// The key server's certificate, key and trust store; without them phase 1 is PSK only.
-    pub creds: Option<Arc<Credentials>>,
+    /// The key server's certificates (one per key type), keys and trust stores; without
+    /// them phase 1 is PSK only.
+    pub creds: Vec<Arc<Credentials>>,
     /// The lab key log ([`crate::keylog`]); `None` in production.
     pub keylog: Option<Arc<KeyLog>>,
 }
@@ -27,9 +28,11 @@ impl KdcCerts {
     /// The responder's certificate policy for a new exchange: the credentials and every
     /// certificate member's match.
     pub fn policy(&self, p: &KdcPolicy) -> Option<CertPolicy> {
-        let creds = self.creds.clone()?;
+        if self.creds.is_empty() {
+            return None;
+        }
         Some(CertPolicy {
-            creds,
+            creds: self.creds.clone(),
             allowed: p.members.iter().filter_map(|m| m.cert.clone()).collect(),
         })
     }
