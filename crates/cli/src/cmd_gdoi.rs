@@ -2,7 +2,7 @@
 //! member on its own): argument parsing and printing around `gander_gdoi` (docs/gdoi.md).
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use gander_gdoi::cert_auth::Credentials;
+use gander_gdoi::cert_auth::{CertMatch, Credentials};
 use gander_gdoi::keylog::KeyLog;
 use gander_gdoi::net::cert_members::KdcCerts;
 use gander_gdoi::net::kdc::{Kdc, KdcEvent};
@@ -74,6 +74,10 @@ pub(crate) struct RegisterArgs {
     /// The CA certificates (PEM) the key server's certificate must chain to.
     #[arg(long, requires = "cert")]
     ca: Option<PathBuf>,
+    /// The key server's certificate name: its subject DN (`O=Utility,CN=kdc`, anything with
+    /// `=`) or a subjectAltName. Without it any certificate of the CA passes as key server.
+    #[arg(long, requires = "cert", value_name = "NAME")]
+    server_name: Option<String>,
     /// CRLs (PEM) the key server's certificate is checked against.
     #[arg(long, requires = "ca")]
     crl: Option<PathBuf>,
@@ -189,9 +193,21 @@ fn member(a: RegisterArgs) -> anyhow::Result<ExitCode> {
         }
         _ => None,
     };
+    if cert.is_some() && a.server_name.is_none() {
+        eprintln!(
+            "warning: no --server-name: any certificate of the CA is accepted as the key server"
+        );
+    }
     let opts = RegisterOptions {
         cert,
         keylog: open_keylog(a.keylog.as_deref())?,
+        server_cert: a.server_name.map(|n| {
+            if n.contains('=') {
+                CertMatch::Subject(n)
+            } else {
+                CertMatch::San(n)
+            }
+        }),
     };
     let keys = register_with(&cfg, &opts)?;
     for t in &keys.teks {

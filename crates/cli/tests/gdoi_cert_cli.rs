@@ -52,6 +52,7 @@ fn register(dir: &Path, addr: &str, who: &str, keylog: Option<&Path>) -> (bool, 
         .arg(dir.join(format!("{who}.key")))
         .arg("--ca")
         .arg(dir.join("ca.pem"))
+        .args(["--server-name", "O=gander test,CN=kdc"])
         .args(["--bind", "127.0.0.1:0", "--timeout", "0.3"]);
     if let Some(k) = keylog {
         c.arg("--keylog").arg(k);

@@ -462,9 +462,18 @@ pub struct Initiator {
     suites: Vec<Suite>,
     cky_i: [u8; 8],
     state: IState,
+    expect_peer: Option<CertMatch>,
 }
 
 impl Initiator {
+    /// With a certificate: the key server's certificate must also be the one `m` names (its
+    /// subject or a subjectAltName), not just any certificate of the trusted CAs, which may
+    /// have issued the members' certificates too (message 6 is refused otherwise).
+    pub fn expect_peer_cert(mut self, m: CertMatch) -> Initiator {
+        self.expect_peer = Some(m);
+        self
+    }
+
     /// Starts a pre-shared-key exchange offering `suites`; returns the machine and message 1.
     pub fn start(
         psk: &[u8],
@@ -508,6 +517,7 @@ impl Initiator {
                 suites,
                 cky_i,
                 state: IState::SentSa { sai_b },
+                expect_peer: None,
             },
             msg,
         ))
@@ -597,6 +607,11 @@ impl Initiator {
                 }
                 let (_, p, last) = open(buf, &ex.keys.enc_key, iv)?;
                 let peer = ex.peer_auth(false, &p, &self.auth)?;
+                if let (Some(want), Some(got)) = (&self.expect_peer, &peer.1) {
+                    if !want.matches(got) {
+                        return Err(CertError::NotAuthorised.into());
+                    }
+                }
                 let IState::SentId { ex, .. } = core::mem::replace(&mut self.state, IState::Taken)
                 else {
                     return Err(Phase1Error::Unexpected { state });

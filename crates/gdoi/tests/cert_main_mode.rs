@@ -399,3 +399,40 @@ proptest! {
         prop_assert_eq!(&*i.established().unwrap().keys.enc_key, &keys[..]);
     }
 }
+
+#[test]
+fn member_refuses_a_key_server_certificate_it_was_not_told_to_expect() {
+    // The CA issues the members' certificates too: without a name check another member could
+    // pose as the key server. The member names the key server's certificate.
+    let s = setup(Kind::P256);
+    let suite = Suite::all(3600)[1];
+    for (want, ok) in [
+        ("O=gander test,CN=kdc", true),
+        ("O=gander test,CN=member-2", false),
+    ] {
+        let jar = CookieJar::new();
+        let id = s.member.id_payload().unwrap();
+        let (i, m1) = Initiator::start_with(Auth::Cert(s.member.clone()), id, vec![suite]).unwrap();
+        let mut i = i.expect_peer_cert(CertMatch::Subject(want.into()));
+        let (mut r, m2) = Responder::start(
+            &jar,
+            PEER,
+            &m1,
+            kdc_cfg(s.kdc.clone(), member_match(), vec![suite]),
+        )
+        .unwrap();
+        let m3 = i.handle(&m2).unwrap().unwrap();
+        let m4 = r.handle(&jar, &m3).unwrap();
+        let m5 = i.handle(&m4).unwrap().unwrap();
+        let m6 = r.handle(&jar, &m5).unwrap();
+        let res = i.handle(&m6);
+        assert_eq!(res.is_ok(), ok, "{want}: {res:?}");
+        if !ok {
+            assert_eq!(
+                res.unwrap_err(),
+                Phase1Error::Cert(CertError::NotAuthorised)
+            );
+            assert!(i.established().is_none());
+        }
+    }
+}

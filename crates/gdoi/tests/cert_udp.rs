@@ -130,6 +130,9 @@ fn opts(creds: Arc<Credentials>) -> RegisterOptions {
     RegisterOptions {
         cert: Some(creds),
         keylog: None,
+        server_cert: Some(gander_gdoi::cert_auth::CertMatch::Subject(
+            "O=gander test,CN=kdc".into(),
+        )),
     }
 }
 

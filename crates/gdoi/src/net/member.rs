@@ -100,6 +100,8 @@ pub struct RegisterOptions {
     pub cert: Option<std::sync::Arc<crate::cert_auth::Credentials>>,
     /// Write the phase-1 SA's line to this key log ([`crate::keylog`]).
     pub keylog: Option<std::sync::Arc<crate::keylog::KeyLog>>,
+    /// With `cert`: the key server's certificate must be the one this names.
+    pub server_cert: Option<crate::cert_auth::CertMatch>,
 }
 
 /// [`register`] with [`RegisterOptions`].
@@ -122,6 +124,9 @@ pub fn register_with(cfg: &MemberConfig, opts: &RegisterOptions) -> Result<Group
         ),
     };
     let (mut init, mut msg) = Initiator::start_with(auth, identity, Suite::all(86_400))?;
+    if let Some(m) = &opts.server_cert {
+        init = init.expect_peer_cert(m.clone());
+    }
     let mut last_err: Option<Phase1Error> = None;
     loop {
         let next = exchange(&sock, cfg, &msg, |b| match init.handle(b) {
