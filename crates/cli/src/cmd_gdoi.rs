@@ -47,7 +47,7 @@ pub(crate) struct KdcArgs {
 pub(crate) enum GdoiCommand {
     /// Register with a key server and print every key received as one JSON line; exit 0 only
     /// when a key arrived.
-    Register(RegisterArgs),
+    Register(Box<RegisterArgs>),
 }
 
 #[derive(Args)]
@@ -119,7 +119,7 @@ pub(crate) fn run(c: Command) -> anyhow::Result<ExitCode> {
         Command::Kdc(a) => kdc(a),
         Command::Gdoi {
             command: GdoiCommand::Register(a),
-        } => member(a),
+        } => member(*a),
     }
 }
 
