@@ -18,7 +18,7 @@ fn id(s: &str) -> IdPayload {
 }
 
 fn cfg(suite: Suite) -> ResponderConfig {
-    ResponderConfig { psk: Zeroizing::new(b"k".to_vec()), suites: vec![suite], id: id("kdc"), expect_peer: None }
+    ResponderConfig { psk: Zeroizing::new(b"k".to_vec()), suites: vec![suite], id: id("kdc"), expect_peer: None, cert: None }
 }
 
 struct NoGroups;

@@ -3,13 +3,18 @@
 use crate::gdoi_member::{key_json, runner_config, MemberWords};
 use anyhow::Context;
 use clap::{Args, Subcommand};
+use gander_gdoi::cert_auth::{CertMatch, Credentials};
+use gander_gdoi::keylog::KeyLog;
 use gander_gdoi::member_state::{FailPolicy, MemberEvent};
+use gander_gdoi::net::cert_members::KdcCerts;
 use gander_gdoi::net::kdc::{Kdc, KdcEvent};
-use gander_gdoi::net::member::Runner;
+use gander_gdoi::net::member::{RegisterOptions, Runner};
+use gander_gdoi::trust::TrustStore;
 use std::collections::HashSet;
 use std::net::{SocketAddr, UdpSocket};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 #[derive(Subcommand)]
@@ -32,13 +37,17 @@ pub(crate) struct KdcArgs {
     /// Only read the configuration and write the state file, then exit.
     #[arg(long)]
     check: bool,
+    /// LAB ONLY: append each phase-1 SA's key to FILE in Wireshark's ikev1_decryption_table
+    /// form, so tshark can decrypt the key server's exchanges (and the group keys in them).
+    #[arg(long, value_name = "FILE")]
+    keylog: Option<PathBuf>,
 }
 
 #[derive(Subcommand)]
 pub(crate) enum GdoiCommand {
     /// Register with a key server and print every key received as one JSON line; exit 0 only
     /// when a key arrived.
-    Register(RegisterArgs),
+    Register(Box<RegisterArgs>),
 }
 
 #[derive(Args)]
@@ -50,12 +59,32 @@ pub(crate) struct RegisterArgs {
     /// The group identity.
     #[arg(long)]
     group: String,
-    /// This member's identity.
-    #[arg(long)]
-    identity: String,
+    /// This member's identity (with --psk-hex; with --cert the identity is the
+    /// certificate's subject).
+    #[arg(long, required_unless_present = "cert")]
+    identity: Option<String>,
     /// The pre-shared key, hex.
-    #[arg(long)]
-    psk_hex: String,
+    #[arg(long, required_unless_present = "cert", conflicts_with = "cert")]
+    psk_hex: Option<String>,
+    /// Authenticate with this certificate (PEM; intermediates after it) instead of a PSK.
+    #[arg(long, requires_all = ["key", "ca"])]
+    cert: Option<PathBuf>,
+    /// The certificate's private key (PEM).
+    #[arg(long, requires = "cert")]
+    key: Option<PathBuf>,
+    /// The CA certificates (PEM) the key server's certificate must chain to.
+    #[arg(long, requires = "cert")]
+    ca: Option<PathBuf>,
+    /// The key server's certificate name: its subject DN (`O=Utility,CN=kdc`, anything with
+    /// `=`) or a subjectAltName. Without it any certificate of the CA passes as key server.
+    #[arg(long, requires = "cert", value_name = "NAME")]
+    server_name: Option<String>,
+    /// CRLs (PEM) the key server's certificate is checked against.
+    #[arg(long, requires = "ca")]
+    crl: Option<PathBuf>,
+    /// LAB ONLY: append the phase-1 SA's key to FILE (Wireshark ikev1_decryption_table).
+    #[arg(long, value_name = "FILE")]
+    keylog: Option<PathBuf>,
     /// Local address to send from (the key server picks the PSK by it).
     #[arg(long)]
     bind: Option<SocketAddr>,
@@ -85,12 +114,25 @@ fn parse_policy(s: &str) -> Result<FailPolicy, String> {
     }
 }
 
+/// Opens the lab key log, warning on stderr that it must never be used in production.
+fn open_keylog(p: Option<&std::path::Path>) -> anyhow::Result<Option<Arc<KeyLog>>> {
+    let Some(p) = p else { return Ok(None) };
+    eprintln!(
+        "WARNING: --keylog {}: phase-1 keys are written in the clear; anyone with this file and a \
+         capture reads the group keys. Lab use only, never in production.",
+        p.display()
+    );
+    Ok(Some(Arc::new(
+        KeyLog::open(p).with_context(|| format!("--keylog {}", p.display()))?,
+    )))
+}
+
 pub(crate) fn run(c: Command) -> anyhow::Result<ExitCode> {
     match c {
         Command::Kdc(a) => kdc(a),
         Command::Gdoi {
             command: GdoiCommand::Register(a),
-        } => member(a),
+        } => member(*a),
     }
 }
 
@@ -105,7 +147,12 @@ fn kdc(a: KdcArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let sock = UdpSocket::bind(cfg.listen).with_context(|| format!("bind {}", cfg.listen))?;
+    let certs = KdcCerts {
+        creds: cfg.credentials,
+        keylog: open_keylog(a.keylog.as_deref())?,
+    };
     let mut k = Kdc::new(sock, cfg.policy);
+    k.set_certs(certs);
     crate::out(serde_json::json!({"event": "listening", "addr": k.local_addr()?.to_string()}));
     loop {
         let Some(ev) = k.poll(Duration::from_secs(1))? else {
@@ -141,14 +188,37 @@ fn member(a: RegisterArgs) -> anyhow::Result<ExitCode> {
     let cfg = runner_config(&MemberWords {
         servers: &a.server,
         group: &a.group,
-        identity: &a.identity,
-        psk_hex: &a.psk_hex,
+        identity: a.identity.as_deref(),
+        psk_hex: a.psk_hex.as_deref(),
         bind: a.bind,
         timeout: a.timeout,
         push_listen: a.push_listen,
         policy: a.policy,
     })?;
-    let mut r = Runner::new(cfg)?;
+    let cert = match (&a.cert, &a.key, &a.ca) {
+        (Some(c), Some(k), Some(ca)) => {
+            let trust = TrustStore::load(ca, a.crl.as_deref())?;
+            Some(Arc::new(Credentials::load(c, k, Arc::new(trust))?))
+        }
+        _ => None,
+    };
+    if cert.is_some() && a.server_name.is_none() {
+        eprintln!(
+            "warning: no --server-name: any certificate of the CA is accepted as the key server"
+        );
+    }
+    let opts = RegisterOptions {
+        cert,
+        keylog: open_keylog(a.keylog.as_deref())?,
+        server_cert: a.server_name.map(|n| {
+            if n.contains('=') {
+                CertMatch::Subject(n)
+            } else {
+                CertMatch::San(n)
+            }
+        }),
+    };
+    let mut r = Runner::new(cfg)?.with_options(opts);
     let mut printed: HashSet<u32> = HashSet::new();
     let follow = a.follow.clamp(0.0, 1e9);
     let end = Instant::now() + Duration::from_secs_f64(follow);

@@ -52,8 +52,10 @@ pub(crate) fn key_id(s: &str) -> IdPayload {
 pub(crate) struct MemberWords<'a> {
     pub servers: &'a [String],
     pub group: &'a str,
-    pub identity: &'a str,
-    pub psk_hex: &'a str,
+    /// `None` with a certificate (its subject is the identity).
+    pub identity: Option<&'a str>,
+    /// `None` with a certificate.
+    pub psk_hex: Option<&'a str>,
     pub bind: Option<SocketAddr>,
     pub timeout: f64,
     pub push_listen: Option<SocketAddr>,
@@ -75,16 +77,22 @@ pub(crate) fn runner_config(w: &MemberWords<'_>) -> Result<RunnerConfig> {
                 .with_context(|| format!("key server {s}: no address"))
         })
         .collect::<Result<Vec<_>>>()?;
-    let psk = hex::decode(w.psk_hex).context("--psk-hex")?;
-    if psk.is_empty() {
-        bail!("--psk-hex is empty");
-    }
+    let psk = match w.psk_hex {
+        Some(h) => {
+            let psk = hex::decode(h).context("--psk-hex")?;
+            if psk.is_empty() {
+                bail!("--psk-hex is empty");
+            }
+            psk
+        }
+        None => Vec::new(),
+    };
     Ok(RunnerConfig {
         servers,
         bind: w.bind,
         push_listen: w.push_listen,
         psk,
-        identity: key_id(w.identity),
+        identity: key_id(w.identity.unwrap_or_default()),
         group: key_id(w.group),
         timeout: Duration::from_secs_f64(w.timeout.clamp(0.05, 60.0)),
         tries: 3,
@@ -138,8 +146,8 @@ pub(crate) fn store_from_kdc(a: &KdcKeyArgs) -> Result<(KeyStore, Vec<u32>)> {
     let cfg = runner_config(&MemberWords {
         servers: &a.kdc,
         group: &group,
-        identity: &identity,
-        psk_hex: &psk_hex,
+        identity: Some(&identity),
+        psk_hex: Some(&psk_hex),
         bind: a.bind,
         timeout: a.timeout,
         push_listen: None,

@@ -26,9 +26,23 @@
 //! address = "192.0.2.10"
 //! psk_hex = "..."
 //! groups = ["goose-1"]
+//!
+//! # Certificates (RFC 2409 5.1): the key server's own certificate (PEM, intermediates after
+//! # it), its key, the CAs members' certificates must chain to, and optionally CRLs.
+//! # cert = "/etc/gander/kdc.pem"
+//! # key = "/etc/gander/kdc.key"
+//! # ca = "/etc/gander/ca.pem"
+//! # crl = "/etc/gander/ca.crl"
+//!
+//! [[member]]
+//! identity = "ied-2"                     # a name for events; the certificate authenticates
+//! subject = "O=Utility,CN=ied-2"         # or: san = "ied-2.substation.example"
+//! groups = ["goose-1"]
 //! ```
 
+use crate::cert_auth::{CertMatch, Credentials};
 use crate::net::kdc::{GroupPolicy, KdcPolicy, MemberPolicy};
+use crate::trust::TrustStore;
 use gander_wire::isakmp::iec61850::{encode_oid, oid};
 use gander_wire::isakmp::payload::id_type;
 use gander_wire::isakmp::{IdPayload, Traffic};
@@ -37,6 +51,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use zeroize::Zeroizing;
 
 /// Why a configuration or state file was refused.
@@ -59,6 +74,9 @@ pub enum ConfigError {
         /// The error.
         source: toml::de::Error,
     },
+    /// The key server's certificate, key, CA or CRL file cannot be used.
+    #[error("certificates: {0}")]
+    Cert(String),
     /// A value that is not allowed.
     #[error("{what}: {detail}")]
     Bad {
@@ -91,8 +109,10 @@ struct FileGroup {
 #[serde(deny_unknown_fields)]
 struct FileMember {
     identity: String,
-    address: IpAddr,
-    psk_hex: String,
+    address: Option<IpAddr>,
+    psk_hex: Option<String>,
+    subject: Option<String>,
+    san: Option<String>,
     groups: Vec<String>,
 }
 
@@ -107,6 +127,27 @@ struct FileConfig {
     groups: Vec<FileGroup>,
     #[serde(rename = "member", default)]
     members: Vec<FileMember>,
+    cert: Option<OneOrMore>,
+    key: Option<OneOrMore>,
+    ca: Option<PathBuf>,
+    crl: Option<PathBuf>,
+}
+
+/// `cert` and `key`: one file, or a list (one certificate per key type, in the same order).
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum OneOrMore {
+    One(PathBuf),
+    More(Vec<PathBuf>),
+}
+
+impl OneOrMore {
+    fn paths(&self) -> &[PathBuf] {
+        match self {
+            OneOrMore::One(p) => std::slice::from_ref(p),
+            OneOrMore::More(v) => v,
+        }
+    }
 }
 
 fn default_identity() -> String {
@@ -139,6 +180,9 @@ pub struct KdcConfig {
     pub state_path: PathBuf,
     /// The policy with current keys.
     pub policy: KdcPolicy,
+    /// The key server's certificate credentials (`cert`, `key`, `ca`, `crl`), if configured:
+    /// one per key type.
+    pub credentials: Vec<Arc<Credentials>>,
 }
 
 fn parse_mac(s: &str, what: &str) -> Result<[u8; 6], ConfigError> {
@@ -300,33 +344,27 @@ pub fn load(path: &Path) -> Result<KdcConfig, ConfigError> {
             key,
         });
     }
+    let credentials = load_credentials(&f)?;
     let mut members = Vec::new();
     for m in &f.members {
-        let psk = hex::decode(&m.psk_hex).map_err(|_| ConfigError::Bad {
-            what: format!("member {}", m.identity),
-            detail: "psk_hex is not hex",
-        })?;
-        if psk.len() < 16 {
+        let member = member_policy(m)?;
+        if member.cert.is_some() && credentials.is_empty() {
             return Err(ConfigError::Bad {
                 what: format!("member {}", m.identity),
-                detail: "pre-shared key shorter than 16 octets",
+                detail: "a certificate member needs the key server's cert, key and ca",
             });
         }
-        if members
-            .iter()
-            .any(|x: &MemberPolicy| x.address == m.address)
+        if member.cert.is_none()
+            && members
+                .iter()
+                .any(|x: &MemberPolicy| x.cert.is_none() && x.address == member.address)
         {
             return Err(ConfigError::Bad {
                 what: format!("member {}", m.identity),
                 detail: "two members at one address (main mode picks the PSK by address)",
             });
         }
-        members.push(MemberPolicy {
-            identity: m.identity.as_bytes().to_vec(),
-            psk: Zeroizing::new(psk),
-            address: m.address,
-            groups: m.groups.iter().map(|g| g.as_bytes().to_vec()).collect(),
-        });
+        members.push(member);
     }
     save_state(&f.state, &state)?;
     Ok(KdcConfig {
@@ -342,5 +380,74 @@ pub fn load(path: &Path) -> Result<KdcConfig, ConfigError> {
             members,
             groups,
         },
+        credentials,
     })
+}
+
+/// One `[[member]]`: either a pre-shared key bound to an address, or a certificate named by
+/// its subject or one subjectAltName.
+fn member_policy(m: &FileMember) -> Result<MemberPolicy, ConfigError> {
+    let bad = |detail| ConfigError::Bad {
+        what: format!("member {}", m.identity),
+        detail,
+    };
+    let groups = m.groups.iter().map(|g| g.as_bytes().to_vec()).collect();
+    let identity = m.identity.as_bytes().to_vec();
+    match (&m.psk_hex, &m.subject, &m.san) {
+        (Some(psk_hex), None, None) => {
+            let psk = hex::decode(psk_hex).map_err(|_| bad("psk_hex is not hex"))?;
+            if psk.len() < 16 {
+                return Err(bad("pre-shared key shorter than 16 octets"));
+            }
+            Ok(MemberPolicy {
+                identity,
+                psk: Zeroizing::new(psk),
+                address: m
+                    .address
+                    .ok_or(bad("a pre-shared-key member needs its address"))?,
+                groups,
+                cert: None,
+            })
+        }
+        (None, Some(_), None) | (None, None, Some(_)) => Ok(MemberPolicy {
+            identity,
+            psk: Zeroizing::new(Vec::new()),
+            address: m.address.unwrap_or(IpAddr::from([0, 0, 0, 0])),
+            groups,
+            cert: Some(match (&m.subject, &m.san) {
+                (Some(s), _) => CertMatch::Subject(s.clone()),
+                (_, Some(s)) => CertMatch::San(s.clone()),
+                _ => return Err(bad("subject or san")),
+            }),
+        }),
+        _ => Err(bad("exactly one of psk_hex, subject or san")),
+    }
+}
+
+/// The key server's credentials from `cert`, `key`, `ca` (and `crl`): all three or none; as
+/// many keys as certificates, at most one per signature method.
+fn load_credentials(f: &FileConfig) -> Result<Vec<Arc<Credentials>>, ConfigError> {
+    let bad = |detail| ConfigError::Bad {
+        what: "certificates".into(),
+        detail,
+    };
+    let (cert, key, ca) = match (&f.cert, &f.key, &f.ca) {
+        (None, None, None) if f.crl.is_none() => return Ok(Vec::new()),
+        (Some(c), Some(k), Some(a)) => (c.paths(), k.paths(), a),
+        _ => return Err(bad("cert, key and ca go together (crl needs them)")),
+    };
+    if cert.len() != key.len() || cert.is_empty() {
+        return Err(bad("as many keys as certificates"));
+    }
+    let cred_err = |e: crate::cert_auth::CertError| ConfigError::Cert(e.to_string());
+    let trust = Arc::new(TrustStore::load(ca, f.crl.as_deref()).map_err(cred_err)?);
+    let mut v: Vec<Arc<Credentials>> = Vec::new();
+    for (c, k) in cert.iter().zip(key) {
+        let creds = Credentials::load(c, k, trust.clone()).map_err(cred_err)?;
+        if v.iter().any(|x| x.method() == creds.method()) {
+            return Err(bad("two certificates of one key type"));
+        }
+        v.push(Arc::new(creds));
+    }
+    Ok(v)
 }

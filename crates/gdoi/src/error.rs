@@ -1,5 +1,6 @@
 //! Why a phase-1 message was refused, with the RFC 2408 3.14.1 notification for the peer.
 
+use crate::cert_auth::CertError;
 use gander_wire::isakmp::error::notify_type;
 use gander_wire::isakmp::IsakmpError;
 
@@ -44,6 +45,10 @@ pub enum Phase1Error {
     /// Decryption failed (length not a multiple of the block size).
     #[error("cannot decrypt: {0}")]
     Decrypt(&'static str),
+    /// Certificate authentication failed (RFC 2409 5.1): no, unsupported, untrusted, expired,
+    /// revoked or unauthorised certificate, an identity it does not name, or a bad signature.
+    #[error("certificate authentication: {0}")]
+    Cert(#[from] CertError),
     /// OpenSSL refused an operation (never caused by peer data alone).
     #[error("crypto failure: {0}")]
     Crypto(&'static str),
@@ -64,6 +69,7 @@ impl Phase1Error {
             Phase1Error::HashMismatch => notify_type::INVALID_HASH_INFORMATION,
             Phase1Error::AuthFailed(_) => notify_type::AUTHENTICATION_FAILED,
             Phase1Error::BadIdentity => notify_type::INVALID_ID_INFORMATION,
+            Phase1Error::Cert(e) => e.notify(),
         }
     }
 }
@@ -72,7 +78,10 @@ impl Phase1Error {
     /// Whether the peer failed to authenticate (wrong key, forged or corrupted identity
     /// message): what a security event calls an authentication refusal.
     pub fn is_authentication_failure(&self) -> bool {
-        matches!(self, Phase1Error::HashMismatch | Phase1Error::AuthFailed(_))
+        matches!(
+            self,
+            Phase1Error::HashMismatch | Phase1Error::AuthFailed(_) | Phase1Error::Cert(_)
+        )
     }
 }
 

@@ -33,7 +33,8 @@ pub fn hash(h: HashAlg, parts: &[&[u8]]) -> Result<Vec<u8>, Phase1Error> {
 
 /// SKEYID and its three derivatives (RFC 2409 5), plus the cipher key cut from SKEYID_e.
 pub struct Phase1Keys {
-    /// SKEYID = prf(pre-shared-key, Ni_b | Nr_b) for pre-shared keys.
+    /// SKEYID = prf(pre-shared-key, Ni_b | Nr_b) for pre-shared keys, prf(Ni_b | Nr_b,
+    /// g^xy) for signatures.
     pub skeyid: Zeroizing<Vec<u8>>,
     /// SKEYID_d: keying material for later SAs (GDOI's KEK and TEK protection, RFC 6407 3.2).
     pub skeyid_d: Zeroizing<Vec<u8>>,
@@ -61,6 +62,35 @@ impl Phase1Keys {
         aes_bits: u16,
     ) -> Result<Phase1Keys, Phase1Error> {
         let skeyid = prf(h, psk, &[ni, nr])?;
+        Phase1Keys::from_skeyid(h, skeyid, gxy, (cky_i, cky_r), aes_bits)
+    }
+
+    /// Derives the keys of a signature exchange: `SKEYID = prf(Ni_b | Nr_b, g^xy)` (RFC 2409
+    /// 5: with signatures the nonces key the PRF and the shared secret is its input).
+    pub fn derive_sig(
+        h: HashAlg,
+        ni: &[u8],
+        nr: &[u8],
+        gxy: &[u8],
+        (cky_i, cky_r): (&[u8; 8], &[u8; 8]),
+        aes_bits: u16,
+    ) -> Result<Phase1Keys, Phase1Error> {
+        let mut nonces = Zeroizing::new(Vec::with_capacity(ni.len() + nr.len()));
+        nonces.extend_from_slice(ni);
+        nonces.extend_from_slice(nr);
+        let skeyid = prf(h, &nonces, &[gxy])?;
+        Phase1Keys::from_skeyid(h, skeyid, gxy, (cky_i, cky_r), aes_bits)
+    }
+
+    /// SKEYID_d/_a/_e and the cipher key from SKEYID (RFC 2409 5 and Appendix B), the same
+    /// for every authentication method.
+    fn from_skeyid(
+        h: HashAlg,
+        skeyid: Zeroizing<Vec<u8>>,
+        gxy: &[u8],
+        (cky_i, cky_r): (&[u8; 8], &[u8; 8]),
+        aes_bits: u16,
+    ) -> Result<Phase1Keys, Phase1Error> {
         let skeyid_d = prf(h, &skeyid, &[gxy, cky_i, cky_r, &[0]])?;
         let skeyid_a = prf(h, &skeyid, &[&skeyid_d, gxy, cky_i, cky_r, &[1]])?;
         let skeyid_e = prf(h, &skeyid, &[&skeyid_a, gxy, cky_i, cky_r, &[2]])?;

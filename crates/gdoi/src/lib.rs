@@ -12,15 +12,19 @@
 //!
 //! Layers here (docs/gdoi.md): [`suite`] (what phase 1 negotiates), [`dh`] (groups 14, 19,
 //! 20), [`keys`] (RFC 2409's SKEYID derivation, the CBC IV chain), [`cookie`] (RFC 2408 2.5.3),
-//! [`main_mode`] (the six messages with pre-shared keys), [`pull`] (GROUPKEY-PULL registration), [`push`] (GROUPKEY-PUSH rekey with SEQ and signature).
+//! [`main_mode`] (the six messages with pre-shared keys or signatures), [`cert_auth`] and
+//! [`trust`] (certificates: signatures, chain, identity), [`keylog`] (the lab's key log for
+//! tshark), [`pull`] (GROUPKEY-PULL registration), [`push`] (GROUPKEY-PUSH rekey with SEQ and signature).
 
 #![forbid(unsafe_code)]
 
+pub mod cert_auth;
 pub mod config;
 pub mod cookie;
 pub mod dh;
 pub mod error;
 pub mod install;
+pub mod keylog;
 pub mod keys;
 pub mod main_mode;
 pub mod member_state;
@@ -28,7 +32,8 @@ pub mod net;
 pub mod pull;
 pub mod push;
 pub mod suite;
+pub mod trust;
 
 pub use error::Phase1Error;
-pub use main_mode::{Initiator, Phase1Sa, Responder};
-pub use suite::{Group, HashAlg, Suite};
+pub use main_mode::{Auth, Initiator, Phase1Sa, Responder};
+pub use suite::{AuthMethod, Group, HashAlg, Suite};

@@ -1,34 +1,46 @@
-//! IKEv1 main mode with pre-shared keys (RFC 2409 5, 5.4), both roles:
+//! IKEv1 main mode (RFC 2409 5) with pre-shared keys (5.4) or signatures (5.1), both roles:
 //!
 //! ```text
-//! 1 I->R  HDR, SA                 offers (suite.rs)
-//! 2 R->I  HDR, SA                 the one transform chosen
-//! 3 I->R  HDR, KE, Ni
-//! 4 R->I  HDR, KE, Nr             both derive SKEYID, SKEYID_d/_a/_e (keys.rs)
-//! 5 I->R  HDR*, IDii, HASH_I      encrypted; HASH_I = prf(SKEYID, g^xi|g^xr|CKY-I|CKY-R|SAi_b|IDii_b)
-//! 6 R->I  HDR*, IDir, HASH_R      HASH_R = prf(SKEYID, g^xr|g^xi|CKY-R|CKY-I|SAi_b|IDir_b)
+//! 1 I->R  HDR, SA                        offers (suite.rs), each with its auth method
+//! 2 R->I  HDR, SA                        the one transform chosen
+//! 3 I->R  HDR, KE, Ni [, CERTREQ]
+//! 4 R->I  HDR, KE, Nr [, CERTREQ]        both derive SKEYID, SKEYID_d/_a/_e (keys.rs)
+//! 5 I->R  HDR*, IDii, HASH_I             pre-shared key, or with signatures:
+//!         HDR*, IDii, CERT, SIG_I        encrypted; HASH_I = prf(SKEYID, g^xi|g^xr|CKY-I|CKY-R|SAi_b|IDii_b)
+//! 6 R->I  HDR*, IDir, HASH_R | CERT, SIG_R   HASH_R = prf(SKEYID, g^xr|g^xi|CKY-R|CKY-I|SAi_b|IDir_b)
 //! ```
 //!
 //! With pre-shared keys the responder must know the key before it can read message 5 (the
 //! identity is inside it), so it takes the key chosen by the peer's address (RFC 2409 5.4)
-//! and then checks that the identity in message 5 is the one that key belongs to.
+//! and then checks that the identity in message 5 is the one that key belongs to. With
+//! signatures (cert_auth.rs) the peer's certificate is checked against the trust store, its
+//! identity against the ID payload, and its signature over HASH_I / HASH_R; the key server's
+//! policy then says whether that certificate may register at all.
+//!
+//! Both roles share one implementation of each step after message 2 (`keyed`, `own_auth`,
+//! `peer_auth`, `establish`): the initiator and the responder differ only in which hash
+//! they make and which they check.
 //!
 //! Each `handle` computes the whole next state before it changes anything: a refused message
 //! leaves the machine as it was, so the genuine message can still follow a forged one.
 
+use crate::cert_auth::{verify_peer, CertError, CertMatch, Credentials, PeerCert};
 use crate::cookie::{initiator_cookie, CookieJar};
 use crate::dh::KeyPair;
 use crate::error::Phase1Error;
 use crate::keys::{self, Phase1Keys};
-use crate::suite::Suite;
+use crate::suite::{AuthMethod, Suite};
 use gander_wire::isakmp::header::{exchange, flags};
+use gander_wire::isakmp::payload::CERT_X509_SIG;
 use gander_wire::isakmp::payload::{emit_payloads, first_kind, parse_payloads, payloads_len};
 use gander_wire::isakmp::sa::{doi, PROTO_ISAKMP};
 use gander_wire::isakmp::{
-    Header, IdPayload, Message, Payload, Proposal, SaBody, SaPayload, HEADER_LEN,
+    CertPayload, Header, IdPayload, Message, Payload, Proposal, SaBody, SaPayload, Transform,
+    HEADER_LEN,
 };
 use gander_wire::Codec;
 use rand::RngCore;
+use std::sync::Arc;
 use subtle::ConstantTimeEq;
 use zeroize::Zeroizing;
 
@@ -52,7 +64,43 @@ pub struct Phase1Sa {
     pub last_iv: [u8; keys::BLOCK],
     /// The peer's identity (IDii at the responder, IDir at the initiator).
     pub peer_id: IdPayload,
+    /// How the peer authenticated.
+    pub method: AuthMethod,
+    /// The peer's verified certificate, with signature authentication.
+    pub peer_cert: Option<PeerCert>,
 }
+
+impl Phase1Sa {
+    /// The peer's name for events and logs: its certificate's subject with signatures, its ID
+    /// data otherwise.
+    pub fn peer_name(&self) -> Vec<u8> {
+        match &self.peer_cert {
+            Some(c) => c.subject.clone().into_bytes(),
+            None => self.peer_id.data.clone(),
+        }
+    }
+}
+
+/// How this side authenticates.
+#[derive(Clone)]
+pub enum Auth {
+    /// A pre-shared key.
+    Psk(Zeroizing<Vec<u8>>),
+    /// A certificate and its key (and the trust store for the peer's certificate).
+    Cert(Arc<Credentials>),
+}
+
+impl Auth {
+    fn method(&self) -> AuthMethod {
+        match self {
+            Auth::Psk(_) => AuthMethod::Psk,
+            Auth::Cert(c) => c.method(),
+        }
+    }
+}
+
+/// Most CERTREQ payloads sent (one per trusted CA).
+const MAX_CERTREQ: usize = 8;
 
 fn random_nonce() -> Vec<u8> {
     let mut n = vec![0u8; NONCE_LEN];
@@ -142,6 +190,18 @@ fn only_main_mode(h: &Header, state: &'static str) -> Result<(), Phase1Error> {
     Ok(())
 }
 
+fn sa_of(p: &[Payload]) -> Result<&SaPayload, Phase1Error> {
+    p.iter()
+        .find_map(|x| {
+            if let Payload::Sa(s) = x {
+                Some(s)
+            } else {
+                None
+            }
+        })
+        .ok_or(Phase1Error::Missing("SA"))
+}
+
 fn ke_nonce(p: &[Payload]) -> Result<(&[u8], &[u8]), Phase1Error> {
     let ke = p.iter().find_map(|x| {
         if let Payload::Ke(k) = x {
@@ -170,30 +230,31 @@ fn ke_nonce(p: &[Payload]) -> Result<(&[u8], &[u8]), Phase1Error> {
     Ok((ke, n))
 }
 
-fn id_hash(p: &[Payload]) -> Result<(&IdPayload, &[u8]), Phase1Error> {
-    let id = p.iter().find_map(|x| {
-        if let Payload::Id(i) = x {
-            Some(i)
-        } else {
-            None
-        }
-    });
-    let h = p.iter().find_map(|x| {
-        if let Payload::Hash(h) = x {
-            Some(h.as_slice())
-        } else {
-            None
-        }
-    });
-    Ok((
-        id.ok_or(Phase1Error::Missing("ID"))?,
-        h.ok_or(Phase1Error::Missing("HASH"))?,
-    ))
+/// Messages 3 and 4: KE and nonce, and with signatures a CERTREQ per trusted CA (RFC 2409 5.1
+/// lets either side ask for the other's certificate; gander always sends its own anyway).
+fn ke_payloads(dh: &KeyPair, nonce: Vec<u8>, auth: &Auth) -> Vec<Payload> {
+    let mut v = vec![Payload::Ke(dh.public().to_vec()), Payload::Nonce(nonce)];
+    if let Auth::Cert(c) = auth {
+        v.extend(
+            c.trust()
+                .ca_names()
+                .into_iter()
+                .take(MAX_CERTREQ)
+                .map(|data| {
+                    Payload::CertReq(CertPayload {
+                        encoding: CERT_X509_SIG,
+                        data,
+                    })
+                }),
+        );
+    }
+    v
 }
 
 /// The context both HASH_I and HASH_R cover.
 struct Exchange {
     suite: Suite,
+    method: AuthMethod,
     cky_i: [u8; 8],
     cky_r: [u8; 8],
     sai_b: Vec<u8>,
@@ -202,37 +263,161 @@ struct Exchange {
     keys: Phase1Keys,
 }
 
+/// What [`keyed`] needs besides the Diffie-Hellman result.
+struct KeyInput<'a> {
+    suite: Suite,
+    auth: &'a Auth,
+    cky_i: [u8; 8],
+    cky_r: [u8; 8],
+    sai_b: &'a [u8],
+    ni: &'a [u8],
+    nr: &'a [u8],
+    gxi: &'a [u8],
+    gxr: &'a [u8],
+}
+
+/// After message 3 (responder) or 4 (initiator): SKEYID by the method (RFC 2409 5: the PSK
+/// keys the PRF over the nonces, or the nonces key it over g^xy) and the rest of the keys.
+fn keyed(k: KeyInput<'_>, gxy: &[u8]) -> Result<Exchange, Phase1Error> {
+    let cookies = (&k.cky_i, &k.cky_r);
+    let keys = match k.auth {
+        Auth::Psk(psk) => Phase1Keys::derive_psk(
+            k.suite.hash,
+            psk,
+            k.ni,
+            k.nr,
+            gxy,
+            cookies,
+            k.suite.aes_bits,
+        )?,
+        Auth::Cert(_) => {
+            Phase1Keys::derive_sig(k.suite.hash, k.ni, k.nr, gxy, cookies, k.suite.aes_bits)?
+        }
+    };
+    Ok(Exchange {
+        suite: k.suite,
+        method: k.auth.method(),
+        cky_i: k.cky_i,
+        cky_r: k.cky_r,
+        sai_b: k.sai_b.to_vec(),
+        gxi: k.gxi.to_vec(),
+        gxr: k.gxr.to_vec(),
+        keys,
+    })
+}
+
 impl Exchange {
-    fn hash_i(&self, idii_b: &[u8]) -> Result<Zeroizing<Vec<u8>>, Phase1Error> {
+    /// HASH_I (`initiator`) or HASH_R over an ID payload body (RFC 2409 5).
+    fn hash(&self, initiator: bool, id_b: &[u8]) -> Result<Zeroizing<Vec<u8>>, Phase1Error> {
+        let (first, second, c1, c2) = if initiator {
+            (&self.gxi, &self.gxr, &self.cky_i, &self.cky_r)
+        } else {
+            (&self.gxr, &self.gxi, &self.cky_r, &self.cky_i)
+        };
         keys::prf(
             self.suite.hash,
             &self.keys.skeyid,
-            &[
-                &self.gxi,
-                &self.gxr,
-                &self.cky_i,
-                &self.cky_r,
-                &self.sai_b,
-                idii_b,
-            ],
+            &[first, second, c1, c2, &self.sai_b, id_b],
         )
     }
-    fn hash_r(&self, idir_b: &[u8]) -> Result<Zeroizing<Vec<u8>>, Phase1Error> {
-        keys::prf(
-            self.suite.hash,
-            &self.keys.skeyid,
-            &[
-                &self.gxr,
-                &self.gxi,
-                &self.cky_r,
-                &self.cky_i,
-                &self.sai_b,
-                idir_b,
-            ],
-        )
-    }
+
     fn iv0(&self) -> Result<Vec<u8>, Phase1Error> {
         keys::hash(self.suite.hash, &[&self.gxi, &self.gxr])
+    }
+
+    /// Message 5 (`initiator`) or 6: ID, then HASH, or CERT payloads and SIG.
+    fn own_auth(
+        &self,
+        initiator: bool,
+        id: &IdPayload,
+        auth: &Auth,
+    ) -> Result<Vec<Payload>, Phase1Error> {
+        let h = self.hash(initiator, &id_body(id))?;
+        let mut v = vec![Payload::Id(id.clone())];
+        match auth {
+            Auth::Psk(_) => v.push(Payload::Hash(h.to_vec())),
+            Auth::Cert(c) => {
+                v.extend(c.cert_payloads()?.into_iter().map(Payload::Cert));
+                v.push(Payload::Sig(c.sign(&h)?));
+            }
+        }
+        Ok(v)
+    }
+
+    /// Checks the peer's message 5 (`from_initiator`) or 6: its HASH, or its certificate,
+    /// identity and signature. Returns the peer's ID and certificate.
+    fn peer_auth(
+        &self,
+        from_initiator: bool,
+        p: &[Payload],
+        auth: &Auth,
+    ) -> Result<(IdPayload, Option<PeerCert>), Phase1Error> {
+        let id = p
+            .iter()
+            .find_map(|x| {
+                if let Payload::Id(i) = x {
+                    Some(i)
+                } else {
+                    None
+                }
+            })
+            .ok_or(Phase1Error::Missing("ID"))?;
+        let want = self.hash(from_initiator, &id_body(id))?;
+        match auth {
+            Auth::Psk(_) => {
+                let got = p
+                    .iter()
+                    .find_map(|x| {
+                        if let Payload::Hash(h) = x {
+                            Some(h.as_slice())
+                        } else {
+                            None
+                        }
+                    })
+                    .ok_or(Phase1Error::Missing("HASH"))?;
+                if !bool::from(want.as_slice().ct_eq(got)) {
+                    return Err(Phase1Error::HashMismatch);
+                }
+                Ok((id.clone(), None))
+            }
+            Auth::Cert(c) => {
+                let sig = p
+                    .iter()
+                    .find_map(|x| {
+                        if let Payload::Sig(s) = x {
+                            Some(s)
+                        } else {
+                            None
+                        }
+                    })
+                    .ok_or(Phase1Error::Missing("SIG"))?;
+                let certs: Vec<&CertPayload> = p
+                    .iter()
+                    .filter_map(|x| {
+                        if let Payload::Cert(c) = x {
+                            Some(c)
+                        } else {
+                            None
+                        }
+                    })
+                    .collect();
+                let peer = verify_peer(c.trust(), self.method, &certs, id, &want, sig)?;
+                Ok((id.clone(), Some(peer)))
+            }
+        }
+    }
+
+    fn establish(self, last_iv: [u8; 16], peer: (IdPayload, Option<PeerCert>)) -> Phase1Sa {
+        Phase1Sa {
+            cky_i: self.cky_i,
+            cky_r: self.cky_r,
+            suite: self.suite,
+            keys: self.keys,
+            last_iv,
+            peer_id: peer.0,
+            method: self.method,
+            peer_cert: peer.1,
+        }
     }
 }
 
@@ -272,22 +457,42 @@ impl IState {
 
 /// The initiator (the group member).
 pub struct Initiator {
-    psk: Zeroizing<Vec<u8>>,
+    auth: Auth,
     id: IdPayload,
     suites: Vec<Suite>,
     cky_i: [u8; 8],
     state: IState,
+    expect_peer: Option<CertMatch>,
 }
 
 impl Initiator {
-    /// Starts an exchange offering `suites`; returns the machine and message 1.
+    /// With a certificate: the key server's certificate must also be the one `m` names (its
+    /// subject or a subjectAltName), not just any certificate of the trusted CAs, which may
+    /// have issued the members' certificates too (message 6 is refused otherwise).
+    pub fn expect_peer_cert(mut self, m: CertMatch) -> Initiator {
+        self.expect_peer = Some(m);
+        self
+    }
+
+    /// Starts a pre-shared-key exchange offering `suites`; returns the machine and message 1.
     pub fn start(
         psk: &[u8],
         id: IdPayload,
         suites: Vec<Suite>,
     ) -> Result<(Initiator, Vec<u8>), Phase1Error> {
+        Initiator::start_with(Auth::Psk(Zeroizing::new(psk.to_vec())), id, suites)
+    }
+
+    /// Starts an exchange with `auth`, offering each of `suites` with its method. With a
+    /// certificate, `id` should name it (RFC 4945 3.1; `Credentials::id_payload`).
+    pub fn start_with(
+        auth: Auth,
+        id: IdPayload,
+        suites: Vec<Suite>,
+    ) -> Result<(Initiator, Vec<u8>), Phase1Error> {
         let cky_i = initiator_cookie();
         let n = u8::try_from(suites.len()).map_err(|_| Phase1Error::NoProposalChosen)?;
+        let method = auth.method();
         let sa = SaPayload {
             doi: doi::IPSEC,
             situation: SIT_IDENTITY_ONLY,
@@ -298,7 +503,7 @@ impl Initiator {
                 transforms: suites
                     .iter()
                     .zip(1..=n)
-                    .map(|(s, i)| s.transform(i))
+                    .map(|(s, i)| s.transform_auth(i, method))
                     .collect(),
             }]),
         };
@@ -307,11 +512,12 @@ impl Initiator {
         let msg = plain(cky_i, [0; 8], vec![Payload::Sa(sa)])?;
         Ok((
             Initiator {
-                psk: Zeroizing::new(psk.to_vec()),
+                auth,
                 id,
                 suites,
                 cky_i,
                 state: IState::SentSa { sai_b },
+                expect_peer: None,
             },
             msg,
         ))
@@ -328,22 +534,16 @@ impl Initiator {
         match &self.state {
             IState::SentSa { sai_b } => {
                 let m = Message::parse(buf)?;
-                let sa = m.payloads.iter().find_map(|p| {
-                    if let Payload::Sa(s) = p {
-                        Some(s)
-                    } else {
-                        None
-                    }
-                });
-                let sa = sa.ok_or(Phase1Error::Missing("SA"))?;
+                let sa = sa_of(&m.payloads)?;
                 let suite = match &sa.body {
                     SaBody::Proposals(p)
                         if p.len() == 1
                             && p[0].transforms.len() == 1
                             && p[0].protocol == PROTO_ISAKMP =>
                     {
-                        Suite::from_transform(&p[0].transforms[0])
-                            .filter(|s| self.suites.contains(s))
+                        Suite::from_transform_auth(&p[0].transforms[0])
+                            .filter(|(s, m)| self.suites.contains(s) && *m == self.auth.method())
+                            .map(|(s, _)| s)
                     }
                     _ => None,
                 }
@@ -353,10 +553,7 @@ impl Initiator {
                 let msg = plain(
                     self.cky_i,
                     h.responder_cookie,
-                    vec![
-                        Payload::Ke(dh.public().to_vec()),
-                        Payload::Nonce(ni.clone()),
-                    ],
+                    ke_payloads(&dh, ni.clone(), &self.auth),
                 )?;
                 self.state = IState::SentKe {
                     sai_b: sai_b.clone(),
@@ -380,29 +577,24 @@ impl Initiator {
                 let m = Message::parse(buf)?;
                 let (ke, nr) = ke_nonce(&m.payloads)?;
                 let gxy = dh.shared(ke)?;
-                let keys = Phase1Keys::derive_psk(
-                    suite.hash,
-                    &self.psk,
-                    ni,
-                    nr,
+                let ex = keyed(
+                    KeyInput {
+                        suite: *suite,
+                        auth: &self.auth,
+                        cky_i: self.cky_i,
+                        cky_r: *cky_r,
+                        sai_b,
+                        ni,
+                        nr,
+                        gxi: dh.public(),
+                        gxr: ke,
+                    },
                     &gxy,
-                    (&self.cky_i, cky_r),
-                    suite.aes_bits,
                 )?;
-                let ex = Exchange {
-                    suite: *suite,
-                    cky_i: self.cky_i,
-                    cky_r: *cky_r,
-                    sai_b: sai_b.clone(),
-                    gxi: dh.public().to_vec(),
-                    gxr: ke.to_vec(),
-                    keys,
-                };
-                let hash_i = ex.hash_i(&id_body(&self.id))?;
                 let iv = ex.iv0()?;
                 let (msg, last) = seal(
                     header(self.cky_i, *cky_r, true),
-                    &[Payload::Id(self.id.clone()), Payload::Hash(hash_i.to_vec())],
+                    &ex.own_auth(true, &self.id, &self.auth)?,
                     &ex.keys.enc_key,
                     &iv,
                 )?;
@@ -414,24 +606,17 @@ impl Initiator {
                     return Err(Phase1Error::BadCookie);
                 }
                 let (_, p, last) = open(buf, &ex.keys.enc_key, iv)?;
-                let (idir, hash_r) = id_hash(&p)?;
-                let want = ex.hash_r(&id_body(idir))?;
-                if !bool::from(want.as_slice().ct_eq(hash_r)) {
-                    return Err(Phase1Error::HashMismatch);
+                let peer = ex.peer_auth(false, &p, &self.auth)?;
+                if let (Some(want), Some(got)) = (&self.expect_peer, &peer.1) {
+                    if !want.matches(got) {
+                        return Err(CertError::NotAuthorised.into());
+                    }
                 }
-                let peer_id = idir.clone();
                 let IState::SentId { ex, .. } = core::mem::replace(&mut self.state, IState::Taken)
                 else {
                     return Err(Phase1Error::Unexpected { state });
                 };
-                self.state = IState::Established(Phase1Sa {
-                    cky_i: ex.cky_i,
-                    cky_r: ex.cky_r,
-                    suite: ex.suite,
-                    keys: ex.keys,
-                    last_iv: last,
-                    peer_id,
-                });
+                self.state = IState::Established(ex.establish(last, peer));
                 Ok(None)
             }
             IState::Established(_) | IState::Taken => Err(Phase1Error::Unexpected { state }),
@@ -461,8 +646,16 @@ impl Initiator {
 // Responder
 
 enum RState {
-    SentSa { sai_b: Vec<u8>, suite: Suite },
-    SentKe { ex: Exchange, iv: Vec<u8> },
+    SentSa {
+        sai_b: Vec<u8>,
+        suite: Suite,
+        auth: Auth,
+    },
+    SentKe {
+        ex: Exchange,
+        iv: Vec<u8>,
+        auth: Auth,
+    },
     Established(Phase1Sa),
     Taken,
 }
@@ -478,17 +671,68 @@ impl RState {
     }
 }
 
+/// The key server's certificate side: its credentials and which peer certificates it lets
+/// complete phase 1.
+#[derive(Clone)]
+pub struct CertPolicy {
+    /// The responder's certificates, keys and trust stores, one per key type (the
+    /// authentication method is one value for both sides, RFC 2409 5: a P-256 member is
+    /// answered with the P-256 certificate, an RSA member with the RSA one).
+    pub creds: Vec<Arc<Credentials>>,
+    /// The certificates allowed in (subject or subjectAltName); none means nobody.
+    pub allowed: Vec<CertMatch>,
+}
+
 /// What the responder (the key server) is configured with for one peer.
 pub struct ResponderConfig {
-    /// The pre-shared key chosen for the peer's address.
+    /// The pre-shared key chosen for the peer's address; empty when the peer has none (then
+    /// only a signature method can be chosen).
     pub psk: Zeroizing<Vec<u8>>,
     /// Suites the responder accepts, in its order of preference.
     pub suites: Vec<Suite>,
-    /// The responder's own identity (IDir).
+    /// The responder's own identity (IDir) with a pre-shared key; with a certificate IDir is
+    /// the certificate's subject.
     pub id: IdPayload,
     /// The identity the peer must show in message 5 (type and data), if the policy binds
-    /// the key to one.
+    /// the pre-shared key to one.
     pub expect_peer: Option<(u8, Vec<u8>)>,
+    /// Certificate authentication, if the responder offers it.
+    pub cert: Option<CertPolicy>,
+}
+
+impl ResponderConfig {
+    /// The methods this configuration can complete, preferred first (certificates first).
+    fn methods(&self) -> Vec<Auth> {
+        let mut v = Vec::new();
+        if let Some(c) = &self.cert {
+            v.extend(c.creds.iter().map(|c| Auth::Cert(c.clone())));
+        }
+        if !self.psk.is_empty() {
+            v.push(Auth::Psk(self.psk.clone()));
+        }
+        v
+    }
+
+    /// The responder's choice among the offered proposals: its own preference order of
+    /// suites, then methods (RFC 2409 5: the responder picks one transform).
+    fn choose(&self, props: &[Proposal]) -> Option<(u8, Transform, Suite, Auth)> {
+        let methods = self.methods();
+        for want in &self.suites {
+            for auth in &methods {
+                for p in props
+                    .iter()
+                    .filter(|p| p.protocol == PROTO_ISAKMP && p.spi.is_empty())
+                {
+                    for t in &p.transforms {
+                        if Suite::from_transform_auth(t) == Some((*want, auth.method())) {
+                            return Some((p.number, t.clone(), *want, auth.clone()));
+                        }
+                    }
+                }
+            }
+        }
+        None
+    }
 }
 
 /// The responder (the key server).
@@ -514,33 +758,11 @@ impl Responder {
         if m.header.responder_cookie != [0; 8] || m.header.initiator_cookie == [0; 8] {
             return Err(Phase1Error::BadCookie);
         }
-        let sa = m.payloads.iter().find_map(|p| {
-            if let Payload::Sa(s) = p {
-                Some(s)
-            } else {
-                None
-            }
-        });
-        let sa = sa.ok_or(Phase1Error::Missing("SA"))?;
+        let sa = sa_of(&m.payloads)?;
         let SaBody::Proposals(props) = &sa.body else {
             return Err(Phase1Error::NoProposalChosen);
         };
-        // Our preference order over what was offered (RFC 2409 5: the responder picks).
-        let mut chosen = None;
-        'pick: for want in &cfg.suites {
-            for p in props
-                .iter()
-                .filter(|p| p.protocol == PROTO_ISAKMP && p.spi.is_empty())
-            {
-                for t in &p.transforms {
-                    if Suite::from_transform(t).as_ref() == Some(want) {
-                        chosen = Some((p.number, t.clone(), *want));
-                        break 'pick;
-                    }
-                }
-            }
-        }
-        let (pnum, t, suite) = chosen.ok_or(Phase1Error::NoProposalChosen)?;
+        let (pnum, t, suite, auth) = cfg.choose(props).ok_or(Phase1Error::NoProposalChosen)?;
         let mut sai_b = vec![0u8; sa.body_len()];
         sa.emit_body(&mut sai_b);
         let cky_i = m.header.initiator_cookie;
@@ -562,7 +784,7 @@ impl Responder {
                 peer: peer.to_vec(),
                 cky_i,
                 cky_r,
-                state: RState::SentSa { sai_b, suite },
+                state: RState::SentSa { sai_b, suite, auth },
             },
             msg,
         ))
@@ -581,74 +803,70 @@ impl Responder {
             return Err(Phase1Error::BadCookie);
         }
         match &self.state {
-            RState::SentSa { sai_b, suite } => {
+            RState::SentSa { sai_b, suite, auth } => {
                 let m = Message::parse(buf)?;
                 let (ke, ni) = ke_nonce(&m.payloads)?;
                 let dh = KeyPair::generate(suite.group)?;
                 let gxy = dh.shared(ke)?;
                 let nr = random_nonce();
-                let keys = Phase1Keys::derive_psk(
-                    suite.hash,
-                    &self.cfg.psk,
-                    ni,
-                    &nr,
+                let ex = keyed(
+                    KeyInput {
+                        suite: *suite,
+                        auth,
+                        cky_i: self.cky_i,
+                        cky_r: self.cky_r,
+                        sai_b,
+                        ni,
+                        nr: &nr,
+                        gxi: ke,
+                        gxr: dh.public(),
+                    },
                     &gxy,
-                    (&self.cky_i, &self.cky_r),
-                    suite.aes_bits,
                 )?;
-                let ex = Exchange {
-                    suite: *suite,
-                    cky_i: self.cky_i,
-                    cky_r: self.cky_r,
-                    sai_b: sai_b.clone(),
-                    gxi: ke.to_vec(),
-                    gxr: dh.public().to_vec(),
-                    keys,
-                };
                 let iv = ex.iv0()?;
-                let msg = plain(
-                    self.cky_i,
-                    self.cky_r,
-                    vec![Payload::Ke(dh.public().to_vec()), Payload::Nonce(nr)],
-                )?;
-                self.state = RState::SentKe { ex, iv };
+                let msg = plain(self.cky_i, self.cky_r, ke_payloads(&dh, nr, auth))?;
+                self.state = RState::SentKe {
+                    ex,
+                    iv,
+                    auth: auth.clone(),
+                };
                 Ok(msg)
             }
-            RState::SentKe { ex, iv } => {
+            RState::SentKe { ex, iv, auth } => {
                 let (_, p, last) = open(buf, &ex.keys.enc_key, iv)?;
-                let (idii, hash_i) = id_hash(&p)?;
-                let want = ex.hash_i(&id_body(idii))?;
-                if !bool::from(want.as_slice().ct_eq(hash_i)) {
-                    return Err(Phase1Error::HashMismatch);
-                }
-                if let Some((t, d)) = &self.cfg.expect_peer {
-                    if idii.id_type != *t || idii.data != *d {
-                        return Err(Phase1Error::BadIdentity);
+                let peer = ex.peer_auth(true, &p, auth)?;
+                let own_id = match auth {
+                    Auth::Psk(_) => {
+                        if let Some((t, d)) = &self.cfg.expect_peer {
+                            if peer.0.id_type != *t || peer.0.data != *d {
+                                return Err(Phase1Error::BadIdentity);
+                            }
+                        }
+                        self.cfg.id.clone()
                     }
-                }
-                let hash_r = ex.hash_r(&id_body(&self.cfg.id))?;
+                    Auth::Cert(c) => {
+                        let allowed = self.cfg.cert.as_ref().is_some_and(|p| {
+                            peer.1
+                                .as_ref()
+                                .is_some_and(|pc| p.allowed.iter().any(|m| m.matches(pc)))
+                        });
+                        if !allowed {
+                            return Err(CertError::NotAuthorised.into());
+                        }
+                        c.id_payload()?
+                    }
+                };
                 let (msg, after) = seal(
                     header(self.cky_i, self.cky_r, true),
-                    &[
-                        Payload::Id(self.cfg.id.clone()),
-                        Payload::Hash(hash_r.to_vec()),
-                    ],
+                    &ex.own_auth(false, &own_id, auth)?,
                     &ex.keys.enc_key,
                     &last,
                 )?;
-                let peer_id = idii.clone();
                 let RState::SentKe { ex, .. } = core::mem::replace(&mut self.state, RState::Taken)
                 else {
                     return Err(Phase1Error::Unexpected { state });
                 };
-                self.state = RState::Established(Phase1Sa {
-                    cky_i: ex.cky_i,
-                    cky_r: ex.cky_r,
-                    suite: ex.suite,
-                    keys: ex.keys,
-                    last_iv: after,
-                    peer_id,
-                });
+                self.state = RState::Established(ex.establish(after, peer));
                 Ok(msg)
             }
             RState::Established(_) | RState::Taken => Err(Phase1Error::Unexpected { state }),

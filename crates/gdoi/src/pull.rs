@@ -450,6 +450,12 @@ pub struct Grant {
 pub trait GroupSource {
     /// The grant for `member` (its phase-1 identity) in `group`, or why not.
     fn grant(&self, member: &IdPayload, group: &IdPayload) -> Result<Grant, PullError>;
+
+    /// The grant for the peer of `sa` in `group`: by default by its identity; a source that
+    /// authorises certificates looks at `sa.peer_cert` instead.
+    fn grant_for(&self, sa: &Phase1Sa, group: &IdPayload) -> Result<Grant, PullError> {
+        self.grant(&sa.peer_id, group)
+    }
 }
 
 /// Message IDs seen under one phase-1 SA: a GROUPKEY-PULL with a used one is a replay.
@@ -512,7 +518,7 @@ impl PullServer {
             }
         });
         let group = group.ok_or(PullError::Missing("ID"))?;
-        let grant = source.grant(&sa.peer_id, group)?;
+        let grant = source.grant_for(sa, group)?;
         let nr = nonce();
         let (msg, last) = send(
             sa,

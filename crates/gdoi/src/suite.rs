@@ -64,7 +64,48 @@ impl Group {
     }
 }
 
-/// One phase-1 suite (pre-shared keys; the certificate methods come with the signature code).
+/// The phase-1 authentication method (RFC 2409 Appendix A; RFC 4754 6 for ECDSA).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AuthMethod {
+    /// Pre-shared key (1).
+    Psk,
+    /// RSA signatures (3), PKCS#1 v1.5 private-key encryption of HASH_I/HASH_R (RFC 2409 5.1).
+    RsaSig,
+    /// ECDSA on P-256 with SHA-256 (9, RFC 4754).
+    EcdsaP256,
+    /// ECDSA on P-384 with SHA-384 (10, RFC 4754).
+    EcdsaP384,
+}
+
+impl AuthMethod {
+    /// The Authentication Method attribute value.
+    pub fn number(self) -> u16 {
+        match self {
+            AuthMethod::Psk => ike_attr::AUTH_PSK,
+            AuthMethod::RsaSig => ike_attr::AUTH_RSA_SIG,
+            AuthMethod::EcdsaP256 => ike_attr::AUTH_ECDSA_P256,
+            AuthMethod::EcdsaP384 => ike_attr::AUTH_ECDSA_P384,
+        }
+    }
+    /// The method of an attribute value gander implements.
+    pub fn from_number(v: u16) -> Option<Self> {
+        [
+            AuthMethod::Psk,
+            AuthMethod::RsaSig,
+            AuthMethod::EcdsaP256,
+            AuthMethod::EcdsaP384,
+        ]
+        .into_iter()
+        .find(|m| m.number() == v)
+    }
+    /// Whether this is a signature method (SKEYID from the nonces, CERT and SIG payloads).
+    pub fn is_signature(self) -> bool {
+        self != AuthMethod::Psk
+    }
+}
+
+/// One phase-1 suite (cipher, hash, group, life; the authentication method is offered beside
+/// it, [`Suite::transform_auth`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Suite {
     /// AES key length in bits: 128 or 256.
@@ -100,6 +141,11 @@ impl Suite {
 
     /// The transform offering this suite (RFC 2409 Appendix A attributes, PSK authentication).
     pub fn transform(&self, number: u8) -> Transform {
+        self.transform_auth(number, AuthMethod::Psk)
+    }
+
+    /// The transform offering this suite with `auth` as the authentication method.
+    pub fn transform_auth(&self, number: u8, auth: AuthMethod) -> Transform {
         Transform {
             number,
             id: gander_wire::isakmp::sa::KEY_IKE,
@@ -107,7 +153,7 @@ impl Suite {
                 Attribute::basic(ike_attr::ENCRYPTION, ike_attr::ENC_AES_CBC),
                 Attribute::basic(ike_attr::KEY_LENGTH, self.aes_bits),
                 Attribute::basic(ike_attr::HASH, self.hash.attr()),
-                Attribute::basic(ike_attr::AUTH_METHOD, ike_attr::AUTH_PSK),
+                Attribute::basic(ike_attr::AUTH_METHOD, auth.number()),
                 Attribute::basic(ike_attr::GROUP, self.group.number()),
                 Attribute::basic(ike_attr::LIFE_TYPE, ike_attr::LIFE_SECONDS),
                 Attribute::unsigned(ike_attr::LIFE_DURATION, u64::from(self.life_secs)),
@@ -115,9 +161,19 @@ impl Suite {
         }
     }
 
-    /// The suite a transform offers, if gander implements it: every attribute must be known
-    /// and appear once (RFC 2409 5: an unknown attribute makes the transform unacceptable).
+    /// The suite a pre-shared-key transform offers, if gander implements it (see
+    /// [`Suite::from_transform_auth`]); a transform with another method is `None`.
     pub fn from_transform(t: &Transform) -> Option<Suite> {
+        match Suite::from_transform_auth(t)? {
+            (s, AuthMethod::Psk) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The suite and authentication method a transform offers, if gander implements them:
+    /// every attribute must be known and appear once (RFC 2409 5: an unknown attribute makes
+    /// the transform unacceptable).
+    pub fn from_transform_auth(t: &Transform) -> Option<(Suite, AuthMethod)> {
         if t.id != gander_wire::isakmp::sa::KEY_IKE {
             return None;
         }
@@ -139,11 +195,10 @@ impl Suite {
             }
             *slot = Some(a.as_u64()?);
         }
-        if enc != Some(u64::from(ike_attr::ENC_AES_CBC))
-            || auth != Some(u64::from(ike_attr::AUTH_PSK))
-        {
+        if enc != Some(u64::from(ike_attr::ENC_AES_CBC)) {
             return None;
         }
+        let auth = AuthMethod::from_number(u16::try_from(auth?).ok()?)?;
         let aes_bits = match bits? {
             128 => 128,
             256 => 256,
@@ -156,12 +211,15 @@ impl Suite {
             }
             _ => return None,
         };
-        Some(Suite {
-            aes_bits,
-            hash: HashAlg::from_attr(u16::try_from(hash?).ok()?)?,
-            group: Group::from_number(u16::try_from(group?).ok()?)?,
-            life_secs,
-        })
+        Some((
+            Suite {
+                aes_bits,
+                hash: HashAlg::from_attr(u16::try_from(hash?).ok()?)?,
+                group: Group::from_number(u16::try_from(group?).ok()?)?,
+                life_secs,
+            },
+            auth,
+        ))
     }
 }
 
@@ -181,5 +239,33 @@ mod tests {
         t.attributes
             .push(Attribute::basic(ike_attr::HASH, ike_attr::HASH_SHA256));
         assert_eq!(Suite::from_transform(&t), None, "duplicate attribute");
+    }
+
+    #[test]
+    fn every_auth_method_round_trips() {
+        for m in [
+            AuthMethod::Psk,
+            AuthMethod::RsaSig,
+            AuthMethod::EcdsaP256,
+            AuthMethod::EcdsaP384,
+        ] {
+            let s = Suite::all(60)[1];
+            assert_eq!(
+                Suite::from_transform_auth(&s.transform_auth(2, m)),
+                Some((s, m))
+            );
+            assert_eq!(
+                Suite::from_transform(&s.transform_auth(2, m)).is_some(),
+                m == AuthMethod::Psk
+            );
+        }
+        // DSS (2) and the RSA encryption methods (4, 5) are not implemented.
+        let mut t = Suite::all(60)[0].transform(1);
+        for a in &mut t.attributes {
+            if a.kind == ike_attr::AUTH_METHOD {
+                *a = Attribute::basic(ike_attr::AUTH_METHOD, 2);
+            }
+        }
+        assert_eq!(Suite::from_transform_auth(&t), None);
     }
 }

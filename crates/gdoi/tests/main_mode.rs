@@ -29,6 +29,7 @@ fn rcfg(psk: &[u8], suites: Vec<Suite>) -> ResponderConfig {
         suites,
         id: id("kdc"),
         expect_peer: Some((id_type::KEY_ID, b"member-1".to_vec())),
+        cert: None,
     }
 }
 

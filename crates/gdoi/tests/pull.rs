@@ -38,6 +38,7 @@ fn phase1(member: &str) -> (Phase1Sa, Phase1Sa) {
         suites: vec![suite],
         id: id("kdc"),
         expect_peer: None,
+        cert: None,
     };
     let (mut r, m2) = Responder::start(&jar, &[1, 2, 3, 4], &m1, cfg).unwrap();
     let m3 = i.handle(&m2).unwrap().unwrap();

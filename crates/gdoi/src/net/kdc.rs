@@ -41,6 +41,9 @@ pub struct MemberPolicy {
     pub address: IpAddr,
     /// The groups it may register for.
     pub groups: Vec<Vec<u8>>,
+    /// For a member authenticated by certificate: the subject or subjectAltName that names it
+    /// (then `psk` is empty and `address` unused; `cert_members.rs`).
+    pub cert: Option<crate::cert_auth::CertMatch>,
 }
 
 /// One group and its current key.
@@ -121,16 +124,30 @@ impl GroupPolicy {
 
 impl GroupSource for KdcPolicy {
     fn grant(&self, member: &IdPayload, group: &IdPayload) -> Result<Grant, PullError> {
+        let m = self
+            .members
+            .iter()
+            .find(|m| m.cert.is_none() && m.identity == member.data);
+        self.grant_to(m, group)
+    }
+
+    fn grant_for(&self, sa: &Phase1Sa, group: &IdPayload) -> Result<Grant, PullError> {
+        match &sa.peer_cert {
+            None => self.grant(&sa.peer_id, group),
+            Some(c) => self.grant_to(self.cert_member(c), group),
+        }
+    }
+}
+
+impl KdcPolicy {
+    /// The grant of `group` to `member` (none: not authorised).
+    fn grant_to(&self, m: Option<&MemberPolicy>, group: &IdPayload) -> Result<Grant, PullError> {
         let g = self
             .groups
             .iter()
             .find(|g| g.id == group.data)
             .ok_or(PullError::UnknownGroup)?;
-        let m = self
-            .members
-            .iter()
-            .find(|m| m.identity == member.data)
-            .ok_or(PullError::NotAuthorized)?;
+        let m = m.ok_or(PullError::NotAuthorized)?;
         if !m.groups.contains(&g.id) {
             return Err(PullError::NotAuthorized);
         }
@@ -202,6 +219,7 @@ pub struct Kdc {
     half_open: HashMap<Cookies, HalfOpen>,
     sas: HashMap<Cookies, (Phase1Sa, MessageIds)>,
     pulls: HashMap<(Cookies, u32), Pull>,
+    certs: super::cert_members::KdcCerts,
 }
 
 fn peer_bytes(p: &SocketAddr) -> Vec<u8> {
@@ -223,7 +241,13 @@ impl Kdc {
             half_open: HashMap::new(),
             sas: HashMap::new(),
             pulls: HashMap::new(),
+            certs: Default::default(),
         }
+    }
+
+    /// Phase 1 with certificates (the key server's own credentials) and the lab key log.
+    pub fn set_certs(&mut self, certs: super::cert_members::KdcCerts) {
+        self.certs = certs;
     }
 
     /// The socket's address.
@@ -298,7 +322,8 @@ impl Kdc {
                                 return (Some(out), KdcEvent::Progress { peer });
                             };
                             if let Some(sa) = ho.responder.into_sa() {
-                                let identity = sa.peer_id.data.clone();
+                                self.certs.log(&sa);
+                                let identity = sa.peer_name();
                                 self.sas.insert(cookies, (sa, MessageIds::default()));
                                 return (Some(out), KdcEvent::Phase1 { peer, identity });
                             }
@@ -329,7 +354,7 @@ impl Kdc {
                                 Some(out),
                                 KdcEvent::Registered {
                                     peer,
-                                    identity: sa.peer_id.data.clone(),
+                                    identity: sa.peer_name(),
                                     group,
                                 },
                             )
@@ -390,17 +415,24 @@ impl Kdc {
                 gander_wire::isakmp::error::notify_type::INVALID_COOKIE,
             );
         }
-        let Some(m) = self.policy.members.iter().find(|m| m.address == peer.ip()) else {
+        let m = self
+            .policy
+            .members
+            .iter()
+            .find(|m| m.cert.is_none() && m.address == peer.ip());
+        let cert = self.certs.policy(&self.policy);
+        if m.is_none() && cert.is_none() {
             return refuse(
                 format!("no member registers from {}", peer.ip()),
                 gander_wire::isakmp::error::notify_type::INVALID_ID_INFORMATION,
             );
-        };
+        }
         let cfg = ResponderConfig {
-            psk: m.psk.clone(),
+            psk: m.map(|m| m.psk.clone()).unwrap_or_default(),
             suites: Suite::all(86_400),
             id: self.policy.identity.clone(),
-            expect_peer: Some((id_type::KEY_ID, m.identity.clone())),
+            expect_peer: m.map(|m| (id_type::KEY_ID, m.identity.clone())),
+            cert,
         };
         match Responder::start(&self.jar, &peer_bytes(&peer), data, cfg) {
             Ok((responder, out)) => {

@@ -4,7 +4,7 @@
 //! key server, GROUPKEY-PUSH received on its own UDP address between registrations
 //! (`member_state` holds every rule; this file only moves datagrams).
 
-use crate::main_mode::Initiator;
+use crate::main_mode::{Auth, Initiator};
 use crate::member_state::{FailPolicy, MemberState, MemberTiming};
 use crate::pull::{GroupKeys, PullError, PullMember};
 use crate::{Phase1Error, Suite};
@@ -95,6 +95,24 @@ fn exchange<T>(
 /// Registers: main mode with the PSK, then GROUPKEY-PULL for the group; returns the keys.
 /// The last refusal of a reply is reported if no acceptable reply arrives.
 pub fn register(cfg: &MemberConfig) -> Result<GroupKeys, MemberError> {
+    register_with(cfg, &RegisterOptions::default())
+}
+
+/// What a registration may add to [`MemberConfig`]: a certificate instead of the PSK, and the
+/// lab key log.
+#[derive(Default, Clone)]
+pub struct RegisterOptions {
+    /// Authenticate phase 1 with this certificate (the ID payload is then its subject, and
+    /// `MemberConfig::psk` and `identity` are not used).
+    pub cert: Option<std::sync::Arc<crate::cert_auth::Credentials>>,
+    /// Write the phase-1 SA's line to this key log ([`crate::keylog`]).
+    pub keylog: Option<std::sync::Arc<crate::keylog::KeyLog>>,
+    /// With `cert`: the key server's certificate must be the one this names.
+    pub server_cert: Option<crate::cert_auth::CertMatch>,
+}
+
+/// [`register`] with [`RegisterOptions`].
+pub fn register_with(cfg: &MemberConfig, opts: &RegisterOptions) -> Result<GroupKeys, MemberError> {
     let any: SocketAddr = if cfg.server.is_ipv4() {
         SocketAddr::from(([0, 0, 0, 0], 0))
     } else {
@@ -102,7 +120,20 @@ pub fn register(cfg: &MemberConfig) -> Result<GroupKeys, MemberError> {
     };
     let bind = cfg.bind.unwrap_or(any);
     let sock = UdpSocket::bind(bind)?;
-    let (mut init, mut msg) = Initiator::start(&cfg.psk, cfg.identity.clone(), Suite::all(86_400))?;
+    let (auth, identity) = match &opts.cert {
+        Some(c) => (
+            Auth::Cert(c.clone()),
+            c.id_payload().map_err(Phase1Error::Cert)?,
+        ),
+        None => (
+            Auth::Psk(zeroize::Zeroizing::new(cfg.psk.clone())),
+            cfg.identity.clone(),
+        ),
+    };
+    let (mut init, mut msg) = Initiator::start_with(auth, identity, Suite::all(86_400))?;
+    if let Some(m) = &opts.server_cert {
+        init = init.expect_peer_cert(m.clone());
+    }
     let mut last_err: Option<Phase1Error> = None;
     loop {
         let next = exchange(&sock, cfg, &msg, |b| match init.handle(b) {
@@ -122,6 +153,11 @@ pub fn register(cfg: &MemberConfig) -> Result<GroupKeys, MemberError> {
         }
     }
     let sa = init.into_sa().ok_or(MemberError::Timeout)?;
+    if let Some(k) = &opts.keylog {
+        if let Err(e) = k.record(&sa) {
+            eprintln!("key log {}: {e}", k.path().display());
+        }
+    }
     let (mut pull, m1) = PullMember::start(&sa, cfg.group.clone())?;
     let mut last_pull: Option<PullError> = None;
     let mut msg = m1;
@@ -199,6 +235,7 @@ pub fn unix_now() -> u64 {
 /// [`Runner::step`] says they changed.
 pub struct Runner {
     cfg: RunnerConfig,
+    opts: RegisterOptions,
     state: MemberState,
     push_sock: Option<UdpSocket>,
     clock: fn() -> u64,
@@ -214,6 +251,7 @@ impl Runner {
         let state = MemberState::new(cfg.group.clone(), cfg.servers.len(), cfg.policy, cfg.timing);
         Ok(Runner {
             cfg,
+            opts: RegisterOptions::default(),
             state,
             push_sock,
             clock: unix_now,
@@ -221,6 +259,12 @@ impl Runner {
     }
 
     /// Uses another clock (tests that move time).
+    /// Registers with these options (a certificate instead of the PSK, the lab key log).
+    pub fn with_options(mut self, opts: RegisterOptions) -> Self {
+        self.opts = opts;
+        self
+    }
+
     pub fn with_clock(mut self, clock: fn() -> u64) -> Self {
         self.clock = clock;
         self
@@ -246,7 +290,7 @@ impl Runner {
     pub fn register_once(&mut self) -> bool {
         let i = self.state.server().min(self.cfg.servers.len() - 1);
         let server = self.cfg.servers[i];
-        match register(&self.cfg.member_config(server)) {
+        match register_with(&self.cfg.member_config(server), &self.opts) {
             Ok(keys) => {
                 self.state.on_registered(&keys, (self.clock)());
                 true
