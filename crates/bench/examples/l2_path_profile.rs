@@ -8,10 +8,10 @@
 
 use gander_bench::crypto::{goose_apdu, ELEMENT_HEADER_LEN, HEADER_LEN_NO_IV, NOW};
 use gander_sec::spdu::RandomIv;
-use gander_sec::{default_provider, l2, view, EncAlgorithm, KeyEntry, KeyStore, MacAlgorithm};
 use gander_sec::Profile;
-use gander_wire::ethernet::{EthernetRepr, ETHERTYPE_GOOSE};
+use gander_sec::{default_provider, l2, view, EncAlgorithm, KeyEntry, KeyStore, MacAlgorithm};
 use gander_wire::data;
+use gander_wire::ethernet::{EthernetRepr, ETHERTYPE_GOOSE};
 use gander_wire::goose::GooseView;
 use gander_wire::l2_extension::ExtensionView;
 use gander_wire::l2_frame::{GooseFrameRepr, L2Frame};
@@ -22,7 +22,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let mode = args.next().unwrap_or_else(|| "verify".into());
     let n: usize = args.next().map_or(Ok(1_000_000), |s| s.parse())?;
-    let secret: Vec<u8> = (0..16u8).map(|i| i.wrapping_mul(29).wrapping_add(17)).collect();
+    let secret: Vec<u8> = (0..16u8)
+        .map(|i| i.wrapping_mul(29).wrapping_add(17))
+        .collect();
     let mut store = KeyStore::new();
     store.insert(KeyEntry::new(
         3,
@@ -99,6 +101,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     let ns = start.elapsed().as_nanos() as f64 / n as f64;
-    println!("{mode}: {ns:.1} ns per call over {n} calls ({} covered bytes)", covered.len());
+    println!(
+        "{mode}: {ns:.1} ns per call over {n} calls ({} covered bytes)",
+        covered.len()
+    );
     Ok(())
 }

@@ -29,9 +29,9 @@ use crate::keystore::{KeyEntry, KeyStore};
 use crate::profile::Profile;
 use crate::spdu::IvSource;
 use gander_wire::ethernet::EthernetRepr;
+use gander_wire::ethernet::{ETHERTYPE_GOOSE, ETHERTYPE_SV};
 use gander_wire::goose::GooseView;
 use gander_wire::l2_extension::{ExtensionFields, ExtensionView, SecurityExtension};
-use gander_wire::ethernet::{ETHERTYPE_GOOSE, ETHERTYPE_SV};
 use gander_wire::l2_frame::{self, GooseFrameRepr, L2Frame, L2Layout};
 
 use crate::view::{crc_order, L2View};
@@ -92,7 +92,9 @@ pub fn protect_into(
 ) -> Result<(), SecError> {
     let tag_len = check_key(profile, key, now)?;
     let (ethertype, layout) = l2_frame::locate(frame)?;
-    protect_located(profile, key, tag_len, frame, ethertype, &layout, ivs, now, out)
+    protect_located(
+        profile, key, tag_len, frame, ethertype, &layout, ivs, now, out,
+    )
 }
 
 /// [`protect_into`] of a frame that [`crate::view::classify`] has already located (`l`, from
@@ -122,7 +124,17 @@ pub fn protect_view_into(
         extension: l.extension.clone(),
         end: l.end,
     };
-    protect_located(profile, key, tag_len, frame, l.ethertype, &layout, ivs, now, out)
+    protect_located(
+        profile,
+        key,
+        tag_len,
+        frame,
+        l.ethertype,
+        &layout,
+        ivs,
+        now,
+        out,
+    )
 }
 
 /// The key checks both entry points make first: valid at `now`, allowed by the profile, and

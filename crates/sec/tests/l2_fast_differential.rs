@@ -357,7 +357,13 @@ fn compare(plain: &[u8], valid: bool, flip: usize, x: u8, cut: usize) -> Result<
             if let view::Content::L2(l) = &v.content {
                 let mut out2 = vec![0xee; 3];
                 let from_view = gander_sec::l2::protect_view_into(
-                    profile, key, plain, l, &mut CountingIv(7), 0, &mut out2,
+                    profile,
+                    key,
+                    plain,
+                    l,
+                    &mut CountingIv(7),
+                    0,
+                    &mut out2,
                 );
                 prop_assert_eq!(from_view.as_ref().map(|_| &out2), old.as_ref());
             }
