@@ -188,7 +188,7 @@ fn protect_located(
         iv: (iv_len > 0).then_some(iv),
         mac_len: tag_len,
     };
-    let at = l2_frame::emit_secured(frame, ethertype, &layout, &fields, crc_order(profile), out)?;
+    let at = l2_frame::emit_secured(frame, ethertype, layout, &fields, crc_order(profile), out)?;
     // The mAC follows AuthenticationValue, so the covered bytes and the mAC never overlap.
     let (head, tail) = out.split_at_mut(at.mac.start);
     let covered = &head[at.covered.clone()];

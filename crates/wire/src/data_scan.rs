@@ -22,7 +22,7 @@ pub(crate) fn accepts(bytes: &[u8]) -> bool {
 
 fn accepts_in(mut s: Scan<'_>, depth: usize) -> bool {
     while !s.is_empty() {
-        let Some((t, v)) = s.next() else {
+        let Some((t, v)) = s.element() else {
             return false;
         };
         let ok = match t {

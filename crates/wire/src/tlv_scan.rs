@@ -53,7 +53,7 @@ impl<'a> Scan<'a> {
     /// The next element's identifier octet and contents, or `None` if the buffer does not
     /// start with a whole element that `ber::Reader::read_tlv` would read.
     #[inline(always)]
-    pub fn next(&mut self) -> Option<(u8, &'a [u8])> {
+    pub fn element(&mut self) -> Option<(u8, &'a [u8])> {
         let (&tag, rest) = self.buf.split_first()?;
         if tag & HIGH_TAG_FORM == HIGH_TAG_FORM {
             return None;
@@ -86,7 +86,7 @@ impl<'a> Scan<'a> {
         if self.peek()? != tag {
             return None;
         }
-        self.next().map(|(_, v)| v)
+        self.element().map(|(_, v)| v)
     }
 
     /// `Some(None)` when the next element is not `tag` (an absent OPTIONAL field), its
@@ -96,7 +96,7 @@ impl<'a> Scan<'a> {
         if self.peek() != Some(tag) {
             return Some(None);
         }
-        self.next().map(|(_, v)| Some(v))
+        self.element().map(|(_, v)| Some(v))
     }
 }
 
@@ -144,10 +144,10 @@ mod tests {
     #[test]
     fn reads_short_and_long_forms() {
         let mut s = Scan::new(&[0x80, 0x01, 0xaa, 0x81, 0x81, 0x02, 0x01, 0x02]);
-        assert_eq!(s.next(), Some((0x80, &[0xaa][..])));
-        assert_eq!(s.next(), Some((0x81, &[0x01, 0x02][..])));
+        assert_eq!(s.element(), Some((0x80, &[0xaa][..])));
+        assert_eq!(s.element(), Some((0x81, &[0x01, 0x02][..])));
         assert!(s.is_empty());
-        assert_eq!(s.next(), None);
+        assert_eq!(s.element(), None);
     }
 
     #[test]
@@ -159,7 +159,7 @@ mod tests {
             &[0x80, 0x02, 0x00], // truncated
             &[0x80],
         ] {
-            assert_eq!(Scan::new(bad).next(), None, "{bad:02x?}");
+            assert_eq!(Scan::new(bad).element(), None, "{bad:02x?}");
             assert!(Reader::new(bad).read_tlv("t").is_err(), "{bad:02x?}");
         }
     }
@@ -170,7 +170,7 @@ mod tests {
         fn agrees_with_the_reader(bytes in proptest::collection::vec(any::<u8>(), 0..40)) {
             let mut s = Scan::new(&bytes);
             let mut r = Reader::new(&bytes);
-            while let Some((tag, value)) = s.next() {
+            while let Some((tag, value)) = s.element() {
                 let t = r.read_tlv("t").expect("the reader reads what the scanner reads");
                 prop_assert_eq!((t.tag, t.value), (tag, value));
             }
