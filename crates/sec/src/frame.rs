@@ -305,6 +305,11 @@ fn unsecured_spdu(pdu: &SessionPdu<'_>) -> bool {
     !view::session_secured(Profile::Seclib, pdu)
 }
 
+/// Room reserved for the IEC 62351-6 extension when a layer-2 frame is protected, so that the
+/// output is allocated once: the extension's fields (about 40 octets with a 12-octet IV) and
+/// a MAC of up to 32 octets; a signature may make the buffer grow once more.
+const L2_EXTENSION_ROOM: usize = 96;
+
 /// [`protect_frame`] of a classified frame.
 pub fn protect_view(
     profile: Profile,
@@ -318,14 +323,16 @@ pub fn protect_view(
         Content::L2(l) if l.ethertype == gander_wire::ethernet::ETHERTYPE_GSE_MANAGEMENT => Err(
             SecError::Unsupported("IEC 62351-6 defines no security for GSE management"),
         ),
-        Content::L2(_) => {
+        Content::L2(l) => {
             // A signature too large for any frame is refused before signing (SLH-DSA's would
             // not even encode: the extension length has 12 bits); then the frame itself must
             // fit one Ethernet frame, since layer-2 GOOSE and SV cannot be fragmented.
             if let Some(s) = &key.signature {
                 fit::check_signature(s.algorithm, s.wire_len(), Transport::L2Goose)?;
             }
-            let out = crate::l2::protect(profile, key, view.frame, ivs, now)?;
+            // From the classification: the frame is not located a second time.
+            let mut out = Vec::with_capacity(view.frame.len() + L2_EXTENSION_ROOM);
+            crate::l2::protect_view_into(profile, key, view.frame, l, ivs, now, &mut out)?;
             fit::check_frame(Transport::L2Goose, &out).map_err(|e| FitError {
                 signature: key
                     .signature

@@ -29,11 +29,12 @@ use crate::keystore::{KeyEntry, KeyStore};
 use crate::profile::Profile;
 use crate::spdu::IvSource;
 use gander_wire::ethernet::EthernetRepr;
+use gander_wire::ethernet::{ETHERTYPE_GOOSE, ETHERTYPE_SV};
 use gander_wire::goose::GooseView;
 use gander_wire::l2_extension::{ExtensionFields, ExtensionView, SecurityExtension};
-use gander_wire::l2_frame::{self, GooseFrameRepr, L2Frame};
+use gander_wire::l2_frame::{self, GooseFrameRepr, L2Frame, L2Layout};
 
-use crate::view::crc_order;
+use crate::view::{crc_order, L2View};
 
 /// What authenticates an L2 frame under a key: a MAC, or a signature.
 fn auth_len(key: &KeyEntry) -> Result<usize, SecError> {
@@ -89,10 +90,74 @@ pub fn protect_into(
     now: u64,
     out: &mut Vec<u8>,
 ) -> Result<(), SecError> {
+    let tag_len = check_key(profile, key, now)?;
+    let (ethertype, layout) = l2_frame::locate(frame)?;
+    protect_located(
+        profile, key, tag_len, frame, ethertype, &layout, ivs, now, out,
+    )
+}
+
+/// [`protect_into`] of a frame that [`crate::view::classify`] has already located (`l`, from
+/// its [`crate::view::Content::L2`]): the Ethernet and GOOSE/SV headers are not read again.
+/// `frame` must be the frame `l` was classified from.
+pub fn protect_view_into(
+    profile: Profile,
+    key: &KeyEntry,
+    frame: &[u8],
+    l: &L2View,
+    ivs: &mut dyn IvSource,
+    now: u64,
+    out: &mut Vec<u8>,
+) -> Result<(), SecError> {
+    let tag_len = check_key(profile, key, now)?;
+    if l.ethertype != ETHERTYPE_GOOSE && l.ethertype != ETHERTYPE_SV {
+        return Err(SecError::Malformed(gander_wire::Error::WrongEtherType(
+            l.ethertype,
+        )));
+    }
+    // The EtherType that names the payload sits right in front of APPID
+    // (`view::classify` found it there behind the tag stack).
+    let layout = L2Layout {
+        ethertype_offset: l.header_offset - 2,
+        header_offset: l.header_offset,
+        apdu: l.apdu.clone(),
+        extension: l.extension.clone(),
+        end: l.end,
+    };
+    protect_located(
+        profile,
+        key,
+        tag_len,
+        frame,
+        l.ethertype,
+        &layout,
+        ivs,
+        now,
+        out,
+    )
+}
+
+/// The key checks both entry points make first: valid at `now`, allowed by the profile, and
+/// able to authenticate a layer-2 frame; returns the length of its MAC or signature.
+fn check_key(profile: Profile, key: &KeyEntry, now: u64) -> Result<usize, SecError> {
     key.check_valid_at(now)?;
     profile.check_algorithms(key.mac, key.enc)?;
-    let tag_len = auth_len(key)?;
-    let (ethertype, layout) = l2_frame::locate(frame)?;
+    auth_len(key)
+}
+
+/// The common part of [`protect_into`] and [`protect_view_into`], from the located frame on.
+#[allow(clippy::too_many_arguments)] // the two entry points' arguments plus what they found
+fn protect_located(
+    profile: Profile,
+    key: &KeyEntry,
+    tag_len: usize,
+    frame: &[u8],
+    ethertype: u16,
+    layout: &L2Layout,
+    ivs: &mut dyn IvSource,
+    now: u64,
+    out: &mut Vec<u8>,
+) -> Result<(), SecError> {
     if let Some(ext) = &layout.extension {
         let id = ExtensionView::parse(&frame[ext.clone()]).map_or(0, |e| e.key_id);
         return Err(SecError::AlreadySecured(id));
@@ -101,7 +166,7 @@ pub fn protect_into(
     // The APDU must parse before it is protected; its counters feed the Ascon nonce's
     // informational fields (stNum/sqNum for GOOSE, 0/smpCnt of the first ASDU for SV; the
     // nonce's own counter is what keeps it unique).
-    let (st_num, sq_num) = if ethertype == gander_wire::ethernet::ETHERTYPE_SV {
+    let (st_num, sq_num) = if ethertype == ETHERTYPE_SV {
         let sav = crate::view::sav_view(apdu)?;
         (0, sav.first.as_ref().map_or(0, |a| u32::from(a.smp_cnt)))
     } else {
@@ -123,7 +188,7 @@ pub fn protect_into(
         iv: (iv_len > 0).then_some(iv),
         mac_len: tag_len,
     };
-    let at = l2_frame::emit_secured(frame, ethertype, &layout, &fields, crc_order(profile), out)?;
+    let at = l2_frame::emit_secured(frame, ethertype, layout, &fields, crc_order(profile), out)?;
     // The mAC follows AuthenticationValue, so the covered bytes and the mAC never overlap.
     let (head, tail) = out.split_at_mut(at.mac.start);
     let covered = &head[at.covered.clone()];

@@ -5,6 +5,7 @@
 //! whole APDU. For GOOSE and SV, HMAC, GMAC and the Ascon MAC, valid frames and frames with one
 //! octet changed or cut short, the two give the same bytes, the same verdict and the same error,
 //! also for an authentic frame whose allData holds a malformed value (both refuse it).
+//! `l2::protect_view_into` (protect from the classification) gives the same bytes and errors.
 
 use gander_sec::nonce::NonceFields;
 use gander_sec::spdu::IvSource;
@@ -350,6 +351,23 @@ fn compare(plain: &[u8], valid: bool, flip: usize, x: u8, cut: usize) -> Result<
         let mut out = vec![0xee; 5];
         let new = gander_sec::l2::protect_into(profile, key, plain, &mut ivs, 0, &mut out);
         prop_assert_eq!(new.as_ref().map(|_| &out), old.as_ref());
+        // Protect from the classification (what the gateway runs): the same bytes, the same
+        // error for a frame that classifies.
+        if let Ok(v) = view::classify(profile, plain) {
+            if let view::Content::L2(l) = &v.content {
+                let mut out2 = vec![0xee; 3];
+                let from_view = gander_sec::l2::protect_view_into(
+                    profile,
+                    key,
+                    plain,
+                    l,
+                    &mut CountingIv(7),
+                    0,
+                    &mut out2,
+                );
+                prop_assert_eq!(from_view.as_ref().map(|_| &out2), old.as_ref());
+            }
+        }
         prop_assert_eq!(
             fast_verify(profile, &store, plain, 0),
             reference_verify(profile, &store, plain, 0)

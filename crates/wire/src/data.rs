@@ -571,7 +571,13 @@ fn check_obj_id(v: &[u8]) -> Result<()> {
 /// Checks a `SEQUENCE OF Data` body (GOOSE allData, an array's contents) exactly as
 /// [`Data::parse_seq`] would, with the same error for the same input, but without building
 /// the values: the layer-2 verify path needs the APDU well formed, not decoded.
+///
+/// The common values are checked first by `data_scan::accepts`, which allocates no error per
+/// element; anything it does not vouch for is judged here.
 pub fn check_seq(bytes: &[u8]) -> Result<()> {
+    if crate::data_scan::accepts(bytes) {
+        return Ok(());
+    }
     check_in(&mut Reader::new(bytes), 0)
 }
 
@@ -1010,6 +1016,45 @@ pub(crate) mod tests {
                 prop_assert_eq!(check_seq(&b), Data::parse_seq(&b).map(|_| ()));
             }
             prop_assert_eq!(check_seq(&noise), Data::parse_seq(&noise).map(|_| ()));
+        }
+
+        #[test]
+        /// The fast path (`data_scan::accepts`) vouches only for what the general checker
+        /// accepts, on valid sequences, one octet changed and arbitrary bytes; and it takes
+        /// every valid sequence of the values it knows.
+        fn check_seq_fast_path_agrees(
+            items in proptest::collection::vec(arb_data(), 0..4),
+            flip in any::<prop::sample::Index>(), x: u8,
+            noise in proptest::collection::vec(any::<u8>(), 0..64),
+        ) {
+            let general = |b: &[u8]| check_in(&mut Reader::new(b), 0);
+            let mut b = Vec::new();
+            for d in &items {
+                b.extend_from_slice(&d.to_vec());
+            }
+            fn common(d: &Data) -> bool {
+                match d {
+                    Data::Array(v) | Data::Structure(v) => v.iter().all(common),
+                    Data::Real(_) | Data::GeneralizedTime(_) | Data::Bcd(_) | Data::ObjId(_)
+                    | Data::MmsString(_) => false,
+                    _ => true,
+                }
+            }
+            let common = items.iter().all(common);
+            prop_assert!(general(&b).is_ok());
+            if common {
+                prop_assert!(crate::data_scan::accepts(&b));
+            }
+            if !b.is_empty() {
+                let i = flip.index(b.len());
+                b[i] ^= x;
+                if crate::data_scan::accepts(&b) {
+                    prop_assert!(general(&b).is_ok());
+                }
+            }
+            if crate::data_scan::accepts(&noise) {
+                prop_assert!(general(&noise).is_ok());
+            }
         }
 
         #[test]

@@ -26,6 +26,7 @@
 
 use crate::ber::{self, FieldOrder, Reader};
 use crate::data::{self, Data};
+use crate::tlv_scan::{self, Scan};
 use crate::{Codec, Error, Result};
 use core::ops::Range;
 
@@ -160,22 +161,6 @@ pub struct GooseView<'a> {
     pub all_data: &'a [u8],
 }
 
-/// The next field of a canonical `IECGoosePdu` if its tag is `tag`.
-fn canonical_field<'a>(r: &mut Reader<'a>, tag: u8) -> Option<&'a [u8]> {
-    if r.peek_tag()? != tag {
-        return None;
-    }
-    r.read_tlv("IECGoosePdu field").ok().map(|t| t.value)
-}
-
-/// An optional field: `Some(None)` when the next tag is another one.
-fn canonical_optional<'a>(r: &mut Reader<'a>, tag: u8) -> Option<Option<&'a [u8]>> {
-    if r.peek_tag() != Some(tag) {
-        return Some(None);
-    }
-    r.read_tlv("IECGoosePdu field").ok().map(|t| Some(t.value))
-}
-
 impl<'a> GooseView<'a> {
     /// Check an APDU (`61 L ...`) that fills `bytes` exactly, without allocating: every field,
     /// allData included ([`data::check_seq`]).
@@ -205,36 +190,34 @@ impl<'a> GooseView<'a> {
     /// including any error: then [`Self::parse_with`] parses the APDU again, so errors, and
     /// what is accepted, are exactly the general parser's.
     fn canonical(bytes: &'a [u8], deep: bool) -> Option<GooseView<'a>> {
-        let mut r = Reader::new(bytes);
-        let pdu = r.read_tlv("IECGoosePdu").ok()?;
-        if pdu.tag != TAG_GOOSE_PDU || !r.is_empty() {
+        // `Scan` answers `None` where `Reader` would build an error: a canonical APDU never
+        // needs one, and anything else goes to the general parser.
+        let mut outer = Scan::new(bytes);
+        let pdu = outer.field(TAG_GOOSE_PDU)?;
+        if !outer.is_empty() {
             return None;
         }
-        let mut b = pdu.reader();
-        let u32_field = |b: &mut Reader<'a>, tag, what| {
-            canonical_field(b, tag).and_then(|v| ber::decode_u32(v, what).ok())
-        };
-        let str_field = |v: &'a [u8], what| ber::visible_str(v, what).ok();
-        let bool_field = |b: &mut Reader<'a>, tag, what| match canonical_optional(b, tag)? {
-            Some(v) => ber::decode_bool(v, what).ok(),
+        let mut b = Scan::new(pdu);
+        let str_field = |v: &'a [u8]| ber::visible_str(v, "").ok();
+        let bool_field = |b: &mut Scan<'a>, tag| match b.optional(tag)? {
+            Some(v) => tlv_scan::bool_of(v),
             None => Some(false),
         };
-        let gocb_ref = str_field(canonical_field(&mut b, tag::GOCB_REF)?, "gocbRef")?;
-        let time_allowed_to_live =
-            u32_field(&mut b, tag::TIME_ALLOWED_TO_LIVE, "timeAllowedtoLive")?;
-        let dat_set = str_field(canonical_field(&mut b, tag::DAT_SET)?, "datSet")?;
-        let go_id = match canonical_optional(&mut b, tag::GO_ID)? {
-            Some(v) => Some(str_field(v, "goID")?),
+        let gocb_ref = str_field(b.field(tag::GOCB_REF)?)?;
+        let time_allowed_to_live = tlv_scan::u32_of(b.field(tag::TIME_ALLOWED_TO_LIVE)?)?;
+        let dat_set = str_field(b.field(tag::DAT_SET)?)?;
+        let go_id = match b.optional(tag::GO_ID)? {
+            Some(v) => Some(str_field(v)?),
             None => None,
         };
-        let t: [u8; 8] = canonical_field(&mut b, tag::T)?.try_into().ok()?;
-        let st_num = u32_field(&mut b, tag::ST_NUM, "stNum")?;
-        let sq_num = u32_field(&mut b, tag::SQ_NUM, "sqNum")?;
-        let simulation = bool_field(&mut b, tag::SIMULATION, "simulation")?;
-        let conf_rev = u32_field(&mut b, tag::CONF_REV, "confRev")?;
-        let nds_com = bool_field(&mut b, tag::NDS_COM, "ndsCom")?;
-        let num_dat_set_entries = u32_field(&mut b, tag::NUM_DAT_SET_ENTRIES, "numDatSetEntries")?;
-        let all_data = canonical_field(&mut b, tag::ALL_DATA)?;
+        let t: [u8; 8] = b.field(tag::T)?.try_into().ok()?;
+        let st_num = tlv_scan::u32_of(b.field(tag::ST_NUM)?)?;
+        let sq_num = tlv_scan::u32_of(b.field(tag::SQ_NUM)?)?;
+        let simulation = bool_field(&mut b, tag::SIMULATION)?;
+        let conf_rev = tlv_scan::u32_of(b.field(tag::CONF_REV)?)?;
+        let nds_com = bool_field(&mut b, tag::NDS_COM)?;
+        let num_dat_set_entries = tlv_scan::u32_of(b.field(tag::NUM_DAT_SET_ENTRIES)?)?;
+        let all_data = b.field(tag::ALL_DATA)?;
         if !b.is_empty() || (deep && data::check_seq(all_data).is_err()) {
             return None;
         }

@@ -22,7 +22,8 @@
 //! ([`ExtensionLayout::auth_value`]); the `85` mAC element is outside the MAC input,
 //! which is why it sits beside, not inside, `A4`.
 
-use crate::ber::{self, FieldOrder, Reader};
+use crate::ber::{self, FieldOrder, IntBytes, Reader};
+use crate::tlv_scan::{self, Scan};
 use crate::{Codec, Error, Result};
 use core::ops::Range;
 
@@ -57,19 +58,34 @@ pub const MAX_EXTENSION_LEN: usize = 0x0fff;
 /// complement. Check value over ASCII "123456789" is 0x906E.
 #[inline]
 pub fn crc16_x25(data: &[u8]) -> u16 {
-    // One table lookup per octet instead of eight shifts: the header CRC is computed on every
-    // secured frame sent and received.
+    // Eight octets per step through eight tables (slicing-by-8): the eight independent lookups
+    // overlap instead of eight dependent ones, and the header CRC of every secured frame sent
+    // and received is exactly eight octets. The tail goes one octet per lookup.
     let mut crc: u16 = 0xffff;
-    for &b in data {
-        crc = (crc >> 8) ^ CRC16_X25_TABLE[((crc ^ b as u16) & 0xff) as usize];
+    let mut chunks = data.chunks_exact(8);
+    for c in &mut chunks {
+        let x = crc ^ u16::from_le_bytes([c[0], c[1]]);
+        let t = &CRC16_X25_TABLES;
+        crc = t[7][(x & 0xff) as usize]
+            ^ t[6][(x >> 8) as usize]
+            ^ t[5][c[2] as usize]
+            ^ t[4][c[3] as usize]
+            ^ t[3][c[4] as usize]
+            ^ t[2][c[5] as usize]
+            ^ t[1][c[6] as usize]
+            ^ t[0][c[7] as usize];
+    }
+    for &b in chunks.remainder() {
+        crc = (crc >> 8) ^ CRC16_X25_TABLES[0][((crc ^ b as u16) & 0xff) as usize];
     }
     !crc
 }
 
-/// The reflected CRC-16/X-25 register after shifting in one octet, for each octet value
-/// (the usual table-driven form of the bitwise loop, RFC 1662 Appendix C.2).
-const CRC16_X25_TABLE: [u16; 256] = {
-    let mut t = [0u16; 256];
+/// `[0]`: the reflected CRC-16/X-25 register after shifting in one octet, for each octet value
+/// (the usual table-driven form of the bitwise loop, RFC 1662 Appendix C.2); `[k]`: the same
+/// followed by `k` zero octets, which slicing-by-8 combines.
+const CRC16_X25_TABLES: [[u16; 256]; 8] = {
+    let mut t = [[0u16; 256]; 8];
     let mut i = 0;
     while i < 256 {
         let mut crc = i as u16;
@@ -82,8 +98,18 @@ const CRC16_X25_TABLE: [u16; 256] = {
             };
             k += 1;
         }
-        t[i] = crc;
+        t[0][i] = crc;
         i += 1;
+    }
+    let mut k = 1;
+    while k < 8 {
+        let mut i = 0;
+        while i < 256 {
+            let prev = t[k - 1][i];
+            t[k][i] = (prev >> 8) ^ t[0][(prev & 0xff) as usize];
+            i += 1;
+        }
+        k += 1;
     }
     t
 };
@@ -184,6 +210,53 @@ pub struct ExtensionView<'a> {
 impl<'a> ExtensionView<'a> {
     /// Check an extension that fills `bytes` exactly.
     pub fn parse(bytes: &'a [u8]) -> Result<ExtensionView<'a>> {
+        match Self::canonical(bytes) {
+            Some(v) => Ok(v),
+            None => Self::parse_general(bytes),
+        }
+    }
+
+    /// The fast path for what senders write: every field in order, one definite-length
+    /// element each, read on a [`Scan`] without an error per field. `None` for anything
+    /// else, which [`Self::parse_general`] then judges, so the two accept the same input.
+    fn canonical(bytes: &'a [u8]) -> Option<ExtensionView<'a>> {
+        let mut outer = Scan::new(bytes);
+        let ext = outer.field(tag::SECURITY_EXTENSION)?;
+        if !outer.is_empty() {
+            return None;
+        }
+        // Offsets in `bytes` of what `s` has not read yet: `ext` ends where `bytes` ends.
+        let at = |s: &Scan<'a>| bytes.len() - s.rest().len();
+        let mut body = Scan::new(ext);
+        let av_start = at(&body);
+        let mut f = Scan::new(body.field(tag::AUTHENTICATION_VALUE)?);
+        let av_end = at(&body);
+        let version = tlv_scan::i64_of(f.field(tag::VERSION)?)?;
+        let time_of_current_key = tlv_scan::i64_of(f.field(tag::TIME_OF_CURRENT_KEY)?)?;
+        let time_to_next_key = tlv_scan::i64_of(f.field(tag::TIME_TO_NEXT_KEY)?)?;
+        let iv = f.optional(tag::IV)?;
+        let key_id = tlv_scan::u32_of(f.field(tag::KEY_ID)?)?;
+        let mac = body.field(tag::MAC)?;
+        if !f.is_empty() || !body.is_empty() {
+            return None;
+        }
+        Some(ExtensionView {
+            version,
+            time_of_current_key,
+            time_to_next_key,
+            iv,
+            key_id,
+            mac,
+            layout: ExtensionLayout {
+                auth_value: av_start..av_end,
+                mac: bytes.len() - mac.len()..bytes.len(),
+            },
+        })
+    }
+
+    /// The general parser: fields dispatched on their tags, order and duplicates checked, so
+    /// that every deviation gets its precise error.
+    fn parse_general(bytes: &'a [u8]) -> Result<ExtensionView<'a>> {
         let mut r = Reader::new(bytes);
         let ext = r.read_expected(tag::SECURITY_EXTENSION, "SecurityExtension")?;
         r.expect_end("SecurityExtension")?;
@@ -266,22 +339,42 @@ pub struct ExtensionFields<'a> {
     pub mac_len: usize,
 }
 
-impl ExtensionFields<'_> {
-    fn auth_value_content_len(&self) -> usize {
-        ber::tlv_len(ber::encode_i64(VERSION_1).len())
-            + ber::tlv_len(ber::encode_i64(self.time_of_current_key).len())
-            + ber::tlv_len(ber::encode_i64(self.time_to_next_key).len())
-            + self.iv.map_or(0, |iv| ber::tlv_len(iv.len()))
-            + ber::tlv_len(ber::encode_u64(self.key_id as u64).len())
-    }
+/// The encodings an [`ExtensionFields`] writes, computed once per frame.
+struct EncodedFields {
+    version: IntBytes,
+    time_of_current_key: IntBytes,
+    time_to_next_key: IntBytes,
+    key_id: IntBytes,
+    /// Contents length of AuthenticationValue.
+    auth_value_len: usize,
+    /// Contents length of the whole extension.
+    content_len: usize,
+}
 
-    fn content_len(&self) -> usize {
-        ber::tlv_len(self.auth_value_content_len()) + ber::tlv_len(self.mac_len)
+impl ExtensionFields<'_> {
+    fn encoded(&self) -> EncodedFields {
+        let version = ber::encode_i64(VERSION_1);
+        let time_of_current_key = ber::encode_i64(self.time_of_current_key);
+        let time_to_next_key = ber::encode_i64(self.time_to_next_key);
+        let key_id = ber::encode_u64(self.key_id as u64);
+        let auth_value_len = ber::tlv_len(version.len())
+            + ber::tlv_len(time_of_current_key.len())
+            + ber::tlv_len(time_to_next_key.len())
+            + self.iv.map_or(0, |iv| ber::tlv_len(iv.len()))
+            + ber::tlv_len(key_id.len());
+        EncodedFields {
+            version,
+            time_of_current_key,
+            time_to_next_key,
+            key_id,
+            auth_value_len,
+            content_len: ber::tlv_len(auth_value_len) + ber::tlv_len(self.mac_len),
+        }
     }
 
     /// Size of the encoded extension.
     pub fn buffer_len(&self) -> usize {
-        ber::tlv_len(self.content_len())
+        ber::tlv_len(self.encoded().content_len)
     }
 
     /// Write the extension with a zero mAC at the start of `buf` (at least
@@ -289,23 +382,18 @@ impl ExtensionFields<'_> {
     /// [`Codec::emit`]); returns where AuthenticationValue and the mAC are. Encodes what
     /// [`SecurityExtension::with_placeholder_mac`] with the same fields encodes.
     pub fn emit_placeholder(&self, buf: &mut [u8]) -> ExtensionLayout {
+        let e = self.encoded();
         let mut w = ber::Writer::new(buf);
-        w.header(tag::SECURITY_EXTENSION, self.content_len());
+        w.header(tag::SECURITY_EXTENSION, e.content_len);
         let av_start = w.position();
-        w.header(tag::AUTHENTICATION_VALUE, self.auth_value_content_len());
-        w.tlv(tag::VERSION, ber::encode_i64(VERSION_1).as_ref());
-        w.tlv(
-            tag::TIME_OF_CURRENT_KEY,
-            ber::encode_i64(self.time_of_current_key).as_ref(),
-        );
-        w.tlv(
-            tag::TIME_TO_NEXT_KEY,
-            ber::encode_i64(self.time_to_next_key).as_ref(),
-        );
+        w.header(tag::AUTHENTICATION_VALUE, e.auth_value_len);
+        w.tlv(tag::VERSION, e.version.as_ref());
+        w.tlv(tag::TIME_OF_CURRENT_KEY, e.time_of_current_key.as_ref());
+        w.tlv(tag::TIME_TO_NEXT_KEY, e.time_to_next_key.as_ref());
         if let Some(iv) = self.iv {
             w.tlv(tag::IV, iv);
         }
-        w.tlv(tag::KEY_ID, ber::encode_u64(self.key_id as u64).as_ref());
+        w.tlv(tag::KEY_ID, e.key_id.as_ref());
         let av_end = w.position();
         w.header(tag::MAC, self.mac_len);
         let mac_start = w.position();
@@ -579,6 +667,33 @@ pub(crate) mod tests {
             let (p, l) = SecurityExtension::parse_with_layout(&b).unwrap();
             prop_assert_eq!(&p, &e);
             prop_assert_eq!(l, e.layout());
+        }
+
+        /// The fast path gives the general parser's view wherever it answers, and answers for
+        /// every extension gander writes; one octet changed or the bytes framed as an
+        /// extension do not make them disagree.
+        #[test]
+        fn canonical_agrees_with_general(
+            e in arb_ext(), flip in any::<prop::sample::Index>(), x: u8,
+            noise in proptest::collection::vec(any::<u8>(), 0..80),
+        ) {
+            let mut b = e.to_vec();
+            let fast = ExtensionView::canonical(&b);
+            prop_assert!(fast.is_some());
+            prop_assert_eq!(fast, ExtensionView::parse_general(&b).ok());
+            let i = flip.index(b.len());
+            b[i] ^= x;
+            if let Some(v) = ExtensionView::canonical(&b) {
+                prop_assert_eq!(Some(v), ExtensionView::parse_general(&b).ok());
+            }
+            let mut framed = vec![0xa0];
+            ber::write_len(&mut framed, noise.len());
+            framed.extend_from_slice(&noise);
+            for bytes in [&noise, &framed] {
+                if let Some(v) = ExtensionView::canonical(bytes) {
+                    prop_assert_eq!(Some(v), ExtensionView::parse_general(bytes).ok());
+                }
+            }
         }
 
         #[test]

@@ -16,6 +16,7 @@
 pub mod ber;
 pub mod codec;
 pub mod data;
+mod data_scan;
 pub mod error;
 pub mod ethernet;
 pub mod goose;
@@ -27,6 +28,7 @@ pub mod l2_frame;
 pub mod offload;
 pub mod spdu;
 pub mod sv;
+pub mod tlv_scan;
 
 pub use codec::Codec;
 pub use error::{Error, Result};

@@ -1,0 +1,52 @@
+//! The fast path of [`data::check_seq`](crate::data::check_seq): the `Data` values a
+//! publisher's allData usually holds (booleans, bit strings, integers, unsigned, IEEE 754
+//! floats, octet and visible strings, binary and UTC times, nested in structures and arrays)
+//! checked on a [`Scan`], without building a `Result` per element.
+//!
+//! [`accepts`] says `true` only for input that `check_seq` accepts; on `false` the general
+//! checker runs and gives the exact verdict and error (an unusual but valid value such as an
+//! objId or a REAL is judged there too). The leaf rules are those of `Leaf::decode` in
+//! `data.rs` (ISO 9506-2 `Data`, IEC 61850-8-1 clause 8.1.3): each arm below repeats one of its
+//! checks, and the property test in `data.rs` (`check_seq_fast_path_agrees`) holds the two
+//! together.
+
+use crate::ber;
+use crate::data::{tag, MAX_DEPTH};
+use crate::tlv_scan::Scan;
+
+/// Whether `bytes`, a `SEQUENCE OF Data` body, is well formed by the fast rules (see the
+/// module documentation). `false` means "ask the general checker", not "malformed".
+pub(crate) fn accepts(bytes: &[u8]) -> bool {
+    accepts_in(Scan::new(bytes), 0)
+}
+
+fn accepts_in(mut s: Scan<'_>, depth: usize) -> bool {
+    while !s.is_empty() {
+        let Some((t, v)) = s.element() else {
+            return false;
+        };
+        let ok = match t {
+            tag::ARRAY | tag::STRUCTURE => depth < MAX_DEPTH && accepts_in(Scan::new(v), depth + 1),
+            tag::BOOLEAN => v.len() == 1,
+            tag::BIT_STRING | tag::BOOLEAN_ARRAY => match v {
+                [unused, rest @ ..] => *unused <= 7 && (!rest.is_empty() || *unused == 0),
+                [] => false,
+            },
+            tag::INTEGER => (1..=8).contains(&v.len()),
+            tag::UNSIGNED => match v {
+                [first, ..] => *first & 0x80 == 0 && (v.len() < 9 || (v.len() == 9 && *first == 0)),
+                [] => false,
+            },
+            tag::FLOATING_POINT => matches!(v, [8, _, _, _, _] | [11, _, _, _, _, _, _, _, _]),
+            tag::OCTET_STRING => true,
+            tag::VISIBLE_STRING => ber::visible_str(v, "Data visible-string").is_ok(),
+            tag::BINARY_TIME => v.len() == 4 || v.len() == 6,
+            tag::UTC_TIME => v.len() == 8,
+            _ => false,
+        };
+        if !ok {
+            return false;
+        }
+    }
+    true
+}
