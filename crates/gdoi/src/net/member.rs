@@ -258,13 +258,13 @@ impl Runner {
         })
     }
 
-    /// Uses another clock (tests that move time).
     /// Registers with these options (a certificate instead of the PSK, the lab key log).
     pub fn with_options(mut self, opts: RegisterOptions) -> Self {
         self.opts = opts;
         self
     }
 
+    /// Uses another clock (tests that move time).
     pub fn with_clock(mut self, clock: fn() -> u64) -> Self {
         self.clock = clock;
         self
