@@ -35,6 +35,7 @@ fn member(identity: &str, addr: [u8; 4], psk: &[u8], groups: &[&str]) -> MemberP
         psk: Zeroizing::new(psk.to_vec()),
         address: addr.into(),
         groups: groups.iter().map(|g| g.as_bytes().to_vec()).collect(),
+        push: None,
     }
 }
 
