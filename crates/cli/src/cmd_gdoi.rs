@@ -2,20 +2,21 @@
 //! member on its own): argument parsing and printing around `gander_gdoi` (docs/gdoi.md).
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use gander_gdoi::net::kdc::{Kdc, KdcEvent};
 use gander_gdoi::net::member::{register, MemberConfig};
 use gander_wire::isakmp::iec61850::oid_to_string;
 use gander_wire::isakmp::payload::id_type;
 use gander_wire::isakmp::{IdPayload, Traffic};
-use std::net::{SocketAddr, ToSocketAddrs, UdpSocket};
+use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 #[derive(Subcommand)]
 pub(crate) enum Command {
-    /// The IEC 62351-9 key server (GDOI, RFC 6407/8052): phase 1 with pre-shared keys and
-    /// GROUPKEY-PULL for the groups and members of its configuration; one JSON line per event.
+    /// The IEC 62351-9 key server (GDOI, RFC 6407/8052): phase 1 with pre-shared keys,
+    /// GROUPKEY-PULL for the groups and members of its configuration, GROUPKEY-PUSH rekeys on
+    /// its key schedule; SIGHUP reloads the policy and revokes members that left it; RFC 5424
+    /// events, OpenMetrics (docs/gdoi.md).
     Kdc(KdcArgs),
     /// GDOI group member tools.
     Gdoi {
@@ -29,7 +30,7 @@ pub(crate) struct KdcArgs {
     /// Key server configuration (TOML, docs/gdoi.md).
     #[arg(long)]
     config: PathBuf,
-    /// Only read the configuration and write the state file, then exit.
+    /// Only check the configuration and the state file's permissions, then exit.
     #[arg(long)]
     check: bool,
 }
@@ -82,8 +83,8 @@ pub(crate) fn run(c: Command) -> anyhow::Result<ExitCode> {
 }
 
 fn kdc(a: KdcArgs) -> anyhow::Result<ExitCode> {
-    let cfg = gander_gdoi::config::load(&a.config)?;
     if a.check {
+        let cfg = gander_gdoi::net::kdc_service::check(&a.config)?;
         crate::out(format!(
             "ok: {} groups, {} members",
             cfg.policy.groups.len(),
@@ -91,34 +92,8 @@ fn kdc(a: KdcArgs) -> anyhow::Result<ExitCode> {
         ));
         return Ok(ExitCode::SUCCESS);
     }
-    let sock = UdpSocket::bind(cfg.listen).with_context(|| format!("bind {}", cfg.listen))?;
-    let mut k = Kdc::new(sock, cfg.policy);
-    crate::out(serde_json::json!({"event": "listening", "addr": k.local_addr()?.to_string()}));
-    loop {
-        let Some(ev) = k.poll(Duration::from_secs(1))? else {
-            continue;
-        };
-        let line = match ev {
-            KdcEvent::Registered {
-                peer,
-                identity,
-                group,
-            } => serde_json::json!({"event": "registered", "peer": peer.to_string(),
-                "identity": String::from_utf8_lossy(&identity), "group": String::from_utf8_lossy(&group)}),
-            KdcEvent::Phase1 { peer, identity } => {
-                serde_json::json!({"event": "phase1", "peer": peer.to_string(), "identity": String::from_utf8_lossy(&identity)})
-            }
-            KdcEvent::Refused {
-                peer,
-                reason,
-                notify,
-            } => {
-                serde_json::json!({"event": "refused", "peer": peer.to_string(), "reason": reason, "notify": notify})
-            }
-            KdcEvent::Retransmitted { .. } | KdcEvent::Progress { .. } => continue,
-        };
-        crate::out(line);
-    }
+    gander_gdoi::net::kdc_service::run(&a.config)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn member(a: RegisterArgs) -> anyhow::Result<ExitCode> {

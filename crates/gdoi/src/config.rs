@@ -305,3 +305,60 @@ pub fn load(path: &Path) -> Result<KdcConfig, ConfigError> {
         },
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn example() -> String {
+        std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../packaging/kdc.toml.example"
+        ))
+        .unwrap()
+    }
+
+    fn load_text(name: &str, text: &str) -> Result<KdcConfig, ConfigError> {
+        let p = std::env::temp_dir().join(format!("gander-kdc-cfg-{name}-{}", std::process::id()));
+        std::fs::write(&p, text).unwrap();
+        let r = load(&p);
+        let _ = std::fs::remove_file(&p);
+        r
+    }
+
+    #[test]
+    fn shipped_example_loads() {
+        let c = load_text("example", &example()).unwrap();
+        assert_eq!(c.policy.groups.len(), 2);
+        assert!(c.policy.members.iter().all(|m| m.push.is_some()));
+        assert_eq!(c.events, EventTarget::Stdout);
+        assert_eq!(c.metrics, Some("127.0.0.1:9848".parse().unwrap()));
+    }
+
+    #[test]
+    fn bad_schedule_unknown_group_and_bad_events_refused() {
+        let zero = example().replacen("lifetime_s = 3600", "lifetime_s = 0", 1);
+        assert!(load_text("zero", &zero)
+            .err()
+            .unwrap()
+            .to_string()
+            .contains("lifetime_s"));
+        let unknown = example().replacen(
+            "groups = [\"goose-bay1\", \"rsv-bay1\"]",
+            "groups = [\"nope\"]",
+            1,
+        );
+        assert!(load_text("unknown", &unknown)
+            .err()
+            .unwrap()
+            .to_string()
+            .contains("no such group"));
+        let ev = example().replacen("events = \"stdout\"", "events = \"file:/x\"", 1);
+        assert!(load_text("ev", &ev).is_err());
+        let udp = example().replacen("events = \"stdout\"", "events = \"udp:127.0.0.1:514\"", 1);
+        assert_eq!(
+            load_text("udp", &udp).unwrap().events,
+            EventTarget::Udp("127.0.0.1:514".parse().unwrap())
+        );
+    }
+}

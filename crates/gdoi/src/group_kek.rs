@@ -120,6 +120,25 @@ impl GroupKek {
     }
 }
 
+/// The key server's signing key with its public key already encoded: OpenSSL 3 encodes a
+/// public key through its provider machinery, which costs more than the rest of a grant, so it
+/// is done once, not per registration.
+#[derive(Clone)]
+pub struct KdcSigner {
+    /// The private key.
+    pub key: PKey<Private>,
+    /// Its public key, DER SubjectPublicKeyInfo (SIG_ALGORITHM_KEY).
+    pub public_der: Vec<u8>,
+}
+
+impl KdcSigner {
+    /// Wraps `key`.
+    pub fn new(key: PKey<Private>) -> Result<KdcSigner, KekError> {
+        let public_der = key.public_key_to_der().map_err(|_| KekError::SigKey)?;
+        Ok(KdcSigner { key, public_der })
+    }
+}
+
 /// SIG_ALGORITHM, SIG_HASH_ALGORITHM and SIG_KEY_LENGTH of a signing key (RFC 6407 5.3.6-8),
 /// matching what [`crate::push::sign`] does with it.
 fn sig_attrs(signer: &PKey<Private>) -> Vec<Attribute> {
@@ -173,16 +192,15 @@ pub fn sa_kek(
 }
 
 /// The KEK key packet of the KD (RFC 6407 5.6.2).
-pub fn kek_packet(kek: &Kek, signer: &PKey<Private>) -> Result<KeyPacket, KekError> {
-    let der = signer.public_key_to_der().map_err(|_| KekError::SigKey)?;
-    Ok(KeyPacket {
+pub fn kek_packet(kek: &Kek, signer: &KdcSigner) -> KeyPacket {
+    KeyPacket {
         kd_type: kd_type::KEK,
         spi: kek.spi.to_vec(),
         attributes: vec![
             Attribute::variable(kd_attr::KEK_ALGORITHM_KEY, kek.key.to_vec()),
-            Attribute::variable(kd_attr::SIG_ALGORITHM_KEY, der),
+            Attribute::variable(kd_attr::SIG_ALGORITHM_KEY, signer.public_der.clone()),
         ],
-    })
+    }
 }
 
 #[cfg(test)]
@@ -210,7 +228,7 @@ mod tests {
             body: SaBody::Gdoi(vec![sa_kek(&kek, [192, 0, 2, 1].into(), &s, Some(600))]),
         };
         let kd = KeyDownload {
-            packets: vec![kek_packet(&kek, &s).unwrap()],
+            packets: vec![kek_packet(&kek, &KdcSigner::new(s.clone()).unwrap())],
         };
         let g = GroupKek::from_grant(&sa, &kd).unwrap().unwrap();
         assert_eq!(g.spi, [7; 16]);

@@ -214,7 +214,28 @@ pub fn log_event(e: &KdcEvent) -> Option<KdcLogEvent> {
             ],
             "policy reloaded".into(),
         ),
-        KdcEvent::Retransmitted { .. } | KdcEvent::Progress { .. } => None,
+        KdcEvent::Started { listen } => ev(
+            100,
+            "started",
+            Severity::Notice,
+            vec![("listen", listen.to_string())],
+            "key server started".into(),
+        ),
+        KdcEvent::ReloadFailed { reason } => ev(
+            102,
+            "reload-failed",
+            Severity::Error,
+            vec![("reason", reason.clone())],
+            "reload refused; the policy in force stays".into(),
+        ),
+        KdcEvent::Stopped => ev(
+            103,
+            "stopped",
+            Severity::Notice,
+            vec![],
+            "key server stopped".into(),
+        ),
+        _ => None,
     }
 }
 

@@ -45,6 +45,7 @@ pub struct KdcCounters {
     pushes_sent: AtomicU64,
     push_failures: AtomicU64,
     reloads: AtomicU64,
+    reload_failures: AtomicU64,
     groups: AtomicU64,
     members: AtomicU64,
     stop: AtomicBool,
@@ -84,6 +85,7 @@ impl KdcCounters {
                 inc(&self.pushes_sent, *members as u64);
             }
             KdcEvent::PushFailed { .. } => inc(&self.push_failures, 1),
+            KdcEvent::ReloadFailed { .. } => inc(&self.reload_failures, 1),
             KdcEvent::Reloaded { groups, members } => {
                 inc(&self.reloads, 1);
                 self.set_policy(*groups, *members);
@@ -140,6 +142,11 @@ impl KdcCounters {
             g(&self.push_failures),
         );
         counter("reloads", "Policy reloads.", g(&self.reloads));
+        counter(
+            "reload_failures",
+            "Policy reloads refused.",
+            g(&self.reload_failures),
+        );
         let _ = write!(
             s,
             "# TYPE gander_kdc_refusals counter\n# HELP gander_kdc_refusals Datagrams refused, by RFC 2408 notification.\n"

@@ -29,7 +29,7 @@
 //! The revoked member ends with the old TEKs, which every other member withdraws; it cannot read
 //! the new KEK, the new TEK, or any push that follows.
 
-use crate::group_kek::{kek_packet, sa_kek, KekError};
+use crate::group_kek::{kek_packet, sa_kek, KdcSigner};
 use crate::kdc_state::{GroupState, KdcState, KeyState, StateError};
 use crate::net::kdc::{GroupPolicy, KdcPolicy};
 use crate::pull::{Grant, PullError};
@@ -41,7 +41,6 @@ use gander_wire::isakmp::{
     Attribute, DeletePayload, Iec61850Tek, KeyDownload, KeyPacket, Payload, SaAttrPayload, SaBody,
     SaPayload, SaTek,
 };
-use openssl::pkey::{PKey, Private};
 use rand::RngCore;
 use zeroize::Zeroizing;
 
@@ -468,16 +467,12 @@ fn state_to_pull(e: StateError) -> PullError {
     }
 }
 
-fn kek_to_pull(_: KekError) -> PullError {
-    PullError::Crypto("key server signing key")
-}
-
 /// The grant for a registration at `now`: the SA with the SA KEK and a TEK per key not yet
 /// withdrawn, the KD with the KEK packet and each TEK's key, and the group's last SEQ.
 pub fn grant(
     g: &GroupPolicy,
     st: &KdcState,
-    signer: &PKey<Private>,
+    signer: &KdcSigner,
     src: std::net::Ipv4Addr,
     now: u64,
 ) -> Result<Grant, PullError> {
@@ -486,8 +481,8 @@ pub fn grant(
         .get(&group_name(g))
         .ok_or(PullError::Policy("group has no keys yet"))?;
     let kek = group_kek(gs).map_err(state_to_pull)?;
-    let mut attrs = vec![sa_kek(&kek, src, signer, None)];
-    let mut packets = vec![kek_packet(&kek, signer).map_err(kek_to_pull)?];
+    let mut attrs = vec![sa_kek(&kek, src, &signer.key, None)];
+    let mut packets = vec![kek_packet(&kek, signer)];
     for k in gs.keys.iter().filter(|k| k.delete_at > now) {
         let (sa, pkt) = tek_payloads(g, k, now).map_err(state_to_pull)?;
         attrs.push(sa);

@@ -6,6 +6,7 @@
 
 mod kdc_support;
 
+use gander_gdoi::group_kek::KdcSigner;
 use gander_gdoi::kdc_schedule::{self, PushWhat};
 use gander_gdoi::kdc_state::KdcState;
 use gander_gdoi::net::kdc::{Kdc, KdcEvent};
@@ -20,7 +21,7 @@ use std::time::Duration;
 const T0: u64 = 1_800_000_000;
 
 fn register(model: &mut Model, p: &gander_gdoi::net::kdc::KdcPolicy, st: &KdcState, now: u64) {
-    let signer = st.signer().unwrap();
+    let signer = KdcSigner::new(st.signer().unwrap()).unwrap();
     let g = kdc_schedule::grant(&p.groups[0], st, &signer, [127, 0, 0, 1].into(), now).unwrap();
     let keys = group_keys(id("goose-1"), &g.sa, &g.kd, g.seq).unwrap();
     model.registered(&keys, now);

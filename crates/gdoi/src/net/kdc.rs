@@ -13,6 +13,7 @@
 //! group; [`Kdc::reload`] applies a new policy and revokes the members that left it.
 
 use crate::cookie::CookieJar;
+use crate::group_kek::KdcSigner;
 use crate::kdc_schedule::{self, PlannedPush, PushWhat};
 use crate::kdc_state::{load_state, save_state, KdcState, StateError};
 use crate::main_mode::{Responder, ResponderConfig};
@@ -28,7 +29,6 @@ use gander_wire::isakmp::{
     Attribute, Header, IdPayload, Iec61850Tek, IsakmpError, KeyDownload, KeyPacket, SaAttrPayload,
     SaBody, SaPayload, SaTek, Traffic,
 };
-use openssl::pkey::{PKey, Private};
 use std::collections::{HashMap, VecDeque};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, UdpSocket};
 use std::path::{Path, PathBuf};
@@ -39,6 +39,9 @@ use zeroize::Zeroizing;
 pub const MAX_HALF_OPEN: usize = 1024;
 /// Most established phase-1 SAs kept at once.
 pub const MAX_SAS: usize = 4096;
+/// Most phase-1 SAs kept per member identity: a member that registers again (each rekey it
+/// missed, each restart) replaces its oldest SA, so the table does not fill with stale ones.
+pub const MAX_SAS_PER_MEMBER: usize = 4;
 
 /// One authorised member.
 #[derive(Clone)]
@@ -201,6 +204,18 @@ pub enum KdcEvent {
         /// Why.
         reason: String,
     },
+    /// The key server started listening.
+    Started {
+        /// Its address.
+        listen: SocketAddr,
+    },
+    /// The key server stopped (SIGTERM, SIGINT).
+    Stopped,
+    /// A reload was refused; the policy in force stays.
+    ReloadFailed {
+        /// Why.
+        reason: String,
+    },
     /// A new policy was applied.
     Reloaded {
         /// Groups.
@@ -286,12 +301,14 @@ pub struct Kdc {
     pulls: HashMap<(Cookies, u32), Pull>,
     state: KdcState,
     state_path: Option<PathBuf>,
-    signer: Option<PKey<Private>>,
+    signer: Option<KdcSigner>,
     now: u64,
     queued: VecDeque<KdcEvent>,
     /// Push targets of the policy before a reload, per group: the push withdrawing the KEK
     /// also reaches the members just revoked (it tells them when their keys end).
     previous_targets: HashMap<String, Vec<SocketAddr>>,
+    /// Phase-1 SAs per member identity, oldest first.
+    sa_by_identity: HashMap<Vec<u8>, VecDeque<Cookies>>,
 }
 
 /// Seconds since the epoch (the clock of key lifetimes, as members see it).
@@ -305,7 +322,7 @@ pub fn unix_now() -> u64 {
 struct Granter<'a> {
     policy: &'a KdcPolicy,
     state: &'a KdcState,
-    signer: Option<&'a PKey<Private>>,
+    signer: Option<&'a KdcSigner>,
     src: Ipv4Addr,
     now: u64,
 }
@@ -377,7 +394,7 @@ impl Kdc {
     }
 
     fn bare(sock: UdpSocket, policy: KdcPolicy, state: KdcState, path: Option<PathBuf>) -> Kdc {
-        let signer = state.signer().ok();
+        let signer = state.signer().ok().and_then(|k| KdcSigner::new(k).ok());
         Kdc {
             sock,
             jar: CookieJar::new(),
@@ -391,6 +408,7 @@ impl Kdc {
             now: 0,
             queued: VecDeque::new(),
             previous_targets: HashMap::new(),
+            sa_by_identity: HashMap::new(),
         }
     }
 
@@ -413,6 +431,24 @@ impl Kdc {
         }
         self.state = st;
         Ok(())
+    }
+
+    /// Records a new phase-1 SA of `identity`, dropping its oldest beyond
+    /// [`MAX_SAS_PER_MEMBER`] with their exchanges.
+    fn remember_sa(&mut self, identity: &[u8], cookies: Cookies) {
+        let q = self.sa_by_identity.entry(identity.to_vec()).or_default();
+        q.push_back(cookies);
+        while q.len() > MAX_SAS_PER_MEMBER {
+            if let Some(old) = q.pop_front() {
+                self.sas.remove(&old);
+                self.pulls.retain(|(c, _), _| *c != old);
+            }
+        }
+    }
+
+    /// Established phase-1 SAs held.
+    pub fn sa_count(&self) -> usize {
+        self.sas.len()
     }
 
     /// The state (keys, SEQs) as the key server holds it.
@@ -447,6 +483,10 @@ impl Kdc {
             .retain(|_, (sa, _)| policy.members.iter().any(|m| m.identity == sa.peer_id.data));
         let sas = &self.sas;
         self.pulls.retain(|(c, _), _| sas.contains_key(c));
+        self.sa_by_identity.retain(|_, q| {
+            q.retain(|c| sas.contains_key(c));
+            !q.is_empty()
+        });
         self.half_open
             .retain(|_, h| policy.members.iter().any(|m| m.address == h.peer.ip()));
         let mut st = self.state.clone();
@@ -494,7 +534,7 @@ impl Kdc {
             return Err(PushError::Crypto("key server has no signing key").into());
         };
         for p in pushes {
-            let msg = crate::push::build(&p.kek, &signer, p.seq, p.payloads)?;
+            let msg = crate::push::build(&p.kek, &signer.key, p.seq, p.payloads)?;
             let mut targets = self.targets(&p.group);
             if p.what == PushWhat::KekWithdrawn {
                 for t in self.previous_targets.get(&p.group).into_iter().flatten() {
@@ -628,6 +668,7 @@ impl Kdc {
                             };
                             if let Some(sa) = ho.responder.into_sa() {
                                 let identity = sa.peer_id.data.clone();
+                                self.remember_sa(&identity, cookies);
                                 self.sas.insert(cookies, (sa, MessageIds::default()));
                                 return (Some(out), KdcEvent::Phase1 { peer, identity });
                             }

@@ -2,4 +2,5 @@
 //! around the sans-I/O state machines.
 
 pub mod kdc;
+pub mod kdc_service;
 pub mod member;
