@@ -242,4 +242,47 @@ mod tests {
             KekError::NoKeyPacket
         );
     }
+
+    fn on_the_wire(sa: SaPayload, kd: KeyDownload) -> (SaPayload, KeyDownload) {
+        use gander_wire::isakmp::header::exchange;
+        use gander_wire::isakmp::payload::{
+            emit_payloads, first_kind, parse_payloads, payloads_len,
+        };
+        use gander_wire::isakmp::Payload;
+        let p = vec![Payload::Sa(sa), Payload::Kd(kd)];
+        let mut b = vec![0u8; payloads_len(&p)];
+        emit_payloads(&p, &mut b);
+        let back = parse_payloads(first_kind(&p), &b, exchange::GROUPKEY_PULL, true).unwrap();
+        match (&back[0], &back[1]) {
+            (Payload::Sa(s), Payload::Kd(k)) => (s.clone(), k.clone()),
+            _ => panic!("{back:?}"),
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(32))]
+        /// Whatever KEK the key server builds reads back the same after the wire codec.
+        #[test]
+        fn kek_survives_the_wire(
+            spi: [u8; 16],
+            long: bool,
+            fill: u8,
+            lifetime in proptest::option::of(0u64..1 << 40),
+        ) {
+            let s = signer();
+            let kek = Kek { spi, key: Zeroizing::new(vec![fill; if long { 32 } else { 16 }]) };
+            let sa = SaPayload {
+                doi: doi::GDOI,
+                situation: 0,
+                body: SaBody::Gdoi(vec![sa_kek(&kek, [10, 0, 0, 1].into(), &s, lifetime)]),
+            };
+            let kd = KeyDownload { packets: vec![kek_packet(&kek, &KdcSigner::new(s.clone()).unwrap())] };
+            let (sa, kd) = on_the_wire(sa, kd);
+            let g = GroupKek::from_grant(&sa, &kd).unwrap().unwrap();
+            proptest::prop_assert_eq!(g.spi, spi);
+            proptest::prop_assert_eq!(&g.key[..], &kek.key[..]);
+            proptest::prop_assert_eq!(g.lifetime_secs, lifetime);
+            proptest::prop_assert!(g.verify_key().unwrap().public_eq(&s));
+        }
+    }
 }

@@ -276,4 +276,36 @@ mod tests {
         s.next_key_id = u32::MAX;
         assert!(matches!(s.take_key_id(), Err(StateError::Exhausted(_))));
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+        /// Any state the key server holds reads back equal from its file.
+        #[test]
+        fn state_file_round_trip(
+            next in 1u32..,
+            seq: u32,
+            keys in proptest::collection::vec((1u32.., 0u64..1 << 40, 0u64..1 << 20, 0u64..1 << 20), 0..6),
+            members in proptest::collection::vec("[a-z0-9-]{1,12}", 0..4),
+        ) {
+            let d = dir("prop");
+            let p = d.join("state.toml");
+            let mut s = KdcState::new().unwrap();
+            s.next_key_id = next;
+            s.groups.insert("g\"1".into(), GroupState {
+                seq,
+                kek_spi_hex: "ab".repeat(16),
+                kek_key_hex: "cd".repeat(32),
+                keys: keys.iter().map(|&(id, a, l, o)| KeyState {
+                    key_id: id,
+                    key_hex: hex::encode(id.to_be_bytes()),
+                    activates_at: a,
+                    expires_at: a + l,
+                    delete_at: a + l + o,
+                }).collect(),
+                members,
+            });
+            save_state(&p, &s).unwrap();
+            proptest::prop_assert_eq!(load_state(&p).unwrap(), Some(s));
+        }
+    }
 }
