@@ -26,6 +26,7 @@
 //!    TEKs end, and must register again (GROUPKEY-PULL under its own phase-1 SA);
 //! 3. refuses the revoked identity at phase 1 and at registration, so only the remaining members
 //!    get the new KEK and TEK; the Delete of the old TEKs then goes out under the new KEK.
+//!
 //! The revoked member ends with the old TEKs, which every other member withdraws; it cannot read
 //! the new KEK, the new TEK, or any push that follows.
 

@@ -106,13 +106,13 @@ impl Model {
         let mut sa = None;
         for p in &r.payloads {
             match p {
-                Payload::Delete(d) if d.protocol == PROTO_ISAKMP => {
-                    if d.spis
-                        .iter()
-                        .any(|s| Some(s.as_slice()) == self.kek_spi.as_ref().map(|k| &k[..]))
-                    {
-                        self.must_register = true;
-                    }
+                Payload::Delete(d)
+                    if d.protocol == PROTO_ISAKMP
+                        && d.spis.iter().any(|s| {
+                            Some(s.as_slice()) == self.kek_spi.as_ref().map(|k| &k[..])
+                        }) =>
+                {
+                    self.must_register = true;
                 }
                 Payload::Delete(d) if d.protocol == tek_protocol::IEC61850 => {
                     for s in &d.spis {
