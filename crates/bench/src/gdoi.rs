@@ -241,11 +241,11 @@ fn bare_crypto(
     let h = suite.hash;
     let mut rnd = [0u8; 32];
     let t = Instant::now();
-    // Cookies: message 1 and message 3.
-    jar.responder_cookie(b"peer-address", &[1; 8])
-        .map_err(proto)?;
-    jar.responder_cookie(b"peer-address", &[1; 8])
-        .map_err(proto)?;
+    // Cookies (RFC 2408 2.5.3): made for message 2, checked on messages 3 and 5.
+    for _ in 0..3 {
+        jar.responder_cookie(b"peer-address", &[1; 8])
+            .map_err(proto)?;
+    }
     rand::thread_rng().fill_bytes(&mut rnd);
     let kp = KeyPair::generate(suite.group).map_err(proto)?;
     let gxy = kp.shared(peer_pub).map_err(proto)?;
