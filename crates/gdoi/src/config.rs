@@ -7,7 +7,7 @@
 //! listen = "0.0.0.0:848"
 //! state = "/var/lib/gander/kdc-state.toml"   # written with mode 0600, refused if readable by others
 //! identity = "kdc"
-//! events = "stdout"             # stdout | unix:/dev/log | udp:HOST:PORT (RFC 5424)
+//! events = "stdout"             # stdout | unix:/dev/log | udp:HOST:PORT (RFC 5424), or json lines
 //! metrics = "127.0.0.1:9848"    # OpenMetrics on GET /metrics (optional)
 //!
 //! [[group]]
@@ -138,10 +138,11 @@ pub struct KdcConfig {
 fn event_target(s: Option<&str>) -> Result<EventTarget, ConfigError> {
     let bad = || ConfigError::Bad {
         what: "events".into(),
-        detail: "not stdout, unix:PATH or udp:HOST:PORT",
+        detail: "not stdout, json, unix:PATH or udp:HOST:PORT",
     };
     match s {
         None | Some("stdout") => Ok(EventTarget::Stdout),
+        Some("json") => Ok(EventTarget::Json),
         Some(x) => {
             if let Some(p) = x.strip_prefix("unix:") {
                 Ok(EventTarget::Unix(PathBuf::from(p)))

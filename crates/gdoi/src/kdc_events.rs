@@ -298,8 +298,12 @@ pub fn format_rfc5424(
 /// Where events go.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EventTarget {
-    /// One line per event on stdout (journald under systemd).
+    /// One RFC 5424 line per event on stdout (journald under systemd).
     Stdout,
+    /// One JSON object per line on stdout (`event` is the MSGID, `listening` with `addr` for
+    /// the start; the structured-data parameters as strings): the format `gander kdc` printed
+    /// before the RFC 5424 events, for scripts and tests that read it.
+    Json,
     /// A local syslog socket (`/dev/log`), one datagram per event.
     Unix(PathBuf),
     /// A syslog collector over UDP (RFC 5426), one datagram per event.
@@ -321,7 +325,7 @@ impl EventWriter {
     /// A writer to `target`.
     pub fn new(target: EventTarget) -> io::Result<EventWriter> {
         let (unix, udp) = match &target {
-            EventTarget::Stdout => (None, None),
+            EventTarget::Stdout | EventTarget::Json => (None, None),
             EventTarget::Unix(_) => (Some(UnixDatagram::unbound()?), None),
             EventTarget::Udp(a) => {
                 let any: SocketAddr = if a.is_ipv4() {
@@ -370,6 +374,21 @@ impl EventWriter {
             le.params.push(("suppressed", self.suppressed.to_string()));
             self.suppressed = 0;
         }
+        if self.target == EventTarget::Json {
+            let mut m = serde_json::Map::new();
+            let name = if le.id == 100 { "listening" } else { le.msgid };
+            m.insert("event".into(), name.into());
+            m.insert("eventId".into(), le.id.into());
+            if let KdcEvent::Started { listen } = e {
+                m.insert("addr".into(), listen.to_string().into());
+            }
+            for (k, v) in &le.params {
+                m.insert((*k).into(), v.clone().into());
+            }
+            let mut out = io::stdout().lock();
+            writeln!(out, "{}", serde_json::Value::Object(m))?;
+            return out.flush();
+        }
         let line = format_rfc5424(
             FACILITY_AUTHPRIV,
             &self.hostname,
@@ -402,6 +421,21 @@ mod tests {
         };
         let le = log_event(&e).unwrap();
         let t = SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000);
+        if self.target == EventTarget::Json {
+            let mut m = serde_json::Map::new();
+            let name = if le.id == 100 { "listening" } else { le.msgid };
+            m.insert("event".into(), name.into());
+            m.insert("eventId".into(), le.id.into());
+            if let KdcEvent::Started { listen } = e {
+                m.insert("addr".into(), listen.to_string().into());
+            }
+            for (k, v) in &le.params {
+                m.insert((*k).into(), v.clone().into());
+            }
+            let mut out = io::stdout().lock();
+            writeln!(out, "{}", serde_json::Value::Object(m))?;
+            return out.flush();
+        }
         let line = format_rfc5424(FACILITY_AUTHPRIV, "kdc host", 42, t, &le);
         assert!(line.starts_with("<84>1 2023-11-14T22:13:20.000000Z kdchost gander-kdc 42 refused [gander@32473 eventId=\"300\""), "{line}");
         assert!(line.contains("notify=\"INVALID-ID-INFORMATION\" notifyType=\"18\""));
