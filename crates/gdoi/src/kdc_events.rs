@@ -421,21 +421,6 @@ mod tests {
         };
         let le = log_event(&e).unwrap();
         let t = SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000);
-        if self.target == EventTarget::Json {
-            let mut m = serde_json::Map::new();
-            let name = if le.id == 100 { "listening" } else { le.msgid };
-            m.insert("event".into(), name.into());
-            m.insert("eventId".into(), le.id.into());
-            if let KdcEvent::Started { listen } = e {
-                m.insert("addr".into(), listen.to_string().into());
-            }
-            for (k, v) in &le.params {
-                m.insert((*k).into(), v.clone().into());
-            }
-            let mut out = io::stdout().lock();
-            writeln!(out, "{}", serde_json::Value::Object(m))?;
-            return out.flush();
-        }
         let line = format_rfc5424(FACILITY_AUTHPRIV, "kdc host", 42, t, &le);
         assert!(line.starts_with("<84>1 2023-11-14T22:13:20.000000Z kdchost gander-kdc 42 refused [gander@32473 eventId=\"300\""), "{line}");
         assert!(line.contains("notify=\"INVALID-ID-INFORMATION\" notifyType=\"18\""));
