@@ -43,7 +43,7 @@ ALLOWED = {
     "gander-gdoi": {"gander-wire", "gander-sec"},
     "gander-bench": {"gander-measure", "gander-wire", "gander-sec", "gander-mms", "gander-tls",
                      "gander-peers", "gander-gateway", "gander-lab", "gander-testkit", "gander-scl",
-                     "gander-audit", "gander-audit-live"},
+                     "gander-audit", "gander-audit-live", "gander-gdoi"},
     "gander-audit": {"gander-wire", "gander-sec", "gander-measure", "gander-tls", "gander-scl"},
     "gander-audit-live": {"gander-audit", "gander-capture", "gander-gateway", "gander-sec"},
     "gander-cli": {"gander-wire", "gander-sec", "gander-mms", "gander-tls", "gander-lab",

@@ -19,6 +19,7 @@ KDC = """
 listen = "127.0.0.1:848"
 state = "{state}"
 identity = "kdc"
+events = "json"
 
 [[group]]
 id = "goose-1"

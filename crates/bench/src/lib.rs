@@ -11,6 +11,8 @@
 //!   gateway.
 //! * [`scl`]: `gander bench scl`, reading SCL files (`gander-scl`) on generated SCDs of 1, 10
 //!   and 100 IEDs and on files given.
+//! * [`gdoi`]: `gander bench gdoi`, the IEC 62351-9 key server's registrations per second
+//!   against their bare cryptography, and a push rekey to 100 members (`gander-gdoi`).
 //! * [`anatomy`]: where a TLS 1.2 handshake's time goes (the `handshake_anatomy` example).
 
 pub mod anatomy;
@@ -21,6 +23,7 @@ pub mod crypto;
 pub mod crypto_ascon;
 pub mod crypto_report;
 pub mod gateway;
+pub mod gdoi;
 pub mod mms;
 pub mod process_bus;
 pub mod scl;

@@ -25,6 +25,9 @@ pub(crate) enum BenchCommand {
     /// `gander audit` on a generated mixed capture (8 SV streams, GOOSE, R-GOOSE, MMS over
     /// TLS): frames/s without keys and with every tag verified, tshark on the same capture.
     Audit(crate::bench_audit::Args),
+    /// The IEC 62351-9 key server: registrations per second with PSK against the bare
+    /// crypto of one registration, and a push rekey to 100 members (docs/gdoi.md).
+    Gdoi(crate::bench_gdoi::Args),
 }
 
 #[derive(Args)]
@@ -112,6 +115,7 @@ pub(crate) fn run(cmd: BenchCommand) -> anyhow::Result<ExitCode> {
         BenchCommand::Mms(a) => crate::bench_mms::run(a),
         BenchCommand::Scl(a) => crate::bench_scl::run(a),
         BenchCommand::Audit(a) => crate::bench_audit::run(a),
+        BenchCommand::Gdoi(a) => crate::bench_gdoi::run(a),
         BenchCommand::Crypto(a) => crypto(a),
     }
 }

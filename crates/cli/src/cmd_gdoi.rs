@@ -6,12 +6,10 @@ use clap::{Args, Subcommand};
 use gander_gdoi::cert_auth::{CertMatch, Credentials};
 use gander_gdoi::keylog::KeyLog;
 use gander_gdoi::member_state::{FailPolicy, MemberEvent};
-use gander_gdoi::net::cert_members::KdcCerts;
-use gander_gdoi::net::kdc::{Kdc, KdcEvent};
 use gander_gdoi::net::member::{RegisterOptions, Runner};
 use gander_gdoi::trust::TrustStore;
 use std::collections::HashSet;
-use std::net::{SocketAddr, UdpSocket};
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -19,8 +17,10 @@ use std::time::{Duration, Instant};
 
 #[derive(Subcommand)]
 pub(crate) enum Command {
-    /// The IEC 62351-9 key server (GDOI, RFC 6407/8052): phase 1 with pre-shared keys and
-    /// GROUPKEY-PULL for the groups and members of its configuration; one JSON line per event.
+    /// The IEC 62351-9 key server (GDOI, RFC 6407/8052): phase 1 with pre-shared keys,
+    /// GROUPKEY-PULL for the groups and members of its configuration, GROUPKEY-PUSH rekeys on
+    /// its key schedule; SIGHUP reloads the policy and revokes members that left it; RFC 5424
+    /// events, OpenMetrics (docs/gdoi.md).
     Kdc(KdcArgs),
     /// GDOI group member tools.
     Gdoi {
@@ -34,7 +34,7 @@ pub(crate) struct KdcArgs {
     /// Key server configuration (TOML, docs/gdoi.md).
     #[arg(long)]
     config: PathBuf,
-    /// Only read the configuration and write the state file, then exit.
+    /// Only check the configuration and the state file's permissions, then exit.
     #[arg(long)]
     check: bool,
     /// LAB ONLY: append each phase-1 SA's key to FILE in Wireshark's ikev1_decryption_table
@@ -137,8 +137,8 @@ pub(crate) fn run(c: Command) -> anyhow::Result<ExitCode> {
 }
 
 fn kdc(a: KdcArgs) -> anyhow::Result<ExitCode> {
-    let cfg = gander_gdoi::config::load(&a.config)?;
     if a.check {
+        let cfg = gander_gdoi::net::kdc_service::check(&a.config)?;
         crate::out(format!(
             "ok: {} groups, {} members",
             cfg.policy.groups.len(),
@@ -146,39 +146,8 @@ fn kdc(a: KdcArgs) -> anyhow::Result<ExitCode> {
         ));
         return Ok(ExitCode::SUCCESS);
     }
-    let sock = UdpSocket::bind(cfg.listen).with_context(|| format!("bind {}", cfg.listen))?;
-    let certs = KdcCerts {
-        creds: cfg.credentials,
-        keylog: open_keylog(a.keylog.as_deref())?,
-    };
-    let mut k = Kdc::new(sock, cfg.policy);
-    k.set_certs(certs);
-    crate::out(serde_json::json!({"event": "listening", "addr": k.local_addr()?.to_string()}));
-    loop {
-        let Some(ev) = k.poll(Duration::from_secs(1))? else {
-            continue;
-        };
-        let line = match ev {
-            KdcEvent::Registered {
-                peer,
-                identity,
-                group,
-            } => serde_json::json!({"event": "registered", "peer": peer.to_string(),
-                "identity": String::from_utf8_lossy(&identity), "group": String::from_utf8_lossy(&group)}),
-            KdcEvent::Phase1 { peer, identity } => {
-                serde_json::json!({"event": "phase1", "peer": peer.to_string(), "identity": String::from_utf8_lossy(&identity)})
-            }
-            KdcEvent::Refused {
-                peer,
-                reason,
-                notify,
-            } => {
-                serde_json::json!({"event": "refused", "peer": peer.to_string(), "reason": reason, "notify": notify})
-            }
-            KdcEvent::Retransmitted { .. } | KdcEvent::Progress { .. } => continue,
-        };
-        crate::out(line);
-    }
+    gander_gdoi::net::kdc_service::run(&a.config, open_keylog(a.keylog.as_deref())?)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Registers (with failover), prints every key as one JSON line and, with `--follow`, stays

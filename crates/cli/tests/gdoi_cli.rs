@@ -77,6 +77,7 @@ fn kdc_and_member_processes() {
         format!(
             r#"listen = "127.0.0.1:0"
 state = "{}"
+events = "json"
 [[group]]
 id = "goose-1"
 protocol = "goose"

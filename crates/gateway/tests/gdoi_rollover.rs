@@ -36,6 +36,8 @@ fn kdc_policy(key_id: u32) -> KdcPolicy {
         psk: Zeroizing::new(hex::decode(PSK).unwrap()),
         address: a.into(),
         groups: vec![b"goose-1".to_vec()],
+        cert: None,
+        push: None,
     };
     KdcPolicy {
         identity: IdPayload {

@@ -1,12 +1,14 @@
 //! `gander kdc --config FILE`: the key server's TOML policy (groups, algorithms, lifetimes,
-//! members with their PSK identity and address) and its state file, which keeps each group's
-//! Key ID and key across restarts so a restart never reuses a Key ID with another key
+//! members with their PSK identity, address and push target), where its state file is
+//! (`kdc_state`: keys, Key IDs, SEQ, KEK; mode 0600) and where events and metrics go
 //! (docs/gdoi.md, "Key server").
 //!
 //! ```toml
 //! listen = "0.0.0.0:848"
-//! state = "/var/lib/gander/kdc-state.toml"   # written with mode 0600
+//! state = "/var/lib/gander/kdc-state.toml"   # written with mode 0600, refused if readable by others
 //! identity = "kdc"
+//! events = "stdout"             # stdout | unix:/dev/log | udp:HOST:PORT (RFC 5424), or json lines
+//! metrics = "127.0.0.1:9848"    # OpenMetrics on GET /metrics (optional)
 //!
 //! [[group]]
 //! id = "goose-1"
@@ -38,17 +40,17 @@
 //! identity = "ied-2"                     # a name for events; the certificate authenticates
 //! subject = "O=Utility,CN=ied-2"         # or: san = "ied-2.substation.example"
 //! groups = ["goose-1"]
+//! push = "192.0.2.11:848"                 # where it listens for GROUPKEY-PUSH (optional)
 //! ```
 
 use crate::cert_auth::{CertMatch, Credentials};
+use crate::kdc_events::EventTarget;
 use crate::net::kdc::{GroupPolicy, KdcPolicy, MemberPolicy};
 use crate::trust::TrustStore;
 use gander_wire::isakmp::iec61850::{encode_oid, oid};
 use gander_wire::isakmp::payload::id_type;
 use gander_wire::isakmp::{IdPayload, Traffic};
-use rand::RngCore;
-use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use serde::Deserialize;
 use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -114,6 +116,8 @@ struct FileMember {
     subject: Option<String>,
     san: Option<String>,
     groups: Vec<String>,
+    #[serde(default)]
+    push: Option<SocketAddr>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -123,6 +127,10 @@ struct FileConfig {
     state: PathBuf,
     #[serde(default = "default_identity")]
     identity: String,
+    #[serde(default)]
+    events: Option<String>,
+    #[serde(default)]
+    metrics: Option<SocketAddr>,
     #[serde(rename = "group", default)]
     groups: Vec<FileGroup>,
     #[serde(rename = "member", default)]
@@ -154,35 +162,41 @@ fn default_identity() -> String {
     "gander-kdc".into()
 }
 
-/// One group's persisted key.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
-pub struct GroupState {
-    /// Key ID in use.
-    pub key_id: u32,
-    /// The key, hex.
-    pub key_hex: String,
-}
-
-/// The state file: per group its key, and the next Key ID to hand out.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
-pub struct KdcState {
-    /// Next Key ID never used.
-    pub next_key_id: u32,
-    /// Per group.
-    pub groups: BTreeMap<String, GroupState>,
-}
-
 /// A loaded key server configuration.
 pub struct KdcConfig {
     /// Where to listen.
     pub listen: SocketAddr,
     /// The state file.
     pub state_path: PathBuf,
-    /// The policy with current keys.
+    /// The policy (keys are in the state, `kdc_state`).
     pub policy: KdcPolicy,
     /// The key server's certificate credentials (`cert`, `key`, `ca`, `crl`), if configured:
     /// one per key type.
     pub credentials: Vec<Arc<Credentials>>,
+    /// Where security events go.
+    pub events: EventTarget,
+    /// Where OpenMetrics are served, if anywhere.
+    pub metrics: Option<SocketAddr>,
+}
+
+fn event_target(s: Option<&str>) -> Result<EventTarget, ConfigError> {
+    let bad = || ConfigError::Bad {
+        what: "events".into(),
+        detail: "not stdout, json, unix:PATH or udp:HOST:PORT",
+    };
+    match s {
+        None | Some("stdout") => Ok(EventTarget::Stdout),
+        Some("json") => Ok(EventTarget::Json),
+        Some(x) => {
+            if let Some(p) = x.strip_prefix("unix:") {
+                Ok(EventTarget::Unix(PathBuf::from(p)))
+            } else if let Some(a) = x.strip_prefix("udp:") {
+                a.parse().map(EventTarget::Udp).map_err(|_| bad())
+            } else {
+                Err(bad())
+            }
+        }
+    }
 }
 
 fn parse_mac(s: &str, what: &str) -> Result<[u8; 6], ConfigError> {
@@ -198,44 +212,7 @@ fn parse_mac(s: &str, what: &str) -> Result<[u8; 6], ConfigError> {
     v.try_into().map_err(|_| bad())
 }
 
-fn key_len(mac: u16, enc: u16) -> usize {
-    match (mac, enc) {
-        (_, 2) => 32,
-        (_, 1) => 16,
-        (4 | 5, _) => 16,
-        _ => 32,
-    }
-}
-
-/// Writes `state` to `path` with mode 0600 (through a temporary file renamed over it, so a
-/// crash leaves the old or the new state, never half of one).
-pub fn save_state(path: &Path, state: &KdcState) -> Result<(), ConfigError> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let io = |source| ConfigError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let text = toml::to_string(state).map_err(|_| ConfigError::Bad {
-        what: "state".into(),
-        detail: "cannot serialise",
-    })?;
-    let tmp = path.with_extension("tmp");
-    let _ = std::fs::remove_file(&tmp);
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&tmp)
-        .map_err(io)?;
-    f.write_all(text.as_bytes()).map_err(io)?;
-    f.sync_all().map_err(io)?;
-    std::fs::rename(&tmp, path).map_err(io)
-}
-
-/// Loads the configuration and the state; a group without a persisted key gets a fresh Key ID
-/// (never one used before) and a random key, and the state is written back before the key
-/// server answers anyone.
+/// Loads the configuration (the state file is the key server's: `net::kdc::Kdc::open`).
 pub fn load(path: &Path) -> Result<KdcConfig, ConfigError> {
     let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
         path: path.into(),
@@ -245,25 +222,21 @@ pub fn load(path: &Path) -> Result<KdcConfig, ConfigError> {
         path: path.into(),
         source,
     })?;
-    let mut state: KdcState = match std::fs::read_to_string(&f.state) {
-        Ok(t) => toml::from_str(&t).map_err(|source| ConfigError::Toml {
-            path: f.state.clone(),
-            source,
-        })?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => KdcState {
-            next_key_id: 1,
-            groups: BTreeMap::new(),
-        },
-        Err(source) => {
-            return Err(ConfigError::Io {
-                path: f.state.clone(),
-                source,
-            })
-        }
-    };
     let mut groups = Vec::new();
     for g in &f.groups {
         let what = format!("group {}", g.id);
+        if g.lifetime_s == 0 || g.activation_delay_s >= g.lifetime_s {
+            return Err(ConfigError::Bad {
+                what,
+                detail: "lifetime_s must be at least 1 and above activation_delay_s",
+            });
+        }
+        if groups.iter().any(|x: &GroupPolicy| x.id == g.id.as_bytes()) {
+            return Err(ConfigError::Bad {
+                what,
+                detail: "two groups with one id",
+            });
+        }
         let o = match g.protocol.as_str() {
             "goose" => oid::GOOSE,
             "sv" => oid::SV,
@@ -302,31 +275,6 @@ pub fn load(path: &Path) -> Result<KdcConfig, ConfigError> {
                 })
             }
         };
-        let len = key_len(g.mac, g.enc);
-        let (key_id, key) = match state
-            .groups
-            .get(&g.id)
-            .map(|s| (s.key_id, hex::decode(&s.key_hex)))
-        {
-            Some((id, Ok(k))) if k.len() == len => (id, Zeroizing::new(k)),
-            _ => {
-                let id = state.next_key_id.max(1);
-                state.next_key_id = id.checked_add(1).ok_or(ConfigError::Bad {
-                    what: what.clone(),
-                    detail: "Key IDs exhausted",
-                })?;
-                let mut k = Zeroizing::new(vec![0u8; len]);
-                rand::thread_rng().fill_bytes(&mut k);
-                state.groups.insert(
-                    g.id.clone(),
-                    GroupState {
-                        key_id: id,
-                        key_hex: hex::encode(&*k),
-                    },
-                );
-                (id, k)
-            }
-        };
         encode_oid(o).map_err(|_| ConfigError::Bad {
             what: what.clone(),
             detail: "OID",
@@ -340,8 +288,8 @@ pub fn load(path: &Path) -> Result<KdcConfig, ConfigError> {
             lifetime_secs: g.lifetime_s,
             activation_delay_secs: g.activation_delay_s,
             overlap_secs: g.overlap_s,
-            key_id,
-            key,
+            key_id: 0,
+            key: Zeroizing::new(Vec::new()),
         });
     }
     let credentials = load_credentials(&f)?;
@@ -366,8 +314,21 @@ pub fn load(path: &Path) -> Result<KdcConfig, ConfigError> {
         }
         members.push(member);
     }
-    save_state(&f.state, &state)?;
+    for m in &f.members {
+        if let Some(g) = m
+            .groups
+            .iter()
+            .find(|g| !f.groups.iter().any(|x| &x.id == *g))
+        {
+            return Err(ConfigError::Bad {
+                what: format!("member {} group {g}", m.identity),
+                detail: "no such group",
+            });
+        }
+    }
     Ok(KdcConfig {
+        events: event_target(f.events.as_deref())?,
+        metrics: f.metrics,
         listen: f.listen,
         state_path: f.state,
         policy: KdcPolicy {
@@ -407,6 +368,7 @@ fn member_policy(m: &FileMember) -> Result<MemberPolicy, ConfigError> {
                     .ok_or(bad("a pre-shared-key member needs its address"))?,
                 groups,
                 cert: None,
+                push: m.push,
             })
         }
         (None, Some(_), None) | (None, None, Some(_)) => Ok(MemberPolicy {
@@ -414,6 +376,7 @@ fn member_policy(m: &FileMember) -> Result<MemberPolicy, ConfigError> {
             psk: Zeroizing::new(Vec::new()),
             address: m.address.unwrap_or(IpAddr::from([0, 0, 0, 0])),
             groups,
+            push: m.push,
             cert: Some(match (&m.subject, &m.san) {
                 (Some(s), _) => CertMatch::Subject(s.clone()),
                 (_, Some(s)) => CertMatch::San(s.clone()),
@@ -450,4 +413,61 @@ fn load_credentials(f: &FileConfig) -> Result<Vec<Arc<Credentials>>, ConfigError
         v.push(Arc::new(creds));
     }
     Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn example() -> String {
+        std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../packaging/kdc.toml.example"
+        ))
+        .unwrap()
+    }
+
+    fn load_text(name: &str, text: &str) -> Result<KdcConfig, ConfigError> {
+        let p = std::env::temp_dir().join(format!("gander-kdc-cfg-{name}-{}", std::process::id()));
+        std::fs::write(&p, text).unwrap();
+        let r = load(&p);
+        let _ = std::fs::remove_file(&p);
+        r
+    }
+
+    #[test]
+    fn shipped_example_loads() {
+        let c = load_text("example", &example()).unwrap();
+        assert_eq!(c.policy.groups.len(), 2);
+        assert!(c.policy.members.iter().all(|m| m.push.is_some()));
+        assert_eq!(c.events, EventTarget::Stdout);
+        assert_eq!(c.metrics, Some("127.0.0.1:9848".parse().unwrap()));
+    }
+
+    #[test]
+    fn bad_schedule_unknown_group_and_bad_events_refused() {
+        let zero = example().replacen("lifetime_s = 3600", "lifetime_s = 0", 1);
+        assert!(load_text("zero", &zero)
+            .err()
+            .unwrap()
+            .to_string()
+            .contains("lifetime_s"));
+        let unknown = example().replacen(
+            "groups = [\"goose-bay1\", \"rsv-bay1\"]",
+            "groups = [\"nope\"]",
+            1,
+        );
+        assert!(load_text("unknown", &unknown)
+            .err()
+            .unwrap()
+            .to_string()
+            .contains("no such group"));
+        let ev = example().replacen("events = \"stdout\"", "events = \"file:/x\"", 1);
+        assert!(load_text("ev", &ev).is_err());
+        let udp = example().replacen("events = \"stdout\"", "events = \"udp:127.0.0.1:514\"", 1);
+        assert_eq!(
+            load_text("udp", &udp).unwrap().events,
+            EventTarget::Udp("127.0.0.1:514".parse().unwrap())
+        );
+    }
 }

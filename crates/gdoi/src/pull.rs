@@ -245,6 +245,9 @@ pub struct GroupKeys {
     pub teks: Vec<TekKey>,
     /// The group's current push sequence number, if sent.
     pub seq: Option<u32>,
+    /// The KEK and the key server's signature key, if the SA carries an SA KEK: what a
+    /// member needs to accept GROUPKEY-PUSH (`group_kek`, `push::PushReceiver`).
+    pub kek: Option<crate::group_kek::GroupKek>,
 }
 
 /// Pairs each IEC 61850 SA TEK with its key packet (by SPI); refuses a policy without one.
@@ -294,7 +297,14 @@ pub fn group_keys(
     if teks.is_empty() {
         return Err(PullError::Policy("no IEC 61850 TEK"));
     }
-    Ok(GroupKeys { group, teks, seq })
+    let kek = crate::group_kek::GroupKek::from_grant(sa, kd)
+        .map_err(|_| PullError::Policy("SA KEK without usable keys"))?;
+    Ok(GroupKeys {
+        group,
+        teks,
+        seq,
+        kek,
+    })
 }
 
 // ---------------------------------------------------------------------------------------------

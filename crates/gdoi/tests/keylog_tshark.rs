@@ -60,6 +60,7 @@ fn policy() -> KdcPolicy {
                 address: [192, 0, 2, 10].into(),
                 groups: vec![b"goose-1".to_vec()],
                 cert: None,
+                push: None,
             },
             gander_gdoi::net::kdc::MemberPolicy {
                 identity: b"ied-1-cert".to_vec(),
@@ -67,6 +68,7 @@ fn policy() -> KdcPolicy {
                 address: [0, 0, 0, 0].into(),
                 groups: vec![b"goose-1".to_vec()],
                 cert: Some(CertMatch::Subject("O=gander test,CN=ied-1".into())),
+                push: None,
             },
         ],
         groups: vec![GroupPolicy {

@@ -116,6 +116,8 @@ fn kdc_policy(g: GroupPolicy) -> KdcPolicy {
             psk: Zeroizing::new(b"0123456789abcdef".to_vec()),
             address: MEMBER.into(),
             groups: vec![b"goose-1".to_vec()],
+            cert: None,
+            push: None,
         }],
         groups: vec![g],
     }

@@ -36,6 +36,7 @@ fn member(identity: &str, addr: [u8; 4], psk: &[u8], groups: &[&str]) -> MemberP
         address: addr.into(),
         groups: groups.iter().map(|g| g.as_bytes().to_vec()).collect(),
         cert: None,
+        push: None,
     }
 }
 
@@ -136,6 +137,17 @@ fn two_members_share_a_goose_key_over_udp() {
     let last = bad.len() - 1;
     bad[last] ^= 1;
     assert!(l2::verify(Profile::Standard, &store, &bad, now).is_err());
+    // The key server records the event after it sent the last message: under load the member
+    // can get there first, so wait for it (bounded).
+    let registered = |ev: &[KdcEvent]| {
+        ev.iter()
+            .filter(|e| matches!(e, KdcEvent::Registered { .. }))
+            .count()
+    };
+    let t = std::time::Instant::now();
+    while registered(&s.events.lock().unwrap()) < 2 && t.elapsed() < Duration::from_secs(2) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
     let ev = s.events.lock().unwrap().clone();
     assert_eq!(
         ev.iter()

@@ -6,10 +6,19 @@
 //! spoofed flood fills at most this table, and message 3 must carry the right cookie before
 //! any Diffie-Hellman work), and an exact repeat of the last datagram of an exchange gets the
 //! same reply again (the member's retransmission after a lost reply).
+//!
+//! The key server also rolls keys: once a second [`Kdc::tick`] asks the key schedule
+//! (`kdc_schedule`) what is due, writes the state (`kdc_state`, write-ahead) and sends each
+//! GROUPKEY-PUSH (RFC 6407 4) by UDP to the push address of every member authorised for the
+//! group; [`Kdc::reload`] applies a new policy and revokes the members that left it.
 
 use crate::cookie::CookieJar;
+use crate::group_kek::KdcSigner;
+use crate::kdc_schedule::{self, PlannedPush, PushWhat};
+use crate::kdc_state::{load_state, save_state, KdcState, StateError};
 use crate::main_mode::{Responder, ResponderConfig};
 use crate::pull::{Grant, GroupSource, MessageIds, PullError, PullServer};
+use crate::push::PushError;
 use crate::{Phase1Sa, Suite};
 use gander_wire::isakmp::gdoi::{kd_attr, kd_type};
 use gander_wire::isakmp::header::exchange;
@@ -20,8 +29,9 @@ use gander_wire::isakmp::{
     Attribute, Header, IdPayload, Iec61850Tek, IsakmpError, KeyDownload, KeyPacket, SaAttrPayload,
     SaBody, SaPayload, SaTek, Traffic,
 };
-use std::collections::HashMap;
-use std::net::{IpAddr, SocketAddr, UdpSocket};
+use std::collections::{HashMap, VecDeque};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, UdpSocket};
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 use zeroize::Zeroizing;
 
@@ -29,6 +39,9 @@ use zeroize::Zeroizing;
 pub const MAX_HALF_OPEN: usize = 1024;
 /// Most established phase-1 SAs kept at once.
 pub const MAX_SAS: usize = 4096;
+/// Most phase-1 SAs kept per member identity: a member that registers again (each rekey it
+/// missed, each restart) replaces its oldest SA, so the table does not fill with stale ones.
+pub const MAX_SAS_PER_MEMBER: usize = 4;
 
 /// One authorised member.
 #[derive(Clone)]
@@ -44,6 +57,9 @@ pub struct MemberPolicy {
     /// For a member authenticated by certificate: the subject or subjectAltName that names it
     /// (then `psk` is empty and `address` unused; `cert_members.rs`).
     pub cert: Option<crate::cert_auth::CertMatch>,
+    /// Where it listens for GROUPKEY-PUSH (UDP); no pushes if `None` (it must register
+    /// again before its keys expire).
+    pub push: Option<SocketAddr>,
 }
 
 /// One group and its current key.
@@ -65,9 +81,9 @@ pub struct GroupPolicy {
     pub activation_delay_secs: u64,
     /// SA_KDA (s).
     pub overlap_secs: u64,
-    /// Current Key ID.
+    /// Seed Key ID: the first key of a group the state does not know yet (0: a fresh one).
     pub key_id: u32,
-    /// Current key.
+    /// Seed key (empty: a random one).
     pub key: Zeroizing<Vec<u8>>,
 }
 
@@ -155,9 +171,75 @@ impl KdcPolicy {
     }
 }
 
-/// What one datagram did.
+/// What one datagram, tick or reload did.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum KdcEvent {
+    /// A GROUPKEY-PUSH announced a TEK.
+    Rekeyed {
+        /// The group.
+        group: String,
+        /// The push's SEQ.
+        seq: u32,
+        /// The new TEK's Key ID.
+        key_id: u32,
+        /// When it activates (seconds since the epoch).
+        activates_at: u64,
+        /// Members it was sent to.
+        members: usize,
+    },
+    /// A GROUPKEY-PUSH withdrew TEKs (Delete payload).
+    KeysWithdrawn {
+        /// The group.
+        group: String,
+        /// The push's SEQ.
+        seq: u32,
+        /// Their Key IDs.
+        key_ids: Vec<u32>,
+        /// Members it was sent to.
+        members: usize,
+    },
+    /// Members left a group's policy: new KEK and TEK, the old KEK withdrawn.
+    Revoked {
+        /// The group.
+        group: String,
+        /// The identities revoked.
+        identities: Vec<String>,
+        /// The new TEK's Key ID.
+        new_key_id: u32,
+        /// SEQ of the push withdrawing the old KEK.
+        seq: u32,
+        /// Members it was sent to.
+        members: usize,
+    },
+    /// A push could not be sent to one member.
+    PushFailed {
+        /// The group.
+        group: String,
+        /// The member's push address.
+        target: SocketAddr,
+        /// Why.
+        reason: String,
+    },
+    /// The key server started listening.
+    Started {
+        /// Its address.
+        listen: SocketAddr,
+    },
+    /// The key server stopped (SIGTERM, SIGINT).
+    Stopped,
+    /// A reload was refused; the policy in force stays.
+    ReloadFailed {
+        /// Why.
+        reason: String,
+    },
+    /// A new policy was applied.
+    Reloaded {
+        /// Groups.
+        groups: usize,
+        /// Members.
+        members: usize,
+    },
     /// A phase-1 SA was established with a member.
     Phase1 {
         /// Peer.
@@ -211,6 +293,21 @@ struct Pull {
     group: Vec<u8>,
 }
 
+/// Why the key server cannot go on.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum KdcError {
+    /// Socket error.
+    #[error("socket: {0}")]
+    Io(#[from] std::io::Error),
+    /// The state cannot be read, written or advanced.
+    #[error("{0}")]
+    State(#[from] StateError),
+    /// A push cannot be built (signing key).
+    #[error("push: {0}")]
+    Push(#[from] PushError),
+}
+
 /// The key server.
 pub struct Kdc {
     sock: UdpSocket,
@@ -220,6 +317,72 @@ pub struct Kdc {
     sas: HashMap<Cookies, (Phase1Sa, MessageIds)>,
     pulls: HashMap<(Cookies, u32), Pull>,
     certs: super::cert_members::KdcCerts,
+    state: KdcState,
+    state_path: Option<PathBuf>,
+    signer: Option<KdcSigner>,
+    now: u64,
+    queued: VecDeque<KdcEvent>,
+    /// Push targets of the policy before a reload, per group: the push withdrawing the KEK
+    /// also reaches the members just revoked (it tells them when their keys end).
+    previous_targets: HashMap<String, Vec<SocketAddr>>,
+    /// Phase-1 SAs per member identity, oldest first.
+    sa_by_identity: HashMap<Vec<u8>, VecDeque<Cookies>>,
+}
+
+/// Seconds since the epoch (the clock of key lifetimes, as members see it).
+pub fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// Answers GROUPKEY-PULL message 1 from the policy and the schedule's keys.
+struct Granter<'a> {
+    policy: &'a KdcPolicy,
+    state: &'a KdcState,
+    signer: Option<&'a KdcSigner>,
+    src: Ipv4Addr,
+    now: u64,
+}
+
+impl GroupSource for Granter<'_> {
+    fn grant(&self, member: &IdPayload, group: &IdPayload) -> Result<Grant, PullError> {
+        let m = self
+            .policy
+            .members
+            .iter()
+            .find(|m| m.cert.is_none() && m.identity == member.data);
+        self.grant_to(m, group)
+    }
+
+    /// A member authenticated by certificate is found by the certificate phase 1 verified,
+    /// never by its ID payload alone.
+    fn grant_for(&self, sa: &Phase1Sa, group: &IdPayload) -> Result<Grant, PullError> {
+        match &sa.peer_cert {
+            None => self.grant(&sa.peer_id, group),
+            Some(c) => self.grant_to(self.policy.cert_member(c), group),
+        }
+    }
+}
+
+impl Granter<'_> {
+    /// The grant of `group` to `m` (none: not authorised) from the schedule's keys.
+    fn grant_to(&self, m: Option<&MemberPolicy>, group: &IdPayload) -> Result<Grant, PullError> {
+        let g = self
+            .policy
+            .groups
+            .iter()
+            .find(|g| g.id == group.data)
+            .ok_or(PullError::UnknownGroup)?;
+        let m = m.ok_or(PullError::NotAuthorized)?;
+        if !m.groups.contains(&g.id) {
+            return Err(PullError::NotAuthorized);
+        }
+        let signer = self
+            .signer
+            .ok_or(PullError::Crypto("key server has no signing key"))?;
+        kdc_schedule::grant(g, self.state, signer, self.src, self.now)
+    }
 }
 
 fn peer_bytes(p: &SocketAddr) -> Vec<u8> {
@@ -232,8 +395,40 @@ fn peer_bytes(p: &SocketAddr) -> Vec<u8> {
 }
 
 impl Kdc {
-    /// A key server on a bound socket.
+    /// A key server on a bound socket with its state in memory only (tests, benchmarks): a
+    /// group's first key is the policy's seed key, if any.
     pub fn new(sock: UdpSocket, policy: KdcPolicy) -> Kdc {
+        let state = KdcState::new().unwrap_or_default();
+        let mut k = Kdc::bare(sock, policy, state, None);
+        let now = unix_now();
+        // An in-memory state cannot fail to save; a group whose seed does not fit gets a
+        // fresh key instead.
+        if let Ok(ev) = k.start(now) {
+            k.queued.extend(ev);
+        }
+        k
+    }
+
+    /// A key server whose state lives in `path` (created on first start, refused if others may
+    /// read it): members removed from the policy while it was down are revoked, keys not yet
+    /// active are pushed again under a fresh SEQ, and anything due is done. Returns the events.
+    pub fn open(
+        sock: UdpSocket,
+        policy: KdcPolicy,
+        path: &Path,
+        now: u64,
+    ) -> Result<(Kdc, Vec<KdcEvent>), KdcError> {
+        let state = match load_state(path)? {
+            Some(s) => s,
+            None => KdcState::new()?,
+        };
+        let mut k = Kdc::bare(sock, policy, state, Some(path.to_path_buf()));
+        let ev = k.start(now)?;
+        Ok((k, ev))
+    }
+
+    fn bare(sock: UdpSocket, policy: KdcPolicy, state: KdcState, path: Option<PathBuf>) -> Kdc {
+        let signer = state.signer().ok().and_then(|k| KdcSigner::new(k).ok());
         Kdc {
             sock,
             jar: CookieJar::new(),
@@ -242,6 +437,13 @@ impl Kdc {
             sas: HashMap::new(),
             pulls: HashMap::new(),
             certs: Default::default(),
+            state,
+            state_path: path,
+            signer,
+            now: 0,
+            queued: VecDeque::new(),
+            previous_targets: HashMap::new(),
+            sa_by_identity: HashMap::new(),
         }
     }
 
@@ -250,13 +452,196 @@ impl Kdc {
         self.certs = certs;
     }
 
+    fn start(&mut self, now: u64) -> Result<Vec<KdcEvent>, KdcError> {
+        self.now = now;
+        let mut st = self.state.clone();
+        let (mut pushes, revoked) = kdc_schedule::revoke_removed(&self.policy, &mut st, now)?;
+        pushes.extend(kdc_schedule::announce_pending(&self.policy, &mut st, now)?);
+        pushes.extend(kdc_schedule::tick(&self.policy, &mut st, now)?);
+        self.commit(st)?;
+        self.send_all(pushes, &revoked)
+    }
+
+    /// Writes the new state (before anything it plans is sent), then adopts it.
+    fn commit(&mut self, st: KdcState) -> Result<(), KdcError> {
+        if let Some(p) = &self.state_path {
+            if st != self.state {
+                save_state(p, &st)?;
+            }
+        }
+        self.state = st;
+        Ok(())
+    }
+
+    /// Records a new phase-1 SA of `identity`, dropping its oldest beyond
+    /// [`MAX_SAS_PER_MEMBER`] with their exchanges.
+    fn remember_sa(&mut self, identity: &[u8], cookies: Cookies) {
+        let q = self.sa_by_identity.entry(identity.to_vec()).or_default();
+        q.push_back(cookies);
+        while q.len() > MAX_SAS_PER_MEMBER {
+            if let Some(old) = q.pop_front() {
+                self.sas.remove(&old);
+                self.pulls.retain(|(c, _), _| *c != old);
+            }
+        }
+    }
+
+    /// Established phase-1 SAs held.
+    pub fn sa_count(&self) -> usize {
+        self.sas.len()
+    }
+
+    /// The state (keys, SEQs) as the key server holds it.
+    pub fn state(&self) -> &KdcState {
+        &self.state
+    }
+
+    /// The policy in force.
+    pub fn policy(&self) -> &KdcPolicy {
+        &self.policy
+    }
+
+    /// Runs the key schedule at `now` (seconds since the epoch): rekeys and withdrawals that
+    /// are due are written to the state, then pushed.
+    pub fn tick(&mut self, now: u64) -> Result<Vec<KdcEvent>, KdcError> {
+        self.now = now;
+        let mut st = self.state.clone();
+        let pushes = kdc_schedule::tick(&self.policy, &mut st, now)?;
+        if pushes.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.commit(st)?;
+        self.send_all(pushes, &[])
+    }
+
+    /// Applies a new policy (SIGHUP): phase-1 SAs and exchanges of members no longer in it (or
+    /// at another address) are dropped, and members that left a group are revoked
+    /// (`kdc_schedule::revoke_removed`).
+    pub fn reload(&mut self, policy: KdcPolicy, now: u64) -> Result<Vec<KdcEvent>, KdcError> {
+        self.now = now;
+        self.sas
+            .retain(|_, (sa, _)| policy.members.iter().any(|m| m.identity == sa.peer_id.data));
+        let sas = &self.sas;
+        self.pulls.retain(|(c, _), _| sas.contains_key(c));
+        self.sa_by_identity.retain(|_, q| {
+            q.retain(|c| sas.contains_key(c));
+            !q.is_empty()
+        });
+        self.half_open
+            .retain(|_, h| policy.members.iter().any(|m| m.address == h.peer.ip()));
+        let mut st = self.state.clone();
+        self.previous_targets = self
+            .policy
+            .groups
+            .iter()
+            .map(|g| {
+                let name = String::from_utf8_lossy(&g.id).into_owned();
+                let t = self.targets(&name);
+                (name, t)
+            })
+            .collect();
+        self.policy = policy;
+        let (pushes, revoked) = kdc_schedule::revoke_removed(&self.policy, &mut st, now)?;
+        let mut pushes = pushes;
+        pushes.extend(kdc_schedule::tick(&self.policy, &mut st, now)?);
+        self.commit(st)?;
+        let mut ev = vec![KdcEvent::Reloaded {
+            groups: self.policy.groups.len(),
+            members: self.policy.members.len(),
+        }];
+        let sent = self.send_all(pushes, &revoked);
+        self.previous_targets.clear();
+        ev.extend(sent?);
+        Ok(ev)
+    }
+
+    fn targets(&self, group: &str) -> Vec<SocketAddr> {
+        self.policy
+            .members
+            .iter()
+            .filter(|m| m.groups.iter().any(|g| g == group.as_bytes()))
+            .filter_map(|m| m.push)
+            .collect()
+    }
+
+    fn send_all(
+        &mut self,
+        pushes: Vec<PlannedPush>,
+        revoked: &[kdc_schedule::Revocation],
+    ) -> Result<Vec<KdcEvent>, KdcError> {
+        let mut ev = Vec::new();
+        let Some(signer) = self.signer.clone() else {
+            return Err(PushError::Crypto("key server has no signing key").into());
+        };
+        for p in pushes {
+            let msg = crate::push::build(&p.kek, &signer.key, p.seq, p.payloads)?;
+            let mut targets = self.targets(&p.group);
+            if p.what == PushWhat::KekWithdrawn {
+                for t in self.previous_targets.get(&p.group).into_iter().flatten() {
+                    if !targets.contains(t) {
+                        targets.push(*t);
+                    }
+                }
+            }
+            let mut sent = 0;
+            for t in &targets {
+                match self.sock.send_to(&msg, t) {
+                    Ok(_) => sent += 1,
+                    Err(e) => ev.push(KdcEvent::PushFailed {
+                        group: p.group.clone(),
+                        target: *t,
+                        reason: e.to_string(),
+                    }),
+                }
+            }
+            ev.push(match p.what {
+                PushWhat::Rekey {
+                    key_id,
+                    activates_at,
+                } => KdcEvent::Rekeyed {
+                    group: p.group,
+                    seq: p.seq,
+                    key_id,
+                    activates_at,
+                    members: sent,
+                },
+                PushWhat::Delete { key_ids } => KdcEvent::KeysWithdrawn {
+                    group: p.group,
+                    seq: p.seq,
+                    key_ids,
+                    members: sent,
+                },
+                PushWhat::KekWithdrawn => {
+                    let r = revoked.iter().find(|r| r.group == p.group);
+                    KdcEvent::Revoked {
+                        identities: r.map(|r| r.identities.clone()).unwrap_or_default(),
+                        new_key_id: r.map_or(0, |r| r.new_key_id),
+                        group: p.group,
+                        seq: p.seq,
+                        members: sent,
+                    }
+                }
+            });
+        }
+        Ok(ev)
+    }
+
     /// The socket's address.
     pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
         self.sock.local_addr()
     }
 
-    /// Waits up to `timeout` for one datagram and handles it.
-    pub fn poll(&mut self, timeout: Duration) -> std::io::Result<Option<KdcEvent>> {
+    /// Runs the key schedule if the second changed, then waits up to `timeout` for one
+    /// datagram and handles it. Returns one event: a queued one of the schedule first.
+    pub fn poll(&mut self, timeout: Duration) -> Result<Option<KdcEvent>, KdcError> {
+        let now = unix_now();
+        if now != self.now {
+            let ev = self.tick(now)?;
+            self.queued.extend(ev);
+        }
+        if let Some(e) = self.queued.pop_front() {
+            return Ok(Some(e));
+        }
         let mut buf = vec![0u8; 65_535];
         self.sock.set_read_timeout(Some(timeout))?;
         let (n, peer) = match self.sock.recv_from(&mut buf) {
@@ -269,7 +654,7 @@ impl Kdc {
             {
                 return Ok(None)
             }
-            Err(e) => return Err(e),
+            Err(e) => return Err(e.into()),
         };
         let (reply, event) = self.handle(peer, &buf[..n]);
         if let Some(r) = reply {
@@ -324,6 +709,7 @@ impl Kdc {
                             if let Some(sa) = ho.responder.into_sa() {
                                 self.certs.log(&sa);
                                 let identity = sa.peer_name();
+                                self.remember_sa(&sa.peer_id.data.clone(), cookies);
                                 self.sas.insert(cookies, (sa, MessageIds::default()));
                                 return (Some(out), KdcEvent::Phase1 { peer, identity });
                             }
@@ -362,7 +748,18 @@ impl Kdc {
                         Err(e) => refuse(e.to_string(), e.notify()),
                     };
                 }
-                match PullServer::start(sa, ids, &self.policy, data) {
+                let src = match self.sock.local_addr().map(|a| a.ip()) {
+                    Ok(IpAddr::V4(a)) => a,
+                    _ => Ipv4Addr::UNSPECIFIED,
+                };
+                let granter = Granter {
+                    policy: &self.policy,
+                    state: &self.state,
+                    signer: self.signer.as_ref(),
+                    src,
+                    now: self.now,
+                };
+                match PullServer::start(sa, ids, &granter, data) {
                     Ok((server, out)) => {
                         let group = server.group().to_vec();
                         self.pulls.insert(

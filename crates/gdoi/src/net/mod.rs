@@ -3,4 +3,5 @@
 
 pub mod cert_members;
 pub mod kdc;
+pub mod kdc_service;
 pub mod member;
