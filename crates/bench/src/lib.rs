@@ -12,6 +12,8 @@
 //! * [`scl`]: `gander bench scl`, reading SCL files (`gander-scl`) on generated SCDs of 1, 10
 //!   and 100 IEDs and on files given.
 //! * [`anatomy`]: where a TLS 1.2 handshake's time goes (the `handshake_anatomy` example).
+//! * [`fleet`]: `gander bench fleet`, one sweep of a substation of N IEDs in namespaces
+//!   (`gander probe --scd`) against the 2-minute target; [`fleet_scd`] writes its SCD.
 
 pub mod anatomy;
 pub mod audit;
@@ -20,6 +22,8 @@ pub mod audit_memory;
 pub mod crypto;
 pub mod crypto_ascon;
 pub mod crypto_report;
+pub mod fleet;
+pub mod fleet_scd;
 pub mod gateway;
 pub mod mms;
 pub mod process_bus;

@@ -25,6 +25,9 @@ pub(crate) enum BenchCommand {
     /// `gander audit` on a generated mixed capture (8 SV streams, GOOSE, R-GOOSE, MMS over
     /// TLS): frames/s without keys and with every tag verified, tshark on the same capture.
     Audit(crate::bench_audit::Args),
+    /// One sweep of a substation (`gander probe --scd`): N IEDs in namespaces, plain and TLS,
+    /// timed against the 2-minute target, per-IED p50/p99, the prober's peak RSS and its slope.
+    Fleet(crate::bench_fleet::Args),
 }
 
 #[derive(Args)]
@@ -112,6 +115,7 @@ pub(crate) fn run(cmd: BenchCommand) -> anyhow::Result<ExitCode> {
         BenchCommand::Mms(a) => crate::bench_mms::run(a),
         BenchCommand::Scl(a) => crate::bench_scl::run(a),
         BenchCommand::Audit(a) => crate::bench_audit::run(a),
+        BenchCommand::Fleet(a) => crate::bench_fleet::run(a),
         BenchCommand::Crypto(a) => crypto(a),
     }
 }
