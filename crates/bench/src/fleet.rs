@@ -210,7 +210,10 @@ impl Substation {
             let ns = format!("{}i{i}", self.prefix);
             sh(&["ip", "netns", "add", &ns])?;
             self.namespaces.push(ns.clone());
-            let (a, b) = (format!("{}i{i}a", self.prefix), format!("{}i{i}b", self.prefix));
+            let (a, b) = (
+                format!("{}i{i}a", self.prefix),
+                format!("{}i{i}b", self.prefix),
+            );
             sh(&[
                 "ip", "link", "add", &a, "netns", &ns, "type", "veth", "peer", &b, "netns", &hub,
             ])?;
@@ -244,7 +247,9 @@ impl Substation {
         let name = fleet_scd::name(i);
         let ns = format!("{}i{i}", self.prefix);
         let mut c = Command::new("ip");
-        c.args(["netns", "exec", &ns]).arg(gander).args(["mms", "server"]);
+        c.args(["netns", "exec", &ns])
+            .arg(gander)
+            .args(["mms", "server"]);
         if tls {
             let cfg = self.work.join(format!("{name}.toml"));
             write(
@@ -588,10 +593,7 @@ mod tests {
     #[test]
     fn the_tls_share_is_spread_and_exact() {
         assert_eq!(tls_indices(10, 0.5).len(), 5);
-        assert_eq!(
-            tls_indices(4, 0.5).into_iter().collect::<Vec<_>>(),
-            [1, 3]
-        );
+        assert_eq!(tls_indices(4, 0.5).into_iter().collect::<Vec<_>>(), [1, 3]);
         assert!(tls_indices(7, 0.0).is_empty());
         assert_eq!(tls_indices(7, 1.0).len(), 7);
         assert_eq!(tls_indices(100, 0.3).len(), 30);

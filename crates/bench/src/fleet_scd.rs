@@ -75,7 +75,7 @@ fn lln0(out: &mut String, ied: &str, ld: &str, data_sets: &[DataSet], rcbs: &[Rc
 
 fn ied(out: &mut String, i: usize) {
     let name = name(i);
-    let big = i % 3 == 0;
+    let big = i.is_multiple_of(3);
     let _ = write!(
         out,
         r#"<IED name="{name}" manufacturer="gander-fixture" type="BAY{}" configVersion="1"><Services><GetDirectory/><GetDataObjectDefinition/><DataSetDirectory/><ReadWrite/><GetDataSetValue/><ConfReportControl max="8"/></Services><AccessPoint name="S1"><Server><Authentication/>"#,

@@ -250,7 +250,10 @@ mod tests {
         let t = r.tls.unwrap();
         assert_eq!(t.scan.as_ref().unwrap().connections, 2);
         assert_eq!(t.verdicts.len(), 1);
-        assert_eq!((t.verdicts[0].id.as_str(), t.count("pass")), ("scan-sslv2", 1));
+        assert_eq!(
+            (t.verdicts[0].id.as_str(), t.count("pass")),
+            ("scan-sslv2", 1)
+        );
     }
 
     #[test]
@@ -294,7 +297,9 @@ mod tests {
         let mut o = FleetOptions::new(dir, "test".into());
         o.device_cap = std::time::Duration::from_millis(600);
         o.probe.timeout = std::time::Duration::from_millis(300);
-        o.scan = Some(super::super::scan::gentle(std::time::Duration::from_secs(2)));
+        o.scan = Some(super::super::scan::gentle(std::time::Duration::from_secs(
+            2,
+        )));
         let begun = Instant::now();
         let (row, lingering) = probe_one(&t, None, &o);
         assert!(begun.elapsed() < std::time::Duration::from_millis(1500));

@@ -437,12 +437,23 @@ mod tests {
         assert!(row_changes(&a, &a).is_empty());
         // A report without fingerprints (older survey) claims nothing about the certificate.
         let mut old = a.clone();
-        old.tls.as_mut().unwrap().certificate.as_mut().unwrap().sha256 = String::new();
+        old.tls
+            .as_mut()
+            .unwrap()
+            .certificate
+            .as_mut()
+            .unwrap()
+            .sha256 = String::new();
         assert!(row_changes(&old, &b).is_empty());
         // Same leaf, another chain.
         let mut c = a.clone();
-        c.tls.as_mut().unwrap().certificate.as_mut().unwrap().chain_sha256 =
-            vec![ca.sha256.clone(), "11".into()];
+        c.tls
+            .as_mut()
+            .unwrap()
+            .certificate
+            .as_mut()
+            .unwrap()
+            .chain_sha256 = vec![ca.sha256.clone(), "11".into()];
         let ch = row_changes(&a, &c);
         assert_eq!(ch.len(), 1);
         assert!(ch[0].detail.contains("chain changed"), "{}", ch[0].detail);
@@ -520,8 +531,12 @@ mod tests {
         assert_eq!(ch[0].detail, "added: secp384r1 (TLS 1.2)");
         assert_eq!(ch[1].detail, "removed: TLS 1.3");
         assert!(
-            ch[2].detail.contains("removed: TLS_AES_128_GCM_SHA256 (TLS 1.3)")
-                && ch[2].detail.contains("added: TLS_RSA_WITH_RC4_128_SHA (TLS 1.2)"),
+            ch[2]
+                .detail
+                .contains("removed: TLS_AES_128_GCM_SHA256 (TLS 1.3)")
+                && ch[2]
+                    .detail
+                    .contains("added: TLS_RSA_WITH_RC4_128_SHA (TLS 1.2)"),
             "{}",
             ch[2].detail
         );

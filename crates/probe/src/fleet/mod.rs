@@ -191,8 +191,7 @@ pub fn sweep(
                     if interrupt::stopping() {
                         return;
                     }
-                    let (row, lingering) =
-                        device::probe_one(t, declared.get(&t.name), opts);
+                    let (row, lingering) = device::probe_one(t, declared.get(&t.name), opts);
                     if tx.send(row).is_err() {
                         return;
                     }

@@ -3,11 +3,14 @@
 //! text (`fleet.prom`) for a monitoring system to scrape or import.
 use super::row::{Row, RowOutcome};
 use super::scan::RowScan;
-use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
-/// Version of `fleet.json`; raised when a field changes meaning or disappears.
-pub const FLEET_SCHEMA: u32 = 1;
+/// Version of `fleet.json`; raised when a field changes meaning or disappears. 2: the
+/// certificate's `digest` (over decoded facts) gave way to `sha256` of the DER and
+/// `chain_sha256`; `tls.scan`, `tls.scan_error` and `settings.scan_cap` are new. A schema-1
+/// report still loads (for a diff), its certificates without fingerprints.
+pub const FLEET_SCHEMA: u32 = 2;
 
 /// The settings of the sweep, as recorded.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -300,7 +303,11 @@ fn scan_details(sc: &RowScan) -> String {
             } else {
                 "refused".into()
             },
-            if v.weak_suites.is_empty() { "ok" } else { "bad" },
+            if v.weak_suites.is_empty() {
+                "ok"
+            } else {
+                "bad"
+            },
             if v.weak_suites.is_empty() {
                 "none".into()
             } else {
@@ -625,8 +632,7 @@ mod tests {
             "gander_fleet_tls_verdict_devices{verdict=\"scan-cipher-order\",level=\"info\"} 1\n"
         ));
         assert!(m.ends_with("# EOF\n"));
-        let back: FleetReport =
-            serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
+        let back: FleetReport = serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
         assert_eq!(back, r);
     }
 }

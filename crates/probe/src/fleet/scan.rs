@@ -75,7 +75,12 @@ impl RowScan {
                     incomplete: x.get("incomplete").and_then(Value::as_bool) == Some(true),
                     ..RowScanVersion::default()
                 };
-                for s in x.get("suites").and_then(Value::as_array).into_iter().flatten() {
+                for s in x
+                    .get("suites")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
                     let Some(name) = str_of(s, "name") else {
                         continue;
                     };
@@ -256,7 +261,10 @@ mod tests {
             s.versions[1].weak_suites,
             ["TLS_DH_anon_WITH_AES_128_CBC_SHA (anonymous)"]
         );
-        assert_eq!(s.versions[1].dh_prime.as_deref(), Some("own 1024-bit prime"));
+        assert_eq!(
+            s.versions[1].dh_prime.as_deref(),
+            Some("own 1024-bit prime")
+        );
         assert!(s.versions[2].incomplete);
         assert!(s
             .suites_by_version()

@@ -304,7 +304,12 @@ mod tests {
         assert_eq!(c.san, ["DNS:ied1.example", "IP:10.0.0.7"]);
         assert_eq!(c.der_len, der.len());
         assert_eq!(c.sha256.len(), 64);
-        assert_ne!(describe(&cert(1_700_000_000, 1_900_000_001), 0).unwrap().sha256, c.sha256);
+        assert_ne!(
+            describe(&cert(1_700_000_000, 1_900_000_001), 0)
+                .unwrap()
+                .sha256,
+            c.sha256
+        );
         assert!(!describe(&der, 1_950_000_000).unwrap().valid_now);
         assert!(!describe(&der, 1_600_000_000).unwrap().valid_now);
     }
