@@ -226,6 +226,8 @@ mod tests {
             sslv2: gander_tls::scan::enumerate::Sslv2Scan::default(),
             versions: vec![],
             weaknesses: vec![],
+            robot: None,
+            early_data: None,
             verdicts: vec![gander_tls::survey::Verdict {
                 id: "scan-sslv2",
                 level: gander_tls::survey::Level::Pass,

@@ -297,6 +297,8 @@ mod tests {
             },
             versions: vec![],
             weaknesses: vec![],
+            robot: None,
+            early_data: None,
             verdicts: vec![],
             connections: 3,
             capped: false,
