@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Writes an SCD of N IEDs for fleet sweeps (`gander probe --scd`), written for gander's tests and
-`scripts/bench_fleet.py`, not taken from any file.
+"""Writes an SCD of N IEDs for fleet sweeps (`gander probe --scd`), written for gander's tests
+(interop/tests/test_probe_fleet.py), not taken from any file. `gander bench fleet` writes the same
+shape from Rust (crates/bench/src/fleet_scd.rs).
 
 Each IED looks like the protection and bay IEDs of public SCL files: logical devices PROT, MEAS
 and CTRL (a few more LNs on every third IED), LLN0 with data sets and buffered and unbuffered

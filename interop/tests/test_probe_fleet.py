@@ -11,7 +11,11 @@ and IED004's address has nothing behind it. The prober runs in the bridge's name
   request leaves the page;
 - an interrupted sweep (SIGINT after the first device) leaves a state file the next run resumes
   from, without probing the finished device again;
-- a diff between two sweeps: IED002's certificate re-issued, IED003 serving a changed model.
+- IED002's row carries the TLS scan (every IANA suite per version, groups, weaknesses) and the
+  certificate's SHA-256 over its DER;
+- a diff between two sweeps: IED002's certificate re-issued, IED003 serving a changed model, and
+  nothing else (the scan facts of an unchanged server do not flap); then IED002 restricted to
+  TLS 1.2: the scan's versions and suites per version name what went.
 """
 from __future__ import annotations
 
@@ -104,14 +108,15 @@ class Servers:
         self.gander, self.net, self.pki, self.work = gander, net, pki, work
         self.procs: dict[str, subprocess.Popen] = {}
 
-    def start(self, name: str, scd: Path, cert: Path | None = None, key: Path | None = None):
+    def start(self, name: str, scd: Path, cert: Path | None = None, key: Path | None = None,
+              extra_tls: str = ""):
         self.stop(name)
         if name == TLS_IED:
             cfg = self.work / f"{name}.toml"
             cfg.write_text(
                 f'listen = "{ip_of(name)}:3782"\nscl = "{scd}"\nied = "{name}"\n[tls]\n'
                 f'ca = "{self.pki}/ca.pem"\ncert = "{cert or self.pki / "server.pem"}"\n'
-                f'key = "{key or self.pki / "server.key"}"\n')
+                f'key = "{key or self.pki / "server.key"}"\n{extra_tls}')
             cmd = [self.gander, "mms", "server", "--config", str(cfg)]
         else:
             cmd = [self.gander, "mms", "server", "--scl", str(scd), "--ied", name,
@@ -195,8 +200,23 @@ def test_the_sweep_has_a_row_per_ied_with_model_tls_and_times(first):
     t = r[TLS_IED]["tls"]
     assert r[TLS_IED]["endpoint"] == f"{ip_of(TLS_IED)}:3782"
     assert t["version"] and t["suite"].startswith("TLS_")
-    assert t["certificate"]["subject"] and len(t["certificate"]["digest"]) == 32
+    c = t["certificate"]
+    assert c["subject"] and len(c["sha256"]) == 64 and c["chain_sha256"][0] == c["sha256"]
     assert t["versions"] and t["suites"] and t["verdicts"], t
+    # The scan: every version asked, suites per accepted version, gander's server accepts no
+    # anonymous, NULL, EXPORT, RC4 or DES suite and no SSL.
+    sc = t["scan"]
+    assert sc is not None and not sc["capped"] and sc["connections"] > 0, (sc, t.get("scan_error"))
+    by = {v["version"]: v for v in sc["versions"]}
+    assert set(by) == {"SSLv3", "1.0", "1.1", "1.2", "1.3"}
+    assert not sc["sslv2"] and not by["SSLv3"]["accepted"]
+    assert by["1.2"]["accepted"] and by["1.2"]["suites"], by["1.2"]
+    assert all(not v["weak_suites"] for v in sc["versions"]), sc
+    assert by["1.2"]["groups"] or by["1.3"]["groups"], sc
+    ids = {v["id"]: v["level"] for v in t["verdicts"]}
+    for i in ("scan-sslv2", "scan-anonymous-suites", "scan-null-suites", "scan-export-suites",
+              "scan-rc4-suites"):
+        assert ids.get(i) == "pass", (i, ids)
     assert {v["level"] for v in t["verdicts"]} <= {"pass", "info", "warn", "fail"}
     assert not r["IED004"]["reachable"] and r["IED004"]["outcome"] == "unreachable"
     assert "3782" in r["IED004"]["endpoint"] and "102" in r["IED004"]["endpoint"]
@@ -204,6 +224,9 @@ def test_the_sweep_has_a_row_per_ied_with_model_tls_and_times(first):
     assert sum(f"/4] {n} " in first["stderr"] for n in NAMES) == 4, first["stderr"]
     prom = (first["out"] / "fleet.prom").read_text()
     assert prom.endswith("# EOF\n") and 'gander_fleet_reachable{device="IED004"} 0' in prom
+    assert 'gander_fleet_tls_verdict_devices{verdict="scan-rc4-suites",level="pass"} 1' in prom
+    assert f'gander_fleet_tls_scan_suites{{device="{TLS_IED}",version="1.2"}} ' in prom
+    assert f'gander_fleet_tls_weak_suites{{device="{TLS_IED}"}} 0' in prom
 
 
 class Dom(HTMLParser):
@@ -302,3 +325,28 @@ def test_the_diff_shows_a_new_certificate_and_a_changed_model(gander, fleet, fir
     same = subprocess.run([gander, "probe", "diff", str(out / "fleet.json"), str(out / "fleet.json")],
                           capture_output=True, text=True, timeout=30)
     assert same.returncode == 0 and same.stdout.strip() == "no change"
+    fleet["sweep2"] = out
+
+
+def test_the_diff_names_the_versions_and_suites_the_scan_saw_go(gander, fleet, first):
+    if "sweep2" not in fleet:
+        pytest.skip("needs the sweep of the certificate and model diff")
+    s = fleet["servers"]
+    crt, key = fleet["work"] / "server2.pem", fleet["work"] / "server2.key"
+    s.start(TLS_IED, fleet["scd"], crt, key, extra_tls='versions = ["1.2"]\n')
+    out = fleet["work"] / "sweep3"
+    p = subprocess.run(sweep_cmd(gander, fleet, out, "--concurrency", "4", "--diff",
+                                 str(fleet["sweep2"] / "fleet.json")), capture_output=True, text=True,
+                       timeout=300)
+    assert p.returncode == 3, p.stderr
+    diff = json.loads((out / "fleet-diff.json").read_text())
+    changed = {c["name"]: c["changes"] for c in diff["changed"]}
+    assert set(changed) == {TLS_IED}, changed
+    kinds = {c["kind"]: c["detail"] for c in changed[TLS_IED]}
+    assert "certificate" not in kinds and "model" not in kinds, kinds
+    assert kinds["versions"] == "removed: TLS 1.3", kinds
+    assert "removed: TLS_AES_128_GCM_SHA256 (TLS 1.3)" in kinds["suites"], kinds
+    assert "added" not in kinds["suites"], kinds
+    row = rows(json.loads((out / "fleet.json").read_text()))[TLS_IED]
+    by = {v["version"]: v for v in row["tls"]["scan"]["versions"]}
+    assert by["1.2"]["accepted"] and not by["1.3"]["accepted"]

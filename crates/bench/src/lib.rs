@@ -14,6 +14,8 @@
 //! * [`gdoi`]: `gander bench gdoi`, the IEC 62351-9 key server's registrations per second
 //!   against their bare cryptography, and a push rekey to 100 members (`gander-gdoi`).
 //! * [`anatomy`]: where a TLS 1.2 handshake's time goes (the `handshake_anatomy` example).
+//! * [`fleet`]: `gander bench fleet`, one sweep of a substation of N IEDs in namespaces
+//!   (`gander probe --scd`) against the 2-minute target; [`fleet_scd`] writes its SCD.
 
 pub mod anatomy;
 pub mod audit;
@@ -22,6 +24,8 @@ pub mod audit_memory;
 pub mod crypto;
 pub mod crypto_ascon;
 pub mod crypto_report;
+pub mod fleet;
+pub mod fleet_scd;
 pub mod gateway;
 pub mod gdoi;
 pub mod mms;

@@ -28,6 +28,9 @@ pub(crate) enum BenchCommand {
     /// The IEC 62351-9 key server: registrations per second with PSK against the bare
     /// crypto of one registration, and a push rekey to 100 members (docs/gdoi.md).
     Gdoi(crate::bench_gdoi::Args),
+    /// One sweep of a substation (`gander probe --scd`): N IEDs in namespaces, plain and TLS,
+    /// timed against the 2-minute target, per-IED p50/p99, the prober's peak RSS and its slope.
+    Fleet(crate::bench_fleet::Args),
 }
 
 #[derive(Args)]
@@ -116,6 +119,7 @@ pub(crate) fn run(cmd: BenchCommand) -> anyhow::Result<ExitCode> {
         BenchCommand::Scl(a) => crate::bench_scl::run(a),
         BenchCommand::Audit(a) => crate::bench_audit::run(a),
         BenchCommand::Gdoi(a) => crate::bench_gdoi::run(a),
+        BenchCommand::Fleet(a) => crate::bench_fleet::run(a),
         BenchCommand::Crypto(a) => crypto(a),
     }
 }

@@ -26,6 +26,14 @@ pub(crate) struct FleetArgs {
     /// Fleet: time cap per device, seconds.
     #[arg(long, value_name = "S", default_value_t = 120)]
     device_cap_s: u64,
+    /// Fleet: no TLS scan of the devices on a TLS port (the scan offers every IANA suite per
+    /// version, SSL 2.0/3.0, the groups and the known-weakness checks, one connection at a
+    /// time).
+    #[arg(long)]
+    no_tls_scan: bool,
+    /// Fleet: the TLS scan's connection cap per device (what is left is reported as capped).
+    #[arg(long, value_name = "N", default_value_t = 300)]
+    scan_cap: u32,
     /// Fleet: compare the sweep with an earlier fleet.json.
     #[arg(long, value_name = "OLD.json")]
     diff: Option<PathBuf>,
@@ -92,6 +100,11 @@ pub(crate) fn run(
     o.device_cap = Duration::from_secs(a.device_cap_s);
     o.probe.timeout = timeout;
     o.tls = tls;
+    o.scan = (!a.no_tls_scan).then(|| {
+        let mut so = fleet::scan::gentle(timeout);
+        so.max_connections = a.scan_cap.max(1);
+        so
+    });
     fleet::interrupt::install();
     // On a terminal a bar under the per-device lines; otherwise (a log, a pipe) the lines alone.
     let total = plan.targets.len() as u64;

@@ -6,6 +6,7 @@
 mod bench;
 mod bench_audit;
 mod bench_audit_live;
+mod bench_fleet;
 mod bench_gdoi;
 mod bench_mms;
 mod bench_scl;

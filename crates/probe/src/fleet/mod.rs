@@ -5,25 +5,30 @@
 //!
 //! - a global cap on devices probed at once (`concurrency`), and one session at a time per IED
 //!   (all access points of one IED are probed one after the other by the same worker);
-//! - a time cap per device: a probe still running at the cap is recorded as timed out at once;
-//!   its worker waits for it to end (by its own step timeouts) before the next device, so the
-//!   caps on sessions hold;
+//! - a time cap per device: a device still being probed or scanned at the cap is recorded as
+//!   timed out at once, with what its finished stages learned ([`device`]); its worker waits
+//!   for it to end (by its own step timeouts) before the next device, so the caps on sessions
+//!   hold;
+//! - on a TLS port, after the probe, the TLS scan ([`scan`]): every IANA suite per version, the
+//!   groups, SSL 2.0/3.0 and the known weaknesses, sequential, paced and capped;
 //! - progress: one line per device as it ends;
 //! - resume: each finished row is appended to `fleet-state.jsonl` in `--out` ([`state`]); a
 //!   sweep started again with the same `--out` skips the devices already there. SIGINT stops
 //!   the sweep between devices ([`interrupt`]).
 //!
-//! The report ([`report`]) has a row per device ([`row`]): reachable, TLS posture and the
-//! survey's verdicts, the model found against the model the SCD declares ([`declared`]), HT and
+//! The report ([`report`]) has a row per device ([`row`]): reachable, TLS posture (the survey's
+//! and the scan's facts and verdicts), the model found against the model the SCD declares ([`declared`]), HT and
 //! read RTT, and Identify's vendor, model and revision. [`diff`] compares two sweeps.
 
 pub mod declared;
+mod device;
 pub mod diff;
 pub mod error;
 pub mod interrupt;
 pub mod reach;
 pub mod report;
 pub mod row;
+pub mod scan;
 pub mod state;
 pub mod targets;
 
@@ -33,7 +38,7 @@ use crate::ProbeOptions;
 use declared::Declared;
 use gander_tls::TlsProfile;
 use report::{FleetReport, FleetSettings, FLEET_SCHEMA};
-use row::{Row, RowOutcome};
+use row::Row;
 use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::mpsc;
@@ -52,6 +57,8 @@ pub struct FleetOptions {
     pub probe: ProbeOptions,
     /// The client TLS settings, for devices that speak TLS.
     pub tls: Option<TlsProfile>,
+    /// The TLS scan of each device on a TLS port ([`scan::gentle`]); `None`: no scan.
+    pub scan: Option<gander_tls::scan::ScanOptions>,
     /// `--out`: the state file and the reports.
     pub out: PathBuf,
     /// The SCD or targets file, as named in the report.
@@ -60,7 +67,8 @@ pub struct FleetOptions {
 
 impl FleetOptions {
     /// The defaults: 8 devices at once, 120 s per device, the quick probe with a 3 s step
-    /// timeout, 3 associations and 5 reads per device.
+    /// timeout, 3 associations and 5 reads per device, and on a TLS port the gentle scan
+    /// ([`scan::gentle`]: one connection at a time, paced, at most 300).
     pub fn new(out: PathBuf, source: String) -> Self {
         let mut probe = ProbeOptions::new(String::new()).quick();
         probe.timeout = Duration::from_secs(3);
@@ -71,6 +79,7 @@ impl FleetOptions {
             device_cap: Duration::from_secs(120),
             probe,
             tls: None,
+            scan: Some(scan::gentle(Duration::from_secs(3))),
             out,
             source,
         }
@@ -96,88 +105,6 @@ pub enum Progress<'a> {
 /// The work of one IED: its targets, in order.
 struct Task {
     targets: Vec<Target>,
-}
-
-/// A probe still running after its device's cap: its result is dropped, but the worker waits
-/// for it to end before it takes the next device, so the global cap and one session per IED
-/// hold even then (the probe ends by its own step timeouts).
-type Lingering = Option<mpsc::Receiver<Result<crate::ProbeReport, crate::ProbeError>>>;
-
-/// Probes one target with a cap: the reachability check, then the probe in its own thread.
-fn probe_one(t: &Target, declared: Option<&Declared>, o: &FleetOptions) -> (Row, Lingering) {
-    let started = Instant::now();
-    let ep = match reach::find(t, o.tls.is_some(), o.probe.timeout) {
-        Ok(e) => e,
-        Err(n) => {
-            let mut r = Row::empty(t, n.tried, RowOutcome::Unreachable, n.detail);
-            r.duration_ms = started.elapsed().as_millis() as u64;
-            return (r, None);
-        }
-    };
-    let mut po = o.probe.clone();
-    po.target = ep.addr.to_string();
-    if ep.tls {
-        match &o.tls {
-            Some(p) => po.tls = Some(p.clone()),
-            None => {
-                let r = Row::empty(
-                    t,
-                    po.target,
-                    RowOutcome::NotProbed,
-                    "the port answers as TLS (no COTP connection confirm) and no --tls was given"
-                        .into(),
-                );
-                return (r, None);
-            }
-        }
-    } else {
-        po.tls = None;
-    }
-    let (tx, rx) = mpsc::channel();
-    let endpoint = po.target.clone();
-    let spawned = std::thread::Builder::new()
-        .name(format!("probe {}", t.name))
-        .spawn(move || {
-            let _ = tx.send(crate::probe(&po));
-        });
-    if let Err(e) = spawned {
-        let r = Row::empty(
-            t,
-            endpoint,
-            RowOutcome::NotProbed,
-            format!("no thread: {e}"),
-        );
-        return (r, None);
-    }
-    let left = o.device_cap.saturating_sub(started.elapsed());
-    let mut lingering = None;
-    let mut row = match rx.recv_timeout(left) {
-        Ok(Ok(rep)) => Row::from_probe(t, &rep, declared),
-        Ok(Err(e)) => Row::empty(
-            t,
-            endpoint,
-            if e.is_usage() {
-                RowOutcome::NotProbed
-            } else {
-                RowOutcome::Unreachable
-            },
-            e.chain(),
-        ),
-        Err(_) => {
-            lingering = Some(rx);
-            Row::empty(
-                t,
-                endpoint,
-                RowOutcome::TimedOut,
-                format!(
-                    "the probe was still running at the device cap of {} s",
-                    o.device_cap.as_secs()
-                ),
-            )
-        }
-    };
-    row.duration_ms = started.elapsed().as_millis() as u64;
-    (row, lingering)
 }
 
 /// Sweeps `targets`. `declared` holds the SCD's model per target name. Rows already in the
@@ -264,13 +191,11 @@ pub fn sweep(
                     if interrupt::stopping() {
                         return;
                     }
-                    let (row, lingering) = probe_one(t, declared.get(&t.name), opts);
+                    let (row, lingering) = device::probe_one(t, declared.get(&t.name), opts);
                     if tx.send(row).is_err() {
                         return;
                     }
-                    if let Some(rx) = lingering {
-                        let _ = rx.recv();
-                    }
+                    device::wait(lingering);
                 }
             });
         }
@@ -311,6 +236,7 @@ pub fn sweep(
             device_cap_ms: opts.device_cap.as_millis() as u64,
             timeout_ms: opts.probe.timeout.as_millis() as u64,
             tls: opts.tls.is_some(),
+            scan_cap: opts.scan.as_ref().map(|s| s.max_connections),
         },
         refused_ieds,
         rows,
@@ -322,6 +248,7 @@ pub const STARTED_FILE: &str = "fleet-started";
 
 #[cfg(test)]
 mod tests {
+    use super::row::RowOutcome;
     use super::*;
     use std::io::{Read, Write};
 

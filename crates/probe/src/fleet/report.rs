@@ -2,10 +2,15 @@
 //! self-contained HTML page (`fleet.html`, no script, no external request) and as OpenMetrics
 //! text (`fleet.prom`) for a monitoring system to scrape or import.
 use super::row::{Row, RowOutcome};
+use super::scan::RowScan;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
-/// Version of `fleet.json`; raised when a field changes meaning or disappears.
-pub const FLEET_SCHEMA: u32 = 1;
+/// Version of `fleet.json`; raised when a field changes meaning or disappears. 2: the
+/// certificate's `digest` (over decoded facts) gave way to `sha256` of the DER and
+/// `chain_sha256`; `tls.scan`, `tls.scan_error` and `settings.scan_cap` are new. A schema-1
+/// report still loads (for a diff), its certificates without fingerprints.
+pub const FLEET_SCHEMA: u32 = 2;
 
 /// The settings of the sweep, as recorded.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -18,6 +23,9 @@ pub struct FleetSettings {
     pub timeout_ms: u64,
     /// Whether a TLS profile was given.
     pub tls: bool,
+    /// The TLS scan's connection cap per device; `None`: no scan.
+    #[serde(default)]
+    pub scan_cap: Option<u32>,
 }
 
 /// The whole sweep.
@@ -124,12 +132,16 @@ complete, {mism} with a model that differs from the SCD, {fails} TLS verdict fai
             _ => "bad",
         };
         let tls = row.tls.as_ref().map_or("plain".to_string(), |t| {
-            format!(
+            let mut c = format!(
                 "{} {}<br>{}",
                 esc(t.version.as_deref().unwrap_or("?")),
                 esc(t.suite.as_deref().unwrap_or("?")),
                 esc(&t.versions.join(" "))
-            )
+            );
+            if let Some(sc) = &t.scan {
+                c.push_str(&format!("<br>{}", scan_cell(sc)));
+            }
+            c
         });
         let cert = row
             .tls
@@ -232,6 +244,12 @@ complete, {mism} with a model that differs from the SCD, {fails} TLS verdict fai
             if let Some(e) = &t.survey_error {
                 d.push_str(&format!("<p>TLS survey: {}</p>", esc(e)));
             }
+            if let Some(sc) = &t.scan {
+                d.push_str(&scan_details(sc));
+            }
+            if let Some(e) = &t.scan_error {
+                d.push_str(&format!("<p>TLS scan: {}</p>", esc(e)));
+            }
         }
         if !d.is_empty() {
             h.push_str(&format!(
@@ -245,6 +263,81 @@ complete, {mism} with a model that differs from the SCD, {fails} TLS verdict fai
     h
 }
 
+/// The scan in the table: accepted versions, suites, weak suites and weaknesses found.
+fn scan_cell(sc: &RowScan) -> String {
+    let weak: usize = sc.versions.iter().map(|v| v.weak_suites.len()).sum();
+    let vulnerable = sc.vulnerable().len();
+    format!(
+        "scan: {}; {} suites, <span class=\"{}\">{weak} weak</span>, \
+<span class=\"{}\">{vulnerable} weaknesses</span>{}",
+        esc(&sc.accepted_versions().join(" ")),
+        sc.suites_by_version().len(),
+        if weak > 0 { "bad" } else { "ok" },
+        if vulnerable > 0 { "bad" } else { "ok" },
+        if sc.capped { " (capped)" } else { "" }
+    )
+}
+
+/// The scan of one device: a table per version (`class="scan"`) and the weaknesses found.
+fn scan_details(sc: &RowScan) -> String {
+    let mut d = format!(
+        "<table class=\"scan\"><tr><th>version</th><th>suites accepted</th>\
+<th>anonymous, NULL, EXPORT, RC4, DES, 3DES</th><th>groups</th></tr>\
+<tr><td>SSLv2</td><td colspan=\"3\" class=\"{}\">{}</td></tr>",
+        if sc.sslv2 { "bad" } else { "ok" },
+        if sc.sslv2 { "accepted" } else { "refused" }
+    );
+    for v in &sc.versions {
+        let groups: Vec<String> = v
+            .groups
+            .iter()
+            .cloned()
+            .chain(v.dh_prime.iter().map(|p| format!("DH {p}")))
+            .collect();
+        d.push_str(&format!(
+            "<tr><td>{}{}</td><td>{}</td><td class=\"{}\">{}</td><td>{}</td></tr>",
+            esc(&v.version),
+            if v.incomplete { " (capped)" } else { "" },
+            if v.accepted {
+                list(&v.suites, 60)
+            } else {
+                "refused".into()
+            },
+            if v.weak_suites.is_empty() {
+                "ok"
+            } else {
+                "bad"
+            },
+            if v.weak_suites.is_empty() {
+                "none".into()
+            } else {
+                list(&v.weak_suites, 60)
+            },
+            list(&groups, 30)
+        ));
+    }
+    d.push_str("</table>");
+    let vul: Vec<String> = sc
+        .vulnerable()
+        .iter()
+        .map(|w| format!("{}: {}", w.id, w.detail))
+        .collect();
+    if !vul.is_empty() {
+        d.push_str(&format!("<p>Weaknesses found:<br>{}</p>", list(&vul, 30)));
+    }
+    d.push_str(&format!(
+        "<p><small>scan: {} connections in {} ms{}</small></p>",
+        sc.connections,
+        sc.duration_ms,
+        if sc.capped {
+            ", stopped at the cap: the rest was not tested"
+        } else {
+            ""
+        }
+    ));
+    d
+}
+
 /// A label value for OpenMetrics (backslash, quote and newline escaped).
 fn lv(s: &str) -> String {
     s.replace('\\', "\\\\")
@@ -252,11 +345,37 @@ fn lv(s: &str) -> String {
         .replace('\n', "\\n")
 }
 
+fn scan_of(row: &Row) -> Option<&RowScan> {
+    row.tls.as_ref().and_then(|t| t.scan.as_ref())
+}
+
+/// A verdict level as a fixed label value (anything unknown is `other`).
+fn level_word(l: &str) -> &'static str {
+    match l {
+        "fail" => "fail",
+        "warn" => "warn",
+        "info" => "info",
+        "pass" => "pass",
+        _ => "other",
+    }
+}
+
+fn rank(l: &str) -> u8 {
+    match l {
+        "fail" => 4,
+        "warn" => 3,
+        "info" => 2,
+        "pass" => 1,
+        _ => 0,
+    }
+}
+
 /// OpenMetrics text: per device, reachability, model match, verdict counts, HT and read RTT
-/// (seconds, the OpenMetrics base unit), ending with `# EOF`.
+/// (seconds, the OpenMetrics base unit), the scan's suites per version, weak suites and cap;
+/// across the fleet, the devices per verdict and level; ending with `# EOF`.
 pub fn openmetrics(r: &FleetReport) -> String {
     let mut o = String::new();
-    let fams: [(&str, &str, &str); 6] = [
+    let fams: [(&str, &str, &str); 9] = [
         (
             "gander_fleet_reachable",
             "gauge",
@@ -286,6 +405,21 @@ pub fn openmetrics(r: &FleetReport) -> String {
             "gander_fleet_probe_seconds",
             "gauge",
             "wall time of the device's probe",
+        ),
+        (
+            "gander_fleet_tls_scan_suites",
+            "gauge",
+            "cipher suites the TLS scan found accepted, by version",
+        ),
+        (
+            "gander_fleet_tls_weak_suites",
+            "gauge",
+            "accepted suites that are anonymous, NULL, EXPORT, RC4, DES or 3DES",
+        ),
+        (
+            "gander_fleet_tls_scan_capped",
+            "gauge",
+            "1 if the TLS scan stopped at its connection cap",
         ),
     ];
     for (name, ty, help) in fams {
@@ -321,9 +455,55 @@ pub fn openmetrics(r: &FleetReport) -> String {
                         o.push_str(&format!("{name}{{{l}}} {}\n", v / 1e3));
                     }
                 }
+                "gander_fleet_tls_scan_suites" => {
+                    for v in scan_of(row).map_or(&[][..], |s| &s.versions[..]) {
+                        o.push_str(&format!(
+                            "{name}{{{l},version=\"{}\"}} {}\n",
+                            lv(&v.version),
+                            v.suites.len()
+                        ));
+                    }
+                }
+                "gander_fleet_tls_weak_suites" => {
+                    if let Some(s) = scan_of(row) {
+                        let n: usize = s.versions.iter().map(|v| v.weak_suites.len()).sum();
+                        o.push_str(&format!("{name}{{{l}}} {n}\n"));
+                    }
+                }
+                "gander_fleet_tls_scan_capped" => {
+                    if let Some(s) = scan_of(row) {
+                        o.push_str(&format!("{name}{{{l}}} {}\n", u8::from(s.capped)));
+                    }
+                }
                 _ => o.push_str(&format!("{name}{{{l}}} {}\n", row.duration_ms as f64 / 1e3)),
             }
         }
+    }
+    // Across the fleet: how many devices have each verdict at each level (a verdict given once
+    // per version counts the device once, at its worst level).
+    let mut by: BTreeMap<(String, &'static str), usize> = BTreeMap::new();
+    for t in r.rows.iter().filter_map(|r| r.tls.as_ref()) {
+        let mut worst: BTreeMap<&str, &'static str> = BTreeMap::new();
+        for v in &t.verdicts {
+            let lvl = level_word(&v.level);
+            let e = worst.entry(v.id.as_str()).or_insert(lvl);
+            if rank(lvl) > rank(e) {
+                *e = lvl;
+            }
+        }
+        for (id, lvl) in worst {
+            *by.entry((id.to_string(), lvl)).or_default() += 1;
+        }
+    }
+    let name = "gander_fleet_tls_verdict_devices";
+    o.push_str(&format!(
+        "# TYPE {name} gauge\n# HELP {name} devices with each TLS verdict, by level.\n"
+    ));
+    for ((id, lvl), n) in by {
+        o.push_str(&format!(
+            "{name}{{verdict=\"{}\",level=\"{lvl}\"}} {n}\n",
+            lv(&id)
+        ));
     }
     o.push_str("# EOF\n");
     o
@@ -364,6 +544,7 @@ mod tests {
                 device_cap_ms: 1,
                 timeout_ms: 1,
                 tls: false,
+                scan_cap: Some(300),
             },
             refused_ieds: vec![],
             rows: vec![r],
@@ -387,5 +568,71 @@ mod tests {
         let json = serde_json::to_string(&report()).unwrap();
         let back: FleetReport = serde_json::from_str(&json).unwrap();
         assert_eq!(back, report());
+    }
+
+    fn scanned() -> FleetReport {
+        use super::super::row::{RowTls, RowVerdict};
+        use super::super::scan::RowScanVersion;
+        let mut r = report();
+        let mut row = r.rows[0].clone();
+        row.name = "P1".into();
+        row.reachable = true;
+        let verdict = |id: &str, level: &str| RowVerdict {
+            id: id.into(),
+            level: level.into(),
+            detail: String::new(),
+        };
+        row.tls = Some(RowTls {
+            scan: Some(RowScan {
+                versions: vec![RowScanVersion {
+                    version: "1.2".into(),
+                    accepted: true,
+                    suites: vec!["TLS_RSA_WITH_RC4_128_SHA".into(), "S2".into()],
+                    weak_suites: vec!["TLS_RSA_WITH_RC4_128_SHA (RC4)".into()],
+                    groups: vec!["secp256r1".into()],
+                    ..RowScanVersion::default()
+                }],
+                capped: true,
+                ..RowScan::default()
+            }),
+            verdicts: vec![
+                verdict("scan-rc4-suites", "fail"),
+                verdict("scan-cipher-order", "info"),
+                verdict("scan-cipher-order", "info"),
+            ],
+            ..RowTls::default()
+        });
+        let mut other = row.clone();
+        other.name = "P2".into();
+        other.tls.as_mut().unwrap().verdicts = vec![verdict("scan-rc4-suites", "pass")];
+        r.rows = vec![row, other];
+        r
+    }
+
+    #[test]
+    fn the_scan_is_in_the_html_and_the_metrics() {
+        let r = scanned();
+        let h = html(&r);
+        assert!(h.contains("scan: TLS 1.2; 2 suites"), "{h}");
+        assert!(h.contains("<table class=\"scan\">"));
+        assert!(h.contains("TLS_RSA_WITH_RC4_128_SHA (RC4)"));
+        assert!(h.contains("stopped at the cap"));
+        let m = openmetrics(&r);
+        assert!(m.contains("gander_fleet_tls_scan_suites{device=\"P1\",version=\"1.2\"} 2\n"));
+        assert!(m.contains("gander_fleet_tls_weak_suites{device=\"P1\"} 1\n"));
+        assert!(m.contains("gander_fleet_tls_scan_capped{device=\"P2\"} 1\n"));
+        // Devices per verdict: the id given twice counts its device once.
+        assert!(m.contains(
+            "gander_fleet_tls_verdict_devices{verdict=\"scan-rc4-suites\",level=\"fail\"} 1\n"
+        ));
+        assert!(m.contains(
+            "gander_fleet_tls_verdict_devices{verdict=\"scan-rc4-suites\",level=\"pass\"} 1\n"
+        ));
+        assert!(m.contains(
+            "gander_fleet_tls_verdict_devices{verdict=\"scan-cipher-order\",level=\"info\"} 1\n"
+        ));
+        assert!(m.ends_with("# EOF\n"));
+        let back: FleetReport = serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
+        assert_eq!(back, r);
     }
 }

@@ -3,11 +3,11 @@
 //! from the survey's JSON by field name (`docs/tls-survey.md`), so the row keeps working while
 //! the survey's internals change.
 use super::declared::{compare, Declared, ModelCheck};
+use super::scan::RowScan;
 use super::targets::Target;
 use crate::ProbeReport;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 /// How the probe of one device ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -50,6 +50,10 @@ pub struct RowIdentity {
 }
 
 /// The server certificate (the leaf), as the survey decoded it.
+///
+/// Its identity is the SHA-256 of its DER (RFC 5280 §4.1: the certificate is the DER encoding
+/// of its fields and signature), so any change of the certificate is a change, a new key under
+/// the same subject, issuer and validity included; the decoded facts are for the human message.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RowCert {
     /// Subject DN.
@@ -60,10 +64,13 @@ pub struct RowCert {
     pub not_after: String,
     /// `RSA 2048`, `EC 256 P-256`.
     pub key: String,
-    /// SHA-256 over the survey's decoded facts of the leaf (subject, issuer, validity, key,
-    /// extensions, DER size), first 16 octets in hex: a re-issued or replaced certificate
-    /// changes it. (Not the DER fingerprint: the survey does not keep the DER.)
-    pub digest: String,
+    /// SHA-256 of the leaf's DER, hex (empty in a report of a survey that gave none).
+    #[serde(default)]
+    pub sha256: String,
+    /// SHA-256 of each certificate's DER in the chain the server sent, leaf first: an
+    /// intermediate re-issued under an unchanged leaf is a change too.
+    #[serde(default)]
+    pub chain_sha256: Vec<String>,
 }
 
 /// One survey verdict, short.
@@ -100,6 +107,13 @@ pub struct RowTls {
     pub verdicts: Vec<RowVerdict>,
     /// Why there is no survey.
     pub survey_error: Option<String>,
+    /// The scan of every IANA suite per version, the groups and the known weaknesses
+    /// ([`super::scan`]); its verdicts are among [`RowTls::verdicts`] (ids `scan-...`).
+    #[serde(default)]
+    pub scan: Option<RowScan>,
+    /// Why there is no scan (or why it is short): it failed, or the device's time cap ended it.
+    #[serde(default)]
+    pub scan_error: Option<String>,
 }
 
 impl RowTls {
@@ -250,15 +264,23 @@ pub fn tls_of(v: &Value) -> RowTls {
         .flatten()
         .collect::<Vec<_>>()
         .join(" ");
-        let digest = Sha256::digest(leaf.to_string().as_bytes());
+        let chain_sha256 = v
+            .get("chain")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .map(|c| s(c, "sha256").unwrap_or_default())
+            .collect();
         t.certificate = Some(RowCert {
             subject: s(leaf, "subject").unwrap_or_default(),
             issuer: s(leaf, "issuer").unwrap_or_default(),
             not_after: s(leaf, "not_after").unwrap_or_default(),
             key,
-            digest: digest.iter().take(16).map(|b| format!("{b:02x}")).collect(),
+            sha256: s(leaf, "sha256").unwrap_or_default(),
+            chain_sha256,
         });
     }
+    t.scan = v.get("scan").and_then(RowScan::from_json);
     if let Some(a) = v.get("verdicts").and_then(Value::as_array) {
         t.verdicts = a
             .iter()
@@ -287,7 +309,8 @@ mod tests {
                 {"name": "TLS_RSA_WITH_NULL_SHA256", "version": null, "accepted": false}
             ],
             "chain": [{"subject": "CN=ied", "issuer": "CN=ca", "not_after": "2030-01-01",
-                       "key_type": "EC", "key_bits": 256, "curve": "P-256"}],
+                       "key_type": "EC", "key_bits": 256, "curve": "P-256", "sha256": "aa"},
+                      {"subject": "CN=ca", "issuer": "CN=ca", "sha256": "cc"}],
             "chain_trusted": true, "client_cert_required": true,
             "verdicts": [{"id": "tls12-accepted", "level": "pass", "detail": "yes"},
                          {"id": "x", "level": "fail", "detail": "no"}]
@@ -296,12 +319,10 @@ mod tests {
         assert_eq!(t.versions, ["TLSv1.2", "TLSv1.3"]);
         assert_eq!(t.suites, ["TLS_AES_128_GCM_SHA256 (TLSv1.3)"]);
         let c = t.certificate.as_ref().unwrap();
-        assert_eq!((c.key.as_str(), c.digest.len()), ("EC 256 P-256", 32));
+        assert_eq!((c.key.as_str(), c.sha256.as_str()), ("EC 256 P-256", "aa"));
+        assert_eq!(c.chain_sha256, ["aa", "cc"]);
         assert_eq!((t.count("pass"), t.count("fail")), (1, 1));
-        // Another certificate, another digest.
-        let mut w = v.clone();
-        w["chain"][0]["not_after"] = "2031-01-01".into();
-        assert_ne!(tls_of(&w).certificate.unwrap().digest, c.digest);
+        assert_eq!(t.scan, None);
         // Nothing there: nothing claimed.
         assert_eq!(tls_of(&Value::Null), RowTls::default());
     }

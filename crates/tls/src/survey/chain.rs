@@ -38,6 +38,10 @@ pub struct CertInfo {
     pub san: Vec<String>,
     /// DER size in octets (IEC 62351-3 bounds certificates to 8192 octets, per public extracts).
     pub der_len: usize,
+    /// SHA-256 of the certificate's DER, lowercase hex: the certificate's identity (a re-issued
+    /// certificate with the same names and validity but a new key differs here), the
+    /// fingerprint testssl.sh and sslyze print.
+    pub sha256: String,
 }
 
 /// Errors parsing a certificate the server sent.
@@ -213,6 +217,10 @@ pub fn describe(der: &[u8], now: i64) -> Result<CertInfo, openssl::error::ErrorS
         extended_key_usage: x.extended_key_usage().map(eku),
         san,
         der_len: der.len(),
+        sha256: openssl::sha::sha256(der)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect(),
     })
 }
 
@@ -295,6 +303,13 @@ mod tests {
         assert_eq!(c.extended_key_usage, Some(vec!["serverAuth"]));
         assert_eq!(c.san, ["DNS:ied1.example", "IP:10.0.0.7"]);
         assert_eq!(c.der_len, der.len());
+        assert_eq!(c.sha256.len(), 64);
+        assert_ne!(
+            describe(&cert(1_700_000_000, 1_900_000_001), 0)
+                .unwrap()
+                .sha256,
+            c.sha256
+        );
         assert!(!describe(&der, 1_950_000_000).unwrap().valid_now);
         assert!(!describe(&der, 1_600_000_000).unwrap().valid_now);
     }

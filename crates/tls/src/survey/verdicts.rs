@@ -631,6 +631,7 @@ mod tests {
             extended_key_usage: Some(vec!["clientAuth"]),
             san: Vec::new(),
             der_len: 900,
+            sha256: String::new(),
         }
     }
 
