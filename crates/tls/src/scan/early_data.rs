@@ -159,7 +159,7 @@ pub fn check(
     let sessions: Arc<Mutex<Vec<SslSession>>> = Arc::default();
     let ctx = match context(opts, sessions.clone()) {
         Ok(x) => x,
-        Err(why) => return Ok(EarlyDataResult::new(Verdict::Undetermined, why)),
+        Err(why) => return Ok(EarlyDataResult::new(Verdict::Undetermined, why.to_string())),
     };
     let wait = opts.timeout.min(Duration::from_secs(1));
 
@@ -167,7 +167,7 @@ pub fn check(
     let tcp = c.connect()?;
     let first = match full_handshake(&ctx, tcp, opts, &sessions, wait) {
         Ok(s) => s,
-        Err(why) => return Ok(EarlyDataResult::new(Verdict::Undetermined, why)),
+        Err(why) => return Ok(EarlyDataResult::new(Verdict::Undetermined, why.to_string())),
     };
     let Some(session) = first else {
         return Ok(judge(None, None));
@@ -189,16 +189,33 @@ pub fn check(
     })
 }
 
+/// Why the 0-RTT probe could not tell; its text becomes the verdict's detail ("not determined").
+#[derive(Debug, thiserror::Error)]
+enum ProbeFailure {
+    /// OpenSSL could not set the client up.
+    #[error("OpenSSL: {0}")]
+    Setup(#[from] openssl::error::ErrorStack),
+    /// The profile's client certificate or key could not be loaded.
+    #[error("{what} {path}: {source}")]
+    Credential {
+        what: &'static str,
+        path: String,
+        source: openssl::error::ErrorStack,
+    },
+    /// The server did not complete what the probe needs (its handshake or a ticket).
+    #[error("{0}")]
+    Server(String),
+}
+
 /// A TLS 1.3-only client context: no verification (the survey judges the chain), the
 /// profile's identity if given, tickets collected by the new-session callback.
 fn context(
     opts: &ScanOptions,
     sessions: Arc<Mutex<Vec<SslSession>>>,
-) -> Result<SslContext, String> {
-    let mut b = SslContext::builder(SslMethod::tls_client()).map_err(|e| e.to_string())?;
+) -> Result<SslContext, ProbeFailure> {
+    let mut b = SslContext::builder(SslMethod::tls_client())?;
     b.set_min_proto_version(Some(SslVersion::TLS1_3))
-        .and_then(|_| b.set_max_proto_version(Some(SslVersion::TLS1_3)))
-        .map_err(|e| e.to_string())?;
+        .and_then(|_| b.set_max_proto_version(Some(SslVersion::TLS1_3)))?;
     b.set_verify(SslVerifyMode::NONE);
     b.set_session_cache_mode(SslSessionCacheMode::CLIENT);
     b.set_new_session_callback(move |_, s| {
@@ -206,17 +223,25 @@ fn context(
     });
     if let Some((cert, key)) = &opts.client_identity {
         b.set_certificate_chain_file(cert)
-            .map_err(|e| format!("client certificate {}: {e}", cert.display()))?;
+            .map_err(|source| ProbeFailure::Credential {
+                what: "client certificate",
+                path: cert.display().to_string(),
+                source,
+            })?;
         b.set_private_key_file(key, SslFiletype::PEM)
-            .map_err(|e| format!("client key {}: {e}", key.display()))?;
+            .map_err(|source| ProbeFailure::Credential {
+                what: "client key",
+                path: key.display().to_string(),
+                source,
+            })?;
     }
     Ok(b.build())
 }
 
-fn ssl_for(ctx: &SslContext, opts: &ScanOptions) -> Result<Ssl, String> {
-    let mut ssl = Ssl::new(ctx).map_err(|e| e.to_string())?;
+fn ssl_for(ctx: &SslContext, opts: &ScanOptions) -> Result<Ssl, ProbeFailure> {
+    let mut ssl = Ssl::new(ctx)?;
     if let Some(n) = &opts.server_name {
-        ssl.set_hostname(n).map_err(|e| e.to_string())?;
+        ssl.set_hostname(n)?;
     }
     Ok(ssl)
 }
@@ -229,12 +254,12 @@ fn full_handshake(
     opts: &ScanOptions,
     sessions: &Mutex<Vec<SslSession>>,
     wait: Duration,
-) -> Result<Option<SslSession>, String> {
+) -> Result<Option<SslSession>, ProbeFailure> {
     let _ = tcp.set_read_timeout(Some(opts.timeout));
     let ssl = ssl_for(ctx, opts)?;
     let mut s = ssl
         .connect(tcp)
-        .map_err(|e| format!("TLS 1.3 handshake failed: {e}"))?;
+        .map_err(|e| ProbeFailure::Server(format!("TLS 1.3 handshake failed: {e}")))?;
     let deadline = Instant::now() + wait;
     let mut buf = [0u8; 4096];
     let got =
@@ -265,9 +290,9 @@ fn full_handshake(
     let _ = s.shutdown();
     match (got(sessions), refusal) {
         (Some(t), _) => Ok(Some(t)),
-        (None, Some(why)) => Err(format!(
+        (None, Some(why)) => Err(ProbeFailure::Server(format!(
             "the server ended the connection after the handshake without a ticket ({why}); a server requiring a client certificate needs the profile's"
-        )),
+        ))),
         (None, None) => Ok(None),
     }
 }
@@ -279,18 +304,18 @@ fn resume_with_early_data(
     tcp: TcpStream,
     opts: &ScanOptions,
     session: &SslSession,
-) -> Result<c_int, String> {
+) -> Result<c_int, ProbeFailure> {
     let _ = tcp.set_read_timeout(Some(opts.timeout));
     let mut ssl = ssl_for(ctx, opts)?;
     // SAFETY: `session` was issued on a connection of this same context (`ctx`), which is what
     // SSL_set_session requires of it.
-    unsafe { ssl.set_session(session) }.map_err(|e| e.to_string())?;
+    unsafe { ssl.set_session(session) }?;
     ssl.set_connect_state();
-    let mut s = SslStream::new(ssl, tcp).map_err(|e| e.to_string())?;
+    let mut s = SslStream::new(ssl, tcp)?;
     s.write_early_data(EARLY_OCTETS)
-        .map_err(|e| format!("early data not sent: {e}"))?;
+        .map_err(|e| ProbeFailure::Server(format!("early data not sent: {e}")))?;
     s.do_handshake()
-        .map_err(|e| format!("resumption handshake failed: {e}"))?;
+        .map_err(|e| ProbeFailure::Server(format!("resumption handshake failed: {e}")))?;
     // SAFETY: the pointer is the live SSL of `s`, borrowed for the call only; the function only
     // reads its early-data state.
     let status = unsafe { SSL_get_early_data_status(s.ssl().as_ptr()) };

@@ -379,7 +379,7 @@ pub fn check(
                     got.push(a);
                 }
                 Err(why) => {
-                    let mut r = RobotResult::without(Verdict::Undetermined, why);
+                    let mut r = RobotResult::without(Verdict::Undetermined, why.to_string());
                     r.version = Some(vs.version);
                     return Ok(r);
                 }
@@ -460,7 +460,18 @@ pub fn judge(
     r
 }
 
-type OneAnswer = Result<(Answer, u16, u32, bool), String>;
+/// Why one ROBOT connection gave no answer to compare (the verdict is then not determined).
+#[derive(Debug, thiserror::Error)]
+enum NoAnswer {
+    /// The server's first flight is not what an RSA key exchange needs.
+    #[error("{0}")]
+    Flight(String),
+    /// The server's certificate gave no usable RSA key.
+    #[error(transparent)]
+    Key(#[from] RobotError),
+}
+
+type OneAnswer = Result<(Answer, u16, u32, bool), NoAnswer>;
 
 /// One connection: ClientHello with the RSA suites, the server's first flight, then the
 /// payload's ClientKeyExchange, ChangeCipherSpec and filler Finished; the server's answer.
@@ -474,31 +485,33 @@ fn one(
 ) -> Result<OneAnswer, ScanError> {
     let mut a = exchange(c, v, suites, &super::groups::offered(false), opts)?;
     let Some(sh) = a.flight.server_hello.clone() else {
-        return Ok(Err(format!(
+        return Ok(Err(NoAnswer::Flight(format!(
             "no ServerHello to a ClientHello of the RSA suites ({})",
             super::enumerate::describe(&a, Some(v))
-        )));
+        ))));
     };
     if !suites.contains(&sh.suite) || sh.version != v.code() {
-        return Ok(Err(format!(
+        return Ok(Err(NoAnswer::Flight(format!(
             "the server chose {} at 0x{:04X}, not an offered RSA suite",
             registry::name_of(sh.suite),
             sh.version
-        )));
+        ))));
     }
     let (Some(tcp), true) = (a.stream.as_mut(), a.flight.hello_done) else {
-        return Ok(Err("no ServerHelloDone to answer".into()));
+        return Ok(Err(NoAnswer::Flight("no ServerHelloDone to answer".into())));
     };
     let Some(der) = a.flight.leaf_certificate.as_deref() else {
-        return Ok(Err("no server certificate in the first flight".into()));
+        return Ok(Err(NoAnswer::Flight(
+            "no server certificate in the first flight".into(),
+        )));
     };
     let key = match ServerKey::from_certificate(der) {
         Ok(k) => k,
-        Err(e) => return Ok(Err(e.to_string())),
+        Err(e) => return Ok(Err(NoAnswer::Key(e))),
     };
     let enc = match key.encrypt(p, v.client_version()) {
         Ok(e) => e,
-        Err(e) => return Ok(Err(e.to_string())),
+        Err(e) => return Ok(Err(NoAnswer::Key(e))),
     };
     let cr = a.flight.certificate_request;
     let bytes = client_flight(v.code(), &enc, cr);
