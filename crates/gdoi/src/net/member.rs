@@ -293,6 +293,21 @@ impl Runner {
         match register_with(&self.cfg.member_config(server), &self.opts) {
             Ok(keys) => {
                 self.state.on_registered(&keys, (self.clock)());
+                // The grant's SA KEK (RFC 6407 3.2, 5.3): the KEK and the key server's
+                // signature key make later GROUPKEY-PUSH messages acceptable, from the SEQ
+                // the registration carried (5.6: a push must be newer).
+                if let Some(kek) = &keys.kek {
+                    match kek.verify_key() {
+                        Ok(vk) => self.state.set_push_receiver(crate::push::PushReceiver::new(
+                            kek.kek(),
+                            vk,
+                            keys.seq.unwrap_or(0),
+                        )),
+                        Err(e) => self
+                            .state
+                            .on_server_failed(&format!("KEK signature key: {e}"), (self.clock)()),
+                    }
+                }
                 true
             }
             Err(e) => {
