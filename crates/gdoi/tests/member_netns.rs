@@ -224,10 +224,17 @@ fn pull_then_push_rekey_across_namespaces() {
             FailPolicy::KeepUntilExpiry,
         ),
         move |r| {
-            r.state_mut()
-                .set_push_receiver(PushReceiver::new(kek(), verify, 0));
             assert!(r.step(Duration::from_millis(10)).unwrap(), "registered");
             assert_eq!(r.state().key_ids(), vec![0x1001]);
+            // The registration armed the runner with the key server's own KEK; this test's
+            // pushes are built by hand (a forged and a replayed one among them), under a KEK
+            // and signature key of its own, given after the registration.
+            assert!(
+                r.state().has_push_receiver(),
+                "the grant carries the SA KEK"
+            );
+            r.state_mut()
+                .set_push_receiver(PushReceiver::new(kek(), verify, 0));
             addr_tx.send(r.push_addr().unwrap()).unwrap();
             let end = Instant::now() + Duration::from_secs(5);
             while Instant::now() < end && r.state().key_ids() != vec![0x1002] {

@@ -40,7 +40,10 @@ fn a_registered_runner_receives_the_scheduled_rekey_as_a_push() {
     let mut runner = Runner::new(cfg).unwrap();
     let push_to = runner.push_addr().expect("push socket bound");
     // Lifetime 3 s, the next key pushed 1 s (the activation delay) before the current expires.
-    let p = policy(vec![member("ied-1", [127, 0, 0, 1], Some(push_to))], group(3, 1, 1));
+    let p = policy(
+        vec![member("ied-1", [127, 0, 0, 1], Some(push_to))],
+        group(3, 1, 1),
+    );
     let stop = Arc::new(AtomicBool::new(false));
     let s = stop.clone();
     let kdc = std::thread::spawn(move || {
@@ -60,5 +63,8 @@ fn a_registered_runner_receives_the_scheduled_rekey_as_a_push() {
     assert_eq!(c.registrations, 1, "{c:?}");
     assert!(c.pushes >= 1, "a scheduled rekey arrived as a push: {c:?}");
     assert_eq!(c.pushes_refused, 0, "{c:?}");
-    assert!(runner.state().key_ids().len() >= 2, "current and next key held");
+    assert!(
+        runner.state().key_ids().len() >= 2,
+        "current and next key held"
+    );
 }
