@@ -79,6 +79,7 @@ fn kdc_and_member_with_certificates_and_key_logs() {
         &config,
         format!(
             r#"listen = "127.0.0.1:0"
+events = "json"
 state = {:?}
 cert = {:?}
 key = {:?}
@@ -154,8 +155,9 @@ groups = ["goose-1"]
         "{ev:?}"
     );
     assert!(
-        ev.iter()
-            .any(|e| e["event"] == "refused" && e["notify"] == 18),
+        ev.iter().any(|e| e["event"] == "refused"
+            && e["notify"] == "INVALID-ID-INFORMATION"
+            && e["notifyType"] == "18"),
         "{ev:?}"
     );
     drop(kdc);

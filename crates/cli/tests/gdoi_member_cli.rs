@@ -25,7 +25,7 @@ fn start_kdc(dir: &std::path::Path) -> (Kdc, String) {
     std::fs::write(
         &config,
         format!(
-            "listen = \"127.0.0.1:0\"\nstate = \"{}\"\n[[group]]\nid = \"goose-1\"\nprotocol = \"goose\"\ndst_mac = \"01:0c:cd:01:00:01\"\nappid = 1\nmac = 2\nenc = 0\nlifetime_s = 3600\noverlap_s = 60\n[[member]]\nidentity = \"ied-1\"\naddress = \"127.0.0.1\"\npsk_hex = \"{PSK}\"\ngroups = [\"goose-1\"]\n",
+            "listen = \"127.0.0.1:0\"\nevents = \"json\"\nstate = \"{}\"\n[[group]]\nid = \"goose-1\"\nprotocol = \"goose\"\ndst_mac = \"01:0c:cd:01:00:01\"\nappid = 1\nmac = 2\nenc = 0\nlifetime_s = 3600\noverlap_s = 60\n[[member]]\nidentity = \"ied-1\"\naddress = \"127.0.0.1\"\npsk_hex = \"{PSK}\"\ngroups = [\"goose-1\"]\n",
             dir.join("state.toml").display()
         ),
     )
