@@ -70,20 +70,33 @@ impl<'a> Seen<'a> {
             Content::Session(ss) => {
                 s.key_id = Some(ss.pdu.header.security.key_id());
                 s.spdu_number = Some(ss.pdu.header.spdu_number);
-                let first =
-                    gander_wire::spdu::elements(ss.pdu.payload(), &profile.dialect()).next();
+                let payload = ss.pdu.payload();
+                let dialect = profile.dialect();
+                let first = gander_wire::spdu::elements(payload, &dialect).next();
                 // An encrypted payload does not read as elements: nothing to report without
                 // the key. A cleartext one that does not parse is malformed.
                 if let Some(Ok(e)) = first {
+                    if ss.secured {
+                        // Without the key a version-2 header does not say whether the payload
+                        // is encrypted, and random ciphertext can look like an element header
+                        // (a payload type, a simulation octet, an APPID). Only a payload whose
+                        // every element parses and whose APDU decodes is read as cleartext.
+                        let all = gander_wire::spdu::elements(payload, &dialect).all(|r| r.is_ok());
+                        let apdu_ok = match e.apdu.first() {
+                            Some(&TAG_GOOSE_PDU) => GooseView::parse(e.apdu).is_ok(),
+                            Some(&TAG_SAV_PDU) => SavView::parse(e.apdu).is_ok(),
+                            _ => false,
+                        };
+                        if !(all && apdu_ok) {
+                            return s;
+                        }
+                    }
                     s.appid = Some(e.appid);
                     s.simulation |= e.simulation != 0;
                     match e.apdu.first() {
                         Some(&TAG_GOOSE_PDU) => s.goose(e.apdu, !ss.secured),
                         Some(&TAG_SAV_PDU) => s.sv(e.apdu, !ss.secured),
                         _ => {}
-                    }
-                    if ss.secured && s.apdu_error.is_some() {
-                        s.appid = None;
                     }
                 }
             }

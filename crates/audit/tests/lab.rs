@@ -656,3 +656,27 @@ fn copies_of_one_frame_from_several_interfaces_are_not_duplicates() {
     );
     assert_eq!(a.streams[0].arrival.as_ref().unwrap().gaps, 1);
 }
+
+/// Without the key, a version-2 session header does not say whether the payload is encrypted,
+/// and AES-GCM ciphertext sometimes starts like a payload element (a payload type, a nonzero
+/// simulation octet, an APPID): CI once reported `goose-simulation` on an encrypted R-GOOSE
+/// frame this way. Over many random IVs, nothing read from ciphertext may become a finding or
+/// an APPID.
+#[test]
+fn ciphertext_is_never_read_as_cleartext_elements() {
+    let store = keys();
+    let mut cap = Cap::default();
+    for i in 0..4000u32 {
+        let spdu = rgoose_spdu(Profile::Standard, 0x1000, i + 1, 1, i);
+        let ts = T0 + u64::from(i) * MS;
+        cap.push(
+            ts,
+            protect(&store, 4, &udp_frame(&UdpAddrs::IED_TO_SUB, &spdu), ts),
+        );
+    }
+    let a = cap.audit(None);
+    let codes: Vec<String> = found(&a).into_iter().map(|(c, _, _)| c).collect();
+    assert_eq!(codes, vec!["not-verified".to_string()], "{:#?}", a.findings);
+    assert_eq!(a.streams.len(), 1, "{:#?}", a.streams);
+    assert_eq!(a.streams[0].appid, None);
+}
