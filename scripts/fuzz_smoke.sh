@@ -1,5 +1,9 @@
 #!/usr/bin/env bash
 # Every fuzz target for SECONDS each (cargo-fuzz on stable, no sanitizer), JOBS at a time.
+# PROFILE (third argument) is `release` (optimised, the default) or `dev`: unoptimised, with
+# debug assertions and overflow checks, and about 180 CPU-seconds to build on this project's
+# machine against 455 for `release` (docs/testing.md). `make test`'s smoke run uses
+# `dev`: a few seconds per target find crashes, not depth; `make fuzz-smoke` fuzzes optimised.
 #
 # All targets are built in one cargo invocation (`cargo fuzz build`: one dependency graph,
 # compiled once, both cores busy) and the binaries are then run directly, JOBS in parallel.
@@ -8,10 +12,14 @@
 set -euo pipefail
 SECONDS_EACH=${1:-10}
 JOBS=${2:-$(nproc)}
+PROFILE=${3:-release}
 cd "$(dirname "$0")/../fuzz"
-cargo fuzz build -s none
 triple=$(rustc -vV | sed -n 's/^host: //p')
-bin=target/$triple/release
+case $PROFILE in
+release) cargo fuzz build -s none; bin=target/$triple/release ;;
+dev) cargo fuzz build -s none --dev; bin=target/$triple/debug ;;
+*) echo "fuzz-smoke: PROFILE is release or dev, not $PROFILE" >&2; exit 2 ;;
+esac
 targets=$(cargo fuzz list)
 for t in $targets; do
 	mkdir -p "corpus/$t" "seeds/$t"
@@ -33,4 +41,4 @@ run() {
 export -f run
 export bin log SECONDS_EACH
 printf '%s\n' $targets | xargs -P "$JOBS" -I{} bash -c 'run {}'
-echo "fuzz-smoke: $(printf '%s\n' $targets | wc -l) targets, ${SECONDS_EACH} s each, $JOBS at a time"
+echo "fuzz-smoke: $(printf '%s\n' $targets | wc -l) targets ($PROFILE build), ${SECONDS_EACH} s each, $JOBS at a time"

@@ -20,23 +20,7 @@ use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 use std::time::{Duration, SystemTime};
 
-/// The SD-ID of gander's structured data (RFC 5424 §6.3.2, §7.2.2: `name@<enterprise number>`).
-/// gander has no IANA Private Enterprise Number; 32473 is the number RFC 5612 reserves for
-/// documentation and examples. A site that needs its own rewrites the SD-ID in its collector.
-pub const SD_ID: &str = "gander@32473";
-
-/// Severity (RFC 5424 §6.2.1, Table 2).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Severity {
-    /// 3: error conditions.
-    Error = 3,
-    /// 4: warning conditions.
-    Warning = 4,
-    /// 5: normal but significant condition.
-    Notice = 5,
-    /// 6: informational messages.
-    Informational = 6,
-}
+pub use gander_sec::syslog::{Severity, SD_ID};
 
 /// The facility names of RFC 5424 §6.2.1, Table 1, that a gateway's operator would choose.
 pub const FACILITIES: [(&str, u8); 12] = [
@@ -228,51 +212,20 @@ pub struct Origin {
     pub procid: u32,
 }
 
-/// A header field as RFC 5424 §6 allows it: printable US-ASCII without spaces, at most `max`
-/// characters, `-` when empty.
-fn header_field(s: &str, max: usize) -> String {
-    let f: String = s
-        .chars()
-        .filter(|c| c.is_ascii_graphic())
-        .take(max)
-        .collect();
-    if f.is_empty() {
-        "-".into()
-    } else {
-        f
-    }
-}
-
-/// A PARAM-VALUE with `"`, `\` and `]` escaped (RFC 5424 §6.3.3).
-fn escape_param(v: &str) -> String {
-    let mut out = String::with_capacity(v.len());
-    for c in v.chars() {
-        if matches!(c, '"' | '\\' | ']') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// Formats one RFC 5424 message: `<PRI>1 TIMESTAMP HOSTNAME APP-NAME PROCID MSGID [SD] MSG`,
-/// timestamp in UTC with microseconds (§6.2.3), PRI = facility * 8 + severity (§6.2.1).
+/// Formats one RFC 5424 message (`gander_sec::syslog`, shared with the key server's events).
 pub fn format_rfc5424(origin: &Origin, e: &SecurityEvent) -> String {
-    let pri = u16::from(origin.facility) * 8 + e.kind.severity() as u16;
-    let ts = humantime::format_rfc3339_micros(e.time);
-    let mut sd = format!("[{SD_ID} eventId=\"{}\"", e.kind.id());
-    for (k, v) in &e.params {
-        sd.push_str(&format!(" {k}=\"{}\"", escape_param(v)));
-    }
-    sd.push(']');
-    format!(
-        "<{pri}>1 {ts} {} {} {} {} {sd} {}",
-        header_field(&origin.hostname, 255),
-        header_field(&origin.app_name, 48),
-        origin.procid,
-        header_field(e.kind.msgid(), 32),
-        e.message
-    )
+    gander_sec::syslog::format(&gander_sec::syslog::Message {
+        facility: origin.facility,
+        severity: e.kind.severity(),
+        time: e.time,
+        hostname: &origin.hostname,
+        app_name: &origin.app_name,
+        procid: origin.procid,
+        msgid: e.kind.msgid(),
+        event_id: e.kind.id(),
+        params: &e.params,
+        text: &e.message,
+    })
 }
 
 /// The data path's side: a per-second budget and a bounded queue.

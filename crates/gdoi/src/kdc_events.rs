@@ -15,9 +15,7 @@ use std::os::unix::net::UnixDatagram;
 use std::path::PathBuf;
 use std::time::SystemTime;
 
-/// The SD-ID (RFC 5424 6.3.2, 7.2.2: `name@<enterprise number>`); 32473 is RFC 5612's
-/// documentation number, as in the gateway's events.
-pub const SD_ID: &str = "gander@32473";
+pub use gander_sec::syslog::{Severity, SD_ID};
 /// Refusal events written per second at most.
 pub const REFUSALS_PER_SECOND: u32 = 20;
 /// Facility `authpriv` (RFC 5424 Table 1): key management is an authorisation matter.
@@ -46,19 +44,6 @@ pub fn notify_name(n: u16) -> &'static str {
         nt::CERTIFICATE_UNAVAILABLE => "CERTIFICATE-UNAVAILABLE",
         _ => "OTHER",
     }
-}
-
-/// Severity (RFC 5424 6.2.1 Table 2).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Severity {
-    /// 3.
-    Error = 3,
-    /// 4.
-    Warning = 4,
-    /// 5.
-    Notice = 5,
-    /// 6.
-    Informational = 6,
 }
 
 /// One formatted-to-be event: id, MSGID, severity, parameters, message.
@@ -239,35 +224,7 @@ pub fn log_event(e: &KdcEvent) -> Option<KdcLogEvent> {
     }
 }
 
-/// A header field as RFC 5424 6 allows it: printable US-ASCII, at most `max`, `-` if empty.
-fn header_field(s: &str, max: usize) -> String {
-    let f: String = s
-        .chars()
-        .filter(|c| c.is_ascii_graphic())
-        .take(max)
-        .collect();
-    if f.is_empty() {
-        "-".into()
-    } else {
-        f
-    }
-}
-
-/// A PARAM-VALUE with `"`, `\` and `]` escaped (RFC 5424 6.3.3) and control characters
-/// (which a peer-controlled value could carry) replaced by spaces, so an event stays one line.
-fn escape_param(v: &str) -> String {
-    let mut out = String::with_capacity(v.len());
-    for c in v.chars() {
-        if matches!(c, '"' | '\\' | ']') {
-            out.push('\\');
-        }
-        out.push(if c.is_control() { ' ' } else { c });
-    }
-    out
-}
-
-/// Formats one RFC 5424 message: `<PRI>1 TIMESTAMP HOSTNAME APP-NAME PROCID MSGID [SD] MSG`
-/// (UTC with microseconds, 6.2.3; PRI = facility * 8 + severity, 6.2.1).
+/// Formats one RFC 5424 message (`gander_sec::syslog`, shared with the gateway's events).
 pub fn format_rfc5424(
     facility: u8,
     hostname: &str,
@@ -275,24 +232,18 @@ pub fn format_rfc5424(
     time: SystemTime,
     e: &KdcLogEvent,
 ) -> String {
-    let pri = u16::from(facility) * 8 + e.severity as u16;
-    let ts = humantime::format_rfc3339_micros(time);
-    let mut sd = format!("[{SD_ID} eventId=\"{}\"", e.id);
-    for (k, v) in &e.params {
-        sd.push_str(&format!(" {k}=\"{}\"", escape_param(v)));
-    }
-    sd.push(']');
-    // Control characters in the free text (a peer-controlled reason) would split the line.
-    let msg: String = e
-        .message
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    format!(
-        "<{pri}>1 {ts} {} gander-kdc {procid} {} {sd} {msg}",
-        header_field(hostname, 255),
-        header_field(e.msgid, 32),
-    )
+    gander_sec::syslog::format(&gander_sec::syslog::Message {
+        facility,
+        severity: e.severity,
+        time,
+        hostname,
+        app_name: "gander-kdc",
+        procid,
+        msgid: e.msgid,
+        event_id: e.id,
+        params: &e.params,
+        text: &e.message,
+    })
 }
 
 /// Where events go.
