@@ -27,6 +27,7 @@ pub mod live_input;
 pub mod metrics;
 pub mod mms_tcp;
 pub mod scd;
+pub mod scd_routable;
 pub mod seen;
 pub mod stream;
 pub mod sv_seq;
