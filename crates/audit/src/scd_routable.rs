@@ -18,7 +18,8 @@
 //! * `appid`: the session's APPID is not the block's `APPID`;
 //! * `source-ip`: its source is not `IP-IGMPv3Src` (or, when the SCD gives none, the
 //!   publishing `ConnectedAP`'s own `IP`): a source-specific subscriber drops it, and another
-//!   host publishing a configured block is a spoofed or misconfigured publisher;
+//!   host publishing a configured block is a spoofed or misconfigured publisher (compared
+//!   only within one address family);
 //! * `transport`: a block the SCD gives only an IP address seen as layer-2 GOOSE/SV, or one
 //!   it gives only a MAC address seen routed.
 //!
@@ -120,8 +121,9 @@ pub fn mismatches(d: &Declared, s: &StreamReport) -> Vec<Mismatch> {
             push("appid", format!("0x{want:04X}"), format!("0x{seen:04X}"));
         }
     }
+    // The access point's IPv4 address says nothing of a stream sent over IPv6, and back.
     if let (Some(want), Some(seen)) = (r.igmpv3_source.or(r.access_point_ip), ip(&s.src_ip)) {
-        if want != seen {
+        if want != seen && want.is_ipv4() == seen.is_ipv4() {
             let why = if r.igmpv3_source.is_some() {
                 "IP-IGMPv3Src"
             } else {

@@ -2,13 +2,16 @@
 //! `tests/data/routable.scd` declares gcb01 to 239.192.0.1:102 from 10.0.0.5 with APPID
 //! 0x1000, gcb02 to 239.192.0.2 (absent from the capture), and gcbL2 on layer 2 only. The
 //! capture holds gcb01 as declared, and then to another group, to another port, under another
-//! APPID and from another host; gcbL2 routed; and a publisher the SCD does not know. Every
+//! APPID and from another host; gcbL2 routed; a publisher the SCD does not know; and R-SV of
+//! rsv01 to another IPv6 group than its SMV's. Every
 //! `scd-*` finding is asserted with its stream and frame, and nothing else.
 
 use gander_audit::scd::Scd;
 use gander_audit::{Audit, AuditOptions, Auditor};
 use gander_sec::Profile;
-use gander_testkit::frames::{udp_frame, UdpAddrs};
+use gander_testkit::frames::{
+    ipv6_multicast_mac, sv_apdu, udp6_frame, udp_frame, Udp6Addrs, UdpAddrs,
+};
 use gander_wire::data::Data;
 use gander_wire::goose::GoosePdu;
 use gander_wire::spdu::{emit, PayloadElement, SpduId};
@@ -57,6 +60,39 @@ fn rgoose(cb: &str, appid: u16, spdu_no: u32, sq: u32) -> Vec<u8> {
     out
 }
 
+/// An unsecured R-SV SPDU of stream `sv_id`.
+fn rsv(sv_id: &str, appid: u16, spdu_no: u32, smp_cnt: u16) -> Vec<u8> {
+    let apdu = sv_apdu(sv_id, smp_cnt);
+    let profile = Profile::Standard;
+    let header = gander_sec::spdu::unsecured_header(profile, SpduId::SampledValues, spdu_no);
+    let el = PayloadElement {
+        payload_type: SpduId::SampledValues.payload_type(),
+        simulation: 0,
+        appid,
+        apdu: &apdu,
+    };
+    let trailer = gander_sec::spdu::unsigned_trailer(profile);
+    let mut out = Vec::new();
+    emit(&header, &[el], trailer.len(), &profile.dialect(), &mut out).unwrap();
+    out.extend_from_slice(trailer);
+    out
+}
+
+/// R-SV from the IED's IPv6 address to `group`.
+fn rsv_frame(group: [u8; 16], payload: &[u8]) -> Vec<u8> {
+    udp6_frame(
+        &Udp6Addrs {
+            src_mac: [0x02, 0, 0, 0, 0, 5],
+            dst_mac: ipv6_multicast_mac(group),
+            src_ip: "fd00::5".parse::<std::net::Ipv6Addr>().unwrap().octets(),
+            dst_ip: group,
+            src_port: 102,
+            dst_port: 102,
+        },
+        payload,
+    )
+}
+
 fn addrs(src: [u8; 4], dst: [u8; 4], port: u16) -> UdpAddrs {
     UdpAddrs {
         src_mac: [0x02, 0, 0, 0, 0, src[3]],
@@ -73,9 +109,11 @@ const ROGUE: [u8; 4] = [10, 0, 0, 66];
 const G1: [u8; 4] = [239, 192, 0, 1];
 const G9: [u8; 4] = [239, 192, 0, 9];
 
+/// A test stream: name, source, destination, port, control block, APPID.
+type Route = (&'static str, [u8; 4], [u8; 4], u16, &'static str, u16);
+
 fn audit() -> (Audit, Vec<(&'static str, u64)>) {
-    // (name, source, destination, port, block, APPID)
-    let streams: [(&str, [u8; 4], [u8; 4], u16, &str, u16); 7] = [
+    let streams: [Route; 7] = [
         ("declared", IED, G1, 102, "gcb01", 0x1000),
         ("other-group", IED, G9, 102, "gcb01", 0x1000),
         ("other-port", IED, G1, 5102, "gcb01", 0x1000),
@@ -96,6 +134,19 @@ fn audit() -> (Audit, Vec<(&'static str, u64)>) {
             let f = udp_frame(&addrs(src, dst, port), &rgoose(cb, appid, round + 1, round));
             a.feed(no, T0 + no * MS, &f);
         }
+    }
+    // R-SV of rsv01 to another IPv6 group than the SCD's ff3e::8000:1.
+    let group: std::net::Ipv6Addr = "ff3e::8000:9".parse().unwrap();
+    for i in 0..3u16 {
+        no += 1;
+        if i == 0 {
+            firsts.push(("rsv-other-group", no));
+        }
+        let f = rsv_frame(
+            group.octets(),
+            &rsv("GANDER_RSV", 0x4000, u32::from(i) + 1, i),
+        );
+        a.feed(no, T0 + no * MS, &f);
     }
     let mut audit = a.finish();
     let scd = Scd::from_text(SCD).unwrap();
@@ -133,6 +184,7 @@ fn routable_goose_is_judged_against_the_scd() {
         on("scd-second-source", "rogue"),
         on("scd-mismatch-transport", "l2-routed"),
         on("scd-unknown-publisher", "unknown"),
+        on("scd-mismatch-ip", "rsv-other-group"),
         ("scd-absent".to_string(), None, vec![]),
     ];
     want.sort();
@@ -171,4 +223,6 @@ fn routable_addresses_join_their_declared_blocks() {
     assert_eq!(r.app_id, Some(0x1000));
     assert!(by("gcb02").routable.is_some());
     assert!(by("gcbL2").routable.is_none());
+    let r = by("rsv01").routable.as_ref().unwrap();
+    assert_eq!(r.destination.to_string(), "ff3e::8000:1");
 }
