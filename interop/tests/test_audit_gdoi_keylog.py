@@ -2,9 +2,10 @@
 `gander gdoi register --follow` member in a network namespace of their own (loopback only),
 recorded by dumpcap. The group's keys live 4 s, so the key server pushes the next TEK (GROUPKEY-PUSH,
 signed, under the KEK the registration handed out) every few seconds while the member follows. The
-audit, given the key server's key log, must name the group, the SEQ handed out and each push's SEQ
-(increasing), and exactly the TEK key ids the member printed, with their algorithm; without the
-key log it must see none of that. No finding of the key-management kind is expected, and no key
+audit, given the key server's key log, must name the group and member, the SEQ each registration
+handed out, exactly the SEQs, new key ids and withdrawn key ids of the pushes the key server's
+events name, every key id the member printed, with its algorithm; without the key log it must see
+none of that. No finding of the key-management kind is expected, and no key
 octet may appear in any output.
 """
 from __future__ import annotations
@@ -83,21 +84,37 @@ def test_group_seq_and_key_ids_are_read_with_the_key_servers_key_log(gander, tmp
     lines = [json.loads(l) for l in (out / "gdoi.log").read_text().splitlines()]
     pulls = [l for l in lines if l["exchange"] == "GROUPKEY-PULL"]
     pushes = [l for l in lines if l["exchange"] == "GROUPKEY-PUSH"]
-    assert len(pulls) == 1 and len(pushes) == 1, lines
-    pull, push = pulls[0], pushes[0]
-    assert pull["outcome"] == "completed" and pull["decrypted"] == 4, pull
-    assert pull["group"] == "key-id:goose-1", pull
-    assert pull["member_id"] == "ied-1", pull
-    assert "seq" in pull, pull
-    assert pull["tek_key_ids"] == printed[:1], (pull, printed)
-    assert pull["tek_algorithms"] == [f"{printed[0]}:hmac-sha256-128/none"], pull
-    assert pull["kek_spi"] == push["spi"], (pull, push)
+    # The member registers, then again before its newest key's lifetime ends (renewal), while
+    # the key server pushes each next key: one rekey SA, one or more registrations.
+    assert len(pulls) >= 1 and len(pushes) == 1, lines
+    push = pushes[0]
+    for pull in pulls:
+        assert pull["outcome"] == "completed" and pull["decrypted"] == 4, pull
+        assert pull["group"] == "key-id:goose-1" and pull["member_id"] == "ied-1", pull
+        assert pull["kek_spi"] == push["spi"], (pull, push)
+        assert all(a.endswith(":hmac-sha256-128/none") for a in pull["tek_algorithms"]), pull
+    first = pulls[0]
+    assert first["tek_key_ids"] == printed[:1], (first, printed)
+    assert first["tek_algorithms"] == [f"{printed[0]}:hmac-sha256-128/none"], first
     assert push["group"] == "key-id:goose-1", push
     seqs = push["seqs"]
-    assert seqs == sorted(set(seqs)) and seqs[0] > pull["seq"], (pull, push)
+    assert seqs == sorted(set(seqs)) and seqs[0] > first["seq"], (first, push)
     assert push["decrypted"] == push["messages"] == len(seqs), push
-    # Every key the member printed was read: the first from the registration, the rest pushed.
-    assert pull["tek_key_ids"] + push["tek_key_ids"] == printed, (pull, push, printed)
+    assert push["seq"] == seqs[-1], push
+    # A later registration hands out the SEQ the pushes had reached.
+    assert [p["seq"] for p in pulls] == sorted(p["seq"] for p in pulls), pulls
+    # The key server's own events say what it pushed: each rekey's SEQ and key id, each
+    # withdrawal's SEQ and key ids, in order. The audit read exactly those.
+    events = [json.loads(l) for l in (tmp_path / "kdc.log").read_text().splitlines() if l.startswith("{")]
+    pushed = [e for e in events if e["event"] in ("rekey", "keys-withdrawn")]
+    assert seqs == [int(e["seq"]) for e in pushed], (push, pushed)
+    assert push["tek_key_ids"] == [int(e["keyId"]) for e in pushed if e["event"] == "rekey"], push
+    withdrawn = [int(k) for e in pushed if e["event"] == "keys-withdrawn" for k in e["keyIds"].split(",")]
+    assert push.get("deleted_key_ids", []) == withdrawn, (push, pushed)
+    # Every key the member printed was read, from a registration or a push (the member may
+    # stop following before the last push it is sent).
+    read = {k for p in pulls for k in p["tek_key_ids"]} | set(push["tek_key_ids"])
+    assert set(printed) <= read, (pulls, push, printed)
     findings = [json.loads(l) for l in (out / "findings.log").read_text().splitlines()]
     assert [f for f in findings if f["code"].startswith("gdoi-")] == [], findings
     for name in ("gdoi.log", "findings.log", "audit.json", "report.html"):
@@ -109,4 +126,4 @@ def test_group_seq_and_key_ids_are_read_with_the_key_servers_key_log(gander, tmp
     plain = tmp_path / "plain"
     a = subprocess.run([gander, "audit", str(pcap), "--out", str(plain)], capture_output=True, text=True, timeout=60)
     lines = [json.loads(l) for l in (plain / "gdoi.log").read_text().splitlines()]
-    assert len(lines) == 2 and not any("group" in l or "seqs" in l for l in lines), lines
+    assert len(lines) == len(pulls) + 1 and not any("group" in l or "seqs" in l for l in lines), lines
