@@ -9,8 +9,9 @@
 //! block (IED, `ldInst`, `cbName`).
 //!
 //! A routable stream is matched to its block by reference (gocbRef or svID) as layer-2 ones
-//! are; an encrypted one, whose reference is hidden, by destination IP and APPID when exactly
-//! one declared routable block has both ([`matching_hidden`]). Then [`mismatches`] gives:
+//! are; an encrypted one, whose reference (and APPID) is hidden, by destination IP and UDP
+//! port when exactly one declared routable block has them ([`matching_hidden`]). Then
+//! [`mismatches`] gives:
 //!
 //! * `ip`: the stream's destination address is not the block's `IP`/`IPv6` (subscribers
 //!   joined to the declared group do not receive it);
@@ -56,14 +57,19 @@ fn ip(s: &Option<String>) -> Option<IpAddr> {
     s.as_deref().and_then(|a| a.parse().ok())
 }
 
-/// The one declared routable block of this destination IP and APPID (an encrypted R-GOOSE
-/// or R-SV stream, whose reference is hidden).
+/// The one declared routable block of this destination IP, and APPID when the frames show
+/// it (an encrypted R-GOOSE or R-SV stream, whose reference is hidden: IEC 61850-90-5
+/// encrypts the whole payload, APPID included, so only the addresses are left).
 pub fn matching_hidden(scd: &Scd, s: &StreamReport, kind: BlockKind) -> Option<usize> {
-    let (dst, appid) = (ip(&s.dst_ip)?, s.appid?);
+    let dst = ip(&s.dst_ip)?;
     let mut hits = scd.publishers.iter().enumerate().filter(|(_, d)| {
         d.kind == kind
             && d.routable.as_ref().is_some_and(|r| {
-                r.destination == dst && r.app_id.or(d.address.and_then(|a| a.app_id)) == Some(appid)
+                let appid = r.app_id.or(d.address.and_then(|a| a.app_id));
+                r.destination == dst
+                    && s.dst_port
+                        .is_none_or(|p| p == r.udp_port.unwrap_or(DEFAULT_UDP_PORT))
+                    && (s.appid.is_none() || appid.is_none() || s.appid == appid)
             })
     });
     match (hits.next(), hits.next()) {

@@ -3,12 +3,15 @@
 //! 0x1000, gcb02 to 239.192.0.2 (absent from the capture), and gcbL2 on layer 2 only. The
 //! capture holds gcb01 as declared, and then to another group, to another port, under another
 //! APPID and from another host; gcbL2 routed; a publisher the SCD does not know; and R-SV of
-//! rsv01 to another IPv6 group than its SMV's. Every
+//! rsv01 to another IPv6 group than its SMV's; and gcb01 encrypted (reference and APPID
+//! hidden) to its own group and to another. Every
 //! `scd-*` finding is asserted with its stream and frame, and nothing else.
 
 use gander_audit::scd::Scd;
 use gander_audit::{Audit, AuditOptions, Auditor};
-use gander_sec::Profile;
+use gander_sec::frame::protect_frame;
+use gander_sec::spdu::RandomIv;
+use gander_sec::{default_provider, KeyStore, Profile};
 use gander_testkit::frames::{
     ipv6_multicast_mac, sv_apdu, udp6_frame, udp_frame, Udp6Addrs, UdpAddrs,
 };
@@ -148,6 +151,36 @@ fn audit() -> (Audit, Vec<(&'static str, u64)>) {
         );
         a.feed(no, T0 + no * MS, &f);
     }
+    // gcb01 encrypted (AES-256-GCM: gocbRef and APPID hidden) to its group, and to another.
+    let keys = KeyStore::from_toml(
+        "[[key]]\nid = 4\nenc = \"aes-256-gcm\"\nkey = \"1f1e1d1c1b1a191817161514131211100f0e0d0c0b0a09080706050403020100\"\n",
+        std::path::Path::new("."),
+        default_provider(),
+    )
+    .unwrap();
+    for (name, dst) in [
+        ("encrypted", G1),
+        ("encrypted-other-group", [239, 192, 0, 99]),
+    ] {
+        for i in 0..3u32 {
+            no += 1;
+            if i == 0 {
+                firsts.push((name, no));
+            }
+            let plain = udp_frame(&addrs(IED, dst, 102), &rgoose("gcb01", 0x1000, i + 1, i));
+            let ts = T0 + no * MS;
+            let f = protect_frame(
+                Profile::Standard,
+                keys.get(4).unwrap(),
+                &plain,
+                &mut RandomIv,
+                ts / 1_000_000_000,
+            )
+            .unwrap()
+            .unwrap();
+            a.feed(no, ts, &f);
+        }
+    }
     let mut audit = a.finish();
     let scd = Scd::from_text(SCD).unwrap();
     gander_audit::scd::judge(&mut audit, &scd);
@@ -185,6 +218,9 @@ fn routable_goose_is_judged_against_the_scd() {
         on("scd-mismatch-transport", "l2-routed"),
         on("scd-unknown-publisher", "unknown"),
         on("scd-mismatch-ip", "rsv-other-group"),
+        // The encrypted stream to gcb01's group is gcb01's (no finding); to another group, no
+        // declared block accounts for it.
+        on("scd-unknown-publisher", "encrypted-other-group"),
         ("scd-absent".to_string(), None, vec![]),
     ];
     want.sort();
