@@ -526,18 +526,6 @@ impl Decryptor {
             },
         }
     }
-
-    /// The member identity of the phase-1 SA with these cookies, once message 5 was read.
-    pub fn member_id(&self, initiator_cookie: &[u8; 8]) -> Option<&str> {
-        self.p1.get(initiator_cookie)?.member_id.as_deref()
-    }
-
-    /// Whether phase 1 of this SA was read to its end (GROUPKEY-PULL under it can be read).
-    pub fn phase1_read(&self, initiator_cookie: &[u8; 8]) -> bool {
-        self.p1
-            .get(initiator_cookie)
-            .is_some_and(|p| p.last_iv.is_some())
-    }
 }
 
 fn notify(p: &[Payload]) -> Option<u16> {
