@@ -20,7 +20,13 @@
 //! `gdoi-push-replayed` (high): the same GROUPKEY-PUSH message again, octet for octet, later
 //! than a capture copy. A replayed rekey repeats a SEQ the members have passed (RFC 6407 §4.2.1
 //! wants it dropped); a fresh rekey always differs (new SEQ, new IV). Decrypting the SEQ itself
-//! needs the KEK, which a monitor does not hold.
+//! needs the KEK, which a monitor does not hold; `gdoi-push-unknown-server` (medium) is a push
+//! from an address that answered no registration in the capture.
+//!
+//! In the lab, with the IKEv1 key log (`--ike-keylog`, [`crate::gdoi_decrypt`]), the group,
+//! member identity, SEQs and TEKs are read as well, and pushes are judged by SEQ and signature
+//! (`gdoi-push-seq-backwards`, `gdoi-push-bad-signature`, `gdoi-push-unreadable`) and the
+//! group's keys by their lifetimes (`gdoi-rekey-late`, `gdoi-tek-expired`).
 //!
 //! Memory: at most [`MAX_EXCHANGES`] registrations and [`MAX_GROUPS`] rekey SAs are kept, each
 //! rekey SA with the hashes of its last [`PUSH_HASHES`] messages; more are counted. Their
