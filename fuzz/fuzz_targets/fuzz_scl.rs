@@ -13,6 +13,8 @@ fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
+    // The routable GSE/SMV addresses (`gander audit --scd`): addresses or an error.
+    let _ = gander_scl::routable_addresses(text);
     if let Ok(scl) = gander_scl::parse(text) {
         // Each refused IED's error names it (an SCD's other IEDs stay usable).
         for r in &scl.refused {

@@ -177,24 +177,34 @@ pub fn render(audit: &Audit, title: &str) -> String {
     h
 }
 
+/// TEKs as `key id:MAC/encryption`, comma-separated.
+fn teks(t: &[crate::gdoi_decrypt::TekInfo]) -> String {
+    t.iter()
+        .map(|k| k.algorithms())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// GDOI on UDP 848 (IEC 62351-9): registrations and rekey SAs, only when the capture has any.
 fn gdoi_section(h: &mut String, audit: &Audit) {
     if audit.registrations.is_empty() && audit.rekeys.is_empty() {
         return;
     }
-    h.push_str("<h2>GDOI key management (UDP 848)</h2>\n<table id=\"gdoi\"><tr><th>uid</th><th>exchange</th><th>from</th><th>to</th><th>SPI</th><th>messages</th><th>outcome</th><th>frames</th></tr>\n");
+    h.push_str("<h2>GDOI key management (UDP 848)</h2>\n<table id=\"gdoi\"><tr><th>uid</th><th>exchange</th><th>from</th><th>to</th><th>SPI</th><th>messages</th><th>outcome</th><th>group</th><th>SEQ</th><th>TEKs (key id:MAC/encryption)</th><th>frames</th></tr>\n");
     for r in &audit.registrations {
         let _ = writeln!(
             h,
-            "<tr><td>{}</td><td>GROUPKEY-PULL</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}-{}</td></tr>",
-            esc(&r.uid), esc(&r.member), esc(&r.key_server), esc(&r.cookies), r.messages, r.outcome, r.first_frame, r.last_frame
+            "<tr><td>{}</td><td>GROUPKEY-PULL</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}-{}</td></tr>",
+            esc(&r.uid), esc(&r.member), esc(&r.key_server), esc(&r.cookies), r.messages, r.outcome,
+            esc(r.group.as_deref().unwrap_or("")), r.seq.map(|s| s.to_string()).unwrap_or_default(), esc(&teks(&r.teks)), r.first_frame, r.last_frame
         );
     }
     for g in &audit.rekeys {
         let _ = writeln!(
             h,
-            "<tr><td>{}</td><td>GROUPKEY-PUSH</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} replayed</td><td>{}-{}</td></tr>",
-            esc(&g.uid), esc(&g.key_server), esc(&g.destination), esc(&g.kek_spi), g.pushes, g.replayed, g.first_frame, g.last_frame
+            "<tr><td>{}</td><td>GROUPKEY-PUSH</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} replayed</td><td>{}</td><td>{}</td><td>{}</td><td>{}-{}</td></tr>",
+            esc(&g.uid), esc(&g.key_server), esc(&g.destination), esc(&g.kek_spi), g.pushes, g.replayed,
+            esc(g.group.as_deref().unwrap_or("")), g.seqs.iter().map(u32::to_string).collect::<Vec<_>>().join(", "), esc(&teks(&g.teks)), g.first_frame, g.last_frame
         );
     }
     h.push_str("</table>\n");

@@ -21,12 +21,15 @@ pub mod assoc;
 pub mod finding;
 pub mod fnv;
 pub mod gdoi;
+pub mod gdoi_decrypt;
 pub mod goose_seq;
 pub mod html;
+pub mod ike_keylog;
 pub mod live_input;
 pub mod metrics;
 pub mod mms_tcp;
 pub mod scd;
+pub mod scd_routable;
 pub mod seen;
 pub mod stream;
 pub mod sv_seq;
@@ -103,6 +106,12 @@ impl<'k> Auditor<'k> {
             kernel: None,
             gdoi: gdoi::GdoiTracker::default(),
         }
+    }
+
+    /// Reads the encrypted GDOI messages (UDP 848) of the phase-1 SAs in `log`, the lab's
+    /// IKEv1 key log (`gander audit --ike-keylog`, [`gdoi_decrypt`]).
+    pub fn set_ike_keylog(&mut self, log: ike_keylog::IkeKeyLog) {
+        self.gdoi.set_keylog(log);
     }
 
     /// Records a finding of the input layer (the capture reader, IP fragment reassembly) on
@@ -433,7 +442,7 @@ impl<'k> Auditor<'k> {
             assoc::judge(a, &r, base + j, &mut self.findings);
             associations.push(r);
         }
-        let (registrations, rekeys) = self.gdoi.finish(&mut self.findings);
+        let (registrations, rekeys) = self.gdoi.finish(&mut self.findings, self.last_ts);
         let streams: Vec<StreamReport> = self.streams.iter().map(Stream::report).collect();
         let plots = self
             .streams

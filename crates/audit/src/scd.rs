@@ -36,7 +36,7 @@ use crate::assoc::AssociationReport;
 use crate::finding::{Finding, Severity};
 use crate::stream::{mac, StreamReport};
 use crate::Audit;
-use gander_scl::{CommAddress, IpAccessPoint, Scl, SclError, SecurityEnable};
+use gander_scl::{CommAddress, IpAccessPoint, RoutableAddress, Scl, SclError, SecurityEnable};
 use serde::Serialize;
 use std::net::IpAddr;
 
@@ -75,6 +75,13 @@ pub struct Declared {
     pub address: Option<CommAddress>,
     /// `securityEnable`.
     pub security: SecurityEnable,
+    /// `ldInst` of the logical device holding the block.
+    pub ld_inst: String,
+    /// The block's `name` (`cbName` in the Communication section).
+    pub cb_name: String,
+    /// The routable (R-GOOSE/R-SV) address of its `GSE`/`SMV`, if the SCD gives one
+    /// ([`crate::scd_routable`]).
+    pub routable: Option<RoutableAddress>,
 }
 
 /// An access point the SCD declares on the MMS-over-TLS port.
@@ -105,7 +112,9 @@ impl Scd {
     pub fn from_text(text: &str) -> Result<Scd, SclError> {
         let scl = gander_scl::parse(text)?;
         let aps = gander_scl::ip_access_points(text)?;
-        Ok(Scd::from_parts(&scl, &aps))
+        let mut scd = Scd::from_parts(&scl, &aps);
+        crate::scd_routable::attach(&mut scd, &gander_scl::routable_addresses(text)?);
+        Ok(scd)
     }
 
     /// From an SCL file already read and its IP access points.
@@ -129,6 +138,9 @@ impl Scd {
                             smp_rate: None,
                             address: g.address,
                             security: g.security_enable,
+                            ld_inst: ld.inst.clone(),
+                            cb_name: g.name.clone(),
+                            routable: None,
                         });
                     }
                     for s in &ln.sv_controls {
@@ -144,6 +156,9 @@ impl Scd {
                             smp_rate: Some(s.smp_rate),
                             address: s.address,
                             security: s.security_enable,
+                            ld_inst: ld.inst.clone(),
+                            cb_name: s.name.clone(),
+                            routable: None,
                         });
                     }
                 }
@@ -186,6 +201,9 @@ fn matching(scd: &Scd, s: &StreamReport, kind: BlockKind) -> Option<usize> {
             .publishers
             .iter()
             .position(|d| d.kind == kind && &d.reference == id);
+    }
+    if matches!(s.kind, "r-goose" | "r-sv") {
+        return crate::scd_routable::matching_hidden(scd, s, kind);
     }
     // Reference hidden (encrypted): the one declared block of this destination and APPID.
     let appid = s.appid?;
@@ -278,6 +296,9 @@ fn compare(d: &Declared, s: &StreamReport, out: &mut Vec<Finding>) {
                 mismatch("priority", want.to_string(), seen.to_string(), first);
             }
         }
+    }
+    for m in crate::scd_routable::mismatches(d, s) {
+        mismatch(m.field, m.scd, m.seen, first);
     }
     if let (Some(want), Some(seen)) = (&d.data_set, &s.dat_set) {
         if want != seen {

@@ -352,6 +352,65 @@ fn gdoi_cols<'a>() -> Vec<Col<GdoiRow<'a>>> {
             Pull(p) => some(p.last_frame),
             Push(p) => some(p.last_frame),
         }),
+        // Read with `--ike-keylog` (gdoi_decrypt): never key material.
+        c("group", T::String, false, |r| match r {
+            Pull(p) => opt(&p.group),
+            Push(p) => opt(&p.group),
+        }),
+        c("member_id", T::String, false, |r| match r {
+            Pull(p) => opt(&p.member_id),
+            Push(_) => None,
+        }),
+        c("seq", T::Count, false, |r| match r {
+            Pull(p) => opt(&p.seq),
+            Push(p) => p.seqs.last().map(|s| json!(s)),
+        }),
+        c("seqs", T::VectorCount, false, |r| match r {
+            Pull(_) => None,
+            Push(p) => (p.decrypted > 0).then(|| json!(p.seqs)),
+        }),
+        c("tek_key_ids", T::VectorCount, false, |r| {
+            let t = match r {
+                Pull(p) => &p.teks,
+                Push(p) => &p.teks,
+            };
+            (!t.is_empty()).then(|| json!(t.iter().map(|k| k.key_id).collect::<Vec<_>>()))
+        }),
+        c("tek_algorithms", T::VectorString, false, |r| {
+            let t = match r {
+                Pull(p) => &p.teks,
+                Push(p) => &p.teks,
+            };
+            (!t.is_empty()).then(|| json!(t.iter().map(|k| k.algorithms()).collect::<Vec<_>>()))
+        }),
+        c("tek_lifetimes", T::VectorCount, false, |r| {
+            let t = match r {
+                Pull(p) => &p.teks,
+                Push(p) => &p.teks,
+            };
+            (!t.is_empty()).then(|| {
+                json!(t
+                    .iter()
+                    .map(|k| k.lifetime_secs.unwrap_or(0))
+                    .collect::<Vec<_>>())
+            })
+        }),
+        c("deleted_key_ids", T::VectorCount, false, |r| match r {
+            Pull(_) => None,
+            Push(p) => (!p.deleted.is_empty()).then(|| json!(p.deleted)),
+        }),
+        c("kek_spi", T::String, false, |r| match r {
+            Pull(p) => opt(&p.kek_spi),
+            Push(_) => None,
+        }),
+        c("notify", T::Count, false, |r| match r {
+            Pull(p) => opt(&p.notify),
+            Push(_) => None,
+        }),
+        c("decrypted", T::Count, false, |r| match r {
+            Pull(p) => (p.decrypted > 0).then(|| json!(p.decrypted)),
+            Push(p) => (p.decrypted > 0).then(|| json!(p.decrypted)),
+        }),
     ]
 }
 

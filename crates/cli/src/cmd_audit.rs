@@ -1,4 +1,4 @@
-//! `gander audit CAPTURE... [--keys FILE] [--scd FILE] [--out DIR]`: the IEC 62351 security posture of the
+//! `gander audit CAPTURE... [--keys FILE] [--scd FILE] [--ike-keylog FILE] [--out DIR]`: the IEC 62351 security posture of the
 //! IEC 61850 traffic in captures (`docs/audit.md`). The judging is `gander-audit`'s; this reads
 //! the files, feeds the frames, writes the report and the logs, and exits with the code of the
 //! worst finding.
@@ -28,6 +28,12 @@ pub(crate) struct AuditArgs {
     /// checked against its GSE/SMV control blocks and Communication section.
     #[arg(long)]
     pub scd: Option<PathBuf>,
+    /// IKEv1 key log (`gander kdc --keylog`, `gander gdoi register --keylog`: Wireshark's
+    /// ikev1_decryption_table lines): GDOI registrations and rekeys under those phase-1 SAs are
+    /// decrypted, and gdoi.log gets the group, SEQ and TEK key ids and algorithms (never keys).
+    /// Lab captures only.
+    #[arg(long, value_name = "FILE")]
+    pub ike_keylog: Option<PathBuf>,
     /// Directory for report.html, audit.json and the Zeek-convention logs.
     #[arg(long, default_value = "audit")]
     pub out: PathBuf,
@@ -108,6 +114,18 @@ pub(crate) fn run(a: AuditArgs) -> Result<ExitCode> {
         None => None,
     };
     let mut auditor = Auditor::new(opts, store.as_ref());
+    if let Some(p) = &a.ike_keylog {
+        let text =
+            std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?;
+        let log = gander_audit::ike_keylog::IkeKeyLog::parse(&text)
+            .with_context(|| p.display().to_string())?;
+        eprintln!(
+            "gander audit: {} phase-1 SA key(s) from {}: GDOI messages under them are decrypted (lab use only)",
+            log.len(),
+            p.display()
+        );
+        auditor.set_ike_keylog(log);
+    }
     let mut offset = 0u64;
     if let Some(iface) = &a.live.interface {
         crate::cmd_audit_live::feed(&a.live, iface, &mut auditor, store.as_ref())?;

@@ -32,7 +32,7 @@ pub struct IpAccessPoint {
 }
 
 /// The `P` value of `type` in `addr`, trimmed.
-fn p<'a>(addr: Node<'a, '_>, ty: &str) -> Option<&'a str> {
+pub(crate) fn p<'a>(addr: Node<'a, '_>, ty: &str) -> Option<&'a str> {
     kids(addr, "P")
         .find(|n| n.attribute("type") == Some(ty))
         .and_then(|n| n.text())
@@ -42,7 +42,7 @@ fn p<'a>(addr: Node<'a, '_>, ty: &str) -> Option<&'a str> {
 
 /// Line and column (1-based, in characters) of byte `offset`; only errors need it, so the
 /// plain count is fine.
-fn position(text: &str, offset: usize) -> Position {
+pub(crate) fn position(text: &str, offset: usize) -> Position {
     let before = text.get(..offset).unwrap_or(text);
     let line = before.matches('\n').count() + 1;
     let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
@@ -53,7 +53,13 @@ fn position(text: &str, offset: usize) -> Position {
 }
 
 /// `P type` values are element text, so the error names the `P` and its type.
-fn bad(node: Node, ty: &'static str, value: &str, why: &'static str, text: &str) -> SclError {
+pub(crate) fn bad(
+    node: Node,
+    ty: &'static str,
+    value: &str,
+    why: &'static str,
+    text: &str,
+) -> SclError {
     SclError::new(
         SclErrorKind::BadValue {
             element: "P",

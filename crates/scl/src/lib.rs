@@ -17,6 +17,7 @@
 #![forbid(unsafe_code)]
 
 mod comm_ip;
+mod comm_routable;
 mod controls;
 mod error;
 mod fcda;
@@ -28,6 +29,7 @@ mod types;
 mod value;
 
 pub use comm_ip::{ip_access_points, IpAccessPoint};
+pub use comm_routable::{routable_addresses, RoutableAddress, RoutableKind};
 pub use controls::{
     CommAddress, GseControl, GseType, SecurityEnable, SettingControl, SmpMod, SmvOpts, SvControl,
 };
