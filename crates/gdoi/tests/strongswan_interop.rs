@@ -29,6 +29,7 @@ use gander_gdoi::keylog::KeyLog;
 use gander_gdoi::net::cert_members::KdcCerts;
 use gander_gdoi::net::kdc::{GroupPolicy, Kdc, KdcEvent, KdcPolicy, MemberPolicy};
 use gander_gdoi::net::member::{register_with, MemberConfig, MemberError, RegisterOptions};
+use gander_wire::isakmp::error::notify_type;
 use gander_wire::isakmp::iec61850::oid;
 use gander_wire::isakmp::payload::id_type;
 use gander_wire::isakmp::{IdPayload, Traffic};
@@ -350,9 +351,14 @@ fn charon_initiates(
     let Some(KdcEvent::Refused { reason, notify, .. }) = refused else {
         panic!("no refusal of the Quick Mode: {:?}", server.events())
     };
-    assert!(
-        !reason.is_empty() && notify != 0,
-        "the refusal names why and which notification: {reason} {notify}"
+    // Refused as what it is (pull::PullError::QuickMode), after its HASH(1) verified.
+    assert_eq!(
+        (reason.as_str(), notify),
+        (
+            "a Quick Mode with an SA of DOI 1 (IPsec SA negotiation, RFC 2409 5.5), not a \
+             GROUPKEY-PULL (RFC 6407 3.2)",
+            notify_type::DOI_NOT_SUPPORTED
+        ),
     );
     let log = charon.log();
     assert!(
