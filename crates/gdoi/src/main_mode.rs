@@ -528,6 +528,18 @@ impl Initiator {
     pub fn handle(&mut self, buf: &[u8]) -> Result<Option<Vec<u8>>, Phase1Error> {
         let state = self.state.name();
         let h = Header::parse(buf)?;
+        // RFC 2408 4.8: a responder that does not accept message 5 may answer with an
+        // Informational exchange; strongSwan 5.9.8 does, encrypted under its phase-1 keys,
+        // both when message 5 does not decrypt (another pre-shared key) and when it refuses
+        // the signature. It is not acted on (unauthenticated, it changes no state and the
+        // member keeps waiting), only named, so a registration that gives up says why.
+        if matches!(self.state, IState::SentId { .. })
+            && h.exchange == exchange::INFORMATIONAL
+            && h.encrypted()
+            && h.initiator_cookie == self.cky_i
+        {
+            return Err(Phase1Error::PeerRefusedIdentity);
+        }
         only_main_mode(&h, state)?;
         if h.initiator_cookie != self.cky_i || h.responder_cookie == [0; 8] {
             return Err(Phase1Error::BadCookie);
