@@ -30,6 +30,7 @@ use gander_gdoi::net::cert_members::KdcCerts;
 use gander_gdoi::net::kdc::{GroupPolicy, Kdc, KdcEvent, KdcPolicy, MemberPolicy};
 use gander_gdoi::net::member::{register_with, MemberConfig, MemberError, RegisterOptions};
 use gander_gdoi::pull::PullError;
+use gander_gdoi::Phase1Error;
 use gander_wire::isakmp::error::notify_type;
 use gander_wire::isakmp::iec61850::oid;
 use gander_wire::isakmp::payload::id_type;
@@ -572,4 +573,91 @@ fn strongswan_initiator_with_certificates_against_the_key_server() {
     }
     let pcap = cap.stop();
     tshark_clean(&pcap, Some(&keylog));
+}
+
+/// A wrong pre-shared key, both ways: neither side establishes anything, each refuses the
+/// other's message 5 (whose decryption under the wrong key is garbage), and each reports it.
+#[test]
+fn wrong_psk_is_refused_both_ways() {
+    if !available("wrong_psk_is_refused_both_ways") {
+        return;
+    }
+    let pair = Pair::up("w");
+    let dir = TempDir::new("wrong-psk");
+    let charon = Charon::start(&pair.peer_ns, &dir.0);
+    let cap = Capture::start(&pair.gander_ns, &pair.gander_if, &dir.0.join("w.pcapng"));
+    // gander's member with a key charon does not hold.
+    let other = "00112233445566778899aabbccddeeff";
+    charon.load(&responder_conf(
+        "aes128-sha256-modp2048",
+        "   auth = psk\n   id = keyid:swan",
+        "   auth = psk\n   id = keyid:ied-1",
+        &format!(" ike-1 {{ id-1 = keyid:ied-1\n  secret = 0x{other} }}"),
+    ));
+    let (res, took) = register_in(&pair.gander_ns, RegisterOptions::default());
+    let e = res.expect_err("no keys with a wrong PSK");
+    assert!(
+        matches!(e, MemberError::Phase1(Phase1Error::PeerRefusedIdentity)),
+        "{e}"
+    );
+    assert!(
+        took < MEMBER_TIMEOUT * MEMBER_TRIES * 3 + Duration::from_secs(3),
+        "{took:?}"
+    );
+    assert!(
+        !charon.list_sas().contains("ESTABLISHED"),
+        "{}",
+        charon.list_sas()
+    );
+    // charon cannot decrypt message 5 and answers each copy with an Informational encrypted
+    // under its own (other) keys.
+    let log = charon.log();
+    eprintln!("member with a wrong PSK: {e}");
+    assert!(
+        log.contains("decryption failed?") && !log.contains("established between"),
+        "{log}"
+    );
+    // charon initiating to the key server with a key the key server does not hold.
+    let policy = KdcPolicy {
+        identity: key_id("kdc"),
+        members: vec![MemberPolicy {
+            identity: b"swan".to_vec(),
+            psk: Zeroizing::new(hex::decode(PSK_HEX).unwrap()),
+            address: PEER.into(),
+            groups: vec![b"goose-1".to_vec()],
+            cert: None,
+            push: None,
+        }],
+        groups: vec![goose_group()],
+    };
+    let server = Server::start(&pair.gander_ns, policy, KdcCerts::default());
+    charon.load(&initiator_conf(
+        "aes128-sha256-modp2048",
+        "   auth = psk\n   id = keyid:swan",
+        "   auth = psk\n   id = keyid:kdc",
+        &format!(" ike-1 {{ id-1 = keyid:kdc\n  secret = 0x{other} }}"),
+    ));
+    let (ok, out) = charon.initiate("q", 6);
+    assert!(!ok, "{out}");
+    let refused = wait_event(
+        &server,
+        Duration::from_secs(2),
+        |e| matches!(e, KdcEvent::Refused { notify, .. } if *notify == notify_type::AUTHENTICATION_FAILED),
+    );
+    assert!(
+        refused.is_some(),
+        "key server events: {:?}",
+        server.events()
+    );
+    assert!(
+        !server
+            .events()
+            .iter()
+            .any(|e| matches!(e, KdcEvent::Phase1 { .. })),
+        "{:?}",
+        server.events()
+    );
+    eprintln!("key server on charon's wrong PSK: {refused:?}");
+    let pcap = cap.stop();
+    tshark_clean(&pcap, None);
 }
