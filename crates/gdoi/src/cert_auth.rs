@@ -6,9 +6,15 @@
 //!   (block type 1, no DigestInfo), as RFC 2409 5.1 asks ("MUST be encoded as a private key
 //!   encryption in PKCS #1 format and not as an RSA signature"); keys shorter than 2048 bits are
 //!   refused.
-//! - ECDSA (methods 9 and 10, RFC 4754): the hash of the method (SHA-256 on P-256, SHA-384 on
-//!   P-384) over HASH_I, signed; the SIG payload is r | s, each the curve's size, not DER
-//!   (RFC 4754 7).
+//! - ECDSA (methods 9 and 10, RFC 4754): the method fixes the curve and its hash (SHA-256 on
+//!   P-256, SHA-384 on P-384). HASH_I is computed with the HMAC of that hash (whatever hash
+//!   the suite negotiated, `main_mode`) and is itself the digest the ECDSA operation signs:
+//!   RFC 2409 5.1 applies the signature algorithm to HASH_I, and HASH_I already is a hash of
+//!   the method's size, so it is not hashed a second time. The SIG payload is r | s, each the
+//!   curve's size, not DER (RFC 4754 7). strongSwan 5.9 reads RFC 4754 the same way (its
+//!   IKEv1 keymat computes HASH_I with the curve's PRF and signs it "with NULL" hash); gander
+//!   hashed HASH_I again before and strongSwan refused its signatures (AUTHENTICATION-FAILED,
+//!   `tests/strongswan_interop.rs`).
 //! - The peer's chain is checked against the trust store (the trust module: RFC 5280 path
 //!   validation by OpenSSL, with CRLs when configured), the end-entity key usage must allow
 //!   signatures (RFC 5280 4.2.1.3), its key must be of the negotiated method, and the ID
@@ -24,7 +30,6 @@ use gander_wire::isakmp::payload::{id_type, CERT_X509_SIG};
 use gander_wire::isakmp::{CertPayload, IdPayload};
 use openssl::bn::BigNum;
 use openssl::ecdsa::EcdsaSig;
-use openssl::hash::{hash, MessageDigest};
 use openssl::nid::Nid;
 use openssl::pkey::{Id, PKey, PKeyRef, Private, Public};
 use openssl::rsa::Padding;
@@ -114,10 +119,11 @@ pub fn method_of(key: &PKeyRef<impl openssl::pkey::HasPublic>) -> Result<AuthMet
     }
 }
 
-fn ec_parts(method: AuthMethod) -> Option<(MessageDigest, usize)> {
+/// The size of r and s (and of the method's hash) for an ECDSA method.
+fn ec_size(method: AuthMethod) -> Option<usize> {
     match method {
-        AuthMethod::EcdsaP256 => Some((MessageDigest::sha256(), 32)),
-        AuthMethod::EcdsaP384 => Some((MessageDigest::sha384(), 48)),
+        AuthMethod::EcdsaP256 => Some(32),
+        AuthMethod::EcdsaP384 => Some(48),
         _ => None,
     }
 }
@@ -138,10 +144,9 @@ pub fn sign_hash(
         out.truncate(n);
         return Ok(out);
     }
-    let (md, n) =
-        ec_parts(method).ok_or(CertError::Credentials("not a signature method".into()))?;
-    let digest = hash(md, data).map_err(fail)?;
-    let sig = EcdsaSig::sign(&digest, &*key.ec_key().map_err(fail)?).map_err(fail)?;
+    let n = ec_size(method).ok_or(CertError::Credentials("not a signature method".into()))?;
+    // HASH_I is the digest (module doc): signed as it is.
+    let sig = EcdsaSig::sign(data, &*key.ec_key().map_err(fail)?).map_err(fail)?;
     let mut out = sig.r().to_vec_padded(n as i32).map_err(fail)?;
     out.extend(sig.s().to_vec_padded(n as i32).map_err(fail)?);
     Ok(out)
@@ -170,15 +175,14 @@ pub fn verify_hash(
             Err(CertError::BadSignature)
         };
     }
-    let (md, n) = ec_parts(method).ok_or(CertError::BadSignature)?;
+    let n = ec_size(method).ok_or(CertError::BadSignature)?;
     if sig.len() != 2 * n {
         return Err(CertError::BadSignature);
     }
     let r = BigNum::from_slice(&sig[..n]).map_err(bad)?;
     let s = BigNum::from_slice(&sig[n..]).map_err(bad)?;
     let sig = EcdsaSig::from_private_components(r, s).map_err(bad)?;
-    let digest = hash(md, data).map_err(bad)?;
-    match sig.verify(&digest, &*key.ec_key().map_err(bad)?) {
+    match sig.verify(data, &*key.ec_key().map_err(bad)?) {
         Ok(true) => Ok(()),
         _ => Err(CertError::BadSignature),
     }
@@ -539,6 +543,31 @@ mod tests {
                 Err(CertError::BadSignature)
             );
             assert_eq!(verify_hash(m, &p, &h, &[]), Err(CertError::BadSignature));
+        }
+    }
+
+    /// RFC 4754 with RFC 2409 5.1: the ECDSA operation takes HASH_I as its digest. A
+    /// signature made here verifies as a bare ECDSA signature of those octets and not of
+    /// their hash (what gander did before, which strongSwan 5.9 refused).
+    #[test]
+    fn ecdsa_signs_hash_i_as_the_digest() {
+        for (m, k) in keys().into_iter().skip(1) {
+            let h = vec![0x3cu8; ec_size(m).unwrap()];
+            let s = sign_hash(m, &k, &h).unwrap();
+            let n = s.len() / 2;
+            let sig = EcdsaSig::from_private_components(
+                BigNum::from_slice(&s[..n]).unwrap(),
+                BigNum::from_slice(&s[n..]).unwrap(),
+            )
+            .unwrap();
+            let ec = k.ec_key().unwrap();
+            assert!(sig.verify(&h, &ec).unwrap(), "{m:?}");
+            let md = match m {
+                AuthMethod::EcdsaP256 => openssl::hash::MessageDigest::sha256(),
+                _ => openssl::hash::MessageDigest::sha384(),
+            };
+            let rehashed = openssl::hash::hash(md, &h).unwrap();
+            assert!(!sig.verify(&rehashed, &ec).unwrap(), "{m:?}");
         }
     }
 

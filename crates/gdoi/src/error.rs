@@ -52,6 +52,16 @@ pub enum Phase1Error {
     /// OpenSSL refused an operation (never caused by peer data alone).
     #[error("crypto failure: {0}")]
     Crypto(&'static str),
+    /// The responder answered message 5 with an encrypted Informational exchange instead of
+    /// message 6 (RFC 2408 4.8): it did not accept the initiator's identity or its
+    /// authentication. With pre-shared keys that is what a different key at the responder
+    /// looks like: message 5 does not decrypt there.
+    #[error(
+        "the key server answered our identity (message 5) with an encrypted notification, \
+         not message 6: it refused our authentication (another pre-shared key, or a \
+         certificate or identity it does not accept)"
+    )]
+    PeerRefusedIdentity,
 }
 
 impl Phase1Error {
@@ -59,7 +69,9 @@ impl Phase1Error {
     pub fn notify(&self) -> u16 {
         match self {
             Phase1Error::Malformed(e) => e.notify(),
-            Phase1Error::Unexpected { .. } => notify_type::INVALID_EXCHANGE_TYPE,
+            Phase1Error::Unexpected { .. } | Phase1Error::PeerRefusedIdentity => {
+                notify_type::INVALID_EXCHANGE_TYPE
+            }
             Phase1Error::BadCookie => notify_type::INVALID_COOKIE,
             Phase1Error::Missing(_) | Phase1Error::Decrypt(_) | Phase1Error::Crypto(_) => {
                 notify_type::PAYLOAD_MALFORMED

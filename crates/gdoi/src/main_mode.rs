@@ -307,7 +307,8 @@ fn keyed(k: KeyInput<'_>, gxy: &[u8]) -> Result<Exchange, Phase1Error> {
 }
 
 impl Exchange {
-    /// HASH_I (`initiator`) or HASH_R over an ID payload body (RFC 2409 5).
+    /// HASH_I (`initiator`) or HASH_R over an ID payload body (RFC 2409 5), with the HMAC of
+    /// the method's hash under ECDSA (RFC 4754, [`AuthMethod::auth_hash`]).
     fn hash(&self, initiator: bool, id_b: &[u8]) -> Result<Zeroizing<Vec<u8>>, Phase1Error> {
         let (first, second, c1, c2) = if initiator {
             (&self.gxi, &self.gxr, &self.cky_i, &self.cky_r)
@@ -315,7 +316,7 @@ impl Exchange {
             (&self.gxr, &self.gxi, &self.cky_r, &self.cky_i)
         };
         keys::prf(
-            self.suite.hash,
+            self.method.auth_hash(self.suite.hash),
             &self.keys.skeyid,
             &[first, second, c1, c2, &self.sai_b, id_b],
         )
@@ -527,6 +528,18 @@ impl Initiator {
     pub fn handle(&mut self, buf: &[u8]) -> Result<Option<Vec<u8>>, Phase1Error> {
         let state = self.state.name();
         let h = Header::parse(buf)?;
+        // RFC 2408 4.8: a responder that does not accept message 5 may answer with an
+        // Informational exchange; strongSwan 5.9.8 does, encrypted under its phase-1 keys,
+        // both when message 5 does not decrypt (another pre-shared key) and when it refuses
+        // the signature. It is not acted on (unauthenticated, it changes no state and the
+        // member keeps waiting), only named, so a registration that gives up says why.
+        if matches!(self.state, IState::SentId { .. })
+            && h.exchange == exchange::INFORMATIONAL
+            && h.encrypted()
+            && h.initiator_cookie == self.cky_i
+        {
+            return Err(Phase1Error::PeerRefusedIdentity);
+        }
         only_main_mode(&h, state)?;
         if h.initiator_cookie != self.cky_i || h.responder_cookie == [0; 8] {
             return Err(Phase1Error::BadCookie);
@@ -714,7 +727,8 @@ impl ResponderConfig {
     }
 
     /// The responder's choice among the offered proposals: its own preference order of
-    /// suites, then methods (RFC 2409 5: the responder picks one transform).
+    /// suites, then methods (RFC 2409 5: the responder picks one transform and returns it
+    /// unmodified; the offered lifetime is accepted, [`Suite::accepts`]).
     fn choose(&self, props: &[Proposal]) -> Option<(u8, Transform, Suite, Auth)> {
         let methods = self.methods();
         for want in &self.suites {
@@ -724,8 +738,11 @@ impl ResponderConfig {
                     .filter(|p| p.protocol == PROTO_ISAKMP && p.spi.is_empty())
                 {
                     for t in &p.transforms {
-                        if Suite::from_transform_auth(t) == Some((*want, auth.method())) {
-                            return Some((p.number, t.clone(), *want, auth.clone()));
+                        let chosen = Suite::from_transform_auth(t)
+                            .filter(|(_, m)| *m == auth.method())
+                            .and_then(|(offered, _)| want.accepts(&offered));
+                        if let Some(s) = chosen {
+                            return Some((p.number, t.clone(), s, auth.clone()));
                         }
                     }
                 }

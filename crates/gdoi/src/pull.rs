@@ -68,6 +68,15 @@ pub enum PullError {
     /// Decryption or a crypto primitive failed.
     #[error("crypto: {0}")]
     Crypto(&'static str),
+    /// Message 1 carries an SA payload: the peer runs an IKEv1 Quick Mode (RFC 2409 5.5),
+    /// which shares exchange type 32 with GROUPKEY-PULL, to negotiate IPsec SAs; GDOI's first
+    /// message has no SA (RFC 6407 3.2). A general-purpose IKEv1 peer (strongSwan) pointed at
+    /// the key server does this right after phase 1.
+    #[error("a Quick Mode with an SA of DOI {doi} (IPsec SA negotiation, RFC 2409 5.5), not a GROUPKEY-PULL (RFC 6407 3.2)")]
+    QuickMode {
+        /// The SA payload's DOI (1: IPsec).
+        doi: u32,
+    },
 }
 
 impl PullError {
@@ -83,6 +92,12 @@ impl PullError {
                 notify_type::INVALID_ID_INFORMATION
             }
             PullError::Policy(_) => notify_type::ATTRIBUTES_NOT_SUPPORTED,
+            // RFC 2408 3.14.1: the SA names a DOI the key server does not negotiate SAs of
+            // (phase 2 here is GDOI only); an SA of the GDOI itself has no place in message 1.
+            PullError::QuickMode { doi } if *doi != gander_wire::isakmp::sa::doi::GDOI => {
+                notify_type::DOI_NOT_SUPPORTED
+            }
+            PullError::QuickMode { .. } => notify_type::INVALID_PAYLOAD_TYPE,
         }
     }
 }
@@ -512,6 +527,14 @@ impl PullServer {
         let o = open(sa, buf, &first_iv(sa, mid)?)?;
         let m = mid.to_be_bytes();
         verify(&mac(sa, &[&m, &o.after_hash])?, &o.hash)?;
+        // Authenticated by HASH(1), so the diagnosis is the peer's: an SA payload means a
+        // Quick Mode (its HASH(1) is computed the same way), not a registration.
+        if let Some(doi) = o.payloads.iter().find_map(|p| match p {
+            Payload::Sa(s) => Some(s.doi),
+            _ => None,
+        }) {
+            return Err(PullError::QuickMode { doi });
+        }
         let ni = o.payloads.iter().find_map(|p| {
             if let Payload::Nonce(n) = p {
                 Some(n.clone())
@@ -579,5 +602,108 @@ impl PullServer {
         let (msg, _) = send(sa, self.mid, &[ni, nr], rest, &o.last)?;
         self.state = KState::Done;
         Ok(msg)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cookie::CookieJar;
+    use crate::main_mode::ResponderConfig;
+    use crate::{Initiator, Responder, Suite};
+    use gander_wire::isakmp::payload::id_type;
+    use gander_wire::isakmp::sa::doi;
+    use gander_wire::isakmp::{Proposal, Transform};
+
+    fn id(id_type: u8, data: &[u8]) -> IdPayload {
+        IdPayload {
+            id_type,
+            protocol: 0,
+            port: 0,
+            data: data.to_vec(),
+        }
+    }
+
+    /// The key server's side of a phase-1 SA made in memory.
+    fn key_server_sa() -> Phase1Sa {
+        let suite = Suite::all(3600)[1];
+        let jar = CookieJar::new();
+        let (mut i, m1) =
+            Initiator::start(b"psk", id(id_type::KEY_ID, b"swan"), vec![suite]).unwrap();
+        let cfg = ResponderConfig {
+            psk: Zeroizing::new(b"psk".to_vec()),
+            suites: vec![suite],
+            id: id(id_type::KEY_ID, b"kdc"),
+            expect_peer: None,
+            cert: None,
+        };
+        let (mut r, m2) = Responder::start(&jar, &[1, 2, 3, 4], &m1, cfg).unwrap();
+        let m3 = i.handle(&m2).unwrap().unwrap();
+        let m4 = r.handle(&jar, &m3).unwrap();
+        let m5 = i.handle(&m4).unwrap().unwrap();
+        let m6 = r.handle(&jar, &m5).unwrap();
+        i.handle(&m6).unwrap();
+        r.into_sa().unwrap()
+    }
+
+    struct NoGroups;
+    impl GroupSource for NoGroups {
+        fn grant(&self, _: &IdPayload, _: &IdPayload) -> Result<Grant, PullError> {
+            Err(PullError::UnknownGroup)
+        }
+    }
+
+    /// RFC 2409 5.5 with RFC 6407 3.2: exchange type 32 carries both. A Quick Mode's first
+    /// message (HASH(1), SA of the IPsec DOI with an ESP proposal, Ni, IDci, IDcr: what
+    /// strongSwan 5.9.8 sends after phase 1) authenticates like a GROUPKEY-PULL message 1, and
+    /// is refused as what it is, with DOI-NOT-SUPPORTED, not taken for a registration of an
+    /// unknown group (whose ID would be strongSwan's IDci). Its Message ID is not consumed.
+    #[test]
+    fn quick_mode_is_refused_as_such_with_doi_not_supported() {
+        let sa = key_server_sa();
+        let esp = SaPayload {
+            doi: doi::IPSEC,
+            situation: 1, // SIT_IDENTITY_ONLY (RFC 2407 4.2)
+            body: SaBody::Proposals(vec![Proposal {
+                number: 1,
+                protocol: 3,
+                spi: vec![0xc1, 0x2e, 0x00, 0x07],
+                transforms: vec![Transform {
+                    number: 1,
+                    id: 12,
+                    attributes: vec![Attribute::basic(5, 12), Attribute::basic(6, 128)],
+                }],
+            }]),
+        };
+        let mid = 0x5851_2a30;
+        let qm1 = |sa_payload: SaPayload| {
+            send(
+                &sa,
+                mid,
+                &[],
+                vec![
+                    Payload::Sa(sa_payload),
+                    Payload::Nonce(vec![7; 32]),
+                    Payload::Id(id(id_type::IPV4_ADDR, &[10, 79, 0, 1])),
+                    Payload::Id(id(id_type::IPV4_ADDR, &[10, 79, 0, 2])),
+                ],
+                &first_iv(&sa, mid).unwrap(),
+            )
+            .unwrap()
+            .0
+        };
+        let mut ids = MessageIds::default();
+        let e = PullServer::start(&sa, &mut ids, &NoGroups, &qm1(esp)).err();
+        assert_eq!(e, Some(PullError::QuickMode { doi: doi::IPSEC }));
+        assert_eq!(e.map(|e| e.notify()), Some(notify_type::DOI_NOT_SUPPORTED));
+        assert!(
+            ids.seen.is_empty(),
+            "a refused message consumes no Message ID"
+        );
+        // An SA of the GDOI itself has no place in message 1 either (RFC 6407 3.2).
+        assert_eq!(
+            PullError::QuickMode { doi: doi::GDOI }.notify(),
+            notify_type::INVALID_PAYLOAD_TYPE
+        );
     }
 }

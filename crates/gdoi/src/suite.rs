@@ -102,6 +102,18 @@ impl AuthMethod {
     pub fn is_signature(self) -> bool {
         self != AuthMethod::Psk
     }
+
+    /// The hash whose HMAC computes HASH_I and HASH_R under this method when `negotiated` is
+    /// the suite's: an ECDSA method fixes its own (SHA-256 for P-256, SHA-384 for P-384,
+    /// RFC 4754), because HASH_I is the digest the signature takes and must be of the
+    /// curve's hash size; every other method uses the negotiated hash (RFC 2409 5).
+    pub fn auth_hash(self, negotiated: HashAlg) -> HashAlg {
+        match self {
+            AuthMethod::EcdsaP256 => HashAlg::Sha256,
+            AuthMethod::EcdsaP384 => HashAlg::Sha384,
+            AuthMethod::Psk | AuthMethod::RsaSig => negotiated,
+        }
+    }
 }
 
 /// One phase-1 suite (cipher, hash, group, life; the authentication method is offered beside
@@ -159,6 +171,23 @@ impl Suite {
                 Attribute::unsigned(ike_attr::LIFE_DURATION, u64::from(self.life_secs)),
             ],
         }
+    }
+
+    /// What a responder that accepts this suite makes of an `offered` one: the offer if its
+    /// cipher, key length, hash and group are this suite's, with the shorter of the two
+    /// lifetimes. The lifetime is the initiator's proposal, not an algorithm: RFC 2409 5 has
+    /// the responder return the chosen transform unmodified, so a responder that required its
+    /// own value would refuse every peer configured with another (strongSwan offers 15840 s by
+    /// default, and `gander kdc` refused it with NO-PROPOSAL-CHOSEN before this); the SA is
+    /// then kept no longer than either side wants.
+    pub fn accepts(&self, offered: &Suite) -> Option<Suite> {
+        (self.aes_bits == offered.aes_bits
+            && self.hash == offered.hash
+            && self.group == offered.group)
+            .then(|| Suite {
+                life_secs: offered.life_secs.min(self.life_secs),
+                ..*self
+            })
     }
 
     /// The suite a pre-shared-key transform offers, if gander implements it (see
@@ -239,6 +268,42 @@ mod tests {
         t.attributes
             .push(Attribute::basic(ike_attr::HASH, ike_attr::HASH_SHA256));
         assert_eq!(Suite::from_transform(&t), None, "duplicate attribute");
+    }
+
+    /// RFC 2409 5 and Appendix A: the life duration is the initiator's offer; a responder
+    /// accepts the algorithms it wants whatever lifetime comes with them and keeps the
+    /// shorter one. strongSwan 5.9.8's default IKEv1 offer carries 15840 s (captured in the
+    /// interop test `strongswan_interop`).
+    #[test]
+    fn responder_accepts_any_offered_lifetime_and_keeps_the_shorter() {
+        let own = Suite::all(86_400)[3];
+        let short = Suite {
+            life_secs: 15_840,
+            ..own
+        };
+        assert_eq!(own.accepts(&short), Some(short));
+        let long = Suite {
+            life_secs: 1_000_000,
+            ..own
+        };
+        assert_eq!(own.accepts(&long), Some(own));
+        for other in Suite::all(15_840) {
+            if (other.aes_bits, other.hash, other.group) != (own.aes_bits, own.hash, own.group) {
+                assert_eq!(own.accepts(&other), None, "{other:?}");
+            }
+        }
+    }
+
+    /// RFC 4754: HASH_I under ECDSA is computed with the curve's hash, so a P-384
+    /// certificate with a SHA-256 suite still signs a 48-octet HASH_I.
+    #[test]
+    fn ecdsa_methods_fix_the_hash_of_hash_i() {
+        for n in [HashAlg::Sha256, HashAlg::Sha384] {
+            assert_eq!(AuthMethod::EcdsaP256.auth_hash(n), HashAlg::Sha256);
+            assert_eq!(AuthMethod::EcdsaP384.auth_hash(n), HashAlg::Sha384);
+            assert_eq!(AuthMethod::Psk.auth_hash(n), n);
+            assert_eq!(AuthMethod::RsaSig.auth_hash(n), n);
+        }
     }
 
     #[test]

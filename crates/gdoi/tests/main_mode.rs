@@ -179,3 +179,43 @@ proptest! {
         prop_assert_eq!(&*i.established().unwrap().keys.enc_key, &*r.established().unwrap().keys.enc_key);
     }
 }
+
+/// RFC 2408 4.8: a responder that does not accept message 5 may answer with an encrypted
+/// Informational exchange instead of message 6 (strongSwan 5.9.8 does when message 5 does
+/// not decrypt under its key). The initiator names that refusal, changes nothing (the
+/// datagram is not authenticated), and still completes with the genuine message 6.
+#[test]
+fn encrypted_informational_instead_of_message_6_is_named_and_changes_nothing() {
+    use gander_wire::isakmp::header::{exchange, flags};
+    use gander_wire::isakmp::Header;
+    use gander_wire::Codec;
+    let suite = Suite::all(3600)[1];
+    let jar = CookieJar::new();
+    let (mut i, m1) = Initiator::start(b"k", id("member-1"), vec![suite]).unwrap();
+    let (mut r, m2) = Responder::start(&jar, PEER, &m1, rcfg(b"k", vec![suite])).unwrap();
+    let m3 = i.handle(&m2).unwrap().unwrap();
+    let m4 = r.handle(&jar, &m3).unwrap();
+    let m5 = i.handle(&m4).unwrap().unwrap();
+    let m6 = r.handle(&jar, &m5).unwrap();
+    let h6 = Header::parse(&m6).unwrap();
+    let mut info = Header {
+        exchange: exchange::INFORMATIONAL,
+        flags: flags::ENCRYPTION,
+        message_id: 0x1c0f_fee5,
+        next_payload: 8,
+        length: 28 + 48,
+        ..h6
+    }
+    .to_vec();
+    info.extend([0xa5; 48]);
+    assert_eq!(i.handle(&info), Err(Phase1Error::PeerRefusedIdentity));
+    assert_eq!(
+        i.handle(&info).unwrap_err().to_string(),
+        "the key server answered our identity (message 5) with an encrypted notification, \
+         not message 6: it refused our authentication (another pre-shared key, or a \
+         certificate or identity it does not accept)"
+    );
+    assert!(i.established().is_none());
+    assert_eq!(i.handle(&m6), Ok(None));
+    assert!(i.established().is_some());
+}
