@@ -73,6 +73,9 @@ pub fn handshake(
     Ok(h)
 }
 
+/// A handshaken pair: the client stream, the server stream and how the handshake went.
+pub type Established = (Box<dyn TlsStream>, Box<dyn TlsStream>, BareHandshake);
+
 /// A client and a server stream of `client` / `server`, handshaken in lockstep in this thread
 /// over a loopback TCP pair (timed as [`handshake`] times it), left open and non-blocking: the
 /// in-memory record round trip ([`crate::record_rt`]) runs on them. The client has written one
@@ -80,7 +83,7 @@ pub fn handshake(
 pub fn establish(
     client: &dyn TlsBackend,
     server: &dyn TlsBackend,
-) -> Result<(Box<dyn TlsStream>, Box<dyn TlsStream>, BareHandshake), BareError> {
+) -> Result<Established, BareError> {
     let (ct, st) = pair()?;
     let hs = |side, source| BareError::Handshake { side, source };
     // Timed from before the streams are made: a run's HT holds the per-connection set-up
