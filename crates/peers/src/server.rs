@@ -373,12 +373,17 @@ impl Conn<'_> {
         );
     }
 
-    /// Writes every queued packet. Returns the time the last write returned.
-    fn transmit(&mut self) -> Result<(), (String, String)> {
+    /// Writes every queued packet, each in one write (one TLS record per TPKT packet, the
+    /// TPKT header never apart from its body). Returns the octets written and the writes made:
+    /// a report's `WRITE_END` carries both, so a report that left in more than one write shows.
+    fn transmit(&mut self) -> Result<(usize, u32), (String, String)> {
+        let (mut bytes, mut writes) = (0, 0);
         while let Some(p) = self.assoc.poll_transmit() {
             self.stream.send(&p).map_err(|e| io_kind(e, self.tls))?;
+            bytes += p.len();
+            writes += 1;
         }
-        Ok(())
+        Ok((bytes, writes))
     }
 
     fn abort_model(&mut self) {
@@ -587,7 +592,7 @@ impl Conn<'_> {
                 .send_information_report(&b.ir)
                 .map_err(|e| (mms_kind(&e), e.to_string()))?;
             let t_w0 = now_ns();
-            self.transmit()?;
+            let (bytes, writes) = self.transmit()?;
             let t_w1 = now_ns();
             if !b.ir.is_rpt() {
                 // A control's CommandTermination: sent, but not a report of the measurement.
@@ -611,7 +616,9 @@ impl Conn<'_> {
             s.emit(
                 Event::new(name::WRITE_END, t_w1, self.id)
                     .seq(seq)
-                    .with("n", n),
+                    .with("n", n)
+                    .with("bytes", bytes as u64)
+                    .with("writes", writes),
             );
         }
         Ok(())

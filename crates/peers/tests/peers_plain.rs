@@ -129,6 +129,10 @@ fn ht_and_rt_loops_over_plain_tcp() {
             .find(|s| s.event == name::READ_END && s.conn == 3 && s.seq == e.seq)
             .unwrap();
         assert!(st.t_ns <= ws.t_ns && ws.t_ns <= we.t_ns);
+        // One write per report, and its size (the RT accounting's record): a report split over
+        // two writes would cost two TLS records and two wake-ups.
+        assert_eq!(we.get_u64("writes"), Some(1), "{we:?}");
+        assert!(we.get_u64("bytes").is_some_and(|b| b > 100), "{we:?}");
         // Causality. (WRITE_END may follow READ_START on loopback: the kernel delivers to the
         // reader inside the writer's send call.)
         assert!(ws.t_ns <= rs.t_ns, "write start before read start");

@@ -5,6 +5,8 @@
 //! * [`manager`]: runs each case (PKI, peer configs, READY wait, warm-up, resume, progress).
 //! * [`floor`]: the public-key floors every HT is compared with, per TLS library.
 //! * [`accounting`]: where HT goes: floor, library, transport, gander's own work, the rest.
+//! * [`rt_accounting`] and [`record_crypto`]: where RT over TLS goes: transport (cleartext),
+//!   record crypto, the library's own work, gander's own.
 //! * [`link`]: link emulation (netem in namespaces or the userspace relay).
 //! * [`results`] and [`report`]: results.json, samples.csv, summary.md and report.html.
 //! * [`control_rows`]: control rows (`interaction = "control"`): select, operate, termination RT.
@@ -21,8 +23,10 @@ pub mod control_rows;
 pub mod floor;
 pub mod link;
 pub mod manager;
+pub mod record_crypto;
 pub mod report;
 pub mod results;
+pub mod rt_accounting;
 pub mod scenario;
 pub mod target;
 

@@ -14,6 +14,7 @@ use crate::link::{LinkEnv, LinkError};
 use crate::results::{
     self, extract, read_events, ResultsError, RunResults, Samples, ScenarioResult, TransferClass,
 };
+use crate::rt_accounting;
 use crate::scenario::{file_stem, Case, Interaction, Resumption, Scenario, Stack};
 use gander_tls::backend::{self, BackendKind};
 use gander_tls::pki::{self, KeySpec, PkiSet};
@@ -522,6 +523,7 @@ pub fn run(scenario: &Scenario, opts: &RunOptions) -> Result<RunResults, Manager
                 }
                 if scenario.target.is_none() {
                     account_row(&mut r, case, opts, &mut own, &mut notes);
+                    account_rt_row(&mut r, case, opts, &mut notes);
                 }
                 if case.params.session_resumption != Resumption::Off
                     && r.resumed_handshakes + 1 < got_ht
@@ -696,6 +698,36 @@ fn account_row(
     }
 }
 
+/// Fills [`ScenarioResult::rt_accounting`] of a TLS report row with cleartext in the same run
+/// (`crate::rt_accounting`); rows that cannot be accounted are left without, a failed
+/// measurement becomes a note.
+fn account_rt_row(r: &mut ScenarioResult, case: &Case, opts: &RunOptions, notes: &mut Vec<String>) {
+    let (Some(rt), Some(clear), Some(s)) = (&r.rt, &r.rt_cleartext, &r.samples) else {
+        return;
+    };
+    if case.tls.is_none() || case.params.interaction != Interaction::Report {
+        return;
+    }
+    let pki = PkiSet::paths(&opts.pki_dir, case.key.0);
+    let work = opts.out.join("work").join(case.file_stem());
+    let server = peer_config(case, Role::Server, &pki, &work, None, true);
+    let client = peer_config(case, Role::Client, &pki, &work, None, true);
+    let row = rt_accounting::RowRt {
+        rt_ms: rt.median_ms,
+        clear_ms: clear.median_ms,
+        writes: &s.rt_writes,
+    };
+    match rt_accounting::account(case, &server, &client, row) {
+        Ok(a) => r.rt_accounting = Some(a),
+        Err(rt_accounting::RtAccountingError::NotApplicable(_)) => {}
+        Err(e) => notes.push(format!(
+            "{}: RT not accounted: {}",
+            case.name(),
+            crate::error_chain(&e)
+        )),
+    }
+}
+
 fn status_line(r: &ScenarioResult) -> String {
     if r.status != "ok" {
         return format!("FAILED: {}", r.error.as_deref().unwrap_or("?"));
@@ -722,6 +754,18 @@ fn status_line(r: &ScenarioResult) -> String {
     }
     if let Some(x) = r.rt_cleartext_ratio {
         let _ = write!(s, " = {x:.2}x cleartext");
+    }
+    if let Some(a) = &r.rt_accounting {
+        let _ = write!(
+            s,
+            " (transport {:.1} + crypto {} + library {:.1} + gander {:.1} us, gander {:.1}%)",
+            a.transport_ms * 1e3,
+            a.crypto_ms
+                .map_or_else(|| "-".to_string(), |c| format!("{:.1}", c * 1e3)),
+            a.library_ms * 1e3,
+            a.gander_ms * 1e3,
+            a.gander_share * 100.0
+        );
     }
     if let Some(g) = &r.report_one_way {
         let _ = write!(
@@ -833,6 +877,7 @@ pub fn blank_result(case: &Case) -> ScenarioResult {
         floor: None,
         ht_floor_ratio: None,
         ht_accounting: None,
+        rt_accounting: None,
         ht_paths: Vec::new(),
         report_interarrival: None,
         read_rtt: None,
@@ -990,6 +1035,7 @@ fn run_interleaved(
                 samples.rt_enc.extend(s.rt_enc);
                 samples.rt_net.extend(s.rt_net);
                 samples.rt_dec.extend(s.rt_dec);
+                samples.rt_writes.extend(s.rt_writes);
             } else {
                 samples
                     .rt_clear_block

@@ -65,6 +65,13 @@ pub struct Event {
     /// For `CONTROL`: the phase's duration, ns.
     #[serde(default)]
     pub ns: Option<u64>,
+    /// For the server's `WRITE_END`: the report's octets as written (the TPKT packet, before
+    /// TLS): the record size the RT accounting times ([`crate::rt_accounting`]).
+    #[serde(default)]
+    pub bytes: Option<u64>,
+    /// For the server's `WRITE_END`: the writes the report took (1: one TLS record per report).
+    #[serde(default)]
+    pub writes: Option<u64>,
 }
 
 impl Event {
@@ -192,6 +199,9 @@ pub struct Samples {
     /// The block of each `rt_clear` sample (see `rt_block`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rt_clear_block: Vec<u32>,
+    /// Per report over TLS whose server stamped it: `[octets written, writes]` (`WRITE_END`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rt_writes: Vec<[u64; 2]>,
     /// Handshakes that the peers reported as resumed.
     pub resumed: usize,
     /// Per handshake (client `TLS_UP`): octets client → server.
@@ -403,6 +413,11 @@ pub fn extract(events: &[Event]) -> Samples {
                     .or_default() += 1;
             }
             other => {
+                if other == "WRITE_END" {
+                    if let (Some(b), Some(w)) = (e.bytes, e.writes) {
+                        s.rt_writes.push([b, w]);
+                    }
+                }
                 if let (Some(i), Some(q)) = (
                     RT_STEP_EVENTS.iter().position(|n| *n == other),
                     e.report_key(),
@@ -764,6 +779,10 @@ pub struct ScenarioResult {
     /// Where HT goes (gander/gander TLS rows whose library runs in this process).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ht_accounting: Option<crate::accounting::HtAccounting>,
+    /// Where RT over TLS goes (gander/gander TLS report rows with cleartext in the same run,
+    /// library in this process; [`crate::rt_accounting`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rt_accounting: Option<crate::rt_accounting::RtAccounting>,
     /// Report time of the same exchange in cleartext.
     pub rt_cleartext: Option<Stat>,
     /// Median cleartext report time, ms.
@@ -1022,6 +1041,7 @@ pub fn targets(results: &[ScenarioResult]) -> Vec<Target> {
         let mut rt = rt_target(results, Some(&r.name));
         rt.what = format!("{}, {}", rt.what, r.backend);
         out.push(rt);
+        out.push(crate::rt_accounting::gander_share_target(r));
     }
     out.push(gander_share_target(results));
     for (what, pick) in [("HT", 0usize), ("RT", 1usize)] {
@@ -1068,7 +1088,7 @@ pub fn targets(results: &[ScenarioResult]) -> Vec<Target> {
 pub const INFORMATION: &str = "information";
 
 /// `met`, `missed` or `not measured`.
-fn judge(ratio: Option<f64>, limit: f64) -> &'static str {
+pub(crate) fn judge(ratio: Option<f64>, limit: f64) -> &'static str {
     match ratio {
         Some(x) if x <= limit => "met",
         Some(_) => "missed",
@@ -1323,7 +1343,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ResultsError> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// A hand-written log following the peers' contract: two connections, three reports, one
@@ -1374,6 +1394,17 @@ mod tests {
     }
 
     #[test]
+    fn write_end_gives_each_reports_size_and_writes() {
+        // The server's WRITE_END carries the TPKT octets and the writes the report took; a
+        // WRITE_END without them (an older peer) adds nothing.
+        let log = r#"{"event":"WRITE_END","t_ns":1,"conn":1,"seq":0,"n":0,"bytes":148,"writes":1}
+{"event":"WRITE_END","t_ns":2,"conn":1,"seq":1,"n":1,"bytes":150,"writes":2}
+{"event":"WRITE_END","t_ns":3,"conn":1,"seq":2,"n":2}"#;
+        let s = extract(&parse_events(log).unwrap());
+        assert_eq!(s.rt_writes, [[148, 1], [150, 2]]);
+    }
+
+    #[test]
     fn unkeyed_reports_pair_by_time() {
         let log = r#"{"event":"RT_START","t_ns":100}
 {"event":"RT_START","t_ns":200}
@@ -1419,7 +1450,7 @@ mod tests {
         assert_eq!(HandshakeBytes::of(&[], &[]), None);
     }
 
-    pub(super) fn result(name: &str) -> ScenarioResult {
+    pub(crate) fn result(name: &str) -> ScenarioResult {
         ScenarioResult {
             name: name.into(),
             tables: vec![],
@@ -1461,6 +1492,7 @@ mod tests {
             floor: None,
             ht_floor_ratio: None,
             ht_accounting: None,
+            rt_accounting: None,
             ht_paths: Vec::new(),
             report_interarrival: None,
             read_rtt: None,
@@ -1536,9 +1568,12 @@ mod tests {
         assert_eq!(t[1].verdict, "missed");
         assert!((t[1].ratio.unwrap() - 1.6).abs() < 1e-9);
         assert_eq!(t[2].ratio, Some(4.0));
-        assert_eq!(t[3].verdict, "met");
-        assert!((t[3].ratio.unwrap() - 0.025).abs() < 1e-9);
-        assert_eq!(t[4].verdict, "not measured");
+        // No RT accounting on this row: gander's share of RT is not measured, not met.
+        assert_eq!(t[3].verdict, "not measured");
+        assert!(t[3].what.starts_with("gander's own share of the report RT"));
+        assert_eq!(t[4].verdict, "met");
+        assert!((t[4].ratio.unwrap() - 0.025).abs() < 1e-9);
+        assert_eq!(t[5].verdict, "not measured");
         // The same headline suite on another library: its own pair of targets, none dropped.
         let mut c = v[0].clone();
         c.name = "c".into();
@@ -1548,22 +1583,26 @@ mod tests {
         c.ht_accounting = None;
         v.push(c);
         let t = targets(&v);
-        assert_eq!(t.len(), 9);
+        assert_eq!(t.len(), 11);
         assert_eq!(
             (t[0].case.as_deref(), t[0].verdict.as_str()),
             (Some("a"), INFORMATION)
         );
         assert_eq!(
-            (t[3].case.as_deref(), t[3].verdict.as_str()),
+            (t[4].case.as_deref(), t[4].verdict.as_str()),
             (Some("c"), INFORMATION)
         );
-        assert!(t[3].what.ends_with(", rustls"), "{}", t[3].what);
+        assert!(t[4].what.ends_with(", rustls"), "{}", t[4].what);
         // c was not accounted: its own bare-handshake target says so instead of borrowing a's.
         assert_eq!(
-            (t[4].case.as_deref(), t[4].verdict.as_str()),
+            (t[5].case.as_deref(), t[5].verdict.as_str()),
             (Some("c"), "not measured")
         );
-        assert_eq!((t[5].case.as_deref(), t[5].ratio), (Some("c"), Some(1.1)));
+        assert_eq!((t[6].case.as_deref(), t[6].ratio), (Some("c"), Some(1.1)));
+        assert_eq!(
+            (t[7].case.as_deref(), t[7].verdict.as_str()),
+            (Some("c"), "not measured")
+        );
     }
 
     #[test]
@@ -1583,6 +1622,8 @@ mod tests {
             one_way_ns: None,
             phase: None,
             ns: None,
+            bytes: None,
+            writes: None,
         };
         let events = [
             ev("HT_START", 0, 1),

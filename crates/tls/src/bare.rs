@@ -52,7 +52,7 @@ pub enum BareError {
     Stalled,
 }
 
-fn pair() -> std::io::Result<(TcpStream, TcpStream)> {
+pub(crate) fn pair() -> std::io::Result<(TcpStream, TcpStream)> {
     let l = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?;
     let c = TcpStream::connect(l.local_addr()?)?;
     let (s, _) = l.accept()?;
@@ -68,6 +68,22 @@ pub fn handshake(
     client: &dyn TlsBackend,
     server: &dyn TlsBackend,
 ) -> Result<BareHandshake, BareError> {
+    let (c, s, h) = establish(client, server)?;
+    finish(c, s);
+    Ok(h)
+}
+
+/// A handshaken pair: the client stream, the server stream and how the handshake went.
+pub type Established = (Box<dyn TlsStream>, Box<dyn TlsStream>, BareHandshake);
+
+/// A client and a server stream of `client` / `server`, handshaken in lockstep in this thread
+/// over a loopback TCP pair (timed as [`handshake`] times it), left open and non-blocking: the
+/// in-memory record round trip ([`crate::record_rt`]) runs on them. The client has written one
+/// application byte that the server has not read yet (see the loop).
+pub fn establish(
+    client: &dyn TlsBackend,
+    server: &dyn TlsBackend,
+) -> Result<Established, BareError> {
     let (ct, st) = pair()?;
     let hs = |side, source| BareError::Handshake { side, source };
     // Timed from before the streams are made: a run's HT holds the per-connection set-up
@@ -108,17 +124,20 @@ pub fn handshake(
     let elapsed = start.elapsed();
     let cpu = Duration::from_nanos(thread_cpu_ns().saturating_sub(cpu0));
     let resumed = c.session_resumed();
-    finish(c, s);
-    Ok(BareHandshake {
-        elapsed,
-        cpu,
-        resumed,
-    })
+    Ok((
+        c,
+        s,
+        BareHandshake {
+            elapsed,
+            cpu,
+            resumed,
+        },
+    ))
 }
 
 /// Lets the client read what the server sent after its last flight (TLS 1.3 tickets, so a
 /// resumption profile resumes next time), then closes both ends.
-fn finish(mut c: Box<dyn TlsStream>, mut s: Box<dyn TlsStream>) {
+pub(crate) fn finish(mut c: Box<dyn TlsStream>, mut s: Box<dyn TlsStream>) {
     for t in [c.tcp(), s.tcp()] {
         let _ = t.set_nonblocking(false);
         let _ = t.set_read_timeout(Some(Duration::from_millis(200)));
@@ -137,7 +156,7 @@ fn finish(mut c: Box<dyn TlsStream>, mut s: Box<dyn TlsStream>) {
 }
 
 /// CPU time of the calling thread (`CLOCK_THREAD_CPUTIME_ID`, POSIX `clock_gettime`), ns.
-fn thread_cpu_ns() -> u64 {
+pub(crate) fn thread_cpu_ns() -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,

@@ -5,6 +5,8 @@
 //!   tickets, renegotiation/KeyUpdate intervals; validated against what the backend can do here.
 //! - [`suites`]: the cipher-suite catalogue with IEC 62351 status and run-time backend support.
 //! - [`bare`]: one handshake of a library with nothing around it (the HT accounting's reference).
+//! - [`record_rt`]: one report-sized record from server to client with nothing around it (the RT
+//!   accounting's reference).
 //! - [`backend`]: the [`backend::TlsBackend`] / [`backend::TlsStream`] traits and the three backends.
 //! - [`group`]: key-exchange groups, classical, hybrid and post-quantum (ML-KEM).
 //! - [`keylog`]: the NSS key log that lets tshark decrypt captured sessions (lab monitoring).
@@ -20,6 +22,7 @@ pub mod keylog;
 pub mod named_group;
 pub mod pki;
 pub mod profile;
+pub mod record_rt;
 pub mod scan;
 pub mod sigscheme;
 pub mod suites;

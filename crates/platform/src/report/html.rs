@@ -377,6 +377,7 @@ pub fn report_html(run: &RunResults) -> String {
             esc(&t.what), esc(t.case.as_deref().unwrap_or("-")), ratio(t.ratio), t.limit, t.verdict.replace(' ', "-"), esc(&t.verdict), esc(&t.detail));
     }
     o.push_str("</tbody></table>\n");
+    super::rt_table::html(&mut o, &run.scenarios);
 
     // Paper-style tables.
     for t in &run.tables {

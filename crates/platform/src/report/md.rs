@@ -53,6 +53,7 @@ pub fn summary_md(run: &RunResults) -> String {
         );
     }
     accounting_table(&mut o, run);
+    super::rt_table::md(&mut o, &run.scenarios);
     interarrival_table(&mut o, run);
     let controls: Vec<_> = run
         .scenarios

@@ -4,6 +4,7 @@
 pub mod csv;
 pub mod html;
 pub mod md;
+pub mod rt_table;
 
 use crate::results::{write_atomic, ResultsError, RunResults, ScenarioResult};
 use std::path::{Path, PathBuf};

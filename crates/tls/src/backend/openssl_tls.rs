@@ -399,6 +399,12 @@ impl OpensslBackend {
             // NSS key log line, for both roles of every connection of this context.
             b.set_keylog_callback(move |_, line| log.log_line(line));
         }
+        // Read-ahead: OpenSSL's socket BIO then fills its read buffer with whatever the kernel
+        // holds, so one record costs one recv. Without it OpenSSL reads each record's 5-octet
+        // header (RFC 5246 §6.2.1) and then its body, two system calls per MMS report (seen with
+        // strace on a `gander run` client; measured in docs/measurement.md, "RT accounting").
+        // Octets read ahead are in SSL_has_pending, which `has_buffered_data` reports.
+        b.set_read_ahead(true);
         let pin = match &profile.peer_cert {
             Some(p) => Some(Arc::new(files::cert_der("peer_cert", p)?)),
             None => None,
