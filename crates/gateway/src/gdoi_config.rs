@@ -188,7 +188,7 @@ impl GdoiToml {
                             .into(),
                     );
                 }
-                if self.server_name.as_deref().map_or(true, str::is_empty) {
+                if !matches!(self.server_name.as_deref(), Some(n) if !n.is_empty()) {
                     return bad(
                         "server_name: with cert, name the key server's certificate (its subject DN or a subjectAltName)"
                             .into(),
