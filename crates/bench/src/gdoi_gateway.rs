@@ -276,7 +276,8 @@ fn receive(
             // Under continuous traffic this loop rarely ends: take the member's keys of the
             // moment every 64 frames (a rollover's new key is there within a few ms).
             batch += 1;
-            if batch % 64 == 0 {
+            if batch == 64 {
+                batch = 0;
                 if let Ok(k) = keys.lock() {
                     store = k.clone();
                 }
