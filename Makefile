@@ -85,7 +85,7 @@ test-stages:
 	$(STAGE) interop; GANDER=$(GANDER) $(VPY) -m pytest -q interop/tests
 	$(STAGE) end
 
-## cross: the standalone gander-gateway for the Raspberry Pi 4 (aarch64) and armv7 (OpenSSL static)
+## cross: the standalone gander-gateway and gander-kdc for the Raspberry Pi 4 (aarch64) and armv7 (OpenSSL static)
 CROSS_TARGETS ?= aarch64-unknown-linux-gnu armv7-unknown-linux-gnueabihf
 # `make test` cross-tests and packages the Raspberry Pi 4's target (the gateway paper's box) to stay
 # within its time budget; `make cross-test dist` does every target.
@@ -93,7 +93,7 @@ TEST_CROSS_TARGETS ?= aarch64-unknown-linux-gnu
 DIST ?= dist
 cross: setup
 	for t in $(CROSS_TARGETS); do \
-		cargo build --release --target $$t -p gander-gateway --bin gander-gateway --features vendored-openssl; \
+		cargo build --release --target $$t -p gander-gateway --bin gander-gateway --bin gander-kdc --features vendored-openssl; \
 	done
 
 ## cross-test: the wire, sec and gateway policy-core tests of each cross target, run under qemu-user
@@ -104,7 +104,7 @@ cross-test: setup venv
 		cargo test -q --release --target $$t -p gander-gateway --lib --features vendored-openssl; \
 	done
 
-## dist: a tarball and a .deb of the standalone gateway per cross target, then each one checked
+## dist: a tarball and a .deb of the standalone gateway and of the key server per cross target, then each one checked
 dist: cross
 	scripts/package.sh $(DIST) $(CROSS_TARGETS)
 	scripts/check_dist.sh $(DIST)

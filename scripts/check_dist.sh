@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Checks the artefacts of `make dist` as a user would meet them (run by `make test`): each .deb
-# has its control fields and files, its tarball holds the same binary, and the packaged binary
-# runs on its architecture (under qemu-user here): `--check` accepts the shipped example config
-# and refuses a broken one with a message.
+# (gander-gateway and gander-kdc) has its control fields and files, its tarball holds the same
+# binary, and the packaged binary runs on its architecture (under qemu-user here): `--check`
+# accepts the shipped example config and refuses a broken one with a message. Every
+# architecture must have both packages.
 #
 #   scripts/check_dist.sh DIST
 set -euo pipefail
@@ -19,17 +20,29 @@ for deb in "${debs[@]}"; do
         amd64) qemu=""; machine=X86-64 ;;
         *) echo "check_dist: $deb: unexpected architecture $arch" >&2; exit 1 ;;
     esac
-    [[ $(dpkg-deb -f "$deb" Package) == gander-gateway ]]
+    pkg=$(dpkg-deb -f "$deb" Package)
+    case $pkg in
+        gander-gateway) example=gateway.toml; files="./usr/share/doc/gander-gateway/gateway.md" ;;
+        gander-kdc) example=kdc.toml; files="./usr/share/doc/gander-kdc/gdoi.md" ;;
+        *) echo "check_dist: $deb: unexpected package $pkg" >&2; exit 1 ;;
+    esac
+    # The other package of the same architecture must be there too.
+    other=gander-gateway
+    [[ $pkg == gander-gateway ]] && other=gander-kdc
+    [[ -e $(dirname "$deb")/$other-${deb##*/$pkg-} ]] || { echo "check_dist: $deb has no $other package beside it" >&2; exit 1; }
     contents=$(dpkg-deb -c "$deb")
-    for f in ./usr/bin/gander-gateway ./lib/systemd/system/gander-gateway.service \
-             ./usr/share/doc/gander-gateway/examples/gateway.toml ./usr/share/doc/gander-gateway/gateway.md; do
+    for f in ./usr/bin/$pkg ./lib/systemd/system/$pkg.service \
+             ./usr/share/doc/$pkg/examples/$example $files; do
         grep -q " $f\$" <<<"$contents" || { echo "check_dist: $deb lacks $f" >&2; exit 1; }
     done
 
     tmp=$(mktemp -d)
     trap 'rm -rf "$tmp"' EXIT
     dpkg-deb -x "$deb" "$tmp/root"
-    bin=$tmp/root/usr/bin/gander-gateway
+    bin=$tmp/root/usr/bin/$pkg
+    # The unit runs the packaged binary.
+    grep -q "^ExecStart=/usr/bin/$pkg " "$tmp/root/lib/systemd/system/$pkg.service" \
+        || { echo "check_dist: $pkg.service does not run /usr/bin/$pkg" >&2; exit 1; }
     file_out=$(readelf -h "$bin" | sed -n 's/ *Machine: *//p')
     [[ $file_out == *"$machine"* ]] || { echo "check_dist: $bin is $file_out, not $machine" >&2; exit 1; }
     # OpenSSL is static: the binary needs nothing beyond libc.
@@ -39,16 +52,25 @@ for deb in "${debs[@]}"; do
     tar_name=${deb%.deb}.tar.gz
     mkdir "$tmp/tar"
     tar -C "$tmp/tar" -xzf "$tar_name"
-    cmp "$bin" "$tmp/tar/usr/bin/gander-gateway"
+    cmp "$bin" "$tmp/tar/usr/bin/$pkg"
 
-    cp "$tmp/root/usr/share/doc/gander-gateway/examples/gateway.toml" "$tmp/gateway.toml"
-    cp "$tmp/root/usr/share/doc/gander-gateway/examples/keys.toml" "$tmp/keys.toml"
-    out=$($qemu "$bin" --config "$tmp/gateway.toml" --check 2>"$tmp/check.err")
-    [[ $out == *": ok" ]] || { echo "check_dist: --check said: $out" >&2; exit 1; }
+    cp "$tmp/root/usr/share/doc/$pkg/examples/$example" "$tmp/$example"
+    if [[ $pkg == gander-gateway ]]; then
+        cp "$tmp/root/usr/share/doc/gander-gateway/examples/keys.toml" "$tmp/keys.toml"
+    else
+        # The example's state file lives in /var/lib/gander; --check reads it if present.
+        sed -i "s|^state = .*|state = \"$tmp/kdc-state.toml\"|" "$tmp/$example"
+    fi
+    out=$($qemu "$bin" --config "$tmp/$example" --check 2>"$tmp/check.err")
+    [[ $out == *": ok"* ]] || { echo "check_dist: --check said: $out" >&2; exit 1; }
     # The shipped example must be clean, not merely valid: no warning either.
     [[ ! -s $tmp/check.err ]] || { echo "check_dist: --check warned: $(cat "$tmp/check.err")" >&2; exit 1; }
-    sed -i 's/^action = "verify"/action = "verify"\nbogus = 1/' "$tmp/gateway.toml"
-    if err=$($qemu "$bin" --config "$tmp/gateway.toml" --check 2>&1); then
+    if [[ $pkg == gander-gateway ]]; then
+        sed -i 's/^action = "verify"/action = "verify"\nbogus = 1/' "$tmp/$example"
+    else
+        sed -i 's/^appid = 1$/appid = 1\nbogus = 1/' "$tmp/$example"
+    fi
+    if err=$($qemu "$bin" --config "$tmp/$example" --check 2>&1); then
         echo "check_dist: a broken config was accepted" >&2; exit 1
     fi
     [[ $err == *"unknown field"* ]] || { echo "check_dist: unclear error: $err" >&2; exit 1; }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Release artefacts of the standalone gateway for each cross target (`make dist`): a tarball and
-# a Debian package with the binary, the systemd unit, an example config and key file, and the
-# gateway's docs. Expects `make cross` to have built target/<triple>/release/gander-gateway.
+# Release artefacts for each cross target (`make dist`): per target a tarball and a Debian
+# package of the standalone gateway (binary, systemd unit, example config and key file, docs)
+# and of the IEC 62351-9 key server gander-kdc (binary, systemd unit, example config, docs).
+# Expects `make cross` to have built target/<triple>/release/gander-gateway and gander-kdc.
 #
 #   scripts/package.sh OUTDIR TRIPLE...
 set -euo pipefail
@@ -55,6 +56,56 @@ Description: IEC 62351-6 security gateway for IEC 61850 GOOSE, SV, R-GOOSE and R
  IEC 62351-6 MACs and drops what fails verification. OpenSSL is linked
  statically. Configure /etc/gander/gateway.toml (examples in
  /usr/share/doc/gander-gateway/examples), then enable gander-gateway.service.
+CONTROL
+    cat > "$root/DEBIAN/postinst" <<'POSTINST'
+#!/bin/sh
+set -e
+if [ "$1" = configure ]; then
+    getent group gander >/dev/null || addgroup --system gander
+    getent passwd gander >/dev/null || adduser --system --ingroup gander --no-create-home --home /nonexistent gander
+    chown root:gander /etc/gander
+    if [ -d /run/systemd/system ]; then systemctl daemon-reload || true; fi
+fi
+POSTINST
+    chmod 0755 "$root/DEBIAN/postinst"
+    dpkg-deb --root-owner-group --build "$root" "$out/${name}.deb" >/dev/null
+    rm -rf "$root"
+    trap - EXIT
+    echo "package: $out/$name.tar.gz $out/$name.deb"
+
+    # The key server: its own package (a key server is rarely on the gateway's box), the same
+    # layout, its state in /var/lib/gander (the unit's StateDirectory).
+    kbin=$target_dir/$triple/release/gander-kdc
+    [[ -x $kbin ]] || { echo "package: $kbin missing: run make cross" >&2; exit 2; }
+    root=$(mktemp -d)
+    trap 'rm -rf "$root"' EXIT
+    install -D -m 0755 "$kbin" "$root/usr/bin/gander-kdc"
+    "$strip" --strip-debug "$root/usr/bin/gander-kdc"
+    install -D -m 0644 packaging/gander-kdc.service "$root/lib/systemd/system/gander-kdc.service"
+    install -D -m 0644 packaging/kdc.toml.example "$root/usr/share/doc/gander-kdc/examples/kdc.toml"
+    install -D -m 0644 docs/gdoi.md "$root/usr/share/doc/gander-kdc/gdoi.md"
+    install -d -m 0750 "$root/etc/gander"
+
+    name=gander-kdc-$version-$arch
+    tar -C "$root" --owner=0 --group=0 -czf "$out/$name.tar.gz" usr lib etc
+
+    install -d "$root/DEBIAN"
+    size=$(du -sk --exclude=DEBIAN "$root" | cut -f1)
+    cat > "$root/DEBIAN/control" <<CONTROL
+Package: gander-kdc
+Version: $version
+Architecture: $arch
+Maintainer: gander developers <gander@example.invalid>
+Installed-Size: $size
+Depends: libc6 (>= 2.31), libgcc-s1, adduser
+Section: net
+Priority: optional
+Description: IEC 62351-9 GDOI key server for IEC 61850 GOOSE, SV, R-GOOSE and R-SV keys
+ Distributes and rolls the IEC 62351-6 group keys of GOOSE, SV, R-GOOSE and
+ R-SV with GDOI (RFC 6407) and the IEC 61850 payloads of RFC 8052: IKEv1 phase 1
+ with pre-shared keys or certificates, GROUPKEY-PULL and signed GROUPKEY-PUSH.
+ OpenSSL is linked statically. Configure /etc/gander/kdc.toml (example in
+ /usr/share/doc/gander-kdc/examples), then enable gander-kdc.service.
 CONTROL
     cat > "$root/DEBIAN/postinst" <<'POSTINST'
 #!/bin/sh

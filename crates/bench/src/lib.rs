@@ -12,7 +12,9 @@
 //! * [`scl`]: `gander bench scl`, reading SCL files (`gander-scl`) on generated SCDs of 1, 10
 //!   and 100 IEDs and on files given.
 //! * [`gdoi`]: `gander bench gdoi`, the IEC 62351-9 key server's registrations per second
-//!   against their bare cryptography, and a push rekey to 100 members (`gander-gdoi`).
+//!   against their bare cryptography, and a push rekey to 100 members (`gander-gdoi`);
+//!   [`gdoi_gateway`]: `gander bench gdoi --gateway`, the gateway under process-bus load with
+//!   its keys rolled once a second.
 //! * [`anatomy`]: where a TLS 1.2 handshake's time goes (the `handshake_anatomy` example).
 //! * [`fleet`]: `gander bench fleet`, one sweep of a substation of N IEDs in namespaces
 //!   (`gander probe --scd`) against the 2-minute target; [`fleet_scd`] writes its SCD.
@@ -28,6 +30,7 @@ pub mod fleet;
 pub mod fleet_scd;
 pub mod gateway;
 pub mod gdoi;
+pub mod gdoi_gateway;
 pub mod mms;
 pub mod process_bus;
 pub mod scl;

@@ -18,9 +18,44 @@ pub(crate) struct Args {
     /// Print the result as JSON (machine included).
     #[arg(long)]
     pub json: bool,
+    /// Instead: the gateway under the process-bus load of `gander bench gateway --profile
+    /// process-bus` with its keys rolled by the key server once a second, against the same run
+    /// with a static group key (namespace lab, root).
+    #[arg(long)]
+    pub gateway: bool,
+    /// With --gateway: seconds of traffic per run.
+    #[arg(long, default_value_t = 60.0, requires = "gateway")]
+    pub seconds: f64,
+    /// With --gateway: 5 s per run (tests, a first look).
+    #[arg(long, requires = "gateway")]
+    pub quick: bool,
+}
+
+/// `--gateway`: `gander_bench::gdoi_gateway`.
+fn gateway(a: &Args) -> anyhow::Result<ExitCode> {
+    let opts = gander_bench::gdoi_gateway::RolloverOptions {
+        seconds: if a.quick { 5.0 } else { a.seconds },
+        ..Default::default()
+    };
+    let report = gander_bench::gdoi_gateway::run(&opts, &mut |line| {
+        if !a.json {
+            crate::out(line)
+        }
+    })?;
+    if a.json {
+        crate::out(serde_json::to_string_pretty(&report.json)?);
+    }
+    Ok(if report.targets_met {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 pub(crate) fn run(a: Args) -> anyhow::Result<ExitCode> {
+    if a.gateway {
+        return gateway(&a);
+    }
     let machine = gander_measure::machine::Machine::describe();
     if !a.json {
         crate::out(format!(

@@ -147,6 +147,11 @@ groups = ["goose-1"]
 
     let (ok, out) = register(d, &addr, "ied-2", None);
     assert!(!ok, "an unauthorised certificate got a key: {out}");
+    // The member names the key server's notification (`gander_gdoi::notify`), not a timeout.
+    assert!(
+        out.contains("refused by the key server: INVALID-ID-INFORMATION (18)"),
+        "{out}"
+    );
     std::thread::sleep(std::time::Duration::from_millis(200));
     let ev = events.lock().unwrap().clone();
     assert!(

@@ -507,7 +507,7 @@ impl Config {
 
     /// Parses config text; relative paths are resolved against `base`.
     pub fn from_toml(text: &str, base: &Path) -> Result<Self, ConfigError> {
-        let raw: ConfigToml =
+        let mut raw: ConfigToml =
             toml::from_str(text).map_err(|e| ConfigError::Syntax(e.to_string()))?;
         let profile = match &raw.profile {
             None => Profile::Standard,
@@ -547,8 +547,10 @@ impl Config {
         if let (DriverKind::Udp, Some(u)) = (raw.driver, &raw.udp) {
             u.check()?;
         }
-        if let Some(g) = &raw.gdoi {
-            g.check().map_err(|e| ConfigError::Invalid(e.to_string()))?;
+        if let Some(g) = &mut raw.gdoi {
+            g.resolve_paths(base);
+            g.check_files()
+                .map_err(|e| ConfigError::Invalid(e.to_string()))?;
         }
         for (i, r) in raw.rules.iter().enumerate() {
             let n = i + 1;

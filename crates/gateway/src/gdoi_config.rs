@@ -15,14 +15,36 @@
 //! timeout_s = 2                     # wait per message before resending (3 sends)
 //! renew_before_s = 30               # register again this long before the key's lifetime ends
 //! ```
+//!
+//! With certificates (IKEv1 main mode with signatures, RFC 2409 5.1: RSA >= 2048 bits, ECDSA
+//! P-256 or P-384 per RFC 4754) instead of `identity` and `psk_hex`:
+//!
+//! ```toml
+//! cert = "gw-1.pem"                 # this gateway's certificate (PEM; intermediates after it)
+//! key = "gw-1.key"                  # its private key (PEM)
+//! ca = "ca.pem"                     # the CAs the key server's certificate must chain to
+//! crl = "ca.crl"                    # optional: CRLs the key server's certificate is checked against
+//! server_name = "O=Utility,CN=kdc"  # the key server's subject DN (or a subjectAltName)
+//! ```
+//!
+//! The identity is then the certificate's subject (ID_DER_ASN1_DN, RFC 4945 3.1), which the key
+//! server's policy names (`subject` or `san`), so `identity` is refused with `cert`. Without
+//! `server_name` any certificate of the CA would pass as the key server (a CA that issues the
+//! members' certificates would let any member pose as it): the table is refused without it.
+//! Relative paths are read from the configuration file's directory; the files are read when
+//! the configuration is checked, so `--check` refuses a missing or unusable certificate.
 
+use gander_gdoi::cert_auth::{CertError, CertMatch, Credentials};
 use gander_gdoi::member_state::{FailPolicy, MemberTiming};
-use gander_gdoi::net::member::RunnerConfig;
+use gander_gdoi::net::member::{RegisterOptions, RunnerConfig};
+use gander_gdoi::trust::TrustStore;
 use gander_wire::isakmp::payload::id_type;
 use gander_wire::isakmp::IdPayload;
 use serde::Deserialize;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::path::Path;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Why the `[gdoi]` table was refused.
@@ -32,6 +54,15 @@ pub enum GdoiConfigError {
     /// A field is missing, malformed or contradicts another.
     #[error("[gdoi] {0}")]
     Invalid(String),
+    /// The certificate, its key, the CA or CRL file cannot be used.
+    #[error("[gdoi] {what}: {source}")]
+    Credentials {
+        /// Which setting.
+        what: &'static str,
+        /// Why.
+        #[source]
+        source: CertError,
+    },
 }
 
 /// `[gdoi]` as written.
@@ -40,7 +71,8 @@ pub enum GdoiConfigError {
 pub struct GdoiToml {
     /// Key servers, HOST:PORT, in order of preference (one or two).
     pub servers: Vec<String>,
-    /// This gateway's identity (ID_KEY_ID).
+    /// This gateway's identity (ID_KEY_ID), with `psk_hex` only.
+    #[serde(default)]
     pub identity: String,
     /// Pre-shared key, hex (at least 16 octets, as the key server requires).
     pub psk_hex: Option<String>,
@@ -50,6 +82,11 @@ pub struct GdoiToml {
     pub key: Option<PathBuf>,
     /// The CA that signed the key server's certificate (PEM).
     pub ca: Option<PathBuf>,
+    /// CRLs (PEM) the key server's certificate is checked against.
+    pub crl: Option<PathBuf>,
+    /// The key server's certificate: its subject DN (`O=Utility,CN=kdc`, anything with `=`) or
+    /// a subjectAltName. Required with `cert`.
+    pub server_name: Option<String>,
     /// Groups to register for.
     pub groups: Vec<String>,
     /// When no key server answers.
@@ -71,6 +108,48 @@ impl GdoiToml {
         self.runner_configs().map(|_| ())
     }
 
+    /// [`GdoiToml::check`] and, with certificates, reads and checks the certificate, its key,
+    /// the CAs and CRLs (what `--check` must refuse before the gateway starts).
+    pub fn check_files(&self) -> Result<(), GdoiConfigError> {
+        self.check()?;
+        self.register_options().map(|_| ())
+    }
+
+    /// Makes `cert`, `key`, `ca` and `crl` relative to `base` (the configuration's directory).
+    pub fn resolve_paths(&mut self, base: &Path) {
+        for p in [&mut self.cert, &mut self.key, &mut self.ca, &mut self.crl]
+            .into_iter()
+            .flatten()
+        {
+            if p.is_relative() {
+                *p = base.join(&*p);
+            }
+        }
+    }
+
+    /// How every group's registration authenticates: with `cert`, the loaded credentials and
+    /// the key server's expected certificate name; with `psk_hex`, the defaults.
+    pub fn register_options(&self) -> Result<RegisterOptions, GdoiConfigError> {
+        let (Some(c), Some(k), Some(ca)) = (&self.cert, &self.key, &self.ca) else {
+            return Ok(RegisterOptions::default());
+        };
+        let cred = |what| move |source| GdoiConfigError::Credentials { what, source };
+        let trust = TrustStore::load(ca, self.crl.as_deref()).map_err(cred("ca/crl"))?;
+        let creds = Credentials::load(c, k, Arc::new(trust)).map_err(cred("cert/key"))?;
+        let server_cert = self.server_name.clone().map(|n| {
+            if n.contains('=') {
+                CertMatch::Subject(n)
+            } else {
+                CertMatch::San(n)
+            }
+        });
+        Ok(RegisterOptions {
+            cert: Some(Arc::new(creds)),
+            keylog: None,
+            server_cert,
+        })
+    }
+
     /// One runner configuration per group (each group is one registration and one push
     /// stream, RFC 6407 3); push addresses of later groups are the first's port + index.
     pub fn runner_configs(&self) -> Result<Vec<RunnerConfig>, GdoiConfigError> {
@@ -80,9 +159,6 @@ impl GdoiToml {
         }
         if self.groups.is_empty() {
             return bad("groups is empty".into());
-        }
-        if self.identity.is_empty() {
-            return bad("identity is empty".into());
         }
         let mut seen = std::collections::HashSet::new();
         for g in &self.groups {
@@ -97,13 +173,28 @@ impl GdoiToml {
                 if k.len() < 16 {
                     return bad("psk_hex: at least 16 octets".into());
                 }
+                if self.identity.is_empty() {
+                    return bad("identity is empty (psk_hex needs it)".into());
+                }
+                if self.crl.is_some() || self.server_name.is_some() {
+                    return bad("crl and server_name go with cert/key/ca, not psk_hex".into());
+                }
                 k
             }
             (None, Some(_), Some(_), Some(_)) => {
-                return bad(
-                    "cert/key/ca: phase 1 with certificates is not available to the member yet; use psk_hex"
-                        .into(),
-                )
+                if !self.identity.is_empty() {
+                    return bad(
+                        "identity: with cert the identity is the certificate's subject; remove identity"
+                            .into(),
+                    );
+                }
+                if !matches!(self.server_name.as_deref(), Some(n) if !n.is_empty()) {
+                    return bad(
+                        "server_name: with cert, name the key server's certificate (its subject DN or a subjectAltName)"
+                            .into(),
+                    );
+                }
+                Vec::new()
             }
             _ => return bad("give psk_hex, or cert, key and ca (not both)".into()),
         };
@@ -226,7 +317,28 @@ mod tests {
                     "psk_hex = \"000102030405060708090a0b0c0d0e0f\"",
                     "cert = \"c\"\nkey = \"k\"\nca = \"a\"",
                 ),
-                "certificates",
+                "certificate's subject",
+            ),
+            (
+                OK.replace(
+                    "identity = \"gw\"\npsk_hex = \"000102030405060708090a0b0c0d0e0f\"",
+                    "cert = \"c\"\nkey = \"k\"\nca = \"a\"",
+                ),
+                "server_name",
+            ),
+            (
+                OK.replace(
+                    "psk_hex = \"000102030405060708090a0b0c0d0e0f\"",
+                    "psk_hex = \"000102030405060708090a0b0c0d0e0f\"\nserver_name = \"kdc\"",
+                ),
+                "not psk_hex",
+            ),
+            (
+                OK.replace(
+                    "psk_hex = \"000102030405060708090a0b0c0d0e0f\"",
+                    "cert = \"c\"\nkey = \"k\"",
+                ),
+                "cert, key and ca",
             ),
             (
                 OK.replace("psk_hex = \"000102030405060708090a0b0c0d0e0f\"", ""),

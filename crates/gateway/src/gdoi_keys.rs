@@ -56,6 +56,10 @@ pub struct GroupStatus {
     pub key_age_s: Option<u64>,
     /// Registrations, failures, failovers, rekeys, pushes.
     pub counters: MemberCounters,
+    /// Why the last registration failed (a key server's notification by its RFC 2408 name,
+    /// "no answer", ...); cleared by the next registration that succeeds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_failure: Option<String>,
 }
 
 /// The running member thread.
@@ -149,6 +153,8 @@ impl GdoiMember {
             return Ok(None);
         };
         let configs = t.runner_configs()?;
+        // With certificates every group's registration signs with the same credentials.
+        let opts = t.register_options()?;
         let names = t.groups.clone();
         let (stop, rebuild) = (
             Arc::new(AtomicBool::new(false)),
@@ -171,7 +177,7 @@ impl GdoiMember {
                 let mut runners = Vec::new();
                 for (g, c) in names.into_iter().zip(configs) {
                     match Runner::new(c) {
-                        Ok(r) => runners.push((g, r)),
+                        Ok(r) => runners.push((g, r.with_options(opts.clone()))),
                         Err(e) => {
                             let _ = tx.send(Err(e.into()));
                             return;
@@ -215,6 +221,11 @@ impl GdoiMember {
     pub fn status(&self) -> Vec<GroupStatus> {
         self.status.lock().map(|s| s.clone()).unwrap_or_default()
     }
+
+    /// Why the first group's last registration failed, if it did (see [`GroupStatus`]).
+    pub fn last_failure(&self) -> Option<String> {
+        self.status().into_iter().find_map(|g| g.last_failure)
+    }
 }
 
 impl Drop for GdoiMember {
@@ -238,6 +249,7 @@ pub fn run(
     events: Option<&SyncSender<SecurityEvent>>,
 ) {
     let wait = Duration::from_millis((100 / runners.len().max(1)) as u64);
+    let mut failures: HashMap<String, String> = HashMap::new();
     while !stop.load(Ordering::Relaxed) && !ctl.stopping() {
         let mut changed = rebuild.swap(false, Ordering::Relaxed);
         for (g, r) in runners.iter_mut() {
@@ -246,6 +258,15 @@ pub fn run(
                 Err(e) => eprintln!("{}", serde_json::json!({"gdoi": g, "error": e.to_string()})),
             }
             for e in r.state_mut().take_events() {
+                match &e {
+                    MemberEvent::ServerFailed { server, reason } => {
+                        failures.insert(g.clone(), format!("key server {server}: {reason}"));
+                    }
+                    MemberEvent::Registered { .. } => {
+                        failures.remove(g);
+                    }
+                    _ => {}
+                }
                 eprintln!("{}", event_line(g, &e));
                 if let Some(tx) = events {
                     // A full queue loses the event, as it would any (the line above stays).
@@ -278,6 +299,7 @@ pub fn run(
                     key_ids: r.state().key_ids(),
                     key_age_s: r.state().key_age(now),
                     counters: r.state().counters(),
+                    last_failure: failures.get(g).cloned(),
                 })
                 .collect();
             let after: Vec<(Vec<u32>, MemberCounters)> =
@@ -400,6 +422,7 @@ mod tests {
                     registration_failures: 2,
                     ..MemberCounters::default()
                 },
+                last_failure: None,
             }]),
             ..Default::default()
         };

@@ -14,7 +14,8 @@
 //! 20), [`keys`] (RFC 2409's SKEYID derivation, the CBC IV chain), [`cookie`] (RFC 2408 2.5.3),
 //! [`main_mode`] (the six messages with pre-shared keys or signatures), [`cert_auth`] and
 //! [`trust`] (certificates: signatures, chain, identity), [`keylog`] (the lab's key log for
-//! tshark), [`pull`] (GROUPKEY-PULL registration), [`push`] (GROUPKEY-PUSH rekey with SEQ and signature).
+//! tshark), [`pull`] (GROUPKEY-PULL registration), [`push`] (GROUPKEY-PUSH rekey with SEQ and
+//! signature), [`notify`] (notifications to refused members and the rule for reading them).
 
 #![forbid(unsafe_code)]
 
@@ -34,6 +35,7 @@ pub mod keys;
 pub mod main_mode;
 pub mod member_state;
 pub mod net;
+pub mod notify;
 pub mod pull;
 pub mod push;
 pub mod suite;

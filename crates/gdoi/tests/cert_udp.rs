@@ -2,7 +2,8 @@
 //! server's configuration file names its certificate, key, CA and CRL and authorises members
 //! by subject or subjectAltName; members with RSA-2048, P-256 and P-384 certificates register
 //! and receive the group key; a revoked, expired, untrusted or unauthorised certificate gets
-//! no key, and the key server's event names the notification.
+//! no key, the key server's event names the notification, and the member reports the same
+//! notification by name.
 
 mod pki;
 
@@ -10,7 +11,7 @@ use gander_gdoi::cert_auth::Credentials;
 use gander_gdoi::keylog::KeyLog;
 use gander_gdoi::net::cert_members::KdcCerts;
 use gander_gdoi::net::kdc::{Kdc, KdcEvent};
-use gander_gdoi::net::member::{register_with, MemberConfig, RegisterOptions};
+use gander_gdoi::net::member::{register_with, MemberConfig, MemberError, RegisterOptions};
 use gander_wire::isakmp::error::notify_type;
 use gander_wire::isakmp::payload::id_type;
 use gander_wire::isakmp::IdPayload;
@@ -166,18 +167,28 @@ fn members_register_with_rsa_p256_p384_certificates_over_udp() {
     }
 }
 
+/// The notification of a refused registration: the key server's event names it, and the
+/// member reports the same one by name (unauthenticated: phase 1 did not complete, so it is
+/// reported only once the exchange timed out, `gander_gdoi::notify`).
 fn refused(s: &Server, creds: Arc<Credentials>) -> u16 {
     let before = s.events.lock().unwrap().len();
-    assert!(register_with(&member_cfg(s.addr), &opts(creds)).is_err());
+    let r = register_with(&member_cfg(s.addr), &opts(creds));
+    let Err(MemberError::Refused(n)) = r else {
+        panic!("not refused with a notification: {r:?}")
+    };
+    assert!(!n.authenticated);
+    assert!(r.unwrap_err().to_string().contains(n.name()));
     std::thread::sleep(Duration::from_millis(100));
     let ev = s.events.lock().unwrap();
-    ev[before..]
+    let logged = ev[before..]
         .iter()
         .find_map(|e| match e {
             KdcEvent::Refused { notify, .. } => Some(*notify),
             _ => None,
         })
-        .unwrap_or_else(|| panic!("no refusal in {:?}", &ev[before..]))
+        .unwrap_or_else(|| panic!("no refusal in {:?}", &ev[before..]));
+    assert_eq!(n.notify, logged);
+    logged
 }
 
 #[test]

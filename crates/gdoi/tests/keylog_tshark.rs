@@ -315,3 +315,58 @@ fn tshark_decrypts_certificate_phase1_with_the_key_log() {
         frame(&out, 10)
     );
 }
+
+/// The key server's notifications to a refused member (`gander_gdoi::notify`): tshark reads the
+/// clear form as an Informational exchange with its Notification, and with the key log the
+/// protected form (HASH(1), N under the phase-1 SA, RFC 2409 5.7) too.
+#[test]
+fn tshark_reads_both_forms_of_the_notification() {
+    use gander_gdoi::notify;
+    use gander_wire::isakmp::error::notify_type;
+    let suite = Suite::all(3600)[1];
+    let cfg = ResponderConfig {
+        psk: Zeroizing::new(b"0123456789abcdef".to_vec()),
+        suites: vec![suite],
+        id: id("kdc"),
+        expect_peer: None,
+        cert: None,
+    };
+    let (mut wire, sa) = exchange(
+        Auth::Psk(Zeroizing::new(b"0123456789abcdef".to_vec())),
+        id("ied-1"),
+        cfg,
+        suite,
+    );
+    wire.push((
+        false,
+        notify::unprotected(sa.cky_i, sa.cky_r, notify_type::AUTHENTICATION_FAILED),
+    ));
+    wire.push((
+        false,
+        notify::protected(&sa, notify_type::INVALID_ID_INFORMATION).unwrap(),
+    ));
+    let cap = tmp("notify.pcap");
+    pcap(&wire, &cap);
+    let Some(out) = tshark(&cap, Some(&ikev1_line(&sa))) else {
+        return;
+    };
+    let clear = frame(&out, 11);
+    assert!(
+        clear.contains("Exchange type: Informational (5)"),
+        "{clear}"
+    );
+    assert!(
+        clear.contains("Domain of interpretation: IPSEC (1)"),
+        "{clear}"
+    );
+    assert!(
+        clear.contains("Notify Message Type: AUTHENTICATION-FAILED (24)"),
+        "{clear}"
+    );
+    let protected = frame(&out, 12);
+    assert!(protected.contains("Payload: Hash (8)"), "{protected}");
+    assert!(
+        protected.contains("Notify Message Type: INVALID-ID-INFORMATION (18)"),
+        "{protected}"
+    );
+}

@@ -327,6 +327,8 @@ pub struct Kdc {
     previous_targets: HashMap<String, Vec<SocketAddr>>,
     /// Phase-1 SAs per member identity, oldest first.
     sa_by_identity: HashMap<Vec<u8>, VecDeque<Cookies>>,
+    /// Notifications to refused peers sent this second (`notify`).
+    notify_limit: crate::notify::NotifyLimit,
 }
 
 /// Seconds since the epoch (the clock of key lifetimes, as members see it).
@@ -444,6 +446,7 @@ impl Kdc {
             queued: VecDeque::new(),
             previous_targets: HashMap::new(),
             sa_by_identity: HashMap::new(),
+            notify_limit: crate::notify::NotifyLimit::default(),
         }
     }
 
@@ -663,8 +666,45 @@ impl Kdc {
         Ok(Some(event))
     }
 
-    /// Handles one datagram from `peer`: the reply to send and the event.
+    /// Handles one datagram from `peer`: the reply to send and the event. A refused datagram
+    /// whose header parses is answered with the refusal's notification (`crate::notify`):
+    /// protected under the peer's phase-1 SA when a GROUPKEY-PULL under it is refused, in the
+    /// clear otherwise; never in answer to an Informational exchange, at most
+    /// `notify::NOTIFY_PER_SECOND` a second.
     pub fn handle(&mut self, peer: SocketAddr, data: &[u8]) -> (Option<Vec<u8>>, KdcEvent) {
+        let (reply, event) = self.handle_datagram(peer, data);
+        if reply.is_some() {
+            return (reply, event);
+        }
+        let KdcEvent::Refused { notify, .. } = &event else {
+            return (reply, event);
+        };
+        (self.notification(data, *notify), event)
+    }
+
+    /// The notification answering refused datagram `data` (see [`Kdc::handle`]).
+    fn notification(&mut self, data: &[u8], notify: u16) -> Option<Vec<u8>> {
+        let h = Header::parse(data).ok()?;
+        if h.exchange == exchange::INFORMATIONAL || notify == 0 {
+            return None;
+        }
+        if !self.notify_limit.allow(unix_now()) {
+            return None;
+        }
+        let cookies = (h.initiator_cookie, h.responder_cookie);
+        if h.exchange == exchange::GROUPKEY_PULL {
+            if let Some((sa, _)) = self.sas.get(&cookies) {
+                return crate::notify::protected(sa, notify).ok();
+            }
+        }
+        Some(crate::notify::unprotected(
+            h.initiator_cookie,
+            h.responder_cookie,
+            notify,
+        ))
+    }
+
+    fn handle_datagram(&mut self, peer: SocketAddr, data: &[u8]) -> (Option<Vec<u8>>, KdcEvent) {
         let refuse = |reason: String, notify: u16| {
             (
                 None,

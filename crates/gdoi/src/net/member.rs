@@ -31,6 +31,19 @@ pub enum MemberError {
     /// No key server configured.
     #[error("no key server configured")]
     NoServer,
+    /// The key server refused the member with a notification (RFC 2408 3.14.1): at once if
+    /// it was authenticated under the phase-1 SA, else only after the exchange timed out
+    /// (`crate::notify`: an unauthenticated notification changes nothing).
+    #[error("refused by the key server: {0}")]
+    Refused(crate::notify::Notice),
+}
+
+/// What a datagram from the key server means to the exchange under way.
+enum Reply<T> {
+    /// The next step of the exchange.
+    Step(T),
+    /// An authenticated notification: the exchange ends with it.
+    Refused(crate::notify::Notice),
 }
 
 /// What a member needs to register.
@@ -58,7 +71,7 @@ fn exchange<T>(
     sock: &UdpSocket,
     cfg: &MemberConfig,
     msg: &[u8],
-    mut accept: impl FnMut(&[u8]) -> Option<T>,
+    mut accept: impl FnMut(&[u8]) -> Option<Reply<T>>,
 ) -> Result<T, MemberError> {
     let mut buf = vec![0u8; 65_535];
     for _ in 0..cfg.tries.max(1) {
@@ -71,11 +84,11 @@ fn exchange<T>(
             }
             sock.set_read_timeout(Some(left))?;
             match sock.recv_from(&mut buf) {
-                Ok((n, from)) if from == cfg.server => {
-                    if let Some(v) = accept(&buf[..n]) {
-                        return Ok(v);
-                    }
-                }
+                Ok((n, from)) if from == cfg.server => match accept(&buf[..n]) {
+                    Some(Reply::Step(v)) => return Ok(v),
+                    Some(Reply::Refused(n)) => return Err(MemberError::Refused(n)),
+                    None => {}
+                },
                 Ok(_) => {}
                 Err(e)
                     if matches!(
@@ -134,20 +147,36 @@ pub fn register_with(cfg: &MemberConfig, opts: &RegisterOptions) -> Result<Group
     if let Some(m) = &opts.server_cert {
         init = init.expect_peer_cert(m.clone());
     }
+    // Our cookie names the exchange in the key server's notifications.
+    let cky_i = gander_wire::isakmp::Header::parse(&msg)
+        .map_err(Phase1Error::from)?
+        .initiator_cookie;
     let mut last_err: Option<Phase1Error> = None;
+    // The last unauthenticated notification: remembered, never acted on (`crate::notify`).
+    let mut notice: Option<crate::notify::Notice> = None;
     loop {
-        let next = exchange(&sock, cfg, &msg, |b| match init.handle(b) {
-            Ok(n) => Some(n),
-            Err(e) => {
-                last_err = Some(e);
-                None
+        let next = exchange(&sock, cfg, &msg, |b| {
+            if let Some(n) = crate::notify::read(b, cky_i, None) {
+                notice = Some(n);
+                return None;
+            }
+            match init.handle(b) {
+                Ok(n) => Some(Reply::Step(n)),
+                Err(e) => {
+                    last_err = Some(e);
+                    None
+                }
             }
         });
         match next {
             Ok(Some(m)) => msg = m,
             Ok(None) => break,
             Err(MemberError::Timeout) => {
-                return Err(last_err.map_or(MemberError::Timeout, MemberError::Phase1))
+                return Err(match (notice, last_err) {
+                    (Some(n), _) => MemberError::Refused(n),
+                    (None, Some(e)) => MemberError::Phase1(e),
+                    (None, None) => MemberError::Timeout,
+                })
             }
             Err(e) => return Err(e),
         }
@@ -160,20 +189,35 @@ pub fn register_with(cfg: &MemberConfig, opts: &RegisterOptions) -> Result<Group
     }
     let (mut pull, m1) = PullMember::start(&sa, cfg.group.clone())?;
     let mut last_pull: Option<PullError> = None;
+    let mut notice: Option<crate::notify::Notice> = None;
     let mut msg = m1;
     loop {
-        let next = exchange(&sock, cfg, &msg, |b| match pull.handle(&sa, b) {
-            Ok(n) => Some(n),
-            Err(e) => {
-                last_pull = Some(e);
-                None
+        let next = exchange(&sock, cfg, &msg, |b| {
+            match crate::notify::read(b, sa.cky_i, Some(&sa)) {
+                Some(n) if n.authenticated => return Some(Reply::Refused(n)),
+                Some(n) => {
+                    notice = Some(n);
+                    return None;
+                }
+                None => {}
+            }
+            match pull.handle(&sa, b) {
+                Ok(n) => Some(Reply::Step(n)),
+                Err(e) => {
+                    last_pull = Some(e);
+                    None
+                }
             }
         });
         match next {
             Ok(Some(m)) => msg = m,
             Ok(None) => break,
             Err(MemberError::Timeout) => {
-                return Err(last_pull.map_or(MemberError::Timeout, MemberError::Pull))
+                return Err(match (notice, last_pull) {
+                    (Some(n), _) => MemberError::Refused(n),
+                    (None, Some(e)) => MemberError::Pull(e),
+                    (None, None) => MemberError::Timeout,
+                })
             }
             Err(e) => return Err(e),
         }
