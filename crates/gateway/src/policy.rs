@@ -29,17 +29,12 @@ use crate::config::{
 };
 use crate::events::{self, EventKind, EventSink, SecurityEvent};
 pub use crate::reason::DropReason;
+use crate::translate::{self, Output, Translate, Translator};
 use gander_sec::frame::protect_view;
-use gander_sec::l2;
 use gander_sec::replay::ReplayState;
-use gander_sec::spdu::{self, IvSource, RandomIv, SendParams};
+use gander_sec::spdu::{IvSource, RandomIv};
 use gander_sec::view::{self, Content, FrameView, Judged, Kind, Verified};
 use gander_sec::{KeyEntry, KeyStore, Profile};
-use gander_wire::ethernet::{self, EthernetRepr, VlanTag};
-use gander_wire::goose::GoosePdu;
-use gander_wire::ip::{self, UdpFrameRepr};
-use gander_wire::l2_frame::{GooseFrameRepr, L2Frame};
-use gander_wire::spdu::{PayloadElement, SpduId};
 use serde::Serialize;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
@@ -169,16 +164,6 @@ impl Counters {
 }
 
 #[derive(Debug, Clone)]
-struct Translate {
-    src_mac: [u8; 6],
-    dst_mac: [u8; 6],
-    vlan: Option<VlanTag>,
-    src_ip: Option<[u8; 4]>,
-    dst_ip: Option<[u8; 4]>,
-    port: u16,
-}
-
-#[derive(Debug, Clone)]
 struct Rule {
     direction: Direction,
     appid: Option<u16>,
@@ -208,32 +193,11 @@ fn kind_match(k: Kind) -> KindMatch {
 
 impl Rule {
     fn from_toml(n: usize, r: &RuleToml) -> Result<Rule, ConfigError> {
-        let translate = match &r.translate {
-            None => None,
-            Some(t) => {
-                let mac = |m: &Option<String>| -> Result<[u8; 6], ConfigError> {
-                    parse_mac(m.as_deref().unwrap_or(""))
-                };
-                let needs_ip = matches!(r.kind, KindMatch::Any | KindMatch::Goose);
-                if needs_ip && (t.src_ip.is_none() || t.dst_ip.is_none()) {
-                    return Err(ConfigError::Invalid(format!(
-                        "rule {n}: translating GOOSE to R-GOOSE needs src_ip and dst_ip"
-                    )));
-                }
-                Some(Translate {
-                    src_mac: mac(&t.src_mac)?,
-                    dst_mac: mac(&t.dst_mac)?,
-                    vlan: t.vlan.map(|vid| VlanTag {
-                        pcp: t.priority.unwrap_or(4),
-                        dei: false,
-                        vid,
-                    }),
-                    src_ip: t.src_ip.map(|a| a.octets()),
-                    dst_ip: t.dst_ip.map(|a| a.octets()),
-                    port: t.port.unwrap_or(ip::RGOOSE_PORT),
-                })
-            }
-        };
+        let translate = r
+            .translate
+            .as_ref()
+            .map(|t| Translate::from_toml(n, r.kind, t))
+            .transpose()?;
         Ok(Rule {
             direction: r.direction,
             appid: r.appid,
@@ -330,7 +294,7 @@ pub struct Policy {
     default: PassDrop,
     /// Replay state per direction (the receiver of each direction is a different party).
     replay: [ReplayState; 2],
-    spdu_numbers: HashMap<u16, u32>,
+    translator: Translator,
     ivs: Box<dyn IvSource + Send>,
     counters: Counters,
     /// Security events (`[syslog]`), and the key each protect rule last used per publisher,
@@ -473,7 +437,7 @@ impl Policy {
                 }
                 r
             },
-            spdu_numbers: HashMap::new(),
+            translator: Translator::default(),
             ivs: Box::new(RandomIv),
             counters: Counters::default(),
             events: None,
@@ -816,7 +780,7 @@ impl Policy {
                 if rule.keep_security {
                     return Ok(Decision::Forward(Cow::Borrowed(frame)));
                 }
-                let out = self.strip(&v, &ok)?;
+                let out = translate::strip(self.profile, &v, &ok)?;
                 self.bump(dir, |c| c.stripped += 1);
                 Ok(Decision::Forward(Cow::Owned(out)))
             }
@@ -863,40 +827,25 @@ impl Policy {
         Ok(())
     }
 
-    /// A verified frame without its security, everything in front of the secured part kept
-    /// byte for byte (tags, IP options).
-    fn strip(&self, v: &FrameView<'_>, ok: &Verified<'_>) -> Result<Vec<u8>, DropReason> {
-        match (&v.content, ok) {
-            (Content::L2(l), Verified::Goose { .. } | Verified::Sv { .. }) => {
-                let body = GooseFrameRepr {
-                    appid: l.appid,
-                    // Reserved1 keeps only the simulation bit and Reserved2 returns to 0, as a
-                    // legacy subscriber expects.
-                    reserved1: l.reserved1 & 0x8000,
-                    reserved2: 0,
-                    apdu: v.frame[l.apdu.clone()].to_vec(),
-                    extension: None,
-                };
-                let mut out = v.frame[..l.header_offset].to_vec();
-                out.resize(l.header_offset + body.buffer_len(), 0);
-                body.emit(&mut out[l.header_offset..])?;
-                Ok(out)
-            }
-            (Content::Session(s), Verified::Session { session, .. }) => {
-                let dialect = self.profile.dialect();
-                let header = gander_sec::spdu::unsecured_header(
-                    self.profile,
-                    session.header().spdu_id,
-                    session.header().spdu_number,
-                );
-                let trailer = gander_sec::spdu::unsigned_trailer(self.profile);
-                let elements = session.elements()?;
-                let mut out = Vec::with_capacity(s.pdu.bytes().len());
-                gander_wire::spdu::emit(&header, &elements, trailer.len(), &dialect, &mut out)?;
-                out.extend_from_slice(trailer);
-                Ok(s.udp.rewrite_payload(v.frame, &out)?)
-            }
-            _ => Err(DropReason::Malformed),
+    /// What a rule's output is written with: its addresses and its key now.
+    fn output<'p>(
+        store: &'p KeyStore,
+        profile: Profile,
+        rule: &'p Rule,
+        ivs: &'p mut dyn IvSource,
+        now: u64,
+    ) -> Output<'p> {
+        let key = if rule.keys.is_empty() {
+            Ok(None)
+        } else {
+            Self::protect_key(store, rule, now).map(Some)
+        };
+        Output {
+            profile,
+            translate: rule.translate.as_ref(),
+            key,
+            ivs,
+            now,
         }
     }
 
@@ -907,27 +856,10 @@ impl Policy {
         v: &FrameView<'_>,
         now: u64,
     ) -> Verdict<'a> {
-        match &v.content {
-            Content::L2(l) if l.ethertype == ethernet::ETHERTYPE_GOOSE => {
-                let apdu = &v.frame[l.apdu.clone()];
-                GoosePdu::parse(apdu)?;
-                let el = PayloadElement {
-                    payload_type: SpduId::Goose.payload_type(),
-                    simulation: l.simulation() as u8,
-                    appid: l.appid,
-                    apdu,
-                };
-                let out = self.build_rgoose(rule, el, now)?;
-                self.bump(dir, |c| c.translated += 1);
-                Ok(Decision::Forward(Cow::Owned(out)))
-            }
-            Content::Session(s) => {
-                let dialect = self.profile.dialect();
-                let elements = gander_wire::spdu::parse_elements(s.pdu.payload(), &dialect)?;
-                self.session_to_goose(dir, rule, &elements, now)
-            }
-            _ => Err(DropReason::TranslateNotGoose),
-        }
+        let out = Self::output(&self.store, self.profile, rule, self.ivs.as_mut(), now);
+        let frame = self.translator.unsecured(v, out)?;
+        self.bump(dir, |c| c.translated += 1);
+        Ok(Decision::Forward(Cow::Owned(frame)))
     }
 
     fn translate_verified<'a>(
@@ -938,131 +870,10 @@ impl Policy {
         ok: &Verified<'_>,
         now: u64,
     ) -> Verdict<'a> {
-        match (&v.content, ok) {
-            (Content::L2(l), Verified::Goose { appid, .. }) => {
-                let el = PayloadElement {
-                    payload_type: SpduId::Goose.payload_type(),
-                    simulation: l.simulation() as u8,
-                    appid: *appid,
-                    apdu: &v.frame[l.apdu.clone()],
-                };
-                let out = self.build_rgoose(rule, el, now)?;
-                self.bump(dir, |c| c.translated += 1);
-                Ok(Decision::Forward(Cow::Owned(out)))
-            }
-            (_, Verified::Session { session, .. }) => {
-                let elements = session.elements()?;
-                self.session_to_goose(dir, rule, &elements, now)
-            }
-            _ => Err(DropReason::Malformed),
-        }
-    }
-
-    fn build_rgoose(
-        &mut self,
-        rule: &Rule,
-        el: PayloadElement<'_>,
-        now: u64,
-    ) -> Result<Vec<u8>, DropReason> {
-        let t = rule
-            .translate
-            .as_ref()
-            .ok_or(DropReason::TranslateUnconfigured)?;
-        let (Some(src_ip), Some(dst_ip)) = (t.src_ip, t.dst_ip) else {
-            return Err(DropReason::TranslateUnconfigured);
-        };
-        let n = self.spdu_numbers.entry(el.appid).or_insert(0);
-        let spdu_number = *n;
-        *n = n.wrapping_add(1);
-        let mut spdu = Vec::with_capacity(el.apdu.len() + 96);
-        if rule.keys.is_empty() {
-            let header =
-                gander_sec::spdu::unsecured_header(self.profile, SpduId::Goose, spdu_number);
-            let trailer = gander_sec::spdu::unsigned_trailer(self.profile);
-            gander_wire::spdu::emit(
-                &header,
-                &[el],
-                trailer.len(),
-                &self.profile.dialect(),
-                &mut spdu,
-            )?;
-            spdu.extend_from_slice(trailer);
-        } else {
-            let key = Self::protect_key(&self.store, rule, now)?;
-            key.check_appid(el.appid)?;
-            let params = SendParams {
-                spdu_id: SpduId::Goose,
-                spdu_number,
-                now,
-            };
-            spdu::protect(
-                self.profile,
-                key,
-                params,
-                &[el],
-                self.ivs.as_mut(),
-                &mut spdu,
-            )?;
-        }
-        let repr = UdpFrameRepr {
-            eth: EthernetRepr {
-                dst: t.dst_mac,
-                src: t.src_mac,
-                vlan: t.vlan,
-                ethertype: ethernet::ETHERTYPE_IPV4,
-            },
-            src_addr: src_ip,
-            dst_addr: dst_ip,
-            src_port: t.port,
-            dst_port: t.port,
-            ttl: 64,
-            // DSCP EF (46): IEC 61850-90-5 asks for a priority class for R-GOOSE.
-            tos: 46 << 2,
-            identification: (spdu_number & 0xffff) as u16,
-        };
-        Ok(repr.emit(&spdu)?)
-    }
-
-    fn session_to_goose<'a>(
-        &mut self,
-        dir: Direction,
-        rule: &Rule,
-        elements: &[PayloadElement<'_>],
-        now: u64,
-    ) -> Verdict<'a> {
-        let [el] = elements else {
-            return Err(DropReason::TranslateMultiElement);
-        };
-        if el.payload_type != SpduId::Goose.payload_type() {
-            return Err(DropReason::TranslateNotGoose);
-        }
-        GoosePdu::parse(el.apdu)?;
-        let t = rule
-            .translate
-            .as_ref()
-            .ok_or(DropReason::TranslateUnconfigured)?;
-        let l2f = L2Frame {
-            eth: EthernetRepr {
-                dst: t.dst_mac,
-                src: t.src_mac,
-                vlan: t.vlan,
-                ethertype: ethernet::ETHERTYPE_GOOSE,
-            },
-            body: GooseFrameRepr {
-                appid: el.appid,
-                reserved1: if el.simulation != 0 { 0x8000 } else { 0 },
-                reserved2: 0,
-                apdu: el.apdu.to_vec(),
-                extension: None,
-            },
-        };
-        let mut out = l2f.to_vec()?;
-        if !rule.keys.is_empty() {
-            let key = Self::protect_key(&self.store, rule, now)?;
-            out = l2::protect(self.profile, key, &out, self.ivs.as_mut(), now)?;
-        }
+        let out = Self::output(&self.store, self.profile, rule, self.ivs.as_mut(), now);
+        let frame = self.translator.verified(v, ok, out)?;
         self.bump(dir, |c| c.translated += 1);
-        Ok(Decision::Forward(Cow::Owned(out)))
+        Ok(Decision::Forward(Cow::Owned(frame)))
     }
 }
 
@@ -1070,9 +881,12 @@ impl Policy {
 mod tests {
     use super::*;
     use gander_sec::default_provider;
-    use gander_sec::spdu::{RandomIv, SendParams};
+    use gander_sec::spdu::{self, RandomIv, SendParams};
     use gander_testkit::frames::{self as craft, UdpAddrs};
-    use gander_wire::spdu::SessionPdu;
+    use gander_wire::ethernet::{self, EthernetRepr, VlanTag};
+    use gander_wire::ip;
+    use gander_wire::l2_frame::L2Frame;
+    use gander_wire::spdu::{PayloadElement, SessionPdu, SpduId};
     use std::path::Path;
 
     const KEYS: &str = r#"
