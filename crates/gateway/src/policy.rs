@@ -33,12 +33,12 @@ use crate::translate::{self, Output, Translate, Translator};
 use gander_sec::frame::protect_view;
 use gander_sec::replay::ReplayState;
 use gander_sec::spdu::{IvSource, RandomIv};
-use gander_sec::view::{self, Content, FrameView, Judged, Kind, Verified};
-use gander_sec::{KeyEntry, KeyStore, Profile};
+use gander_sec::view::{self, Content, FrameView, Judged, Kind, Link, Verified};
+use gander_sec::{KeyEntry, KeyStore, Profile, SecError};
 use serde::Serialize;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 
 /// What to do with one frame.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -537,29 +537,41 @@ impl Policy {
         }
     }
 
-    /// The drop event of `frame`, if the budget admits one: what could be read of the frame
-    /// is classified again here, only for the few frames that are logged.
-    fn log_drop(&mut self, dir: Direction, reason: DropReason, frame: &[u8], now: u64) {
+    /// The drop event of `input`, if the budget admits one, from the classification the
+    /// decision read (`view`; `None` when the input did not classify): the frame is not
+    /// classified a second time to be logged.
+    fn log_drop(
+        &mut self,
+        dir: Direction,
+        reason: DropReason,
+        input: &[u8],
+        link: Link,
+        view: Option<&FrameView<'_>>,
+        now: u64,
+    ) {
         let Some(sink) = self.events.as_mut() else {
             return;
         };
         if sink.admit(now) {
-            let e = match view::classify(self.profile, frame) {
-                Ok(v) => events::drop_event(
+            let e = match view {
+                Some(v) => events::drop_event(
                     reason,
                     dir,
                     Some(v.kind().name()),
                     v.visible_appid(self.profile, &self.store),
-                    Some(v.src),
-                    frame.len(),
+                    v.src_mac(),
+                    input.len(),
                 ),
-                Err(_) => events::drop_event(
+                None => events::drop_event(
                     reason,
                     dir,
                     None,
                     None,
-                    frame.get(6..12).and_then(|m| m.try_into().ok()),
-                    frame.len(),
+                    match link {
+                        Link::Ethernet => input.get(6..12).and_then(|m| m.try_into().ok()),
+                        Link::Ip | Link::Datagram => None,
+                    },
+                    input.len(),
                 ),
             };
             if let Some(sink) = self.events.as_mut() {
@@ -609,7 +621,7 @@ impl Policy {
     /// Decides what happens to `frame` travelling in `dir` at `now` (Unix seconds); the SV
     /// freshness check reads the monotonic clock.
     pub fn handle<'a>(&mut self, dir: Direction, frame: &'a [u8], now: u64) -> Decision<'a> {
-        let at_ns = u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        let at_ns = self.monotonic_ns();
         self.handle_at(dir, frame, now, at_ns)
     }
 
@@ -622,9 +634,68 @@ impl Policy {
         now: u64,
         at_ns: u64,
     ) -> Decision<'a> {
-        let d = match self.decide(dir, frame, now, at_ns) {
-            Ok(d) => d,
-            Err(reason) => Decision::Drop(reason),
+        let v = view::classify(self.profile, frame);
+        self.judge(dir, frame, Link::Ethernet, v, now, at_ns)
+    }
+
+    /// Decides what happens to an IPv4 or IPv6 packet handed over without a link header (the
+    /// `nfqueue` driver's input, [`view::classify_ip`]): the same rules as for the packet inside
+    /// an Ethernet frame, and a forwarded packet is again an IP packet. A rule whose output is
+    /// layer 2 (translation of R-GOOSE to GOOSE) cannot be carried on: `unsupported`.
+    pub fn handle_ip<'a>(&mut self, dir: Direction, packet: &'a [u8], now: u64) -> Decision<'a> {
+        let at_ns = self.monotonic_ns();
+        self.handle_ip_at(dir, packet, now, at_ns)
+    }
+
+    /// [`Policy::handle_ip`] with the arrival time given (see [`Policy::handle_at`]).
+    pub fn handle_ip_at<'a>(
+        &mut self,
+        dir: Direction,
+        packet: &'a [u8],
+        now: u64,
+        at_ns: u64,
+    ) -> Decision<'a> {
+        let v = view::classify_ip(self.profile, packet);
+        self.judge(dir, packet, Link::Ip, v, now, at_ns)
+    }
+
+    /// Decides what happens to a UDP payload a socket received from `src` on `dst` (the `udp`
+    /// relay's input, [`view::classify_datagram`]); a forwarded payload is again a bare UDP
+    /// payload, to be sent on as it is.
+    pub fn handle_datagram<'a>(
+        &mut self,
+        dir: Direction,
+        src: SocketAddr,
+        dst: SocketAddr,
+        payload: &'a [u8],
+        now: u64,
+    ) -> Decision<'a> {
+        let at_ns = self.monotonic_ns();
+        let v = view::classify_datagram(self.profile, src, dst, payload);
+        self.judge(dir, payload, Link::Datagram, v, now, at_ns)
+    }
+
+    fn monotonic_ns(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
+    }
+
+    /// The one path behind every `handle_*`: the decision on the classified input, the
+    /// counters, and the drop event from the same classification.
+    fn judge<'a>(
+        &mut self,
+        dir: Direction,
+        input: &'a [u8],
+        link: Link,
+        v: Result<FrameView<'a>, SecError>,
+        now: u64,
+        at_ns: u64,
+    ) -> Decision<'a> {
+        let v = v.map_err(DropReason::from);
+        let d = match &v {
+            Ok(v) => self
+                .decide(dir, v, now, at_ns)
+                .unwrap_or_else(Decision::Drop),
+            Err(r) => Decision::Drop(*r),
         };
         let c = self.counters.dir_mut(dir);
         c.received += 1;
@@ -638,7 +709,7 @@ impl Policy {
             },
         }
         if let Decision::Drop(r) = d {
-            self.log_drop(dir, r, frame, now);
+            self.log_drop(dir, r, input, link, v.as_ref().ok(), now);
         }
         d
     }
@@ -711,8 +782,14 @@ impl Policy {
         Ok(())
     }
 
-    fn decide<'a>(&mut self, dir: Direction, frame: &'a [u8], now: u64, at_ns: u64) -> Verdict<'a> {
-        let v = view::classify(self.profile, frame)?;
+    fn decide<'a>(
+        &mut self,
+        dir: Direction,
+        v: &FrameView<'a>,
+        now: u64,
+        at_ns: u64,
+    ) -> Verdict<'a> {
+        let frame = v.frame;
         let kind = kind_match(v.kind());
         if v.kind() == Kind::Other {
             return match self.other[dir as usize] {
@@ -730,7 +807,7 @@ impl Policy {
         let appid = match visible {
             Some(a) => a,
             None => {
-                let ok = self.authenticate(&v, now)?;
+                let ok = self.authenticate(v, now)?;
                 let a = ok.appid();
                 verified = Some(ok);
                 a
@@ -741,7 +818,7 @@ impl Policy {
         };
         match rule.action {
             Action::Pass => {
-                self.check_pins(dir, kind, appid, &v)?;
+                self.check_pins(dir, kind, appid, v)?;
                 self.bump(dir, |c| c.passed += 1);
                 Ok(Decision::Forward(Cow::Borrowed(frame)))
             }
@@ -750,9 +827,9 @@ impl Policy {
                 if v.secured() {
                     return Err(DropReason::AlreadySecured);
                 }
-                self.check_pins(dir, kind, appid, &v)?;
+                self.check_pins(dir, kind, appid, v)?;
                 let key = Self::protect_key(&self.store, &rule, now)?;
-                let out = protect_view(self.profile, key, &v, self.ivs.as_mut(), now)?
+                let out = protect_view(self.profile, key, v, self.ivs.as_mut(), now)?
                     .ok_or(DropReason::Malformed)?;
                 let key_id = key.id;
                 self.note_protect_key(dir, appid, key_id);
@@ -765,22 +842,22 @@ impl Policy {
                     if needs_security {
                         return Err(DropReason::Unsecured);
                     }
-                    self.check_pins(dir, kind, appid, &v)?;
-                    return self.translate_unsecured(dir, &rule, &v, now);
+                    self.check_pins(dir, kind, appid, v)?;
+                    return self.translate_unsecured(dir, &rule, v, now);
                 }
                 let ok = match verified {
                     Some(ok) => ok,
-                    None => self.authenticate(&v, now)?,
+                    None => self.authenticate(v, now)?,
                 };
-                self.admit(dir, kind, &rule, &v, &ok, at_ns)?;
+                self.admit(dir, kind, &rule, v, &ok, at_ns)?;
                 self.bump(dir, |c| c.verified += 1);
                 if rule.action == Action::Translate {
-                    return self.translate_verified(dir, &rule, &v, &ok, now);
+                    return self.translate_verified(dir, &rule, v, &ok, now);
                 }
                 if rule.keep_security {
                     return Ok(Decision::Forward(Cow::Borrowed(frame)));
                 }
-                let out = translate::strip(self.profile, &v, &ok)?;
+                let out = translate::strip(self.profile, v, &ok)?;
                 self.bump(dir, |c| c.stripped += 1);
                 Ok(Decision::Forward(Cow::Owned(out)))
             }
@@ -849,6 +926,17 @@ impl Policy {
         }
     }
 
+    /// Translation always changes layer: GOOSE to R-GOOSE needs a layer-2 input, R-GOOSE to
+    /// GOOSE writes a layer-2 frame. Neither can happen on a path that hands over IP packets
+    /// or UDP payloads (`nfqueue`, `udp`), so such a rule is refused there as `unsupported`
+    /// rather than counted as forwarded and lost by the driver.
+    fn layer2_output_allowed(v: &FrameView<'_>) -> Result<(), DropReason> {
+        match v.link {
+            Link::Ethernet => Ok(()),
+            Link::Ip | Link::Datagram => Err(DropReason::Unsupported),
+        }
+    }
+
     fn translate_unsecured<'a>(
         &mut self,
         dir: Direction,
@@ -856,6 +944,7 @@ impl Policy {
         v: &FrameView<'_>,
         now: u64,
     ) -> Verdict<'a> {
+        Self::layer2_output_allowed(v)?;
         let out = Self::output(&self.store, self.profile, rule, self.ivs.as_mut(), now);
         let frame = self.translator.unsecured(v, out)?;
         self.bump(dir, |c| c.translated += 1);
@@ -870,12 +959,16 @@ impl Policy {
         ok: &Verified<'_>,
         now: u64,
     ) -> Verdict<'a> {
+        Self::layer2_output_allowed(v)?;
         let out = Self::output(&self.store, self.profile, rule, self.ivs.as_mut(), now);
         let frame = self.translator.verified(v, ok, out)?;
         self.bump(dir, |c| c.translated += 1);
         Ok(Decision::Forward(Cow::Owned(frame)))
     }
 }
+
+#[cfg(test)]
+mod link_tests;
 
 #[cfg(test)]
 mod tests {
