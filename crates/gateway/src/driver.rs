@@ -245,6 +245,19 @@ pub fn tap(ctl: &Control, frame: &[u8]) {
     }
 }
 
+/// Writes the Ethernet frame `build` makes to the pcap tap, if there is one: the tap's link
+/// type is Ethernet, and a driver whose packets have no Ethernet header (`nfqueue`, `udp`)
+/// builds one only when a tap is configured, never on the path of every packet.
+pub fn tap_built(ctl: &Control, build: impl FnOnce() -> Option<Vec<u8>>) {
+    if let Ok(mut t) = ctl.tap.lock() {
+        if let Some(t) = t.as_mut() {
+            if let Some(frame) = build() {
+                let _ = t.write(&frame);
+            }
+        }
+    }
+}
+
 /// Waits until one of `fds` is readable or `timeout_ms` passes; returns the readiness flags.
 pub fn poll_fds(fds: &[i32], timeout_ms: i32) -> std::io::Result<Vec<bool>> {
     let mut p: Vec<libc::pollfd> = fds

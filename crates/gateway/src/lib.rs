@@ -1,7 +1,8 @@
 //! The bump-in-the-wire security gateway (the Andrade et al. bridging device, done fail-closed).
 //!
 //! Layers: [`config`] reads the TOML file; [`policy`] is the sans-I/O core that decides per frame
-//! (protect, verify, translate, pass, drop) with counters; the drivers move bytes between the IED
+//! (protect, verify, translate, pass, drop) with counters, and [`translate`] builds the frames
+//! those decisions call for (strip, GOOSE <-> R-GOOSE); the drivers move bytes between the IED
 //! side and the network side and call the core: [`af_packet`] (two raw interfaces),
 //! [`nfqueue`] (a kernel bridge plus an iptables NFQUEUE rule), [`udp_relay`] (R-GOOSE over
 //! routed networks). The `l2` driver's data path: [`ring`] (memory-mapped `TPACKET_V2` rings),
@@ -29,6 +30,7 @@ pub mod reason;
 pub mod ring;
 pub mod service;
 pub mod tap;
+pub mod translate;
 pub mod udp_relay;
 
 pub use config::{Action, Config, ConfigError, Direction, DriverKind};

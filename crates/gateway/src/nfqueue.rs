@@ -12,7 +12,9 @@
 //! statement is not built), so rules are installed with `iptables`.
 //!
 //! Limits: the kernel hands over IPv4 packets, not Ethernet frames, so a rule's `src_mac` cannot
-//! match here and `translate` to layer 2 is refused (`translate-unsupported`). What iptables
+//! match here and `translate` to layer 2 is refused (`unsupported`).
+//! The policy takes the queued IP packets as they are ([`Policy::handle_ip`]): no Ethernet
+//! header is made up for it, and a forwarded packet needs no unwrapping. What iptables
 //! never sees is dropped across the bridge by `ebtables` rules (fail closed; see [`EBTABLES`]):
 //! layer-2 GOOSE, SV and GSE management, IPv6 UDP to or from port 102 when IPv6 is not queued,
 //! and every tag stack the bridge cannot hand to iptables (802.1ad and pre-standard QinQ outer
@@ -22,8 +24,10 @@
 
 use crate::af_packet::ifindex;
 use crate::config::{Direction, NfqueueToml, PassDrop};
-use crate::driver::{tap, unix_now, Control, Housekeeping};
+use crate::driver::{tap_built, unix_now, Control, Housekeeping};
 use crate::policy::{Decision, Policy};
+use gander_wire::ethernet::{ETHERTYPE_IPV4, ETHERTYPE_IPV6};
+use std::borrow::Cow;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::process::Command;
@@ -403,6 +407,20 @@ fn check_ipv6_support(cfg: &NfqueueToml, ip6tables: impl Fn() -> bool) -> io::Re
     Ok(())
 }
 
+/// An IP packet behind a neutral Ethernet header (zero addresses, the EtherType its version
+/// nibble names), for the pcap tap only: the tap writes Ethernet frames.
+fn ip_in_ethernet(packet: &[u8]) -> Vec<u8> {
+    let ethertype = match packet.first().map(|b| b >> 4) {
+        Some(6) => ETHERTYPE_IPV6,
+        _ => ETHERTYPE_IPV4,
+    };
+    let mut f = Vec::with_capacity(14 + packet.len());
+    f.extend_from_slice(&[0u8; 12]);
+    f.extend_from_slice(&ethertype.to_be_bytes());
+    f.extend_from_slice(packet);
+    f
+}
+
 /// Runs the queue until `ctl.stop`; installs and removes the rules if configured.
 pub fn run(
     cfg: &NfqueueToml,
@@ -433,7 +451,6 @@ pub fn run(
         None
     };
     let mut buf = vec![0u8; 1 << 17];
-    let mut frame = Vec::with_capacity(70000);
     let mut hk = Housekeeping::new();
     let mut verdict_errors = 0u64;
     while !ctl.stopping() {
@@ -466,28 +483,19 @@ pub fn run(
                     } else {
                         Direction::Inbound
                     };
-                    // The policy judges Ethernet frames: give the IP packet a neutral header
-                    // whose EtherType names its version (the first nibble).
-                    let ethertype: [u8; 2] = match p.payload.first().map(|b| b >> 4) {
-                        Some(6) => [0x86, 0xdd],
-                        _ => [0x08, 0x00],
-                    };
-                    frame.clear();
-                    frame.extend_from_slice(&[0u8; 12]);
-                    frame.extend_from_slice(&ethertype);
-                    frame.extend_from_slice(p.payload);
+                    // The policy judges the IP packet as the queue hands it over; what it
+                    // forwards is an IP packet again (a rule whose output would be layer 2 is
+                    // refused by the policy as `unsupported`).
                     let (verdict, out): (u32, Option<Vec<u8>>) =
-                        match policy.handle(dir, &frame, now) {
-                            Decision::Forward(b) if b.len() >= 14 && b[12..14] == ethertype => {
-                                tap(ctl, &b);
-                                if b[14..] == *p.payload {
-                                    (NF_ACCEPT, None)
-                                } else {
-                                    (NF_ACCEPT, Some(b[14..].to_vec()))
+                        match policy.handle_ip(dir, p.payload, now) {
+                            Decision::Forward(b) => {
+                                tap_built(ctl, || Some(ip_in_ethernet(&b)));
+                                match b {
+                                    // Borrowed: the packet as it came, accepted unchanged.
+                                    Cow::Borrowed(_) => (NF_ACCEPT, None),
+                                    Cow::Owned(o) => (NF_ACCEPT, Some(o)),
                                 }
                             }
-                            // Layer-2 output cannot be re-injected into the IP path.
-                            Decision::Forward(_) => (NF_DROP, None),
                             Decision::Drop(_) => (NF_DROP, None),
                         };
                     let mut vh = verdict.to_be_bytes().to_vec();

@@ -29,21 +29,16 @@ use crate::config::{
 };
 use crate::events::{self, EventKind, EventSink, SecurityEvent};
 pub use crate::reason::DropReason;
+use crate::translate::{self, Output, Translate, Translator};
 use gander_sec::frame::protect_view;
-use gander_sec::l2;
 use gander_sec::replay::ReplayState;
-use gander_sec::spdu::{self, IvSource, RandomIv, SendParams};
-use gander_sec::view::{self, Content, FrameView, Judged, Kind, Verified};
-use gander_sec::{KeyEntry, KeyStore, Profile};
-use gander_wire::ethernet::{self, EthernetRepr, VlanTag};
-use gander_wire::goose::GoosePdu;
-use gander_wire::ip::{self, UdpFrameRepr};
-use gander_wire::l2_frame::{GooseFrameRepr, L2Frame};
-use gander_wire::spdu::{PayloadElement, SpduId};
+use gander_sec::spdu::{IvSource, RandomIv};
+use gander_sec::view::{self, Content, FrameView, Judged, Kind, Link, Verified};
+use gander_sec::{KeyEntry, KeyStore, Profile, SecError};
 use serde::Serialize;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 
 /// What to do with one frame.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -169,16 +164,6 @@ impl Counters {
 }
 
 #[derive(Debug, Clone)]
-struct Translate {
-    src_mac: [u8; 6],
-    dst_mac: [u8; 6],
-    vlan: Option<VlanTag>,
-    src_ip: Option<[u8; 4]>,
-    dst_ip: Option<[u8; 4]>,
-    port: u16,
-}
-
-#[derive(Debug, Clone)]
 struct Rule {
     direction: Direction,
     appid: Option<u16>,
@@ -208,32 +193,11 @@ fn kind_match(k: Kind) -> KindMatch {
 
 impl Rule {
     fn from_toml(n: usize, r: &RuleToml) -> Result<Rule, ConfigError> {
-        let translate = match &r.translate {
-            None => None,
-            Some(t) => {
-                let mac = |m: &Option<String>| -> Result<[u8; 6], ConfigError> {
-                    parse_mac(m.as_deref().unwrap_or(""))
-                };
-                let needs_ip = matches!(r.kind, KindMatch::Any | KindMatch::Goose);
-                if needs_ip && (t.src_ip.is_none() || t.dst_ip.is_none()) {
-                    return Err(ConfigError::Invalid(format!(
-                        "rule {n}: translating GOOSE to R-GOOSE needs src_ip and dst_ip"
-                    )));
-                }
-                Some(Translate {
-                    src_mac: mac(&t.src_mac)?,
-                    dst_mac: mac(&t.dst_mac)?,
-                    vlan: t.vlan.map(|vid| VlanTag {
-                        pcp: t.priority.unwrap_or(4),
-                        dei: false,
-                        vid,
-                    }),
-                    src_ip: t.src_ip.map(|a| a.octets()),
-                    dst_ip: t.dst_ip.map(|a| a.octets()),
-                    port: t.port.unwrap_or(ip::RGOOSE_PORT),
-                })
-            }
-        };
+        let translate = r
+            .translate
+            .as_ref()
+            .map(|t| Translate::from_toml(n, r.kind, t))
+            .transpose()?;
         Ok(Rule {
             direction: r.direction,
             appid: r.appid,
@@ -330,7 +294,7 @@ pub struct Policy {
     default: PassDrop,
     /// Replay state per direction (the receiver of each direction is a different party).
     replay: [ReplayState; 2],
-    spdu_numbers: HashMap<u16, u32>,
+    translator: Translator,
     ivs: Box<dyn IvSource + Send>,
     counters: Counters,
     /// Security events (`[syslog]`), and the key each protect rule last used per publisher,
@@ -473,7 +437,7 @@ impl Policy {
                 }
                 r
             },
-            spdu_numbers: HashMap::new(),
+            translator: Translator::default(),
             ivs: Box::new(RandomIv),
             counters: Counters::default(),
             events: None,
@@ -573,29 +537,41 @@ impl Policy {
         }
     }
 
-    /// The drop event of `frame`, if the budget admits one: what could be read of the frame
-    /// is classified again here, only for the few frames that are logged.
-    fn log_drop(&mut self, dir: Direction, reason: DropReason, frame: &[u8], now: u64) {
+    /// The drop event of `input`, if the budget admits one, from the classification the
+    /// decision read (`view`; `None` when the input did not classify): the frame is not
+    /// classified a second time to be logged.
+    fn log_drop(
+        &mut self,
+        dir: Direction,
+        reason: DropReason,
+        input: &[u8],
+        link: Link,
+        view: Option<&FrameView<'_>>,
+        now: u64,
+    ) {
         let Some(sink) = self.events.as_mut() else {
             return;
         };
         if sink.admit(now) {
-            let e = match view::classify(self.profile, frame) {
-                Ok(v) => events::drop_event(
+            let e = match view {
+                Some(v) => events::drop_event(
                     reason,
                     dir,
                     Some(v.kind().name()),
                     v.visible_appid(self.profile, &self.store),
-                    Some(v.src),
-                    frame.len(),
+                    v.src_mac(),
+                    input.len(),
                 ),
-                Err(_) => events::drop_event(
+                None => events::drop_event(
                     reason,
                     dir,
                     None,
                     None,
-                    frame.get(6..12).and_then(|m| m.try_into().ok()),
-                    frame.len(),
+                    match link {
+                        Link::Ethernet => input.get(6..12).and_then(|m| m.try_into().ok()),
+                        Link::Ip | Link::Datagram => None,
+                    },
+                    input.len(),
                 ),
             };
             if let Some(sink) = self.events.as_mut() {
@@ -645,7 +621,7 @@ impl Policy {
     /// Decides what happens to `frame` travelling in `dir` at `now` (Unix seconds); the SV
     /// freshness check reads the monotonic clock.
     pub fn handle<'a>(&mut self, dir: Direction, frame: &'a [u8], now: u64) -> Decision<'a> {
-        let at_ns = u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        let at_ns = self.monotonic_ns();
         self.handle_at(dir, frame, now, at_ns)
     }
 
@@ -658,9 +634,68 @@ impl Policy {
         now: u64,
         at_ns: u64,
     ) -> Decision<'a> {
-        let d = match self.decide(dir, frame, now, at_ns) {
-            Ok(d) => d,
-            Err(reason) => Decision::Drop(reason),
+        let v = view::classify(self.profile, frame);
+        self.judge(dir, frame, Link::Ethernet, v, now, at_ns)
+    }
+
+    /// Decides what happens to an IPv4 or IPv6 packet handed over without a link header (the
+    /// `nfqueue` driver's input, [`view::classify_ip`]): the same rules as for the packet inside
+    /// an Ethernet frame, and a forwarded packet is again an IP packet. A rule whose output is
+    /// layer 2 (translation of R-GOOSE to GOOSE) cannot be carried on: `unsupported`.
+    pub fn handle_ip<'a>(&mut self, dir: Direction, packet: &'a [u8], now: u64) -> Decision<'a> {
+        let at_ns = self.monotonic_ns();
+        self.handle_ip_at(dir, packet, now, at_ns)
+    }
+
+    /// [`Policy::handle_ip`] with the arrival time given (see [`Policy::handle_at`]).
+    pub fn handle_ip_at<'a>(
+        &mut self,
+        dir: Direction,
+        packet: &'a [u8],
+        now: u64,
+        at_ns: u64,
+    ) -> Decision<'a> {
+        let v = view::classify_ip(self.profile, packet);
+        self.judge(dir, packet, Link::Ip, v, now, at_ns)
+    }
+
+    /// Decides what happens to a UDP payload a socket received from `src` on `dst` (the `udp`
+    /// relay's input, [`view::classify_datagram`]); a forwarded payload is again a bare UDP
+    /// payload, to be sent on as it is.
+    pub fn handle_datagram<'a>(
+        &mut self,
+        dir: Direction,
+        src: SocketAddr,
+        dst: SocketAddr,
+        payload: &'a [u8],
+        now: u64,
+    ) -> Decision<'a> {
+        let at_ns = self.monotonic_ns();
+        let v = view::classify_datagram(self.profile, src, dst, payload);
+        self.judge(dir, payload, Link::Datagram, v, now, at_ns)
+    }
+
+    fn monotonic_ns(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
+    }
+
+    /// The one path behind every `handle_*`: the decision on the classified input, the
+    /// counters, and the drop event from the same classification.
+    fn judge<'a>(
+        &mut self,
+        dir: Direction,
+        input: &'a [u8],
+        link: Link,
+        v: Result<FrameView<'a>, SecError>,
+        now: u64,
+        at_ns: u64,
+    ) -> Decision<'a> {
+        let v = v.map_err(DropReason::from);
+        let d = match &v {
+            Ok(v) => self
+                .decide(dir, v, now, at_ns)
+                .unwrap_or_else(Decision::Drop),
+            Err(r) => Decision::Drop(*r),
         };
         let c = self.counters.dir_mut(dir);
         c.received += 1;
@@ -674,7 +709,7 @@ impl Policy {
             },
         }
         if let Decision::Drop(r) = d {
-            self.log_drop(dir, r, frame, now);
+            self.log_drop(dir, r, input, link, v.as_ref().ok(), now);
         }
         d
     }
@@ -747,8 +782,14 @@ impl Policy {
         Ok(())
     }
 
-    fn decide<'a>(&mut self, dir: Direction, frame: &'a [u8], now: u64, at_ns: u64) -> Verdict<'a> {
-        let v = view::classify(self.profile, frame)?;
+    fn decide<'a>(
+        &mut self,
+        dir: Direction,
+        v: &FrameView<'a>,
+        now: u64,
+        at_ns: u64,
+    ) -> Verdict<'a> {
+        let frame = v.frame;
         let kind = kind_match(v.kind());
         if v.kind() == Kind::Other {
             return match self.other[dir as usize] {
@@ -766,7 +807,7 @@ impl Policy {
         let appid = match visible {
             Some(a) => a,
             None => {
-                let ok = self.authenticate(&v, now)?;
+                let ok = self.authenticate(v, now)?;
                 let a = ok.appid();
                 verified = Some(ok);
                 a
@@ -777,7 +818,7 @@ impl Policy {
         };
         match rule.action {
             Action::Pass => {
-                self.check_pins(dir, kind, appid, &v)?;
+                self.check_pins(dir, kind, appid, v)?;
                 self.bump(dir, |c| c.passed += 1);
                 Ok(Decision::Forward(Cow::Borrowed(frame)))
             }
@@ -786,9 +827,9 @@ impl Policy {
                 if v.secured() {
                     return Err(DropReason::AlreadySecured);
                 }
-                self.check_pins(dir, kind, appid, &v)?;
+                self.check_pins(dir, kind, appid, v)?;
                 let key = Self::protect_key(&self.store, &rule, now)?;
-                let out = protect_view(self.profile, key, &v, self.ivs.as_mut(), now)?
+                let out = protect_view(self.profile, key, v, self.ivs.as_mut(), now)?
                     .ok_or(DropReason::Malformed)?;
                 let key_id = key.id;
                 self.note_protect_key(dir, appid, key_id);
@@ -801,22 +842,22 @@ impl Policy {
                     if needs_security {
                         return Err(DropReason::Unsecured);
                     }
-                    self.check_pins(dir, kind, appid, &v)?;
-                    return self.translate_unsecured(dir, &rule, &v, now);
+                    self.check_pins(dir, kind, appid, v)?;
+                    return self.translate_unsecured(dir, &rule, v, now);
                 }
                 let ok = match verified {
                     Some(ok) => ok,
-                    None => self.authenticate(&v, now)?,
+                    None => self.authenticate(v, now)?,
                 };
-                self.admit(dir, kind, &rule, &v, &ok, at_ns)?;
+                self.admit(dir, kind, &rule, v, &ok, at_ns)?;
                 self.bump(dir, |c| c.verified += 1);
                 if rule.action == Action::Translate {
-                    return self.translate_verified(dir, &rule, &v, &ok, now);
+                    return self.translate_verified(dir, &rule, v, &ok, now);
                 }
                 if rule.keep_security {
                     return Ok(Decision::Forward(Cow::Borrowed(frame)));
                 }
-                let out = self.strip(&v, &ok)?;
+                let out = translate::strip(self.profile, v, &ok)?;
                 self.bump(dir, |c| c.stripped += 1);
                 Ok(Decision::Forward(Cow::Owned(out)))
             }
@@ -863,40 +904,36 @@ impl Policy {
         Ok(())
     }
 
-    /// A verified frame without its security, everything in front of the secured part kept
-    /// byte for byte (tags, IP options).
-    fn strip(&self, v: &FrameView<'_>, ok: &Verified<'_>) -> Result<Vec<u8>, DropReason> {
-        match (&v.content, ok) {
-            (Content::L2(l), Verified::Goose { .. } | Verified::Sv { .. }) => {
-                let body = GooseFrameRepr {
-                    appid: l.appid,
-                    // Reserved1 keeps only the simulation bit and Reserved2 returns to 0, as a
-                    // legacy subscriber expects.
-                    reserved1: l.reserved1 & 0x8000,
-                    reserved2: 0,
-                    apdu: v.frame[l.apdu.clone()].to_vec(),
-                    extension: None,
-                };
-                let mut out = v.frame[..l.header_offset].to_vec();
-                out.resize(l.header_offset + body.buffer_len(), 0);
-                body.emit(&mut out[l.header_offset..])?;
-                Ok(out)
-            }
-            (Content::Session(s), Verified::Session { session, .. }) => {
-                let dialect = self.profile.dialect();
-                let header = gander_sec::spdu::unsecured_header(
-                    self.profile,
-                    session.header().spdu_id,
-                    session.header().spdu_number,
-                );
-                let trailer = gander_sec::spdu::unsigned_trailer(self.profile);
-                let elements = session.elements()?;
-                let mut out = Vec::with_capacity(s.pdu.bytes().len());
-                gander_wire::spdu::emit(&header, &elements, trailer.len(), &dialect, &mut out)?;
-                out.extend_from_slice(trailer);
-                Ok(s.udp.rewrite_payload(v.frame, &out)?)
-            }
-            _ => Err(DropReason::Malformed),
+    /// What a rule's output is written with: its addresses and its key now.
+    fn output<'p>(
+        store: &'p KeyStore,
+        profile: Profile,
+        rule: &'p Rule,
+        ivs: &'p mut dyn IvSource,
+        now: u64,
+    ) -> Output<'p> {
+        let key = if rule.keys.is_empty() {
+            Ok(None)
+        } else {
+            Self::protect_key(store, rule, now).map(Some)
+        };
+        Output {
+            profile,
+            translate: rule.translate.as_ref(),
+            key,
+            ivs,
+            now,
+        }
+    }
+
+    /// Translation always changes layer: GOOSE to R-GOOSE needs a layer-2 input, R-GOOSE to
+    /// GOOSE writes a layer-2 frame. Neither can happen on a path that hands over IP packets
+    /// or UDP payloads (`nfqueue`, `udp`), so such a rule is refused there as `unsupported`
+    /// rather than counted as forwarded and lost by the driver.
+    fn layer2_output_allowed(v: &FrameView<'_>) -> Result<(), DropReason> {
+        match v.link {
+            Link::Ethernet => Ok(()),
+            Link::Ip | Link::Datagram => Err(DropReason::Unsupported),
         }
     }
 
@@ -907,27 +944,11 @@ impl Policy {
         v: &FrameView<'_>,
         now: u64,
     ) -> Verdict<'a> {
-        match &v.content {
-            Content::L2(l) if l.ethertype == ethernet::ETHERTYPE_GOOSE => {
-                let apdu = &v.frame[l.apdu.clone()];
-                GoosePdu::parse(apdu)?;
-                let el = PayloadElement {
-                    payload_type: SpduId::Goose.payload_type(),
-                    simulation: l.simulation() as u8,
-                    appid: l.appid,
-                    apdu,
-                };
-                let out = self.build_rgoose(rule, el, now)?;
-                self.bump(dir, |c| c.translated += 1);
-                Ok(Decision::Forward(Cow::Owned(out)))
-            }
-            Content::Session(s) => {
-                let dialect = self.profile.dialect();
-                let elements = gander_wire::spdu::parse_elements(s.pdu.payload(), &dialect)?;
-                self.session_to_goose(dir, rule, &elements, now)
-            }
-            _ => Err(DropReason::TranslateNotGoose),
-        }
+        Self::layer2_output_allowed(v)?;
+        let out = Self::output(&self.store, self.profile, rule, self.ivs.as_mut(), now);
+        let frame = self.translator.unsecured(v, out)?;
+        self.bump(dir, |c| c.translated += 1);
+        Ok(Decision::Forward(Cow::Owned(frame)))
     }
 
     fn translate_verified<'a>(
@@ -938,141 +959,27 @@ impl Policy {
         ok: &Verified<'_>,
         now: u64,
     ) -> Verdict<'a> {
-        match (&v.content, ok) {
-            (Content::L2(l), Verified::Goose { appid, .. }) => {
-                let el = PayloadElement {
-                    payload_type: SpduId::Goose.payload_type(),
-                    simulation: l.simulation() as u8,
-                    appid: *appid,
-                    apdu: &v.frame[l.apdu.clone()],
-                };
-                let out = self.build_rgoose(rule, el, now)?;
-                self.bump(dir, |c| c.translated += 1);
-                Ok(Decision::Forward(Cow::Owned(out)))
-            }
-            (_, Verified::Session { session, .. }) => {
-                let elements = session.elements()?;
-                self.session_to_goose(dir, rule, &elements, now)
-            }
-            _ => Err(DropReason::Malformed),
-        }
-    }
-
-    fn build_rgoose(
-        &mut self,
-        rule: &Rule,
-        el: PayloadElement<'_>,
-        now: u64,
-    ) -> Result<Vec<u8>, DropReason> {
-        let t = rule
-            .translate
-            .as_ref()
-            .ok_or(DropReason::TranslateUnconfigured)?;
-        let (Some(src_ip), Some(dst_ip)) = (t.src_ip, t.dst_ip) else {
-            return Err(DropReason::TranslateUnconfigured);
-        };
-        let n = self.spdu_numbers.entry(el.appid).or_insert(0);
-        let spdu_number = *n;
-        *n = n.wrapping_add(1);
-        let mut spdu = Vec::with_capacity(el.apdu.len() + 96);
-        if rule.keys.is_empty() {
-            let header =
-                gander_sec::spdu::unsecured_header(self.profile, SpduId::Goose, spdu_number);
-            let trailer = gander_sec::spdu::unsigned_trailer(self.profile);
-            gander_wire::spdu::emit(
-                &header,
-                &[el],
-                trailer.len(),
-                &self.profile.dialect(),
-                &mut spdu,
-            )?;
-            spdu.extend_from_slice(trailer);
-        } else {
-            let key = Self::protect_key(&self.store, rule, now)?;
-            key.check_appid(el.appid)?;
-            let params = SendParams {
-                spdu_id: SpduId::Goose,
-                spdu_number,
-                now,
-            };
-            spdu::protect(
-                self.profile,
-                key,
-                params,
-                &[el],
-                self.ivs.as_mut(),
-                &mut spdu,
-            )?;
-        }
-        let repr = UdpFrameRepr {
-            eth: EthernetRepr {
-                dst: t.dst_mac,
-                src: t.src_mac,
-                vlan: t.vlan,
-                ethertype: ethernet::ETHERTYPE_IPV4,
-            },
-            src_addr: src_ip,
-            dst_addr: dst_ip,
-            src_port: t.port,
-            dst_port: t.port,
-            ttl: 64,
-            // DSCP EF (46): IEC 61850-90-5 asks for a priority class for R-GOOSE.
-            tos: 46 << 2,
-            identification: (spdu_number & 0xffff) as u16,
-        };
-        Ok(repr.emit(&spdu)?)
-    }
-
-    fn session_to_goose<'a>(
-        &mut self,
-        dir: Direction,
-        rule: &Rule,
-        elements: &[PayloadElement<'_>],
-        now: u64,
-    ) -> Verdict<'a> {
-        let [el] = elements else {
-            return Err(DropReason::TranslateMultiElement);
-        };
-        if el.payload_type != SpduId::Goose.payload_type() {
-            return Err(DropReason::TranslateNotGoose);
-        }
-        GoosePdu::parse(el.apdu)?;
-        let t = rule
-            .translate
-            .as_ref()
-            .ok_or(DropReason::TranslateUnconfigured)?;
-        let l2f = L2Frame {
-            eth: EthernetRepr {
-                dst: t.dst_mac,
-                src: t.src_mac,
-                vlan: t.vlan,
-                ethertype: ethernet::ETHERTYPE_GOOSE,
-            },
-            body: GooseFrameRepr {
-                appid: el.appid,
-                reserved1: if el.simulation != 0 { 0x8000 } else { 0 },
-                reserved2: 0,
-                apdu: el.apdu.to_vec(),
-                extension: None,
-            },
-        };
-        let mut out = l2f.to_vec()?;
-        if !rule.keys.is_empty() {
-            let key = Self::protect_key(&self.store, rule, now)?;
-            out = l2::protect(self.profile, key, &out, self.ivs.as_mut(), now)?;
-        }
+        Self::layer2_output_allowed(v)?;
+        let out = Self::output(&self.store, self.profile, rule, self.ivs.as_mut(), now);
+        let frame = self.translator.verified(v, ok, out)?;
         self.bump(dir, |c| c.translated += 1);
-        Ok(Decision::Forward(Cow::Owned(out)))
+        Ok(Decision::Forward(Cow::Owned(frame)))
     }
 }
+
+#[cfg(test)]
+mod link_tests;
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use gander_sec::default_provider;
-    use gander_sec::spdu::{RandomIv, SendParams};
+    use gander_sec::spdu::{self, RandomIv, SendParams};
     use gander_testkit::frames::{self as craft, UdpAddrs};
-    use gander_wire::spdu::SessionPdu;
+    use gander_wire::ethernet::{self, EthernetRepr, VlanTag};
+    use gander_wire::ip;
+    use gander_wire::l2_frame::L2Frame;
+    use gander_wire::spdu::{PayloadElement, SessionPdu, SpduId};
     use std::path::Path;
 
     const KEYS: &str = r#"

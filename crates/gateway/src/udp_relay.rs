@@ -4,9 +4,11 @@
 //! reverse for inbound traffic. No kernel forwarding is involved, so nothing reaches the IED that
 //! the policy did not pass.
 //!
-//! Each datagram is wrapped in an Ethernet/IPv4/UDP or Ethernet/IPv6/UDP frame carrying its real
-//! source address and port (and the address it was sent to) so the same policy core judges it,
-//! whatever the family. Each side's listen address and peer are of one family
+//! Each datagram is judged as it was received, with its real source address and port and the
+//! address it was sent to beside it ([`Policy::handle_datagram`]), by the same policy core as
+//! every other driver's frames, whatever the family; what the policy forwards is the UDP
+//! payload to send on. (An Ethernet/IP/UDP frame around it is built only for the pcap tap,
+//! when one is configured.) Each side's listen address and peer are of one family
 //! ([`UdpToml::check`]); the two sides may differ (an IPv4 IED behind an IPv6 network).
 //!
 //! Multicast (IEC 61850-90-5 clause 8: R-GOOSE/R-SV to IP multicast groups): a listen address
@@ -16,16 +18,16 @@
 //! its own output back.
 
 use crate::config::{Direction, UdpToml};
-use crate::driver::{poll_fds, tap, unix_now, Control, Housekeeping};
+use crate::driver::{poll_fds, tap_built, unix_now, Control, Housekeeping};
 use crate::policy::{Decision, Policy};
 use gander_wire::ethernet::{EthernetRepr, ETHERTYPE_IPV4, ETHERTYPE_IPV6};
-use gander_wire::ip::{locate_udp, UdpFrameRepr};
-use gander_wire::ipv6::{self, Ipv6Payload};
+use gander_wire::ip::UdpFrameRepr;
+use gander_wire::ipv6;
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
 
-/// The Ethernet frame the policy judges for a datagram from `src` to `dst`.
+/// The Ethernet frame of a datagram from `src` to `dst`, for the pcap tap.
 fn wrap(src: SocketAddr, dst: SocketAddr, payload: &[u8]) -> Option<Vec<u8>> {
     let eth = |ethertype| EthernetRepr {
         dst: [0; 6],
@@ -57,21 +59,6 @@ fn wrap(src: SocketAddr, dst: SocketAddr, payload: &[u8]) -> Option<Vec<u8>> {
         .ok(),
         // A socket only receives from its own family (IPv4-mapped addresses are not used:
         // every IPv6 socket here is bound to an IPv6 address).
-        _ => None,
-    }
-}
-
-/// The UDP payload of a frame the policy forwarded (IPv4 or IPv6).
-fn payload(frame: &[u8]) -> Option<&[u8]> {
-    if frame.len() < 14 {
-        return None;
-    }
-    match u16::from_be_bytes([frame[12], frame[13]]) {
-        ETHERTYPE_IPV4 => locate_udp(frame).ok().map(|l| &frame[l.payload]),
-        ETHERTYPE_IPV6 => match ipv6::locate(frame, 14) {
-            Ok(Ipv6Payload::Udp(l)) => Some(&frame[l.payload]),
-            _ => None,
-        },
         _ => None,
     }
 }
@@ -166,17 +153,14 @@ pub fn run(cfg: &UdpToml, mut policy: Policy, ctl: &Control) -> io::Result<Polic
                 // so a datagram that does not parse is `malformed`, never `other` traffic. The
                 // scope id is the receiver's business, not part of the datagram.
                 let dst = SocketAddr::new(local.ip(), gander_wire::ip::RGOOSE_PORT);
-                let Some(frame) = wrap(from, dst, &buf[..n]) else {
-                    continue;
-                };
-                if let Decision::Forward(out) = policy.handle(dir, &frame, now) {
-                    // Translation to layer 2 has no meaning here: the output must be UDP.
-                    if let Some(p) = payload(&out) {
-                        if tx.send_to(p, peer).is_err() {
-                            policy.count_tx_error(dir);
-                        }
-                        tap(ctl, &out);
+                // Translation to layer 2 has no meaning here: the policy refuses it
+                // (`unsupported`), so what it forwards is a UDP payload.
+                if let Decision::Forward(p) = policy.handle_datagram(dir, from, dst, &buf[..n], now)
+                {
+                    if tx.send_to(&p, peer).is_err() {
+                        policy.count_tx_error(dir);
                     }
+                    tap_built(ctl, || wrap(from, dst, &p));
                 }
             }
         }
@@ -191,7 +175,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn wrap_and_payload_round_trip_in_both_families() {
+    fn the_tap_frame_carries_the_datagram_in_both_families() {
         let p = b"\x01\x40payload";
         for (src, dst) in [
             ("10.0.0.1:102", "10.0.0.2:102"),
@@ -199,12 +183,14 @@ mod tests {
         ] {
             let (s, d): (SocketAddr, SocketAddr) = (src.parse().unwrap(), dst.parse().unwrap());
             let f = wrap(s, d, p).unwrap();
-            assert_eq!(payload(&f), Some(&p[..]));
+            assert!(f.ends_with(p));
+            let ethertype = u16::from_be_bytes([f[12], f[13]]);
+            assert_eq!(ethertype == ETHERTYPE_IPV4, s.is_ipv4());
+            assert_eq!(ethertype == ETHERTYPE_IPV6, s.is_ipv6());
         }
         let v4: SocketAddr = "10.0.0.1:102".parse().unwrap();
         let v6: SocketAddr = "[fd00::1]:102".parse().unwrap();
         assert!(wrap(v4, v6, p).is_none());
-        assert!(payload(&[0u8; 10]).is_none());
     }
 
     #[test]

@@ -178,7 +178,14 @@ pub fn check_frame(transport: Transport, frame: &[u8]) -> Result<usize, FitError
     let offset = gander_wire::ethernet::EthernetRepr::parse_bytes(frame)
         .map(|(_, off)| off)
         .unwrap_or(0);
-    let payload = frame.len().saturating_sub(offset);
+    check_link_payload(transport, frame.len().saturating_sub(offset))
+}
+
+/// [`check_frame`] for an output whose link payload is known without an Ethernet header to
+/// parse: `payload` octets after the EtherType (for R-GOOSE/R-SV, the IP packet; a driver that
+/// hands the policy IP packets or UDP payloads sizes it with
+/// [`crate::view::FrameView::link_payload_len`]).
+pub fn check_link_payload(transport: Transport, payload: usize) -> Result<usize, FitError> {
     if payload > ETHERNET_PAYLOAD_MAX {
         return Err(FitError {
             transport,

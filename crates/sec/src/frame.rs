@@ -361,7 +361,7 @@ pub fn protect_view(
             let mut out = Vec::with_capacity(pdu.bytes().len() + 64);
             spdu::protect(profile, key, params, &elements, ivs, &mut out)?;
             let frame = s.udp.rewrite_payload(view.frame, &out)?;
-            fit::check_frame(Transport::RGooseIpv4, &frame)?;
+            fit::check_link_payload(Transport::RGooseIpv4, view.link_payload_len(&frame))?;
             Ok(Some(frame))
         }
     }

@@ -175,17 +175,47 @@ pub struct UdpView {
     pub dst_port: u16,
     /// The UDP payload.
     pub payload: Range<usize>,
-    v6: Option<Udp6Location>,
+    encap: Encap,
+}
+
+/// What carries a datagram's payload in the buffer a view was taken from, so that a new
+/// payload is written back into the same framing ([`UdpView::rewrite_payload`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Encap {
+    /// An IPv4 header (after a link header, or at the start of the buffer).
+    V4,
+    /// An IPv6 header and its extension headers.
+    V6(Udp6Location),
+    /// Nothing: the buffer is the UDP payload, as a socket receives it.
+    Bare,
 }
 
 impl UdpView {
     /// `frame` with this datagram's payload replaced; every header byte up to UDP (tags, IP
     /// options, extension headers) is kept, lengths and checksums are recomputed.
+    ///
+    /// The datagram was located by the classification; it is not located again. A view of a
+    /// bare UDP payload ([`classify_datagram`]) gives back `new_payload` alone.
     pub fn rewrite_payload(&self, frame: &[u8], new_payload: &[u8]) -> Result<Vec<u8>, SecError> {
-        Ok(match &self.v6 {
-            None => ip::rewrite_udp_payload(frame, new_payload)?,
-            Some(loc) => ipv6::rewrite_udp_payload(frame, loc, new_payload)?,
+        Ok(match &self.encap {
+            Encap::V4 => {
+                ip::rewrite_udp4_payload(frame, self.ip_offset, self.udp_offset, new_payload)?
+            }
+            Encap::V6(loc) => ipv6::rewrite_udp_payload(frame, loc, new_payload)?,
+            Encap::Bare => new_payload.to_vec(),
         })
+    }
+
+    /// Bytes of the IP packet that would carry a UDP payload of `payload_len` bytes in this
+    /// datagram's framing: the IP and UDP headers as found (options and extension headers
+    /// included), or the fixed headers of its family for a bare payload.
+    pub fn ip_packet_len(&self, payload_len: usize) -> usize {
+        let headers = match (&self.encap, &self.ip) {
+            (Encap::Bare, IpAddrs::V4 { .. }) => ip::IPV4_MIN_HEADER_LEN + ip::UDP_HEADER_LEN,
+            (Encap::Bare, IpAddrs::V6 { .. }) => ipv6::HEADER_LEN + ip::UDP_HEADER_LEN,
+            _ => self.payload.start - self.ip_offset,
+        };
+        headers + payload_len
     }
 }
 
@@ -220,11 +250,29 @@ pub enum Content<'a> {
     Other,
 }
 
-/// A whole Ethernet frame, classified once.
+/// Where a view's buffer starts: what a driver hands over decides what the policy and the
+/// forwarder may write back (a layer-2 frame cannot go out of an IP path).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Link {
+    /// A whole Ethernet frame ([`classify`]).
+    Ethernet,
+    /// An IPv4 or IPv6 packet with no link header ([`classify_ip`]): a netfilter queue's
+    /// packets.
+    Ip,
+    /// A UDP payload with its addresses given beside it ([`classify_datagram`]): what a UDP
+    /// socket receives.
+    Datagram,
+}
+
+/// A frame (an Ethernet frame, an IP packet or a UDP payload, see [`Link`]), classified once.
+/// Offsets in it are absolute in [`FrameView::frame`]; the MAC addresses of a view without an
+/// Ethernet header are zero and it has no tags.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FrameView<'a> {
-    /// The frame.
+    /// The buffer classified.
     pub frame: &'a [u8],
+    /// What the buffer starts with.
+    pub link: Link,
     /// Destination MAC address.
     pub dst: [u8; 6],
     /// Source MAC address.
@@ -252,6 +300,11 @@ impl<'a> FrameView<'a> {
     }
     /// The `i`-th VLAN tag from the outside.
     pub fn tag(&self, i: usize) -> Option<Tag> {
+        // A view without an Ethernet header has no tags (`tags` is 0): its first octets are
+        // an IP header, not a tag stack.
+        if i >= self.tags {
+            return None;
+        }
         Frame::new_unchecked(self.frame).tag(i)
     }
     /// The VLAN id of the outermost tag.
@@ -259,8 +312,26 @@ impl<'a> FrameView<'a> {
         self.tag(0).map(|t| t.tag.vid)
     }
     /// The Ethernet header with its whole tag stack, up to (not including) the EtherType.
+    ///
+    /// Empty for a view without an Ethernet header.
     pub fn header(&self) -> &'a [u8] {
         &self.frame[..self.ethertype_offset]
+    }
+    /// The source MAC address, if the view has an Ethernet header.
+    pub fn src_mac(&self) -> Option<[u8; 6]> {
+        (self.link == Link::Ethernet).then_some(self.src)
+    }
+    /// Bytes the link carries for an output of `out` bytes written in this view's framing
+    /// (what must fit the MTU): the Ethernet payload of a frame, the IP packet otherwise.
+    pub fn link_payload_len(&self, out: &[u8]) -> usize {
+        match (self.link, &self.content) {
+            (Link::Ethernet, _) => {
+                let offset = ethernet::EthernetRepr::parse_bytes(out).map_or(0, |(_, off)| off);
+                out.len().saturating_sub(offset)
+            }
+            (Link::Datagram, Content::Session(s)) => s.udp.ip_packet_len(out.len()),
+            _ => out.len(),
+        }
     }
     /// Whether the frame carries IEC 62351-6 security (or claims to).
     pub fn secured(&self) -> bool {
@@ -328,6 +399,7 @@ pub fn classify(profile: Profile, frame: &[u8]) -> Result<FrameView<'_>, SecErro
     let payload_offset = eth.payload_offset();
     let view = |content| FrameView {
         frame,
+        link: Link::Ethernet,
         dst: eth.dst_addr(),
         src: eth.src_addr(),
         tags,
@@ -339,43 +411,174 @@ pub fn classify(profile: Profile, frame: &[u8]) -> Result<FrameView<'_>, SecErro
         ethernet::ETHERTYPE_GOOSE | ethernet::ETHERTYPE_SV | ethernet::ETHERTYPE_GSE_MANAGEMENT => {
             Content::L2(l2_view(frame, ethertype, payload_offset, tags)?)
         }
-        ethernet::ETHERTYPE_IPV4 => match ipv4_udp(frame, payload_offset)? {
-            Some((udp, checksums)) => session_or_other(profile, frame, udp, checksums)?,
-            None => Content::Other,
-        },
-        ethernet::ETHERTYPE_IPV6 => match ipv6::locate(frame, payload_offset)? {
-            Ipv6Payload::Fragment => return Err(SecError::Fragment),
-            Ipv6Payload::Other(_) => Content::Other,
-            Ipv6Payload::Udp(loc) => {
+        ethernet::ETHERTYPE_IPV4 => {
+            let trailer = |end| {
                 ethernet::check_padding(
                     frame.len(),
-                    loc.end,
+                    end,
+                    tags,
+                    "IPv4 total length (not Ethernet padding)",
+                )
+            };
+            ipv4_content(profile, frame, payload_offset, trailer)?
+        }
+        ethernet::ETHERTYPE_IPV6 => {
+            let trailer = |end| {
+                ethernet::check_padding(
+                    frame.len(),
+                    end,
                     tags,
                     "IPv6 payload length (not Ethernet padding)",
-                )?;
-                let checksums = if loc.udp_checksum_ok {
-                    Ok(())
-                } else {
-                    Err(SecError::BadChecksum("UDP"))
-                };
-                let udp = UdpView {
-                    ip: IpAddrs::V6 {
-                        src: loc.src_addr,
-                        dst: loc.dst_addr,
-                    },
-                    ip_offset: loc.ip_offset,
-                    udp_offset: loc.udp_offset,
-                    src_port: loc.src_port,
-                    dst_port: loc.dst_port,
-                    payload: loc.payload.clone(),
-                    v6: Some(loc),
-                };
-                session_or_other(profile, frame, udp, checksums)?
-            }
-        },
+                )
+            };
+            ipv6_content(profile, frame, payload_offset, trailer)?
+        }
         _ => Content::Other,
     };
     Ok(view(content))
+}
+
+/// Classifies one IPv4 or IPv6 packet with no link header in front (the version nibble says
+/// which), as a netfilter queue hands it over: the same checks as [`classify`] on the same
+/// packet behind an Ethernet header, except that nothing may follow the packet (there is no
+/// Ethernet padding) and there are no MAC addresses or tags to read.
+///
+/// # Errors
+/// As [`classify`]; [`SecError::Malformed`] for a version that is neither 4 nor 6 and for
+/// bytes after the packet's length.
+pub fn classify_ip(profile: Profile, packet: &[u8]) -> Result<FrameView<'_>, SecError> {
+    let exact = |what: &'static str| {
+        move |end: usize| {
+            if end == packet.len() {
+                Ok(())
+            } else {
+                Err(gander_wire::Error::TrailingBytes {
+                    what,
+                    count: packet.len().saturating_sub(end),
+                })
+            }
+        }
+    };
+    let content = match packet.first().map(|b| b >> 4) {
+        Some(4) => ipv4_content(profile, packet, 0, exact("IPv4 total length"))?,
+        Some(6) => ipv6_content(profile, packet, 0, exact("IPv6 payload length"))?,
+        _ => {
+            return Err(SecError::Malformed(gander_wire::Error::BadValue {
+                what: "IP version",
+                detail: "neither 4 nor 6",
+            }))
+        }
+    };
+    Ok(FrameView {
+        frame: packet,
+        link: Link::Ip,
+        dst: [0; 6],
+        src: [0; 6],
+        tags: 0,
+        ethertype_offset: 0,
+        content,
+    })
+}
+
+/// Classifies a UDP payload received on a socket from `src` to `dst` (the addresses the
+/// kernel reports; their checksums were checked by the kernel): an IEC 61850-90-5 session by
+/// the same rule as [`classify`]'s (port 102 either way, or a payload starting `01 40`), other
+/// traffic otherwise. A view of it writes back bare payloads ([`UdpView::rewrite_payload`]).
+///
+/// # Errors
+/// [`SecError::Malformed`] (or [`SecError::WrongProfile`]) for a session header that does not
+/// parse; [`SecError::Malformed`] when `src` and `dst` are of different families.
+pub fn classify_datagram(
+    profile: Profile,
+    src: std::net::SocketAddr,
+    dst: std::net::SocketAddr,
+    payload: &[u8],
+) -> Result<FrameView<'_>, SecError> {
+    use std::net::SocketAddr;
+    let ip = match (src, dst) {
+        (SocketAddr::V4(s), SocketAddr::V4(d)) => IpAddrs::V4 {
+            src: s.ip().octets(),
+            dst: d.ip().octets(),
+        },
+        (SocketAddr::V6(s), SocketAddr::V6(d)) => IpAddrs::V6 {
+            src: s.ip().octets(),
+            dst: d.ip().octets(),
+        },
+        _ => {
+            return Err(SecError::Malformed(gander_wire::Error::BadValue {
+                what: "datagram addresses",
+                detail: "source and destination of different IP families",
+            }))
+        }
+    };
+    let udp = UdpView {
+        ip,
+        ip_offset: 0,
+        udp_offset: 0,
+        src_port: src.port(),
+        dst_port: dst.port(),
+        payload: 0..payload.len(),
+        encap: Encap::Bare,
+    };
+    let content = session_or_other(profile, payload, udp, Ok(()))?;
+    Ok(FrameView {
+        frame: payload,
+        link: Link::Datagram,
+        dst: [0; 6],
+        src: [0; 6],
+        tags: 0,
+        ethertype_offset: 0,
+        content,
+    })
+}
+
+/// The content of the IPv4 packet at `frame[off..]`; `trailer` judges the bytes after its
+/// Total Length (Ethernet padding, or none).
+fn ipv4_content(
+    profile: Profile,
+    frame: &[u8],
+    off: usize,
+    trailer: impl Fn(usize) -> Result<(), gander_wire::Error>,
+) -> Result<Content<'_>, SecError> {
+    Ok(match ipv4_udp(frame, off, trailer)? {
+        Some((udp, checksums)) => session_or_other(profile, frame, udp, checksums)?,
+        None => Content::Other,
+    })
+}
+
+/// The content of the IPv6 packet at `frame[off..]`, extension headers walked; `trailer`
+/// judges the bytes after its payload length.
+fn ipv6_content(
+    profile: Profile,
+    frame: &[u8],
+    off: usize,
+    trailer: impl Fn(usize) -> Result<(), gander_wire::Error>,
+) -> Result<Content<'_>, SecError> {
+    Ok(match ipv6::locate(frame, off)? {
+        Ipv6Payload::Fragment => return Err(SecError::Fragment),
+        Ipv6Payload::Other(_) => Content::Other,
+        Ipv6Payload::Udp(loc) => {
+            trailer(loc.end)?;
+            let checksums = if loc.udp_checksum_ok {
+                Ok(())
+            } else {
+                Err(SecError::BadChecksum("UDP"))
+            };
+            let udp = UdpView {
+                ip: IpAddrs::V6 {
+                    src: loc.src_addr,
+                    dst: loc.dst_addr,
+                },
+                ip_offset: loc.ip_offset,
+                udp_offset: loc.udp_offset,
+                src_port: loc.src_port,
+                dst_port: loc.dst_port,
+                payload: loc.payload.clone(),
+                encap: Encap::V6(loc),
+            };
+            session_or_other(profile, frame, udp, checksums)?
+        }
+    })
 }
 
 fn l2_view(frame: &[u8], ethertype: u16, off: usize, tags: usize) -> Result<L2View, SecError> {
@@ -404,7 +607,14 @@ type Checksums = Result<(), SecError>;
 /// checksums to its NIC is captured with a zero or partial (pseudo-header only) IPv4 or UDP
 /// checksum in every frame it sends, and its LLMNR, NBNS or IGMP traffic is no IEC 61850
 /// finding.
-fn ipv4_udp(frame: &[u8], off: usize) -> Result<Option<(UdpView, Checksums)>, SecError> {
+///
+/// The packet is read once: its header here, then the datagram at the offset found
+/// ([`ip::locate_udp4`]), never by walking the link header again.
+fn ipv4_udp(
+    frame: &[u8],
+    off: usize,
+    trailer: impl Fn(usize) -> Result<(), gander_wire::Error>,
+) -> Result<Option<(UdpView, Checksums)>, SecError> {
     let p = Ipv4Packet::new_checked(&frame[off..])?;
     if p.protocol() != ip::PROTOCOL_UDP {
         return Ok(None);
@@ -412,8 +622,9 @@ fn ipv4_udp(frame: &[u8], off: usize) -> Result<Option<(UdpView, Checksums)>, Se
     if p.is_fragment() {
         return Err(SecError::Fragment);
     }
-    let loc = ip::locate_udp(frame)?;
-    let checksums = if !p.verify_checksum() {
+    trailer(off + p.total_len() as usize)?;
+    let loc = ip::locate_udp4(frame, off)?;
+    let checksums = if !loc.ip_checksum_ok {
         Err(SecError::BadChecksum("IPv4 header"))
     } else if !loc.udp_checksum_ok {
         Err(SecError::BadChecksum("UDP"))
@@ -431,7 +642,7 @@ fn ipv4_udp(frame: &[u8], off: usize) -> Result<Option<(UdpView, Checksums)>, Se
             src_port: loc.src_port,
             dst_port: loc.dst_port,
             payload: loc.payload,
-            v6: None,
+            encap: Encap::V4,
         },
         checksums,
     )))
@@ -888,6 +1099,9 @@ fn verify_l2_tag(
         .map_err(|_| SecError::BadMac)?;
     Ok(key.mac.name())
 }
+
+#[cfg(test)]
+mod link_tests;
 
 #[cfg(test)]
 mod tests {

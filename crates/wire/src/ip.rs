@@ -306,17 +306,42 @@ pub struct UdpLocation {
     pub udp_checksum_ok: bool,
 }
 
-/// Find the UDP datagram in an Ethernet II frame (tagged or not).
-pub fn locate_udp(frame: &[u8]) -> Result<UdpLocation> {
-    let eth_frame = Frame::new_checked(frame)?;
-    let eth = EthernetRepr::parse(&eth_frame)?;
-    match eth.ethertype {
-        ethernet::ETHERTYPE_IPV4 => {}
-        ethernet::ETHERTYPE_IPV6 => return Err(Error::NotUdp("ipv6 not supported")),
-        _ => return Err(Error::NotUdp("not an IPv4 frame")),
-    }
-    let ip_offset = eth_frame.payload_offset();
-    let ip = Ipv4Packet::new_checked(&frame[ip_offset..])?;
+/// Where the UDP datagram of an IPv4 packet is, whatever carries the packet (an Ethernet frame,
+/// a netfilter queue message, nothing): offsets are absolute in the buffer given to
+/// [`locate_udp4`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Udp4Location {
+    /// Offset of the IPv4 header.
+    pub ip_offset: usize,
+    /// Offset of the UDP header.
+    pub udp_offset: usize,
+    /// Absolute range of the UDP payload.
+    pub payload: Range<usize>,
+    /// End of the IPv4 packet (its Total Length from `ip_offset`); link padding may follow.
+    pub end: usize,
+    /// IPv4 source address.
+    pub src_addr: Ipv4Address,
+    /// IPv4 destination address.
+    pub dst_addr: Ipv4Address,
+    /// UDP source port.
+    pub src_port: u16,
+    /// UDP destination port.
+    pub dst_port: u16,
+    /// Whether the IPv4 header checksum verified.
+    pub ip_checksum_ok: bool,
+    /// Whether the UDP checksum verified (true when the sender sent none, RFC 768).
+    pub udp_checksum_ok: bool,
+}
+
+/// Finds the UDP datagram of the IPv4 packet that starts at `buf[ip_offset..]` (RFC 791 3.1,
+/// RFC 768). Bytes after the packet's Total Length are the caller's to judge (Ethernet padding
+/// is allowed, an IP packet handed over alone has none): see [`Udp4Location::end`].
+///
+/// # Errors
+/// [`Error::NotUdp`] for another protocol or a fragment; [`Error::Truncated`] /
+/// [`Error::BadLength`] for a header or length that does not fit.
+pub fn locate_udp4(buf: &[u8], ip_offset: usize) -> Result<Udp4Location> {
+    let ip = Ipv4Packet::new_checked(buf.get(ip_offset..).unwrap_or(&[]))?;
     if ip.protocol() != PROTOCOL_UDP {
         return Err(Error::NotUdp("IPv4 protocol is not UDP"));
     }
@@ -324,13 +349,6 @@ pub fn locate_udp(frame: &[u8]) -> Result<UdpLocation> {
         return Err(Error::NotUdp("fragmented IPv4 datagram"));
     }
     let udp_offset = ip_offset + ip.header_len();
-    let ip_end = ip_offset + ip.total_len() as usize;
-    ethernet::check_padding(
-        frame.len(),
-        ip_end,
-        eth_frame.tag_count(),
-        "IPv4 total length (not Ethernet padding)",
-    )?;
     let udp = UdpPacket::new_checked(ip.payload())?;
     if udp.len() as usize != ip.payload().len() {
         return Err(Error::BadLength {
@@ -341,17 +359,57 @@ pub fn locate_udp(frame: &[u8]) -> Result<UdpLocation> {
     let udp_checksum_ok =
         udp.checksum() == 0 || udp_checksum_verifies(ip.src_addr(), ip.dst_addr(), ip.payload());
     let start = udp_offset + UDP_HEADER_LEN;
-    Ok(UdpLocation {
-        eth,
+    Ok(Udp4Location {
         ip_offset,
         udp_offset,
         payload: start..start + udp.payload().len(),
+        end: ip_offset + ip.total_len() as usize,
         src_addr: ip.src_addr(),
         dst_addr: ip.dst_addr(),
         src_port: udp.src_port(),
         dst_port: udp.dst_port(),
         ip_checksum_ok: ip.verify_checksum(),
         udp_checksum_ok,
+    })
+}
+
+/// Find the UDP datagram in an Ethernet II frame (tagged or not).
+pub fn locate_udp(frame: &[u8]) -> Result<UdpLocation> {
+    let eth_frame = Frame::new_checked(frame)?;
+    let eth = EthernetRepr::parse(&eth_frame)?;
+    match eth.ethertype {
+        ethernet::ETHERTYPE_IPV4 => {}
+        ethernet::ETHERTYPE_IPV6 => return Err(Error::NotUdp("ipv6 not supported")),
+        _ => return Err(Error::NotUdp("not an IPv4 frame")),
+    }
+    let ip_offset = eth_frame.payload_offset();
+    // The checks `locate_udp4` makes, in the order this function always made them: the
+    // padding check needs the Total Length, which is only read once the header is whole.
+    let ip = Ipv4Packet::new_checked(&frame[ip_offset..])?;
+    if ip.protocol() != PROTOCOL_UDP {
+        return Err(Error::NotUdp("IPv4 protocol is not UDP"));
+    }
+    if ip.is_fragment() {
+        return Err(Error::NotUdp("fragmented IPv4 datagram"));
+    }
+    ethernet::check_padding(
+        frame.len(),
+        ip_offset + ip.total_len() as usize,
+        eth_frame.tag_count(),
+        "IPv4 total length (not Ethernet padding)",
+    )?;
+    let l = locate_udp4(frame, ip_offset)?;
+    Ok(UdpLocation {
+        eth,
+        ip_offset: l.ip_offset,
+        udp_offset: l.udp_offset,
+        payload: l.payload,
+        src_addr: l.src_addr,
+        dst_addr: l.dst_addr,
+        src_port: l.src_port,
+        dst_port: l.dst_port,
+        ip_checksum_ok: l.ip_checksum_ok,
+        udp_checksum_ok: l.udp_checksum_ok,
     })
 }
 
@@ -362,7 +420,32 @@ pub fn locate_udp(frame: &[u8]) -> Result<UdpLocation> {
 /// recomputed. Ethernet padding after the old datagram is dropped (the sender's NIC pads).
 pub fn rewrite_udp_payload(frame: &[u8], new_payload: &[u8]) -> Result<Vec<u8>> {
     let loc = locate_udp(frame)?;
-    let ip_header_len = loc.udp_offset - loc.ip_offset;
+    rewrite_udp4_payload(frame, loc.ip_offset, loc.udp_offset, new_payload)
+}
+
+/// [`rewrite_udp_payload`] for a datagram already located (by [`locate_udp4`] or a
+/// classification): `buf[..udp_offset + 8]` is kept, whatever link header precedes
+/// `ip_offset` (none for an IP packet on its own), and the lengths and checksums are
+/// recomputed. The caller vouches that `ip_offset` and `udp_offset` came from a parse of `buf`.
+///
+/// # Errors
+/// [`Error::TooLarge`] when the datagram would not fit IPv4's 16-bit Total Length;
+/// [`Error::Truncated`] for offsets outside `buf` or out of order.
+pub fn rewrite_udp4_payload(
+    buf: &[u8],
+    ip_offset: usize,
+    udp_offset: usize,
+    new_payload: &[u8],
+) -> Result<Vec<u8>> {
+    let head_end = udp_offset + UDP_HEADER_LEN;
+    if ip_offset + IPV4_MIN_HEADER_LEN > udp_offset || head_end > buf.len() {
+        return Err(Error::Truncated {
+            what: "located IPv4/UDP header",
+            need: head_end,
+            have: buf.len(),
+        });
+    }
+    let ip_header_len = udp_offset - ip_offset;
     let udp_len = UDP_HEADER_LEN + new_payload.len();
     let total = ip_header_len + udp_len;
     if total > u16::MAX as usize {
@@ -370,10 +453,10 @@ pub fn rewrite_udp_payload(frame: &[u8], new_payload: &[u8]) -> Result<Vec<u8>> 
             what: "IPv4 datagram",
         });
     }
-    let mut out = Vec::with_capacity(loc.udp_offset + udp_len);
-    out.extend_from_slice(&frame[..loc.udp_offset + UDP_HEADER_LEN]);
+    let mut out = Vec::with_capacity(head_end + new_payload.len());
+    out.extend_from_slice(&buf[..head_end]);
     out.extend_from_slice(new_payload);
-    finish_ipv4_udp(&mut out[loc.ip_offset..], ip_header_len);
+    finish_ipv4_udp(&mut out[ip_offset..], ip_header_len);
     Ok(out)
 }
 
@@ -630,6 +713,34 @@ mod tests {
             prop_assert_eq!(crate::ipv6::udp6_checksum_verifies(&s6, &d6, &udp), c6 != 0 && c6 == want6);
         }
 
+        /// The IP packet on its own locates and rewrites as it does inside its frame: the same
+        /// datagram, and a rewritten packet is the rewritten frame's packet byte for byte.
+        #[test]
+        fn bare_packet_locates_and_rewrites_as_its_frame(vlan in arb_vlan(), sa: [u8; 4], da: [u8; 4],
+                                                         sp: u16, dp: u16,
+                                                         payload in proptest::collection::vec(any::<u8>(), 0..300),
+                                                         new in proptest::collection::vec(any::<u8>(), 0..300)) {
+            let repr = UdpFrameRepr {
+                eth: EthernetRepr { dst: [1; 6], src: [2; 6], vlan, ethertype: ethernet::ETHERTYPE_IPV4 },
+                src_addr: sa, dst_addr: da, src_port: sp, dst_port: dp, ttl: 64, tos: 0, identification: 1,
+            };
+            let f = repr.emit(&payload).unwrap();
+            let framed = locate_udp(&f).unwrap();
+            let off = framed.ip_offset;
+            let bare = locate_udp4(&f[off..], 0).unwrap();
+            prop_assert_eq!(bare.end, f.len() - off);
+            prop_assert_eq!(bare.udp_offset + off, framed.udp_offset);
+            prop_assert_eq!(&f[off..][bare.payload.clone()], &payload[..]);
+            prop_assert_eq!((bare.src_addr, bare.dst_addr, bare.src_port, bare.dst_port),
+                            (sa, da, sp, dp));
+            prop_assert!(bare.ip_checksum_ok && bare.udp_checksum_ok);
+            let whole = rewrite_udp_payload(&f, &new).unwrap();
+            let packet = rewrite_udp4_payload(&f[off..], 0, bare.udp_offset, &new).unwrap();
+            prop_assert_eq!(&whole[off..], &packet[..]);
+            let at = rewrite_udp4_payload(&f, off, framed.udp_offset, &new).unwrap();
+            prop_assert_eq!(at, whole);
+        }
+
         #[test]
         fn no_panic_on_arbitrary_bytes(mut data in proptest::collection::vec(any::<u8>(), 0..80), tag: bool) {
             if data.len() > 14 {
@@ -640,6 +751,10 @@ mod tests {
             if data.len() > 14 { data[14] = 0x45 | (data[14] & 0x0f); }
             let _ = locate_udp(&data);
             let _ = rewrite_udp_payload(&data, b"x");
+            for off in [0, 14, 18] {
+                let _ = locate_udp4(&data, off);
+                let _ = rewrite_udp4_payload(&data, off, off + 20, b"x");
+            }
             let _ = UdpFrameRepr::parse(&data);
         }
     }
