@@ -52,6 +52,10 @@ pub struct Plan {
     /// IEDs of the SCD refused by gander-scl, with why (they are still probed when they have an
     /// address; their model cannot be checked).
     pub refused: Vec<String>,
+    /// The repairs gander-scl made to load the declared models (`IED X: line L, column C:
+    /// ...; repaired: ...`, docs/scl.md "Repairs"): the model compared against is the repaired
+    /// one, so the sweep says so at start-up.
+    pub repaired: Vec<String>,
 }
 
 /// The sweep plan of the SCD text `text` (`path` only names it in errors).
@@ -73,6 +77,15 @@ pub fn from_scd(path: &str, text: &str) -> Result<Plan, FleetError> {
         refused: scl
             .as_ref()
             .map(|s| s.refused.iter().map(|r| r.error.to_string()).collect())
+            .unwrap_or_default(),
+        repaired: scl
+            .as_ref()
+            .map(|s| {
+                s.ieds
+                    .iter()
+                    .flat_map(|i| i.warnings.iter().map(|w| format!("IED {}: {w}", i.name)))
+                    .collect()
+            })
             .unwrap_or_default(),
     };
     for a in &aps {
