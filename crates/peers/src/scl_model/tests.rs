@@ -461,8 +461,8 @@ fn dbpos_and_tcmd_values_are_their_two_bit_codes() {
 /// domain), OpenSCD's Services.scd (a member naming no LD) and the IOP 2019 SED (`False`).
 #[test]
 fn a_repaired_model_is_served_with_its_warnings() {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../scl/tests/data/inverter_domain_ldinst.icd");
+    let p =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../scl/tests/data/inverter_domain_ldinst.icd");
     let (mut m, w) = load_with_warnings(&p, None, None).unwrap();
     assert_eq!(w.len(), 6, "{w:?}");
     assert_eq!(m.domains(), ["ied1Inverter", "ied1Battery"]);
