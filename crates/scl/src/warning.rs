@@ -10,6 +10,7 @@
 
 use crate::error::{Position, SclError, SclErrorKind};
 use std::cell::RefCell;
+use std::collections::HashSet;
 
 /// The repair made for a defect, so a reader knows what the loaded model holds instead of
 /// what the file says.
@@ -150,6 +151,9 @@ impl serde::Serialize for SclWarning {
 #[derive(Default)]
 pub(crate) struct Diag {
     list: RefCell<Vec<SclWarning>>,
+    /// What is in `list`, by position and text, so that recording stays linear in the number
+    /// of warnings (a file with thousands of broken members).
+    seen: RefCell<HashSet<(Option<(u32, u32)>, String)>>,
 }
 
 impl Diag {
@@ -160,14 +164,15 @@ impl Diag {
             repair,
             at: error.at,
         };
-        let mut l = self.list.borrow_mut();
-        if !l.contains(&w) {
-            l.push(w);
+        let key = (w.at.map(|p| (p.line, p.column)), w.to_string());
+        if self.seen.borrow_mut().insert(key) {
+            self.list.borrow_mut().push(w);
         }
     }
 
     /// The warnings gathered since the last call, in the order found.
     pub(crate) fn take(&self) -> Vec<SclWarning> {
+        self.seen.borrow_mut().clear();
         std::mem::take(&mut *self.list.borrow_mut())
     }
 }
