@@ -148,12 +148,15 @@ impl serde::Serialize for SclWarning {
 
 /// The warnings of the IED being read. Interior mutability because the reader passes its
 /// context by shared reference everywhere; one IED is read at a time.
+/// A warning's position (line, column) and text.
+type SeenKey = (Option<(u32, u32)>, String);
+
 #[derive(Default)]
 pub(crate) struct Diag {
     list: RefCell<Vec<SclWarning>>,
     /// What is in `list`, by position and text, so that recording stays linear in the number
     /// of warnings (a file with thousands of broken members).
-    seen: RefCell<HashSet<(Option<(u32, u32)>, String)>>,
+    seen: RefCell<HashSet<SeenKey>>,
 }
 
 impl Diag {
