@@ -223,4 +223,32 @@ tls = true
         assert!(from_toml("t", "[[target]]\nname='A'\naddress='x'\nbogus=1\n").is_err());
         assert!(matches!(from_toml("t", ""), Err(FleetError::NoTargets(_))));
     }
+
+    /// An IED of the SCD loaded with a repair (docs/scl.md, "Repairs") is planned with its
+    /// declared model as repaired, and the repair is in the plan for the sweep to print.
+    #[test]
+    fn the_repairs_of_the_declared_models_are_in_the_plan() {
+        let scd = r#"<?xml version="1.0"?>
+<SCL xmlns="http://www.iec.ch/61850/2003/SCL">
+  <Communication><SubNetwork name="S"><ConnectedAP iedName="A" apName="AP1">
+    <Address><P type="IP">10.0.0.1</P></Address></ConnectedAP></SubNetwork></Communication>
+  <IED name="A"><AccessPoint name="AP1"><Server><Authentication/><LDevice inst="LD0">
+    <LN0 lnClass="LLN0" inst="" lnType="LLN0_T"/>
+    <LN lnClass="GGIO" inst="1" lnType="MISSING_T"/>
+  </LDevice></Server></AccessPoint></IED>
+  <DataTypeTemplates>
+    <LNodeType id="LLN0_T" lnClass="LLN0"><DO name="Beh" type="INS_T"/></LNodeType>
+    <DOType id="INS_T" cdc="INS"><DA name="stVal" fc="ST" bType="INT32"/></DOType>
+  </DataTypeTemplates>
+</SCL>"#;
+        let plan = from_scd("s.scd", scd).unwrap();
+        assert!(plan.refused.is_empty());
+        assert_eq!(plan.repaired.len(), 1, "{:?}", plan.repaired);
+        assert!(
+            plan.repaired[0].starts_with("IED A: line 7, column 5: LNodeType \"MISSING_T\""),
+            "{}",
+            plan.repaired[0]
+        );
+        assert!(plan.declared.contains_key("A"));
+    }
 }
