@@ -3,9 +3,14 @@
 //! `LNodeType/DO`, `DOType/SDO|DA`, `DAType/BDA`, `EnumType`).
 //!
 //! Elements of other namespaces (`Private` extensions, vendor tools' own) are skipped; elements
-//! of the SCL namespace or of none are read, since some tools write SCL without a namespace.
-//! Initial values (`Val` in templates, `DOI`/`SDI`/`DAI` in instances) are read; the
-//! communication section is not.
+//! of the SCL namespace or of none are read, since some tools write SCL without a namespace
+//! (and of the 2006 draft's, in a file whose root is in it: [`crate::namespace`]). Initial
+//! values are read in [`crate::vals`]; the Communication section in `controls` and `comm_ip`.
+//!
+//! Each IED is read on its own. A defect local to one element is repaired where it is found
+//! and recorded in the context's [`Diag`] (an LN or a component left out, a member dropped,
+//! a value ignored: docs/scl.md, "Repairs"); what makes the model meaningless or its MMS names
+//! ambiguous (duplicates, no LDevice at all) is an `Err` that refuses the IED.
 
 use crate::error::{Position, SclError, SclErrorKind};
 use crate::model::*;
