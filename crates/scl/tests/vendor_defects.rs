@@ -303,3 +303,60 @@ fn a_server_without_ldevice_still_refuses_the_ied() {
     );
     assert_eq!(e.at.map(|p| p.line), Some(line(&text, "<Server>")));
 }
+
+proptest::proptest! {
+    /// Whichever members of a data set write their `ldInst` as the LD's MMS domain (as
+    /// complexModel.icd does) rather than its inst, the data set resolves to the same members,
+    /// with one warning per member written so, at its line.
+    #[test]
+    fn ldinst_by_domain_or_by_inst_gives_the_same_data_set(by_domain in proptest::collection::vec(proptest::bool::ANY, 4)) {
+        let written = [
+            ("LD0", "LLN0", "", "Beh", "ST"),
+            ("LD1", "LLN0", "", "Beh", "ST"),
+            ("LD1", "GGIO", "1", "Beh", "ST"),
+            ("LD0", "GGIO", "1", "Beh", "ST"),
+        ];
+        let fcdas: String = written
+            .iter()
+            .zip(&by_domain)
+            .map(|((ld, class, inst, d, fc), dom)| {
+                let ld = if *dom { format!("IED1{ld}") } else { ld.to_string() };
+                format!("<FCDA ldInst=\"{ld}\" lnClass=\"{class}\" lnInst=\"{inst}\" doName=\"{d}\" fc=\"{fc}\"/>\n")
+            })
+            .collect();
+        let lns = |inst: &str, ds: &str| format!(
+            r#"        <LDevice inst="{inst}">
+          <LN0 lnClass="LLN0" inst="" lnType="LLN0_T">{ds}</LN0>
+          <LN lnClass="GGIO" inst="1" lnType="LLN0_T"/>
+        </LDevice>
+"#
+        );
+        let text = one_ied(NS, "", "").replace(
+            "        <LDevice inst=\"LD0\">\n\n        </LDevice>\n",
+            &(lns("LD0", &format!("<DataSet name=\"ds\">\n{fcdas}</DataSet>")) + &lns("LD1", "")),
+        );
+        let ied = only(&text);
+        proptest::prop_assert_eq!(
+            members(&ied, 0, 0, 0),
+            [
+                "IED1LD0/LLN0$ST$Beh",
+                "IED1LD1/LLN0$ST$Beh",
+                "IED1LD1/GGIO1$ST$Beh",
+                "IED1LD0/GGIO1$ST$Beh",
+            ]
+        );
+        let warned: Vec<u32> = ied.warnings.iter().filter_map(|w| w.at.map(|p| p.line)).collect();
+        let want: Vec<u32> = text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| l.contains("ldInst=\"IED1"))
+            .map(|(i, _)| i as u32 + 1)
+            .collect();
+        proptest::prop_assert_eq!(warned, want);
+        let all_by_domain = ied
+            .warnings
+            .iter()
+            .all(|w| matches!(w.repair, Repair::LdInstReadAsDomain { .. }));
+        proptest::prop_assert!(all_by_domain);
+    }
+}
