@@ -1,7 +1,8 @@
 //! SCL files (ICD/CID) are user input: any text through `gander_scl::parse` must give a model
 //! or an `SclError`, never a panic; every data set member of a model must name a domain
 //! of that IED, every control block (log control blocks too) a data set of its LN, every
-//! setting group value a group of its LD, and every refused IED's error its IED. A parsed IED then goes through `gander mms server --scl`'s conversion
+//! setting group value a group of its LD, every refused IED's error its IED, and every
+//! warning of a loaded IED (a repair, docs/scl.md "Repairs") a position in the file. A parsed IED then goes through `gander mms server --scl`'s conversion
 //! (`gander_peers::scl_model::build`): a served model or an `SclModelError`, never a panic, and
 //! a built model answers its own directory, reads and reports.
 #![no_main]
@@ -22,6 +23,17 @@ fuzz_target!(|data: &[u8]| {
             let _ = r.error.to_string();
         }
         for ied in &scl.ieds {
+            // Every repair says where it was made, and prints.
+            for w in &ied.warnings {
+                assert!(w.at.is_some(), "{w}");
+                let _ = w.to_string();
+            }
+            // Data sets, control blocks and LNs are unique per scope after repairs too.
+            for ld in &ied.logical_devices {
+                let mut names: Vec<&str> = ld.logical_nodes.iter().map(|l| l.name.as_str()).collect();
+                names.sort_unstable();
+                assert!(names.windows(2).all(|w| w[0] != w[1]), "duplicate LN in {}", ld.domain);
+            }
             for ld in &ied.logical_devices {
                 for ln in &ld.logical_nodes {
                     let _ = ln.variables();

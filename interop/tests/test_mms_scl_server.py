@@ -3,7 +3,8 @@
 ctypes): the client browses the model it has never been told about (logical devices, logical
 nodes, data sets and their members, control blocks), reads a value the CID initialises, and gets
 reports from the CID's indexed URCB and its BRCB. Plus: a bad SCL file is refused with exit 2 and
-a message naming the problem and its line.
+a message naming the problem and its line, and one with a defect local to one element is served
+with the repair printed at start-up.
 
 One server process for the module (plain TCP, 50 ms report period, values moved by the
 measurement stimulus only, so that each data change is the first member's).
@@ -168,14 +169,30 @@ def test_libiec61850_gets_reports_from_the_cid_rcbs(server, rcb, rpt_id):
 
 
 def test_bad_scl_exits_2_naming_the_problem(gander, tmp_path):
+    # Two LNs of one name would be one MMS variable: the IED is refused (docs/scl.md, "Repairs").
+    ln = '<LN lnClass="PTRC" lnType="FDR_PTRC" inst="1"/>'
     bad = tmp_path / "bad.cid"
-    bad.write_text(CID.read_text().replace('doName="Op" fc="ST"/>', 'doName="Trip" fc="ST"/>', 1))
+    bad.write_text(CID.read_text().replace(ln, ln + ln, 1))
     p = subprocess.run([gander, "mms", "server", "--scl", str(bad), "--listen", "127.0.0.1:0"],
                        capture_output=True, text=True, timeout=20)
     assert p.returncode == 2, (p.stdout, p.stderr)
-    assert "member PROT/PTOC1.Trip [ST] is not in the model" in p.stderr, p.stderr
-    line = next(i for i, t in enumerate(CID.read_text().splitlines(), 1) if 'doName="Op" fc="ST"/>' in t)
+    assert 'duplicate logical node "PTRC1"' in p.stderr, p.stderr
+    line = next(i for i, t in enumerate(CID.read_text().splitlines(), 1) if ln in t)
     assert f"line {line}," in p.stderr, p.stderr
     p = subprocess.run([gander, "mms", "server", "--scl", str(CID), "--ied", "NOPE"],
                        capture_output=True, text=True, timeout=20)
     assert p.returncode == 2 and 'no IED named "NOPE" (the file has: FDR1)' in p.stderr, p.stderr
+
+
+def test_a_member_naming_nothing_is_served_without_it_and_said(gander, tmp_path):
+    # A defect local to one element: the server starts without the member and says so on
+    # stderr before READY, with the line (docs/scl.md, "Repairs").
+    bad = tmp_path / "member.cid"
+    bad.write_text(CID.read_text().replace('doName="Op" fc="ST"/>', 'doName="Trip" fc="ST"/>', 1))
+    s = SclServer(gander, "--scl", str(bad), "--listen", "127.0.0.1:0", seconds=20)
+    rc, _, err = s.stop()
+    assert rc == 0, err
+    assert "member PROT/PTOC1.Trip [ST] is not in the model" in err, err
+    line = next(i for i, t in enumerate(CID.read_text().splitlines(), 1) if 'doName="Op" fc="ST"/>' in t)
+    assert f"WARNING: line {line}," in err, err
+    assert 'repaired: the member is left out of data set "dsProt"' in err, err

@@ -90,11 +90,16 @@ pub(crate) fn run(
                     targets: t,
                     declared: BTreeMap::new(),
                     refused: vec![],
+                    repaired: vec![],
                 },
             )
         }
         (None, None) => anyhow::bail!("--scd FILE or --targets FILE"),
     };
+    // The declared models were loaded with these repairs (docs/scl.md, "Repairs").
+    for w in &plan.repaired {
+        eprintln!("gander: {source}: WARNING: {w}");
+    }
     let mut o = FleetOptions::new(out.clone(), source);
     o.concurrency = a.concurrency;
     o.device_cap = Duration::from_secs(a.device_cap_s);

@@ -105,7 +105,15 @@ const DEFAULT_LISTEN: &str = "127.0.0.1:102";
 
 fn run_server(cfg: config::ServerConfig) -> anyhow::Result<ExitCode> {
     let sink = sink(&cfg.events)?;
+    let scl = cfg.scl.clone();
     let srv = server::Server::bind(cfg, sink)?;
+    // The repairs made to load the SCL model, before READY, on stderr (stdout's first line
+    // stays READY for the drivers): docs/scl.md, "Repairs".
+    if let Some(path) = &scl {
+        for w in srv.scl_warnings() {
+            eprintln!("gander: {}: WARNING: {w}", path.display());
+        }
+    }
     server::stop_on_signals(srv.stop_handle());
     crate::out(format_args!("READY {}", srv.local_addr()));
     let summary = srv.run()?;

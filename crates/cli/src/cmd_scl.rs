@@ -6,8 +6,9 @@ use std::process::ExitCode;
 #[derive(Subcommand)]
 pub(crate) enum Command {
     /// Show each valid IED's logical devices and nodes, data sets and control blocks, with MMS
-    /// names, and each refused IED with its line and problem. Exit 0: all valid; 3: some
-    /// refused; 1: none valid; 2: bad invocation.
+    /// names, every defect repaired in it (WARNING, with its line and the repair), and each
+    /// refused IED with its line and problem. Exit 0: all valid as written; 4: all valid, some
+    /// only with repairs; 3: some refused; 1: none valid; 2: bad invocation.
     Show(ShowArgs),
 }
 
@@ -28,9 +29,29 @@ pub(crate) struct ShowArgs {
 
 /// Exit codes of `scl show` (docs/scl.md): every IED shown is valid; some IEDs of the file
 /// were refused (the valid ones are shown); none is valid (the file, or the IED asked for, is
-/// refused). 2, bad invocation, is main's.
+/// refused); every IED shown loaded, but some only with repairs (its own code, so a check in a
+/// script sees a file that is not clean without reading the output, while 0/3/1 keep their
+/// meaning; refusals take precedence). 2, bad invocation, is main's.
 const EXIT_SOME_REFUSED: u8 = 3;
 const EXIT_NONE_VALID: u8 = 1;
+const EXIT_REPAIRED: u8 = 4;
+
+/// 0, or [`EXIT_REPAIRED`] when an IED shown carries warnings.
+fn clean_or_repaired<'a>(ieds: impl IntoIterator<Item = &'a gander_scl::Ied>) -> ExitCode {
+    if ieds.into_iter().any(|i| !i.warnings.is_empty()) {
+        ExitCode::from(EXIT_REPAIRED)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// One line per repair made in `ied`: `IED X WARNING: FILE: line L, column C: ...; repaired: ...`
+/// (the REFUSED lines' shape, so one grep finds both).
+fn print_warnings(ied: &gander_scl::Ied, file: &impl std::fmt::Display) {
+    for w in &ied.warnings {
+        crate::out(format!("IED {} WARNING: {file}: {w}", ied.name));
+    }
+}
 
 pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
     match cmd {
@@ -60,8 +81,9 @@ fn show(a: &ShowArgs) -> anyhow::Result<ExitCode> {
                     crate::out(serde_json::to_string_pretty(ied)?);
                 } else {
                     print_ied(ied, a.variables);
+                    print_warnings(ied, &file);
                 }
-                ExitCode::SUCCESS
+                clean_or_repaired([ied])
             }
             Err(e) if e.ied.is_some() => {
                 eprintln!("gander: {file}: {e}");
@@ -76,12 +98,15 @@ fn show(a: &ShowArgs) -> anyhow::Result<ExitCode> {
         for ied in &scl.ieds {
             print_ied(ied, a.variables);
         }
+        for ied in &scl.ieds {
+            print_warnings(ied, &file);
+        }
         for r in &scl.refused {
             crate::out(format!("IED {} REFUSED: {file}: {}", r.name, r.error));
         }
     }
     Ok(if scl.refused.is_empty() {
-        ExitCode::SUCCESS
+        clean_or_repaired(&scl.ieds)
     } else if scl.ieds.is_empty() {
         ExitCode::from(EXIT_NONE_VALID)
     } else {

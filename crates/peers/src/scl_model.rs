@@ -20,7 +20,7 @@ use gander_mms::server_model::{DstAddress, ModelError, ModelNode, RcbConfig, Ser
 use gander_mms::service::{
     AccessSelection, AlternateAccess, ObjectName, Selection, TypeSpec, VariableRef,
 };
-use gander_scl::{BasicType, DataNode, Fc, Fcda, Ied, NodeKind, SclError};
+use gander_scl::{BasicType, DataNode, Fc, Fcda, Ied, NodeKind, SclError, SclWarning};
 use gander_wire::data::Data;
 use std::path::Path;
 
@@ -107,6 +107,17 @@ pub fn load(
     ied: Option<&str>,
     access_point: Option<&str>,
 ) -> Result<ServerModel, SclModelError> {
+    load_with_warnings(path, ied, access_point).map(|(m, _)| m)
+}
+
+/// [`load`], with the repairs made in the IED to load it (`gander_scl::Ied::warnings`,
+/// docs/scl.md "Repairs"), which the server prints at start-up: a model served from a file
+/// that was not read exactly as written says so.
+pub fn load_with_warnings(
+    path: &Path,
+    ied: Option<&str>,
+    access_point: Option<&str>,
+) -> Result<(ServerModel, Vec<SclWarning>), SclModelError> {
     let p = path.display().to_string();
     let scl_err = |error| SclModelError::Scl {
         path: p.clone(),
@@ -114,7 +125,7 @@ pub fn load(
     };
     let scl = gander_scl::load(path).map_err(scl_err)?;
     let ied = scl.ied(ied).map_err(scl_err)?;
-    build(ied, access_point, &p)
+    Ok((build(ied, access_point, &p)?, ied.warnings.clone()))
 }
 
 /// Builds the model of one IED (see [`load`]); `path` is only used in error messages.

@@ -68,6 +68,8 @@ pub struct Counters {
 pub struct Server {
     listener: TcpListener,
     shared: Arc<Shared>,
+    /// The repairs made to load the served SCL model (empty for the fixed model).
+    scl_warnings: Vec<gander_scl::SclWarning>,
 }
 
 const STOP_POLL: Duration = Duration::from_millis(100);
@@ -77,13 +79,15 @@ impl Server {
     /// a bad `[tls]` table fails before READY).
     pub fn bind(config: ServerConfig, sink: Sink) -> Result<Server, PeerError> {
         config.check()?;
+        let mut scl_warnings = Vec::new();
         let model = match &config.scl {
             Some(path) => {
-                let mut m = super::scl_model::load(
+                let (mut m, warnings) = super::scl_model::load_with_warnings(
                     path,
                     config.ied.as_deref(),
                     config.access_point.as_deref(),
                 )?;
+                scl_warnings = warnings;
                 match config.values {
                     ValueMode::Drift => {
                         m.clear_stimuli();
@@ -109,6 +113,7 @@ impl Server {
             })?;
         Ok(Server {
             listener,
+            scl_warnings,
             shared: Arc::new(Shared {
                 model: Mutex::new(model),
                 config,
@@ -118,6 +123,12 @@ impl Server {
                 counters: Counters::default(),
             }),
         })
+    }
+
+    /// The repairs made to load the served SCL model (`gander_scl::Ied::warnings`), for the
+    /// caller to print at start-up; empty for the fixed model or a file read as written.
+    pub fn scl_warnings(&self) -> &[gander_scl::SclWarning] {
+        &self.scl_warnings
     }
 
     /// The address it listens on (the port chosen when 0 was asked for).

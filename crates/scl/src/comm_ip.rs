@@ -12,7 +12,7 @@
 //! of them hold a server is the IED model's business ([`crate::Ied::logical_devices_of`]).
 
 use crate::error::{Position, SclError, SclErrorKind};
-use crate::parse::{kids, SCL_NS};
+use crate::parse::kids;
 use roxmltree::{Document, Node};
 use std::net::IpAddr;
 
@@ -78,23 +78,12 @@ pub(crate) fn bad(
 pub fn ip_access_points(text: &str) -> Result<Vec<IpAccessPoint>, SclError> {
     let doc =
         Document::parse(text).map_err(|e| SclError::new(SclErrorKind::Xml(e.to_string()), None))?;
-    // The same checks of the root as the model's reader, so that a file in another namespace
-    // is refused with the reason rather than read as "no address" (some tools write the
-    // 2006 namespace; gander-scl refuses it everywhere, docs/scl.md).
+    // The same checks of the root as the model's reader (crate::namespace), so that a file
+    // in another namespace is refused with the reason rather than read as "no address"; the
+    // one draft namespace read under a quirk is read here too (its warning is the model's).
     let root = doc.root_element();
     let at = Some(position(text, root.range().start));
-    if root.tag_name().name() != "SCL" {
-        return Err(SclError::new(
-            SclErrorKind::NotScl(root.tag_name().name().into()),
-            at,
-        ));
-    }
-    if let Some(ns) = root.tag_name().namespace().filter(|ns| *ns != SCL_NS) {
-        return Err(SclError::new(
-            SclErrorKind::WrongNamespace { found: ns.into() },
-            at,
-        ));
-    }
+    crate::namespace::check_root(root).map_err(|k| SclError::new(k, at))?;
     let mut out = Vec::new();
     for comm in kids(root, "Communication") {
         for sn in kids(comm, "SubNetwork") {
@@ -182,9 +171,15 @@ mod tests {
         assert!(ip_access_points("<SCL").is_err());
         assert_eq!(ip_access_points("<SCL/>").unwrap(), vec![]);
         assert!(ip_access_points("<ICD/>").is_err());
-        // The 2006 namespace of rapid_LEx2GOOSE.scd (the RAPID project's example SCD) is
-        // refused with the reason, as the model reader does, not read as "no address".
-        let other = t.replace("2003/SCL", "2006/SCL");
+        // The 2006 draft namespace of rapid_LEx2GOOSE.scd (the RAPID project's example SCD)
+        // is read under its quirk, as the model reader does; any other namespace is refused
+        // with the reason, not read as "no address".
+        let good = scd(
+            r#"<ConnectedAP iedName="P1" apName="S1"><Address><P type="IP">10.0.0.1</P></Address></ConnectedAP>"#,
+        );
+        let draft = good.replace("2003/SCL", "2006/SCL");
+        assert_eq!(ip_access_points(&draft).unwrap().len(), 1);
+        let other = t.replace("2003/SCL", "2007/SCL");
         assert!(matches!(
             ip_access_points(&other).map_err(|e| e.kind),
             Err(SclErrorKind::WrongNamespace { .. })

@@ -14,6 +14,7 @@
 use crate::error::{SclError, SclErrorKind};
 use crate::model::DataSet;
 use crate::parse::{kids, Ctx};
+use crate::warning::Repair;
 use roxmltree::Node;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -255,15 +256,33 @@ pub(crate) fn read_ln0(
     // Control block names share one namespace in LLN0 (IEC 61850-7-2 §15.2.1, §16.2.1): two
     // GoCBs of one name would be one MMS variable.
     let mut names: Vec<String> = Vec::new();
+    // A block that cannot be read (a missing attribute, a bad address, a data set LLN0 lacks)
+    // is a local defect: it is left out with a warning (docs/scl.md, "Repairs").
+    let left_out = |n: Node, e| {
+        cx.repaired(
+            e,
+            Repair::ControlBlockLeftOut {
+                name: n.attribute("name").unwrap_or("SGCB").into(),
+            },
+        )
+    };
     for g in kids(ln0, "GSEControl") {
-        let c = gse_control(cx, comm, at, g, data_sets)?;
-        dup(cx, g, "GSEControl", &mut names, &c.name)?;
-        out.gse.push(c);
+        match gse_control(cx, comm, at, g, data_sets) {
+            Ok(c) => {
+                dup(cx, g, "GSEControl", &mut names, &c.name)?;
+                out.gse.push(c);
+            }
+            Err(e) => left_out(g, e),
+        }
     }
     for s in kids(ln0, "SampledValueControl") {
-        let c = sv_control(cx, comm, at, s, data_sets)?;
-        dup(cx, s, "SampledValueControl", &mut names, &c.name)?;
-        out.sv.push(c);
+        match sv_control(cx, comm, at, s, data_sets) {
+            Ok(c) => {
+                dup(cx, s, "SampledValueControl", &mut names, &c.name)?;
+                out.sv.push(c);
+            }
+            Err(e) => left_out(s, e),
+        }
     }
     if let Some(s) = kids(ln0, "SettingControl").next() {
         if let Some(second) = kids(ln0, "SettingControl").nth(1) {
@@ -275,7 +294,10 @@ pub(crate) fn read_ln0(
                 },
             ));
         }
-        out.setting = Some(setting_control(cx, s)?);
+        match setting_control(cx, s) {
+            Ok(c) => out.setting = Some(c),
+            Err(e) => left_out(s, e),
+        }
     }
     Ok(out)
 }

@@ -44,6 +44,14 @@ pub enum SclErrorKind {
         /// The attribute.
         attribute: &'static str,
     },
+    /// An element lacks a child element IEC 61850-6's schema requires.
+    #[error("<{element}> has no <{child}>")]
+    MissingElement {
+        /// The element.
+        element: &'static str,
+        /// The child it needs.
+        child: &'static str,
+    },
     /// An attribute's value is not what the schema allows.
     #[error("<{element}> {attribute}={value:?}: {why}")]
     BadValue {

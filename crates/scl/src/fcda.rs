@@ -14,6 +14,7 @@ use crate::error::{SclError, SclErrorKind};
 use crate::model::{DataNode, Fcda, Ied, LogicalNode, NodeKind};
 use crate::parse::Ctx;
 use crate::types::Fc;
+use crate::warning::Repair;
 use roxmltree::Node;
 use std::collections::HashMap;
 
@@ -21,6 +22,8 @@ use std::collections::HashMap;
 pub(crate) struct LnIndex<'m> {
     lns: HashMap<(&'m str, &'m str), (&'m str, &'m LogicalNode)>,
     lds: std::collections::HashSet<&'m str>,
+    /// LD inst by MMS domain, for an `ldInst` that names the domain instead.
+    by_domain: HashMap<&'m str, &'m str>,
 }
 
 impl<'m> LnIndex<'m> {
@@ -37,7 +40,16 @@ impl<'m> LnIndex<'m> {
             .iter()
             .map(|l| l.inst.as_str())
             .collect();
-        LnIndex { lns, lds }
+        let by_domain = ied
+            .logical_devices
+            .iter()
+            .map(|l| (l.domain.as_str(), l.inst.as_str()))
+            .collect();
+        LnIndex {
+            lns,
+            lds,
+            by_domain,
+        }
     }
 
     fn has_ld(&self, inst: &str) -> bool {
@@ -123,8 +135,8 @@ pub(crate) fn resolve(
     } else {
         format!("{do_name}.{}", a("daName"))
     };
-    let ld_inst = f.attribute("ldInst").unwrap_or(here_inst);
-    let member = format!("{ld_inst}/{ln_name}.{path} [{fc_s}]");
+    let written = f.attribute("ldInst").unwrap_or(here_inst);
+    let member = format!("{written}/{ln_name}.{path} [{fc_s}]");
     let err = |kind| cx.err(f, kind);
     let unknown = |why: String| {
         err(SclErrorKind::UnknownMember {
@@ -132,6 +144,23 @@ pub(crate) fn resolve(
             member: member.clone(),
             why,
         })
+    };
+    // `ldInst` is the LD's inst (IEC 61850-6 tFCDA); libiec61850's own complexModel.icd
+    // writes the MMS domain instead (`ied1Inverter` for IED ied1's LD Inverter). A domain
+    // names exactly one LD of the IED, so it is read as that LD, with a warning.
+    let ld_inst = match index.by_domain.get(written) {
+        Some(inst) if !index.has_ld(written) => {
+            cx.repaired(
+                unknown(format!(
+                    "the IED has no LD of inst {written}; it is the MMS domain of LD {inst}"
+                )),
+                Repair::LdInstReadAsDomain {
+                    inst: (*inst).into(),
+                },
+            );
+            *inst
+        }
+        _ => written,
     };
     let (domain, ln) = match index.lns.get(&(ld_inst, ln_name.as_str())) {
         Some(x) => *x,

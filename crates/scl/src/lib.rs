@@ -7,8 +7,11 @@
 //! every value, data set member and control block (report, GOOSE, sampled value, setting
 //! group, with their Communication addresses) against the model, and returns [`Scl`]: the valid
 //! IEDs and, judged each on its own, the refused ones. Every refusal is an [`SclError`] with the
-//! line and column of the offending element and, inside an IED, the IED's name. Reading is
-//! linear in the file size (`gander bench scl`).
+//! line and column of the offending element and, inside an IED, the IED's name. A defect local
+//! to one element (a data set member naming nothing, an `SDI` its type lacks, a missing
+//! `LNodeType` or `EnumType`, `<Val>False</Val>`) does not refuse the IED: it is repaired in a
+//! stated way and reported as an [`SclWarning`] in [`Ied::warnings`] (docs/scl.md, "Repairs").
+//! Reading is linear in the file size (`gander bench scl`).
 //!
 //! Public sources for the structure and defaults: the SCL schema of IEC 61850-6 Ed.2 as used by
 //! libiec61850's model generator and by OpenSCD, and IEC 61850-8-1's MMS naming as
@@ -21,12 +24,16 @@ mod comm_routable;
 mod controls;
 mod error;
 mod fcda;
+mod groups;
 mod log_control;
 mod model;
+mod namespace;
 mod parse;
 mod rcb;
 mod types;
+mod vals;
 mod value;
+mod warning;
 
 pub use comm_ip::{ip_access_points, IpAccessPoint};
 pub use comm_routable::{routable_addresses, RoutableAddress, RoutableKind};
@@ -39,8 +46,10 @@ pub use model::{
     DataNode, DataSet, Fcda, GroupValue, Ied, LogicalDevice, LogicalNode, NodeKind, OptFields,
     ReportControl, TrgOps, Variable,
 };
-pub use parse::SCL_NS;
+pub use namespace::DRAFT_2006_QUIRK;
+pub use parse::{SCL_NS, SCL_NS_DRAFT_2006};
 pub use types::{BasicType, Fc};
+pub use warning::{Repair, SclWarning};
 
 use std::path::Path;
 

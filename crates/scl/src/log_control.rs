@@ -11,6 +11,7 @@
 use crate::error::{SclError, SclErrorKind};
 use crate::model::{DataSet, LogicalDevice, TrgOps};
 use crate::parse::{kids, Ctx};
+use crate::warning::Repair;
 use roxmltree::Node;
 use serde::Serialize;
 
@@ -60,60 +61,30 @@ pub(crate) fn read(cx: &Ctx, ln: Node, data_sets: &[DataSet]) -> Result<LnLogs, 
     const E: &str = "LogControl";
     let mut out = LnLogs::default();
     for lc in kids(ln, E) {
-        let name = cx.name(lc, E, "name")?.to_string();
-        if out.controls.iter().any(|c| c.name == name) {
-            return Err(cx.err(lc, SclErrorKind::Duplicate { what: E, name }));
-        }
-        let data_set = match lc.attribute("datSet").filter(|s| !s.is_empty()) {
-            None => None,
-            Some(ds) if data_sets.iter().any(|d| d.name == ds) => Some(ds.to_string()),
-            Some(ds) => {
-                return Err(cx.err(
-                    lc,
-                    SclErrorKind::UnknownDataSet {
-                        control: name,
-                        data_set: ds.into(),
+        // An LCB that cannot be read is left out with a warning (docs/scl.md, "Repairs");
+        // two of one name refuse the IED (one MMS name).
+        let c = match one(cx, lc, data_sets) {
+            Ok(c) => c,
+            Err(e) => {
+                cx.repaired(
+                    e,
+                    Repair::ControlBlockLeftOut {
+                        name: lc.attribute("name").unwrap_or("(unnamed)").into(),
                     },
-                ))
+                );
+                continue;
             }
         };
-        let trg_ops = match kids(lc, "TrgOps").next() {
-            None => TrgOps {
-                gi: true,
-                ..Default::default()
-            },
-            Some(t) => TrgOps {
-                dchg: cx.flag(t, "TrgOps", "dchg", false)?,
-                qchg: cx.flag(t, "TrgOps", "qchg", false)?,
-                dupd: cx.flag(t, "TrgOps", "dupd", false)?,
-                period: cx.flag(t, "TrgOps", "period", false)?,
-                gi: cx.flag(t, "TrgOps", "gi", true)?,
-            },
-        };
-        let log_ln = format!(
-            "{}{}{}",
-            lc.attribute("prefix").unwrap_or(""),
-            lc.attribute("lnClass")
-                .filter(|s| !s.is_empty())
-                .unwrap_or("LLN0"),
-            lc.attribute("lnInst").unwrap_or("")
-        );
-        out.controls.push(LogControl {
-            name,
-            data_set,
-            log_ld_inst: lc
-                .attribute("ldInst")
-                .filter(|s| !s.is_empty())
-                .map(str::to_string),
-            log_ln,
-            log_name: lc.attribute("logName").unwrap_or("").trim().to_string(),
-            log_ref: String::new(),
-            trg_ops,
-            intg_pd: cx.num(lc, E, "intgPd", 0u32)?,
-            log_ena: cx.flag(lc, E, "logEna", true)?,
-            reason_code: cx.flag(lc, E, "reasonCode", true)?,
-            line: cx.pos(lc).line,
-        });
+        if out.controls.iter().any(|x| x.name == c.name) {
+            return Err(cx.err(
+                lc,
+                SclErrorKind::Duplicate {
+                    what: E,
+                    name: c.name,
+                },
+            ));
+        }
+        out.controls.push(c);
     }
     for l in kids(ln, "Log") {
         // The schema lets a Log go without a name (the LN's default log); libiec61850's model
@@ -134,6 +105,62 @@ pub(crate) fn read(cx: &Ctx, ln: Node, data_sets: &[DataSet]) -> Result<LnLogs, 
         out.logs.push(name.into());
     }
     Ok(out)
+}
+
+/// One `LogControl`.
+fn one(cx: &Ctx, lc: Node, data_sets: &[DataSet]) -> Result<LogControl, SclError> {
+    const E: &str = "LogControl";
+    let name = cx.name(lc, E, "name")?.to_string();
+    let data_set = match lc.attribute("datSet").filter(|s| !s.is_empty()) {
+        None => None,
+        Some(ds) if data_sets.iter().any(|d| d.name == ds) => Some(ds.to_string()),
+        Some(ds) => {
+            return Err(cx.err(
+                lc,
+                SclErrorKind::UnknownDataSet {
+                    control: name,
+                    data_set: ds.into(),
+                },
+            ))
+        }
+    };
+    let trg_ops = match kids(lc, "TrgOps").next() {
+        None => TrgOps {
+            gi: true,
+            ..Default::default()
+        },
+        Some(t) => TrgOps {
+            dchg: cx.flag(t, "TrgOps", "dchg", false)?,
+            qchg: cx.flag(t, "TrgOps", "qchg", false)?,
+            dupd: cx.flag(t, "TrgOps", "dupd", false)?,
+            period: cx.flag(t, "TrgOps", "period", false)?,
+            gi: cx.flag(t, "TrgOps", "gi", true)?,
+        },
+    };
+    let log_ln = format!(
+        "{}{}{}",
+        lc.attribute("prefix").unwrap_or(""),
+        lc.attribute("lnClass")
+            .filter(|s| !s.is_empty())
+            .unwrap_or("LLN0"),
+        lc.attribute("lnInst").unwrap_or("")
+    );
+    Ok(LogControl {
+        name,
+        data_set,
+        log_ld_inst: lc
+            .attribute("ldInst")
+            .filter(|s| !s.is_empty())
+            .map(str::to_string),
+        log_ln,
+        log_name: lc.attribute("logName").unwrap_or("").trim().to_string(),
+        log_ref: String::new(),
+        trg_ops,
+        intg_pd: cx.num(lc, E, "intgPd", 0u32)?,
+        log_ena: cx.flag(lc, E, "logEna", true)?,
+        reason_code: cx.flag(lc, E, "reasonCode", true)?,
+        line: cx.pos(lc).line,
+    })
 }
 
 /// Fill every LCB's `log_ref` with the MMS domain of its log's LD (`ldInst`, else its own):

@@ -18,6 +18,11 @@ pub struct Ied {
     pub ied_type: Option<String>,
     /// Logical devices of every access point's server, in file order.
     pub logical_devices: Vec<LogicalDevice>,
+    /// The defects found in the IED and the repair made for each, in the order found
+    /// (docs/scl.md, "Repairs"): the IED was loaded, but not exactly as written. Every
+    /// consumer prints them (`gander scl show`, `gander mms server --scl` at start-up, the
+    /// probe's model comparison).
+    pub warnings: Vec<crate::SclWarning>,
 }
 
 /// A logical device: one MMS domain.

@@ -3,18 +3,30 @@
 //! `LNodeType/DO`, `DOType/SDO|DA`, `DAType/BDA`, `EnumType`).
 //!
 //! Elements of other namespaces (`Private` extensions, vendor tools' own) are skipped; elements
-//! of the SCL namespace or of none are read, since some tools write SCL without a namespace.
-//! Initial values (`Val` in templates, `DOI`/`SDI`/`DAI` in instances) are read; the
-//! communication section is not.
+//! of the SCL namespace or of none are read, since some tools write SCL without a namespace
+//! (and of the 2006 draft's, in a file whose root is in it: [`crate::namespace`]). Initial
+//! values are read in [`crate::vals`]; the Communication section in `controls` and `comm_ip`.
+//!
+//! Each IED is read on its own. A defect local to one element is repaired where it is found
+//! and recorded in the context's [`Diag`] (an LN or a component left out, a member dropped,
+//! a value ignored: docs/scl.md, "Repairs"); what makes the model meaningless or its MMS names
+//! ambiguous (duplicates, no LDevice at all) is an `Err` that refuses the IED.
 
 use crate::error::{Position, SclError, SclErrorKind};
 use crate::model::*;
 use crate::types::{BasicType, Fc};
+use crate::warning::{Diag, Repair};
 use roxmltree::{Document, Node};
 use std::collections::HashMap;
 
 /// The SCL namespace (IEC 61850-6).
 pub const SCL_NS: &str = "http://www.iec.ch/61850/2003/SCL";
+
+/// The one foreign root namespace read as SCL, under a named quirk: an IEC 61850-6 draft's
+/// `http://www.iec.ch/61850/2006/SCL`, which rapid61850's Eclipse EMF SCL model (and the
+/// files generated or edited with it, such as its `LEx2GOOSE.scd`) writes. Its element and
+/// attribute names are those of the 2003 namespace. Any other namespace stays refused.
+pub const SCL_NS_DRAFT_2006: &str = "http://www.iec.ch/61850/2006/SCL";
 
 /// Deepest nesting of SDOs and structured attributes accepted (a guard against absurd files;
 /// the IEC 61850-7-3 common data classes nest a few levels).
@@ -27,6 +39,8 @@ pub(crate) struct Ctx<'i> {
     /// and positions are taken for every node of the model: that made reading quadratic in
     /// the file size, 4.5 s for an 865 kB SCD.)
     line_starts: Vec<usize>,
+    /// The repairs made in the IED being read.
+    pub(crate) diag: Diag,
 }
 
 impl<'i> Ctx<'i> {
@@ -38,7 +52,16 @@ impl<'i> Ctx<'i> {
                 .filter(|(_, b)| *b == b'\n')
                 .map(|(i, _)| i + 1),
         );
-        Ctx { text, line_starts }
+        Ctx {
+            text,
+            line_starts,
+            diag: Diag::default(),
+        }
+    }
+
+    /// Records that `error` was repaired by `repair` in the IED being read.
+    pub(crate) fn repaired(&self, error: SclError, repair: Repair) {
+        self.diag.repaired(error, repair);
     }
 
     /// The line and column (in characters, both 1-based, as roxmltree and editors count) of
@@ -152,36 +175,51 @@ impl<'i> Ctx<'i> {
             // xs:boolean.
             Some("true") | Some("1") => Ok(true),
             Some("false") | Some("0") => Ok(false),
-            Some(v) => Err(self.err(
-                n,
-                SclErrorKind::BadValue {
-                    element,
-                    attribute,
-                    value: v.into(),
-                    why: "expected true or false",
-                },
-            )),
+            Some(v) => {
+                let e = self.err(
+                    n,
+                    SclErrorKind::BadValue {
+                        element,
+                        attribute,
+                        value: v.into(),
+                        why: "expected true or false (xs:boolean is lower-case)",
+                    },
+                );
+                // `True`/`FALSE`: the intent is plain; read it and say so.
+                match crate::value::boolean_any_case(v) {
+                    Some(b) => {
+                        self.repaired(e, Repair::BooleanCaseFolded(b));
+                        Ok(b)
+                    }
+                    None => Err(e),
+                }
+            }
         }
     }
 }
 
-/// SCL-namespace (or namespace-less) element children named `tag`.
+/// SCL-namespace (or namespace-less) element children named `tag`. In a file whose root is in
+/// the draft namespace [`SCL_NS_DRAFT_2006`] (read under its quirk, with a warning), that
+/// namespace is SCL's; in any other file it is foreign like a vendor's.
 pub(crate) fn kids<'a, 'i>(
     n: Node<'a, 'i>,
     tag: &'a str,
 ) -> impl Iterator<Item = Node<'a, 'i>> + 'a {
+    let draft = n.document().root_element().tag_name().namespace() == Some(SCL_NS_DRAFT_2006);
     n.children().filter(move |c| {
         c.is_element()
             && c.tag_name().name() == tag
-            && c.tag_name().namespace().is_none_or(|ns| ns == SCL_NS)
+            && c.tag_name()
+                .namespace()
+                .is_none_or(|ns| ns == SCL_NS || (draft && ns == SCL_NS_DRAFT_2006))
     })
 }
 
-struct Templates<'a, 'i> {
+pub(crate) struct Templates<'a, 'i> {
     ln: HashMap<&'a str, Node<'a, 'i>>,
-    dos: HashMap<&'a str, Node<'a, 'i>>,
-    das: HashMap<&'a str, Node<'a, 'i>>,
-    enums: HashMap<&'a str, Node<'a, 'i>>,
+    pub(crate) dos: HashMap<&'a str, Node<'a, 'i>>,
+    pub(crate) das: HashMap<&'a str, Node<'a, 'i>>,
+    pub(crate) enums: HashMap<&'a str, Node<'a, 'i>>,
 }
 
 fn index<'a, 'i>(
@@ -236,9 +274,9 @@ impl<'a, 'i> Templates<'a, 'i> {
     }
 }
 
-struct Resolver<'t, 'a, 'i, 'c> {
-    cx: &'c Ctx<'i>,
-    t: &'t Templates<'a, 'i>,
+pub(crate) struct Resolver<'t, 'a, 'i, 'c> {
+    pub(crate) cx: &'c Ctx<'i>,
+    pub(crate) t: &'t Templates<'a, 'i>,
     /// Types being expanded (recursion guard).
     stack: Vec<&'a str>,
 }
@@ -256,6 +294,34 @@ impl<'a, 'i> Resolver<'_, 'a, 'i, '_> {
         }
         self.stack.push(id);
         Ok(())
+    }
+
+    /// Builds one component (`element` `c`, inside `parent`); when it cannot be built, it is
+    /// left out with a warning and the rest of its parent is built (docs/scl.md, "Repairs").
+    fn component(
+        &mut self,
+        c: Node,
+        element: &'static str,
+        parent: &'static str,
+        build: impl FnOnce(&mut Self) -> Result<DataNode, SclError>,
+    ) -> Option<DataNode> {
+        let depth = self.stack.len();
+        match build(self) {
+            Ok(n) => Some(n),
+            Err(e) => {
+                // An error deep inside left its types on the stack.
+                self.stack.truncate(depth);
+                self.cx.repaired(
+                    e,
+                    Repair::ComponentLeftOut {
+                        element,
+                        name: c.attribute("name").unwrap_or("(unnamed)").into(),
+                        parent,
+                    },
+                );
+                None
+            }
+        }
     }
 
     fn lookup(
@@ -276,6 +342,21 @@ impl<'a, 'i> Resolver<'_, 'a, 'i, '_> {
         })
     }
 
+    /// The data objects of LNodeType `ty`, each built on its own: one that cannot be built is
+    /// left out with a warning.
+    pub(crate) fn data_objects(&mut self, ty: Node<'a, 'i>) -> Vec<DataNode> {
+        kids(ty, "DO")
+            .filter_map(|d| {
+                self.component(d, "DO", "logical node", |r| {
+                    let n = r.cx.name(d, "DO", "name")?;
+                    let t = r.cx.req(d, "DO", "type")?;
+                    let count = r.cx.num(d, "DO", "count", 0u32)?;
+                    r.object(d, n, t, count)
+                })
+            })
+            .collect()
+    }
+
     /// A DO or SDO of DOType `type_id`.
     fn object(
         &mut self,
@@ -289,16 +370,17 @@ impl<'a, 'i> Resolver<'_, 'a, 'i, '_> {
         let cdc = self.cx.req(ty, "DOType", "cdc")?.to_string();
         let mut children = Vec::new();
         for c in ty.children().filter(|c| c.is_element()) {
-            match c.tag_name().name() {
-                "SDO" => {
-                    let n = self.cx.name(c, "SDO", "name")?;
-                    let t = self.cx.req(c, "SDO", "type")?;
-                    let count = self.cx.num(c, "SDO", "count", 0u32)?;
-                    children.push(self.object(c, n, t, count)?);
-                }
-                "DA" => children.push(self.attribute(c, "DA", None)?),
-                _ => {}
-            }
+            let built = match c.tag_name().name() {
+                "SDO" => self.component(c, "SDO", "DOType", |r| {
+                    let n = r.cx.name(c, "SDO", "name")?;
+                    let t = r.cx.req(c, "SDO", "type")?;
+                    let count = r.cx.num(c, "SDO", "count", 0u32)?;
+                    r.object(c, n, t, count)
+                }),
+                "DA" => self.component(c, "DA", "DOType", |r| r.attribute(c, "DA", None)),
+                _ => None,
+            };
+            children.extend(built);
         }
         self.stack.pop();
         Ok(DataNode {
@@ -360,22 +442,33 @@ impl<'a, 'i> Resolver<'_, 'a, 'i, '_> {
                 let (id, ty) = self.lookup(c, &self.t.das, "DAType", tid)?;
                 self.enter(c, "DAType", id)?;
                 for b in kids(ty, "BDA") {
-                    children.push(self.attribute(b, "BDA", Some(fc))?);
+                    children.extend(
+                        self.component(b, "BDA", "DAType", |r| r.attribute(b, "BDA", Some(fc))),
+                    );
                 }
                 self.stack.pop();
             }
             BasicType::Enum => {
                 let tid = self.cx.req(c, element, "type")?;
-                let (_, et) = self.lookup(c, &self.t.enums, "EnumType", tid)?;
-                let vals = checked_val(self.cx, btype, Some(et), c)?;
-                value = Some(match vals.value() {
-                    Some(v) => v,
-                    None => enum_ord(self.cx, c, et, None)?,
-                });
+                // A missing EnumType leaves the attribute an Enum without literals (OpenSCD's
+                // valid2003.scd names EnumType "Beh", which it does not define).
+                let et = match self.lookup(c, &self.t.enums, "EnumType", tid) {
+                    Ok((_, et)) => Some(et),
+                    Err(e) => {
+                        self.cx.repaired(e, Repair::EnumWithoutType);
+                        None
+                    }
+                };
+                let vals = crate::vals::checked(self.cx, btype, et, c);
+                value = match (vals.value(), et) {
+                    (Some(v), _) => Some(v),
+                    (None, Some(et)) => Some(crate::vals::first_ord(et)),
+                    (None, None) => None,
+                };
                 group_values = vals.groups;
             }
             _ => {
-                let vals = checked_val(self.cx, btype, None, c)?;
+                let vals = crate::vals::checked(self.cx, btype, None, c);
                 value = vals.value();
                 group_values = vals.groups;
             }
@@ -396,185 +489,8 @@ impl<'a, 'i> Resolver<'_, 'a, 'i, '_> {
     }
 }
 
-/// The `Val` children of a DA, BDA or DAI: the value without `sGroup` and the value of each
-/// setting group (`sGroup="n"`, IEC 61850-6 §9.3.8: one value per group for a setting).
-#[derive(Default)]
-struct Vals {
-    plain: Option<String>,
-    groups: Vec<GroupValue>,
-}
-
-impl Vals {
-    fn is_empty(&self) -> bool {
-        self.plain.is_none() && self.groups.is_empty()
-    }
-
-    /// The node's [`DataNode::value`]: the `Val` without `sGroup`, else the first group's.
-    fn value(&self) -> Option<String> {
-        self.plain
-            .clone()
-            .or_else(|| self.groups.first().map(|g| g.value.clone()))
-    }
-}
-
-/// Every `Val` child of a DA, BDA or DAI (an Enum's as its `ord`), each checked against
-/// `btype` ([`crate::value::check`]) with an error naming the `Val`'s own line. `sGroup` must
-/// be a group number of 1..=255 (`tVal` in the SCL schema: an unsigned int; IEC 61850-7-2
-/// §16 numbers groups from 1 and NumOfSG is an 8-bit unsigned), once per group.
-fn checked_val(
-    cx: &Ctx,
-    btype: BasicType,
-    enum_type: Option<Node>,
-    n: Node,
-) -> Result<Vals, SclError> {
-    let mut out = Vals::default();
-    for v in kids(n, "Val") {
-        let text = v.text().unwrap_or("").trim();
-        let value = match (btype, enum_type) {
-            (BasicType::Enum, Some(et)) => enum_ord(cx, v, et, Some(text))?,
-            _ => {
-                crate::value::check(btype, text).map_err(|why| {
-                    cx.err(
-                        v,
-                        SclErrorKind::BadValue {
-                            element: "Val",
-                            attribute: "(text)",
-                            value: text.into(),
-                            why,
-                        },
-                    )
-                })?;
-                text.to_string()
-            }
-        };
-        let Some(g) = v.attribute("sGroup") else {
-            out.plain.get_or_insert(value);
-            continue;
-        };
-        let bad = |why| {
-            cx.err(
-                v,
-                SclErrorKind::BadValue {
-                    element: "Val",
-                    attribute: "sGroup",
-                    value: g.into(),
-                    why,
-                },
-            )
-        };
-        let group = g
-            .trim()
-            .parse::<u8>()
-            .ok()
-            .filter(|g| *g >= 1)
-            .ok_or_else(|| bad("not a setting group number of 1..=255"))?;
-        if out.groups.iter().any(|x| x.group == group) {
-            return Err(bad("a second Val for the same setting group"));
-        }
-        out.groups.push(GroupValue {
-            group,
-            value,
-            at: cx.pos(v),
-        });
-    }
-    Ok(out)
-}
-
-/// An Enum's value as its `ord`: a literal is looked up among the EnumType's `EnumVal`s; a
-/// number is kept; none gives the first `ord`.
-fn enum_ord(cx: &Ctx, at: Node, et: Node, literal: Option<&str>) -> Result<String, SclError> {
-    let vals: Vec<(String, String)> = kids(et, "EnumVal")
-        .map(|v| {
-            (
-                v.attribute("ord").unwrap_or("0").trim().to_string(),
-                v.text().unwrap_or("").trim().to_string(),
-            )
-        })
-        .collect();
-    match literal {
-        None => Ok(vals
-            .first()
-            .map(|(o, _)| o.clone())
-            .unwrap_or_else(|| "0".into())),
-        Some(l) if l.parse::<i64>().is_ok() => Ok(l.to_string()),
-        Some(l) => vals
-            .iter()
-            .find(|(_, t)| t == l)
-            .map(|(o, _)| o.clone())
-            .ok_or_else(|| {
-                cx.err(
-                    at,
-                    SclErrorKind::BadValue {
-                        element: "Val",
-                        attribute: "(text)",
-                        value: l.into(),
-                        why: "not a literal of the attribute's EnumType",
-                    },
-                )
-            }),
-    }
-}
-
-/// Applies the instance values of an LN (`DOI`/`SDI`/`DAI` with `Val`) to its data objects.
-/// A DOI naming no data object is an error (the file configures something the type lacks).
-fn apply_instance_values(
-    cx: &Ctx,
-    t: &Templates,
-    ln: Node,
-    data_objects: &mut [DataNode],
-) -> Result<(), SclError> {
-    fn walk(cx: &Ctx, t: &Templates, n: Node, nodes: &mut [DataNode]) -> Result<(), SclError> {
-        for c in n.children().filter(|c| c.is_element()) {
-            let tag = c.tag_name().name();
-            if !matches!(tag, "DOI" | "SDI" | "DAI") {
-                continue;
-            }
-            let Some(name) = c.attribute("name") else {
-                continue;
-            };
-            let Some(target) = nodes.iter_mut().find(|d| d.name == name) else {
-                return Err(cx.err(
-                    c,
-                    SclErrorKind::UnknownInstance {
-                        element: if tag == "DOI" {
-                            "DOI"
-                        } else if tag == "SDI" {
-                            "SDI"
-                        } else {
-                            "DAI"
-                        },
-                        name: name.into(),
-                    },
-                ));
-            };
-            if tag == "DAI" {
-                let vals = match &target.kind {
-                    NodeKind::Attribute { btype, type_id, .. } => {
-                        let et = match (btype, type_id) {
-                            (BasicType::Enum, Some(id)) => t.enums.get(id.as_str()).copied(),
-                            _ => None,
-                        };
-                        checked_val(cx, *btype, et, c)?
-                    }
-                    // A DAI naming a data object: nothing to hold a value.
-                    NodeKind::Object { .. } => Vals::default(),
-                };
-                // The instance's values replace the template's (every group's with them).
-                if !vals.is_empty() {
-                    target.value = vals.value();
-                    target.group_values = vals.groups;
-                }
-            } else {
-                walk(cx, t, c, &mut target.children)?;
-            }
-        }
-        Ok(())
-    }
-    walk(cx, t, ln, data_objects)
-}
-
-/// Reads every IED of the file, each on its own: the valid ones and the refused ones with
-/// their error (naming the IED).
+/// Reads every IED of the file, each on its own: the valid ones (each with the warnings of
+/// the repairs made in it) and the refused ones with their error (naming the IED).
 pub(crate) fn read(text: &str) -> Result<(Vec<Ied>, Vec<crate::RefusedIed>), SclError> {
     let opts = roxmltree::ParsingOptions {
         // SCL files never need a DTD; refusing one keeps entity expansion out.
@@ -585,18 +501,19 @@ pub(crate) fn read(text: &str) -> Result<(Vec<Ied>, Vec<crate::RefusedIed>), Scl
         .map_err(|e| SclError::new(SclErrorKind::Xml(e.to_string()), None))?;
     let cx = Ctx::new(text);
     let root = doc.root_element();
-    if root.tag_name().name() != "SCL" {
-        return Err(cx.err(root, SclErrorKind::NotScl(root.tag_name().name().into())));
-    }
-    if let Some(ns) = root.tag_name().namespace().filter(|ns| *ns != SCL_NS) {
-        return Err(cx.err(root, SclErrorKind::WrongNamespace { found: ns.into() }));
-    }
+    let quirk = crate::namespace::check_root(root).map_err(|k| cx.err(root, k))?;
     let t = Templates::read(&cx, root)?;
     let comm = crate::controls::CommIndex::read(root);
     let mut ieds: Vec<Ied> = Vec::new();
     let mut refused: Vec<crate::RefusedIed> = Vec::new();
     for ied in kids(root, "IED") {
         let name = ied.attribute("name").unwrap_or("(unnamed)");
+        // Each IED's warnings are its own; a file-wide quirk is said on every IED, since
+        // every IED was read under it.
+        cx.diag.take();
+        if let Some((kind, repair)) = &quirk {
+            cx.repaired(cx.err(root, kind.clone()), repair.clone());
+        }
         let result =
             if ieds.iter().any(|i| i.name == name) || refused.iter().any(|r| r.name == name) {
                 // IEC 61850-6 §9.3.1: the IED name is unique in an SCD (it names the IED's MMS
@@ -612,7 +529,10 @@ pub(crate) fn read(text: &str) -> Result<(Vec<Ied>, Vec<crate::RefusedIed>), Scl
                 read_ied(&cx, &t, &comm, ied)
             };
         match result {
-            Ok(i) => ieds.push(i),
+            Ok(mut i) => {
+                i.warnings = cx.diag.take();
+                ieds.push(i)
+            }
             Err(e) => refused.push(crate::RefusedIed {
                 name: name.into(),
                 error: e.in_ied(name),
@@ -633,10 +553,32 @@ fn read_ied<'a, 'i>(
 ) -> Result<Ied, SclError> {
     let name = cx.req(ied, "IED", "name")?.to_string();
     let mut lds = Vec::new();
-    let mut ld_nodes = Vec::new();
+    // The LN elements of every LD, parallel to its `logical_nodes` (an LN left out has none).
+    let mut ln_nodes: Vec<Vec<Node>> = Vec::new();
+    // The schema's tServer has one LDevice or more. An empty Server beside one that has LDs
+    // (sp_multiple_access_points.icd's second access point) serves nothing: a warning. An
+    // IED whose Servers hold no LDevice at all has no model: refused. An IED without any
+    // Server (a client only) is valid and has no LDs.
+    let mut empty_server = None;
     for ap in kids(ied, "AccessPoint") {
         let ap_name = cx.req(ap, "AccessPoint", "name")?;
         for server in kids(ap, "Server") {
+            if kids(server, "LDevice").next().is_none() {
+                let e = cx.err(
+                    server,
+                    SclErrorKind::MissingElement {
+                        element: "Server",
+                        child: "LDevice",
+                    },
+                );
+                empty_server.get_or_insert(e.clone());
+                cx.repaired(
+                    e,
+                    Repair::EmptyServerIgnored {
+                        access_point: ap_name.into(),
+                    },
+                );
+            }
             for ld in kids(server, "LDevice") {
                 let inst = cx.req(ld, "LDevice", "inst")?;
                 let domain = ld
@@ -652,7 +594,8 @@ fn read_ied<'a, 'i>(
                         },
                     ));
                 }
-                let mut lns = Vec::new();
+                let mut lns: Vec<LogicalNode> = Vec::new();
+                let mut nodes = Vec::new();
                 for (tag, ln) in kids(ld, "LN0")
                     .map(|n| ("LN0", n))
                     .chain(kids(ld, "LN").map(|n| ("LN", n)))
@@ -662,18 +605,36 @@ fn read_ied<'a, 'i>(
                         access_point: ap_name,
                         ld_inst: inst,
                     };
-                    lns.push(read_ln(cx, t, comm, &at, tag, ln)?);
+                    let Some(l) = read_ln(cx, t, comm, &at, tag, ln)? else {
+                        continue;
+                    };
+                    // IEC 61850-8-1 §8.1.3.2: the LN name is its MMS variable in the domain;
+                    // two LNs of one name would be one variable.
+                    if lns.iter().any(|x| x.name == l.name) {
+                        return Err(cx.err(
+                            ln,
+                            SclErrorKind::Duplicate {
+                                what: "logical node",
+                                name: l.name,
+                            },
+                        ));
+                    }
+                    lns.push(l);
+                    nodes.push(ln);
                 }
-                check_group_numbers(&lns)?;
+                crate::groups::check_group_numbers(cx, &mut lns);
                 lds.push(LogicalDevice {
                     inst: inst.into(),
                     access_point: ap_name.into(),
                     domain,
                     logical_nodes: lns,
                 });
-                ld_nodes.push(ld);
+                ln_nodes.push(nodes);
             }
         }
+    }
+    if let (true, Some(e)) = (lds.is_empty(), empty_server) {
+        return Err(e);
     }
     crate::log_control::resolve_log_refs(&name, &mut lds);
     let mut out = Ied {
@@ -681,39 +642,16 @@ fn read_ied<'a, 'i>(
         manufacturer: ied.attribute("manufacturer").map(str::to_string),
         ied_type: ied.attribute("type").map(str::to_string),
         logical_devices: lds,
+        warnings: Vec::new(),
     };
-    check_data_sets(cx, &mut out, &ld_nodes)?;
+    check_data_sets(cx, &mut out, &ln_nodes);
     Ok(out)
 }
 
-/// Every `Val sGroup` of an LD names one of its setting groups: 1..=`numOfSGs` of its LLN0's
-/// `SettingControl` (IEC 61850-7-2 §16.2.2: groups are numbered 1..NumOfSG). An LD without a
-/// `SettingControl` has no groups to switch; its `sGroup` values are kept but never served.
-fn check_group_numbers(lns: &[LogicalNode]) -> Result<(), SclError> {
-    fn walk(nodes: &[DataNode], max: u8) -> Result<(), SclError> {
-        for n in nodes {
-            if let Some(g) = n.group_values.iter().find(|g| g.group > max) {
-                return Err(SclError::new(
-                    SclErrorKind::BadValue {
-                        element: "Val",
-                        attribute: "sGroup",
-                        value: g.group.to_string(),
-                        why: "beyond numOfSGs of the LD's SettingControl",
-                    },
-                    Some(g.at),
-                ));
-            }
-            walk(&n.children, max)?;
-        }
-        Ok(())
-    }
-    let Some(sc) = lns.iter().find_map(|l| l.setting_control.as_ref()) else {
-        return Ok(());
-    };
-    lns.iter()
-        .try_for_each(|l| walk(&l.data_objects, sc.num_of_sgs))
-}
-
+/// Reads one LN, or None when it cannot be built (no `lnClass`/`lnType`/`inst`, a name that
+/// is no MMS name component, an `LNodeType` missing from the templates): it is left out with
+/// a warning. Defects inside it are repaired where they are; two data sets or control blocks
+/// of one name refuse the IED (they would be one MMS name).
 fn read_ln<'a, 'i>(
     cx: &Ctx<'i>,
     t: &Templates<'a, 'i>,
@@ -721,30 +659,46 @@ fn read_ln<'a, 'i>(
     at: &crate::controls::Where,
     tag: &'static str,
     ln: Node<'a, 'i>,
-) -> Result<LogicalNode, SclError> {
-    let ln_class = cx.req(ln, tag, "lnClass")?;
-    let ln_type = cx.req(ln, tag, "lnType")?;
-    let inst = if tag == "LN0" {
-        ""
-    } else {
-        cx.req(ln, tag, "inst")?
-    };
-    let name = format!("{}{ln_class}{inst}", ln.attribute("prefix").unwrap_or(""));
-    cx.check_name(ln, tag, "prefix, lnClass and inst", &name)?;
+) -> Result<Option<LogicalNode>, SclError> {
     let mut r = Resolver {
         cx,
         t,
         stack: Vec::new(),
     };
-    let (_, ty) = r.lookup(ln, &t.ln, "LNodeType", ln_type)?;
-    let mut data_objects = Vec::new();
-    for d in kids(ty, "DO") {
-        let n = cx.name(d, "DO", "name")?;
-        let ty = cx.req(d, "DO", "type")?;
-        let count = cx.num(d, "DO", "count", 0u32)?;
-        data_objects.push(r.object(d, n, ty, count)?);
-    }
-    apply_instance_values(cx, t, ln, &mut data_objects)?;
+    let head = (|| {
+        let ln_class = cx.req(ln, tag, "lnClass")?;
+        let ln_type = cx.req(ln, tag, "lnType")?;
+        let inst = if tag == "LN0" {
+            ""
+        } else {
+            cx.req(ln, tag, "inst")?
+        };
+        let name = format!("{}{ln_class}{inst}", ln.attribute("prefix").unwrap_or(""));
+        cx.check_name(ln, tag, "prefix, lnClass and inst", &name)?;
+        let (_, ty) = r.lookup(ln, &t.ln, "LNodeType", ln_type)?;
+        Ok((ln_class, ln_type, name, ty))
+    })();
+    let (ln_class, ln_type, name, ty) = match head {
+        Ok(h) => h,
+        Err(e) => {
+            let known = format!(
+                "{}{}{}",
+                ln.attribute("prefix").unwrap_or(""),
+                ln.attribute("lnClass").unwrap_or("?"),
+                ln.attribute("inst").unwrap_or("")
+            );
+            cx.repaired(
+                e,
+                Repair::LogicalNodeLeftOut {
+                    ld: at.ld_inst.into(),
+                    ln: known,
+                },
+            );
+            return Ok(None);
+        }
+    };
+    let mut data_objects = r.data_objects(ty);
+    crate::vals::apply_instance_values(cx, t, ln, &mut data_objects);
     let mut data_sets = Vec::new();
     for ds in kids(ln, "DataSet") {
         let dn = cx.name(ds, "DataSet", "name")?.to_string();
@@ -763,38 +717,14 @@ fn read_ln<'a, 'i>(
             members: Vec::new(),
         });
     }
-    let mut report_controls: Vec<ReportControl> = Vec::new();
-    for rc in kids(ln, "ReportControl") {
-        let r = crate::rcb::read(cx, rc)?;
-        if report_controls.iter().any(|x| x.name == r.name) {
-            return Err(cx.err(
-                rc,
-                SclErrorKind::Duplicate {
-                    what: "ReportControl",
-                    name: r.name,
-                },
-            ));
-        }
-        if let Some(ds) = &r.data_set {
-            if !data_sets.iter().any(|d| &d.name == ds) {
-                return Err(cx.err(
-                    rc,
-                    SclErrorKind::UnknownDataSet {
-                        control: r.name.clone(),
-                        data_set: ds.clone(),
-                    },
-                ));
-            }
-        }
-        report_controls.push(r);
-    }
+    let report_controls = crate::rcb::read_all(cx, ln, &data_sets)?;
     let controls = if tag == "LN0" {
         crate::controls::read_ln0(cx, comm, at, ln, &data_sets)?
     } else {
         Default::default()
     };
     let logs = crate::log_control::read(cx, ln, &data_sets)?;
-    Ok(LogicalNode {
+    Ok(Some(LogicalNode {
         name,
         ln_class: ln_class.into(),
         ln_type: ln_type.into(),
@@ -806,24 +736,32 @@ fn read_ln<'a, 'i>(
         setting_control: controls.setting,
         log_controls: logs.controls,
         logs: logs.logs,
-    })
+    }))
 }
 
-/// Resolves every FCDA against the model: the member must exist with that FC
-/// ([`crate::fcda::resolve`]).
-fn check_data_sets(cx: &Ctx, ied: &mut Ied, ld_nodes: &[Node]) -> Result<(), SclError> {
+/// Resolves every FCDA against the model ([`crate::fcda::resolve`]): a member that names
+/// nothing with its FC is left out of its data set with a warning.
+fn check_data_sets(cx: &Ctx, ied: &mut Ied, ln_nodes: &[Vec<Node>]) {
     let mut resolved = Vec::new();
     {
         let index = crate::fcda::LnIndex::new(ied);
-        for (li, ld) in ld_nodes.iter().enumerate() {
+        for (li, lns) in ln_nodes.iter().enumerate() {
             let here = ied.logical_devices[li].inst.as_str();
-            let lns = kids(*ld, "LN0").chain(kids(*ld, "LN"));
-            for (ni, ln) in lns.enumerate() {
-                for (di, ds) in kids(ln, "DataSet").enumerate() {
+            for (ni, ln) in lns.iter().enumerate() {
+                for (di, ds) in kids(*ln, "DataSet").enumerate() {
                     let ds_name = &ied.logical_devices[li].logical_nodes[ni].data_sets[di].name;
-                    let members = kids(ds, "FCDA")
-                        .map(|f| crate::fcda::resolve(cx, &index, here, ds_name, f))
-                        .collect::<Result<Vec<_>, _>>()?;
+                    let mut members = Vec::new();
+                    for f in kids(ds, "FCDA") {
+                        match crate::fcda::resolve(cx, &index, here, ds_name, f) {
+                            Ok(m) => members.push(m),
+                            Err(e) => cx.repaired(
+                                e,
+                                Repair::MemberDropped {
+                                    data_set: ds_name.clone(),
+                                },
+                            ),
+                        }
+                    }
                     resolved.push((li, ni, di, members));
                 }
             }
@@ -832,5 +770,4 @@ fn check_data_sets(cx: &Ctx, ied: &mut Ied, ld_nodes: &[Node]) -> Result<(), Scl
     for (li, ni, di, members) in resolved {
         ied.logical_devices[li].logical_nodes[ni].data_sets[di].members = members;
     }
-    Ok(())
 }

@@ -150,6 +150,19 @@ pub(crate) fn check(btype: BasicType, v: &str) -> Result<(), &'static str> {
     }
 }
 
+/// An xs:boolean literal written in another case (`False`, `TRUE`: the IOP 2019 SED writes
+/// `<Val>False</Val>`), whose meaning is plain: the value, for a repair with a warning. The
+/// strict forms are [`check`]'s.
+pub(crate) fn boolean_any_case(v: &str) -> Option<bool> {
+    if v.eq_ignore_ascii_case("true") {
+        Some(true)
+    } else if v.eq_ignore_ascii_case("false") {
+        Some(false)
+    } else {
+        None
+    }
+}
+
 fn int(v: &str, min: i128, max: i128, why: &'static str) -> Result<(), &'static str> {
     match v.parse::<i128>() {
         Ok(x) if (min..=max).contains(&x) => Ok(()),
@@ -311,6 +324,11 @@ mod tests {
         assert!(check(VisString32, &"a".repeat(33)).is_err());
         assert!(check(Unicode255, &"é".repeat(255)).is_ok());
         assert!(check(Unicode255, &"é".repeat(256)).is_err());
+        // Another case is no xs:boolean, but its meaning is read for a repair.
+        assert_eq!(boolean_any_case("False"), Some(false));
+        assert_eq!(boolean_any_case("TRUE"), Some(true));
+        assert_eq!(boolean_any_case("yes"), None);
+        assert_eq!(boolean_any_case("0"), None);
     }
 
     proptest! {

@@ -5,7 +5,7 @@
 //! examples/server_example_complex_array/mhai_array.cid), which gander refused; the fixture
 //! here is written after its shape (an MHAI whose HA has a 16-element `phsAHar` SDO array).
 
-use gander_scl::{parse, Fc, SclErrorKind};
+use gander_scl::{parse, Fc, Repair, SclErrorKind};
 
 fn scl(members: &str) -> String {
     format!(
@@ -93,8 +93,10 @@ fn array_elements_and_components() {
     assert_eq!(m.to_string(), "HHarm/MHAI1$MX$HA$phsAHar(11)$cVal$mag$f");
 }
 
+/// A member naming an index outside the array, or a component that is not there, is left
+/// out of its data set with a warning at its line; the data set stays.
 #[test]
-fn wrong_indices_and_components_are_refused_with_the_line() {
+fn wrong_indices_and_components_are_dropped_with_the_line() {
     for (member, want) in [
         (fcda("HA", "phsAHar(16)", "MX"), "index 16 is outside"),
         (fcda("HA", "phsAHar(99).cVal", "MX"), "index 99 is outside"),
@@ -106,16 +108,22 @@ fn wrong_indices_and_components_are_refused_with_the_line() {
     ] {
         let text = scl(&member);
         let scl = parse(&text).unwrap();
-        let e = scl.ied(None).unwrap_err();
-        assert!(e.to_string().contains(want), "{member}: {e}");
+        let ied = scl.ied(None).unwrap();
+        assert_eq!(ied.warnings.len(), 1, "{member}: {:?}", ied.warnings);
+        let w = &ied.warnings[0];
+        assert!(w.to_string().contains(want), "{member}: {w}");
         assert!(
             matches!(
-                e.kind,
+                w.problem,
                 SclErrorKind::ArrayMember { .. } | SclErrorKind::UnknownMember { .. }
             ),
-            "{e}"
+            "{w}"
         );
+        assert!(matches!(w.repair, Repair::MemberDropped { .. }), "{w}");
         let line = text.lines().position(|l| l.contains("<FCDA")).unwrap() as u32 + 1;
-        assert_eq!(e.at.map(|p| p.line), Some(line), "{e}");
+        assert_eq!(w.at.map(|p| p.line), Some(line), "{w}");
+        assert!(ied.logical_devices[0].logical_nodes[0].data_sets[0]
+            .members
+            .is_empty());
     }
 }

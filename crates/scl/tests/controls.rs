@@ -2,10 +2,11 @@
 //! addresses (IEC 61850-6 §9.3.9-9.3.11, §9.2.3), read from `data/merging_unit.cid` (written
 //! for these tests after what libiec61850's sv.icd / simpleIO_direct_control_goose.scd and the
 //! IEC 61869-9 merging unit ICD of sureenapatnaik92/sampleProject configure), and broken
-//! variants refused with their line.
+//! variants left out (or, for a duplicate name, refused) with their line.
 
 use gander_scl::{
-    parse, CommAddress, Fc, GseType, SclErrorKind, SecurityEnable, SettingControl, SmpMod, SmvOpts,
+    parse, CommAddress, Fc, GseType, Repair, SclErrorKind, SecurityEnable, SettingControl, SmpMod,
+    SmvOpts,
 };
 
 const CID: &str = include_str!("data/merging_unit.cid");
@@ -88,6 +89,7 @@ fn gse_sv_and_setting_controls_with_addresses() {
     assert!(fcs.contains(&Fc::SE) && fcs.contains(&Fc::SG), "{fcs:?}");
 }
 
+/// The refusal of an edit (of the file or of its IED).
 fn refused(from: &str, to: &str) -> gander_scl::SclError {
     assert!(CID.contains(from), "{from}");
     let text = CID.replacen(from, to, 1);
@@ -100,9 +102,28 @@ fn refused(from: &str, to: &str) -> gander_scl::SclError {
     }
 }
 
+/// The one warning of an edit whose IED loads: the block is left out.
+fn left_out(from: &str, to: &str) -> (gander_scl::Ied, gander_scl::SclWarning) {
+    assert!(CID.contains(from), "{from}");
+    let scl = parse(&CID.replacen(from, to, 1)).unwrap();
+    let ied = scl
+        .ied(None)
+        .unwrap_or_else(|e| panic!("{to}: {e}"))
+        .clone();
+    assert_eq!(ied.warnings.len(), 1, "{to}: {:?}", ied.warnings);
+    let w = ied.warnings[0].clone();
+    assert!(
+        matches!(&w.repair, Repair::ControlBlockLeftOut { .. }),
+        "{to}: {w}"
+    );
+    (ied, w)
+}
+
+/// A control block that cannot be served as written is left out with a warning at its line
+/// (or at the line of its address's `P`); two of one name in LLN0 refuse the IED.
 #[test]
-fn broken_controls_are_refused_with_the_line() {
-    let cases: [(&str, &str, &str); 12] = [
+fn broken_controls_are_left_out_with_the_line() {
+    let cases: [(&str, &str, &str); 11] = [
         (
             r#"datSet="Trips" confRev="3""#,
             r#"datSet="Nope" confRev="3""#,
@@ -142,30 +163,34 @@ fn broken_controls_are_refused_with_the_line() {
             "<P type=\"VLAN-PRIORITY\">9</P>\n          </Address>\n          <MinTime",
             "<MinTime",
         ),
-        (
-            r#"name="gcbNoAddr""#,
-            r#"name="gcbTrip""#,
-            "<GSEControl name=\"gcbNoAddr\"",
-        ),
     ];
     for (from, to, at) in cases {
-        let e = refused(from, to);
+        let (_, w) = left_out(from, to);
         let want = if at == "<MinTime" {
             // The VLAN-PRIORITY line just above MinTime.
             line_of(at) - 2
         } else {
             line_of(at)
         };
-        assert_eq!(e.at.map(|p| p.line), Some(want), "{to}: {e}");
+        assert_eq!(w.at.map(|p| p.line), Some(want), "{to}: {w}");
     }
-    let e = refused(
+    let (ied, w) = left_out(
         r#"datSet="Trips" confRev="3""#,
         r#"datSet="Nope" confRev="3""#,
     );
     assert!(
-        matches!(&e.kind, SclErrorKind::UnknownDataSet { control, data_set } if control == "gcbTrip" && data_set == "Nope"),
-        "{e}"
+        matches!(&w.problem, SclErrorKind::UnknownDataSet { control, data_set } if control == "gcbTrip" && data_set == "Nope"),
+        "{w}"
     );
+    assert!(matches!(&w.repair, Repair::ControlBlockLeftOut { name } if name == "gcbTrip"));
+    let lln0 = &ied.logical_devices[0].logical_nodes[0];
+    assert!(lln0.gse_controls.iter().all(|g| g.name != "gcbTrip"));
+    assert!(!lln0.gse_controls.is_empty(), "the other GoCBs stay");
+
     let e = refused(r#"name="gcbNoAddr""#, r#"name="gcbTrip""#);
     assert!(matches!(&e.kind, SclErrorKind::Duplicate { .. }), "{e}");
+    assert_eq!(
+        e.at.map(|p| p.line),
+        Some(line_of("<GSEControl name=\"gcbNoAddr\""))
+    );
 }

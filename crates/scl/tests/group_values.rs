@@ -5,7 +5,7 @@
 //! (sureenapatnaik92/sampleProject TestData/multiple_access_points.icd: a plain `Val` and
 //! groups 1, 3, 2 out of order, `SettingControl numOfSGs="3" actSG="2"`).
 
-use gander_scl::{parse, DataNode, GroupValue, SclErrorKind};
+use gander_scl::{parse, DataNode, GroupValue, Repair, SclErrorKind, SclWarning};
 use proptest::prelude::*;
 
 fn scl(dai: &str, template_vals: &str) -> String {
@@ -112,62 +112,80 @@ fn template_groups_are_kept_and_an_instance_replaces_them() {
     assert_eq!(groups(attr(&dos, &["OpDlTmms", "setVal"])), [(3, "7")]);
 }
 
+/// The one warning of a file whose IED loads, with PTOC1's data objects.
+fn one_warning(text: &str) -> (Vec<DataNode>, SclWarning) {
+    let scl = parse(text).unwrap();
+    let ied = scl.ied(None).unwrap();
+    assert_eq!(ied.warnings.len(), 1, "{:?}", ied.warnings);
+    (
+        ied.logical_devices[0].logical_nodes[1].data_objects.clone(),
+        ied.warnings[0].clone(),
+    )
+}
+
 #[test]
-fn a_group_value_that_does_not_fit_is_refused_at_its_line() {
+fn a_group_value_that_does_not_fit_is_ignored_at_its_line() {
     let text = scl(
         "<Val sGroup=\"1\">10</Val>\n                <Val sGroup=\"2\">1.5</Val>",
         "",
     );
-    let e = parse(&text).unwrap().ied(None).unwrap_err().clone();
+    let (dos, w) = one_warning(&text);
     assert!(
-        matches!(&e.kind, SclErrorKind::BadValue { element: "Val", value, .. } if value == "1.5"),
-        "{e}"
+        matches!(&w.problem, SclErrorKind::BadValue { element: "Val", value, .. } if value == "1.5"),
+        "{w}"
     );
+    assert_eq!(w.repair, Repair::ValueIgnored);
     let line = text.lines().position(|l| l.contains(">1.5<")).unwrap() as u32 + 1;
-    assert_eq!(e.at.map(|p| p.line), Some(line));
+    assert_eq!(w.at.map(|p| p.line), Some(line));
+    assert_eq!(groups(attr(&dos, &["OpDlTmms", "setVal"])), [(1, "10")]);
 }
 
 #[test]
-fn a_bad_or_repeated_group_number_is_refused() {
-    for (dai, why) in [
-        (r#"<Val sGroup="0">1</Val>"#, "1..=255"),
-        (r#"<Val sGroup="256">1</Val>"#, "1..=255"),
-        (r#"<Val sGroup="x">1</Val>"#, "1..=255"),
+fn a_bad_or_repeated_group_number_is_ignored() {
+    for (dai, why, kept) in [
+        (r#"<Val sGroup="0">1</Val>"#, "1..=255", &[][..]),
+        (r#"<Val sGroup="256">1</Val>"#, "1..=255", &[]),
+        (r#"<Val sGroup="x">1</Val>"#, "1..=255", &[]),
         (
             r#"<Val sGroup="2">1</Val><Val sGroup="2">3</Val>"#,
             "same setting group",
+            &[(2u8, "1")],
         ),
     ] {
-        let e = parse(&scl(dai, "")).unwrap().ied(None).unwrap_err().clone();
+        let (dos, w) = one_warning(&scl(dai, ""));
         assert!(
             matches!(
-                &e.kind,
+                &w.problem,
                 SclErrorKind::BadValue {
                     attribute: "sGroup",
                     ..
                 }
             ),
-            "{dai}: {e}"
+            "{dai}: {w}"
         );
-        assert!(e.to_string().contains(why), "{dai}: {e}");
+        assert!(w.to_string().contains(why), "{dai}: {w}");
+        assert_eq!(w.repair, Repair::ValueIgnored);
+        assert_eq!(groups(attr(&dos, &["OpDlTmms", "setVal"])), kept, "{dai}");
     }
 }
 
 #[test]
-fn a_group_beyond_num_of_sgs_is_refused_at_its_val() {
+fn a_group_beyond_num_of_sgs_is_left_out_at_its_val() {
     // The fixture's SettingControl has numOfSGs="4".
     let text = scl(
         "<Val sGroup=\"4\">1</Val>\n                <Val sGroup=\"5\">2</Val>",
         "",
     );
-    let e = parse(&text).unwrap().ied(None).unwrap_err().clone();
+    let (dos, w) = one_warning(&text);
     assert!(
-        matches!(&e.kind, SclErrorKind::BadValue { attribute: "sGroup", value, .. } if value == "5"),
-        "{e}"
+        matches!(&w.problem, SclErrorKind::BadValue { attribute: "sGroup", value, .. } if value == "5"),
+        "{w}"
     );
     let line = text.lines().position(|l| l.contains(">2<")).unwrap() as u32 + 1;
-    assert_eq!(e.at.map(|p| p.line), Some(line));
-    assert!(e.to_string().contains("numOfSGs"), "{e}");
+    assert_eq!(w.at.map(|p| p.line), Some(line));
+    assert!(w.to_string().contains("numOfSGs"), "{w}");
+    assert_eq!(w.repair, Repair::GroupValueDropped { group: 5 });
+    assert_eq!(groups(attr(&dos, &["OpDlTmms", "setVal"])), [(4, "1")]);
 }
 
 proptest! {

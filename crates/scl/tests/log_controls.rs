@@ -5,7 +5,7 @@
 //! TestData/multiple_access_points.icd (LCBs in LLN0 with `intgPd`, `reasonCode`, all TrgOps)
 //! and the SISCO sample CID (an LCB without `logEna`).
 
-use gander_scl::{parse, SclErrorKind};
+use gander_scl::{parse, Repair, SclErrorKind, SclWarning};
 
 fn scl(lln0: &str, ggio: &str) -> String {
     format!(
@@ -71,19 +71,33 @@ fn log_controls_with_defaults_and_resolved_log_refs() {
     assert_eq!(ied.logical_devices[1].logical_nodes[0].logs, ["Main"]);
 }
 
+/// The one warning of a file whose IED loads: the LCB is left out.
+fn left_out(text: &str) -> SclWarning {
+    let scl = parse(text).unwrap();
+    let ied = scl.ied(None).unwrap();
+    assert_eq!(ied.warnings.len(), 1, "{:?}", ied.warnings);
+    let w = ied.warnings[0].clone();
+    assert!(
+        matches!(&w.repair, Repair::ControlBlockLeftOut { name } if name == "L"),
+        "{w}"
+    );
+    assert!(ied
+        .logical_devices
+        .iter()
+        .flat_map(|l| &l.logical_nodes)
+        .all(|n| n.log_controls.iter().all(|c| c.name != "L")));
+    w
+}
+
 #[test]
-fn an_unknown_data_set_or_a_repeated_name_is_refused() {
-    let e = parse(&scl(
+fn an_unknown_data_set_is_left_out_and_a_repeated_name_refused() {
+    let w = left_out(&scl(
         r#"<LogControl name="L" datSet="Nope" logName="x"/>"#,
         "",
-    ))
-    .unwrap()
-    .ied(None)
-    .unwrap_err()
-    .clone();
+    ));
     assert!(
-        matches!(&e.kind, SclErrorKind::UnknownDataSet { data_set, .. } if data_set == "Nope"),
-        "{e}"
+        matches!(&w.problem, SclErrorKind::UnknownDataSet { data_set, .. } if data_set == "Nope"),
+        "{w}"
     );
     let text = scl(
         "<LogControl name=\"L\" logName=\"x\"/>\n            <LogControl name=\"L\" logName=\"y\"/>",
@@ -107,22 +121,27 @@ fn an_unknown_data_set_or_a_repeated_name_is_refused() {
         + 1;
     assert_eq!(e.at.map(|p| p.line), Some(line));
     // A bad intgPd or logEna names the attribute.
-    let e = parse(&scl(
+    let w = left_out(&scl(
         r#"<LogControl name="L" logName="x" logEna="yes"/>"#,
         "",
-    ))
-    .unwrap()
-    .ied(None)
-    .unwrap_err()
-    .clone();
+    ));
     assert!(
         matches!(
-            &e.kind,
+            &w.problem,
             SclErrorKind::BadValue {
                 attribute: "logEna",
                 ..
             }
         ),
-        "{e}"
+        "{w}"
     );
+    // `True` is read ignoring case, with a warning, and the LCB stays.
+    let scl = parse(&scl(
+        r#"<LogControl name="L" logName="x" logEna="True"/>"#,
+        "",
+    ))
+    .unwrap();
+    let ied = scl.ied(None).unwrap();
+    assert_eq!(ied.warnings.len(), 1);
+    assert_eq!(ied.warnings[0].repair, Repair::BooleanCaseFolded(true));
 }

@@ -1,7 +1,8 @@
 //! The SCL reader against a hand-written bay-controller ICD (`data/bay_controller.icd`, written
-//! for these tests) and against broken variants of it, each refused with the reason and the line.
+//! for these tests) and against broken variants of it: each refused with the reason and the
+//! line, or, for a defect local to one element, loaded with a warning at its line.
 
-use gander_scl::{parse, BasicType, Fc, NodeKind, SclErrorKind};
+use gander_scl::{parse, BasicType, Fc, Ied, NodeKind, Repair, SclErrorKind, SclWarning};
 
 const ICD: &str = include_str!("data/bay_controller.icd");
 
@@ -125,137 +126,32 @@ fn line_of(needle: &str) -> u32 {
     ICD.lines().position(|l| l.contains(needle)).unwrap() as u32 + 1
 }
 
+/// Applies `edit` to the test ICD: the IED still loads; returns it and its warnings.
+fn repaired(from: &str, to: &str) -> (Ied, Vec<SclWarning>) {
+    assert!(ICD.contains(from), "edit target missing: {from}");
+    let scl = parse(&ICD.replacen(from, to, 1)).expect("the file as a whole is fine");
+    assert!(scl.refused.is_empty(), "{:?}", scl.refused);
+    let ied = scl.ied(None).unwrap().clone();
+    let w = ied.warnings.clone();
+    assert!(!w.is_empty(), "{to}: no warning");
+    (ied, w)
+}
+
+/// The one warning of an edit, checked for its repair and line.
+fn one_warning(from: &str, to: &str, line_needle: &str) -> (Ied, SclWarning) {
+    let (ied, w) = repaired(from, to);
+    assert_eq!(w.len(), 1, "{to}: {w:?}");
+    let w = w[0].clone();
+    let text = ICD.replacen(from, to, 1);
+    let line = text.lines().position(|l| l.contains(line_needle)).unwrap() as u32 + 1;
+    assert_eq!(w.at.map(|p| p.line), Some(line), "{w}");
+    (ied, w)
+}
+
+/// What still refuses the IED or the file: defects that make the model meaningless or its
+/// MMS names ambiguous (docs/scl.md, "Repairs").
 #[test]
 fn broken_files_are_refused_with_the_line() {
-    let e = refused(
-        r#"<LN lnClass="PTOC" inst="1" lnType="PTOC_T"/>"#,
-        r#"<LN lnClass="PTOC" inst="1" lnType="NOPE"/>"#,
-    );
-    assert!(
-        matches!(&e.kind, SclErrorKind::UnknownType { kind: "LNodeType", id } if id == "NOPE"),
-        "{e}"
-    );
-    assert_eq!(e.at.unwrap().line, line_of(r#"lnClass="PTOC" inst="1""#));
-    assert!(
-        e.to_string().starts_with(&format!(
-            "IED BAY1: line {}",
-            line_of(r#"lnClass="PTOC" inst="1""#)
-        )),
-        "{e}"
-    );
-
-    let e = refused(
-        r#"<DA name="stVal" fc="ST" bType="INT32" dchg="true"/>"#,
-        r#"<DA name="stVal" fc="ST" bType="INT33"/>"#,
-    );
-    assert!(
-        matches!(
-            &e.kind,
-            SclErrorKind::BadValue {
-                attribute: "bType",
-                ..
-            }
-        ),
-        "{e}"
-    );
-
-    let e = refused(
-        r#"<DA name="general" fc="ST""#,
-        r#"<DA name="general" fc="ZZ""#,
-    );
-    assert!(
-        matches!(
-            &e.kind,
-            SclErrorKind::BadValue {
-                attribute: "fc",
-                ..
-            }
-        ),
-        "{e}"
-    );
-
-    let e = refused(
-        r#"doName="Op" daName="general""#,
-        r#"doName="Op" daName="missing""#,
-    );
-    assert!(
-        matches!(&e.kind, SclErrorKind::UnknownMember { data_set, .. } if data_set == "Trips"),
-        "{e}"
-    );
-    // Right name, wrong FC.
-    let e = refused(r#"daName="stVal" fc="ST"/>"#, r#"daName="stVal" fc="MX"/>"#);
-    assert!(matches!(&e.kind, SclErrorKind::UnknownMember { .. }), "{e}");
-
-    let e = refused(r#"datSet="Status""#, r#"datSet="Nope""#);
-    assert!(
-        matches!(&e.kind, SclErrorKind::UnknownDataSet { .. }),
-        "{e}"
-    );
-
-    let e = refused(r#"confRev="1" indexed="false""#, r#"indexed="false""#);
-    assert!(
-        matches!(
-            &e.kind,
-            SclErrorKind::MissingAttribute {
-                attribute: "confRev",
-                ..
-            }
-        ),
-        "{e}"
-    );
-
-    let e = refused(r#"<RptEnabled max="2"/>"#, r#"<RptEnabled max="100"/>"#);
-    assert!(
-        matches!(
-            &e.kind,
-            SclErrorKind::BadValue {
-                attribute: "max",
-                ..
-            }
-        ),
-        "{e}"
-    );
-    // Unindexed with max > 1: refused for a BRCB only (IEC TISSUE 1771); the URCB case is
-    // in tests/rcb_per_association.rs.
-    let e = refused(
-        r#"confRev="1" indexed="false">"#,
-        r#"confRev="1" indexed="false" buffered="true"><RptEnabled max="3"/>"#,
-    );
-    assert!(
-        matches!(&e.kind, SclErrorKind::BadValue { why, .. } if why.contains("single")),
-        "{e}"
-    );
-
-    let e = refused(r#"bufTime="50""#, r#"bufTime="soon""#);
-    assert!(
-        matches!(
-            &e.kind,
-            SclErrorKind::BadValue {
-                attribute: "bufTime",
-                ..
-            }
-        ),
-        "{e}"
-    );
-    let e = refused(r#"buffered="true""#, r#"buffered="yes""#);
-    assert!(
-        matches!(
-            &e.kind,
-            SclErrorKind::BadValue {
-                attribute: "buffered",
-                ..
-            }
-        ),
-        "{e}"
-    );
-
-    // A structure that contains itself.
-    let e = refused(
-        r#"<BDA name="f" bType="FLOAT32"/>"#,
-        r#"<BDA name="f" bType="Struct" type="Vector_T"/>"#,
-    );
-    assert!(matches!(&e.kind, SclErrorKind::RecursiveType { .. }), "{e}");
-
     let e = refused(
         r#"<DOType id="INS_T" cdc="INS">"#,
         r#"<DOType id="ACT_T" cdc="INS">"#,
@@ -276,6 +172,20 @@ fn broken_files_are_refused_with_the_line() {
         "{e}"
     );
     let e = refused(
+        r#"<ReportControl name="urcbStatus""#,
+        r#"<ReportControl name="brcbTrips""#,
+    );
+    assert!(
+        matches!(
+            &e.kind,
+            SclErrorKind::Duplicate {
+                what: "ReportControl",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let e = refused(
         r#"<LDevice inst="MEAS" ldName="BAY1_Measurements">"#,
         r#"<LDevice inst="MEAS" ldName="BAY1PROT">"#,
     );
@@ -289,6 +199,33 @@ fn broken_files_are_refused_with_the_line() {
         ),
         "{e}"
     );
+    // Two LNs of one name would be one MMS variable.
+    let e = refused(
+        r#"<LN lnClass="PTOC" inst="1" lnType="PTOC_T"/>"#,
+        r#"<LN lnClass="PTOC" inst="1" lnType="PTOC_T"/><LN lnClass="PTOC" inst="1" lnType="PTOC_T"/>"#,
+    );
+    assert!(
+        matches!(&e.kind, SclErrorKind::Duplicate { what: "logical node", name } if name == "PTOC1"),
+        "{e}"
+    );
+    assert_eq!(e.at.unwrap().line, line_of(r#"lnClass="PTOC" inst="1""#));
+    // Servers without an LDevice (the schema's tServer needs one) and none with one: the IED
+    // has no model.
+    let no_ld = ICD.replacen("<Server>", "<Server/><Server>", 1);
+    let start = no_ld.find("<Server/><Server>").unwrap() + "<Server/>".len();
+    let end = no_ld.find("</Server>").unwrap() + "</Server>".len();
+    let e = one_ied_error(&format!("{}{}", &no_ld[..start], &no_ld[end..]));
+    assert!(
+        matches!(
+            &e.kind,
+            SclErrorKind::MissingElement {
+                element: "Server",
+                child: "LDevice"
+            }
+        ),
+        "{e}"
+    );
+    assert!(e.to_string().starts_with("IED BAY1: line "), "{e}");
 
     let e = refused("<IED name=\"BAY1\"", "<IEDX name=\"BAY1\"");
     assert!(
@@ -297,11 +234,169 @@ fn broken_files_are_refused_with_the_line() {
     );
 }
 
+/// A defect local to one element loads the IED with a warning at the element's line that says
+/// what was done (docs/scl.md, "Repairs").
+#[test]
+fn local_defects_are_repaired_with_the_line() {
+    // A missing LNodeType: the LN is left out (OpenSCD valid2007B4.scd's "Dummy.THARDE").
+    let (ied, w) = repaired(
+        r#"<LN lnClass="PTOC" inst="1" lnType="PTOC_T"/>"#,
+        r#"<LN lnClass="PTOC" inst="1" lnType="NOPE"/>"#,
+    );
+    assert!(
+        matches!(&w[0].problem, SclErrorKind::UnknownType { kind: "LNodeType", id } if id == "NOPE"),
+        "{}",
+        w[0]
+    );
+    assert_eq!(w[0].at.unwrap().line, line_of(r#"lnClass="PTOC" inst="1""#));
+    assert!(
+        matches!(&w[0].repair, Repair::LogicalNodeLeftOut { ld, ln } if ld == "PROT" && ln == "PTOC1")
+    );
+    let lns: Vec<&str> = ied.logical_devices[0]
+        .logical_nodes
+        .iter()
+        .map(|l| l.name.as_str())
+        .collect();
+    assert_eq!(lns, ["LLN0", "Q0XCBR1"]);
+    // ...and the data set member naming it is dropped, with its own warning.
+    assert!(
+        matches!(&w[1].repair, Repair::MemberDropped { data_set } if data_set == "Trips"),
+        "{}",
+        w[1]
+    );
+    assert_eq!(
+        w[1].at.unwrap().line,
+        line_of(r#"doName="Op" daName="general""#)
+    );
+    assert_eq!(
+        ied.logical_devices[0].logical_nodes[0].data_sets[0]
+            .members
+            .len(),
+        2
+    );
+
+    // An unknown bType or FC: the DA is left out of its DOType.
+    for (from, to) in [
+        (
+            r#"<DA name="stVal" fc="ST" bType="INT32" dchg="true"/>"#,
+            r#"<DA name="stVal" fc="ST" bType="INT33"/>"#,
+        ),
+        (
+            r#"<DA name="general" fc="ST""#,
+            r#"<DA name="general" fc="ZZ""#,
+        ),
+    ] {
+        let (_, w) = repaired(from, to);
+        assert!(
+            matches!(&w[0].problem, SclErrorKind::BadValue { .. }),
+            "{}",
+            w[0]
+        );
+        assert!(
+            matches!(
+                &w[0].repair,
+                Repair::ComponentLeftOut {
+                    element: "DA",
+                    parent: "DOType",
+                    ..
+                }
+            ),
+            "{}",
+            w[0]
+        );
+    }
+
+    // A member that names nothing, or the right name with the wrong FC: dropped.
+    for (from, to) in [
+        (
+            r#"doName="Op" daName="general""#,
+            r#"doName="Op" daName="missing""#,
+        ),
+        (r#"daName="stVal" fc="ST"/>"#, r#"daName="stVal" fc="MX"/>"#),
+    ] {
+        let (_, w) = one_warning(from, to, &to[..to.len().min(20)]);
+        assert!(
+            matches!(&w.problem, SclErrorKind::UnknownMember { .. }),
+            "{w}"
+        );
+        assert!(matches!(&w.repair, Repair::MemberDropped { .. }), "{w}");
+    }
+
+    // Report control blocks that cannot be served as written are left out.
+    for (from, to) in [
+        (r#"datSet="Status""#, r#"datSet="Nope""#),
+        (r#"confRev="1" indexed="false""#, r#"indexed="false""#),
+        (r#"<RptEnabled max="2"/>"#, r#"<RptEnabled max="100"/>"#),
+        (r#"bufTime="50""#, r#"bufTime="soon""#),
+        (r#"buffered="true""#, r#"buffered="yes""#),
+    ] {
+        let (ied, w) = repaired(from, to);
+        assert!(
+            matches!(&w[0].repair, Repair::ControlBlockLeftOut { .. }),
+            "{to}: {}",
+            w[0]
+        );
+        assert_eq!(
+            ied.logical_devices[0].logical_nodes[0]
+                .report_controls
+                .len(),
+            2
+        );
+    }
+
+    // A buffered, unindexed block with max > 1 (the IOP 2019 SED's max="7"): one instance.
+    let (ied, w) = one_warning(
+        r#"confRev="1" indexed="false">"#,
+        r#"confRev="1" indexed="false" buffered="true"><RptEnabled max="3"/>"#,
+        r#"<RptEnabled max="3"/>"#,
+    );
+    assert!(
+        matches!(&w.problem, SclErrorKind::BadValue { why, .. } if why.contains("single")),
+        "{w}"
+    );
+    assert_eq!(w.repair, Repair::SingleInstance);
+    let rc = &ied.logical_devices[0].logical_nodes[0].report_controls[1];
+    assert_eq!(
+        (rc.max, rc.instances()),
+        (1, vec!["urcbStatus".to_string()])
+    );
+
+    // A structure that contains itself: the BDA that recurses is left out.
+    let (_, w) = repaired(
+        r#"<BDA name="f" bType="FLOAT32"/>"#,
+        r#"<BDA name="f" bType="Struct" type="Vector_T"/>"#,
+    );
+    assert!(
+        matches!(&w[0].problem, SclErrorKind::RecursiveType { .. }),
+        "{}",
+        w[0]
+    );
+    assert!(matches!(
+        &w[0].repair,
+        Repair::ComponentLeftOut { element: "BDA", .. }
+    ));
+
+    // An empty Server beside one with LDs (sp_multiple_access_points.icd's second access
+    // point, sureenapatnaik92/sampleProject TestData/multipleacesspoints.xml): it serves
+    // nothing, said with a warning.
+    let (ied, w) = one_warning(
+        "</AccessPoint>",
+        "</AccessPoint>\n    <AccessPoint name=\"S2\"><Server><Authentication/></Server></AccessPoint>",
+        "<AccessPoint name=\"S2\">",
+    );
+    assert!(
+        matches!(&w.repair, Repair::EmptyServerIgnored { access_point } if access_point == "S2"),
+        "{w}"
+    );
+    assert_eq!(ied.logical_devices.len(), 2);
+}
+
 /// Names become components of MMS object names joined with `$` (IEC 61850-8-1): a `$` or
 /// another character outside letters, digits and `_` in one would name another object
-/// (found by the `fuzz_scl` target with a DO named `Mo$d`).
+/// (found by the `fuzz_scl` target with a DO named `Mo$d`). The element is left out, so no
+/// such name is served.
 #[test]
-fn names_that_would_break_mms_names_are_refused() {
+fn names_that_would_break_mms_names_are_left_out() {
     for (from, to, element) in [
         (
             r#"<DO name="Mod" type="ENC_Mod"/>"#,
@@ -319,12 +414,25 @@ fn names_that_would_break_mms_names_are_refused() {
             "LN",
         ),
     ] {
-        let e = refused(from, to);
+        let (ied, w) = repaired(from, to);
         assert!(
-            matches!(&e.kind, SclErrorKind::BadValue { element: el, .. } if *el == element),
-            "{to}: {e}"
+            matches!(&w[0].problem, SclErrorKind::BadValue { element: el, .. } if *el == element),
+            "{to}: {}",
+            w[0]
         );
-        assert!(e.to_string().contains("MMS name"), "{e}");
+        assert!(w[0].to_string().contains("MMS name"), "{}", w[0]);
+        for ld in &ied.logical_devices {
+            for ln in &ld.logical_nodes {
+                assert!(!ln.name.contains('$'));
+                for v in ln.variables() {
+                    assert!(
+                        !v.item.contains("Mo$d") && !v.item.contains(' '),
+                        "{}",
+                        v.item
+                    );
+                }
+            }
+        }
     }
 }
 
@@ -408,21 +516,29 @@ fn initial_values_and_access_points() {
         matches!(e.kind, SclErrorKind::AccessPointNotFound { .. }),
         "{e}"
     );
-    // Broken instance values name the element and line.
+    // Broken instance values are ignored with a warning naming the element and line.
     let line = |needle: &str| CID.lines().position(|l| l.contains(needle)).unwrap() as u32 + 1;
+    let first_warning = |text: &str| {
+        let scl = parse(text).unwrap();
+        let ied = scl.ied(None).unwrap();
+        assert_eq!(ied.warnings.len(), 1, "{:?}", ied.warnings);
+        ied.warnings[0].clone()
+    };
     let bad = CID.replacen("<DOI name=\"StrVal\">", "<DOI name=\"StrValX\">", 1);
-    let e = one_ied_error(&bad);
+    let w = first_warning(&bad);
     assert!(
-        matches!(e.kind, SclErrorKind::UnknownInstance { .. }),
-        "{e}"
+        matches!(w.problem, SclErrorKind::UnknownInstance { .. }),
+        "{w}"
     );
-    assert_eq!(e.at.unwrap().line, line("<DOI name=\"StrVal\">"));
+    assert_eq!(w.repair, Repair::InstanceIgnored);
+    assert_eq!(w.at.unwrap().line, line("<DOI name=\"StrVal\">"));
     let bad = CID.replacen("<Val>status-only</Val>", "<Val>remote</Val>", 1);
-    let e = one_ied_error(&bad);
+    let w = first_warning(&bad);
     assert!(
-        e.to_string()
+        w.to_string()
             .contains("not a literal of the attribute's EnumType"),
-        "{e}"
+        "{w}"
     );
-    assert_eq!(e.at.unwrap().line, line("<Val>status-only</Val>"));
+    assert_eq!(w.repair, Repair::ValueIgnored);
+    assert_eq!(w.at.unwrap().line, line("<Val>status-only</Val>"));
 }

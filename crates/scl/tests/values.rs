@@ -1,11 +1,12 @@
-//! `Val` checked against the attribute's bType when the file is read, the error citing the
-//! `Val`'s own line (not the type template's). Shown by the IOP 2019 multi-vendor SED
+//! `Val` checked against the attribute's bType when the file is read, a `Val` that does not fit
+//! ignored (or, for an xs:boolean in another case, read ignoring case) with a warning citing
+//! the `Val`'s own line (not the type template's). Shown by the IOP 2019 multi-vendor SED
 //! (sureenapatnaik92/sampleProject TestData/IOP_2019-09-26_LV_ED2_1_V12_XF.sed), whose
 //! `<Val>False</Val>` for a BOOLEAN `scl show` accepted and the server refused. Also: a
 //! template repeated with the same content names one type (libiec61850's
 //! examples/server_example_setting_groups/sg_demo.cid repeats DOType "SPS").
 
-use gander_scl::{parse, SclErrorKind};
+use gander_scl::{parse, Repair, SclErrorKind, SclWarning};
 
 fn scl(dai: &str, template_val: &str, extra_template: &str) -> String {
     format!(
@@ -50,37 +51,65 @@ fn line(text: &str, needle: &str) -> u32 {
     text.lines().position(|l| l.contains(needle)).unwrap() as u32 + 1
 }
 
+/// The value of V/LD0/GGIO1.SPCSO1.stVal [ST] and the IED's warnings.
+fn loaded(text: &str) -> (Option<String>, Vec<SclWarning>) {
+    let scl = parse(text).unwrap();
+    assert!(scl.refused.is_empty(), "{:?}", scl.refused);
+    let ied = scl.ied(None).unwrap();
+    let ggio = &ied.logical_devices[0].logical_nodes[1];
+    let st = ggio.data_objects[0]
+        .children
+        .iter()
+        .find(|c| c.name == "stVal")
+        .unwrap();
+    (st.value.clone(), ied.warnings.clone())
+}
+
 #[test]
-fn a_val_that_does_not_fit_its_type_is_refused_at_its_line() {
-    // The schema's xs:boolean: `false` and `0` are valid, `False` is not.
+fn a_val_that_does_not_fit_its_type_is_ignored_with_a_warning_at_its_line() {
+    // The schema's xs:boolean: `false` and `0` are valid as written.
     for ok in ["false", "0", "true", "1"] {
-        let text = scl(&format!("<Val>{ok}</Val>"), "30000", "");
-        let scl = parse(&text).unwrap();
-        assert!(scl.ied(None).is_ok(), "{ok}");
+        let (v, w) = loaded(&scl(&format!("<Val>{ok}</Val>"), "30000", ""));
+        assert_eq!((v.as_deref(), w.len()), (Some(ok), 0));
     }
+    // `False` is no xs:boolean, but its meaning is plain: read ignoring case, with a warning
+    // at the Val's own line (IOP 2019 SED).
     let text = scl("                <Val>False</Val>", "30000", "");
-    let e = parse(&text).unwrap().ied(None).unwrap_err().clone();
+    let (v, w) = loaded(&text);
+    assert_eq!(v.as_deref(), Some("false"));
+    assert_eq!(w.len(), 1, "{w:?}");
     assert!(
-        matches!(&e.kind, SclErrorKind::BadValue { element: "Val", value, .. } if value == "False"),
-        "{e}"
+        matches!(&w[0].problem, SclErrorKind::BadValue { element: "Val", value, .. } if value == "False"),
+        "{}",
+        w[0]
     );
-    assert_eq!(e.at.map(|p| p.line), Some(line(&text, "<Val>False")));
-    assert!(e.to_string().contains("xs:boolean"), "{e}");
+    assert_eq!(w[0].repair, Repair::BooleanCaseFolded(false));
+    assert_eq!(w[0].at.map(|p| p.line), Some(line(&text, "<Val>False")));
+    assert!(w[0].to_string().contains("xs:boolean"), "{}", w[0]);
+
+    // Anything else that does not fit is ignored: the type's default (none) stays.
+    let text = scl("<Val>yes</Val>", "30000", "");
+    let (v, w) = loaded(&text);
+    assert_eq!(v, None);
+    assert_eq!(w[0].repair, Repair::ValueIgnored);
+    assert_eq!(w[0].at.map(|p| p.line), Some(line(&text, "<Val>yes")));
 
     // In a template, the Val's line too (not the DA's).
     let text = scl("<Val>true</Val>", "-1", "");
-    let e = parse(&text).unwrap().ied(None).unwrap_err().clone();
-    assert_eq!(e.at.map(|p| p.line), Some(line(&text, "<Val>-1</Val>")));
-    assert!(e.to_string().contains("INT32U"), "{e}");
+    let (_, w) = loaded(&text);
+    assert_eq!(w[0].at.map(|p| p.line), Some(line(&text, "<Val>-1</Val>")));
+    assert!(w[0].to_string().contains("INT32U"), "{}", w[0]);
 
-    // Every Val of a DAI is checked (one per setting group with sGroup).
+    // Every Val of a DAI is checked (one per setting group with sGroup); the good ones stay.
     let text = scl(
         "<Val sGroup=\"1\">true</Val>\n<Val sGroup=\"2\">yes</Val>",
         "30000",
         "",
     );
-    let e = parse(&text).unwrap().ied(None).unwrap_err().clone();
-    assert_eq!(e.at.map(|p| p.line), Some(line(&text, ">yes<")));
+    let (v, w) = loaded(&text);
+    assert_eq!(v.as_deref(), Some("true"));
+    assert_eq!(w.len(), 1);
+    assert_eq!(w[0].at.map(|p| p.line), Some(line(&text, ">yes<")));
 }
 
 #[test]

@@ -124,16 +124,34 @@ fn write_variant(edit: impl Fn(&str) -> String) -> (tempfile::TempDir, std::path
 
 #[test]
 fn bad_scl_is_refused_with_the_reason_and_line() {
-    let cases: [(&str, &str, &str); 6] = [
+    let refused: [(&str, &str, &str); 2] = [
         (
             r#"<DO name="Ind2" type="FDR_SPS"/>"#,
             r#"<DO name="Ind2" type="FDR_SPS" count="4000000"/>"#,
             "the model exceeds 2000000 basic attributes",
         ),
         (
+            r#"<LN lnClass="PTRC" lnType="FDR_PTRC" inst="1"/>"#,
+            r#"<LN lnClass="PTRC" lnType="FDR_PTRC" inst="1"/><LN lnClass="PTRC" lnType="FDR_PTRC" inst="1"/>"#,
+            "duplicate logical node \"PTRC1\"",
+        ),
+    ];
+    for (from, to, want) in refused {
+        let (_d, p) = write_variant(|t| {
+            assert!(t.contains(from), "{from}");
+            t.replacen(from, to, 1)
+        });
+        let e = load(&p, None, None).unwrap_err().to_string();
+        assert!(e.contains(want), "{e} (wanted {want})");
+        assert!(e.contains("line "), "{e}");
+    }
+    // Defects local to one element: the model is served without it, and the warnings say
+    // what was repaired where (docs/scl.md, "Repairs").
+    let repaired: [(&str, &str, &str); 4] = [
+        (
             r#"<DA name="d" bType="VisString255" fc="DC"/>"#,
             r#"<DA name="d" bType="Struct" fc="DC"/>"#,
-            "<DA> has no type attribute",
+            "<DA> has no type attribute; repaired: DA \"d\" is left out",
         ),
         (
             r#"doName="Op" fc="ST"/>"#,
@@ -148,25 +166,37 @@ fn bad_scl_is_refused_with_the_reason_and_line() {
         (
             r#"<DO name="Op" type="FDR_ACT"/>"#,
             r#"<DO name="Op" type="FDR_ACTX"/>"#,
-            "DOType \"FDR_ACTX\" is not in DataTypeTemplates",
-        ),
-        (
-            r#"<LN lnClass="PTRC" lnType="FDR_PTRC" inst="1"/>"#,
-            r#"<LN lnClass="PTRC" lnType="FDR_PTRC" inst="1"/><LN lnClass="PTRC" lnType="FDR_PTRC" inst="1"/>"#,
-            "duplicate logical node \"PTRC1\"",
+            "DOType \"FDR_ACTX\" is not in DataTypeTemplates; repaired: DO \"Op\" is left out",
         ),
     ];
-    for (from, to, want) in cases {
+    for (from, to, want) in repaired {
         let (_d, p) = write_variant(|t| {
             assert!(t.contains(from), "{from}");
             t.replacen(from, to, 1)
         });
-        let e = load(&p, None, None).unwrap_err().to_string();
-        assert!(e.contains(want), "{e} (wanted {want})");
-        if !want.starts_with("duplicate logical node") {
-            assert!(e.contains("line "), "{e}");
-        }
+        let (m, w) = load_with_warnings(&p, None, None).unwrap_or_else(|e| panic!("{to}: {e}"));
+        assert!(!m.domains().is_empty());
+        let all: Vec<String> = w.iter().map(|w| w.to_string()).collect();
+        assert!(
+            all.iter()
+                .any(|w| w.contains(want) && w.starts_with("line ")),
+            "{all:?} (wanted {want})"
+        );
     }
+    // The member naming a DO left out is dropped from the served data set.
+    let (_d, p) = write_variant(|t| {
+        t.replacen(
+            r#"<DO name="Op" type="FDR_ACT"/>"#,
+            r#"<DO name="Op" type="FDR_ACTX"/>"#,
+            1,
+        )
+    });
+    let (mut m, _) = load_with_warnings(&p, None, None).unwrap();
+    let ds = m
+        .named_variable_list_attributes(1, &ObjectName::domain("FDR1PROT", "LLN0$dsProt"))
+        .unwrap()
+        .unwrap();
+    assert_eq!(ds.members.len(), 4, "PTOC1.Op left out");
     // A modest array is served as an MMS array.
     let (_d, p) = write_variant(|t| {
         t.replacen(
@@ -424,4 +454,33 @@ fn dbpos_and_tcmd_values_are_their_two_bit_codes() {
     assert_eq!(code(Some("lower")), Some((6, vec![0x40])));
     assert_eq!(code(Some("higher")), Some((6, vec![0x80])));
     assert_eq!(code(Some("open")), None);
+}
+
+/// A model loaded with repairs is served as repaired (docs/scl.md, "Repairs"): the test
+/// inverter reproduces libiec61850's complexModel.icd (members whose ldInst is the LD's MMS
+/// domain), OpenSCD's Services.scd (a member naming no LD) and the IOP 2019 SED (`False`).
+#[test]
+fn a_repaired_model_is_served_with_its_warnings() {
+    let p =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../scl/tests/data/inverter_domain_ldinst.icd");
+    let (mut m, w) = load_with_warnings(&p, None, None).unwrap();
+    assert_eq!(w.len(), 6, "{w:?}");
+    assert_eq!(m.domains(), ["ied1Inverter", "ied1Battery"]);
+    let ds = m
+        .named_variable_list_attributes(1, &ObjectName::domain("ied1Inverter", "MMXU1$dataset1"))
+        .unwrap()
+        .unwrap();
+    assert_eq!(ds.members.len(), 4, "the member naming no LD is left out");
+    let v = |m: &ServerModel, d: &str, i: &str| m.value(&ObjectName::domain(d, i));
+    assert_eq!(
+        v(&m, "ied1Battery", "GGIO1$ST$Ind1$stVal"),
+        Some(Data::Boolean(false)),
+        "False read ignoring case"
+    );
+    assert_eq!(
+        v(&m, "ied1Inverter", "MMXU1$MX$TotW$mag$f"),
+        Some(Data::FloatingPoint32(1500.5))
+    );
+    // `load` is the same model without the warnings.
+    assert_eq!(load(&p, None, None).unwrap().domains(), m.domains());
 }

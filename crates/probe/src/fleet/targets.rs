@@ -52,6 +52,10 @@ pub struct Plan {
     /// IEDs of the SCD refused by gander-scl, with why (they are still probed when they have an
     /// address; their model cannot be checked).
     pub refused: Vec<String>,
+    /// The repairs gander-scl made to load the declared models (`IED X: line L, column C:
+    /// ...; repaired: ...`, docs/scl.md "Repairs"): the model compared against is the repaired
+    /// one, so the sweep says so at start-up.
+    pub repaired: Vec<String>,
 }
 
 /// The sweep plan of the SCD text `text` (`path` only names it in errors).
@@ -73,6 +77,15 @@ pub fn from_scd(path: &str, text: &str) -> Result<Plan, FleetError> {
         refused: scl
             .as_ref()
             .map(|s| s.refused.iter().map(|r| r.error.to_string()).collect())
+            .unwrap_or_default(),
+        repaired: scl
+            .as_ref()
+            .map(|s| {
+                s.ieds
+                    .iter()
+                    .flat_map(|i| i.warnings.iter().map(|w| format!("IED {}: {w}", i.name)))
+                    .collect()
+            })
             .unwrap_or_default(),
     };
     for a in &aps {
@@ -209,5 +222,33 @@ tls = true
         assert!(from_toml("t", "[[target]]\nname='A'\n").is_err());
         assert!(from_toml("t", "[[target]]\nname='A'\naddress='x'\nbogus=1\n").is_err());
         assert!(matches!(from_toml("t", ""), Err(FleetError::NoTargets(_))));
+    }
+
+    /// An IED of the SCD loaded with a repair (docs/scl.md, "Repairs") is planned with its
+    /// declared model as repaired, and the repair is in the plan for the sweep to print.
+    #[test]
+    fn the_repairs_of_the_declared_models_are_in_the_plan() {
+        let scd = r#"<?xml version="1.0"?>
+<SCL xmlns="http://www.iec.ch/61850/2003/SCL">
+  <Communication><SubNetwork name="S"><ConnectedAP iedName="A" apName="AP1">
+    <Address><P type="IP">10.0.0.1</P></Address></ConnectedAP></SubNetwork></Communication>
+  <IED name="A"><AccessPoint name="AP1"><Server><Authentication/><LDevice inst="LD0">
+    <LN0 lnClass="LLN0" inst="" lnType="LLN0_T"/>
+    <LN lnClass="GGIO" inst="1" lnType="MISSING_T"/>
+  </LDevice></Server></AccessPoint></IED>
+  <DataTypeTemplates>
+    <LNodeType id="LLN0_T" lnClass="LLN0"><DO name="Beh" type="INS_T"/></LNodeType>
+    <DOType id="INS_T" cdc="INS"><DA name="stVal" fc="ST" bType="INT32"/></DOType>
+  </DataTypeTemplates>
+</SCL>"#;
+        let plan = from_scd("s.scd", scd).unwrap();
+        assert!(plan.refused.is_empty());
+        assert_eq!(plan.repaired.len(), 1, "{:?}", plan.repaired);
+        assert!(
+            plan.repaired[0].starts_with("IED A: line 7, column 5: LNodeType \"MISSING_T\""),
+            "{}",
+            plan.repaired[0]
+        );
+        assert!(plan.declared.contains_key("A"));
     }
 }
