@@ -170,16 +170,16 @@ fn key_server(
     ns: String,
     lifetime: u64,
     stop: Arc<AtomicBool>,
-    ready: std::sync::mpsc::Sender<Result<(), String>>,
+    ready: std::sync::mpsc::Sender<std::io::Result<()>>,
 ) -> u64 {
     if let Err(e) = gander_lab::enter(&ns) {
-        let _ = ready.send(Err(e.to_string()));
+        let _ = ready.send(Err(e));
         return 0;
     }
     let sock = match UdpSocket::bind(KDC) {
         Ok(s) => s,
         Err(e) => {
-            let _ = ready.send(Err(e.to_string()));
+            let _ = ready.send(Err(e));
             return 0;
         }
     };
@@ -384,7 +384,7 @@ fn run_once(lab: &Lab, secs: f64, lifetime: u64) -> Result<Run, RolloverError> {
     let ks = std::thread::spawn(move || key_server(ns, lifetime, s, tx));
     rx.recv()
         .map_err(|_| RolloverError::Kdc("thread".into()))?
-        .map_err(RolloverError::Kdc)?;
+        .map_err(|e| RolloverError::Kdc(e.to_string()))?;
     let keys: Shared = Arc::new(Mutex::new(Arc::new(KeyStore::new())));
     let stop_sub = Arc::new(AtomicBool::new(false));
     let (ns, k, s) = (gw_ns.clone(), keys.clone(), stop_sub.clone());
