@@ -18,7 +18,7 @@ use std::time::Duration;
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
 /// The notifications a refusal is labelled with (any other counts as `OTHER`).
-const REFUSAL_LABELS: [u16; 12] = [
+const REFUSAL_LABELS: [u16; 13] = [
     nt::INVALID_COOKIE,
     nt::INVALID_EXCHANGE_TYPE,
     nt::INVALID_MESSAGE_ID,
@@ -31,6 +31,7 @@ const REFUSAL_LABELS: [u16; 12] = [
     nt::AUTHENTICATION_FAILED,
     nt::INVALID_SIGNATURE,
     nt::INVALID_MAJOR_VERSION,
+    nt::INVALID_MINOR_VERSION,
 ];
 
 /// Counters of one key server.

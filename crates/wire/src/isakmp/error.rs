@@ -13,6 +13,9 @@ pub mod notify_type {
     pub const INVALID_COOKIE: u16 = 4;
     /// MjVer is not 1.
     pub const INVALID_MAJOR_VERSION: u16 = 5;
+    /// MnVer is not 0 (RFC 2408 3.1: implementations of the RFC set 0, and SHOULD never accept
+    /// a larger minor version).
+    pub const INVALID_MINOR_VERSION: u16 = 6;
     /// The exchange type is not one gander implements.
     pub const INVALID_EXCHANGE_TYPE: u16 = 7;
     /// The Flags field has a bit set that is not defined or not allowed here.
@@ -118,6 +121,10 @@ impl IsakmpError {
     /// The RFC 2408 3.14.1 Notify Message Type that tells a peer why its message was refused.
     pub fn notify(&self) -> u16 {
         match self {
+            IsakmpError::UnsupportedVersion {
+                major: super::header::MAJOR_VERSION,
+                ..
+            } => notify_type::INVALID_MINOR_VERSION,
             IsakmpError::UnsupportedVersion { .. } => notify_type::INVALID_MAJOR_VERSION,
             IsakmpError::InvalidPayloadType { .. } => notify_type::INVALID_PAYLOAD_TYPE,
             _ => notify_type::PAYLOAD_MALFORMED,

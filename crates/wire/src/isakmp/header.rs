@@ -93,7 +93,8 @@ pub struct Header {
 
 impl Header {
     /// Parses the header at the start of `buf` and checks what every message must satisfy:
-    /// major version 1 (RFC 2408 5.2), only defined flags, and a Length that covers at least
+    /// version 1.0 (RFC 2408 5.2 with 3.1: a larger minor version is refused, and the header is
+    /// outside every phase-2 HASH, so an accepted 1.1 would pass unauthenticated), only defined flags, and a Length that covers at least
     /// the header and no more than the bytes present.
     pub fn parse(buf: &[u8]) -> Result<Header> {
         let mut r = Reader::new(buf, "ISAKMP header");
@@ -118,7 +119,7 @@ impl Header {
             message_id,
             length,
         };
-        if h.major_version != MAJOR_VERSION {
+        if h.major_version != MAJOR_VERSION || h.minor_version != 0 {
             return Err(IsakmpError::UnsupportedVersion {
                 major: h.major_version,
                 minor: h.minor_version,
@@ -190,6 +191,14 @@ mod tests {
             Err(IsakmpError::UnsupportedVersion { major: 2, .. })
         ));
         h.major_version = 1;
+        h.minor_version = 1;
+        let e = Header::parse(&h.to_vec()).unwrap_err();
+        assert_eq!(e, IsakmpError::UnsupportedVersion { major: 1, minor: 1 });
+        assert_eq!(
+            e.notify(),
+            crate::isakmp::error::notify_type::INVALID_MINOR_VERSION
+        );
+        h.minor_version = 0;
         h.length = 27;
         assert!(matches!(
             Header::parse(&h.to_vec()),
@@ -207,10 +216,10 @@ mod tests {
 
     proptest! {
         #[test]
-        fn round_trip(ic: [u8; 8], rc: [u8; 8], np: u8, mn in 0u8..16, ex: u8,
+        fn round_trip(ic: [u8; 8], rc: [u8; 8], np: u8, ex: u8,
                       fl in 0u8..8, mid: u32) {
             let h = Header { initiator_cookie: ic, responder_cookie: rc, next_payload: np,
-                major_version: 1, minor_version: mn, exchange: ex, flags: fl,
+                major_version: 1, minor_version: 0, exchange: ex, flags: fl,
                 message_id: mid, length: 28 };
             prop_assert_eq!(Header::parse(&h.to_vec()), Ok(h));
         }
