@@ -1,9 +1,9 @@
 """`gander audit` on a GDOI capture made here: `gander kdc` and two `gander gdoi register` members
 in a network namespace of their own (loopback only), recorded by dumpcap on its loopback. One
 member is in the group's policy and registers; the other is not, and the key server refuses it
-without a notification (docs/gdoi.md), so the member resends its first GROUPKEY-PULL message and
-gives up. The audit must list both registrations with the right outcome and report the refused
-one, and nothing else.
+with a notification protected under the phase-1 SA (docs/gdoi.md), so the member stops at once.
+The audit must list both registrations with the right outcome and report the refused one, and
+nothing else.
 """
 from __future__ import annotations
 
@@ -91,16 +91,17 @@ def test_registrations_of_gander_kdc_are_inventoried_and_the_refused_one_reporte
 
     out = tmp_path / "audit"
     a = subprocess.run([gander, "audit", str(pcap), "--out", str(out)], capture_output=True, text=True, timeout=60)
-    # Worst finding: the incomplete registration (low).
-    assert a.returncode == 3, a.stdout + a.stderr
+    # Worst finding: the refused registration (medium): the key server answers a member outside
+    # its policy with a protected notification under the phase-1 SA (docs/gdoi.md).
+    assert a.returncode == 4, a.stdout + a.stderr
     lines = [json.loads(l) for l in (out / "gdoi.log").read_text().splitlines()]
     pulls = {(l["id.orig_h"], l["outcome"]) for l in lines if l["exchange"] == "GROUPKEY-PULL"}
-    assert pulls == {("127.0.0.2", "completed"), ("127.0.0.3", "incomplete")}, lines
+    assert pulls == {("127.0.0.2", "completed"), ("127.0.0.3", "refused")}, lines
     refused = next(l for l in lines if l["id.orig_h"] == "127.0.0.3")
-    # The refused member's first message and its resends: one message, the rest retransmissions.
-    assert refused["messages"] == 1 and refused["retransmissions"] >= 1, refused
+    # The refused member's one message, answered by the notification.
+    assert refused["messages"] == 1, refused
     assert refused["id.resp_h"] == "127.0.0.1" and refused["id.resp_p"] == 848
     findings = [json.loads(l) for l in (out / "findings.log").read_text().splitlines()]
-    assert [f["code"] for f in findings] == ["gdoi-registration-incomplete"], findings
-    assert findings[0]["frames"] == [refused["first_frame"]]
-    assert "no answer from the key server" in findings[0]["msg"]
+    assert [f["code"] for f in findings] == ["gdoi-registration-refused"], findings
+    assert findings[0]["frames"] == [refused["last_frame"]]
+    assert "answered by a notification" in findings[0]["msg"]
