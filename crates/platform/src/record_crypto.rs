@@ -178,87 +178,55 @@ fn openssl_op(
     })
 }
 
-fn ring_op(
-    aead: Aead,
-    bytes: usize,
-) -> Result<impl FnMut(u64) -> Result<(), RecordCryptoError>, RecordCryptoError> {
-    use ring::aead::{self as ra, Aad, LessSafeKey, Nonce, UnboundKey};
-    let alg = match aead {
-        Aead::Aes128Gcm => &ra::AES_128_GCM,
-        Aead::Aes256Gcm => &ra::AES_256_GCM,
-        Aead::Chacha20Poly1305 => &ra::CHACHA20_POLY1305,
-    };
-    let fail = || RecordCryptoError::Provider("ring");
-    let key = vec![0x42u8; aead.key_len()];
-    let k = LessSafeKey::new(UnboundKey::new(alg, &key).map_err(|_| fail())?);
-    let plain: Vec<u8> = (0..bytes).map(|i| i as u8).collect();
-    let mut buf = Vec::with_capacity(bytes + 16);
-    Ok(move |i: u64| {
-        let a = aad(i, bytes);
-        buf.clear();
-        buf.extend_from_slice(&plain);
-        let tag = k
-            .seal_in_place_separate_tag(
-                Nonce::assume_unique_for_key(nonce(i)),
-                Aad::from(a),
-                &mut buf,
-            )
-            .map_err(|_| fail())?;
-        buf.extend_from_slice(tag.as_ref());
-        let opened = k
-            .open_in_place(
-                Nonce::assume_unique_for_key(nonce(i)),
-                Aad::from(a),
-                &mut buf,
-            )
-            .map_err(|_| fail())?;
-        if opened != &plain[..] {
-            return Err(RecordCryptoError::Mismatch("ring"));
+/// One seal-and-open closure over a ring-shaped AEAD API: ring and aws-lc-rs expose the same
+/// `LessSafeKey` interface under different types, so one body serves both.
+macro_rules! less_safe_key_op {
+    ($fn_name:ident, $krate:ident, $label:literal) => {
+        fn $fn_name(
+            aead: Aead,
+            bytes: usize,
+        ) -> Result<impl FnMut(u64) -> Result<(), RecordCryptoError>, RecordCryptoError> {
+            use $krate::aead::{self as ka, Aad, LessSafeKey, Nonce, UnboundKey};
+            let alg = match aead {
+                Aead::Aes128Gcm => &ka::AES_128_GCM,
+                Aead::Aes256Gcm => &ka::AES_256_GCM,
+                Aead::Chacha20Poly1305 => &ka::CHACHA20_POLY1305,
+            };
+            let fail = || RecordCryptoError::Provider($label);
+            let key = vec![0x42u8; aead.key_len()];
+            let k = LessSafeKey::new(UnboundKey::new(alg, &key).map_err(|_| fail())?);
+            let plain: Vec<u8> = (0..bytes).map(|i| i as u8).collect();
+            let mut buf = Vec::with_capacity(bytes + 16);
+            Ok(move |i: u64| {
+                let a = aad(i, bytes);
+                buf.clear();
+                buf.extend_from_slice(&plain);
+                let tag = k
+                    .seal_in_place_separate_tag(
+                        Nonce::assume_unique_for_key(nonce(i)),
+                        Aad::from(a),
+                        &mut buf,
+                    )
+                    .map_err(|_| fail())?;
+                buf.extend_from_slice(tag.as_ref());
+                let opened = k
+                    .open_in_place(
+                        Nonce::assume_unique_for_key(nonce(i)),
+                        Aad::from(a),
+                        &mut buf,
+                    )
+                    .map_err(|_| fail())?;
+                if opened != &plain[..] {
+                    return Err(RecordCryptoError::Mismatch($label));
+                }
+                Ok(())
+            })
         }
-        Ok(())
-    })
+    };
 }
 
-fn awslc_op(
-    aead: Aead,
-    bytes: usize,
-) -> Result<impl FnMut(u64) -> Result<(), RecordCryptoError>, RecordCryptoError> {
-    use aws_lc_rs::aead::{self as aa, Aad, LessSafeKey, Nonce, UnboundKey};
-    let alg = match aead {
-        Aead::Aes128Gcm => &aa::AES_128_GCM,
-        Aead::Aes256Gcm => &aa::AES_256_GCM,
-        Aead::Chacha20Poly1305 => &aa::CHACHA20_POLY1305,
-    };
-    let fail = || RecordCryptoError::Provider("aws-lc-rs");
-    let key = vec![0x42u8; aead.key_len()];
-    let k = LessSafeKey::new(UnboundKey::new(alg, &key).map_err(|_| fail())?);
-    let plain: Vec<u8> = (0..bytes).map(|i| i as u8).collect();
-    let mut buf = Vec::with_capacity(bytes + 16);
-    Ok(move |i: u64| {
-        let a = aad(i, bytes);
-        buf.clear();
-        buf.extend_from_slice(&plain);
-        let tag = k
-            .seal_in_place_separate_tag(
-                Nonce::assume_unique_for_key(nonce(i)),
-                Aad::from(a),
-                &mut buf,
-            )
-            .map_err(|_| fail())?;
-        buf.extend_from_slice(tag.as_ref());
-        let opened = k
-            .open_in_place(
-                Nonce::assume_unique_for_key(nonce(i)),
-                Aad::from(a),
-                &mut buf,
-            )
-            .map_err(|_| fail())?;
-        if opened != &plain[..] {
-            return Err(RecordCryptoError::Mismatch("aws-lc-rs"));
-        }
-        Ok(())
-    })
-}
+less_safe_key_op!(ring_op, ring, "ring");
+less_safe_key_op!(awslc_op, aws_lc_rs, "aws-lc-rs");
 
 #[cfg(test)]
 mod tests {
