@@ -14,6 +14,88 @@ version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
 target_dir=${CARGO_TARGET_DIR:-target}
 mkdir -p "$out"
 
+# What each package carries beside its binary and unit (ROOT is the staging directory).
+extras_gander_gateway() {
+    local root=$1 doc=$1/usr/share/doc/gander-gateway
+    install -D -m 0644 packaging/gateway.toml.example "$doc/examples/gateway.toml"
+    install -D -m 0644 packaging/keys.toml.example "$doc/examples/keys.toml"
+    for d in gateway.md keys.md profiles.md; do
+        install -D -m 0644 "docs/$d" "$doc/$d"
+    done
+}
+# The key server: its own package (a key server is rarely on the gateway's box), the same
+# layout, its state in /var/lib/gander (the unit's StateDirectory).
+extras_gander_kdc() {
+    local root=$1 doc=$1/usr/share/doc/gander-kdc
+    install -D -m 0644 packaging/kdc.toml.example "$doc/examples/kdc.toml"
+    install -D -m 0644 docs/gdoi.md "$doc/gdoi.md"
+}
+
+read -r -d '' describe_gander_gateway <<'TEXT' || true
+IEC 62351-6 security gateway for IEC 61850 GOOSE, SV, R-GOOSE and R-SV
+ A bump-in-the-wire that protects a legacy IED's GOOSE and R-GOOSE with
+ IEC 62351-6 MACs and drops what fails verification. OpenSSL is linked
+ statically. Configure /etc/gander/gateway.toml (examples in
+ /usr/share/doc/gander-gateway/examples), then enable gander-gateway.service.
+TEXT
+read -r -d '' describe_gander_kdc <<'TEXT' || true
+IEC 62351-9 GDOI key server for IEC 61850 GOOSE, SV, R-GOOSE and R-SV keys
+ Distributes and rolls the IEC 62351-6 group keys of GOOSE, SV, R-GOOSE and
+ R-SV with GDOI (RFC 6407) and the IEC 61850 payloads of RFC 8052: IKEv1 phase 1
+ with pre-shared keys or certificates, GROUPKEY-PULL and signed GROUPKEY-PUSH.
+ OpenSSL is linked statically. Configure /etc/gander/kdc.toml (example in
+ /usr/share/doc/gander-kdc/examples), then enable gander-kdc.service.
+TEXT
+
+# package PKG: the tarball and the .deb of one binary for the current triple.
+package() {
+    local pkg=$1 var=${1//-/_}
+    local bin=$target_dir/$triple/release/$pkg
+    [[ -x $bin ]] || { echo "package: $bin missing: run make cross" >&2; exit 2; }
+    root=$(mktemp -d)
+    trap 'rm -rf "$root"' EXIT
+    install -D -m 0755 "$bin" "$root/usr/bin/$pkg"
+    # The build keeps line tables for profiling; the box gets the code only.
+    "$strip" --strip-debug "$root/usr/bin/$pkg"
+    install -D -m 0644 "packaging/$pkg.service" "$root/lib/systemd/system/$pkg.service"
+    "extras_$var" "$root"
+    install -d -m 0750 "$root/etc/gander"
+
+    local name=$pkg-$version-$arch
+    tar -C "$root" --owner=0 --group=0 -czf "$out/$name.tar.gz" usr lib etc
+
+    install -d "$root/DEBIAN"
+    local size description
+    size=$(du -sk --exclude=DEBIAN "$root" | cut -f1)
+    description=describe_$var
+    cat > "$root/DEBIAN/control" <<CONTROL
+Package: $pkg
+Version: $version
+Architecture: $arch
+Maintainer: gander developers <gander@example.invalid>
+Installed-Size: $size
+Depends: libc6 (>= 2.31), libgcc-s1, adduser
+Section: net
+Priority: optional
+Description: ${!description}
+CONTROL
+    cat > "$root/DEBIAN/postinst" <<'POSTINST'
+#!/bin/sh
+set -e
+if [ "$1" = configure ]; then
+    getent group gander >/dev/null || addgroup --system gander
+    getent passwd gander >/dev/null || adduser --system --ingroup gander --no-create-home --home /nonexistent gander
+    chown root:gander /etc/gander
+    if [ -d /run/systemd/system ]; then systemctl daemon-reload || true; fi
+fi
+POSTINST
+    chmod 0755 "$root/DEBIAN/postinst"
+    dpkg-deb --root-owner-group --build "$root" "$out/${name}.deb" >/dev/null
+    rm -rf "$root"
+    trap - EXIT
+    echo "package: $out/$name.tar.gz $out/$name.deb"
+}
+
 for triple in "$@"; do
     case $triple in
         aarch64-unknown-linux-gnu) arch=arm64; strip=aarch64-linux-gnu-strip ;;
@@ -21,105 +103,6 @@ for triple in "$@"; do
         x86_64-unknown-linux-gnu) arch=amd64; strip=strip ;;
         *) echo "package: no Debian architecture for $triple" >&2; exit 2 ;;
     esac
-    bin=$target_dir/$triple/release/gander-gateway
-    [[ -x $bin ]] || { echo "package: $bin missing: run make cross" >&2; exit 2; }
-
-    root=$(mktemp -d)
-    trap 'rm -rf "$root"' EXIT
-    install -D -m 0755 "$bin" "$root/usr/bin/gander-gateway"
-    # The build keeps line tables for profiling; the box gets the code only.
-    "$strip" --strip-debug "$root/usr/bin/gander-gateway"
-    install -D -m 0644 packaging/gander-gateway.service "$root/lib/systemd/system/gander-gateway.service"
-    install -D -m 0644 packaging/gateway.toml.example "$root/usr/share/doc/gander-gateway/examples/gateway.toml"
-    install -D -m 0644 packaging/keys.toml.example "$root/usr/share/doc/gander-gateway/examples/keys.toml"
-    for d in gateway.md keys.md profiles.md; do
-        install -D -m 0644 "docs/$d" "$root/usr/share/doc/gander-gateway/$d"
-    done
-    install -d -m 0750 "$root/etc/gander"
-
-    name=gander-gateway-$version-$arch
-    tar -C "$root" --owner=0 --group=0 -czf "$out/$name.tar.gz" usr lib etc
-
-    install -d "$root/DEBIAN"
-    size=$(du -sk --exclude=DEBIAN "$root" | cut -f1)
-    cat > "$root/DEBIAN/control" <<CONTROL
-Package: gander-gateway
-Version: $version
-Architecture: $arch
-Maintainer: gander developers <gander@example.invalid>
-Installed-Size: $size
-Depends: libc6 (>= 2.31), libgcc-s1, adduser
-Section: net
-Priority: optional
-Description: IEC 62351-6 security gateway for IEC 61850 GOOSE, SV, R-GOOSE and R-SV
- A bump-in-the-wire that protects a legacy IED's GOOSE and R-GOOSE with
- IEC 62351-6 MACs and drops what fails verification. OpenSSL is linked
- statically. Configure /etc/gander/gateway.toml (examples in
- /usr/share/doc/gander-gateway/examples), then enable gander-gateway.service.
-CONTROL
-    cat > "$root/DEBIAN/postinst" <<'POSTINST'
-#!/bin/sh
-set -e
-if [ "$1" = configure ]; then
-    getent group gander >/dev/null || addgroup --system gander
-    getent passwd gander >/dev/null || adduser --system --ingroup gander --no-create-home --home /nonexistent gander
-    chown root:gander /etc/gander
-    if [ -d /run/systemd/system ]; then systemctl daemon-reload || true; fi
-fi
-POSTINST
-    chmod 0755 "$root/DEBIAN/postinst"
-    dpkg-deb --root-owner-group --build "$root" "$out/${name}.deb" >/dev/null
-    rm -rf "$root"
-    trap - EXIT
-    echo "package: $out/$name.tar.gz $out/$name.deb"
-
-    # The key server: its own package (a key server is rarely on the gateway's box), the same
-    # layout, its state in /var/lib/gander (the unit's StateDirectory).
-    kbin=$target_dir/$triple/release/gander-kdc
-    [[ -x $kbin ]] || { echo "package: $kbin missing: run make cross" >&2; exit 2; }
-    root=$(mktemp -d)
-    trap 'rm -rf "$root"' EXIT
-    install -D -m 0755 "$kbin" "$root/usr/bin/gander-kdc"
-    "$strip" --strip-debug "$root/usr/bin/gander-kdc"
-    install -D -m 0644 packaging/gander-kdc.service "$root/lib/systemd/system/gander-kdc.service"
-    install -D -m 0644 packaging/kdc.toml.example "$root/usr/share/doc/gander-kdc/examples/kdc.toml"
-    install -D -m 0644 docs/gdoi.md "$root/usr/share/doc/gander-kdc/gdoi.md"
-    install -d -m 0750 "$root/etc/gander"
-
-    name=gander-kdc-$version-$arch
-    tar -C "$root" --owner=0 --group=0 -czf "$out/$name.tar.gz" usr lib etc
-
-    install -d "$root/DEBIAN"
-    size=$(du -sk --exclude=DEBIAN "$root" | cut -f1)
-    cat > "$root/DEBIAN/control" <<CONTROL
-Package: gander-kdc
-Version: $version
-Architecture: $arch
-Maintainer: gander developers <gander@example.invalid>
-Installed-Size: $size
-Depends: libc6 (>= 2.31), libgcc-s1, adduser
-Section: net
-Priority: optional
-Description: IEC 62351-9 GDOI key server for IEC 61850 GOOSE, SV, R-GOOSE and R-SV keys
- Distributes and rolls the IEC 62351-6 group keys of GOOSE, SV, R-GOOSE and
- R-SV with GDOI (RFC 6407) and the IEC 61850 payloads of RFC 8052: IKEv1 phase 1
- with pre-shared keys or certificates, GROUPKEY-PULL and signed GROUPKEY-PUSH.
- OpenSSL is linked statically. Configure /etc/gander/kdc.toml (example in
- /usr/share/doc/gander-kdc/examples), then enable gander-kdc.service.
-CONTROL
-    cat > "$root/DEBIAN/postinst" <<'POSTINST'
-#!/bin/sh
-set -e
-if [ "$1" = configure ]; then
-    getent group gander >/dev/null || addgroup --system gander
-    getent passwd gander >/dev/null || adduser --system --ingroup gander --no-create-home --home /nonexistent gander
-    chown root:gander /etc/gander
-    if [ -d /run/systemd/system ]; then systemctl daemon-reload || true; fi
-fi
-POSTINST
-    chmod 0755 "$root/DEBIAN/postinst"
-    dpkg-deb --root-owner-group --build "$root" "$out/${name}.deb" >/dev/null
-    rm -rf "$root"
-    trap - EXIT
-    echo "package: $out/$name.tar.gz $out/$name.deb"
+    package gander-gateway
+    package gander-kdc
 done
