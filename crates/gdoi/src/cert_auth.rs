@@ -443,15 +443,30 @@ impl Credentials {
     }
 }
 
-/// Checks the peer's authentication in message 5 or 6: its CERT payloads (end entity first),
-/// the chain, the key usage and key type for `method`, that `id` names the certificate, and
-/// that `sig` is its signature over `hash`. Returns what the certificate says.
+/// Checks the peer's authentication in message 5 or 6 with one digest, `hash`
+/// ([`verify_peer_digests`]).
 pub fn verify_peer(
     trust: &TrustStore,
     method: AuthMethod,
     certs: &[&CertPayload],
     id: &IdPayload,
     hash: &[u8],
+    sig: &[u8],
+) -> Result<PeerCert, CertError> {
+    verify_peer_digests(trust, method, certs, id, &[hash], sig)
+}
+
+/// Checks the peer's authentication in message 5 or 6: its CERT payloads (end entity first),
+/// the chain, the key usage and key type for `method`, that `id` names the certificate, and
+/// that `sig` is its signature over one of `digests` (HASH_I or HASH_R as gander computes it,
+/// and, for ECDSA, the other reading of RFC 4754 that `main_mode` accepts on input). Returns
+/// what the certificate says.
+pub fn verify_peer_digests(
+    trust: &TrustStore,
+    method: AuthMethod,
+    certs: &[&CertPayload],
+    id: &IdPayload,
+    digests: &[&[u8]],
     sig: &[u8],
 ) -> Result<PeerCert, CertError> {
     let (leaf, rest) = certs.split_first().ok_or(CertError::Unavailable)?;
@@ -483,7 +498,12 @@ pub fn verify_peer(
     if !id_matches(id, &cert) {
         return Err(CertError::IdMismatch);
     }
-    verify_hash(method, &key, hash, sig)?;
+    if !digests
+        .iter()
+        .any(|d| verify_hash(method, &key, d, sig).is_ok())
+    {
+        return Err(CertError::BadSignature);
+    }
     Ok(PeerCert {
         subject: dn_string(cert.subject_name()),
         sans: san_strings(&cert),

@@ -24,7 +24,7 @@
 //! Each `handle` computes the whole next state before it changes anything: a refused message
 //! leaves the machine as it was, so the genuine message can still follow a forged one.
 
-use crate::cert_auth::{verify_peer, CertError, CertMatch, Credentials, PeerCert};
+use crate::cert_auth::{verify_peer_digests, CertError, CertMatch, Credentials, PeerCert};
 use crate::cookie::{initiator_cookie, CookieJar};
 use crate::dh::KeyPair;
 use crate::error::Phase1Error;
@@ -322,6 +322,38 @@ impl Exchange {
         )
     }
 
+    /// The other reading of RFC 4754 with RFC 2409 5.1, accepted on input only: HASH_I (or
+    /// HASH_R) computed with the PRF of the *negotiated* hash, then hashed once more with the
+    /// ECDSA method's hash to give the digest signed ("ECDSA with SHA-256" applied to HASH_I).
+    /// The Go GDOI implementation (github.com/dscsystems/go-iec61850 `gdoi`, crypto.go) signs
+    /// so; gander and strongSwan 5.9 sign HASH_I computed with the curve's PRF as the digest
+    /// ([`Exchange::hash`]). `None` for a method that is not ECDSA. Accepting both is safe: each
+    /// digest is a hash of the same transcript, so a signature that verifies under either was
+    /// made by the certificate's key over this exchange (docs/gdoi.md, "Interoperability").
+    fn hash_hashed_again(
+        &self,
+        initiator: bool,
+        id_b: &[u8],
+    ) -> Result<Option<Vec<u8>>, Phase1Error> {
+        if !matches!(self.method, AuthMethod::EcdsaP256 | AuthMethod::EcdsaP384) {
+            return Ok(None);
+        }
+        let (first, second, c1, c2) = if initiator {
+            (&self.gxi, &self.gxr, &self.cky_i, &self.cky_r)
+        } else {
+            (&self.gxr, &self.gxi, &self.cky_r, &self.cky_i)
+        };
+        let h = keys::prf(
+            self.suite.hash,
+            &self.keys.skeyid,
+            &[first, second, c1, c2, &self.sai_b, id_b],
+        )?;
+        Ok(Some(keys::hash(
+            self.method.auth_hash(self.suite.hash),
+            &[&h],
+        )?))
+    }
+
     fn iv0(&self) -> Result<Vec<u8>, Phase1Error> {
         keys::hash(self.suite.hash, &[&self.gxi, &self.gxr])
     }
@@ -402,7 +434,10 @@ impl Exchange {
                         }
                     })
                     .collect();
-                let peer = verify_peer(c.trust(), self.method, &certs, id, &want, sig)?;
+                let again = self.hash_hashed_again(from_initiator, &id_body(id))?;
+                let mut digests: Vec<&[u8]> = vec![&want];
+                digests.extend(again.as_deref());
+                let peer = verify_peer_digests(c.trust(), self.method, &certs, id, &digests, sig)?;
                 Ok((id.clone(), Some(peer)))
             }
         }
@@ -706,9 +741,9 @@ pub struct ResponderConfig {
     /// The responder's own identity (IDir) with a pre-shared key; with a certificate IDir is
     /// the certificate's subject.
     pub id: IdPayload,
-    /// The identity the peer must show in message 5 (type and data), if the policy binds
-    /// the pre-shared key to one.
-    pub expect_peer: Option<(u8, Vec<u8>)>,
+    /// The identities the peer may show in message 5 (type and data), if the policy binds
+    /// the pre-shared key to some (`psk_identity`: its ID_KEY_ID or its address, RFC 2409 5.4).
+    pub expect_peer: Option<crate::psk_identity::PskIdentities>,
     /// Certificate authentication, if the responder offers it.
     pub cert: Option<CertPolicy>,
 }
@@ -854,8 +889,8 @@ impl Responder {
                 let peer = ex.peer_auth(true, &p, auth)?;
                 let own_id = match auth {
                     Auth::Psk(_) => {
-                        if let Some((t, d)) = &self.cfg.expect_peer {
-                            if peer.0.id_type != *t || peer.0.data != *d {
+                        if let Some(ids) = &self.cfg.expect_peer {
+                            if !ids.accepts(&peer.0) {
                                 return Err(Phase1Error::BadIdentity);
                             }
                         }
@@ -908,3 +943,7 @@ impl Responder {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "main_mode_ecdsa_readings.rs"]
+mod ecdsa_readings;

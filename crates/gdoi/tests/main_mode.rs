@@ -28,7 +28,7 @@ fn rcfg(psk: &[u8], suites: Vec<Suite>) -> ResponderConfig {
         psk: Zeroizing::new(psk.to_vec()),
         suites,
         id: id("kdc"),
-        expect_peer: Some((id_type::KEY_ID, b"member-1".to_vec())),
+        expect_peer: Some((id_type::KEY_ID, b"member-1".to_vec()).into()),
         cert: None,
     }
 }

@@ -23,7 +23,6 @@ use crate::{Phase1Sa, Suite};
 use gander_wire::isakmp::gdoi::{kd_attr, kd_type};
 use gander_wire::isakmp::header::exchange;
 use gander_wire::isakmp::iec61850::{encode_oid, tek_attr};
-use gander_wire::isakmp::payload::id_type;
 use gander_wire::isakmp::sa::doi;
 use gander_wire::isakmp::{
     Attribute, Header, IdPayload, Iec61850Tek, IsakmpError, KeyDownload, KeyPacket, SaAttrPayload,
@@ -60,6 +59,14 @@ pub struct MemberPolicy {
     /// Where it listens for GROUPKEY-PUSH (UDP); no pushes if `None` (it must register
     /// again before its keys expire).
     pub push: Option<SocketAddr>,
+}
+
+impl MemberPolicy {
+    /// The identities its pre-shared key is bound to: its ID_KEY_ID identity, or the address
+    /// the key is chosen by (RFC 2409 5.4; `psk_identity`).
+    pub fn psk_identities(&self) -> crate::psk_identity::PskIdentities {
+        crate::psk_identity::PskIdentities::key_id_or_address(&self.identity, self.address)
+    }
 }
 
 /// One group and its current key.
@@ -143,7 +150,7 @@ impl GroupSource for KdcPolicy {
         let m = self
             .members
             .iter()
-            .find(|m| m.cert.is_none() && m.identity == member.data);
+            .find(|m| m.cert.is_none() && m.psk_identities().accepts(member));
         self.grant_to(m, group)
     }
 
@@ -353,7 +360,7 @@ impl GroupSource for Granter<'_> {
             .policy
             .members
             .iter()
-            .find(|m| m.cert.is_none() && m.identity == member.data);
+            .find(|m| m.cert.is_none() && m.psk_identities().accepts(member));
         self.grant_to(m, group)
     }
 
@@ -522,8 +529,12 @@ impl Kdc {
     /// (`kdc_schedule::revoke_removed`).
     pub fn reload(&mut self, policy: KdcPolicy, now: u64) -> Result<Vec<KdcEvent>, KdcError> {
         self.now = now;
-        self.sas
-            .retain(|_, (sa, _)| policy.members.iter().any(|m| m.identity == sa.peer_id.data));
+        self.sas.retain(|_, (sa, _)| {
+            policy
+                .members
+                .iter()
+                .any(|m| m.identity == sa.peer_id.data || m.psk_identities().accepts(&sa.peer_id))
+        });
         let sas = &self.sas;
         self.pulls.retain(|(c, _), _| sas.contains_key(c));
         self.sa_by_identity.retain(|_, q| {
@@ -868,7 +879,7 @@ impl Kdc {
             psk: m.map(|m| m.psk.clone()).unwrap_or_default(),
             suites: Suite::all(86_400),
             id: self.policy.identity.clone(),
-            expect_peer: m.map(|m| (id_type::KEY_ID, m.identity.clone())),
+            expect_peer: m.map(MemberPolicy::psk_identities),
             cert,
         };
         match Responder::start(&self.jar, &peer_bytes(&peer), data, cfg) {

@@ -1,0 +1,80 @@
+//! The two readings of RFC 4754 with RFC 2409 5.1 that the responder and initiator accept on
+//! input (`Exchange::hash` and `Exchange::hash_hashed_again`).
+
+use super::*;
+use crate::suite::{Group, HashAlg};
+use openssl::hash::{hash, MessageDigest};
+use openssl::pkey::PKey;
+use openssl::sign::Signer;
+
+fn exchange(method: AuthMethod, negotiated: HashAlg) -> Exchange {
+    Exchange {
+        suite: Suite {
+            aes_bits: 256,
+            hash: negotiated,
+            group: Group::Ecp384,
+            life_secs: 3600,
+        },
+        method,
+        cky_i: [1; 8],
+        cky_r: [2; 8],
+        sai_b: vec![3; 40],
+        gxi: vec![4; 96],
+        gxr: vec![5; 96],
+        keys: Phase1Keys {
+            skeyid: Zeroizing::new(vec![6; 48]),
+            skeyid_d: Zeroizing::new(vec![7; 48]),
+            skeyid_a: Zeroizing::new(vec![8; 48]),
+            enc_key: Zeroizing::new(vec![9; 32]),
+        },
+    }
+}
+
+fn hmac(md: MessageDigest, key: &[u8], data: &[u8]) -> Vec<u8> {
+    let k = PKey::hmac(key).unwrap();
+    let mut s = Signer::new(md, &k).unwrap();
+    s.update(data).unwrap();
+    s.sign_to_vec().unwrap()
+}
+
+/// The Go implementation (github.com/dscsystems/go-iec61850 `gdoi`) with ECDSA P-256 under
+/// the suite AES-CBC-256/SHA2-384/ECP-384 that gander offers first: HASH_I is HMAC-SHA-384
+/// over g^xi | g^xr | CKY-I | CKY-R | SAi_b | IDii_b, and its signature is ECDSA over the
+/// SHA-256 of those 48 octets. gander's key server refused it (INVALID-SIGNATURE, "signature
+/// does not verify") while it accepted only the digest HMAC-SHA-256(...) of RFC 4754 as
+/// strongSwan reads it.
+#[test]
+fn the_hashed_again_digest_is_the_go_reading() {
+    let x = exchange(AuthMethod::EcdsaP256, HashAlg::Sha384);
+    let id_b = [1u8, 0, 0, 0, 10, 77, 0, 2];
+    let mut transcript = Vec::new();
+    for part in [&x.gxi[..], &x.gxr, &x.cky_i, &x.cky_r, &x.sai_b, &id_b] {
+        transcript.extend_from_slice(part);
+    }
+    let neg = hmac(MessageDigest::sha384(), &x.keys.skeyid, &transcript);
+    let go = hash(MessageDigest::sha256(), &neg).unwrap().to_vec();
+    assert_eq!(x.hash_hashed_again(true, &id_b).unwrap(), Some(go.clone()));
+    // gander's own digest stays the RFC 4754 one, HMAC of the curve's hash.
+    let own = hmac(MessageDigest::sha256(), &x.keys.skeyid, &transcript);
+    assert_eq!(x.hash(true, &id_b).unwrap().to_vec(), own);
+    assert_ne!(own, go);
+    // HASH_R swaps the exchange values and cookies (RFC 2409 5).
+    assert_ne!(x.hash_hashed_again(false, &id_b).unwrap(), Some(go));
+}
+
+#[test]
+fn only_ecdsa_has_a_second_reading() {
+    for m in [AuthMethod::Psk, AuthMethod::RsaSig] {
+        assert_eq!(
+            exchange(m, HashAlg::Sha256)
+                .hash_hashed_again(true, b"id")
+                .unwrap(),
+            None
+        );
+    }
+    let x = exchange(AuthMethod::EcdsaP384, HashAlg::Sha256);
+    assert_eq!(
+        x.hash_hashed_again(true, b"id").unwrap().map(|d| d.len()),
+        Some(48)
+    );
+}

@@ -1,0 +1,126 @@
+//! The phase-1 identities a pre-shared key is bound to.
+//!
+//! In main mode the responder picks the pre-shared key before the initiator names itself:
+//! RFC 2409 5.4 says that "the key can only be identified by the IP address of the peers",
+//! since HASH_I (and SKEYID) depend on the key before IDii is decrypted. An initiator therefore
+//! commonly names itself in IDii by that address (ID_IPV4_ADDR or ID_IPV6_ADDR, RFC 2407
+//! 4.6.2.1); gander's own member names itself by ID_KEY_ID. The key server binds a member's
+//! key to both: its configured ID_KEY_ID identity, and the address it registers from. The
+//! independent Go GDOI implementation (github.com/dscsystems/go-iec61850, package `gdoi`)
+//! sends its address and was refused with INVALID-ID-INFORMATION before (docs/gdoi.md,
+//! "Interoperability").
+
+use gander_wire::isakmp::payload::id_type;
+use gander_wire::isakmp::IdPayload;
+use std::net::IpAddr;
+
+/// The identities (ID type and data) a peer holding one pre-shared key may show in message 5.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PskIdentities(Vec<(u8, Vec<u8>)>);
+
+impl PskIdentities {
+    /// A member's ID_KEY_ID identity, or the address its key is chosen by (RFC 2409 5.4), as
+    /// ID_IPV4_ADDR or ID_IPV6_ADDR.
+    pub fn key_id_or_address(identity: &[u8], address: IpAddr) -> PskIdentities {
+        let by_address = match address {
+            IpAddr::V4(a) => (id_type::IPV4_ADDR, a.octets().to_vec()),
+            IpAddr::V6(a) => (id_type::IPV6_ADDR, a.octets().to_vec()),
+        };
+        PskIdentities(vec![(id_type::KEY_ID, identity.to_vec()), by_address])
+    }
+
+    /// Whether `id` is one of these identities (type and data both equal; the protocol and
+    /// port octets of a phase-1 ID are not part of the identity).
+    pub fn accepts(&self, id: &IdPayload) -> bool {
+        self.0
+            .iter()
+            .any(|(t, d)| *t == id.id_type && *d == id.data)
+    }
+}
+
+impl From<(u8, Vec<u8>)> for PskIdentities {
+    /// Exactly one identity.
+    fn from(one: (u8, Vec<u8>)) -> PskIdentities {
+        PskIdentities(vec![one])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cookie::CookieJar;
+    use crate::main_mode::ResponderConfig;
+    use crate::{Initiator, Phase1Error, Responder, Suite};
+    use std::net::{Ipv4Addr, Ipv6Addr};
+    use zeroize::Zeroizing;
+
+    fn id(id_type: u8, data: &[u8]) -> IdPayload {
+        IdPayload {
+            id_type,
+            protocol: 0,
+            port: 0,
+            data: data.to_vec(),
+        }
+    }
+
+    const GM: Ipv4Addr = Ipv4Addr::new(10, 77, 0, 2);
+
+    #[test]
+    fn key_id_and_the_address_are_accepted_nothing_else() {
+        let ids = PskIdentities::key_id_or_address(b"gm-1", GM.into());
+        assert!(ids.accepts(&id(id_type::KEY_ID, b"gm-1")));
+        assert!(ids.accepts(&id(id_type::IPV4_ADDR, &[10, 77, 0, 2])));
+        // Protocol and port are not part of the identity (RFC 2407 4.6.2).
+        let mut with_port = id(id_type::IPV4_ADDR, &[10, 77, 0, 2]);
+        with_port.protocol = 17;
+        with_port.port = 848;
+        assert!(ids.accepts(&with_port));
+        assert!(!ids.accepts(&id(id_type::IPV4_ADDR, &[10, 77, 0, 3])));
+        assert!(!ids.accepts(&id(id_type::KEY_ID, &[10, 77, 0, 2])));
+        assert!(!ids.accepts(&id(id_type::IPV4_ADDR, b"gm-1")));
+        assert!(!ids.accepts(&id(id_type::FQDN, b"gm-1")));
+        let v6 = PskIdentities::key_id_or_address(b"gm-1", Ipv6Addr::LOCALHOST.into());
+        assert!(v6.accepts(&id(id_type::IPV6_ADDR, &Ipv6Addr::LOCALHOST.octets())));
+        assert!(!v6.accepts(&id(id_type::IPV4_ADDR, &[0, 0, 0, 1])));
+    }
+
+    /// Main mode with a pre-shared key, the member naming itself by ID_IPV4_ADDR as the Go
+    /// implementation (github.com/dscsystems/go-iec61850 `gdoi`) does: its message 5 carried
+    /// IDii `01 00 00 00 0a 4d 00 02` (ID_IPV4_ADDR 10.77.0.2), which the key server refused
+    /// with INVALID-ID-INFORMATION while it bound the key to ID_KEY_ID "gm-1" only.
+    fn run(member_id: IdPayload) -> Result<(), Phase1Error> {
+        let jar = CookieJar::new();
+        let suite = Suite::all(3600)[0];
+        let (mut i, m1) = Initiator::start(b"shared", member_id, vec![suite])?;
+        let cfg = ResponderConfig {
+            psk: Zeroizing::new(b"shared".to_vec()),
+            suites: vec![suite],
+            id: id(id_type::KEY_ID, b"kdc"),
+            expect_peer: Some(PskIdentities::key_id_or_address(b"gm-1", GM.into())),
+            cert: None,
+        };
+        let (mut r, m2) = Responder::start(&jar, &[10, 77, 0, 2, 3, 80], &m1, cfg)?;
+        let m3 = i.handle(&m2)?.ok_or(Phase1Error::BadIdentity)?;
+        let m4 = r.handle(&jar, &m3)?;
+        let m5 = i.handle(&m4)?.ok_or(Phase1Error::BadIdentity)?;
+        let m6 = r.handle(&jar, &m5)?;
+        i.handle(&m6)?;
+        assert!(r.established().is_some());
+        Ok(())
+    }
+
+    #[test]
+    fn a_member_named_by_its_address_completes_main_mode() {
+        run(id(id_type::IPV4_ADDR, &GM.octets())).unwrap();
+        run(id(id_type::KEY_ID, b"gm-1")).unwrap();
+    }
+
+    #[test]
+    fn another_address_is_still_refused() {
+        let e = run(id(id_type::IPV4_ADDR, &[10, 77, 0, 9])).unwrap_err();
+        assert_eq!(
+            e.notify(),
+            gander_wire::isakmp::error::notify_type::INVALID_ID_INFORMATION
+        );
+    }
+}
