@@ -71,12 +71,14 @@ pub struct Phase1Sa {
 }
 
 impl Phase1Sa {
-    /// The peer's name for events and logs: its certificate's subject with signatures, its ID
-    /// data otherwise.
+    /// The peer's name for events and logs: its certificate's subject with signatures, the
+    /// address as text when it names itself by ID_IPV4_ADDR or ID_IPV6_ADDR, its ID data
+    /// otherwise.
     pub fn peer_name(&self) -> Vec<u8> {
         match &self.peer_cert {
             Some(c) => c.subject.clone().into_bytes(),
-            None => self.peer_id.data.clone(),
+            None => crate::psk_identity::address_text(&self.peer_id)
+                .map_or_else(|| self.peer_id.data.clone(), String::into_bytes),
         }
     }
 }

@@ -38,6 +38,21 @@ impl PskIdentities {
     }
 }
 
+/// The address an ID_IPV4_ADDR or ID_IPV6_ADDR payload names, as text (for events: the raw
+/// octets of 10.77.0.2 would print as control characters); `None` for other types or a
+/// length that is not an address's.
+pub fn address_text(id: &IdPayload) -> Option<String> {
+    match id.id_type {
+        id_type::IPV4_ADDR => <[u8; 4]>::try_from(id.data.as_slice())
+            .ok()
+            .map(|a| std::net::Ipv4Addr::from(a).to_string()),
+        id_type::IPV6_ADDR => <[u8; 16]>::try_from(id.data.as_slice())
+            .ok()
+            .map(|a| std::net::Ipv6Addr::from(a).to_string()),
+        _ => None,
+    }
+}
+
 impl From<(u8, Vec<u8>)> for PskIdentities {
     /// Exactly one identity.
     fn from(one: (u8, Vec<u8>)) -> PskIdentities {
@@ -107,6 +122,20 @@ mod tests {
         i.handle(&m6)?;
         assert!(r.established().is_some());
         Ok(())
+    }
+
+    #[test]
+    fn addresses_are_named_as_text() {
+        assert_eq!(
+            address_text(&id(id_type::IPV4_ADDR, &[10, 77, 0, 2])).as_deref(),
+            Some("10.77.0.2")
+        );
+        assert_eq!(
+            address_text(&id(id_type::IPV6_ADDR, &Ipv6Addr::LOCALHOST.octets())).as_deref(),
+            Some("::1")
+        );
+        assert_eq!(address_text(&id(id_type::IPV4_ADDR, &[10, 77, 0])), None);
+        assert_eq!(address_text(&id(id_type::KEY_ID, b"gm-1")), None);
     }
 
     #[test]
