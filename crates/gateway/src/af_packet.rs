@@ -65,7 +65,7 @@ use crate::ring::setopt;
 
 /// The MTU of interface `name` (`SIOCGIFMTU`, netdevice(7)): the namespace of socket `fd`, which
 /// sysfs would not give from a thread that entered another namespace.
-fn mtu(fd: i32, name: &str) -> io::Result<u32> {
+pub(crate) fn mtu(fd: i32, name: &str) -> io::Result<u32> {
     // SAFETY: zeroed ifreq is a valid value.
     let mut ifr: libc::ifreq = unsafe { std::mem::zeroed() };
     let b = name.as_bytes();
@@ -349,11 +349,11 @@ impl RawSocket {
 
 /// Bytes of receive ring per socket (about 2000 frames of a 1500-byte MTU: 20 ms of a
 /// 100,000 frames/s flood).
-const RX_RING_BYTES: usize = 4 << 20;
+pub(crate) const RX_RING_BYTES: usize = 4 << 20;
 /// Slots of a transmit ring.
-const TX_RING_FRAMES: u32 = 512;
+pub(crate) const TX_RING_FRAMES: u32 = 512;
 /// Frames judged per wake-up before the transmit ring is flushed.
-const BATCH: usize = 64;
+pub(crate) const BATCH: usize = 64;
 
 /// The policy, shared by the direction threads. The IED side has priority: while one of its
 /// threads waits for the lock, no network-side thread takes it again, so a flood arriving from

@@ -433,6 +433,11 @@ pub struct ConfigToml {
     /// Run the packet thread with SCHED_FIFO at this priority (1-99; needs CAP_SYS_NICE):
     /// the gateway's wake-up latency is most of its added latency on a busy host.
     pub rt_priority: Option<i32>,
+    /// Hold a CPU latency QoS request of this many microseconds while running
+    /// (`/dev/cpu_dma_latency`, needs root): idle CPUs then stay in idle states that wake
+    /// faster than this (0: polling only, no halt). Removes the wake-up of a halted (v)CPU from
+    /// the latency at the price of idle CPUs spinning; see `cpu_latency` and docs/gateway.md.
+    pub cpu_wakeup_latency_us: Option<u32>,
     /// `[l2]`.
     pub l2: Option<L2Toml>,
     /// `[nfqueue]`.

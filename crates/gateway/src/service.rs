@@ -19,8 +19,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Runs the configured driver on the calling thread until `ctl.stop`.
-pub fn run_driver(cfg: &Config, policy: Policy, ctl: &Control) -> io::Result<Policy> {
+/// What the packet threads run under, set on the calling thread before they are spawned (they
+/// inherit its scheduling policy): `rt_priority` (SCHED_FIFO) and, with
+/// `cpu_wakeup_latency_us`, a CPU latency QoS request held as long as the returned guard lives.
+/// Neither stops the gateway when refused: each is reported and the gateway runs without it.
+pub fn prepare_thread(cfg: &Config) -> Option<crate::cpu_latency::CpuLatency> {
     if let Some(prio) = cfg.raw.rt_priority {
         let p = libc::sched_param {
             sched_priority: prio.clamp(1, 99),
@@ -33,6 +36,19 @@ pub fn run_driver(cfg: &Config, policy: Policy, ctl: &Control) -> io::Result<Pol
             );
         }
     }
+    let us = cfg.raw.cpu_wakeup_latency_us?;
+    match crate::cpu_latency::CpuLatency::request(us) {
+        Ok(g) => Some(g),
+        Err(e) => {
+            eprintln!("gander gateway: {e}; idle CPUs keep their deeper idle states");
+            None
+        }
+    }
+}
+
+/// Runs the configured driver on the calling thread until `ctl.stop`.
+pub fn run_driver(cfg: &Config, policy: Policy, ctl: &Control) -> io::Result<Policy> {
+    let _latency = prepare_thread(cfg);
     match cfg.raw.driver {
         DriverKind::L2 => crate::af_packet::run(cfg, policy, ctl),
         DriverKind::Udp => crate::udp_relay::run(
