@@ -14,6 +14,7 @@
 //!     transmit), offered by a transmit ring as fast as one core sends, with the CPU time the
 //!     gateway's packet threads used for them.
 
+use crate::gateway_floor::Floor;
 use gander_gateway::af_packet::RawSocket;
 use gander_gateway::config::{Config, Direction};
 use gander_gateway::driver::{poll_fds, Control, StageTimes};
@@ -156,12 +157,20 @@ pub(crate) fn keys() -> Result<KeyStore> {
 
 fn config(key_id: u32) -> String {
     let profile = profile_of(key_id);
+    // Experiment knobs (not for the targets' runs): TOML lines added to the top level and to
+    // `[l2]` of the benchmark's gateway and floor configuration.
+    let top = std::env::var("GANDER_BENCH_GW_TOP").unwrap_or_default();
+    let l2 = std::env::var("GANDER_BENCH_GW_L2").unwrap_or_default();
     format!(
         r#"
 driver = "l2"
 keys = "unused"
 profile = "{profile}"
 rt_priority = 50
+# Idle vCPUs poll instead of halting while the gateway runs: the wake-up of a halted vCPU is
+# most of the added tail on a virtual machine (docs/gateway.md, "Where the time goes").
+cpu_wakeup_latency_us = 0
+{top}
 # The latency test echoes the IED's own protected frames back through the gateway.
 reflected = "allow"
 [l2]
@@ -169,6 +178,7 @@ ied = "gi0"
 net = "gn0"
 # Non-IEC 61850 traffic (iperf3, ping, ARP) is bridged by the kernel (tc), not by gander.
 bypass = "tc"
+{l2}
 [[rule]]
 direction = "outbound"
 action = "protect"
@@ -687,19 +697,34 @@ impl Drop for KernelHop<'_> {
     }
 }
 
-/// (e) through the gateway, or with `direct` on the direct path (no gateway: the same frame
+/// What sits between the IED and the switch in (e).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Hop {
+    /// The gateway (HMAC-SHA256-128 protect).
+    Gateway,
+    /// The floor forwarder in the gateway's place ([`Floor`]).
+    Floor,
+    /// Nothing: the direct path.
+    Direct,
+}
+
+/// (e) through the gateway (or the floor), or with `direct` on the direct path (no gateway: the same frame
 /// from `ied1` through the switch to the subscriber), the ceiling this host's kernel and
 /// benchmark set for any bump in the wire in the lab; counted at `sink`.
-fn throughput(lab: &Lab, secs: f64, direct: bool, sink: Sink) -> Result<Throughput> {
+fn throughput(lab: &Lab, secs: f64, hop: Hop, sink: Sink) -> Result<Throughput> {
+    let direct = hop == Hop::Direct;
     let port = if direct { "nd0" } else { "ng0" };
     let _sink = match sink {
         Sink::Wire => Some(PortSink::install(lab, port)?),
         Sink::Subscriber => None,
     };
-    let gw = if direct {
-        None
-    } else {
-        Some(Gw::start(lab, 1)?)
+    let gw = match hop {
+        Hop::Gateway => Some(Gw::start(lab, 1)?),
+        Hop::Floor | Hop::Direct => None,
+    };
+    let floor = match hop {
+        Hop::Floor => Some(Floor::start(lab, &config(1))?),
+        Hop::Gateway | Hop::Direct => None,
     };
     let stop = Arc::new(AtomicBool::new(false));
     let sent = Arc::new(AtomicU64::new(0));
@@ -777,6 +802,9 @@ fn throughput(lab: &Lab, secs: f64, direct: bool, sink: Sink) -> Result<Throughp
     join(sender, "sender")?;
     if let Some(gw) = gw {
         drop(gw.stop()?);
+    }
+    if let Some(f) = floor {
+        f.stop()?;
     }
     let dt = t1.as_secs_f64();
     Ok(Throughput {
@@ -1201,9 +1229,16 @@ fn bench(
         (1, "HMAC-SHA256-128"),
         (4, "AES-256-GCM"),
     ] {
+        // The floor first, in the same run: the driver's sockets, rings and threads
+        // forwarding unjudged where the gateway sits (what any forwarding thread pays here).
+        let fl = Floor::start(lab, &config(id))?;
+        let lf = latency(lab, n)?;
+        fl.stop()?;
         let gw = Gw::start_with(lab, &config(id), true)?;
         let l = latency(lab, n)?;
         let (p, stages) = gw.stop_timed()?;
+        let (of, ofd) = (stats_us(&lf.one_way_gw), stats_us(&lf.one_way_direct));
+        let floor_added = of.p99 - ofd.p99;
         let (og, od, rg, rd) = (
             stats_us(&l.one_way_gw),
             stats_us(&l.one_way_direct),
@@ -1227,8 +1262,15 @@ fn bench(
             n - n / 20,
             p.counters().inbound.dropped_total() + p.counters().outbound.dropped_total()
         ));
+        out(format!("    one-way floor    {}", fmt_us(&of)));
+        out(format!(
+            "    floor: added one-way p99 {floor_added:.1} us with no gander code in the gateway's place (its direct path p99 {:.1} us); gander's added p99 above the floor {:.1} us",
+            ofd.p99,
+            added - floor_added
+        ));
         let stage_json = print_stages(stages.as_ref(), out);
-        json.insert(format!("latency {name}"), serde_json::json!({"one_way_gateway": og, "one_way_direct": od, "rtt_gateway": rg, "rtt_direct": rd, "added_one_way_p99_us": added, "stages": stage_json}));
+        json.insert(format!("latency {name}"), serde_json::json!({"one_way_gateway": og, "one_way_direct": od, "rtt_gateway": rg, "rtt_direct": rd, "added_one_way_p99_us": added, "stages": stage_json,
+            "floor": {"one_way": of, "one_way_direct": ofd, "added_one_way_p99_us": floor_added}}));
     }
     // (b), (c) with a gateway passing other traffic.
     let secs = if args.quick { 2 } else { 5 };
@@ -1353,10 +1395,11 @@ fn bench(
     }
     json.insert("core_rate".into(), rates.into());
     let tsecs = if args.quick { 1.0 } else { 3.0 };
-    let t = throughput(lab, tsecs, false, Sink::Wire)?;
-    let d = throughput(lab, tsecs, true, Sink::Wire)?;
-    let ts = throughput(lab, tsecs, false, Sink::Subscriber)?;
-    let ds = throughput(lab, tsecs, true, Sink::Subscriber)?;
+    let t = throughput(lab, tsecs, Hop::Gateway, Sink::Wire)?;
+    let d = throughput(lab, tsecs, Hop::Direct, Sink::Wire)?;
+    let fl = throughput(lab, tsecs, Hop::Floor, Sink::Wire)?;
+    let ts = throughput(lab, tsecs, Hop::Gateway, Sink::Subscriber)?;
+    let ds = throughput(lab, tsecs, Hop::Direct, Sink::Subscriber)?;
     let pass = t.delivered >= 500_000.0;
     ok &= pass;
     out(format!(
@@ -1368,6 +1411,10 @@ fn bench(
         d.offered, d.delivered, t.delivered / d.delivered.max(1.0)
     ));
     out(format!(
+        "    floor (the driver's sockets and threads forwarding unjudged, no gander code) to the same port: offered {:.0} frames/s, delivered {:.0} frames/s; the gateway carried {:.2} of the floor",
+        fl.offered, fl.delivered, t.delivered / fl.delivered.max(1.0)
+    ));
+    out(format!(
         "    on to the subscriber through the lab's switch (information: on a veth the switch and the subscriber's stack run inside the sender's send): gateway {:.0} frames/s, direct {:.0} frames/s",
         ts.delivered, ds.delivered
     ));
@@ -1376,7 +1423,7 @@ fn bench(
         "    gateway packet threads on CPU {:.2} s of {:.2} s: {:.0} frames per CPU-second (the rate one free core would carry; the sender's core also does the kernel's receive work into the gateway's ring), {:.0} % of it in the kernel",
         t.gw_cpu, t.secs, per_core, 100.0 * t.user_sys.1 as f64 / (t.user_sys.0 + t.user_sys.1).max(1) as f64
     ));
-    json.insert("end_to_end".into(), serde_json::json!({"direct_offered_fps": d.offered, "direct_delivered_fps": d.delivered, "subscriber_delivered_fps": ts.delivered, "direct_subscriber_delivered_fps": ds.delivered, "offered_fps": t.offered, "protected_fps": t.protected, "delivered_fps": t.delivered, "socket_drops": t.socket_drops, "secs": t.secs, "gateway_cpu_s": t.gw_cpu, "frames_per_cpu_second": per_core}));
+    json.insert("end_to_end".into(), serde_json::json!({"direct_offered_fps": d.offered, "direct_delivered_fps": d.delivered, "subscriber_delivered_fps": ts.delivered, "direct_subscriber_delivered_fps": ds.delivered, "offered_fps": t.offered, "protected_fps": t.protected, "delivered_fps": t.delivered, "socket_drops": t.socket_drops, "secs": t.secs, "gateway_cpu_s": t.gw_cpu, "frames_per_cpu_second": per_core, "floor_offered_fps": fl.offered, "floor_delivered_fps": fl.delivered}));
     let fsecs = if args.quick { 1.0 } else { 4.0 };
     let f = flood(lab, fsecs, args.flood_rate)?;
     let pass = f.legit_received == f.legit_sent;

@@ -29,6 +29,7 @@ pub mod crypto_report;
 pub mod fleet;
 pub mod fleet_scd;
 pub mod gateway;
+pub(crate) mod gateway_floor;
 pub mod gdoi;
 pub mod gdoi_gateway;
 pub mod mms;
