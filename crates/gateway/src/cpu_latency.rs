@@ -84,6 +84,29 @@ mod tests {
     }
 
     #[test]
+    fn the_option_is_read_and_a_negative_value_refused() {
+        let cfg = |extra: &str| {
+            crate::config::Config::from_toml(
+                &format!(
+                    "driver = \"l2\"\nkeys = \"k\"\n{extra}\n[l2]\nied = \"a\"\nnet = \"b\"\n"
+                ),
+                std::path::Path::new("."),
+            )
+        };
+        assert_eq!(
+            cfg("").map(|c| c.raw.cpu_wakeup_latency_us).ok(),
+            Some(None)
+        );
+        assert_eq!(
+            cfg("cpu_wakeup_latency_us = 0")
+                .map(|c| c.raw.cpu_wakeup_latency_us)
+                .ok(),
+            Some(Some(0))
+        );
+        assert!(cfg("cpu_wakeup_latency_us = -1").is_err());
+    }
+
+    #[test]
     fn a_request_holds_while_the_guard_lives() {
         // Only where this test may write the device (root in CI namespaces); elsewhere the
         // error must be the typed open error, never a panic.
