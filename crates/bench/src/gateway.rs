@@ -158,7 +158,8 @@ pub(crate) fn keys() -> Result<KeyStore> {
 fn config(key_id: u32) -> String {
     let profile = profile_of(key_id);
     // Experiment knobs (not for the targets' runs): TOML lines added to the top level and to
-    // `[l2]` of the benchmark's gateway and floor configuration.
+    // `[l2]` of the benchmark's gateway and floor configuration, e.g.
+    // GANDER_BENCH_GW_TOP="cpu_wakeup_latency_us = 0" (docs/gateway.md, "The host's floor").
     let top = std::env::var("GANDER_BENCH_GW_TOP").unwrap_or_default();
     let l2 = std::env::var("GANDER_BENCH_GW_L2").unwrap_or_default();
     format!(
@@ -167,9 +168,6 @@ driver = "l2"
 keys = "unused"
 profile = "{profile}"
 rt_priority = 50
-# Idle vCPUs poll instead of halting while the gateway runs: the wake-up of a halted vCPU is
-# most of the added tail on a virtual machine (docs/gateway.md, "Where the time goes").
-cpu_wakeup_latency_us = 0
 {top}
 # The latency test echoes the IED's own protected frames back through the gateway.
 reflected = "allow"
