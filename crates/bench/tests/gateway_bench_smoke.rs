@@ -40,6 +40,11 @@ fn station_profile_runs_and_accounts_for_every_frame() {
             l["stages"]["outbound"]["n"].as_u64() > Some(0),
             "{alg}: stage times"
         );
+        // The floor (the driver forwarding unjudged) carried the same messages in the run.
+        assert!(
+            l["floor"]["one_way"]["n"].as_u64() > Some(100),
+            "{alg}: floor {l}"
+        );
     }
     let e = &j["end_to_end"];
     for k in [
@@ -48,6 +53,7 @@ fn station_profile_runs_and_accounts_for_every_frame() {
         "subscriber_delivered_fps",
         "direct_subscriber_delivered_fps",
         "frames_per_cpu_second",
+        "floor_delivered_fps",
     ] {
         assert!(e[k].as_f64() > Some(0.0), "{k}: {e}");
     }
