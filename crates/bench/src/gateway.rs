@@ -14,7 +14,7 @@
 //!     transmit), offered by a transmit ring as fast as one core sends, with the CPU time the
 //!     gateway's packet threads used for them.
 //!
-//! (a) and (e) also run the floor ([`crate::gateway_floor`]): the `l2` driver forwarding
+//! (a) and (e) also run the floor (`gateway_floor`): the `l2` driver forwarding
 //! unjudged in the gateway's place, so the host's share of the added latency and its ceiling
 //! on the rate are printed beside gander's from the same run.
 
