@@ -340,6 +340,7 @@ pub struct ExtensionFields<'a> {
 }
 
 /// The encodings an [`ExtensionFields`] writes, computed once per frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct EncodedFields {
     version: IntBytes,
     time_of_current_key: IntBytes,
@@ -351,7 +352,7 @@ struct EncodedFields {
     content_len: usize,
 }
 
-impl ExtensionFields<'_> {
+impl<'a> ExtensionFields<'a> {
     fn encoded(&self) -> EncodedFields {
         let version = ber::encode_i64(VERSION_1);
         let time_of_current_key = ber::encode_i64(self.time_of_current_key);
@@ -372,9 +373,18 @@ impl ExtensionFields<'_> {
         }
     }
 
+    /// The fields with their integers encoded and the lengths computed, once: what a frame
+    /// encoder sizes its output with and then writes ([`EncodedExtension`]).
+    pub fn encode(&self) -> EncodedExtension<'a> {
+        EncodedExtension {
+            fields: *self,
+            e: self.encoded(),
+        }
+    }
+
     /// Size of the encoded extension.
     pub fn buffer_len(&self) -> usize {
-        ber::tlv_len(self.encoded().content_len)
+        self.encode().buffer_len()
     }
 
     /// Write the extension with a zero mAC at the start of `buf` (at least
@@ -382,7 +392,31 @@ impl ExtensionFields<'_> {
     /// [`Codec::emit`]); returns where AuthenticationValue and the mAC are. Encodes what
     /// [`SecurityExtension::with_placeholder_mac`] with the same fields encodes.
     pub fn emit_placeholder(&self, buf: &mut [u8]) -> ExtensionLayout {
-        let e = self.encoded();
+        self.encode().emit_placeholder(buf)
+    }
+}
+
+/// An [`ExtensionFields`] encoded once (its integers' contents octets and the element
+/// lengths), in the encoder shape of every frame part: [`Self::buffer_len`] to size the
+/// caller's buffer, [`Self::emit_placeholder`] to write into it. A layer-2 protect both sizes
+/// and writes the extension; encoding the fields once for both halves the integer encodings
+/// per frame (issue 23 item 4: they were a tenth of a layer-2 GMAC protect).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EncodedExtension<'a> {
+    fields: ExtensionFields<'a>,
+    e: EncodedFields,
+}
+
+impl EncodedExtension<'_> {
+    /// Size of the encoded extension.
+    pub fn buffer_len(&self) -> usize {
+        ber::tlv_len(self.e.content_len)
+    }
+
+    /// [`ExtensionFields::emit_placeholder`] from the encodings made once.
+    pub fn emit_placeholder(&self, buf: &mut [u8]) -> ExtensionLayout {
+        let e = &self.e;
+        let f = &self.fields;
         let mut w = ber::Writer::new(buf);
         w.header(tag::SECURITY_EXTENSION, e.content_len);
         let av_start = w.position();
@@ -390,14 +424,14 @@ impl ExtensionFields<'_> {
         w.tlv(tag::VERSION, e.version.as_ref());
         w.tlv(tag::TIME_OF_CURRENT_KEY, e.time_of_current_key.as_ref());
         w.tlv(tag::TIME_TO_NEXT_KEY, e.time_to_next_key.as_ref());
-        if let Some(iv) = self.iv {
+        if let Some(iv) = f.iv {
             w.tlv(tag::IV, iv);
         }
         w.tlv(tag::KEY_ID, e.key_id.as_ref());
         let av_end = w.position();
-        w.header(tag::MAC, self.mac_len);
+        w.header(tag::MAC, f.mac_len);
         let mac_start = w.position();
-        let end = mac_start + self.mac_len;
+        let end = mac_start + f.mac_len;
         // The writer's borrow of `buf` ends with its last use above.
         buf[mac_start..end].fill(0);
         ExtensionLayout {

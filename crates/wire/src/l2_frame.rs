@@ -302,14 +302,15 @@ pub fn locate(frame: &[u8]) -> Result<(u16, L2Layout)> {
     ))
 }
 
-/// Writes into `out` (cleared first; one allocation at most, none when its capacity
-/// suffices) the unsecured `frame`, located by [`locate`] as `layout` behind `ethertype`,
+/// Writes into `out` (resized to the secured frame; one allocation at most, none when its
+/// capacity suffices) the unsecured `frame`, located by [`locate`] as `layout` behind `ethertype`,
 /// with the IEC 62351-6 extension `fields` appended after the APDU and a zero mAC: Length
 /// counts the extension, Reserved1's low 12 bits announce its size (the simulation bit kept),
 /// Reserved2 carries the header CRC in `order`. Ethernet padding is dropped; everything in
 /// front of APPID (addresses, the tag stack) is copied byte for byte. What
 /// [`GooseFrameRepr::set_security_fields`] and [`GooseFrameRepr::emit`] produce, without an
-/// owned body in between.
+/// owned body in between. A `Vec` wrapper of [`crate::l2_emit::SecuredL2Repr`], which writes
+/// into any caller's buffer.
 ///
 /// # Errors
 /// [`Error::TooLarge`] if the extension exceeds [`l2_extension::MAX_EXTENSION_LEN`] or Length
@@ -322,43 +323,11 @@ pub fn emit_secured(
     order: CrcByteOrder,
     out: &mut Vec<u8>,
 ) -> Result<SecuredLayout> {
-    let apdu_end = layout.apdu.end;
-    let off = layout.header_offset;
-    if layout.extension.is_some() || apdu_end > frame.len() || off + HEADER_LEN > apdu_end {
-        return Err(Error::BadLength {
-            what: "layer-2 layout",
-            value: apdu_end,
-        });
-    }
-    let ext_len = fields.buffer_len();
-    if ext_len > l2_extension::MAX_EXTENSION_LEN {
-        return Err(Error::TooLarge {
-            what: "security extension",
-        });
-    }
-    let length = u16::try_from(apdu_end - off + ext_len).map_err(|_| Error::TooLarge {
-        what: "GOOSE Length",
-    })?;
-    out.clear();
-    out.reserve(apdu_end + ext_len);
-    out.extend_from_slice(&frame[..apdu_end]);
-    let h = off;
-    let appid = be16(out, h + field::APPID.start..h + field::APPID.end);
-    let reserved1 = (be16(out, h + field::RESERVED1.start..h + field::RESERVED1.end)
-        & !RESERVED1_EXTENSION_LEN)
-        | ext_len as u16;
-    let crc = l2_extension::header_crc(ethertype, appid, length, reserved1);
-    out[h + field::LENGTH.start..h + field::LENGTH.end].copy_from_slice(&length.to_be_bytes());
-    out[h + field::RESERVED1.start..h + field::RESERVED1.end]
-        .copy_from_slice(&reserved1.to_be_bytes());
-    out[h + field::RESERVED2.start..h + field::RESERVED2.end]
-        .copy_from_slice(&order.reserved2(crc).to_be_bytes());
-    out.resize(apdu_end + ext_len, 0);
-    let el = fields.emit_placeholder(&mut out[apdu_end..]);
-    Ok(SecuredLayout {
-        covered: layout.ethertype_offset..apdu_end + el.auth_value.end,
-        mac: apdu_end + el.mac.start..apdu_end + el.mac.end,
-    })
+    let repr = crate::l2_emit::SecuredL2Repr::new(frame, ethertype, layout, fields, order)?;
+    // Every octet up to `buffer_len` is written by `emit`: a reused `out` is resized, not
+    // cleared and zero-filled first.
+    out.resize(repr.buffer_len(), 0);
+    repr.emit(out)
 }
 
 impl L2Frame {

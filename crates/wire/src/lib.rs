@@ -23,6 +23,7 @@ pub mod goose;
 pub mod ip;
 pub mod ipv6;
 pub mod isakmp;
+pub mod l2_emit;
 pub mod l2_extension;
 pub mod l2_frame;
 pub mod offload;
