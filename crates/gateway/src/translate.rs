@@ -18,6 +18,7 @@ use gander_sec::{KeyEntry, Profile};
 use gander_wire::ethernet::{self, EthernetRepr, VlanTag};
 use gander_wire::goose::GoosePdu;
 use gander_wire::ip::{self, UdpFrameRepr};
+use gander_wire::l2_emit::StrippedL2Repr;
 use gander_wire::l2_frame::{GooseFrameRepr, L2Frame};
 use gander_wire::spdu::{PayloadElement, SpduId};
 use std::collections::HashMap;
@@ -244,19 +245,10 @@ pub(crate) fn strip(
 ) -> Result<Vec<u8>, DropReason> {
     match (&v.content, ok) {
         (Content::L2(l), Verified::Goose { .. } | Verified::Sv { .. }) => {
-            let body = GooseFrameRepr {
-                appid: l.appid,
-                // Reserved1 keeps only the simulation bit and Reserved2 returns to 0, as a
-                // legacy subscriber expects.
-                reserved1: l.reserved1 & 0x8000,
-                reserved2: 0,
-                apdu: v.frame[l.apdu.clone()].to_vec(),
-                extension: None,
-            };
-            let mut out = v.frame[..l.header_offset].to_vec();
-            out.resize(l.header_offset + body.buffer_len(), 0);
-            body.emit(&mut out[l.header_offset..])?;
-            Ok(out)
+            // Reserved1 keeps only the simulation bit and Reserved2 returns to 0, as a legacy
+            // subscriber expects; the frame is copied once, from the positions the
+            // classification found.
+            Ok(StrippedL2Repr::new(v.frame, l.header_offset, l.apdu.clone())?.to_vec()?)
         }
         (Content::Session(s), Verified::Session { session, .. }) => {
             let dialect = profile.dialect();
