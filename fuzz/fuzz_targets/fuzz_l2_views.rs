@@ -2,10 +2,12 @@
 //! parsers they replaced, value for value and error for error, on any input: GooseView (its
 //! canonical fast path and the general parser behind it), SavView, ExtensionView,
 //! `data::check_seq`, and `l2_frame::locate`; and `emit_secured` must write a frame that
-//! `L2Frame::parse` reads back with the extension where it says.
+//! `L2Frame::parse` reads back with the extension where it says, and `StrippedL2Repr` must
+//! give the unsecured frame back from it.
 #![no_main]
 use gander_wire::data::{self, Data};
 use gander_wire::goose::{GoosePdu, GooseView};
+use gander_wire::l2_emit::StrippedL2Repr;
 use gander_wire::l2_extension::{CrcByteOrder, ExtensionFields, ExtensionView, SecurityExtension};
 use gander_wire::l2_frame::{self, L2Frame};
 use gander_wire::sv::{SavPdu, SavView};
@@ -58,6 +60,16 @@ fuzz_target!(|data: &[u8]| {
                     let ext = l2.extension.expect("extension");
                     assert_eq!(at.mac.end, ext.end);
                     assert!(at.covered.end <= at.mac.start);
+                    // Stripping the secured frame gives the unsecured one back (Reserved1 with
+                    // only the simulation bit, Reserved2 zero, padding dropped).
+                    let stripped = StrippedL2Repr::new(&out, l2.header_offset, l2.apdu.clone())
+                        .and_then(|s| s.to_vec())
+                        .expect("strip of a located frame");
+                    let (f3, l3) = L2Frame::parse(&stripped).expect("stripped frame parses");
+                    assert_eq!(f3.eth, frame.eth);
+                    assert_eq!(f3.body.apdu, frame.body.apdu);
+                    assert_eq!(f3.body.reserved1, frame.body.reserved1 & 0x8000);
+                    assert_eq!((f3.body.reserved2, l3.extension), (0, None));
                 }
             }
         }
