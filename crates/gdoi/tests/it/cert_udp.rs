@@ -5,7 +5,7 @@
 //! no key, the key server's event names the notification, and the member reports the same
 //! notification by name.
 
-mod pki;
+use crate::pki;
 
 use gander_gdoi::cert_auth::Credentials;
 use gander_gdoi::keylog::KeyLog;

@@ -6,7 +6,7 @@
 //! notification neither ends a registration that the key server answers, nor shortens the
 //! member's retransmissions when the key server is silent.
 
-mod kdc_support;
+use crate::kdc_support;
 
 use gander_gdoi::net::kdc::{Kdc, KdcEvent};
 use gander_gdoi::net::member::{register, MemberConfig, MemberError};

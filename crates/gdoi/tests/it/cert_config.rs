@@ -3,7 +3,7 @@
 //! SAN (never both), a certificate member needs the key server's own certificate, and a key
 //! that is not the certificate's is refused at load time.
 
-mod pki;
+use crate::pki;
 
 use gander_gdoi::cert_auth::CertMatch;
 use gander_gdoi::config::{load, ConfigError};

@@ -3,7 +3,7 @@
 //! GROUPKEY-PUSH, and the key server's scheduled rekey (RFC 6407 4) reaches it as a push, not
 //! as a second registration.
 
-mod kdc_support;
+use crate::kdc_support;
 
 use gander_gdoi::member_state::{FailPolicy, MemberTiming};
 use gander_gdoi::net::kdc::Kdc;

@@ -6,7 +6,7 @@
 //! registration, cannot open any push under the new KEK, never sees the new TEK, and ends with
 //! no key valid.
 
-mod kdc_support;
+use crate::kdc_support;
 
 use gander_gdoi::net::kdc::{unix_now, Kdc, KdcEvent, KdcPolicy};
 use gander_gdoi::net::member::{register, MemberConfig};

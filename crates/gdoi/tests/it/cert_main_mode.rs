@@ -5,7 +5,7 @@
 //! certificate the policy does not authorise and a signature by another key are each refused
 //! with their notification; replayed and corrupted messages change no state.
 
-mod pki;
+use crate::pki;
 
 use gander_gdoi::cert_auth::{verify_peer, CertError, CertMatch, Credentials};
 use gander_gdoi::cookie::CookieJar;

@@ -6,7 +6,7 @@
 //!
 //! Needs tshark on PATH; `GANDER_SKIP_TSHARK=1` skips (saying so) where it is not installed.
 
-mod pki;
+use crate::pki;
 
 use gander_gdoi::cert_auth::CertMatch;
 use gander_gdoi::cookie::CookieJar;

@@ -21,8 +21,8 @@
 //! strongSwan is installed by scripts/setup.sh; without it the tests say so and skip
 //! (docs/gdoi.md, "Interoperability").
 
-mod interop_support;
-mod pki;
+use crate::interop_support;
+use crate::pki;
 
 use gander_gdoi::cert_auth::CertMatch;
 use gander_gdoi::keylog::KeyLog;

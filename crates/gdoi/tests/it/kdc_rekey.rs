@@ -4,7 +4,7 @@
 //! server restarted mid-rollover re-announces the pending key under a fresh SEQ without ever
 //! reusing a Key ID or a SEQ.
 
-mod kdc_support;
+use crate::kdc_support;
 
 use gander_gdoi::group_kek::KdcSigner;
 use gander_gdoi::kdc_schedule::{self, PushWhat};
