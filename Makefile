@@ -57,7 +57,7 @@ build-ossl35:
 
 ## test-pq: the OpenSSL 3.5 binary, the cross-library post-quantum TLS tests and `gander run pq2026 --quick`
 test-pq: build build-ossl35
-	cargo test --release -p gander-tls --test pq --test ossl35
+	cargo test --release -p gander-tls --test it -- pq:: ossl35::
 	GANDER_OSSL35=$(OSSL35) $(TARGET_DIR)/release/gander run pq2026 --quick --out out/run-pq2026-quick
 
 ## lint: formatting, clippy with warnings as errors, and the crate layering (docs/architecture.md)
@@ -75,6 +75,9 @@ test:
 	$(MAKE) --no-print-directory test-stages
 
 # The stages of `make test`, after set-up (a sub-make: CRYPTO_VECTORS needs the venv).
+# The interop suite mostly waits on peers, captures and timeouts: INTEROP_JOBS pytest-xdist workers
+# (docs/testing.md).
+INTEROP_JOBS ?= 2
 test-stages:
 	$(STAGE) build; $(MAKE) --no-print-directory build
 	$(STAGE) lint; $(MAKE) --no-print-directory lint
@@ -82,7 +85,7 @@ test-stages:
 	$(STAGE) fuzz-smoke; $(MAKE) --no-print-directory fuzz-smoke FUZZ_SECONDS=$(TEST_FUZZ_SECONDS) FUZZ_PROFILE=dev
 	$(STAGE) cross-test; $(MAKE) --no-print-directory cross-test CROSS_TARGETS="$(TEST_CROSS_TARGETS)"
 	$(STAGE) dist; $(MAKE) --no-print-directory dist CROSS_TARGETS="$(TEST_CROSS_TARGETS)"
-	$(STAGE) interop; GANDER=$(GANDER) $(VPY) -m pytest -q interop/tests
+	$(STAGE) interop; GANDER=$(GANDER) $(VPY) -m pytest -q -n $(INTEROP_JOBS) interop/tests
 	$(STAGE) end
 
 ## cross: the standalone gander-gateway and gander-kdc for the Raspberry Pi 4 (aarch64) and armv7 (OpenSSL static)

@@ -1,0 +1,4 @@
+//! The crate's integration tests, one module per former test binary: linked once instead of
+//! once per file (docs/testing.md).
+mod live_libiec61850;
+mod partial;
