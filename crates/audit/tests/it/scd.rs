@@ -15,7 +15,7 @@ use gander_wire::goose::GoosePdu;
 use gander_wire::l2_frame::{GooseFrameRepr, L2Frame};
 use gander_wire::Codec;
 
-const SCD: &str = include_str!("data/substation.scd");
+const SCD: &str = include_str!("../data/substation.scd");
 const T0: u64 = 1_700_000_000_000_000_000;
 const MS: u64 = 1_000_000;
 const PROT1_MAC: [u8; 6] = [0x00, 0x30, 0xa7, 0, 0, 0x11];

@@ -20,7 +20,7 @@ use gander_wire::goose::GoosePdu;
 use gander_wire::spdu::{emit, PayloadElement, SpduId};
 use gander_wire::Codec;
 
-const SCD: &str = include_str!("data/routable.scd");
+const SCD: &str = include_str!("../data/routable.scd");
 const T0: u64 = 1_700_000_000_000_000_000;
 const MS: u64 = 1_000_000;
 

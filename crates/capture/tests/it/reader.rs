@@ -1,6 +1,6 @@
 //! The streaming reader on fixture captures written by the tests.
 
-mod common;
+use crate::common;
 use common::*;
 use gander_capture::{CaptureError, CaptureReader, FormatError, LinkType, Warning};
 use gander_wire::ethernet::Frame;

@@ -1,6 +1,6 @@
 //! Fragment reassembly: fixtures in and out of order, overlapping, inconsistent; property tests.
 
-mod common;
+use crate::common;
 use common::*;
 use gander_capture::reassembly::{EvictionCause, Outcome};
 use gander_capture::{Capture, FindingKind, Limits, Reassembler, Reassembly};

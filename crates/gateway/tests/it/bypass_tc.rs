@@ -4,7 +4,7 @@
 //! (a packet socket gets its copy before tc ingress drops the frame), and the classic BPF
 //! filter attached to a real socket.
 
-mod common;
+use crate::common;
 
 use common::*;
 use gander_gateway::af_packet::RawSocket;

@@ -5,7 +5,7 @@
 //! right checksum, with the ring and with one `recvmsg` per frame. Before that completion
 //! every such frame was dropped as `bad-checksum`.
 
-mod common;
+use crate::common;
 
 use common::*;
 use gander_gateway::config::Direction;

@@ -8,7 +8,7 @@
 //! of their security. Outbound, the IED's plain GOOSE and R-GOOSE arrive at the subscriber
 //! protected and verifiable, in order.
 
-mod common;
+use crate::common;
 
 use common::*;
 use gander_gateway::af_packet::RawSocket;

@@ -1,7 +1,7 @@
 //! The gateway fails closed with the `udp` relay driver (routed lab): only verified R-GOOSE reaches the
 //! IED, all of it and in order; the IED's plain R-GOOSE reaches the subscriber protected.
 
-mod common;
+use crate::common;
 
 use common::*;
 use gander_lab::{addr, Mode, Role};

@@ -9,7 +9,7 @@
 //! are ULAs (fd00::/8) inside the test's own namespaces only, with duplicate address detection
 //! off (`nodad`) so nothing waits.
 
-mod common;
+use crate::common;
 
 use common::*;
 use gander_gateway::af_packet::RawSocket;

@@ -2,7 +2,7 @@
 //! program (APPID, publisher address and port), so a stream stays in one worker and in order,
 //! and the replay state stays correct when a replay is steered to another worker.
 
-mod common;
+use crate::common;
 
 use common::*;
 use gander_gateway::af_packet::RawSocket;

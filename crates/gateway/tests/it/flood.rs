@@ -2,7 +2,7 @@
 //! gateway itself dropped no valid frame (no policy drop other than the junk's, no socket
 //! drop, no transmit error), and every valid frame arrived.
 
-mod common;
+use crate::common;
 
 use common::*;
 use gander_gateway::af_packet::RawSocket;

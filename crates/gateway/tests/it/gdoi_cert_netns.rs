@@ -7,7 +7,7 @@
 //! a GROUPKEY-PUSH. A gateway whose certificate the key server does not authorise gets no key,
 //! and its member reports the key server's notification by name.
 
-#[path = "../../gdoi/tests/it/pki/mod.rs"]
+#[path = "../../../gdoi/tests/it/pki/mod.rs"]
 mod pki;
 
 use gander_gateway::config::{Config, Direction};

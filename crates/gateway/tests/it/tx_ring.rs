@@ -2,7 +2,7 @@
 //! MTU, tagged or not, leave through the ring with a `virtio_net_hdr` (linear socket-buffer
 //! heads) and arrive byte for byte; a frame larger than a slot is refused and counted.
 
-mod common;
+use crate::common;
 
 use common::*;
 use gander_gateway::af_packet::ifindex;

@@ -1,5 +1,5 @@
 """A libiec61850 1.6.1 server with the capture's model (see capture_services.py) for
-`crates/probe/tests/live_libiec61850.rs`: prints its port, serves until stdin closes.
+`crates/probe/tests/it/live_libiec61850.rs`: prints its port, serves until stdin closes.
 
 PYTHONPATH must hold `interop/` and this directory.
 """

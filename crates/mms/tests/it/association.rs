@@ -433,7 +433,7 @@ fn malformed_input_at_every_layer() {
     );
     assert_eq!(e.layer(), Some(Layer::Presentation));
     // MMS: a garbage PDU (`FF`) is rejected (pdu-error, unknown-pdu-type) and the association lives on
-    // (ISO 9506-2 7.5; `tests/unknown_services.rs` has every case).
+    // (ISO 9506-2 7.5; `tests/it/unknown_services.rs` has every case).
     let (mut s, mut m) = connected_server();
     s.handle_input(5, &dt(&h("01000100 61 08 30 06 02 01 03 A0 01 FF")), &mut m);
     let p = s.poll_transmit().unwrap();

@@ -2,7 +2,7 @@
 //! control fixture `tests/data/controls.cid` (one object per ctlModel), in process, over plain
 //! TCP and over TLS with each backend: every ctlModel yields the phases it has, the object
 //! ends as it was found (or is restored), and Test keeps the process still.
-mod common;
+use crate::common;
 use common::*;
 use gander_client::control::{ControlError, ControlOptions};
 use gander_client::control_rt::{measure, DeviceLeft, RtOptions};

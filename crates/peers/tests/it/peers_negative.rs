@@ -1,6 +1,6 @@
 //! Bad peers and bad input: each gives one ERROR event with a specific kind and a clean close of
 //! that connection (bounded in time), never a panic or a hang, and the server keeps serving.
-mod common;
+use crate::common;
 use common::*;
 use gander_mms::acse::{Aarq, Apdu, External};
 use gander_mms::cotp::{self, ConnectParams, Tpdu};

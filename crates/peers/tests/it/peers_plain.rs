@@ -1,7 +1,7 @@
 //! In-process server and client over plain TCP: the HT loop, the RT loop with GI, event
 //! ordering and the RT_START <-> RT_END matching rule; and (module `scl_client`, kept in this
 //! test binary to save a link) the server with an SCL model against gander's own client code.
-#[path = "scl/client.rs"]
+#[path = "../scl/client.rs"]
 mod scl_client;
 use gander_peers::client;
 use gander_peers::config::{ClientConfig, ReportsConfig, ServerConfig};

@@ -1,5 +1,5 @@
 //! In-process server and client over TLS: the RSE suites, TLS 1.3, each backend, pinning.
-mod common;
+use crate::common;
 use common::*;
 use gander_peers::events::name;
 use gander_tls::{BackendKind, TlsVersion};

@@ -9,7 +9,7 @@ use gander_scl::{
     SmvOpts,
 };
 
-const CID: &str = include_str!("data/merging_unit.cid");
+const CID: &str = include_str!("../data/merging_unit.cid");
 
 fn line_of(needle: &str) -> u32 {
     CID.lines().position(|l| l.contains(needle)).unwrap() as u32 + 1

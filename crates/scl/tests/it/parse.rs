@@ -4,7 +4,7 @@
 
 use gander_scl::{parse, BasicType, Fc, Ied, NodeKind, Repair, SclErrorKind, SclWarning};
 
-const ICD: &str = include_str!("data/bay_controller.icd");
+const ICD: &str = include_str!("../data/bay_controller.icd");
 
 #[test]
 fn model_data_sets_and_report_controls() {
@@ -464,7 +464,7 @@ fn a_file_with_several_ieds_needs_a_name() {
     assert_eq!(scl.ied(Some("BAY2")).unwrap().logical_devices.len(), 0);
 }
 
-const CID: &str = include_str!("data/feeder_protection.cid");
+const CID: &str = include_str!("../data/feeder_protection.cid");
 
 fn cid_value(ied: &gander_scl::Ied, ld: &str, ln: &str, path: &[&str]) -> Option<String> {
     let ln = ied

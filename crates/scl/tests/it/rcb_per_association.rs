@@ -6,7 +6,7 @@
 
 use gander_scl::{parse, Fc, Repair};
 
-const ICD: &str = include_str!("data/bay_controller.icd");
+const ICD: &str = include_str!("../data/bay_controller.icd");
 
 #[test]
 fn an_unindexed_urcb_with_max_3_is_one_name_per_association() {

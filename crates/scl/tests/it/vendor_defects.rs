@@ -14,7 +14,7 @@
 
 use gander_scl::{parse, Ied, NodeKind, Repair, SclErrorKind, SclWarning};
 
-const INVERTER: &str = include_str!("data/inverter_domain_ldinst.icd");
+const INVERTER: &str = include_str!("../data/inverter_domain_ldinst.icd");
 
 /// The 1-based line of the first line of `text` holding `needle`.
 fn line(text: &str, needle: &str) -> u32 {

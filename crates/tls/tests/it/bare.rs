@@ -1,6 +1,6 @@
 //! The bare handshake (`gander_tls::bare`): both ends in one thread, per backend, TLS 1.2 and
 //! 1.3, with resumption, and the failures it must report instead of hanging.
-mod common;
+use crate::common;
 use common::*;
 use gander_tls::bare::{self, BareError};
 use gander_tls::{backend, TlsVersion};

@@ -3,7 +3,7 @@
 //! of a connection (whatever their libraries) log the same secrets for the same client random.
 //! That tshark decrypts a capture with these lines is checked in
 //! `interop/tests/test_keylog_tshark.py`.
-mod common;
+use crate::common;
 use common::*;
 use gander_tls::TlsVersion::{self, *};
 use gander_tls::{backend, BackendKind, ProfileError, TlsError};

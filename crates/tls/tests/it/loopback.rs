@@ -1,5 +1,5 @@
 //! Loopback handshakes with mutual authentication, per backend and across backends.
-mod common;
+use crate::common;
 use common::*;
 use gander_tls::suites;
 use gander_tls::{backend, BackendKind};

@@ -1,5 +1,5 @@
 //! Every certificate and negotiation failure gives its specific error on both sides, quickly.
-mod common;
+use crate::common;
 use common::*;
 use gander_tls::pki::PkiSet;
 use gander_tls::TlsVersion::*;

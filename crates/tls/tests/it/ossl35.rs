@@ -2,7 +2,6 @@
 //! post-quantum key exchange and ML-DSA certificates across two libraries. Runs when that binary
 //! exists (`GANDER_OSSL35`, or `ossl35/release/gander` in this target directory); otherwise it
 //! says so and passes, as `make test` builds the binary only for the pq checks.
-mod common;
 
 use gander_tls::pki::{KeySpec, PkiSet};
 use gander_tls::{backend, BackendKind, KxGroup, TlsProfile, TlsVersion};

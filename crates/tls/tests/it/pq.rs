@@ -1,6 +1,6 @@
 //! Hybrid and post-quantum key exchange (draft-ietf-tls-ecdhe-mlkem, FIPS 203) over loopback:
 //! the negotiated group, the bytes each side sends, and a group mismatch that fails fast.
-mod common;
+use crate::common;
 
 use common::pki;
 use gander_tls::backend::wire::WireBytes;

@@ -1,6 +1,6 @@
 //! The in-memory record round trip (`gander_tls::record_rt`): one report-sized record from a
 //! server stream to a client stream of the same backend objects, per backend, TLS 1.2 and 1.3.
-mod common;
+use crate::common;
 use common::*;
 use gander_tls::record_rt::{self, RecordRtError};
 use gander_tls::{backend, TlsVersion};

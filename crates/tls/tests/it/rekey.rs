@@ -1,7 +1,7 @@
 //! TLS 1.3 KeyUpdate (RFC 8446 §4.6.3) on every backend, TLS 1.2 secure renegotiation (RFC 5746)
 //! on OpenSSL and GnuTLS (each way, between the two, and at a profile interval), and the
 //! `Unsupported` error where a backend cannot rekey (rustls, by design).
-mod common;
+use crate::common;
 use common::*;
 use gander_tls::TlsVersion::*;
 use gander_tls::{backend, BackendKind, TlsError, TlsVersion};

@@ -1,6 +1,6 @@
 //! The scanner against real servers started here: `openssl s_server` and `gnutls-serv` with
 //! known configurations; the scan must find exactly what they were told to accept.
-mod common;
+use crate::common;
 
 use gander_tls::pki::{KeySpec, PkiSet};
 use gander_tls::scan::{self, ProtocolVersion, ScanOptions, ScanReport, WeaknessState};

@@ -1,6 +1,6 @@
 //! The TLS survey against in-process gander TLS servers on loopback, whose settings are known:
 //! the survey must find exactly those.
-mod common;
+use crate::common;
 
 use gander_tls::backend::{self, TlsBackend};
 use gander_tls::survey::{self, Level, SurveyError, SurveyOptions};

@@ -9,7 +9,7 @@
 //! address, is reachable from nowhere else. Like every namespace test of the workspace, a test
 //! that cannot create the namespace fails with the reason, or skips saying so when
 //! `GANDER_SKIP_NETNS=1`.
-mod common;
+use crate::common;
 
 use gander_tls::pki::PkiSet;
 use gander_tls::survey::{self, Level, SurveyOptions, TlsSurvey};

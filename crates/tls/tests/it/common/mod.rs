@@ -9,7 +9,7 @@ use std::sync::{Mutex, OnceLock};
 use std::thread;
 
 /// The backends this test binary can run: every one but `openssl35` (which runs in the binary
-/// built with OpenSSL 3.5; `tests/ossl35.rs` covers it).
+/// built with OpenSSL 3.5; `tests/it/ossl35.rs` covers it).
 pub(crate) fn backends() -> Vec<BackendKind> {
     BackendKind::ALL
         .into_iter()
