@@ -7,7 +7,7 @@ PKGS=(tshark iproute2 openssl gnutls-bin gcc libc6-dev libpcap-dev libssl-dev li
       # openssl, gnutls-bin: the s_server and gnutls-serv the TLS survey tests start.
       # gcc, libc6-dev: the compiled libiec61850 peer (make cref).
       # strongSwan (charon, swanctl, the openssl plugin for ECDSA and ECP groups): the
-      # independent IKEv1 peer of crates/gdoi/tests/strongswan_interop.rs (docs/gdoi.md).
+      # independent IKEv1 peer of crates/gdoi/tests/it/strongswan_interop.rs (docs/gdoi.md).
       strongswan-charon strongswan-swanctl libstrongswan-standard-plugins
       # Cross builds of the standalone gateway (make cross) and their tests under emulation.
       gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc-arm-linux-gnueabihf libc6-dev-armhf-cross qemu-user)
