@@ -1,7 +1,7 @@
 //! The crate's integration tests, one module per former test binary: linked once instead of
 //! once per file (docs/testing.md).
-mod common;
 mod bare;
+mod common;
 mod keylog;
 mod loopback;
 mod negative;
