@@ -360,6 +360,9 @@ struct Encoded<'a> {
 const ZEROS: [u8; 64] = [0; 64];
 
 impl<'a> Encoded<'a> {
+    // Always inlined: a sender's version is the constant 1 and its integer encodings then fold,
+    // as they did when each caller computed them itself (callgrind: 200 instructions a frame).
+    #[inline(always)]
     fn new(
         version: i64,
         time_of_current_key: i64,
@@ -389,11 +392,13 @@ impl<'a> Encoded<'a> {
         }
     }
 
+    #[inline]
     fn buffer_len(&self) -> usize {
         ber::tlv_len(self.content_len)
     }
 
     /// Where AuthenticationValue and mAC are in the encoding, without encoding.
+    #[inline]
     fn layout(&self) -> ExtensionLayout {
         let av_start = 1 + ber::encoded_len_len(self.content_len);
         let av_end = av_start + ber::tlv_len(self.auth_value_len);
@@ -407,6 +412,7 @@ impl<'a> Encoded<'a> {
     /// The one encoder of the extension (IEC 62351-6 8.4: `SecurityExtension` holding
     /// AuthenticationValue and the mAC), for every [`Sink`]; `mac` `None` writes
     /// `mac_len` zero octets (a placeholder the sender patches after MACing).
+    #[inline]
     fn encode<S: Sink + ?Sized>(&self, out: &mut S, mac: Option<&[u8]>) {
         out.header(tag::SECURITY_EXTENSION, self.content_len);
         out.header(tag::AUTHENTICATION_VALUE, self.auth_value_len);
@@ -437,6 +443,7 @@ impl<'a> Encoded<'a> {
 }
 
 impl ExtensionFields<'_> {
+    #[inline]
     fn encoded(&self) -> Encoded<'_> {
         Encoded::new(
             VERSION_1,
@@ -500,6 +507,7 @@ impl SecurityExtension {
         Ok((v.to_extension(), v.layout))
     }
 
+    #[inline]
     fn encoded(&self) -> Encoded<'_> {
         Encoded::new(
             self.version,
