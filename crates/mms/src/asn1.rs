@@ -1,13 +1,17 @@
 //! Small BER helpers shared by the presentation, ACSE and MMS codecs: OBJECT IDENTIFIER
-//! values (X.690 8.19) and writers for nested TLVs. Reading uses `gander_wire::ber::Reader`.
+//! values (X.690 8.19), and the BER writer re-exported from gander-wire. Reading uses
+//! `gander_wire::ber::Reader`.
 //!
 //! Encoders write to a [`Sink`]: a growing `Vec<u8>`, a [`Counter`] (for `buffer_len`) or a
 //! [`SliceSink`] over the caller's buffer (for in-place `emit`). [`nested`] sizes a
 //! constructed element's contents with a [`Counter`] before writing its header, so the same
-//! encoder serves all three and nothing is copied.
+//! encoder serves all three and nothing is copied. The writer is `gander_wire::ber_sink`, the
+//! one every BER encoder in gander uses (GOOSE, SV, `Data`, the IEC 62351-6 extension); it is
+//! re-exported here so that this crate's users keep their imports.
 
 use core::fmt;
-use gander_wire::{ber, Codec};
+
+pub use gander_wire::ber_sink::{int, nested, tlv, uint, Counter, Sink, SliceSink};
 
 use crate::error::{Error, Layer, Result};
 
@@ -112,98 +116,6 @@ impl fmt::Debug for Oid {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Oid({self})")
     }
-}
-
-/// Where an encoder writes its octets, front to back.
-pub trait Sink {
-    /// Write raw octets.
-    fn bytes(&mut self, b: &[u8]);
-
-    /// Write a gander-wire value (e.g. MMS `Data`).
-    fn put(&mut self, value: &dyn Codec);
-}
-
-impl Sink for Vec<u8> {
-    fn bytes(&mut self, b: &[u8]) {
-        self.extend_from_slice(b);
-    }
-
-    fn put(&mut self, value: &dyn Codec) {
-        value.emit_vec(self);
-    }
-}
-
-/// A sink that only counts octets: an encoder's `buffer_len`.
-#[derive(Debug, Default)]
-pub struct Counter(pub usize);
-
-impl Sink for Counter {
-    fn bytes(&mut self, b: &[u8]) {
-        self.0 += b.len();
-    }
-
-    fn put(&mut self, value: &dyn Codec) {
-        self.0 += value.buffer_len();
-    }
-}
-
-/// A sink over the caller's buffer: an encoder's in-place `emit`.
-///
-/// Writing past the end of the buffer panics (a caller bug: size it with `buffer_len`).
-#[derive(Debug)]
-pub struct SliceSink<'a> {
-    buf: &'a mut [u8],
-    /// Octets written so far.
-    pub pos: usize,
-}
-
-impl<'a> SliceSink<'a> {
-    /// Start writing at offset 0 of `buf`.
-    pub fn new(buf: &'a mut [u8]) -> Self {
-        SliceSink { buf, pos: 0 }
-    }
-}
-
-impl Sink for SliceSink<'_> {
-    fn bytes(&mut self, b: &[u8]) {
-        self.buf[self.pos..self.pos + b.len()].copy_from_slice(b);
-        self.pos += b.len();
-    }
-
-    fn put(&mut self, value: &dyn Codec) {
-        self.pos += value.emit(&mut self.buf[self.pos..]);
-    }
-}
-
-/// Write identifier and definite length octets.
-fn header(out: &mut dyn Sink, tag: u8, content_len: usize) {
-    let mut h = [0u8; 6];
-    let n = ber::write_header_at(&mut h, 0, tag, content_len);
-    out.bytes(&h[..n]);
-}
-
-/// Write `tag len content`.
-pub fn tlv(out: &mut dyn Sink, tag: u8, content: &[u8]) {
-    header(out, tag, content.len());
-    out.bytes(content);
-}
-
-/// Write `tag len (contents written by f)`; `f` runs twice, once to count the contents.
-pub fn nested(out: &mut dyn Sink, tag: u8, f: impl Fn(&mut dyn Sink)) {
-    let mut count = Counter::default();
-    f(&mut count);
-    header(out, tag, count.0);
-    f(out);
-}
-
-/// Write an INTEGER-like element with minimal contents.
-pub fn int(out: &mut dyn Sink, tag: u8, v: i64) {
-    tlv(out, tag, ber::encode_i64(v).as_ref());
-}
-
-/// Write a non-negative integer element with minimal contents.
-pub fn uint(out: &mut dyn Sink, tag: u8, v: u64) {
-    tlv(out, tag, ber::encode_u64(v).as_ref());
 }
 
 #[cfg(test)]

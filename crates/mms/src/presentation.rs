@@ -778,10 +778,13 @@ mod tests {
             let mut cp = ConnectPpdu::libiec61850(vec![]);
             cp.user_data = user.clone();
             cp.calling_selector = sel.clone();
+            // The one encoder agrees with itself on the Vec, Counter and Slice sinks.
+            prop_assert!(gander_wire::ber_sink::check_codec_agrees(&cp, |o| cp.encode(o)).is_ok());
             prop_assert_eq!(ConnectPpdu::parse(&cp.to_vec()).unwrap(), cp);
             let mut cpa = AcceptPpdu::libiec61850(2, 1, vec![]);
             cpa.user_data = user;
             cpa.responding_selector = sel;
+            prop_assert!(gander_wire::ber_sink::check_codec_agrees(&cpa, |o| cpa.encode(o)).is_ok());
             prop_assert_eq!(AcceptPpdu::parse(&cpa.to_vec()).unwrap(), cpa);
         }
 

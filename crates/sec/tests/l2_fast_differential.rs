@@ -435,7 +435,7 @@ proptest! {
     ) {
         let tag = if sv { 0x60 } else { 0x61 };
         let mut apdu = Vec::new();
-        gander_wire::ber::write_tlv(&mut apdu, tag, &body);
+        gander_wire::ber_sink::tlv(&mut apdu, tag, &body);
         let et = if sv { ETHERTYPE_SV } else { ETHERTYPE_GOOSE };
         let valid = if sv { SavPdu::parse(&apdu).is_ok_and(|p| !p.asdus.is_empty()) } else { GoosePdu::parse(&apdu).is_ok() };
         compare(&frame(et, None, 1, false, apdu), valid, 0, 1, 0)?;
@@ -458,7 +458,7 @@ fn malformed_all_data_is_refused_even_when_authentic() {
     apdu_body.truncate(at);
     apdu_body.extend_from_slice(&[0xab, 0x04, 0x83, 0x02, 0x01, 0x01]);
     let mut apdu = Vec::new();
-    gander_wire::ber::write_tlv(&mut apdu, 0x61, &apdu_body);
+    gander_wire::ber_sink::tlv(&mut apdu, 0x61, &apdu_body);
     assert!(GoosePdu::parse(&apdu).is_err());
     let plain = frame(ETHERTYPE_GOOSE, None, 9, false, apdu);
     // Secure it as a key holder would, without protect's APDU check.

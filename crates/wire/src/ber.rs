@@ -1,4 +1,6 @@
-//! BER tag-length-value reading and writing, restricted to what IEC 61850 needs.
+//! BER tag-length-value reading, integer and string contents, restricted to what IEC 61850
+//! needs. Writing is [`crate::ber_sink`] (one writer for every encoder in gander); this module
+//! only says how long what it writes is ([`tlv_len`], [`encoded_len_len`]).
 //!
 //! GOOSE (IEC 61850-8-1 Annex A), SV (IEC 61850-9-2 clause 8.5) and MMS (ISO 9506-2) are all
 //! encoded with the Basic Encoding Rules of ITU-T X.690. Their grammars only use tag numbers
@@ -272,10 +274,11 @@ impl FieldOrder {
 }
 
 // ---------------------------------------------------------------------------------------
-// Writing
+// Sizes of what the writer emits (the writer itself is `crate::ber_sink`)
 // ---------------------------------------------------------------------------------------
 
-/// Number of length octets that [`write_len`] uses for `n` (X.690 8.1.3.4/8.1.3.5, minimal).
+/// Number of length octets the writer ([`crate::ber_sink`]) uses for `n` (X.690
+/// 8.1.3.4/8.1.3.5, minimal).
 #[inline]
 pub fn encoded_len_len(n: usize) -> usize {
     match n {
@@ -291,119 +294,6 @@ pub fn encoded_len_len(n: usize) -> usize {
 #[inline]
 pub fn tlv_len(content_len: usize) -> usize {
     1 + encoded_len_len(content_len) + content_len
-}
-
-/// Big-endian bytes of `n` for the long form (at most four).
-fn long_len_bytes(n: usize) -> ([u8; 4], usize) {
-    let count = encoded_len_len(n) - 1;
-    // Lengths above u32::MAX cannot be represented in four octets. They cannot occur for
-    // any buffer this crate emits into (IEC 61850 frames are far below 64 KiB); saturating
-    // keeps this function total.
-    let v = u32::try_from(n).unwrap_or(u32::MAX);
-    (v.to_be_bytes(), count)
-}
-
-/// Append the minimal definite length octets for `n`.
-pub fn write_len(out: &mut Vec<u8>, n: usize) {
-    let at = out.len();
-    out.resize(at + encoded_len_len(n), 0);
-    write_len_at(out, at, n);
-}
-
-/// Append identifier and length octets for an element whose contents follow.
-pub fn write_header(out: &mut Vec<u8>, tag: u8, content_len: usize) {
-    out.push(tag);
-    write_len(out, content_len);
-}
-
-/// Append a whole primitive element.
-pub fn write_tlv(out: &mut Vec<u8>, tag: u8, value: &[u8]) {
-    write_header(out, tag, value.len());
-    out.extend_from_slice(value);
-}
-
-/// Write the minimal length octets for `n` into `buf` at `at`; returns the offset after them.
-///
-/// # Panics
-/// If `buf` is shorter than `at + encoded_len_len(n)` (a caller bug: size the buffer with
-/// `buffer_len` first).
-#[inline]
-pub fn write_len_at(buf: &mut [u8], at: usize, n: usize) -> usize {
-    if n < 0x80 {
-        buf[at] = n as u8;
-        at + 1
-    } else {
-        let (bytes, count) = long_len_bytes(n);
-        buf[at] = 0x80 | count as u8;
-        buf[at + 1..at + 1 + count].copy_from_slice(&bytes[4 - count..]);
-        at + 1 + count
-    }
-}
-
-/// Write identifier and length octets into `buf` at `at`; returns the offset of the contents.
-///
-/// # Panics
-/// If `buf` is too short (a caller bug).
-#[inline]
-pub fn write_header_at(buf: &mut [u8], at: usize, tag: u8, content_len: usize) -> usize {
-    buf[at] = tag;
-    write_len_at(buf, at + 1, content_len)
-}
-
-/// Write a whole primitive element into `buf` at `at`; returns the offset after it.
-///
-/// # Panics
-/// If `buf` is too short (a caller bug).
-#[inline]
-pub fn write_tlv_at(buf: &mut [u8], at: usize, tag: u8, value: &[u8]) -> usize {
-    let start = write_header_at(buf, at, tag, value.len());
-    buf[start..start + value.len()].copy_from_slice(value);
-    start + value.len()
-}
-
-/// Writes BER elements front to back into a caller's buffer, for in-place `emit`s.
-///
-/// Every method panics if the buffer is too short; callers size it with `buffer_len()` first.
-#[derive(Debug)]
-pub struct Writer<'a> {
-    buf: &'a mut [u8],
-    pos: usize,
-}
-
-impl<'a> Writer<'a> {
-    /// Start writing at offset 0 of `buf`.
-    #[inline]
-    pub fn new(buf: &'a mut [u8]) -> Self {
-        Writer { buf, pos: 0 }
-    }
-
-    /// Octets written so far.
-    pub fn position(&self) -> usize {
-        self.pos
-    }
-
-    /// Write a tag and a definite length; the content follows.
-    #[inline]
-    pub fn header(&mut self, tag: u8, content_len: usize) {
-        self.pos = write_header_at(self.buf, self.pos, tag, content_len);
-    }
-
-    /// Write a whole primitive element.
-    #[inline]
-    pub fn tlv(&mut self, tag: u8, value: &[u8]) {
-        self.pos = write_tlv_at(self.buf, self.pos, tag, value);
-    }
-
-    /// Write raw octets.
-    pub fn bytes(&mut self, value: &[u8]) {
-        self.buf[self.pos..self.pos + value.len()].copy_from_slice(value);
-        self.pos += value.len();
-    }
-
-    /// Write a nested value in place.
-    pub fn emit<C: crate::Codec + ?Sized>(&mut self, value: &C) {
-        self.pos += value.emit(&mut self.buf[self.pos..]);
-    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -730,33 +620,6 @@ mod tests {
             let e = encode_u64(v);
             prop_assert_eq!(decode_u64(e.as_ref(), "u").unwrap(), v);
             prop_assert_eq!(decode_i64(e.as_ref(), "i").ok().map(|x| x as u64).unwrap_or(v), v);
-        }
-
-        #[test]
-        fn tlv_round_trip(tag in (0u8..=0xff).prop_filter("single-octet tag", |t| t & 0x1f != 0x1f),
-                          value in proptest::collection::vec(any::<u8>(), 0..600)) {
-            let mut v = Vec::new();
-            write_tlv(&mut v, tag, &value);
-            prop_assert_eq!(v.len(), tlv_len(value.len()));
-            let mut buf = vec![0xa5; v.len()];
-            prop_assert_eq!(write_tlv_at(&mut buf, 0, tag, &value), v.len());
-            prop_assert_eq!(&buf, &v);
-            let mut r = Reader::new(&v);
-            let t = r.read_tlv("t").unwrap();
-            prop_assert_eq!(t.tag, tag);
-            prop_assert_eq!(t.value, &value[..]);
-            prop_assert!(r.expect_end("t").is_ok());
-        }
-
-        #[test]
-        fn len_round_trip(n in 0usize..0x0100_0000) {
-            let mut v = vec![0x04];
-            write_len(&mut v, n);
-            prop_assert_eq!(v.len(), 1 + encoded_len_len(n));
-            let mut body = v.clone();
-            body.resize(v.len() + n.min(4096), 0);
-            let r = Reader::new(&body).read_tlv("t");
-            if n <= 4096 { prop_assert_eq!(r.unwrap().value.len(), n); } else { prop_assert!(r.is_err()); }
         }
 
         #[test]

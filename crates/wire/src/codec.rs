@@ -11,9 +11,9 @@
 //!   It panics if `buf` is shorter than `buffer_len()`: a caller bug, never peer-controlled.
 //! * [`Codec::emit_vec`] and [`Codec::to_vec`] are provided on top of the two, allocating once.
 //!
-//! gander-mms implements the trait for its ISO upper-layer and MMS PDUs with one encoder per
-//! type that writes to a sink: a counter for `buffer_len`, the caller's buffer for `emit`, a
-//! vector for `emit_vec` (`gander_mms::asn1::Sink`).
+//! Every BER type (here and in gander-mms) implements the trait with one encoder per type that
+//! writes to a [`crate::ber_sink::Sink`]: the caller's buffer for `emit`, a vector for
+//! `emit_vec`, and a counter for `buffer_len` where the type has no cheaper closed form.
 //!
 //! Parsing is not part of the trait: parsers differ in what they borrow and what they report
 //! besides the value (field ranges, layouts, dialects), so each type keeps its own `parse`.

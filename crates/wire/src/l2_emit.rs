@@ -230,7 +230,7 @@ mod tests {
         sv: bool,
     ) -> Option<(L2Frame, Vec<u8>)> {
         let mut apdu = Vec::new();
-        crate::ber::write_tlv(&mut apdu, 0x61, apdu_body);
+        crate::ber_sink::tlv(&mut apdu, 0x61, apdu_body);
         let f = L2Frame {
             eth: EthernetRepr {
                 dst: [1, 0x0c, 0xcd, 1, 0, 1],

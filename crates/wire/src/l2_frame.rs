@@ -518,7 +518,7 @@ mod tests {
             flip in any::<prop::sample::Index>(), x: u8,
         ) {
             let mut apdu = Vec::new();
-            crate::ber::write_tlv(&mut apdu, 0x61, &apdu_body);
+            crate::ber_sink::tlv(&mut apdu, 0x61, &apdu_body);
             let ethertype = if sv { ethernet::ETHERTYPE_SV } else { ethernet::ETHERTYPE_GOOSE };
             let frame = L2Frame {
                 eth: EthernetRepr {
@@ -576,7 +576,7 @@ mod tests {
                       apdu_body in proptest::collection::vec(any::<u8>(), 0..300),
                       ext in proptest::option::of(proptest::collection::vec(any::<u8>(), 1..100))) {
             let mut apdu = Vec::new();
-            crate::ber::write_tlv(&mut apdu, 0x61, &apdu_body);
+            crate::ber_sink::tlv(&mut apdu, 0x61, &apdu_body);
             let ext_len = ext.as_ref().map_or(0, Vec::len) as u16;
             let body = GooseFrameRepr {
                 appid,

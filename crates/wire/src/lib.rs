@@ -14,6 +14,7 @@
 #![forbid(unsafe_code)]
 
 pub mod ber;
+pub mod ber_sink;
 pub mod codec;
 pub mod data;
 mod data_scan;

@@ -288,9 +288,7 @@ fn length(b: &[u8], what: &'static str) -> gander_wire::Result<(usize, usize)> {
 /// Write a service element with any tag number.
 pub(crate) fn write(out: &mut dyn Sink, tag: ServiceTag, body: &[u8]) {
     out.bytes(&tag.identifier());
-    let mut len = [0u8; 5];
-    let n = ber::write_len_at(&mut len, 0, body.len());
-    out.bytes(&len[..n]);
+    gander_wire::ber_sink::length(out, body.len());
     out.bytes(body);
 }
 

@@ -238,7 +238,7 @@ fn release_bytes_match_mms_tls() {
 
 fn tlv(tag: u8, content: &[u8]) -> Vec<u8> {
     let mut v = Vec::new();
-    gander_wire::ber::write_tlv(&mut v, tag, content);
+    gander_wire::ber_sink::tlv(&mut v, tag, content);
     v
 }
 
