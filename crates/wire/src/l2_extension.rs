@@ -459,9 +459,7 @@ impl<'a> ExtensionFields<'a> {
     /// The fields with their integers encoded and the lengths computed, once: what a frame
     /// encoder sizes its output with and then writes ([`EncodedExtension`]).
     pub fn encode(&self) -> EncodedExtension<'a> {
-        EncodedExtension {
-            e: self.encoded(),
-        }
+        EncodedExtension { e: self.encoded() }
     }
 
     /// Size of the encoded extension.
