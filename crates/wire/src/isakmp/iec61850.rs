@@ -1,47 +1,40 @@
 //! RFC 8052's IEC 61850 additions to GDOI: the SA TEK that names the protected GOOSE, SV,
-//! R-GOOSE or R-SV traffic, its policy attributes, and the object identifiers that name groups.
+//! R-GOOSE or R-SV traffic and its policy, and the object identifiers that name groups.
 //!
-//! Layout of the IEC 61850 SA TEK (after the Protocol-ID octet of RFC 6407 5.4):
+//! Layout of the IEC 61850 SA TEK body after the Protocol-ID octet (RFC 8052 4.2, as read by
+//! go-iec61850's `gdoi` and a C research prototype, which agree; docs/gdoi.md):
 //!
 //! ```text
-//! OID Length (1) | OID (the OBJECT IDENTIFIER naming the protocol: GOOSE, SV, R-GOOSE, R-SV)
-//! SPI Size (1)   | SPI (the IEC 62351-6 Key ID, 4 octets)
-//! Traffic Type (1) | Traffic Length (1) | Traffic (the destination, see [`Traffic`])
-//! TEK Attributes (RFC 2408 3.3 data attributes, [`tek_attr`])
+//! OID Length (1) | OID (the whole DER TLV, 06 L V)
+//! OID-Specific Payload Length (2) | OID-Specific Payload (gander: the traffic, [`Traffic`])
+//! SPI (4, the IEC 62351-6 Key ID; no SPI Size field)
+//! Authentication Algorithm (2) | Confidentiality Algorithm (2)   ([`super::iec61850_alg`])
+//! Remaining Lifetime (4, seconds)
+//! SA Data Attributes (RFC 2408 3.3 TV/TLV: SA_ATD = 1, SA_KDA = 2, [`tek_attr`])
 //! ```
 //!
-//! RFC 8052 leaves open whether the OID field holds the DER contents octets only or the
-//! whole DER TLV (tag 06, length, contents). gander writes the contents octets (the OID
-//! Length already delimits them) and reads both: a value that starts with 06 and whose
-//! second octet is the length of the rest is taken as the TLV form (docs/gdoi.md). Contents
-//! octets of a valid OID can never have that shape when their first arc pair encodes as 0x06
-//! (0.6) only, which no IEC 61850 OID uses.
+//! The OID field: gander writes the whole DER TLV, as the independent implementations do, and
+//! reads both that and the bare contents octets (the OID Length already delimits them). A value
+//! whose contents would themselves read as a TLV (only under arc 0.6, never an IEC 61850 OID)
+//! is refused as ambiguous.
 
 use super::attribute::Attribute;
 use super::error::{IsakmpError, Result};
-use super::reader::{len8, Reader, Writer};
+use super::reader::{len16, len8, Reader, Writer};
 
-/// SA TEK attributes of the IEC 61850 TEK (RFC 8052, as gander numbers them; docs/gdoi.md).
+/// SA Data Attributes of the IEC 61850 SA TEK (RFC 8052 4.2.1).
 pub mod tek_attr {
-    /// The IEC 62351-6 MAC algorithm of the traffic (the value is the algorithm's number in
-    /// the IEC 62351-6 header: 1 HMAC-SHA256-80, 2 HMAC-SHA256-128, 3 HMAC-SHA256-256,
-    /// 4 AES-GMAC-64, 5 AES-GMAC-128).
-    pub const MAC_ALGORITHM: u16 = 1;
-    /// The IEC 62351-6 encryption algorithm (0 none, 1 AES-128-GCM, 2 AES-256-GCM).
-    pub const ENCRYPTION_ALGORITHM: u16 = 2;
-    /// Key lifetime in seconds.
-    pub const KEY_LIFETIME: u16 = 3;
     /// SA_ATD: activation time delay in seconds, how long after receipt a sender may start
     /// to use the key (receivers accept it at once), so TimeOfCurrentKey follows from it.
-    pub const SA_ATD: u16 = 4;
+    pub const SA_ATD: u16 = 1;
     /// SA_KDA: key deactivation delay in seconds, how long receivers keep accepting the
     /// previous key after the new one activates (the overlap), so TimeToNextKey follows.
-    pub const SA_KDA: u16 = 5;
-    /// The IEC 62351-6 profile of the traffic (0 standard; others as named in docs/gdoi.md).
-    pub const PROFILE: u16 = 6;
+    pub const SA_KDA: u16 = 2;
 }
 
-/// The traffic one IEC 61850 TEK protects, by destination.
+/// The traffic one IEC 61850 TEK protects, by destination. gander carries it in the SA TEK's
+/// OID-Specific Payload ([`Traffic::parse`]); RFC 8052 leaves that payload's content to the
+/// protocol named by the OID.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Traffic {
     /// Layer-2 GOOSE or SV: destination MAC and APPID (IEC 61850-8-1 / -9-2).
@@ -67,7 +60,7 @@ pub enum Traffic {
     },
 }
 
-/// Traffic types of the IEC 61850 TEK.
+/// Traffic types: the first octet of gander's OID-Specific Payload.
 pub mod traffic_type {
     /// Layer 2: MAC (6) + APPID (2).
     pub const L2: u8 = 1;
@@ -77,56 +70,20 @@ pub mod traffic_type {
     pub const IPV6: u8 = 3;
 }
 
-/// Object identifiers naming the protected protocol (IEC 62351-9 / RFC 8052, as gander
-/// assigns them under the IEC 61850 arc 1.2.840.10070.61850; docs/gdoi.md).
-pub mod oid {
-    /// 1.2.840.10070.61850.8.1.1: layer-2 GOOSE.
-    pub const GOOSE: &str = "1.2.840.10070.61850.8.1.1";
-    /// 1.2.840.10070.61850.8.1.2: R-GOOSE.
-    pub const R_GOOSE: &str = "1.2.840.10070.61850.8.1.2";
-    /// 1.2.840.10070.61850.9.2.1: layer-2 SV.
-    pub const SV: &str = "1.2.840.10070.61850.9.2.1";
-    /// 1.2.840.10070.61850.9.2.2: R-SV.
-    pub const R_SV: &str = "1.2.840.10070.61850.9.2.2";
-}
-
-/// The IEC 61850 SA TEK.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Iec61850Tek {
-    /// DER contents octets of the OID naming the protocol ([`oid`], [`encode_oid`]).
-    pub oid: Vec<u8>,
-    /// SPI: the IEC 62351-6 Key ID (4 octets).
-    pub spi: Vec<u8>,
-    /// The traffic protected.
-    pub traffic: Traffic,
-    /// Policy ([`tek_attr`]).
-    pub attributes: Vec<Attribute>,
-}
-
-impl Iec61850Tek {
-    /// Parses the body after the Protocol-ID octet.
-    pub fn parse(body: &[u8]) -> Result<Iec61850Tek> {
-        let mut r = Reader::new(body, "IEC 61850 SA TEK");
-        let n = r.u8()? as usize;
-        let oid = strip_oid_tlv(r.take(n)?).to_vec();
-        if strip_oid_tlv(&oid).len() != oid.len() {
-            // Contents that would themselves read as a TLV (arc 0.6) are ambiguous.
-            return Err(IsakmpError::BadValue {
-                what: "OID",
-                detail: "ambiguous TLV-shaped contents",
-            });
-        }
-        decode_oid(&oid)?;
-        let s = r.u8()? as usize;
-        let spi = r.take(s)?.to_vec();
-        let tt = r.u8()?;
-        let tl = r.u8()? as usize;
-        let t = r.take(tl)?;
+impl Traffic {
+    /// Parses gander's OID-Specific Payload: Traffic Type (1) then the destination, its
+    /// length fixed by the type (L2 8, IPv4 6, IPv6 18 octets). Other lengths are refused.
+    pub fn parse(v: &[u8]) -> Result<Traffic> {
+        let (&tt, t) = v.split_first().ok_or(IsakmpError::Truncated {
+            what: "IEC 61850 traffic",
+            need: 1,
+            have: 0,
+        })?;
         let bad = IsakmpError::BadLength {
             what: "IEC 61850 traffic",
-            value: tl,
+            value: t.len(),
         };
-        let traffic = match tt {
+        Ok(match tt {
             traffic_type::L2 => {
                 let b: &[u8; 8] = t.try_into().map_err(|_| bad)?;
                 let mut mac = [0u8; 6];
@@ -158,77 +115,163 @@ impl Iec61850Tek {
                     detail: "unknown traffic type",
                 })
             }
-        };
-        Ok(Iec61850Tek {
-            oid,
-            spi,
-            traffic,
-            attributes: Attribute::parse_list(r.rest())?,
         })
     }
 
-    fn traffic_len(&self) -> usize {
-        match self.traffic {
+    /// Octets of the encoding, type octet included.
+    pub fn len(&self) -> usize {
+        1 + match self {
             Traffic::L2 { .. } => 8,
             Traffic::Ipv4 { .. } => 6,
             Traffic::Ipv6 { .. } => 18,
         }
     }
 
-    /// Octets of the body after the Protocol-ID.
-    pub fn body_len(&self) -> usize {
-        1 + self.oid.len()
-            + 1
-            + self.spi.len()
-            + 2
-            + self.traffic_len()
-            + Attribute::list_len(&self.attributes)
+    /// Always false: an encoding has at least its type octet.
+    pub fn is_empty(&self) -> bool {
+        false
     }
 
-    /// Writes the body after the Protocol-ID.
-    pub fn emit_body(&self, buf: &mut [u8]) -> usize {
-        let mut w = Writer::new(buf);
-        w.u8(len8(self.oid.len()));
-        w.bytes(&self.oid);
-        w.u8(len8(self.spi.len()));
-        w.bytes(&self.spi);
-        match self.traffic {
+    fn emit(&self, w: &mut Writer<'_>) {
+        match *self {
             Traffic::L2 { mac, appid } => {
                 w.u8(traffic_type::L2);
-                w.u8(8);
                 w.bytes(&mac);
                 w.u16(appid);
             }
             Traffic::Ipv4 { addr, port } => {
                 w.u8(traffic_type::IPV4);
-                w.u8(6);
                 w.bytes(&addr);
                 w.u16(port);
             }
             Traffic::Ipv6 { addr, port } => {
                 w.u8(traffic_type::IPV6);
-                w.u8(18);
                 w.bytes(&addr);
                 w.u16(port);
             }
         }
+    }
+}
+
+/// Object identifiers naming the protected protocol (IEC 62351-9 / RFC 8052, as gander
+/// assigns them under the IEC 61850 arc 1.2.840.10070.61850; docs/gdoi.md).
+pub mod oid {
+    /// 1.2.840.10070.61850.8.1.1: layer-2 GOOSE.
+    pub const GOOSE: &str = "1.2.840.10070.61850.8.1.1";
+    /// 1.2.840.10070.61850.8.1.2: R-GOOSE.
+    pub const R_GOOSE: &str = "1.2.840.10070.61850.8.1.2";
+    /// 1.2.840.10070.61850.9.2.1: layer-2 SV.
+    pub const SV: &str = "1.2.840.10070.61850.9.2.1";
+    /// 1.2.840.10070.61850.9.2.2: R-SV.
+    pub const R_SV: &str = "1.2.840.10070.61850.9.2.2";
+}
+
+/// The IEC 61850 SA TEK (RFC 8052 4.2).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Iec61850Tek {
+    /// DER contents octets of the OID naming the protocol ([`oid`], [`encode_oid`]).
+    pub oid: Vec<u8>,
+    /// The traffic protected, from the OID-Specific Payload; `None` when that payload is
+    /// empty, and then the group's configured traffic applies.
+    pub traffic: Option<Traffic>,
+    /// SPI: the IEC 62351-6 Key ID.
+    pub spi: u32,
+    /// Authentication algorithm, RFC 8052 registry number ([`super::iec61850_alg::auth`]).
+    pub auth_alg: u16,
+    /// Confidentiality algorithm, RFC 8052 registry number ([`super::iec61850_alg::conf`]).
+    pub conf_alg: u16,
+    /// Remaining lifetime of the key in seconds.
+    pub lifetime_secs: u32,
+    /// SA Data Attributes ([`tek_attr`]).
+    pub attributes: Vec<Attribute>,
+}
+
+impl Iec61850Tek {
+    /// Parses the body after the Protocol-ID octet.
+    pub fn parse(body: &[u8]) -> Result<Iec61850Tek> {
+        let mut r = Reader::new(body, "IEC 61850 SA TEK");
+        let n = r.u8()? as usize;
+        let oid = strip_oid_tlv(r.take(n)?).to_vec();
+        if strip_oid_tlv(&oid).len() != oid.len() {
+            // Contents that would themselves read as a TLV (arc 0.6) are ambiguous.
+            return Err(IsakmpError::BadValue {
+                what: "OID",
+                detail: "ambiguous TLV-shaped contents",
+            });
+        }
+        decode_oid(&oid)?;
+        let pl = r.u16()? as usize;
+        let payload = r.take(pl)?;
+        let traffic = if payload.is_empty() {
+            None
+        } else {
+            Some(Traffic::parse(payload)?)
+        };
+        let spi = r.u32()?;
+        let auth_alg = r.u16()?;
+        let conf_alg = r.u16()?;
+        let lifetime_secs = r.u32()?;
+        Ok(Iec61850Tek {
+            oid,
+            traffic,
+            spi,
+            auth_alg,
+            conf_alg,
+            lifetime_secs,
+            attributes: Attribute::parse_list(r.rest())?,
+        })
+    }
+
+    /// Octets of the OID field as written: the whole DER TLV.
+    fn oid_field_len(&self) -> usize {
+        2 + self.oid.len()
+    }
+
+    /// Octets of the body after the Protocol-ID.
+    pub fn body_len(&self) -> usize {
+        1 + self.oid_field_len()
+            + 2
+            + self.traffic.as_ref().map_or(0, Traffic::len)
+            + 4
+            + 2
+            + 2
+            + 4
+            + Attribute::list_len(&self.attributes)
+    }
+
+    /// Writes the body after the Protocol-ID; `buf` holds [`Self::body_len`] octets.
+    pub fn emit_body(&self, buf: &mut [u8]) -> usize {
+        let mut w = Writer::new(buf);
+        w.u8(len8(self.oid_field_len()));
+        w.u8(0x06);
+        w.u8(len8(self.oid.len()));
+        w.bytes(&self.oid);
+        w.u16(len16(self.traffic.as_ref().map_or(0, Traffic::len)));
+        if let Some(t) = &self.traffic {
+            t.emit(&mut w);
+        }
+        w.u32(self.spi);
+        w.u16(self.auth_alg);
+        w.u16(self.conf_alg);
+        w.u32(self.lifetime_secs);
         let n = Attribute::emit_list(&self.attributes, w.tail());
         w.advance(n);
         w.written()
     }
 
-    /// Whether every length fits.
+    /// Whether every length fits (the OID in a short-form DER length, the field in one octet).
     pub fn fits(&self) -> bool {
-        self.oid.len() <= 255
-            && self.spi.len() <= 255
-            && self.attributes.iter().all(Attribute::fits)
+        self.oid.len() < 0x80 && self.attributes.iter().all(Attribute::fits)
     }
 
-    /// The Key ID as a number, when the SPI has the IEC 62351-6 width of four octets.
-    pub fn key_id(&self) -> Option<u32> {
-        <[u8; 4]>::try_from(self.spi.as_slice())
-            .ok()
-            .map(u32::from_be_bytes)
+    /// The Key ID (the SPI).
+    pub fn key_id(&self) -> u32 {
+        self.spi
+    }
+
+    /// The SA Data Attribute `kind` as a number ([`tek_attr`]).
+    pub fn attr_u64(&self, kind: u16) -> Option<u64> {
+        Attribute::find(&self.attributes, kind).and_then(Attribute::as_u64)
     }
 }
 
@@ -363,15 +406,84 @@ pub(crate) mod tests {
         (
             proptest::sample::select(vec![oid::GOOSE, oid::R_GOOSE, oid::SV, oid::R_SV]),
             any::<u32>(),
-            arb_traffic(),
+            proptest::option::of(arb_traffic()),
+            (any::<u16>(), any::<u16>(), any::<u32>()),
             crate::isakmp::attribute::tests::arb_attrs(),
         )
-            .prop_map(|(o, k, traffic, attributes)| Iec61850Tek {
-                oid: encode_oid(o).unwrap(),
-                spi: k.to_be_bytes().to_vec(),
-                traffic,
-                attributes,
-            })
+            .prop_map(
+                |(o, spi, traffic, (auth_alg, conf_alg, lifetime_secs), attributes)| Iec61850Tek {
+                    oid: encode_oid(o).unwrap(),
+                    traffic,
+                    spi,
+                    auth_alg,
+                    conf_alg,
+                    lifetime_secs,
+                    attributes,
+                },
+            )
+    }
+
+    /// go-iec61850's `gdoi` key server's SA TEK for an HMAC-SHA256-128 TEK of 3600 s, with an
+    /// empty OID-Specific Payload (decrypted by tshark from a GROUPKEY-PULL in the interop run
+    /// recorded in docs/gdoi.md).
+    const GO_SA_TEK: &[u8] = &[
+        0x03, 0x0d, 0x06, 0x0b, 0x2a, 0x86, 0x48, 0xce, 0x56, 0x83, 0xe3, 0x1a, 0x08, 0x01, 0x02,
+        0x00, 0x00, 0xbd, 0x61, 0xaa, 0x83, 0x00, 0x02, 0x00, 0x01, 0x00, 0x00, 0x0e, 0x10,
+    ];
+
+    #[test]
+    fn parses_go_iec61850_bytes() {
+        assert_eq!(GO_SA_TEK[0], crate::isakmp::gdoi::tek_protocol::IEC61850);
+        let t = Iec61850Tek::parse(&GO_SA_TEK[1..]).unwrap();
+        assert_eq!(oid_to_string(&t.oid).unwrap(), oid::R_GOOSE);
+        assert_eq!(t.traffic, None);
+        assert_eq!(t.spi, 0xbd61_aa83);
+        assert_eq!(t.auth_alg, crate::isakmp::iec61850_alg::auth::HMAC_SHA256_128);
+        assert_eq!(t.conf_alg, crate::isakmp::iec61850_alg::conf::NONE);
+        assert_eq!(t.lifetime_secs, 3600);
+        assert!(t.attributes.is_empty());
+        // gander writes the same bytes back.
+        let mut buf = vec![0u8; t.body_len()];
+        t.emit_body(&mut buf);
+        assert_eq!(&buf[..], &GO_SA_TEK[1..]);
+    }
+
+    #[test]
+    fn reads_the_oid_as_bare_contents_too() {
+        let mut b = vec![0x0b];
+        b.extend_from_slice(&GO_SA_TEK[4..]);
+        let t = Iec61850Tek::parse(&b).unwrap();
+        assert_eq!(oid_to_string(&t.oid).unwrap(), oid::R_GOOSE);
+    }
+
+    #[test]
+    fn refuses_bad_traffic_and_truncation() {
+        let t = Iec61850Tek {
+            oid: encode_oid(oid::GOOSE).unwrap(),
+            traffic: Some(Traffic::L2 {
+                mac: [1, 0x0c, 0xcd, 1, 0, 1],
+                appid: 1,
+            }),
+            spi: 7,
+            auth_alg: 2,
+            conf_alg: 1,
+            lifetime_secs: 60,
+            attributes: vec![Attribute::basic(tek_attr::SA_ATD, 5)],
+        };
+        let mut buf = vec![0u8; t.body_len()];
+        t.emit_body(&mut buf);
+        for n in 0..buf.len() {
+            if n < buf.len() - 4 {
+                assert!(Iec61850Tek::parse(&buf[..n]).is_err(), "{n}");
+            }
+        }
+        // Unknown traffic type.
+        let mut bad = buf.clone();
+        bad[1 + 13 + 2] = 9;
+        assert!(Iec61850Tek::parse(&bad).is_err());
+        // Traffic of the wrong length for its type.
+        assert!(Traffic::parse(&[traffic_type::L2, 1, 2, 3]).is_err());
+        assert!(Traffic::parse(&[]).is_err());
     }
 
     proptest! {
@@ -380,6 +492,11 @@ pub(crate) mod tests {
             let mut buf = vec![0u8; t.body_len()];
             prop_assert_eq!(t.emit_body(&mut buf), buf.len());
             prop_assert_eq!(Iec61850Tek::parse(&buf), Ok(t));
+        }
+
+        #[test]
+        fn tek_parse_never_panics(b in proptest::collection::vec(any::<u8>(), 0..80)) {
+            let _ = Iec61850Tek::parse(&b);
         }
 
         #[test]

@@ -16,6 +16,7 @@ pub mod error;
 pub mod gdoi;
 pub mod header;
 pub mod iec61850;
+pub mod iec61850_alg;
 pub mod payload;
 mod reader;
 pub mod sa;
