@@ -105,14 +105,15 @@ pub(crate) fn runner_config(w: &MemberWords<'_>) -> Result<RunnerConfig> {
 /// the keys in hex, lifetime, activation delay, overlap.
 pub(crate) fn key_json(group: &str, t: &TekKey, received: u64) -> Value {
     let traffic = match t.traffic {
-        Traffic::L2 { mac, appid } => serde_json::json!({
+        None => serde_json::Value::Null,
+        Some(Traffic::L2 { mac, appid }) => serde_json::json!({
             "dst_mac": mac.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(":"),
             "appid": appid,
         }),
-        Traffic::Ipv4 { addr, port } => {
+        Some(Traffic::Ipv4 { addr, port }) => {
             serde_json::json!({"dst_ip": std::net::Ipv4Addr::from(addr).to_string(), "port": port})
         }
-        Traffic::Ipv6 { addr, port } => {
+        Some(Traffic::Ipv6 { addr, port }) => {
             serde_json::json!({"dst_ip": std::net::Ipv6Addr::from(addr).to_string(), "port": port})
         }
     };

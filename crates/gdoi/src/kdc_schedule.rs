@@ -36,11 +36,11 @@ use crate::net::kdc::{GroupPolicy, KdcPolicy};
 use crate::pull::{Grant, PullError};
 use crate::push::Kek;
 use gander_wire::isakmp::gdoi::{kd_attr, kd_type, tek_protocol};
-use gander_wire::isakmp::iec61850::{encode_oid, tek_attr};
+use gander_wire::isakmp::iec61850::encode_oid;
 use gander_wire::isakmp::sa::{doi, PROTO_ISAKMP};
 use gander_wire::isakmp::{
-    Attribute, DeletePayload, Iec61850Tek, KeyDownload, KeyPacket, Payload, SaAttrPayload, SaBody,
-    SaPayload, SaTek,
+    Attribute, DeletePayload, KeyDownload, KeyPacket, Payload, SaAttrPayload, SaBody, SaPayload,
+    SaTek,
 };
 use rand::RngCore;
 use zeroize::Zeroizing;
@@ -234,18 +234,20 @@ pub fn tek_payloads(
     let start = k.activates_at.max(now);
     let end = k.expires_at.max(start);
     let spi = k.key_id.to_be_bytes().to_vec();
-    let tek = Iec61850Tek {
-        oid: encode_oid(&g.oid).map_err(|_| StateError::Bad("group OID"))?,
-        spi: spi.clone(),
+    let oid = encode_oid(&g.oid).map_err(|_| StateError::Bad("group OID"))?;
+    let tek = crate::tek_policy::TekPolicy {
+        oid: &oid,
         traffic: g.traffic,
-        attributes: vec![
-            Attribute::basic(tek_attr::MAC_ALGORITHM, g.mac_code),
-            Attribute::basic(tek_attr::ENCRYPTION_ALGORITHM, g.enc_code),
-            Attribute::unsigned(tek_attr::KEY_LIFETIME, end - start),
-            Attribute::unsigned(tek_attr::SA_ATD, start - now),
-            Attribute::unsigned(tek_attr::SA_KDA, k.delete_at.saturating_sub(end)),
-        ],
-    };
+        key_id: k.key_id,
+        mac_code: g.mac_code,
+        enc_code: g.enc_code,
+        key_len: tek_key_len(g.mac_code, g.enc_code),
+        lifetime_secs: end - start,
+        activation_delay_secs: start - now,
+        overlap_secs: k.delete_at.saturating_sub(end),
+    }
+    .sa_tek()
+    .map_err(|_| StateError::Bad("group algorithms have no RFC 8052 number"))?;
     let key = hex_key(&k.key_hex, tek_key_len(g.mac_code, g.enc_code))?;
     Ok((
         SaAttrPayload::Tek(SaTek::Iec61850(tek)),

@@ -24,6 +24,7 @@ use gander_wire::isakmp::error::notify_type;
 use gander_wire::isakmp::gdoi::{kd_attr, kd_type};
 use gander_wire::isakmp::header::exchange;
 use gander_wire::isakmp::iec61850::tek_attr;
+use gander_wire::isakmp::iec61850_alg;
 use gander_wire::isakmp::payload::parse_payloads;
 use gander_wire::isakmp::{
     Attribute, Header, IdPayload, IsakmpError, KeyDownload, Payload, SaAttrPayload, SaBody,
@@ -234,7 +235,9 @@ pub struct TekKey {
     /// DER contents of the OID naming the protocol.
     pub oid: Vec<u8>,
     /// The traffic it protects.
-    pub traffic: Traffic,
+    /// `None` when the SA TEK's OID-Specific Payload was empty: the group's configured
+    /// traffic applies (RFC 8052 4.2).
+    pub traffic: Option<Traffic>,
     /// IEC 62351-6 MAC algorithm number, if the policy names one.
     pub mac_algorithm: Option<u16>,
     /// IEC 62351-6 encryption algorithm number, if the policy names one.
@@ -280,15 +283,17 @@ pub fn group_keys(
         let SaAttrPayload::Tek(SaTek::Iec61850(t)) = a else {
             continue;
         };
-        let key_id = t
-            .key_id()
-            .ok_or(PullError::Policy("TEK SPI is not a 4-octet Key ID"))?;
+        let key_id = t.key_id();
+        // RFC 6407 5.6: the key packet is paired with its SA TEK by SPI.
         let pkt = kd
             .packets
             .iter()
-            .find(|p| p.kd_type == kd_type::TEK && p.spi == t.spi)
+            .find(|p| p.kd_type == kd_type::TEK && p.spi == key_id.to_be_bytes())
             .ok_or(PullError::Policy("TEK without keys in the KD"))?;
-        let val = |k| Attribute::find(&t.attributes, k).and_then(Attribute::as_u64);
+        let mac_algorithm = iec61850_alg::auth_to_62351(t.auth_alg)
+            .map_err(|_| PullError::Policy("TEK authentication algorithm not supported"))?;
+        let encryption_algorithm = iec61850_alg::conf_to_62351(t.conf_alg)
+            .map_err(|_| PullError::Policy("TEK confidentiality algorithm not supported"))?;
         let key = |k| Attribute::find(&pkt.attributes, k).map(|a| Zeroizing::new(a.bytes()));
         let integrity_key = key(kd_attr::TEK_INTEGRITY_KEY);
         let algorithm_key = key(kd_attr::TEK_ALGORITHM_KEY);
@@ -299,12 +304,11 @@ pub fn group_keys(
             key_id,
             oid: t.oid.clone(),
             traffic: t.traffic,
-            mac_algorithm: val(tek_attr::MAC_ALGORITHM).and_then(|v| u16::try_from(v).ok()),
-            encryption_algorithm: val(tek_attr::ENCRYPTION_ALGORITHM)
-                .and_then(|v| u16::try_from(v).ok()),
-            lifetime_secs: val(tek_attr::KEY_LIFETIME),
-            activation_delay_secs: val(tek_attr::SA_ATD),
-            overlap_secs: val(tek_attr::SA_KDA),
+            mac_algorithm: Some(mac_algorithm),
+            encryption_algorithm: Some(encryption_algorithm),
+            lifetime_secs: Some(u64::from(t.lifetime_secs)),
+            activation_delay_secs: t.attr_u64(tek_attr::SA_ATD),
+            overlap_secs: t.attr_u64(tek_attr::SA_KDA),
             integrity_key,
             algorithm_key,
         });

@@ -103,15 +103,15 @@ fn messages() -> Vec<Message> {
     };
     let tek = Iec61850Tek {
         oid: encode_oid(oid::R_GOOSE).unwrap(),
-        spi: 0x0102_0304u32.to_be_bytes().to_vec(),
-        traffic: Traffic::Ipv4 {
+        traffic: Some(Traffic::Ipv4 {
             addr: [239, 0, 0, 1],
             port: 102,
-        },
-        attributes: vec![
-            Attribute::basic(tek_attr::MAC_ALGORITHM, 2),
-            Attribute::basic(tek_attr::SA_ATD, 5),
-        ],
+        }),
+        spi: 0x0102_0304,
+        auth_alg: gander_wire::isakmp::iec61850_alg::auth::HMAC_SHA256_128,
+        conf_alg: gander_wire::isakmp::iec61850_alg::conf::NONE,
+        lifetime_secs: 3600,
+        attributes: vec![Attribute::basic(tek_attr::SA_ATD, 5)],
     };
     let pull = Message {
         header: header(exchange::GROUPKEY_PULL, 0x0a0b_0c0d),

@@ -56,15 +56,15 @@ fn ec_key() -> PKey<Private> {
 fn tek(key_id: u32, lifetime: u64, key: &[u8]) -> (SaAttrPayload, KeyPacket) {
     let t = Iec61850Tek {
         oid: encode_oid(oid::GOOSE).unwrap(),
-        spi: key_id.to_be_bytes().to_vec(),
-        traffic: Traffic::L2 {
+        traffic: Some(Traffic::L2 {
             mac: [0x01, 0x0c, 0xcd, 0x01, 0x00, 0x01],
             appid: 1,
-        },
-        attributes: vec![
-            Attribute::basic(tek_attr::MAC_ALGORITHM, 2),
-            Attribute::unsigned(tek_attr::KEY_LIFETIME, lifetime),
-        ],
+        }),
+        spi: key_id,
+        auth_alg: gander_wire::isakmp::iec61850_alg::auth::HMAC_SHA256_128,
+        conf_alg: gander_wire::isakmp::iec61850_alg::conf::NONE,
+        lifetime_secs: u32::try_from(lifetime).unwrap_or(u32::MAX),
+        attributes: vec![],
     };
     let p = KeyPacket {
         kd_type: kd_type::TEK,

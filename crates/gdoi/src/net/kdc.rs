@@ -22,11 +22,11 @@ use crate::push::PushError;
 use crate::{Phase1Sa, Suite};
 use gander_wire::isakmp::gdoi::{kd_attr, kd_type};
 use gander_wire::isakmp::header::exchange;
-use gander_wire::isakmp::iec61850::{encode_oid, tek_attr};
+use gander_wire::isakmp::iec61850::encode_oid;
 use gander_wire::isakmp::sa::doi;
 use gander_wire::isakmp::{
-    Attribute, Header, IdPayload, Iec61850Tek, IsakmpError, KeyDownload, KeyPacket, SaAttrPayload,
-    SaBody, SaPayload, SaTek, Traffic,
+    Attribute, Header, IdPayload, IsakmpError, KeyDownload, KeyPacket, SaAttrPayload, SaBody,
+    SaPayload, SaTek, Traffic,
 };
 use std::collections::{HashMap, VecDeque};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, UdpSocket};
@@ -115,18 +115,19 @@ impl GroupPolicy {
             kd_attr::TEK_INTEGRITY_KEY
         };
         let spi = self.key_id.to_be_bytes().to_vec();
-        let tek = Iec61850Tek {
-            oid: encode_oid(&self.oid)?,
-            spi: spi.clone(),
+        let oid = encode_oid(&self.oid)?;
+        let tek = crate::tek_policy::TekPolicy {
+            oid: &oid,
             traffic: self.traffic,
-            attributes: vec![
-                Attribute::basic(tek_attr::MAC_ALGORITHM, self.mac_code),
-                Attribute::basic(tek_attr::ENCRYPTION_ALGORITHM, self.enc_code),
-                Attribute::unsigned(tek_attr::KEY_LIFETIME, self.lifetime_secs),
-                Attribute::unsigned(tek_attr::SA_ATD, self.activation_delay_secs),
-                Attribute::unsigned(tek_attr::SA_KDA, self.overlap_secs),
-            ],
-        };
+            key_id: self.key_id,
+            mac_code: self.mac_code,
+            enc_code: self.enc_code,
+            key_len: self.key.len(),
+            lifetime_secs: self.lifetime_secs,
+            activation_delay_secs: self.activation_delay_secs,
+            overlap_secs: self.overlap_secs,
+        }
+        .sa_tek()?;
         Ok(Grant {
             sa: SaPayload {
                 doi: doi::GDOI,

@@ -11,6 +11,7 @@ use gander_gdoi::{Initiator, Phase1Sa, Responder, Suite};
 use gander_wire::isakmp::error::notify_type;
 use gander_wire::isakmp::gdoi::{kd_attr, kd_type};
 use gander_wire::isakmp::iec61850::{encode_oid, oid, tek_attr};
+use gander_wire::isakmp::iec61850_alg::{auth, conf};
 use gander_wire::isakmp::payload::id_type;
 use gander_wire::isakmp::sa::doi;
 use gander_wire::isakmp::{
@@ -61,7 +62,7 @@ fn grant(group: &[u8]) -> Option<Grant> {
                 appid: 0x0001,
             },
             7u32,
-            vec![Attribute::basic(tek_attr::MAC_ALGORITHM, 2)],
+            (auth::HMAC_SHA256_128, conf::NONE, vec![]),
             Attribute::variable(kd_attr::TEK_INTEGRITY_KEY, vec![0x11; 32]),
         ),
         b"rsv-1" => (
@@ -71,20 +72,23 @@ fn grant(group: &[u8]) -> Option<Grant> {
                 port: 102,
             },
             8u32,
-            vec![
-                Attribute::basic(tek_attr::ENCRYPTION_ALGORITHM, 1),
-                Attribute::basic(tek_attr::SA_ATD, 5),
-            ],
+            (
+                auth::NONE,
+                conf::AES_GCM_128,
+                vec![Attribute::basic(tek_attr::SA_ATD, 5)],
+            ),
             Attribute::variable(kd_attr::TEK_ALGORITHM_KEY, vec![0x22; 16]),
         ),
         _ => return None,
     };
-    let mut attributes = attrs;
-    attributes.push(Attribute::unsigned(tek_attr::KEY_LIFETIME, 86_400));
+    let (auth_alg, conf_alg, attributes) = attrs;
     let tek = Iec61850Tek {
         oid: encode_oid(o).unwrap(),
-        spi: key_id.to_be_bytes().to_vec(),
-        traffic,
+        traffic: Some(traffic),
+        spi: key_id,
+        auth_alg,
+        conf_alg,
+        lifetime_secs: 86_400,
         attributes,
     };
     Some(Grant {
@@ -138,10 +142,10 @@ fn goose_and_rsv_keys_arrive() {
     assert_eq!(t.key_id, 7);
     assert_eq!(
         t.traffic,
-        Traffic::L2 {
+        Some(Traffic::L2 {
             mac: [0x01, 0x0c, 0xcd, 0x01, 0x00, 0x01],
             appid: 1
-        }
+        })
     );
     assert_eq!(t.mac_algorithm, Some(2));
     assert_eq!(t.lifetime_secs, Some(86_400));
@@ -153,10 +157,10 @@ fn goose_and_rsv_keys_arrive() {
     let t = &r.teks[0];
     assert_eq!(
         t.traffic,
-        Traffic::Ipv4 {
+        Some(Traffic::Ipv4 {
             addr: [239, 0, 0, 9],
             port: 102
-        }
+        })
     );
     assert_eq!(
         (t.encryption_algorithm, t.activation_delay_secs),

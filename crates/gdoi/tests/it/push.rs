@@ -40,15 +40,15 @@ fn kek() -> Kek {
 fn rekey_body() -> Vec<Payload> {
     let tek = Iec61850Tek {
         oid: encode_oid(oid::GOOSE).unwrap(),
-        spi: 8u32.to_be_bytes().to_vec(),
-        traffic: Traffic::L2 {
+        traffic: Some(Traffic::L2 {
             mac: [0x01, 0x0c, 0xcd, 0x01, 0x00, 0x01],
             appid: 1,
-        },
-        attributes: vec![
-            Attribute::basic(tek_attr::MAC_ALGORITHM, 2),
-            Attribute::basic(tek_attr::SA_ATD, 2),
-        ],
+        }),
+        spi: 8,
+        auth_alg: gander_wire::isakmp::iec61850_alg::auth::HMAC_SHA256_128,
+        conf_alg: gander_wire::isakmp::iec61850_alg::conf::NONE,
+        lifetime_secs: 3600,
+        attributes: vec![Attribute::basic(tek_attr::SA_ATD, 2)],
     };
     vec![
         Payload::Delete(DeletePayload {

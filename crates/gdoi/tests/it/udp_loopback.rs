@@ -123,7 +123,7 @@ fn two_members_share_a_goose_key_over_udp() {
     let k1 = register(&cfg(s.addr, [127, 0, 0, 1], "ied-1", b"psk-one")).unwrap();
     let k2 = register(&cfg(s.addr, [127, 0, 0, 2], "ied-2", b"psk-two")).unwrap();
     assert_eq!(k1.teks[0].key_id, 0x1001);
-    assert_eq!(k1.teks[0].traffic, Traffic::L2 { mac: MAC, appid: 1 });
+    assert_eq!(k1.teks[0].traffic, Some(Traffic::L2 { mac: MAC, appid: 1 }));
     let e1 = key_entry(&k1.teks[0], default_provider(), now).unwrap();
     let mut store = KeyStore::new();
     store

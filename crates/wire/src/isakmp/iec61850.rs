@@ -438,7 +438,10 @@ pub(crate) mod tests {
         assert_eq!(oid_to_string(&t.oid).unwrap(), oid::R_GOOSE);
         assert_eq!(t.traffic, None);
         assert_eq!(t.spi, 0xbd61_aa83);
-        assert_eq!(t.auth_alg, crate::isakmp::iec61850_alg::auth::HMAC_SHA256_128);
+        assert_eq!(
+            t.auth_alg,
+            crate::isakmp::iec61850_alg::auth::HMAC_SHA256_128
+        );
         assert_eq!(t.conf_alg, crate::isakmp::iec61850_alg::conf::NONE);
         assert_eq!(t.lifetime_secs, 3600);
         assert!(t.attributes.is_empty());
