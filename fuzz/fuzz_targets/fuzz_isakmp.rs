@@ -4,12 +4,20 @@
 //! trailing padding allowed) under each exchange type.
 #![no_main]
 use gander_wire::isakmp::payload::{emit_payloads, parse_payloads, payloads_len};
-use gander_wire::isakmp::{Header, Message};
+use gander_wire::isakmp::{Header, Iec61850Tek, Message};
 use gander_wire::Codec;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let _ = Header::parse(data);
+    // The RFC 8052 IEC 61850 SA TEK body on its own: parse, emit, parse again.
+    if let Ok(t) = Iec61850Tek::parse(data) {
+        if t.fits() {
+            let mut buf = vec![0u8; t.body_len()];
+            assert_eq!(t.emit_body(&mut buf), buf.len());
+            assert_eq!(Iec61850Tek::parse(&buf).expect("re-parse SA TEK"), t);
+        }
+    }
     if let Ok(m) = Message::parse(data) {
         let out = m.to_bytes().expect("a parsed message fits its fields");
         let again = Message::parse(&out).expect("re-parse");

@@ -325,7 +325,18 @@ impl KeyPacket {
 
 impl KeyDownload {
     /// Parses a KD body: Number of Key Packets (2), RESERVED2 (2), the key packets.
+    ///
+    /// KD Length is read as RFC 6407 5.6's text and Wireshark 4.0 read it (octets after the
+    /// field); when that reading fails, the whole body is read again with KD Length counting
+    /// the key packet's 4-octet header too, as go-iec61850's `gdoi` writes it. Each reading
+    /// must consume the body exactly, so the two cannot both explain one input by accident
+    /// unless they agree on every packet (docs/gdoi.md).
     pub fn parse(body: &[u8]) -> Result<KeyDownload> {
+        Self::parse_reading(body, 0).or_else(|e| Self::parse_reading(body, 4).map_err(|_| e))
+    }
+
+    /// Parses with KD Length counting `header` octets of the key packet before its data.
+    fn parse_reading(body: &[u8], header: usize) -> Result<KeyDownload> {
         let mut r = Reader::new(body, "key download");
         let count = r.u16()? as usize;
         let _reserved = r.u16()?;
@@ -339,7 +350,11 @@ impl KeyDownload {
         for _ in 0..count {
             let kd_type = r.u8()?;
             let _res = r.u8()?;
-            let len = r.u16()? as usize;
+            let declared = r.u16()? as usize;
+            let len = declared.checked_sub(header).ok_or(IsakmpError::BadLength {
+                what: "key packet",
+                value: declared,
+            })?;
             let pkt = r.take(len).map_err(|_| IsakmpError::BadLength {
                 what: "key packet",
                 value: len,
@@ -391,5 +406,30 @@ impl KeyDownload {
                     && p.len_field() <= usize::from(u16::MAX)
                     && p.attributes.iter().all(Attribute::fits)
             })
+    }
+}
+
+#[cfg(test)]
+mod kd_length_tests {
+    use super::*;
+
+    #[test]
+    fn kd_length_counting_the_header_is_read_too() {
+        // go-iec61850's `gdoi` KD for one TEK (SPI bd61aa83, a 32-octet TEK_INTEGRITY_KEY):
+        // KD Length 0x2d = 4 (header) + 1 + 4 + 36.
+        let mut b = vec![0x00, 0x01, 0x00, 0x00, kd_type::TEK, 0x00, 0x00, 0x2d, 0x04];
+        b.extend_from_slice(&[0xbd, 0x61, 0xaa, 0x83, 0x00, 0x02, 0x00, 0x20]);
+        b.extend_from_slice(&[0x11; 32]);
+        let kd = KeyDownload::parse(&b).unwrap();
+        assert_eq!(kd.packets[0].spi, vec![0xbd, 0x61, 0xaa, 0x83]);
+        assert_eq!(kd.packets[0].attributes[0].bytes(), vec![0x11; 32]);
+        // gander writes the RFC 6407 reading, four less, and reads it back the same.
+        let mut out = vec![0u8; kd.body_len()];
+        kd.emit_body(&mut out);
+        assert_eq!(out[7], 0x29);
+        assert_eq!(KeyDownload::parse(&out), Ok(kd));
+        // Neither reading explains a length of 3.
+        b[7] = 3;
+        assert!(KeyDownload::parse(&b).is_err());
     }
 }

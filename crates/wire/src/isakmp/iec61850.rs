@@ -199,6 +199,14 @@ impl Iec61850Tek {
                 detail: "ambiguous TLV-shaped contents",
             });
         }
+        if oid.len() >= 0x80 {
+            // gander writes the OID as a TLV with a short-form DER length (X.690 8.1.3.4);
+            // no IEC 61850 OID comes near 128 octets.
+            return Err(IsakmpError::BadLength {
+                what: "OID",
+                value: oid.len(),
+            });
+        }
         decode_oid(&oid)?;
         let pl = r.u16()? as usize;
         let payload = r.take(pl)?;
