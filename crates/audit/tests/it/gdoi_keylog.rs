@@ -18,7 +18,7 @@ use gander_gdoi::push::{self, Kek};
 use gander_gdoi::{Initiator, Phase1Sa, Responder, Suite};
 use gander_testkit::frames::{udp_frame, UdpAddrs};
 use gander_wire::isakmp::gdoi::{kd_attr, kd_type};
-use gander_wire::isakmp::iec61850::{encode_oid, oid, tek_attr};
+use gander_wire::isakmp::iec61850::{encode_oid, oid};
 use gander_wire::isakmp::payload::id_type;
 use gander_wire::isakmp::sa::doi;
 use gander_wire::isakmp::{
