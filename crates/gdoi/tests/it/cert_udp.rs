@@ -7,6 +7,7 @@
 
 use crate::pki;
 
+use crate::kdc_thread::{self, Server};
 use gander_gdoi::cert_auth::Credentials;
 use gander_gdoi::keylog::KeyLog;
 use gander_gdoi::net::cert_members::KdcCerts;
@@ -18,25 +19,8 @@ use gander_wire::isakmp::IdPayload;
 use pki::{Kind, Leaf, Pki};
 use std::net::{SocketAddr, UdpSocket};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
-
-struct Server {
-    addr: SocketAddr,
-    stop: Arc<AtomicBool>,
-    events: Arc<Mutex<Vec<KdcEvent>>>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
 
 /// Writes the key server's configuration into the PKI's directory and serves it.
 /// The key server has one certificate per kind in `kinds`.
@@ -86,23 +70,7 @@ lifetime_s = 3600
         creds: cfg.credentials,
         keylog: keylog.map(|k| Arc::new(KeyLog::open(k).unwrap())),
     });
-    let addr = kdc.local_addr().unwrap();
-    let stop = Arc::new(AtomicBool::new(false));
-    let events = Arc::new(Mutex::new(Vec::new()));
-    let (s, e) = (stop.clone(), events.clone());
-    let thread = std::thread::spawn(move || {
-        while !s.load(Ordering::SeqCst) {
-            if let Ok(Some(ev)) = kdc.poll(Duration::from_millis(50)) {
-                e.lock().unwrap().push(ev);
-            }
-        }
-    });
-    Server {
-        addr,
-        stop,
-        events,
-        thread: Some(thread),
-    }
+    kdc_thread::spawn(kdc, Duration::from_millis(50))
 }
 
 fn member_cfg(server: SocketAddr) -> MemberConfig {

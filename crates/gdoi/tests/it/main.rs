@@ -7,6 +7,7 @@ mod interop_support;
 mod kdc_rekey;
 mod kdc_revocation;
 mod kdc_support;
+mod kdc_thread;
 mod keylog_tshark;
 mod main_mode;
 mod member_netns;

@@ -8,6 +8,7 @@
 
 use crate::kdc_support;
 
+use crate::kdc_thread::{self, Server};
 use gander_gdoi::net::kdc::{Kdc, KdcEvent};
 use gander_gdoi::net::member::{register, MemberConfig, MemberError};
 use gander_wire::isakmp::error::notify_type;
@@ -15,24 +16,8 @@ use gander_wire::isakmp::Header;
 use kdc_support::{group, id, member, policy};
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-struct Server {
-    addr: SocketAddr,
-    stop: Arc<AtomicBool>,
-    events: Arc<Mutex<Vec<KdcEvent>>>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
 
 /// A key server with member `ied-1` at 127.0.0.1 (group goose-1) and `ied-2` at 127.0.0.3
 /// (no groups).
@@ -43,24 +28,8 @@ fn serve() -> Server {
         vec![member("ied-1", [127, 0, 0, 1], None), other],
         group(3600, 0, 5),
     );
-    let mut kdc = Kdc::new(UdpSocket::bind("127.0.0.1:0").unwrap(), p);
-    let addr = kdc.local_addr().unwrap();
-    let stop = Arc::new(AtomicBool::new(false));
-    let events = Arc::new(Mutex::new(Vec::new()));
-    let (s, e) = (stop.clone(), events.clone());
-    let thread = std::thread::spawn(move || {
-        while !s.load(Ordering::SeqCst) {
-            if let Ok(Some(ev)) = kdc.poll(Duration::from_millis(20)) {
-                e.lock().unwrap().push(ev);
-            }
-        }
-    });
-    Server {
-        addr,
-        stop,
-        events,
-        thread: Some(thread),
-    }
+    let kdc = Kdc::new(UdpSocket::bind("127.0.0.1:0").unwrap(), p);
+    kdc_thread::spawn(kdc, Duration::from_millis(20))
 }
 
 fn cfg(server: SocketAddr, ip: [u8; 4], identity: &str, psk: &[u8]) -> MemberConfig {

@@ -3,6 +3,7 @@
 //! member 1 protects a layer-2 GOOSE frame with it and member 2 verifies that frame. A member
 //! outside the group's policy, and one with the wrong pre-shared key, get no key.
 
+use crate::kdc_thread::{self, Server};
 use gander_gdoi::install::key_entry;
 use gander_gdoi::net::kdc::{GroupPolicy, Kdc, KdcEvent, KdcPolicy, MemberPolicy};
 use gander_gdoi::net::member::{register, MemberConfig, MemberError};
@@ -13,8 +14,6 @@ use gander_wire::isakmp::iec61850::oid;
 use gander_wire::isakmp::payload::id_type;
 use gander_wire::isakmp::{IdPayload, Traffic};
 use std::net::{SocketAddr, UdpSocket};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use zeroize::Zeroizing;
 
@@ -66,42 +65,10 @@ fn policy() -> KdcPolicy {
     }
 }
 
-struct Server {
-    addr: SocketAddr,
-    stop: Arc<AtomicBool>,
-    events: Arc<Mutex<Vec<KdcEvent>>>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
 fn serve() -> Server {
     let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
-    let mut kdc = Kdc::new(sock, policy());
-    let addr = kdc.local_addr().unwrap();
-    let stop = Arc::new(AtomicBool::new(false));
-    let events = Arc::new(Mutex::new(Vec::new()));
-    let (s, e) = (stop.clone(), events.clone());
-    let thread = std::thread::spawn(move || {
-        while !s.load(Ordering::SeqCst) {
-            if let Ok(Some(ev)) = kdc.poll(Duration::from_millis(50)) {
-                e.lock().unwrap().push(ev);
-            }
-        }
-    });
-    Server {
-        addr,
-        stop,
-        events,
-        thread: Some(thread),
-    }
+    let kdc = Kdc::new(sock, policy());
+    kdc_thread::spawn(kdc, Duration::from_millis(50))
 }
 
 fn cfg(server: SocketAddr, me: [u8; 4], identity: &str, psk: &[u8]) -> MemberConfig {
