@@ -22,7 +22,7 @@ for deb in "${debs[@]}"; do
     esac
     pkg=$(dpkg-deb -f "$deb" Package)
     case $pkg in
-        gander-gateway) example=gateway.toml; files="./usr/share/doc/gander-gateway/gateway.md" ;;
+        gander-gateway) example=gateway.toml; files="./usr/share/doc/gander-gateway/gateway.md ./lib/udev/rules.d/60-gander-cpu-latency.rules" ;;
         gander-kdc) example=kdc.toml; files="./usr/share/doc/gander-kdc/gdoi.md" ;;
         *) echo "check_dist: $deb: unexpected package $pkg" >&2; exit 1 ;;
     esac

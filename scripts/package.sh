@@ -19,6 +19,9 @@ extras_gander_gateway() {
     local root=$1 doc=$1/usr/share/doc/gander-gateway
     install -D -m 0644 packaging/gateway.toml.example "$doc/examples/gateway.toml"
     install -D -m 0644 packaging/keys.toml.example "$doc/examples/keys.toml"
+    # Write access to /dev/cpu_dma_latency for the gander group (cpu_wakeup_latency_us).
+    install -D -m 0644 packaging/60-gander-cpu-latency.rules \
+        "$root/lib/udev/rules.d/60-gander-cpu-latency.rules"
     for d in gateway.md keys.md profiles.md; do
         install -D -m 0644 "docs/$d" "$doc/$d"
     done

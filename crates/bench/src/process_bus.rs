@@ -56,11 +56,12 @@ fn gw_config(dedicated: bool) -> String {
         ""
     };
     let prio = if dedicated { "" } else { "rt_priority = 50\n" };
+    let wakeup = crate::gateway::wakeup_line();
     format!(
         r#"
 driver = "l2"
 keys = "unused"
-{prio}[l2]
+{prio}{wakeup}[l2]
 ied = "gi0"
 net = "gn0"
 {threads}[[rule]]

@@ -26,7 +26,11 @@ pub(crate) struct Args {
     /// With --gateway: seconds of traffic per run.
     #[arg(long, default_value_t = 60.0, requires = "gateway")]
     pub seconds: f64,
-    /// With --gateway: 5 s per run (tests, a first look).
+    /// With --gateway: segments per run, interleaved rollover / static (R S S R R S ...), so that
+    /// the host's drift falls on both runs alike.
+    #[arg(long, default_value_t = 3, requires = "gateway")]
+    pub segments: usize,
+    /// With --gateway: 5 s per run in one segment each (tests, a first look).
     #[arg(long, requires = "gateway")]
     pub quick: bool,
 }
@@ -35,6 +39,7 @@ pub(crate) struct Args {
 fn gateway(a: &Args) -> anyhow::Result<ExitCode> {
     let opts = gander_bench::gdoi_gateway::RolloverOptions {
         seconds: if a.quick { 5.0 } else { a.seconds },
+        segments: if a.quick { 1 } else { a.segments },
         ..Default::default()
     };
     let report = gander_bench::gdoi_gateway::run(&opts, &mut |line| {
