@@ -90,6 +90,10 @@ if [ "$1" = configure ]; then
     getent passwd gander >/dev/null || adduser --system --ingroup gander --no-create-home --home /nonexistent gander
     chown root:gander /etc/gander
     if [ -d /run/systemd/system ]; then systemctl daemon-reload || true; fi
+    # Apply a packaged udev rule (the gateway's /dev/cpu_dma_latency access) without a reboot.
+    if [ -d /run/udev ] && command -v udevadm >/dev/null; then
+        udevadm trigger --name-match=cpu_dma_latency 2>/dev/null || true
+    fi
 fi
 POSTINST
     chmod 0755 "$root/DEBIAN/postinst"
