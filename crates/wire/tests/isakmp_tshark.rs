@@ -183,8 +183,8 @@ fn tshark_reads_gander_isakmp() {
         "Payload: SA TEK Payload (16)",
         "Sequence Number: 7",
         "Number of Key Packets: 1",
-        // KD Length counts from SPI Size to the end of the attributes, as tshark reads it.
-        "Length: 41",
+        // KD Length counts the whole key packet, its 4-octet header included (RFC 6407 5.6).
+        "Length: 45",
         "Key download Tek Attribute (t=2,l=32): TEK_INTEGRITY_KEY",
         "Message ID: 0x0a0b0c0d",
     ] {

@@ -295,8 +295,9 @@ impl ChainItem for SaAttrPayload {
 /// ```text
 /// KD Type (1) | RESERVED (1) | KD Length (2) | SPI Size (1) | SPI | Key Packet Attributes
 /// ```
-/// gander writes KD Length as the octets after the KD Length field (SPI Size, SPI and the
-/// attributes) and reads that form (docs/gdoi.md).
+/// RFC 6407 5.6 defines KD Length as the length of the key packet "including the Key Packet
+/// header" (RFC 3547 5.6 said the same): gander writes that. It also reads the length of the
+/// octets after the field, which gander wrote before (docs/gdoi.md, "Encoding choices").
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct KeyPacket {
     /// KD Type ([`kd_type`]).
@@ -317,22 +318,28 @@ pub struct KeyDownload {
 /// Most key packets one KD may hold.
 pub const MAX_KEY_PACKETS: usize = 64;
 
+/// Octets of a key packet's header (KD Type, RESERVED, KD Length), which KD Length counts.
+const KEY_PACKET_HEADER: usize = 4;
+
 impl KeyPacket {
+    /// The KD Length written: the whole key packet, header included (RFC 6407 5.6).
     fn len_field(&self) -> usize {
-        1 + self.spi.len() + Attribute::list_len(&self.attributes)
+        KEY_PACKET_HEADER + 1 + self.spi.len() + Attribute::list_len(&self.attributes)
     }
 }
 
 impl KeyDownload {
     /// Parses a KD body: Number of Key Packets (2), RESERVED2 (2), the key packets.
     ///
-    /// KD Length is read as RFC 6407 5.6's text and Wireshark 4.0 read it (octets after the
-    /// field); when that reading fails, the whole body is read again with KD Length counting
-    /// the key packet's 4-octet header too, as go-iec61850's `gdoi` writes it. Each reading
-    /// must consume the body exactly, so the two cannot both explain one input by accident
-    /// unless they agree on every packet (docs/gdoi.md).
+    /// KD Length is read as RFC 6407 5.6 defines it (the key packet with its 4-octet header,
+    /// as go-iec61850's `gdoi` and the Cisco GDOI reference implementation write it); when
+    /// that reading fails, the whole body is read again with KD Length counting only the
+    /// octets after the field, the form gander wrote before. Each reading must consume the
+    /// body exactly, so the two cannot both explain one input by accident unless they agree on
+    /// every packet (docs/gdoi.md).
     pub fn parse(body: &[u8]) -> Result<KeyDownload> {
-        Self::parse_reading(body, 0).or_else(|e| Self::parse_reading(body, 4).map_err(|_| e))
+        Self::parse_reading(body, KEY_PACKET_HEADER)
+            .or_else(|e| Self::parse_reading(body, 0).map_err(|_| e))
     }
 
     /// Parses with KD Length counting `header` octets of the key packet before its data.
@@ -374,11 +381,7 @@ impl KeyDownload {
 
     /// Octets of the body.
     pub fn body_len(&self) -> usize {
-        4 + self
-            .packets
-            .iter()
-            .map(|p| 4 + p.len_field())
-            .sum::<usize>()
+        4 + self.packets.iter().map(KeyPacket::len_field).sum::<usize>()
     }
 
     /// Writes the body.
@@ -413,23 +416,67 @@ impl KeyDownload {
 mod kd_length_tests {
     use super::*;
 
-    #[test]
-    fn kd_length_counting_the_header_is_read_too() {
-        // go-iec61850's `gdoi` KD for one TEK (SPI bd61aa83, a 32-octet TEK_INTEGRITY_KEY):
-        // KD Length 0x2d = 4 (header) + 1 + 4 + 36.
-        let mut b = vec![0x00, 0x01, 0x00, 0x00, kd_type::TEK, 0x00, 0x00, 0x2d, 0x04];
+    /// go-iec61850's `gdoi` KD for one TEK (SPI bd61aa83, a 32-octet TEK_INTEGRITY_KEY), as
+    /// its key server sent it to `gander gdoi register`: KD Length 0x2d = 4 (header) + 1 + 4
+    /// + 36, RFC 6407 5.6's "including the Key Packet header".
+    fn go_kd(kd_length: u8) -> Vec<u8> {
+        let mut b = vec![
+            0x00,
+            0x01,
+            0x00,
+            0x00,
+            kd_type::TEK,
+            0x00,
+            0x00,
+            kd_length,
+            0x04,
+        ];
         b.extend_from_slice(&[0xbd, 0x61, 0xaa, 0x83, 0x00, 0x02, 0x00, 0x20]);
         b.extend_from_slice(&[0x11; 32]);
+        b
+    }
+
+    #[test]
+    fn kd_length_counts_the_key_packet_header_as_rfc_6407_says() {
+        let b = go_kd(0x2d);
         let kd = KeyDownload::parse(&b).unwrap();
         assert_eq!(kd.packets[0].spi, vec![0xbd, 0x61, 0xaa, 0x83]);
         assert_eq!(kd.packets[0].attributes[0].bytes(), vec![0x11; 32]);
-        // gander writes the RFC 6407 reading, four less, and reads it back the same.
+        // gander writes the same octets: the Go member read gander's earlier KD Length (4
+        // less) as landing inside the key ("key packet of 25625 octets, 49 remain").
         let mut out = vec![0u8; kd.body_len()];
         kd.emit_body(&mut out);
-        assert_eq!(out[7], 0x29);
-        assert_eq!(KeyDownload::parse(&out), Ok(kd));
+        assert_eq!(out, b);
+    }
+
+    #[test]
+    fn the_older_gander_form_is_still_read() {
+        // KD Length 0x29: the octets after the field, what gander wrote before.
+        let kd = KeyDownload::parse(&go_kd(0x29)).unwrap();
+        assert_eq!(kd, KeyDownload::parse(&go_kd(0x2d)).unwrap());
         // Neither reading explains a length of 3.
-        b[7] = 3;
-        assert!(KeyDownload::parse(&b).is_err());
+        assert!(KeyDownload::parse(&go_kd(3)).is_err());
+    }
+
+    #[test]
+    fn two_key_packets_are_delimited_by_kd_length() {
+        let p = |spi: u8, n: usize| KeyPacket {
+            kd_type: kd_type::TEK,
+            spi: vec![0, 0, 0, spi],
+            attributes: vec![Attribute::variable(
+                kd_attr::TEK_INTEGRITY_KEY,
+                vec![spi; n],
+            )],
+        };
+        let kd = KeyDownload {
+            packets: vec![p(1, 32), p(2, 20)],
+        };
+        let mut out = vec![0u8; kd.body_len()];
+        assert_eq!(kd.emit_body(&mut out), out.len());
+        // The second packet starts KD Length octets after the first one's start.
+        let first_len = usize::from(u16::from_be_bytes([out[6], out[7]]));
+        assert_eq!(first_len, 4 + 1 + 4 + 4 + 32);
+        assert_eq!(out[4 + first_len], kd_type::TEK);
+        assert_eq!(KeyDownload::parse(&out), Ok(kd));
     }
 }
