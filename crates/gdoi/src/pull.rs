@@ -236,7 +236,7 @@ pub struct TekKey {
     pub oid: Vec<u8>,
     /// The traffic it protects.
     /// `None` when the SA TEK's OID-Specific Payload was empty: the group's configured
-    /// traffic applies (RFC 8052 4.2).
+    /// traffic applies (RFC 8052 2.2).
     pub traffic: Option<Traffic>,
     /// IEC 62351-6 MAC algorithm number, if the policy names one.
     pub mac_algorithm: Option<u16>,
@@ -246,7 +246,8 @@ pub struct TekKey {
     pub lifetime_secs: Option<u64>,
     /// Activation delay in seconds (SA_ATD), if given.
     pub activation_delay_secs: Option<u64>,
-    /// Overlap in seconds (SA_KDA), if given.
+    /// Overlap in seconds (gander's private SA attribute, `tek_attr::GANDER_OVERLAP`), if
+    /// given.
     pub overlap_secs: Option<u64>,
     /// TEK_INTEGRITY_KEY (the HMAC key), if sent.
     pub integrity_key: Option<Zeroizing<Vec<u8>>>,
@@ -308,7 +309,7 @@ pub fn group_keys(
             encryption_algorithm: Some(encryption_algorithm),
             lifetime_secs: Some(u64::from(t.lifetime_secs)),
             activation_delay_secs: t.attr_u64(tek_attr::SA_ATD),
-            overlap_secs: t.attr_u64(tek_attr::SA_KDA),
+            overlap_secs: t.attr_u64(tek_attr::GANDER_OVERLAP),
             integrity_key,
             algorithm_key,
         });

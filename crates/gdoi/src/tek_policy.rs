@@ -20,11 +20,11 @@ pub struct TekPolicy<'a> {
     pub enc_code: u16,
     /// Octets of the AES or HMAC key (chooses AES-GMAC-128 or -256).
     pub key_len: usize,
-    /// Remaining lifetime in seconds (RFC 8052 4.2), saturated to 32 bits.
+    /// Remaining lifetime in seconds (RFC 8052 2.2), saturated to 32 bits.
     pub lifetime_secs: u64,
     /// SA_ATD in seconds.
     pub activation_delay_secs: u64,
-    /// SA_KDA in seconds.
+    /// The overlap with the successor in seconds ([`tek_attr::GANDER_OVERLAP`]).
     pub overlap_secs: u64,
 }
 
@@ -40,11 +40,17 @@ impl TekPolicy<'_> {
             conf_alg: iec61850_alg::conf_from_62351(self.enc_code)?,
             lifetime_secs: u32::try_from(self.lifetime_secs).unwrap_or(u32::MAX),
             attributes: vec![
-                Attribute::unsigned(tek_attr::SA_ATD, self.activation_delay_secs),
-                Attribute::unsigned(tek_attr::SA_KDA, self.overlap_secs),
+                // RFC 8052 4 registers SA_ATD as a variable attribute: four octets.
+                Attribute::variable(tek_attr::SA_ATD, secs32(self.activation_delay_secs)),
+                Attribute::variable(tek_attr::GANDER_OVERLAP, secs32(self.overlap_secs)),
             ],
         })
     }
+}
+
+/// Seconds as the four octets of a variable attribute, saturated.
+fn secs32(s: u64) -> [u8; 4] {
+    u32::try_from(s).unwrap_or(u32::MAX).to_be_bytes()
 }
 
 #[cfg(test)]
@@ -80,7 +86,14 @@ mod tests {
             (auth::HMAC_SHA256_128, conf::NONE)
         );
         assert_eq!(t.lifetime_secs, u32::MAX);
-        assert_eq!(t.attr_u64(tek_attr::SA_KDA), Some(3));
+        // The overlap travels in gander's private attribute, not in SA_KDA (a percentage,
+        // RFC 8052 2.2.4.2); SA_ATD in the variable form its registry gives.
+        assert_eq!(t.attr_u64(tek_attr::GANDER_OVERLAP), Some(3));
+        assert_eq!(t.attr_u64(tek_attr::SA_KDA), None);
+        assert_eq!(
+            Attribute::find(&t.attributes, tek_attr::SA_ATD).map(Attribute::bytes),
+            Some(vec![0, 0, 0, 2])
+        );
         assert!(policy(1, 0).is_err());
         assert!(policy(0, 7).is_err());
     }

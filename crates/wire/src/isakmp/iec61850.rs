@@ -1,8 +1,8 @@
 //! RFC 8052's IEC 61850 additions to GDOI: the SA TEK that names the protected GOOSE, SV,
 //! R-GOOSE or R-SV traffic and its policy, and the object identifiers that name groups.
 //!
-//! Layout of the IEC 61850 SA TEK body after the Protocol-ID octet (RFC 8052 4.2, as read by
-//! go-iec61850's `gdoi` and a C research prototype, which agree; docs/gdoi.md):
+//! Layout of the IEC 61850 SA TEK body after the Protocol-ID octet (RFC 8052 2.2, Figure 4;
+//! go-iec61850's `gdoi` and a C research prototype write the same; docs/gdoi.md):
 //!
 //! ```text
 //! OID Length (1) | OID (the whole DER TLV, 06 L V)
@@ -22,14 +22,24 @@ use super::attribute::Attribute;
 use super::error::{IsakmpError, Result};
 use super::reader::{len16, len8, Reader, Writer};
 
-/// SA Data Attributes of the IEC 61850 SA TEK (RFC 8052 4.2.1).
+/// SA Data Attributes of the IEC 61850 SA TEK (RFC 8052 2.2.4 and its "GDOI SA TEK
+/// Attributes" registry, section 4).
 pub mod tek_attr {
-    /// SA_ATD: activation time delay in seconds, how long after receipt a sender may start
-    /// to use the key (receivers accept it at once), so TimeOfCurrentKey follows from it.
+    /// SA_ATD (RFC 8052 2.2.4.1, a variable (V) attribute): activation time delay in seconds,
+    /// how long after receipt a member waits before installing the TEK for sending (gander's
+    /// receivers accept it at once), so TimeOfCurrentKey follows from it.
     pub const SA_ATD: u16 = 1;
-    /// SA_KDA: key deactivation delay in seconds, how long receivers keep accepting the
-    /// previous key after the new one activates (the overlap), so TimeToNextKey follows.
+    /// SA_KDA (RFC 8052 2.2.4.2, a basic (B) attribute): Key Delivery Assurance, the
+    /// percentage (0 to 100) of subscribers a publisher's policy wants to hold the TEK before
+    /// it activates it. gander neither sends nor uses it; it once sent its overlap here, which
+    /// is not what the registry defines ([`GANDER_OVERLAP`]).
     pub const SA_KDA: u16 = 2;
+    /// gander's overlap in seconds, in the registry's private-use range (28672-32767, a
+    /// variable attribute): how long receivers keep accepting a key after its lifetime ends,
+    /// the overlap with its successor, so TimeToNextKey follows. Another implementation
+    /// ignores an attribute it does not know (RFC 8052 defines none beyond SA_ATD and
+    /// SA_KDA); gander's member without it keeps no overlap.
+    pub const GANDER_OVERLAP: u16 = 28672;
 }
 
 /// The traffic one IEC 61850 TEK protects, by destination. gander carries it in the SA TEK's
@@ -166,7 +176,7 @@ pub mod oid {
     pub const R_SV: &str = "1.2.840.10070.61850.9.2.2";
 }
 
-/// The IEC 61850 SA TEK (RFC 8052 4.2).
+/// The IEC 61850 SA TEK (RFC 8052 2.2).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Iec61850Tek {
     /// DER contents octets of the OID naming the protocol ([`oid`], [`encode_oid`]).

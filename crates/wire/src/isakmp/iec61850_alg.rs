@@ -1,16 +1,15 @@
 //! The algorithm numbers of RFC 8052's IEC 61850 SA TEK and their mapping to the IEC 62351-6
 //! MAC and encryption codes gander's security layer uses.
 //!
-//! RFC 8052 4.2 carries a 16-bit Authentication Algorithm and a 16-bit Confidentiality
-//! Algorithm, numbered in registries the RFC created. The numbers below are those
-//! go-iec61850's `gdoi` uses and that a C research prototype agrees with; the RFC text itself
-//! could not be consulted on the machine where this was written (docs/gdoi.md says so).
+//! RFC 8052 2.2 carries a 16-bit Auth Alg and a 16-bit Enc Alg, numbered in the "IEC 62351-9
+//! Authentication Values" and "IEC 62351-9 Confidentiality Values" registries the RFC created
+//! (section 4); the numbers below are those registries' (go-iec61850's `gdoi` uses the same).
 //! Numbers an IEC 62351-6 profile cannot express, and unknown numbers, are refused with
 //! [`IsakmpError::BadValue`], never guessed.
 
 use super::error::{IsakmpError, Result};
 
-/// Authentication Algorithm registry (RFC 8052 4.2.2).
+/// Authentication Values registry (RFC 8052 2.2.2, 4).
 pub mod auth {
     /// No authentication (the confidentiality algorithm is an AEAD).
     pub const NONE: u16 = 1;
@@ -24,7 +23,7 @@ pub mod auth {
     pub const AES_GMAC_256: u16 = 5;
 }
 
-/// Confidentiality Algorithm registry (RFC 8052 4.2.3).
+/// Confidentiality Values registry (RFC 8052 2.2.3, 4).
 pub mod conf {
     /// No confidentiality.
     pub const NONE: u16 = 1;
