@@ -1,7 +1,8 @@
 //! A TEK received from the key server becomes an IEC 62351-6 key in gander's key store
 //! (`gander_sec::KeyStore`): the Key ID is the TEK's SPI, the algorithms are the IEC 62351-6
 //! codes the policy names (the R-GOOSE header's codes, `gander_sec::Profile::mac_from_code`),
-//! the secret is TEK_INTEGRITY_KEY for a MAC and TEK_ALGORITHM_KEY for GCM/GMAC, and the
+//! the secret is TEK_INTEGRITY_KEY for a MAC (AES-GMAC included) and TEK_ALGORITHM_KEY for
+//! GCM, an AES key without the salt RFC 8052 2.3 appends (`tek_keys`), and the
 //! validity window follows from the activation delay and lifetime (docs/gdoi.md).
 
 use crate::pull::TekKey;
@@ -35,19 +36,15 @@ pub fn key_entry(
     let code = |v: Option<u16>| u8::try_from(v.unwrap_or(0)).map_err(|_| InstallError::Code);
     let (mac, _) = Profile::Standard.mac_from_code(code(t.mac_algorithm)?)?;
     let enc = Profile::Standard.enc_from_code(code(t.encryption_algorithm)?)?;
-    let uses_algorithm_key = enc != EncAlgorithm::None
-        || matches!(mac, MacAlgorithm::AesGmac64 | MacAlgorithm::AesGmac128);
-    let secret = if uses_algorithm_key {
-        t.algorithm_key.as_ref()
-    } else {
-        t.integrity_key.as_ref()
-    };
-    let secret = secret.ok_or(InstallError::NoKey)?;
+    let gcm = enc != EncAlgorithm::None;
+    let aes = gcm || matches!(mac, MacAlgorithm::AesGmac64 | MacAlgorithm::AesGmac128);
+    // RFC 8052 2.3: the AES key without its salt (`tek_keys`).
+    let secret = t.received_key(aes, gcm).ok_or(InstallError::NoKey)?.key;
     let start = received.saturating_add(t.activation_delay_secs.unwrap_or(0));
     let end = t.lifetime_secs.map(|l| {
         start
             .saturating_add(l)
             .saturating_add(t.overlap_secs.unwrap_or(0))
     });
-    Ok(KeyEntry::new(t.key_id, mac, enc, secret, provider)?.with_validity(Some(start), end))
+    Ok(KeyEntry::new(t.key_id, mac, enc, &secret, provider)?.with_validity(Some(start), end))
 }

@@ -35,12 +35,11 @@ use crate::kdc_state::{GroupState, KdcState, KeyState, StateError};
 use crate::net::kdc::{GroupPolicy, KdcPolicy};
 use crate::pull::{Grant, PullError};
 use crate::push::Kek;
-use gander_wire::isakmp::gdoi::{kd_attr, kd_type, tek_protocol};
+use gander_wire::isakmp::gdoi::{kd_type, tek_protocol};
 use gander_wire::isakmp::iec61850::encode_oid;
 use gander_wire::isakmp::sa::{doi, PROTO_ISAKMP};
 use gander_wire::isakmp::{
-    Attribute, DeletePayload, KeyDownload, KeyPacket, Payload, SaAttrPayload, SaBody, SaPayload,
-    SaTek,
+    DeletePayload, KeyDownload, KeyPacket, Payload, SaAttrPayload, SaBody, SaPayload, SaTek,
 };
 use rand::RngCore;
 use zeroize::Zeroizing;
@@ -225,12 +224,6 @@ pub fn tek_payloads(
     k: &KeyState,
     now: u64,
 ) -> Result<(SaAttrPayload, KeyPacket), StateError> {
-    let uses_algorithm_key = g.enc_code != 0 || matches!(g.mac_code, 4 | 5);
-    let key_attr = if uses_algorithm_key {
-        kd_attr::TEK_ALGORITHM_KEY
-    } else {
-        kd_attr::TEK_INTEGRITY_KEY
-    };
     let start = k.activates_at.max(now);
     let end = k.expires_at.max(start);
     let spi = k.key_id.to_be_bytes().to_vec();
@@ -254,7 +247,8 @@ pub fn tek_payloads(
         KeyPacket {
             kd_type: kd_type::TEK,
             spi,
-            attributes: vec![Attribute::variable(key_attr, key.to_vec())],
+            attributes: vec![crate::tek_keys::key_attribute(g.mac_code, g.enc_code, &key)
+                .map_err(|_| StateError::Bad("TEK salt"))?],
         },
     ))
 }

@@ -40,6 +40,7 @@ pub mod psk_identity;
 pub mod pull;
 pub mod push;
 pub mod suite;
+pub mod tek_keys;
 pub mod tek_policy;
 pub mod trust;
 

@@ -20,13 +20,13 @@ use crate::main_mode::{Responder, ResponderConfig};
 use crate::pull::{Grant, GroupSource, MessageIds, PullError, PullServer};
 use crate::push::PushError;
 use crate::{Phase1Sa, Suite};
-use gander_wire::isakmp::gdoi::{kd_attr, kd_type};
+use gander_wire::isakmp::gdoi::kd_type;
 use gander_wire::isakmp::header::exchange;
 use gander_wire::isakmp::iec61850::encode_oid;
 use gander_wire::isakmp::sa::doi;
 use gander_wire::isakmp::{
-    Attribute, Header, IdPayload, IsakmpError, KeyDownload, KeyPacket, SaAttrPayload, SaBody,
-    SaPayload, SaTek, Traffic,
+    Header, IdPayload, IsakmpError, KeyDownload, KeyPacket, SaAttrPayload, SaBody, SaPayload,
+    SaTek, Traffic,
 };
 use std::collections::{HashMap, VecDeque};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, UdpSocket};
@@ -108,13 +108,9 @@ pub struct KdcPolicy {
 impl GroupPolicy {
     /// The SA and KD of the current key.
     pub fn grant(&self) -> Result<Grant, PullError> {
-        let uses_algorithm_key = self.enc_code != 0 || matches!(self.mac_code, 4 | 5);
-        let key_attr = if uses_algorithm_key {
-            kd_attr::TEK_ALGORITHM_KEY
-        } else {
-            kd_attr::TEK_INTEGRITY_KEY
-        };
         let spi = self.key_id.to_be_bytes().to_vec();
+        let key_attr = crate::tek_keys::key_attribute(self.mac_code, self.enc_code, &self.key)
+            .map_err(|_| PullError::Crypto("TEK salt"))?;
         let oid = encode_oid(&self.oid)?;
         let tek = crate::tek_policy::TekPolicy {
             oid: &oid,
@@ -138,7 +134,7 @@ impl GroupPolicy {
                 packets: vec![KeyPacket {
                     kd_type: kd_type::TEK,
                     spi,
-                    attributes: vec![Attribute::variable(key_attr, self.key.to_vec())],
+                    attributes: vec![key_attr],
                 }],
             },
             seq: None,
