@@ -7,6 +7,7 @@ use gander_gdoi::cert_auth::{CertMatch, Credentials};
 use gander_gdoi::keylog::KeyLog;
 use gander_gdoi::member_state::{FailPolicy, MemberEvent};
 use gander_gdoi::net::member::{RegisterOptions, Runner};
+use gander_gdoi::profile::PeerProfile;
 use gander_gdoi::trust::TrustStore;
 use std::collections::HashSet;
 use std::net::SocketAddr;
@@ -104,6 +105,14 @@ pub(crate) struct RegisterArgs {
     /// One JSON line per key (the only output format; accepted for scripts that say so).
     #[arg(long)]
     json: bool,
+    /// What gander writes for this key server: rfc (default) or go-iec61850 (ECDSA phase-1
+    /// signatures as github.com/dscsystems/go-iec61850 verifies them; docs/gdoi.md).
+    #[arg(long, default_value = "rfc", value_parser = parse_profile)]
+    profile: PeerProfile,
+}
+
+fn parse_profile(s: &str) -> Result<PeerProfile, String> {
+    s.parse().map_err(|e: gander_gdoi::profile::UnknownProfile| e.to_string())
 }
 
 fn parse_policy(s: &str) -> Result<FailPolicy, String> {
@@ -186,6 +195,7 @@ fn member(a: RegisterArgs) -> anyhow::Result<ExitCode> {
                 CertMatch::San(n)
             }
         }),
+        profile: a.profile,
     };
     let mut r = Runner::new(cfg)?.with_options(opts);
     let mut printed: HashSet<u32> = HashSet::new();

@@ -37,6 +37,7 @@
 use gander_gdoi::cert_auth::{CertError, CertMatch, Credentials};
 use gander_gdoi::member_state::{FailPolicy, MemberTiming};
 use gander_gdoi::net::member::{RegisterOptions, RunnerConfig};
+use gander_gdoi::profile::{PeerProfile, UnknownProfile};
 use gander_gdoi::trust::TrustStore;
 use gander_wire::isakmp::payload::id_type;
 use gander_wire::isakmp::IdPayload;
@@ -100,12 +101,27 @@ pub struct GdoiToml {
     pub timeout_s: Option<f64>,
     /// Seconds before the lifetime's end to register again.
     pub renew_before_s: Option<u64>,
+    /// What gander writes for the key servers: "rfc" (default) or "go-iec61850"
+    /// (`gander_gdoi::profile`).
+    pub profile: Option<String>,
 }
 
 impl GdoiToml {
     /// Checks the table without any I/O except resolving the key servers' names.
     pub fn check(&self) -> Result<(), GdoiConfigError> {
+        self.peer_profile()?;
         self.runner_configs().map(|_| ())
+    }
+
+    /// `profile`: what gander writes for the key servers (an unknown name is refused with
+    /// the valid ones).
+    pub fn peer_profile(&self) -> Result<PeerProfile, GdoiConfigError> {
+        match &self.profile {
+            None => Ok(PeerProfile::default()),
+            Some(p) => p
+                .parse()
+                .map_err(|e: UnknownProfile| GdoiConfigError::Invalid(format!("profile: {e}"))),
+        }
     }
 
     /// [`GdoiToml::check`] and, with certificates, reads and checks the certificate, its key,
@@ -130,8 +146,12 @@ impl GdoiToml {
     /// How every group's registration authenticates: with `cert`, the loaded credentials and
     /// the key server's expected certificate name; with `psk_hex`, the defaults.
     pub fn register_options(&self) -> Result<RegisterOptions, GdoiConfigError> {
+        let profile = self.peer_profile()?;
         let (Some(c), Some(k), Some(ca)) = (&self.cert, &self.key, &self.ca) else {
-            return Ok(RegisterOptions::default());
+            return Ok(RegisterOptions {
+                profile,
+                ..RegisterOptions::default()
+            });
         };
         let cred = |what| move |source| GdoiConfigError::Credentials { what, source };
         let trust = TrustStore::load(ca, self.crl.as_deref()).map_err(cred("ca/crl"))?;
@@ -147,6 +167,7 @@ impl GdoiToml {
             cert: Some(Arc::new(creds)),
             keylog: None,
             server_cert,
+            profile,
         })
     }
 
@@ -283,6 +304,15 @@ mod tests {
     }
 
     const OK: &str = "servers = [\"127.0.0.1:848\", \"127.0.0.2:848\"]\nidentity = \"gw\"\npsk_hex = \"000102030405060708090a0b0c0d0e0f\"\ngroups = [\"goose-1\", \"sv-1\"]\npush_listen = \"127.0.0.1:8848\"\npolicy = \"fail-closed\"\n";
+
+    #[test]
+    fn a_profile_is_read_and_an_unknown_one_refused_with_the_valid_names() {
+        let go = parse(&format!("{OK}profile = \"go-iec61850\"\n"));
+        assert_eq!(go.register_options().unwrap().profile, PeerProfile::GoIec61850);
+        assert_eq!(parse(OK).peer_profile().unwrap(), PeerProfile::Rfc);
+        let e = parse(&format!("{OK}profile = \"cisco\"\n")).check().unwrap_err();
+        assert!(e.to_string().contains("rfc, go-iec61850"), "{e}");
+    }
 
     #[test]
     fn a_table_gives_one_runner_per_group() {

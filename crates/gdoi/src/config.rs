@@ -41,11 +41,14 @@
 //! subject = "O=Utility,CN=ied-2"         # or: san = "ied-2.substation.example"
 //! groups = ["goose-1"]
 //! push = "192.0.2.11:848"                 # where it listens for GROUPKEY-PUSH (optional)
+//! # profile = "go-iec61850"              # what gander writes for it: rfc (default) or
+//! #                                      # go-iec61850 (ECDSA signatures; docs/gdoi.md)
 //! ```
 
 use crate::cert_auth::{CertMatch, Credentials};
 use crate::kdc_events::EventTarget;
 use crate::net::kdc::{GroupPolicy, KdcPolicy, MemberPolicy};
+use crate::profile::PeerProfile;
 use crate::trust::TrustStore;
 use gander_wire::isakmp::iec61850::{encode_oid, oid};
 use gander_wire::isakmp::payload::id_type;
@@ -118,6 +121,10 @@ struct FileMember {
     groups: Vec<String>,
     #[serde(default)]
     push: Option<SocketAddr>,
+    /// What gander writes for this member (`profile::PeerProfile`): "rfc" (default) or
+    /// "go-iec61850".
+    #[serde(default)]
+    profile: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -177,6 +184,9 @@ pub struct KdcConfig {
     pub events: EventTarget,
     /// Where OpenMetrics are served, if anywhere.
     pub metrics: Option<SocketAddr>,
+    /// The peer profile of each certificate member that names one (`[[member]] profile`); a
+    /// pre-shared-key member's profile changes nothing gander writes today, so none is kept.
+    pub profiles: Vec<(CertMatch, PeerProfile)>,
 }
 
 fn event_target(s: Option<&str>) -> Result<EventTarget, ConfigError> {
@@ -294,8 +304,18 @@ pub fn load(path: &Path) -> Result<KdcConfig, ConfigError> {
     }
     let credentials = load_credentials(&f)?;
     let mut members = Vec::new();
+    let mut profiles = Vec::new();
     for m in &f.members {
         let member = member_policy(m)?;
+        if let Some(p) = &m.profile {
+            let p: PeerProfile = p.parse().map_err(|_| ConfigError::Bad {
+                what: format!("member {}", m.identity),
+                detail: "profile is not one of rfc, go-iec61850",
+            })?;
+            if let Some(c) = &member.cert {
+                profiles.push((c.clone(), p));
+            }
+        }
         if member.cert.is_some() && credentials.is_empty() {
             return Err(ConfigError::Bad {
                 what: format!("member {}", m.identity),
@@ -342,6 +362,7 @@ pub fn load(path: &Path) -> Result<KdcConfig, ConfigError> {
             groups,
         },
         credentials,
+        profiles,
     })
 }
 
@@ -442,6 +463,24 @@ mod tests {
         assert!(c.policy.members.iter().all(|m| m.push.is_some()));
         assert_eq!(c.events, EventTarget::Stdout);
         assert_eq!(c.metrics, Some("127.0.0.1:9848".parse().unwrap()));
+    }
+
+    #[test]
+    fn member_profiles_are_read_and_unknown_names_refused() {
+        let cert_member =
+            "\n[[member]]\nidentity = \"go\"\nsan = \"go.example\"\ngroups = [\"goose-bay1\"]\n";
+        // A certificate member needs the key server's certificates: cut them in by hand.
+        let base = example();
+        let with = |profile: &str| format!("{base}{cert_member}profile = \"{profile}\"\n");
+        let e = load_text("bad-profile", &with("strongswan")).err().unwrap();
+        assert!(e.to_string().contains("rfc, go-iec61850"), "{e}");
+        // A PSK member may name a profile too (it changes nothing it is sent today).
+        let psk = base.replacen(
+            "groups = [\"goose-bay1\", \"rsv-bay1\"]",
+            "groups = [\"goose-bay1\", \"rsv-bay1\"]\nprofile = \"go-iec61850\"",
+            1,
+        );
+        assert!(load_text("psk-profile", &psk).unwrap().profiles.is_empty());
     }
 
     #[test]

@@ -36,6 +36,7 @@ pub mod main_mode;
 pub mod member_state;
 pub mod net;
 pub mod notify;
+pub mod profile;
 pub mod psk_identity;
 pub mod pull;
 pub mod push;

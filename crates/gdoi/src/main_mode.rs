@@ -29,6 +29,7 @@ use crate::cookie::{initiator_cookie, CookieJar};
 use crate::dh::KeyPair;
 use crate::error::Phase1Error;
 use crate::keys::{self, Phase1Keys};
+use crate::profile::PeerProfile;
 use crate::suite::{AuthMethod, Suite};
 use gander_wire::isakmp::header::{exchange, flags};
 use gander_wire::isakmp::payload::CERT_X509_SIG;
@@ -360,20 +361,30 @@ impl Exchange {
         keys::hash(self.suite.hash, &[&self.gxi, &self.gxr])
     }
 
-    /// Message 5 (`initiator`) or 6: ID, then HASH, or CERT payloads and SIG.
+    /// Message 5 (`initiator`) or 6: ID, then HASH, or CERT payloads and SIG. Under ECDSA
+    /// the digest signed is HASH_I (HASH_R) by RFC 2409 5.1 with RFC 4754, or for a peer of
+    /// the `go-iec61850` profile the hash of it computed with the negotiated PRF
+    /// ([`Exchange::hash_hashed_again`], [`PeerProfile`]).
     fn own_auth(
         &self,
         initiator: bool,
         id: &IdPayload,
         auth: &Auth,
+        profile: PeerProfile,
     ) -> Result<Vec<Payload>, Phase1Error> {
-        let h = self.hash(initiator, &id_body(id))?;
+        let id_b = id_body(id);
+        let h = self.hash(initiator, &id_b)?;
         let mut v = vec![Payload::Id(id.clone())];
         match auth {
             Auth::Psk(_) => v.push(Payload::Hash(h.to_vec())),
             Auth::Cert(c) => {
                 v.extend(c.cert_payloads()?.into_iter().map(Payload::Cert));
-                v.push(Payload::Sig(c.sign(&h)?));
+                let again = if profile.ecdsa_hashes_again() {
+                    self.hash_hashed_again(initiator, &id_b)?
+                } else {
+                    None
+                };
+                v.push(Payload::Sig(c.sign(again.as_deref().unwrap_or(&h[..]))?));
             }
         }
         Ok(v)
@@ -501,6 +512,7 @@ pub struct Initiator {
     cky_i: [u8; 8],
     state: IState,
     expect_peer: Option<CertMatch>,
+    profile: PeerProfile,
 }
 
 impl Initiator {
@@ -509,6 +521,13 @@ impl Initiator {
     /// have issued the members' certificates too (message 6 is refused otherwise).
     pub fn expect_peer_cert(mut self, m: CertMatch) -> Initiator {
         self.expect_peer = Some(m);
+        self
+    }
+
+    /// Writes for a key server of `profile` (what gander signs under ECDSA; [`PeerProfile`]).
+    /// What the initiator accepts does not change.
+    pub fn with_profile(mut self, profile: PeerProfile) -> Initiator {
+        self.profile = profile;
         self
     }
 
@@ -556,6 +575,7 @@ impl Initiator {
                 cky_i,
                 state: IState::SentSa { sai_b },
                 expect_peer: None,
+                profile: PeerProfile::default(),
             },
             msg,
         ))
@@ -644,7 +664,7 @@ impl Initiator {
                 let iv = ex.iv0()?;
                 let (msg, last) = seal(
                     header(self.cky_i, *cky_r, true),
-                    &ex.own_auth(true, &self.id, &self.auth)?,
+                    &ex.own_auth(true, &self.id, &self.auth, self.profile)?,
                     &ex.keys.enc_key,
                     &iv,
                 )?;
@@ -731,6 +751,9 @@ pub struct CertPolicy {
     pub creds: Vec<Arc<Credentials>>,
     /// The certificates allowed in (subject or subjectAltName); none means nobody.
     pub allowed: Vec<CertMatch>,
+    /// The peer profile of certificate members that need one (the first entry naming the
+    /// peer's certificate wins; others get [`PeerProfile::Rfc`]).
+    pub profiles: Vec<(CertMatch, PeerProfile)>,
 }
 
 /// What the responder (the key server) is configured with for one peer.
@@ -889,6 +912,7 @@ impl Responder {
             RState::SentKe { ex, iv, auth } => {
                 let (_, p, last) = open(buf, &ex.keys.enc_key, iv)?;
                 let peer = ex.peer_auth(true, &p, auth)?;
+                let mut profile = PeerProfile::default();
                 let own_id = match auth {
                     Auth::Psk(_) => {
                         if let Some(ids) = &self.cfg.expect_peer {
@@ -907,12 +931,17 @@ impl Responder {
                         if !allowed {
                             return Err(CertError::NotAuthorised.into());
                         }
+                        if let (Some(p), Some(pc)) = (&self.cfg.cert, &peer.1) {
+                            if let Some((_, pr)) = p.profiles.iter().find(|(m, _)| m.matches(pc)) {
+                                profile = *pr;
+                            }
+                        }
                         c.id_payload()?
                     }
                 };
                 let (msg, after) = seal(
                     header(self.cky_i, self.cky_r, true),
-                    &ex.own_auth(false, &own_id, auth)?,
+                    &ex.own_auth(false, &own_id, auth, profile)?,
                     &ex.keys.enc_key,
                     &last,
                 )?;

@@ -78,3 +78,81 @@ fn only_ecdsa_has_a_second_reading() {
         Some(48)
     );
 }
+
+/// A self-signed P-256 certificate and its credentials (the trust store is the certificate
+/// itself; only signing is exercised here).
+fn p256_credentials() -> (Arc<Credentials>, PKey<openssl::pkey::Public>) {
+    use openssl::asn1::Asn1Time;
+    use openssl::bn::BigNum;
+    use openssl::ec::{EcGroup, EcKey};
+    use openssl::nid::Nid;
+    use openssl::x509::{X509Builder, X509NameBuilder};
+    let key = PKey::from_ec_key(
+        EcKey::generate(&EcGroup::from_curve_name(Nid::X9_62_PRIME256V1).unwrap()).unwrap(),
+    )
+    .unwrap();
+    let mut name = X509NameBuilder::new().unwrap();
+    name.append_entry_by_text("CN", "member-ec").unwrap();
+    let name = name.build();
+    let mut b = X509Builder::new().unwrap();
+    b.set_version(2).unwrap();
+    b.set_serial_number(&BigNum::from_u32(1).unwrap().to_asn1_integer().unwrap())
+        .unwrap();
+    b.set_subject_name(&name).unwrap();
+    b.set_issuer_name(&name).unwrap();
+    b.set_pubkey(&key).unwrap();
+    b.set_not_before(&Asn1Time::days_from_now(0).unwrap())
+        .unwrap();
+    b.set_not_after(&Asn1Time::days_from_now(1).unwrap())
+        .unwrap();
+    b.sign(&key, MessageDigest::sha256()).unwrap();
+    let cert = b.build();
+    let trust = crate::trust::TrustStore::from_pem(&cert.to_pem().unwrap(), None).unwrap();
+    let public = PKey::public_key_from_der(&key.public_key_to_der().unwrap()).unwrap();
+    (
+        Arc::new(Credentials::new(cert, vec![], key, Arc::new(trust)).unwrap()),
+        public,
+    )
+}
+
+fn signed_digest_of(payloads: &[Payload]) -> Vec<u8> {
+    payloads
+        .iter()
+        .find_map(|p| match p {
+            Payload::Sig(s) => Some(s.clone()),
+            _ => None,
+        })
+        .unwrap()
+}
+
+/// With the `go-iec61850` profile gander signs, for that peer only, the digest the Go
+/// implementation verifies (the SHA-256 of HASH_I computed with the negotiated PRF, here
+/// HMAC-SHA-384); by default it signs HASH_I computed with HMAC-SHA-256 (RFC 2409 5.1 with
+/// RFC 4754). Go refused the default with "key server signature: signature does not verify".
+#[test]
+fn the_go_profile_signs_the_hashed_again_digest_and_the_default_does_not() {
+    let (creds, public) = p256_credentials();
+    let x = exchange(AuthMethod::EcdsaP256, HashAlg::Sha384);
+    let id = creds.id_payload().unwrap();
+    let id_b = id_body(&id);
+    let auth = Auth::Cert(creds);
+    let rfc = x.hash(true, &id_b).unwrap();
+    let go = x.hash_hashed_again(true, &id_b).unwrap().unwrap();
+    let verifies = |sig: &[u8], digest: &[u8]| {
+        crate::cert_auth::verify_hash(AuthMethod::EcdsaP256, &public, digest, sig).is_ok()
+    };
+    let s = signed_digest_of(&x.own_auth(true, &id, &auth, PeerProfile::Rfc).unwrap());
+    assert!(verifies(&s, &rfc) && !verifies(&s, &go));
+    let s = signed_digest_of(
+        &x.own_auth(true, &id, &auth, PeerProfile::GoIec61850)
+            .unwrap(),
+    );
+    assert!(verifies(&s, &go) && !verifies(&s, &rfc));
+    // The profile changes nothing with a pre-shared key: HASH_I as RFC 2409 5 has it.
+    let psk = Auth::Psk(Zeroizing::new(vec![1; 16]));
+    assert_eq!(
+        x.own_auth(true, &id, &psk, PeerProfile::GoIec61850)
+            .unwrap(),
+        x.own_auth(true, &id, &psk, PeerProfile::Rfc).unwrap()
+    );
+}

@@ -8,9 +8,10 @@
 //! taken for a certificate member or the other way round).
 
 use super::kdc::{KdcPolicy, MemberPolicy};
-use crate::cert_auth::{Credentials, PeerCert};
+use crate::cert_auth::{CertMatch, Credentials, PeerCert};
 use crate::keylog::KeyLog;
 use crate::main_mode::CertPolicy;
+use crate::profile::PeerProfile;
 use crate::Phase1Sa;
 use std::sync::Arc;
 
@@ -22,6 +23,9 @@ pub struct KdcCerts {
     pub creds: Vec<Arc<Credentials>>,
     /// The lab key log ([`crate::keylog`]); `None` in production.
     pub keylog: Option<Arc<KeyLog>>,
+    /// Certificate members written for with a peer profile (`[[member]] profile`,
+    /// [`crate::profile`]); the others get the RFC's reading.
+    pub profiles: Vec<(CertMatch, PeerProfile)>,
 }
 
 impl KdcCerts {
@@ -34,6 +38,7 @@ impl KdcCerts {
         Some(CertPolicy {
             creds: self.creds.clone(),
             allowed: p.members.iter().filter_map(|m| m.cert.clone()).collect(),
+            profiles: self.profiles.clone(),
         })
     }
 

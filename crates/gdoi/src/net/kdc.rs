@@ -459,6 +459,14 @@ impl Kdc {
         self.certs = certs;
     }
 
+    /// Replaces the certificate members' peer profiles (a reloaded configuration's).
+    pub fn set_profiles(
+        &mut self,
+        profiles: Vec<(crate::cert_auth::CertMatch, crate::profile::PeerProfile)>,
+    ) {
+        self.certs.profiles = profiles;
+    }
+
     fn start(&mut self, now: u64) -> Result<Vec<KdcEvent>, KdcError> {
         self.now = now;
         let mut st = self.state.clone();

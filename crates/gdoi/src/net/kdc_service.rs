@@ -80,7 +80,11 @@ pub fn run(
     let listen = sock.local_addr().map_err(io("bind"))?;
     let creds = cfg.credentials.clone();
     let (mut kdc, first) = Kdc::open(sock, cfg.policy, &cfg.state_path, unix_now())?;
-    kdc.set_certs(super::cert_members::KdcCerts { creds, keylog });
+    kdc.set_certs(super::cert_members::KdcCerts {
+        creds,
+        keylog,
+        profiles: cfg.profiles.clone(),
+    });
     counters.set_policy(kdc.policy().groups.len(), kdc.policy().members.len());
     let emit = |e: &KdcEvent, ev: &mut EventWriter| {
         counters.observe(e);
@@ -95,6 +99,7 @@ pub fn run(
             Ok(Some(si)) if si.ssi_signo == Signal::SIGHUP as u32 => {
                 match config::load(path) {
                     Ok(c) if c.listen == cfg.listen && c.state_path == cfg.state_path => {
+                        kdc.set_profiles(c.profiles);
                         match kdc.reload(c.policy, unix_now()) {
                             Ok(evs) => evs.iter().for_each(|e| emit(e, &mut events)),
                             Err(e) => break Err(e.into()),

@@ -122,6 +122,8 @@ pub struct RegisterOptions {
     pub keylog: Option<std::sync::Arc<crate::keylog::KeyLog>>,
     /// With `cert`: the key server's certificate must be the one this names.
     pub server_cert: Option<crate::cert_auth::CertMatch>,
+    /// What gander writes for this key server ([`crate::profile::PeerProfile`]).
+    pub profile: crate::profile::PeerProfile,
 }
 
 /// [`register`] with [`RegisterOptions`].
@@ -143,7 +145,8 @@ pub fn register_with(cfg: &MemberConfig, opts: &RegisterOptions) -> Result<Group
             cfg.identity.clone(),
         ),
     };
-    let (mut init, mut msg) = Initiator::start_with(auth, identity, Suite::all(86_400))?;
+    let (init, mut msg) = Initiator::start_with(auth, identity, Suite::all(86_400))?;
+    let mut init = init.with_profile(opts.profile);
     if let Some(m) = &opts.server_cert {
         init = init.expect_peer_cert(m.clone());
     }

@@ -39,6 +39,7 @@ fn kdc_cfg(
         cert: Some(CertPolicy {
             creds: vec![creds],
             allowed,
+            profiles: vec![],
         }),
     }
 }

@@ -69,6 +69,7 @@ lifetime_s = 3600
     kdc.set_certs(KdcCerts {
         creds: cfg.credentials,
         keylog: keylog.map(|k| Arc::new(KeyLog::open(k).unwrap())),
+        profiles: cfg.profiles,
     });
     kdc_thread::spawn(kdc, Duration::from_millis(50))
 }

@@ -283,6 +283,7 @@ fn tshark_decrypts_certificate_phase1_with_the_key_log() {
         cert: Some(CertPolicy {
             creds: vec![kdc],
             allowed: vec![CertMatch::Subject("O=gander test,CN=ied-1".into())],
+            profiles: vec![],
         }),
     };
     let mid = member.id_payload().unwrap();

@@ -418,6 +418,7 @@ fn strongswan_initiator_with_psk_against_the_key_server() {
         KdcCerts {
             creds: vec![],
             keylog: Some(Arc::new(KeyLog::open(&keylog).unwrap())),
+            profiles: vec![],
         },
     );
     let cap = Capture::start(&pair.gander_ns, &pair.gander_if, &dir.0.join("kdc.pcapng"));
@@ -572,6 +573,7 @@ fn strongswan_initiator_with_certificates_against_the_key_server() {
             KdcCerts {
                 creds: vec![p.creds(&Leaf::new("kdc", kind), p.trust(None))],
                 keylog: Some(Arc::new(KeyLog::open(&keylog).unwrap())),
+                profiles: vec![],
             },
         );
         let (swan_dn, kdc_dn) = (subject("swan").1, subject("kdc").1);

@@ -1,0 +1,93 @@
+//! Named peer profiles: what gander *writes* for a peer that reads an RFC differently from
+//! the text. gander's default is the RFC's reading; a profile is chosen per peer (the key
+//! server's `[[member]] profile`, `gander gdoi register --profile`, the gateway's `[gdoi]
+//! profile`) and never changes what gander accepts: reading stays tolerant of both forms
+//! (docs/gdoi.md, "Peer profiles").
+//!
+//! One quirk is known and kept behind a profile:
+//!
+//! * **ECDSA signatures in IKEv1 phase 1.** RFC 2409 5.1 applies the negotiated signature
+//!   algorithm to HASH_I / HASH_R and, when the signature algorithm is tied to a hash (RFC 4754:
+//!   ECDSA-256 with SHA-256, ECDSA-384 with SHA-384), computes HASH_I with "the HMAC version of
+//!   the hash algorithm associated with the signature method", which makes HASH_I the digest
+//!   the ECDSA operation signs. gander and strongSwan 5.9 sign so. go-iec61850's `gdoi`
+//!   computes HASH_I with the *negotiated* PRF and signs the SHA-256 (SHA-384) of it, and
+//!   refuses the RFC form ("signature does not verify"). With [`PeerProfile::GoIec61850`]
+//!   gander signs for that peer the way it verifies.
+//!
+//! The other points where go-iec61850 and gander once differed (KD Length, the salt of GCM and
+//! GMAC keys, the attribute carrying a GMAC key) were settled by the RFC text in the Go
+//! library's favour and are gander's default now, for every peer.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// How gander writes for one peer.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum PeerProfile {
+    /// The RFC text as gander reads it (the default).
+    #[default]
+    Rfc,
+    /// github.com/dscsystems/go-iec61850, package `gdoi`: ECDSA phase-1 signatures over the
+    /// hash of HASH_I computed with the negotiated PRF.
+    GoIec61850,
+}
+
+/// The names [`PeerProfile::from_str`] accepts, for messages.
+pub const PROFILE_NAMES: &str = "rfc, go-iec61850";
+
+/// An unknown profile name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown peer profile {name:?}: valid profiles are {PROFILE_NAMES}")]
+pub struct UnknownProfile {
+    /// The name given.
+    pub name: String,
+}
+
+impl FromStr for PeerProfile {
+    type Err = UnknownProfile;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "rfc" => Ok(PeerProfile::Rfc),
+            "go-iec61850" => Ok(PeerProfile::GoIec61850),
+            _ => Err(UnknownProfile { name: s.into() }),
+        }
+    }
+}
+
+impl fmt::Display for PeerProfile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            PeerProfile::Rfc => "rfc",
+            PeerProfile::GoIec61850 => "go-iec61850",
+        })
+    }
+}
+
+impl PeerProfile {
+    /// Whether an ECDSA signature is made over the hash of HASH_I (or HASH_R) computed with
+    /// the negotiated PRF instead of over HASH_I computed with the curve's HMAC.
+    pub fn ecdsa_hashes_again(self) -> bool {
+        self == PeerProfile::GoIec61850
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_unknown_names_list_the_valid_ones() {
+        for p in [PeerProfile::Rfc, PeerProfile::GoIec61850] {
+            assert_eq!(p.to_string().parse::<PeerProfile>(), Ok(p));
+        }
+        let e = "strongswan".parse::<PeerProfile>().unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "unknown peer profile \"strongswan\": valid profiles are rfc, go-iec61850"
+        );
+        assert_eq!(PeerProfile::default(), PeerProfile::Rfc);
+    }
+}
