@@ -4,7 +4,7 @@
 //! trailing padding allowed) under each exchange type.
 #![no_main]
 use gander_wire::isakmp::payload::{emit_payloads, parse_payloads, payloads_len};
-use gander_wire::isakmp::{Header, Iec61850Tek, Message};
+use gander_wire::isakmp::{Header, IdOid, Iec61850Tek, Message};
 use gander_wire::Codec;
 use libfuzzer_sys::fuzz_target;
 
@@ -17,6 +17,10 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(t.emit_body(&mut buf), buf.len());
             assert_eq!(Iec61850Tek::parse(&buf).expect("re-parse SA TEK"), t);
         }
+    }
+    // RFC 8052's ID_OID Identification Data: parse, emit (whole DER OID), parse again.
+    if let Ok(id) = IdOid::parse(data) {
+        assert_eq!(IdOid::parse(&id.to_vec()).expect("re-parse ID_OID"), id);
     }
     if let Ok(m) = Message::parse(data) {
         let out = m.to_bytes().expect("a parsed message fits its fields");

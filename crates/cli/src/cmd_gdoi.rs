@@ -57,7 +57,9 @@ pub(crate) struct RegisterArgs {
     /// answer (failover).
     #[arg(long, required = true)]
     server: Vec<String>,
-    /// The group identity.
+    /// The group identity: a name, sent as ID_KEY_ID, or oid:OID[/HEX], sent as ID_OID
+    /// (RFC 8052 2.1: the OID and an optional OID-Specific Payload in hex), e.g.
+    /// oid:1.2.840.10070.61850.8.1.2.
     #[arg(long)]
     group: String,
     /// This member's identity (with --psk-hex; with --cert the identity is the

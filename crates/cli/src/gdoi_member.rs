@@ -9,7 +9,7 @@ use gander_gdoi::pull::TekKey;
 use gander_sec::{default_provider, KeyStore};
 use gander_wire::isakmp::iec61850::oid_to_string;
 use gander_wire::isakmp::payload::id_type;
-use gander_wire::isakmp::{IdPayload, Traffic};
+use gander_wire::isakmp::{IdOid, IdPayload, Traffic};
 use serde_json::Value;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
@@ -21,7 +21,7 @@ pub(crate) struct KdcKeyArgs {
     /// second key server, tried when the first does not answer.
     #[arg(long = "kdc", value_name = "HOST:PORT")]
     pub kdc: Vec<String>,
-    /// The group to register for (with --kdc).
+    /// The group to register for (with --kdc): a name (ID_KEY_ID) or oid:OID[/HEX] (ID_OID).
     #[arg(long, requires = "kdc")]
     pub group: Option<String>,
     /// This member's identity (with --kdc).
@@ -46,6 +46,29 @@ pub(crate) fn key_id(s: &str) -> IdPayload {
         port: 0,
         data: s.as_bytes().to_vec(),
     }
+}
+
+/// The group named by `--group`: `oid:DOTTED` or `oid:DOTTED/HEX` is an ID_OID (RFC 8052 2.1:
+/// the OID and an OID-Specific Payload in hex), anything else the ID_KEY_ID of those octets.
+pub(crate) fn group_id(s: &str) -> Result<IdPayload> {
+    let Some(rest) = s.strip_prefix("oid:") else {
+        return Ok(key_id(s));
+    };
+    let (dotted, selector) = match rest.split_once('/') {
+        Some((d, h)) => (d, hex::decode(h).context("--group oid:OID/HEX: HEX is not hex")?),
+        None => (rest, Vec::new()),
+    };
+    let id = IdOid::new(dotted, selector)
+        .with_context(|| format!("--group {s}: not a dotted OID"))?;
+    if !id.fits() {
+        bail!("--group {s}: OID or payload too long");
+    }
+    Ok(IdPayload {
+        id_type: id_type::OID,
+        protocol: 0,
+        port: 0,
+        data: id.to_vec(),
+    })
 }
 
 /// Everything a runner needs, from command-line words.
@@ -93,7 +116,7 @@ pub(crate) fn runner_config(w: &MemberWords<'_>) -> Result<RunnerConfig> {
         push_listen: w.push_listen,
         psk,
         identity: key_id(w.identity.unwrap_or_default()),
-        group: key_id(w.group),
+        group: group_id(w.group)?,
         timeout: Duration::from_secs_f64(w.timeout.clamp(0.05, 60.0)),
         tries: 3,
         policy: w.policy,

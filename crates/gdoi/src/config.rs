@@ -22,6 +22,8 @@
 //! lifetime_s = 3600
 //! activation_delay_s = 0
 //! overlap_s = 60
+//! # oid = "1.2.840.10070.61850.8.1.1"  # the group's OID if not the protocol's: members may
+//! #                                    # name the group by it (ID_OID, RFC 8052 2.1)
 //!
 //! [[member]]
 //! identity = "ied-1"
@@ -97,6 +99,10 @@ pub enum ConfigError {
 struct FileGroup {
     id: String,
     protocol: String,
+    /// The group's OID when not the protocol's (RFC 8052 2.1: members may name the group by
+    /// it, ID_OID; `net::group_lookup`).
+    #[serde(default)]
+    oid: Option<String>,
     dst_mac: Option<String>,
     appid: Option<u16>,
     dst_ip: Option<IpAddr>,
@@ -247,11 +253,14 @@ pub fn load(path: &Path) -> Result<KdcConfig, ConfigError> {
                 detail: "two groups with one id",
             });
         }
-        let o = match g.protocol.as_str() {
-            "goose" => oid::GOOSE,
-            "sv" => oid::SV,
-            "r-goose" => oid::R_GOOSE,
-            "r-sv" => oid::R_SV,
+        let o = match (g.protocol.as_str(), &g.oid) {
+            (_, Some(o)) if ["goose", "sv", "r-goose", "r-sv"].contains(&g.protocol.as_str()) => {
+                o.as_str()
+            }
+            ("goose", None) => oid::GOOSE,
+            ("sv", None) => oid::SV,
+            ("r-goose", None) => oid::R_GOOSE,
+            ("r-sv", None) => oid::R_SV,
             _ => {
                 return Err(ConfigError::Bad {
                     what,

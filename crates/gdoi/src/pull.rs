@@ -511,7 +511,7 @@ enum KState {
 /// The key-server side of one GROUPKEY-PULL.
 pub struct PullServer {
     mid: u32,
-    group: Vec<u8>,
+    group: IdPayload,
     state: KState,
 }
 
@@ -569,7 +569,7 @@ impl PullServer {
         Ok((
             PullServer {
                 mid,
-                group: group.data.clone(),
+                group: group.clone(),
                 state: KState::Sent2 {
                     ni,
                     nr,
@@ -583,6 +583,11 @@ impl PullServer {
 
     /// The group the member asked for (its ID data).
     pub fn group(&self) -> &[u8] {
+        &self.group.data
+    }
+
+    /// The ID payload the member named its group with (ID_KEY_ID or ID_OID).
+    pub fn group_id(&self) -> &IdPayload {
         &self.group
     }
 

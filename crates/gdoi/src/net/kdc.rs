@@ -160,13 +160,25 @@ impl GroupSource for KdcPolicy {
 }
 
 impl KdcPolicy {
+    /// The configured name of the group a member of `sa` named by `id` (its ID_KEY_ID data,
+    /// or the group an ID_OID finds, `group_lookup`), for events and push targets.
+    pub fn group_name(&self, sa: &Phase1Sa, id: &IdPayload) -> Vec<u8> {
+        let m = match &sa.peer_cert {
+            None => self
+                .members
+                .iter()
+                .find(|m| m.cert.is_none() && m.psk_identities().accepts(&sa.peer_id)),
+            Some(c) => self.cert_member(c),
+        };
+        self.find_group(id, m)
+            .map_or_else(|_| id.data.clone(), |g| g.id.clone())
+    }
+}
+
+impl KdcPolicy {
     /// The grant of `group` to `member` (none: not authorised).
     fn grant_to(&self, m: Option<&MemberPolicy>, group: &IdPayload) -> Result<Grant, PullError> {
-        let g = self
-            .groups
-            .iter()
-            .find(|g| g.id == group.data)
-            .ok_or(PullError::UnknownGroup)?;
+        let g = self.find_group(group, m)?;
         let m = m.ok_or(PullError::NotAuthorized)?;
         if !m.groups.contains(&g.id) {
             return Err(PullError::NotAuthorized);
@@ -374,12 +386,7 @@ impl GroupSource for Granter<'_> {
 impl Granter<'_> {
     /// The grant of `group` to `m` (none: not authorised) from the schedule's keys.
     fn grant_to(&self, m: Option<&MemberPolicy>, group: &IdPayload) -> Result<Grant, PullError> {
-        let g = self
-            .policy
-            .groups
-            .iter()
-            .find(|g| g.id == group.data)
-            .ok_or(PullError::UnknownGroup)?;
+        let g = self.policy.find_group(group, m)?;
         let m = m.ok_or(PullError::NotAuthorized)?;
         if !m.groups.contains(&g.id) {
             return Err(PullError::NotAuthorized);
@@ -817,7 +824,7 @@ impl Kdc {
                 };
                 match PullServer::start(sa, ids, &granter, data) {
                     Ok((server, out)) => {
-                        let group = server.group().to_vec();
+                        let group = self.policy.group_name(sa, server.group_id());
                         self.pulls.insert(
                             key,
                             Pull {

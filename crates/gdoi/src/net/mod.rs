@@ -2,6 +2,7 @@
 //! around the sans-I/O state machines.
 
 pub mod cert_members;
+pub mod group_lookup;
 pub mod kdc;
 pub mod kdc_service;
 pub mod member;

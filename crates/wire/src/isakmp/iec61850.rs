@@ -142,6 +142,13 @@ impl Traffic {
         false
     }
 
+    /// The encoding as gander puts it in an OID-Specific Payload.
+    pub fn to_vec(&self) -> Vec<u8> {
+        let mut v = vec![0u8; self.len()];
+        self.emit(&mut Writer::new(&mut v));
+        v
+    }
+
     fn emit(&self, w: &mut Writer<'_>) {
         match *self {
             Traffic::L2 { mac, appid } => {
