@@ -114,7 +114,8 @@ pub(crate) struct RegisterArgs {
 }
 
 fn parse_profile(s: &str) -> Result<PeerProfile, String> {
-    s.parse().map_err(|e: gander_gdoi::profile::UnknownProfile| e.to_string())
+    s.parse()
+        .map_err(|e: gander_gdoi::profile::UnknownProfile| e.to_string())
 }
 
 fn parse_policy(s: &str) -> Result<FailPolicy, String> {

@@ -55,11 +55,14 @@ pub(crate) fn group_id(s: &str) -> Result<IdPayload> {
         return Ok(key_id(s));
     };
     let (dotted, selector) = match rest.split_once('/') {
-        Some((d, h)) => (d, hex::decode(h).context("--group oid:OID/HEX: HEX is not hex")?),
+        Some((d, h)) => (
+            d,
+            hex::decode(h).context("--group oid:OID/HEX: HEX is not hex")?,
+        ),
         None => (rest, Vec::new()),
     };
-    let id = IdOid::new(dotted, selector)
-        .with_context(|| format!("--group {s}: not a dotted OID"))?;
+    let id =
+        IdOid::new(dotted, selector).with_context(|| format!("--group {s}: not a dotted OID"))?;
     if !id.fits() {
         bail!("--group {s}: OID or payload too long");
     }
@@ -195,4 +198,26 @@ pub(crate) fn store_from_kdc(a: &KdcKeyArgs) -> Result<(KeyStore, Vec<u32>)> {
         store.insert(e.with_validity(None, None))?;
     }
     Ok((store, ids))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn group_words_give_id_key_id_or_id_oid() {
+        let k = group_id("ABCD").unwrap();
+        assert_eq!(
+            (k.id_type, k.data.as_slice()),
+            (id_type::KEY_ID, &b"ABCD"[..])
+        );
+        // The bytes go-iec61850's member sends for this group (RFC 8052 2.1).
+        let o = group_id("oid:1.2.840.10070.61850.8.1.2").unwrap();
+        assert_eq!(o.id_type, id_type::OID);
+        assert_eq!(hex::encode(&o.data), "0d060b2a8648ce5683e31a0801020000");
+        let s = group_id("oid:1.2.840.10070.61850.8.1.2/0102").unwrap();
+        assert_eq!(IdOid::parse(&s.data).unwrap().selector, vec![1, 2]);
+        assert!(group_id("oid:1.x").is_err());
+        assert!(group_id("oid:1.2/zz").is_err());
+    }
 }

@@ -308,9 +308,14 @@ mod tests {
     #[test]
     fn a_profile_is_read_and_an_unknown_one_refused_with_the_valid_names() {
         let go = parse(&format!("{OK}profile = \"go-iec61850\"\n"));
-        assert_eq!(go.register_options().unwrap().profile, PeerProfile::GoIec61850);
+        assert_eq!(
+            go.register_options().unwrap().profile,
+            PeerProfile::GoIec61850
+        );
         assert_eq!(parse(OK).peer_profile().unwrap(), PeerProfile::Rfc);
-        let e = parse(&format!("{OK}profile = \"cisco\"\n")).check().unwrap_err();
+        let e = parse(&format!("{OK}profile = \"cisco\"\n"))
+            .check()
+            .unwrap_err();
         assert!(e.to_string().contains("rfc, go-iec61850"), "{e}");
     }
 

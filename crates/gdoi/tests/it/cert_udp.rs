@@ -103,6 +103,7 @@ fn opts(creds: Arc<Credentials>) -> RegisterOptions {
         server_cert: Some(gander_gdoi::cert_auth::CertMatch::Subject(
             "O=gander test,CN=kdc".into(),
         )),
+        profile: Default::default(),
     }
 }
 

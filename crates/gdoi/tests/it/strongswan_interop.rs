@@ -510,6 +510,7 @@ fn member_with_certificates_against_strongswan_responder() {
             cert: Some(p.creds(&Leaf::new("ied-1", kind), p.trust(None))),
             keylog: Some(Arc::new(KeyLog::open(&keylog).unwrap())),
             server_cert: Some(CertMatch::Subject(subject("swan").0)),
+            profile: Default::default(),
         };
         let (res, took) = register_in(&pair.gander_ns, opts);
         let sas = charon
