@@ -3,6 +3,7 @@
 mod cert_config;
 mod cert_main_mode;
 mod cert_udp;
+mod id_oid_udp;
 mod interop_support;
 mod kdc_rekey;
 mod kdc_revocation;
