@@ -37,7 +37,7 @@ use gander_gdoi::suite::{HashAlg, Suite};
 use gander_sec::Profile;
 use gander_wire::isakmp::header::Header;
 use gander_wire::isakmp::payload::{id_type, parse_payloads};
-use gander_wire::isakmp::{IdPayload, Payload, SaBody, SaPayload, HEADER_LEN};
+use gander_wire::isakmp::{IdOid, IdPayload, Payload, SaBody, SaPayload, HEADER_LEN};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
@@ -95,16 +95,26 @@ fn hex(b: &[u8]) -> String {
 }
 
 /// A group's name from its ID payload (RFC 6407 §3.2: ID_KEY_ID, or RFC 8052's ID_OID):
-/// `key-id:NAME` (hex when not printable), `oid:1.0.…`.
+/// `key-id:NAME` (hex when not printable), `oid:1.0.…` with `/HEX` for an OID-Specific
+/// Payload.
+///
+/// ID_OID data is read in RFC 8052 2.1's layout (OID Length, OID, OID-Specific Payload Length
+/// and payload: [`IdOid`], as gander's member and go-iec61850 write it); data that is not in
+/// that layout is tried as bare OID contents octets, the form gander's member sent before
+/// it followed RFC 8052 2.1, and printed in hex when neither reads.
 pub fn group_name(id: &IdPayload) -> String {
     match id.id_type {
-        id_type::OID => gander_wire::isakmp::iec61850::decode_oid(&id.data).map_or_else(
-            |_| format!("oid-hex:{}", hex(&id.data)),
-            |arcs| {
-                let a: Vec<String> = arcs.iter().map(u64::to_string).collect();
-                format!("oid:{}", a.join("."))
-            },
-        ),
+        id_type::OID => match IdOid::parse(&id.data).and_then(|o| Ok((o.dotted()?, o.selector))) {
+            Ok((dotted, sel)) if sel.is_empty() => format!("oid:{dotted}"),
+            Ok((dotted, sel)) => format!("oid:{dotted}/{}", hex(&sel)),
+            Err(_) => gander_wire::isakmp::iec61850::decode_oid(&id.data).map_or_else(
+                |_| format!("oid-hex:{}", hex(&id.data)),
+                |arcs| {
+                    let a: Vec<String> = arcs.iter().map(u64::to_string).collect();
+                    format!("oid:{}", a.join("."))
+                },
+            ),
+        },
         id_type::KEY_ID => match std::str::from_utf8(&id.data) {
             Ok(s) if !s.is_empty() && s.chars().all(|c| c.is_ascii_graphic() || c == ' ') => {
                 format!("key-id:{s}")
@@ -533,4 +543,54 @@ fn notify(p: &[Payload]) -> Option<u16> {
         Payload::Notify(n) => Some(n.message_type),
         _ => None,
     })
+}
+
+#[cfg(test)]
+mod group_name_tests {
+    use super::*;
+
+    fn id(id_type: u8, data: Vec<u8>) -> IdPayload {
+        IdPayload {
+            id_type,
+            protocol: 0,
+            port: 0,
+            data,
+        }
+    }
+
+    #[test]
+    fn id_oid_in_the_rfc_8052_layout_names_the_oid_and_its_payload() {
+        // go-iec61850's member (and gander's since RFC 8052 2.1): OID Length 13, the DER OID
+        // 1.2.840.10070.61850.8.1.2, payload length 0.
+        let go = IdOid::parse(&[
+            0x0d, 0x06, 0x0b, 0x2a, 0x86, 0x48, 0xce, 0x56, 0x83, 0xe3, 0x1a, 0x08, 0x01, 0x02,
+            0x00, 0x00,
+        ])
+        .map(|o| o.to_vec())
+        .unwrap_or_default();
+        assert_eq!(
+            group_name(&id(id_type::OID, go)),
+            "oid:1.2.840.10070.61850.8.1.2"
+        );
+        let with_selector = IdOid::new("1.2.840.10070.61850.8.1.2", vec![0xab, 0xcd])
+            .map(|o| o.to_vec())
+            .unwrap_or_default();
+        assert_eq!(
+            group_name(&id(id_type::OID, with_selector)),
+            "oid:1.2.840.10070.61850.8.1.2/abcd"
+        );
+    }
+
+    #[test]
+    fn bare_oid_contents_and_garbage_still_print() {
+        // gander's member before RFC 8052 2.1: the OID's contents octets only.
+        let bare = vec![
+            0x2a, 0x86, 0x48, 0xce, 0x56, 0x83, 0xe3, 0x1a, 0x08, 0x01, 0x02,
+        ];
+        assert_eq!(
+            group_name(&id(id_type::OID, bare)),
+            "oid:1.2.840.10070.61850.8.1.2"
+        );
+        assert_eq!(group_name(&id(id_type::OID, vec![0xff])), "oid-hex:ff");
+    }
 }
