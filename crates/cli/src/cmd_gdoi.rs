@@ -107,8 +107,10 @@ pub(crate) struct RegisterArgs {
     /// One JSON line per key (the only output format; accepted for scripts that say so).
     #[arg(long)]
     json: bool,
-    /// What gander writes for this key server: rfc (default) or go-iec61850 (ECDSA phase-1
-    /// signatures as github.com/dscsystems/go-iec61850 verifies them; docs/gdoi.md).
+    /// What gander writes for this key server: rfc (default), go-iec61850 (ECDSA phase-1
+    /// signatures as github.com/dscsystems/go-iec61850 verifies them) or ipsec-doi (the
+    /// phase-1 SA in the IPsec DOI, for strongSwan or a capture Wireshark should decrypt with
+    /// --keylog); docs/gdoi.md, "Peer profiles".
     #[arg(long, default_value = "rfc", value_parser = parse_profile)]
     profile: PeerProfile,
 }

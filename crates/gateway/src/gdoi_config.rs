@@ -101,7 +101,7 @@ pub struct GdoiToml {
     pub timeout_s: Option<f64>,
     /// Seconds before the lifetime's end to register again.
     pub renew_before_s: Option<u64>,
-    /// What gander writes for the key servers: "rfc" (default) or "go-iec61850"
+    /// What gander writes for the key servers: "rfc" (default), "go-iec61850" or "ipsec-doi"
     /// (`gander_gdoi::profile`).
     pub profile: Option<String>,
 }

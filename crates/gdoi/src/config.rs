@@ -319,7 +319,7 @@ pub fn load(path: &Path) -> Result<KdcConfig, ConfigError> {
         if let Some(p) = &m.profile {
             let p: PeerProfile = p.parse().map_err(|_| ConfigError::Bad {
                 what: format!("member {}", m.identity),
-                detail: "profile is not one of rfc, go-iec61850",
+                detail: "profile is not one of rfc, go-iec61850, ipsec-doi",
             })?;
             if let Some(c) = &member.cert {
                 profiles.push((c.clone(), p));
@@ -482,7 +482,7 @@ mod tests {
         let base = example();
         let with = |profile: &str| format!("{base}{cert_member}profile = \"{profile}\"\n");
         let e = load_text("bad-profile", &with("strongswan")).err().unwrap();
-        assert!(e.to_string().contains("rfc, go-iec61850"), "{e}");
+        assert!(e.to_string().contains(crate::profile::PROFILE_NAMES), "{e}");
         // A PSK member may name a profile too (it changes nothing it is sent today).
         let psk = base.replacen(
             "groups = [\"goose-bay1\", \"rsv-bay1\"]",

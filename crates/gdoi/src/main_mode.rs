@@ -34,7 +34,7 @@ use crate::suite::{AuthMethod, Suite};
 use gander_wire::isakmp::header::{exchange, flags};
 use gander_wire::isakmp::payload::CERT_X509_SIG;
 use gander_wire::isakmp::payload::{emit_payloads, first_kind, parse_payloads, payloads_len};
-use gander_wire::isakmp::sa::{doi, PROTO_ISAKMP};
+use gander_wire::isakmp::sa::PROTO_ISAKMP;
 use gander_wire::isakmp::{
     CertPayload, Header, IdPayload, Message, Payload, Proposal, SaBody, SaPayload, Transform,
     HEADER_LEN,
@@ -547,11 +547,23 @@ impl Initiator {
         id: IdPayload,
         suites: Vec<Suite>,
     ) -> Result<(Initiator, Vec<u8>), Phase1Error> {
+        Initiator::start_for(auth, id, suites, PeerProfile::default())
+    }
+
+    /// [`Initiator::start_with`] for a key server of `profile`: the phase-1 SA carries the
+    /// GDOI DOI (RFC 6407 2.1) or, for [`PeerProfile::IpsecDoi`], the IPsec DOI, and ECDSA
+    /// signatures follow the profile ([`Initiator::with_profile`]).
+    pub fn start_for(
+        auth: Auth,
+        id: IdPayload,
+        suites: Vec<Suite>,
+        profile: PeerProfile,
+    ) -> Result<(Initiator, Vec<u8>), Phase1Error> {
         let cky_i = initiator_cookie();
         let n = u8::try_from(suites.len()).map_err(|_| Phase1Error::NoProposalChosen)?;
         let method = auth.method();
         let sa = SaPayload {
-            doi: doi::IPSEC,
+            doi: profile.phase1_doi(),
             situation: SIT_IDENTITY_ONLY,
             body: SaBody::Proposals(vec![Proposal {
                 number: 1,
@@ -575,7 +587,7 @@ impl Initiator {
                 cky_i,
                 state: IState::SentSa { sai_b },
                 expect_peer: None,
-                profile: PeerProfile::default(),
+                profile,
             },
             msg,
         ))
@@ -978,3 +990,49 @@ impl Responder {
 #[cfg(test)]
 #[path = "main_mode_ecdsa_readings.rs"]
 mod ecdsa_readings;
+
+#[cfg(test)]
+mod phase1_doi_tests {
+    use super::*;
+    use crate::suite::{Group, HashAlg};
+    use gander_wire::isakmp::payload::id_type;
+    use gander_wire::isakmp::sa::doi;
+
+    fn suite() -> Suite {
+        Suite {
+            aes_bits: 128,
+            hash: HashAlg::Sha256,
+            group: Group::Ecp256,
+            life_secs: 3600,
+        }
+    }
+
+    fn member() -> IdPayload {
+        IdPayload {
+            id_type: id_type::KEY_ID,
+            protocol: 0,
+            port: 0,
+            data: b"ied-1".to_vec(),
+        }
+    }
+
+    fn doi_of(msg: &[u8]) -> u32 {
+        let m = gander_wire::isakmp::Message::parse(msg).expect("message 1 parses");
+        sa_of(&m.payloads).expect("message 1 has an SA").doi
+    }
+
+    #[test]
+    fn message_1_carries_the_gdoi_doi_unless_the_peer_needs_ipsec() {
+        // RFC 6407 2.1: the phase-1 SA "MUST" carry the GDOI DOI (2).
+        let (_, m1) = Initiator::start(b"k", member(), vec![suite()]).expect("start");
+        assert_eq!(doi_of(&m1), doi::GDOI);
+        let (_, m1) = Initiator::start_for(
+            Auth::Psk(Zeroizing::new(b"k".to_vec())),
+            member(),
+            vec![suite()],
+            PeerProfile::IpsecDoi,
+        )
+        .expect("start");
+        assert_eq!(doi_of(&m1), doi::IPSEC);
+    }
+}

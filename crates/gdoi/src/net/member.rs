@@ -145,8 +145,8 @@ pub fn register_with(cfg: &MemberConfig, opts: &RegisterOptions) -> Result<Group
             cfg.identity.clone(),
         ),
     };
-    let (init, mut msg) = Initiator::start_with(auth, identity, Suite::all(86_400))?;
-    let mut init = init.with_profile(opts.profile);
+    let (mut init, mut msg) =
+        Initiator::start_for(auth, identity, Suite::all(86_400), opts.profile)?;
     if let Some(m) = &opts.server_cert {
         init = init.expect_peer_cert(m.clone());
     }

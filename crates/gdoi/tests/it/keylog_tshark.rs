@@ -13,6 +13,7 @@ use gander_gdoi::cookie::CookieJar;
 use gander_gdoi::keylog::{ikev1_line, KeyLog, WARNING};
 use gander_gdoi::main_mode::{CertPolicy, ResponderConfig};
 use gander_gdoi::net::kdc::{GroupPolicy, KdcPolicy};
+use gander_gdoi::profile::PeerProfile;
 use gander_gdoi::pull::{MessageIds, PullMember, PullServer};
 use gander_gdoi::{Auth, Initiator, Phase1Sa, Responder, Suite};
 use gander_testkit::frames::{udp_frame, UdpAddrs};
@@ -99,7 +100,10 @@ fn exchange(
 ) -> (Vec<(bool, Vec<u8>)>, Phase1Sa) {
     let mut wire = Vec::new();
     let jar = CookieJar::new();
-    let (mut i, m1) = Initiator::start_with(auth, member_id, vec![suite]).unwrap();
+    // tshark 4.0 decrypts a phase 1 only in the IPsec DOI (a GDOI-DOI SA, RFC 6407 2.1, is
+    // dissected in the GDOI layout and never yields the cipher): the `ipsec-doi` profile.
+    let (mut i, m1) =
+        Initiator::start_for(auth, member_id, vec![suite], PeerProfile::IpsecDoi).unwrap();
     wire.push((true, m1.clone()));
     let (mut r, mut back) = Responder::start(&jar, &[192, 0, 2, 10, 3, 0x50], &m1, cfg).unwrap();
     loop {

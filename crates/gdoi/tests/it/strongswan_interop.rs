@@ -29,6 +29,7 @@ use gander_gdoi::keylog::KeyLog;
 use gander_gdoi::net::cert_members::KdcCerts;
 use gander_gdoi::net::kdc::{GroupPolicy, Kdc, KdcEvent, KdcPolicy, MemberPolicy};
 use gander_gdoi::net::member::{register_with, MemberConfig, MemberError, RegisterOptions};
+use gander_gdoi::profile::PeerProfile;
 use gander_gdoi::pull::PullError;
 use gander_gdoi::Phase1Error;
 use gander_wire::isakmp::error::notify_type;
@@ -206,8 +207,11 @@ fn member_with_psk_against_strongswan_responder_every_suite() {
     ];
     for (proposal, listed) in suites {
         charon.load(&psk_responder_conf(proposal));
+        // charon speaks IKEv1 main mode in the IPsec DOI only (and tshark 4.0 decrypts only
+        // that): gander's member offers it for such a peer (`ipsec-doi`, docs/gdoi.md).
         let opts = RegisterOptions {
             keylog: Some(Arc::new(KeyLog::open(&keylog).unwrap())),
+            profile: PeerProfile::IpsecDoi,
             ..RegisterOptions::default()
         };
         let (res, took) = register_in(&pair.gander_ns, opts);
@@ -510,7 +514,7 @@ fn member_with_certificates_against_strongswan_responder() {
             cert: Some(p.creds(&Leaf::new("ied-1", kind), p.trust(None))),
             keylog: Some(Arc::new(KeyLog::open(&keylog).unwrap())),
             server_cert: Some(CertMatch::Subject(subject("swan").0)),
-            profile: Default::default(),
+            profile: PeerProfile::IpsecDoi,
         };
         let (res, took) = register_in(&pair.gander_ns, opts);
         let sas = charon
@@ -611,7 +615,11 @@ fn wrong_psk_is_refused_both_ways() {
         "   auth = psk\n   id = keyid:ied-1",
         &format!(" ike-1 {{ id-1 = keyid:ied-1\n  secret = 0x{other} }}"),
     ));
-    let (res, took) = register_in(&pair.gander_ns, RegisterOptions::default());
+    let opts = RegisterOptions {
+        profile: PeerProfile::IpsecDoi,
+        ..RegisterOptions::default()
+    };
+    let (res, took) = register_in(&pair.gander_ns, opts);
     let e = res.expect_err("no keys with a wrong PSK");
     assert!(
         matches!(e, MemberError::Phase1(Phase1Error::PeerRefusedIdentity)),
