@@ -4,6 +4,7 @@
 use gander_wire::ethernet::{Frame, ETHERTYPE_VLAN};
 use gander_wire::goose::GoosePdu;
 use gander_wire::l2_frame::L2Frame;
+use gander_wire::l2_frame_repr::L2FrameRepr;
 use gander_wire::l2_extension::SecurityExtension;
 use gander_wire::Codec;
 use libfuzzer_sys::fuzz_target;
@@ -33,6 +34,8 @@ fuzz_target!(|data: &[u8]| {
     // without a valid frame around them.
     check_apdu(data);
     check_extension(data);
+    // The borrowed parse accepts exactly what the owned one accepts.
+    assert_eq!(L2FrameRepr::parse(data).is_ok(), L2Frame::parse(data).is_ok());
     if let Ok((frame, layout)) = L2Frame::parse(data) {
         assert!(layout.end <= data.len());
         let out = frame.to_vec().expect("emit");
@@ -46,6 +49,11 @@ fuzz_target!(|data: &[u8]| {
         }
         let (again, _) = L2Frame::parse(&out).expect("re-parse frame");
         assert_eq!(again, frame);
+        // The borrowed parse reads the same frame, and writes the same octets.
+        let (borrowed, at) = L2FrameRepr::parse(data).expect("borrowed parse of what parsed");
+        assert_eq!(at, layout);
+        assert_eq!(borrowed, frame.as_repr());
+        assert_eq!(borrowed.to_vec().expect("emit"), out);
         check_apdu(&frame.body.apdu);
         if let Some(ext) = &frame.body.extension {
             check_extension(ext);

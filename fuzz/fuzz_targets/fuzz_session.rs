@@ -1,7 +1,10 @@
 //! IEC 61850-90-5 session PDUs under every length dialect: parse the header, the elements and the
-//! trailer; whatever parses must re-emit to the same header and elements.
+//! trailer; whatever parses must re-emit to the same header and elements, and the payload
+//! copied as received (`SpduPayload::Encoded`) must give the same octets as re-encoding it.
 #![no_main]
-use gander_wire::spdu::{emit, parse_elements, parse_trailer, Dialect, SessionPdu};
+use gander_wire::spdu::{
+    parse_elements, parse_trailer, Dialect, SessionPdu, SpduPayload, SpduRepr,
+};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -9,9 +12,13 @@ fuzz_target!(|data: &[u8]| {
         let Ok(p) = SessionPdu::parse(data, &d) else { continue };
         let _ = parse_trailer(p.trailer(), &[10, 16], |_, _| true);
         let Ok(els) = parse_elements(p.payload(), &d) else { continue };
-        let mut out = Vec::new();
-        emit(&p.header, &els, p.trailer().len(), &d, &mut out).expect("emit what parsed");
-        out.extend_from_slice(p.trailer());
+        let out = SpduRepr::new(p.header.clone(), SpduPayload::Elements(&els), p.trailer().len(), &d)
+            .and_then(|r| r.to_vec_with_trailer(p.trailer()))
+            .expect("emit what parsed");
+        let copied = SpduRepr::new(p.header.clone(), SpduPayload::Encoded(p.payload()), p.trailer().len(), &d)
+            .and_then(|r| r.to_vec_with_trailer(p.trailer()))
+            .expect("emit the payload as received");
+        assert_eq!(copied, out);
         let q = SessionPdu::parse(&out, &d).expect("re-parse");
         assert_eq!(q.header, p.header);
         assert_eq!(parse_elements(q.payload(), &d).expect("re-parse elements"), els);

@@ -857,7 +857,8 @@ impl Policy {
                 if rule.keep_security {
                     return Ok(Decision::Forward(Cow::Borrowed(frame)));
                 }
-                let out = translate::strip(self.profile, v, &ok)?;
+                let mut out = Vec::new();
+                translate::strip(self.profile, v, &ok, &mut out)?;
                 self.bump(dir, |c| c.stripped += 1);
                 Ok(Decision::Forward(Cow::Owned(out)))
             }
@@ -946,7 +947,8 @@ impl Policy {
     ) -> Verdict<'a> {
         Self::layer2_output_allowed(v)?;
         let out = Self::output(&self.store, self.profile, rule, self.ivs.as_mut(), now);
-        let frame = self.translator.unsecured(v, out)?;
+        let mut frame = Vec::new();
+        self.translator.unsecured(v, out, &mut frame)?;
         self.bump(dir, |c| c.translated += 1);
         Ok(Decision::Forward(Cow::Owned(frame)))
     }
@@ -961,7 +963,8 @@ impl Policy {
     ) -> Verdict<'a> {
         Self::layer2_output_allowed(v)?;
         let out = Self::output(&self.store, self.profile, rule, self.ivs.as_mut(), now);
-        let frame = self.translator.verified(v, ok, out)?;
+        let mut frame = Vec::new();
+        self.translator.verified(v, ok, out, &mut frame)?;
         self.bump(dir, |c| c.translated += 1);
         Ok(Decision::Forward(Cow::Owned(frame)))
     }
@@ -1715,8 +1718,17 @@ dst_mac = "01:0c:cd:01:00:01"
             ethertype: 0,
         };
         let v6 = |payload: &[u8]| {
-            gander_wire::ipv6::emit_udp_frame(&eth, [0xfd; 16], [0xff; 16], (102, 102), 0, payload)
-                .unwrap()
+            gander_wire::ipv6::Udp6FrameRepr {
+                eth,
+                src_addr: [0xfd; 16],
+                dst_addr: [0xff; 16],
+                src_port: 102,
+                dst_port: 102,
+                traffic_class: 0,
+                hop_limit: 64,
+            }
+            .to_vec(payload)
+            .unwrap()
         };
         let plain = v6(&plain_v4[loc.payload]);
         let mut gw = policy(PROTECT_VERIFY);

@@ -1,6 +1,8 @@
 //! Frame building for the policy's decisions: a verified frame without its security (`strip`),
 //! and translation between layer-2 GOOSE (IEC 61850-8-1) and R-GOOSE (IEC 61850-90-5 session
-//! over UDP/IPv4).
+//! over UDP/IPv4). Every output is written into the caller's buffer through the one encoder
+//! shape (a value that borrows what it writes, `buffer_len`, `emit`): payload elements and
+//! APDUs go from where they lie in the input to where they lie in the output, once.
 //!
 //! The policy ([`crate::policy`]) decides what happens to a frame (which rule, which key, whether
 //! it is authentic, fresh and allowed); this module only builds the bytes that decision calls
@@ -12,15 +14,18 @@
 use crate::config::{ConfigError, KindMatch, TranslateToml};
 use crate::reason::DropReason;
 use gander_sec::l2;
-use gander_sec::spdu::{self, IvSource, SendParams};
-use gander_sec::view::{Content, FrameView, Verified};
+use gander_sec::spdu::{IvSource, SendParams};
+use gander_sec::spdu_emit::{PlainSpduRepr, SecuredSpduRepr, SessionFrameRepr, SpduOut};
+use gander_sec::view::{Content, FrameView, L2View, Verified};
 use gander_sec::{KeyEntry, Profile};
 use gander_wire::ethernet::{self, EthernetRepr, VlanTag};
-use gander_wire::goose::GoosePdu;
+use gander_wire::goose::GooseView;
 use gander_wire::ip::{self, UdpFrameRepr};
 use gander_wire::l2_emit::StrippedL2Repr;
-use gander_wire::l2_frame::{GooseFrameRepr, L2Frame};
-use gander_wire::spdu::{PayloadElement, SpduId};
+use gander_wire::l2_frame;
+use gander_wire::l2_frame_repr::{L2BodyRepr, L2FrameRepr};
+use gander_wire::spdu::{PayloadElement, SpduId, SpduPayload};
+use gander_wire::Codec;
 use std::collections::HashMap;
 
 /// The addresses a `translate` rule writes its output with (`[rules.translate]`).
@@ -87,47 +92,52 @@ pub(crate) struct Output<'p> {
 }
 
 /// The gateway's own R-GOOSE stream state: the next SPDU number per APPID (IEC 61850-90-5
-/// §11.3.2: SPDUNum counts the SPDUs of one publisher).
+/// §11.3.2: SPDUNum counts the SPDUs of one publisher), and the buffer a secured layer-2
+/// output is assembled in before its extension is added (reused: nothing allocated per frame).
 #[derive(Debug, Default)]
 pub(crate) struct Translator {
     spdu_numbers: HashMap<u16, u32>,
+    scratch: Vec<u8>,
 }
 
 impl Translator {
-    /// Translates an unsecured frame: layer-2 GOOSE to R-GOOSE, an R-GOOSE session to GOOSE.
+    /// Translates an unsecured frame into `buf` (resized to the output): layer-2 GOOSE to
+    /// R-GOOSE, an R-GOOSE session to GOOSE.
     pub(crate) fn unsecured(
         &mut self,
         v: &FrameView<'_>,
         out: Output<'_>,
-    ) -> Result<Vec<u8>, DropReason> {
+        buf: &mut Vec<u8>,
+    ) -> Result<(), DropReason> {
         match &v.content {
             Content::L2(l) if l.ethertype == ethernet::ETHERTYPE_GOOSE => {
                 let apdu = &v.frame[l.apdu.clone()];
-                GoosePdu::parse(apdu)?;
+                GooseView::parse(apdu)?;
                 let el = PayloadElement {
                     payload_type: SpduId::Goose.payload_type(),
                     simulation: l.simulation() as u8,
                     appid: l.appid,
                     apdu,
                 };
-                self.rgoose(el, out)
+                self.rgoose(el, out, buf)
             }
             Content::Session(s) => {
                 let dialect = out.profile.dialect();
-                let elements = gander_wire::spdu::parse_elements(s.pdu.payload(), &dialect)?;
-                session_to_goose(&elements, out)
+                let el = only_element(s.pdu.payload(), &dialect)?;
+                self.session_to_goose(el, out, buf)
             }
             _ => Err(DropReason::TranslateNotGoose),
         }
     }
 
-    /// Translates a verified frame (its APPID the authenticated one).
+    /// Translates a verified frame (its APPID the authenticated one) into `buf`.
     pub(crate) fn verified(
         &mut self,
         v: &FrameView<'_>,
         ok: &Verified<'_>,
         out: Output<'_>,
-    ) -> Result<Vec<u8>, DropReason> {
+        buf: &mut Vec<u8>,
+    ) -> Result<(), DropReason> {
         match (&v.content, ok) {
             (Content::L2(l), Verified::Goose { appid, .. }) => {
                 let el = PayloadElement {
@@ -136,19 +146,25 @@ impl Translator {
                     appid: *appid,
                     apdu: &v.frame[l.apdu.clone()],
                 };
-                self.rgoose(el, out)
+                self.rgoose(el, out, buf)
             }
             (_, Verified::Session { session, .. }) => {
-                let elements = session.elements()?;
-                session_to_goose(&elements, out)
+                let el = only_element(session.payload(), &out.profile.dialect())?;
+                self.session_to_goose(el, out, buf)
             }
             _ => Err(DropReason::Malformed),
         }
     }
 
     /// One GOOSE APDU as an R-GOOSE frame (IEC 61850-90-5 §11.3), secured when the rule has a
-    /// key, over IPv4 with the rule's addresses.
-    fn rgoose(&mut self, el: PayloadElement<'_>, out: Output<'_>) -> Result<Vec<u8>, DropReason> {
+    /// key, over IPv4 with the rule's addresses, written into `buf`: the SPDU is written in
+    /// its place in the frame, not assembled apart and copied.
+    fn rgoose(
+        &mut self,
+        el: PayloadElement<'_>,
+        out: Output<'_>,
+        buf: &mut Vec<u8>,
+    ) -> Result<(), DropReason> {
         let t = out.translate.ok_or(DropReason::TranslateUnconfigured)?;
         let (Some(src_ip), Some(dst_ip)) = (t.src_ip, t.dst_ip) else {
             return Err(DropReason::TranslateUnconfigured);
@@ -156,20 +172,14 @@ impl Translator {
         let n = self.spdu_numbers.entry(el.appid).or_insert(0);
         let spdu_number = *n;
         *n = n.wrapping_add(1);
-        let mut spdu = Vec::with_capacity(el.apdu.len() + 96);
-        match out.key? {
-            None => {
-                let header = spdu::unsecured_header(out.profile, SpduId::Goose, spdu_number);
-                let trailer = spdu::unsigned_trailer(out.profile);
-                gander_wire::spdu::emit(
-                    &header,
-                    &[el],
-                    trailer.len(),
-                    &out.profile.dialect(),
-                    &mut spdu,
-                )?;
-                spdu.extend_from_slice(trailer);
-            }
+        let els = [el];
+        let spdu = match out.key? {
+            None => SpduOut::Plain(PlainSpduRepr::new(
+                out.profile,
+                SpduId::Goose,
+                spdu_number,
+                SpduPayload::Elements(&els),
+            )?),
             Some(key) => {
                 key.check_appid(el.appid)?;
                 let params = SendParams {
@@ -177,10 +187,16 @@ impl Translator {
                     spdu_number,
                     now: out.now,
                 };
-                spdu::protect(out.profile, key, params, &[el], out.ivs, &mut spdu)?;
+                SpduOut::Secured(SecuredSpduRepr::new(
+                    out.profile,
+                    key,
+                    params,
+                    SpduPayload::Elements(&els),
+                    out.ivs,
+                )?)
             }
-        }
-        let repr = UdpFrameRepr {
+        };
+        let headers = UdpFrameRepr {
             eth: EthernetRepr {
                 dst: t.dst_mac,
                 src: t.src_mac,
@@ -196,74 +212,119 @@ impl Translator {
             tos: 46 << 2,
             identification: (spdu_number & 0xffff) as u16,
         };
-        Ok(repr.emit(&spdu)?)
+        let spdu_len = spdu.buffer_len();
+        buf.resize(headers.buffer_len(spdu_len), 0);
+        headers.emit_with(buf, spdu_len, |p: &mut [u8]| {
+            spdu.emit(p).map(drop).map_err(DropReason::from)
+        })?;
+        Ok(())
     }
-}
 
-/// The one GOOSE element of an R-GOOSE session as a layer-2 GOOSE frame (IEC 61850-8-1 Annex
-/// C), protected with the IEC 62351-6 extension when the rule has a key.
-fn session_to_goose(
-    elements: &[PayloadElement<'_>],
-    out: Output<'_>,
-) -> Result<Vec<u8>, DropReason> {
-    let [el] = elements else {
-        return Err(DropReason::TranslateMultiElement);
-    };
-    if el.payload_type != SpduId::Goose.payload_type() {
-        return Err(DropReason::TranslateNotGoose);
-    }
-    GoosePdu::parse(el.apdu)?;
-    let t = out.translate.ok_or(DropReason::TranslateUnconfigured)?;
-    let l2f = L2Frame {
-        eth: EthernetRepr {
-            dst: t.dst_mac,
-            src: t.src_mac,
-            vlan: t.vlan,
+    /// The one GOOSE element of an R-GOOSE session as a layer-2 GOOSE frame (IEC 61850-8-1
+    /// Annex C) in `buf`, protected with the IEC 62351-6 extension when the rule has a key.
+    /// The APDU is written from where it lies in the session, through a frame value that
+    /// borrows it ([`L2FrameRepr`]); a secured output is assembled in the translator's reused
+    /// buffer and secured from there by the layer-2 protect of the security library.
+    fn session_to_goose(
+        &mut self,
+        el: PayloadElement<'_>,
+        out: Output<'_>,
+        buf: &mut Vec<u8>,
+    ) -> Result<(), DropReason> {
+        if el.payload_type != SpduId::Goose.payload_type() {
+            return Err(DropReason::TranslateNotGoose);
+        }
+        GooseView::parse(el.apdu)?;
+        let t = out.translate.ok_or(DropReason::TranslateUnconfigured)?;
+        let frame = L2FrameRepr {
+            eth: EthernetRepr {
+                dst: t.dst_mac,
+                src: t.src_mac,
+                vlan: t.vlan,
+                ethertype: ethernet::ETHERTYPE_GOOSE,
+            },
+            body: L2BodyRepr::unsecured(el.appid, el.simulation != 0, el.apdu),
+        };
+        let Some(key) = out.key? else {
+            buf.resize(frame.buffer_len(), 0);
+            frame.emit(buf)?;
+            return Ok(());
+        };
+        let plain = &mut self.scratch;
+        plain.resize(frame.buffer_len(), 0);
+        frame.emit(plain)?;
+        // Where the frame just written has its parts: the Ethernet header of `frame.eth`,
+        // then APPID, Length, Reserved1/2 and the APDU (IEC 61850-8-1 Figure C.1).
+        let header_offset = frame.eth.buffer_len();
+        let apdu_start = header_offset + l2_frame::HEADER_LEN;
+        let located = L2View {
             ethertype: ethernet::ETHERTYPE_GOOSE,
-        },
-        body: GooseFrameRepr {
             appid: el.appid,
-            reserved1: if el.simulation != 0 { 0x8000 } else { 0 },
+            reserved1: frame.body.reserved1,
             reserved2: 0,
-            apdu: el.apdu.to_vec(),
+            header_offset,
+            apdu: apdu_start..apdu_start + el.apdu.len(),
             extension: None,
-        },
-    };
-    let frame = l2f.to_vec()?;
-    match out.key? {
-        None => Ok(frame),
-        Some(key) => Ok(l2::protect(out.profile, key, &frame, out.ivs, out.now)?),
+            end: plain.len(),
+        };
+        l2::protect_view_into(out.profile, key, plain, &located, out.ivs, out.now, buf)?;
+        Ok(())
     }
 }
 
-/// A verified frame without its security, everything in front of the secured part kept byte
-/// for byte (tags, IP options).
+/// The one payload element of a translated session: a session with more (or none) cannot be
+/// one layer-2 frame. Every element is checked well formed first, as before any decision.
+fn only_element<'p>(
+    payload: &'p [u8],
+    dialect: &gander_wire::spdu::Dialect,
+) -> Result<PayloadElement<'p>, DropReason> {
+    if gander_wire::spdu::validate_elements(payload, dialect)? != 1 {
+        return Err(DropReason::TranslateMultiElement);
+    }
+    gander_wire::spdu::elements(payload, dialect)
+        .next()
+        .ok_or(DropReason::TranslateMultiElement)?
+        .map_err(DropReason::from)
+}
+
+/// A verified frame without its security, written into `buf` (resized to the output),
+/// everything in front of the secured part kept byte for byte (tags, IP options).
 pub(crate) fn strip(
     profile: Profile,
     v: &FrameView<'_>,
     ok: &Verified<'_>,
-) -> Result<Vec<u8>, DropReason> {
+    buf: &mut Vec<u8>,
+) -> Result<(), DropReason> {
     match (&v.content, ok) {
         (Content::L2(l), Verified::Goose { .. } | Verified::Sv { .. }) => {
             // Reserved1 keeps only the simulation bit and Reserved2 returns to 0, as a legacy
             // subscriber expects; the frame is copied once, from the positions the
             // classification found.
-            Ok(StrippedL2Repr::new(v.frame, l.header_offset, l.apdu.clone())?.to_vec()?)
+            let repr = StrippedL2Repr::new(v.frame, l.header_offset, l.apdu.clone())?;
+            buf.resize(repr.buffer_len(), 0);
+            repr.emit(buf)?;
+            Ok(())
         }
         (Content::Session(s), Verified::Session { session, .. }) => {
-            let dialect = profile.dialect();
-            let header = spdu::unsecured_header(
+            // The cleartext payload goes on as it was verified (checked whole, in this
+            // profile's dialect) under an unsecured header, behind the headers the
+            // classification located, written once into the output.
+            let spdu = PlainSpduRepr::new(
                 profile,
                 session.header().spdu_id,
                 session.header().spdu_number,
-            );
-            let trailer = spdu::unsigned_trailer(profile);
-            let elements = session.elements()?;
-            let mut out = Vec::with_capacity(s.pdu.bytes().len());
-            gander_wire::spdu::emit(&header, &elements, trailer.len(), &dialect, &mut out)?;
-            out.extend_from_slice(trailer);
-            Ok(s.udp.rewrite_payload(v.frame, &out)?)
+                SpduPayload::Encoded(session.payload()),
+            )?;
+            let frame = SessionFrameRepr {
+                udp: s.udp.located(v.frame)?,
+                spdu: SpduOut::Plain(spdu),
+            };
+            frame.emit_into(buf)?;
+            Ok(())
         }
         _ => Err(DropReason::Malformed),
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -22,7 +22,7 @@ use crate::driver::{poll_fds, tap_built, unix_now, Control, Housekeeping};
 use crate::policy::{Decision, Policy};
 use gander_wire::ethernet::{EthernetRepr, ETHERTYPE_IPV4, ETHERTYPE_IPV6};
 use gander_wire::ip::UdpFrameRepr;
-use gander_wire::ipv6;
+use gander_wire::ipv6::Udp6FrameRepr;
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
@@ -46,16 +46,18 @@ fn wrap(src: SocketAddr, dst: SocketAddr, payload: &[u8]) -> Option<Vec<u8>> {
             tos: 0,
             identification: 0,
         }
-        .emit(payload)
+        .to_vec(payload)
         .ok(),
-        (SocketAddr::V6(s), SocketAddr::V6(d)) => ipv6::emit_udp_frame(
-            &eth(ETHERTYPE_IPV6),
-            s.ip().octets(),
-            d.ip().octets(),
-            (s.port(), d.port()),
-            0,
-            payload,
-        )
+        (SocketAddr::V6(s), SocketAddr::V6(d)) => Udp6FrameRepr {
+            eth: eth(ETHERTYPE_IPV6),
+            src_addr: s.ip().octets(),
+            dst_addr: d.ip().octets(),
+            src_port: s.port(),
+            dst_port: d.port(),
+            traffic_class: 0,
+            hop_limit: 64,
+        }
+        .to_vec(payload)
         .ok(),
         // A socket only receives from its own family (IPv4-mapped addresses are not used:
         // every IPv6 socket here is bound to an IPv6 address).

@@ -9,11 +9,12 @@ use crate::fit::{self, FitError, Transport};
 use crate::keystore::{KeyEntry, KeyStore};
 use crate::profile::Profile;
 use crate::replay::ReplayState;
-use crate::spdu::{self, IvSource, SendParams};
+use crate::spdu::{IvSource, SendParams};
+use crate::spdu_emit::{SecuredSpduRepr, SessionFrameRepr, SpduOut};
 use crate::view::{self, Apdu, Content, FrameView, Judged};
 use gander_wire::ethernet::EthernetRepr;
-use gander_wire::spdu::SessionPdu;
 use gander_wire::spdu::SpduId;
+use gander_wire::spdu::{SessionPdu, SpduPayload};
 
 pub use crate::view::{Kind, SESSION_PORT};
 
@@ -347,20 +348,34 @@ pub fn protect_view(
             if !unsecured_spdu(pdu) {
                 return Err(SecError::AlreadySecured(pdu.header.security.key_id()));
             }
+            // The elements are checked without collecting them (all well formed first, then
+            // each APPID and APDU, the order the drop reasons have always had), then carried
+            // on as received (same dialect) or re-encoded (another profile's dialect).
             let dialect = s.profile.dialect();
-            let elements = gander_wire::spdu::parse_elements(pdu.payload(), &dialect)?;
-            for e in &elements {
+            gander_wire::spdu::validate_elements(pdu.payload(), &dialect)?;
+            for e in gander_wire::spdu::elements(pdu.payload(), &dialect) {
+                let e = e?;
                 key.check_appid(e.appid)?;
-                Apdu::check_element(pdu.header.spdu_id, e)?;
+                Apdu::check_element(pdu.header.spdu_id, &e)?;
             }
             let params = SendParams {
                 spdu_id: pdu.header.spdu_id,
                 spdu_number: pdu.header.spdu_number,
                 now,
             };
-            let mut out = Vec::with_capacity(pdu.bytes().len() + 64);
-            spdu::protect(profile, key, params, &elements, ivs, &mut out)?;
-            let frame = s.udp.rewrite_payload(view.frame, &out)?;
+            let reencoded;
+            let payload = if dialect == profile.dialect() {
+                SpduPayload::Encoded(pdu.payload())
+            } else {
+                reencoded = gander_wire::spdu::parse_elements(pdu.payload(), &dialect)?;
+                SpduPayload::Elements(&reencoded)
+            };
+            let out = SessionFrameRepr {
+                udp: s.udp.located(view.frame)?,
+                spdu: SpduOut::Secured(SecuredSpduRepr::new(profile, key, params, payload, ivs)?),
+            };
+            let mut frame = Vec::new();
+            out.emit_into(&mut frame)?;
             fit::check_link_payload(Transport::RGooseIpv4, view.link_payload_len(&frame))?;
             Ok(Some(frame))
         }

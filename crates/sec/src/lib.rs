@@ -25,6 +25,7 @@ pub mod replay;
 pub mod rustcrypto;
 pub mod signature;
 pub mod spdu;
+pub mod spdu_emit;
 pub mod syslog;
 pub mod view;
 

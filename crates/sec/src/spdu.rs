@@ -21,7 +21,7 @@ use crate::profile::Profile;
 use crate::replay::{Freshness, ReplayState};
 use gander_wire::spdu::{
     self, Dialect, Iv, PayloadElement, SecurityInfo, SessionHeader, SessionPdu, SpduId,
-    SIGNATURE_TAG,
+    SpduPayload, SIGNATURE_TAG,
 };
 use std::borrow::Cow;
 use std::ops::Range;
@@ -154,7 +154,7 @@ pub fn unsigned_trailer(profile: Profile) -> &'static [u8] {
 /// The reason given is the size limit where the signature cannot fit the 90-5 signature
 /// element or an unfragmented datagram ([`crate::fit`]), else that signing SPDUs is not
 /// implemented.
-fn refuse_signature_key(key: &KeyEntry) -> Result<(), SecError> {
+pub(crate) fn refuse_signature_key(key: &KeyEntry) -> Result<(), SecError> {
     let Some(s) = &key.signature else {
         return Ok(());
     };
@@ -164,7 +164,9 @@ fn refuse_signature_key(key: &KeyEntry) -> Result<(), SecError> {
     ))
 }
 
-/// Appends a protected SPDU carrying `elements` to `out`, secured with `key` as `profile` writes it.
+/// Appends a protected SPDU carrying `elements` to `out`, secured with `key` as `profile`
+/// writes it: a `Vec` wrapper of [`crate::spdu_emit::SecuredSpduRepr`], which writes into any
+/// caller's buffer (`out` grows once, by exactly the SPDU's size). On error `out` is as it was.
 pub fn protect(
     profile: Profile,
     key: &KeyEntry,
@@ -173,82 +175,18 @@ pub fn protect(
     ivs: &mut dyn IvSource,
     out: &mut Vec<u8>,
 ) -> Result<(), SecError> {
-    key.check_valid_at(params.now)?;
-    refuse_signature_key(key)?;
-    let dialect = profile.dialect();
-    let mac = key.mac;
-    let enc = key.enc;
-    profile.check_algorithms(mac, enc)?;
-    if enc != EncAlgorithm::None && !profile.supports_encryption() {
-        return Err(SecError::Unsupported(
-            "the seclib profile cannot encrypt verifiably (SecLib discards the GCM tag)",
-        ));
-    }
-    let fields = NonceFields {
-        a: key.id,
-        b: params.spdu_number,
-    };
-    let iv_value = message_iv(profile, mac, enc, fields, ivs)?;
-    let iv: &[u8] = iv_value.as_slice();
-    let security = if profile.session_version() == 1 {
-        SecurityInfo::V1 {
-            enc_code: Profile::enc_code(enc),
-            mac_code: profile.mac_code(mac, key.key_len())?,
-            key_id: key.id,
-        }
-    } else {
-        SecurityInfo::V2 {
-            key_id: key.id,
-            iv: iv_value,
-        }
-    };
-    let header = SessionHeader {
-        spdu_id: params.spdu_id,
-        spdu_number: params.spdu_number,
-        time_of_current_key: key.time_of_current_key(),
-        time_to_next_key: key.time_to_next_key(params.now),
-        security,
-    };
-    // SecLib always writes a signature element, `85 00` when unsigned.
-    let mac_elem = if mac != MacAlgorithm::None || profile == Profile::Seclib {
-        2 + mac.tag_len()
-    } else {
-        0
-    };
-    let enc_elem = if enc != EncAlgorithm::None {
-        2 + enc.tag_len()
-    } else {
-        0
-    };
+    let repr = crate::spdu_emit::SecuredSpduRepr::new(
+        profile,
+        key,
+        params,
+        SpduPayload::Elements(elements),
+        ivs,
+    )?;
     let base = out.len();
-    let layout = spdu::emit(&header, elements, mac_elem + enc_elem, &dialect, out)?;
-    if mac_elem > 0 {
-        let mut tag = [0u8; 32];
-        let tag = &mut tag[..mac.tag_len()];
-        if let Some(k) = key.mac_key() {
-            let zero = [0u8; 12];
-            let mac_iv: &[u8] = if profile.gmac_zero_iv() { &zero } else { iv };
-            k.sign(
-                mac_iv,
-                &out[base + profile.mac_start()..base + layout.payload_end],
-                tag,
-            )?;
-        }
-        out.push(SIGNATURE_TAG);
-        out.push(profile.written_mac_len(mac));
-        out.extend_from_slice(tag);
-    }
-    if let Some(k) = key.aead_key() {
-        if iv.len() != enc.iv_len() {
-            return Err(SecError::BadIv(iv.len()));
-        }
-        let (aad, body) = out[base..].split_at_mut(layout.payload_start);
-        let tag = k.seal_in_place(iv, aad, body)?;
-        out.push(SIGNATURE_TAG);
-        out.push(16);
-        out.extend_from_slice(&tag);
-    }
-    Ok(())
+    out.resize(base + repr.buffer_len(), 0);
+    repr.emit(&mut out[base..]).map(drop).inspect_err(|_| {
+        out.truncate(base);
+    })
 }
 
 /// What protected a verified SPDU.
@@ -297,6 +235,12 @@ impl<'a> VerifiedSession<'a> {
                 .next()
                 .transpose()?,
         )
+    }
+    /// The cleartext payload elements in wire form (this SPDU's dialect), checked whole: what
+    /// a stripped or re-secured SPDU carries on unchanged
+    /// ([`gander_wire::spdu::SpduPayload::Encoded`]).
+    pub fn payload(&self) -> &[u8] {
+        &self.data[self.payload.clone()]
     }
     /// The cleartext SPDU (inner MAC, if any, still in place; outer GCM tag still appended).
     pub fn cleartext(&self) -> &[u8] {
@@ -544,6 +488,20 @@ mod tests {
         }
     }
 
+    /// An SPDU of `element()` under `h`, standard lengths, trailer of `trailer_len` zeros.
+    fn emit_plain(h: SessionHeader, trailer_len: usize) -> Vec<u8> {
+        let els = [element()];
+        spdu::SpduRepr::new(
+            h,
+            SpduPayload::Elements(&els),
+            trailer_len,
+            &Dialect::STANDARD,
+        )
+        .unwrap()
+        .to_vec_with_trailer(&vec![0; trailer_len])
+        .unwrap()
+    }
+
     fn store_with(mac: MacAlgorithm, enc: EncAlgorithm, key: &[u8]) -> KeyStore {
         let mut s = KeyStore::new();
         s.insert(KeyEntry::new(9, mac, enc, key, default_provider()).unwrap())
@@ -763,7 +721,7 @@ mod tests {
                 iv: Iv::EMPTY,
             },
         };
-        spdu::emit(&h, &[element()], 0, &Dialect::STANDARD, &mut bare).unwrap();
+        bare.extend_from_slice(&emit_plain(h, 0));
         assert!(verify(Profile::Standard, &store, &bare, 0).is_err());
     }
 
@@ -786,8 +744,12 @@ mod tests {
             },
         };
         // A sender that pads: `AF 03 00 00 00`, then the MAC over everything before it.
-        let mut out = Vec::new();
-        let lay = spdu::emit(&h, &[element()], 5 + 18, &Dialect::STANDARD, &mut out).unwrap();
+        let els = [element()];
+        let repr = spdu::SpduRepr::new(h, SpduPayload::Elements(&els), 5 + 18, &Dialect::STANDARD)
+            .unwrap();
+        let lay = repr.layout();
+        let mut out = repr.to_vec_with_trailer(&[0; 5 + 18]).unwrap();
+        out.truncate(lay.payload_end);
         out.extend_from_slice(&[0xAF, 3, 0, 0, 0]);
         let mut tag = [0u8; 16];
         key.mac_key().unwrap().sign(&[], &out, &mut tag).unwrap();
@@ -906,7 +868,7 @@ mod tests {
                 iv: Iv::EMPTY,
             },
         };
-        spdu::emit(&h, &[element()], 0, &Dialect::STANDARD, &mut plain).unwrap();
+        plain.extend_from_slice(&emit_plain(h, 0));
         assert!(matches!(
             rx.receive(&store, &plain, 0),
             Err(SecError::Unsecured)

@@ -41,6 +41,7 @@ use gander_wire::spdu::{
     PayloadElement, SecurityInfo, SessionPdu, SpduId, CLTP_LI, CLTP_UD, SIGNATURE_TAG,
 };
 use gander_wire::sv::{SavPdu, SavView};
+use gander_wire::udp_rewrite::LocatedUdp;
 use std::ops::Range;
 
 /// The UDP port of IEC 61850-90-5 sessions.
@@ -179,7 +180,7 @@ pub struct UdpView {
 }
 
 /// What carries a datagram's payload in the buffer a view was taken from, so that a new
-/// payload is written back into the same framing ([`UdpView::rewrite_payload`]).
+/// payload is written back into the same framing ([`UdpView::located`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Encap {
     /// An IPv4 header (after a link header, or at the start of the buffer).
@@ -191,19 +192,23 @@ enum Encap {
 }
 
 impl UdpView {
-    /// `frame` with this datagram's payload replaced; every header byte up to UDP (tags, IP
-    /// options, extension headers) is kept, lengths and checksums are recomputed.
-    ///
-    /// The datagram was located by the classification; it is not located again. A view of a
-    /// bare UDP payload ([`classify_datagram`]) gives back `new_payload` alone.
-    pub fn rewrite_payload(&self, frame: &[u8], new_payload: &[u8]) -> Result<Vec<u8>, SecError> {
+    /// The headers of this datagram in `frame` (the buffer it was classified from), ready to
+    /// carry a new payload: every header byte up to UDP (tags, IP options, extension headers)
+    /// kept, lengths and checksums recomputed when written. The datagram was located by the
+    /// classification; it is not located again. A view of a bare UDP payload
+    /// ([`classify_datagram`]) carries a payload alone.
+    pub fn located<'f>(&self, frame: &'f [u8]) -> Result<LocatedUdp<'f>, SecError> {
         Ok(match &self.encap {
-            Encap::V4 => {
-                ip::rewrite_udp4_payload(frame, self.ip_offset, self.udp_offset, new_payload)?
-            }
-            Encap::V6(loc) => ipv6::rewrite_udp_payload(frame, loc, new_payload)?,
-            Encap::Bare => new_payload.to_vec(),
+            Encap::V4 => LocatedUdp::v4(frame, self.ip_offset, self.udp_offset)?,
+            Encap::V6(loc) => LocatedUdp::v6(frame, loc)?,
+            Encap::Bare => LocatedUdp::bare(),
         })
+    }
+
+    /// `frame` with this datagram's payload replaced, as a new vector ([`UdpView::located`]
+    /// writes into the caller's buffer).
+    pub fn rewrite_payload(&self, frame: &[u8], new_payload: &[u8]) -> Result<Vec<u8>, SecError> {
+        Ok(self.located(frame)?.with_payload(new_payload).to_vec()?)
     }
 
     /// Bytes of the IP packet that would carry a UDP payload of `payload_len` bytes in this
@@ -483,7 +488,7 @@ pub fn classify_ip(profile: Profile, packet: &[u8]) -> Result<FrameView<'_>, Sec
 /// Classifies a UDP payload received on a socket from `src` to `dst` (the addresses the
 /// kernel reports; their checksums were checked by the kernel): an IEC 61850-90-5 session by
 /// the same rule as [`classify`]'s (port 102 either way, or a payload starting `01 40`), other
-/// traffic otherwise. A view of it writes back bare payloads ([`UdpView::rewrite_payload`]).
+/// traffic otherwise. A view of it writes back bare payloads ([`UdpView::located`]).
 ///
 /// # Errors
 /// [`SecError::Malformed`] (or [`SecError::WrongProfile`]) for a session header that does not

@@ -9,7 +9,7 @@ use gander_sec::{KeyStore, Profile, SecError};
 use gander_wire::ethernet::{EthernetRepr, ETHERTYPE_IPV4};
 use gander_wire::goose::GoosePdu;
 use gander_wire::ip::UdpFrameRepr;
-use gander_wire::spdu::{emit, PayloadElement, SpduId};
+use gander_wire::spdu::{PayloadElement, SpduId, SpduPayload, SpduRepr};
 use gander_wire::Codec;
 
 fn goose_apdu() -> Vec<u8> {
@@ -40,17 +40,15 @@ fn rgoose_spdu(trailer: &[u8]) -> Vec<u8> {
         apdu: &apdu,
     };
     let h = unsecured_header(Profile::Standard, SpduId::Goose, 191);
-    let mut out = Vec::new();
-    emit(
-        &h,
-        &[el],
+    SpduRepr::new(
+        h,
+        SpduPayload::Elements(&[el]),
         trailer.len(),
         &Profile::Standard.dialect(),
-        &mut out,
     )
-    .unwrap();
-    out.extend_from_slice(trailer);
-    out
+    .unwrap()
+    .to_vec_with_trailer(trailer)
+    .unwrap()
 }
 
 fn udp_frame(src_port: u16, dst_port: u16, payload: &[u8]) -> Vec<u8> {
@@ -69,7 +67,7 @@ fn udp_frame(src_port: u16, dst_port: u16, payload: &[u8]) -> Vec<u8> {
         tos: 0,
         identification: 7,
     }
-    .emit(payload)
+    .to_vec(payload)
     .unwrap()
 }
 

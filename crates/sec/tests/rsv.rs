@@ -87,7 +87,7 @@ fn rsv_round_trips_under_every_v2_profile() {
             tos: 0,
             identification: 1,
         }
-        .emit(&spdu)
+        .to_vec(&spdu)
         .unwrap();
         let mut cv = CaptureVerifier::new(profile, &s);
         let verdict = cv.verify(&frame, 0);

@@ -7,7 +7,7 @@ use gander_wire::ethernet::{self, EthernetRepr, VlanTag};
 use gander_wire::goose::GoosePdu;
 use gander_wire::ip::UdpFrameRepr;
 use gander_wire::l2_frame::{GooseFrameRepr, L2Frame};
-use gander_wire::spdu::{emit, PayloadElement, SpduId};
+use gander_wire::spdu::{PayloadElement, SpduId, SpduPayload};
 use gander_wire::sv::{Asdu, SavPdu};
 use gander_wire::Codec;
 
@@ -63,18 +63,23 @@ pub fn goose_frame(
 /// An unsecured R-GOOSE session PDU as `profile` writes it.
 pub fn rgoose_spdu(profile: Profile, appid: u16, spdu_number: u32, st: u32, sq: u32) -> Vec<u8> {
     let apdu = goose_apdu(st, sq, 4);
-    let header = gander_sec::spdu::unsecured_header(profile, SpduId::Goose, spdu_number);
     let el = PayloadElement {
         payload_type: 0x81,
         simulation: 0,
         appid,
         apdu: &apdu,
     };
-    let trailer = gander_sec::spdu::unsigned_trailer(profile);
-    let mut out = Vec::new();
-    let _ = emit(&header, &[el], trailer.len(), &profile.dialect(), &mut out);
-    out.extend_from_slice(trailer);
-    out
+    gander_sec::spdu_emit::PlainSpduRepr::new(
+        profile,
+        SpduId::Goose,
+        spdu_number,
+        SpduPayload::Elements(&[el]),
+    )
+    .and_then(|repr| {
+        let mut out = vec![0; repr.buffer_len()];
+        repr.emit(&mut out).map(|_| out)
+    })
+    .unwrap_or_default()
 }
 
 /// Addresses of an R-GOOSE datagram.
@@ -124,7 +129,7 @@ pub fn udp_frame(a: &UdpAddrs, payload: &[u8]) -> Vec<u8> {
         tos: 0,
         identification: 0,
     }
-    .emit(payload)
+    .to_vec(payload)
     .unwrap_or_default()
 }
 
@@ -146,7 +151,7 @@ pub fn resourced(frame: &[u8], src_ip: [u8; 4], src_port: u16) -> Vec<u8> {
     let (mut r, payload) = UdpFrameRepr::parse(frame).expect("an Ethernet/IPv4/UDP frame");
     r.src_addr = src_ip;
     r.src_port = src_port;
-    r.emit(&frame[payload]).expect("same size as parsed")
+    r.to_vec(&frame[payload]).expect("same size as parsed")
 }
 
 /// An IEC 61850-9-2LE style savPdu: one ASDU of stream `sv_id` with smpCnt `smp_cnt`, confRev 1,
@@ -227,20 +232,21 @@ pub struct Udp6Addrs {
 /// An Ethernet/IPv6/UDP frame carrying `payload` (UDP checksum set: it is mandatory in IPv6,
 /// RFC 8200 §8.1).
 pub fn udp6_frame(a: &Udp6Addrs, payload: &[u8]) -> Vec<u8> {
-    let eth = EthernetRepr {
-        dst: a.dst_mac,
-        src: a.src_mac,
-        vlan: None,
-        ethertype: ethernet::ETHERTYPE_IPV6,
-    };
-    gander_wire::ipv6::emit_udp_frame(
-        &eth,
-        a.src_ip,
-        a.dst_ip,
-        (a.src_port, a.dst_port),
-        0,
-        payload,
-    )
+    gander_wire::ipv6::Udp6FrameRepr {
+        eth: EthernetRepr {
+            dst: a.dst_mac,
+            src: a.src_mac,
+            vlan: None,
+            ethertype: ethernet::ETHERTYPE_IPV6,
+        },
+        src_addr: a.src_ip,
+        dst_addr: a.dst_ip,
+        src_port: a.src_port,
+        dst_port: a.dst_port,
+        traffic_class: 0,
+        hop_limit: 64,
+    }
+    .to_vec(payload)
     .unwrap_or_default()
 }
 

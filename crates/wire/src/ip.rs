@@ -413,11 +413,13 @@ pub fn locate_udp(frame: &[u8]) -> Result<UdpLocation> {
     })
 }
 
-/// Rebuild `frame` with its UDP payload replaced by `new_payload`.
+/// Rebuild `frame` with its UDP payload replaced by `new_payload`, as a new vector.
 ///
 /// Ethernet, 802.1Q and IPv4 header bytes (options, TTL, identification, DSCP) are kept;
 /// the IPv4 total length and header checksum, the UDP length and the UDP checksum are
 /// recomputed. Ethernet padding after the old datagram is dropped (the sender's NIC pads).
+/// A thin helper for tests and tools: the packet path writes into its own buffer through
+/// [`crate::udp_rewrite::LocatedUdp`].
 pub fn rewrite_udp_payload(frame: &[u8], new_payload: &[u8]) -> Result<Vec<u8>> {
     let loc = locate_udp(frame)?;
     rewrite_udp4_payload(frame, loc.ip_offset, loc.udp_offset, new_payload)
@@ -427,6 +429,7 @@ pub fn rewrite_udp_payload(frame: &[u8], new_payload: &[u8]) -> Result<Vec<u8>> 
 /// classification): `buf[..udp_offset + 8]` is kept, whatever link header precedes
 /// `ip_offset` (none for an IP packet on its own), and the lengths and checksums are
 /// recomputed. The caller vouches that `ip_offset` and `udp_offset` came from a parse of `buf`.
+/// A `Vec` wrapper of [`crate::udp_rewrite::LocatedUdp::v4`].
 ///
 /// # Errors
 /// [`Error::TooLarge`] when the datagram would not fit IPv4's 16-bit Total Length;
@@ -437,32 +440,15 @@ pub fn rewrite_udp4_payload(
     udp_offset: usize,
     new_payload: &[u8],
 ) -> Result<Vec<u8>> {
-    let head_end = udp_offset + UDP_HEADER_LEN;
-    if ip_offset + IPV4_MIN_HEADER_LEN > udp_offset || head_end > buf.len() {
-        return Err(Error::Truncated {
-            what: "located IPv4/UDP header",
-            need: head_end,
-            have: buf.len(),
-        });
-    }
-    let ip_header_len = udp_offset - ip_offset;
-    let udp_len = UDP_HEADER_LEN + new_payload.len();
-    let total = ip_header_len + udp_len;
-    if total > u16::MAX as usize {
-        return Err(Error::TooLarge {
-            what: "IPv4 datagram",
-        });
-    }
-    let mut out = Vec::with_capacity(head_end + new_payload.len());
-    out.extend_from_slice(&buf[..head_end]);
-    out.extend_from_slice(new_payload);
-    finish_ipv4_udp(&mut out[ip_offset..], ip_header_len);
-    Ok(out)
+    crate::udp_rewrite::LocatedUdp::v4(buf, ip_offset, udp_offset)?
+        .with_payload(new_payload)
+        .to_vec()
 }
 
 /// Fill in total length, header checksum, UDP length and UDP checksum of the IPv4 packet
-/// that fills `ip` exactly. The caller has checked that the sizes fit in 16 bits.
-fn finish_ipv4_udp(ip: &mut [u8], ip_header_len: usize) {
+/// that fills `ip` exactly. The caller has checked that the sizes fit in 16 bits and that `ip`
+/// holds the IPv4 header (`ip_header_len` octets) and a whole UDP header.
+pub(crate) fn finish_ipv4_udp(ip: &mut [u8], ip_header_len: usize) {
     let total = ip.len() as u16;
     ip[field::TOTAL_LEN].copy_from_slice(&total.to_be_bytes());
     ip[field::CHECKSUM].fill(0);
@@ -478,6 +464,33 @@ fn finish_ipv4_udp(ip: &mut [u8], ip_header_len: usize) {
     udp[field::UDP_CHECKSUM].fill(0);
     let c = udp_checksum(src, dst, udp);
     udp[field::UDP_CHECKSUM].copy_from_slice(&c.to_be_bytes());
+}
+
+/// Whether an IPv4 datagram of `udp_payload_len` payload octets behind a header of
+/// `ip_header_len` octets fits the 16-bit Total Length (RFC 791 3.1).
+pub(crate) fn check_ipv4_size(ip_header_len: usize, udp_payload_len: usize) -> Result<()> {
+    let total = ip_header_len
+        .checked_add(UDP_HEADER_LEN)
+        .and_then(|n| n.checked_add(udp_payload_len));
+    match total {
+        Some(t) if t <= u16::MAX as usize => Ok(()),
+        _ => Err(Error::TooLarge {
+            what: "IPv4 datagram",
+        }),
+    }
+}
+
+/// What [`UdpFrameRepr::emit_with`] and the rewrite encoders say when the caller's buffer is
+/// shorter than the frame.
+pub(crate) fn check_room(buf: &[u8], need: usize) -> Result<()> {
+    if buf.len() < need {
+        return Err(Error::Truncated {
+            what: "UDP frame output buffer",
+            need,
+            have: buf.len(),
+        });
+    }
+    Ok(())
 }
 
 /// Everything needed to build an Ethernet/IPv4/UDP frame around a payload (for writing
@@ -526,20 +539,39 @@ impl UdpFrameRepr {
         self.eth.buffer_len() + IPV4_MIN_HEADER_LEN + UDP_HEADER_LEN + payload_len
     }
 
-    /// Build the frame (no options, DF set, no padding).
-    pub fn emit(&self, payload: &[u8]) -> Result<Vec<u8>> {
-        if IPV4_MIN_HEADER_LEN + UDP_HEADER_LEN + payload.len() > u16::MAX as usize {
-            return Err(Error::TooLarge {
-                what: "IPv4 datagram",
-            });
+    /// This header around `payload`: the frame as a value to emit (smoltcp's `Repr` shape).
+    pub fn with_payload(self, payload: &[u8]) -> Udp4Frame<'_> {
+        Udp4Frame {
+            headers: self,
+            payload,
         }
-        let mut out = vec![0u8; self.buffer_len(payload.len())];
+    }
+
+    /// Writes the frame for a payload of `payload_len` octets at the start of `buf` (no
+    /// options, DF set, no padding), `write_payload` filling the payload in place (as
+    /// smoltcp's `UdpRepr::emit` takes its payload writer), then the lengths and both
+    /// checksums; returns the frame's length. Whatever `write_payload` leaves in its slice is
+    /// the payload: it is given exactly `payload_len` octets.
+    ///
+    /// # Errors
+    /// [`Error::TooLarge`] when the datagram would not fit IPv4's Total Length;
+    /// [`Error::Truncated`] when `buf` is shorter than [`Self::buffer_len`]; whatever
+    /// `write_payload` returns. Nothing is written before the sizes are checked.
+    pub fn emit_with<E: From<Error>>(
+        &self,
+        buf: &mut [u8],
+        payload_len: usize,
+        write_payload: impl FnOnce(&mut [u8]) -> core::result::Result<(), E>,
+    ) -> core::result::Result<usize, E> {
+        check_ipv4_size(IPV4_MIN_HEADER_LEN, payload_len)?;
+        let len = self.buffer_len(payload_len);
+        check_room(buf, len)?;
         let eth = EthernetRepr {
             ethertype: ethernet::ETHERTYPE_IPV4,
             ..self.eth
         };
-        let ip_offset = eth.emit(&mut out);
-        let ip = &mut out[ip_offset..];
+        let ip_offset = eth.emit(buf);
+        let ip = &mut buf[ip_offset..len];
         ip[field::VER_IHL] = 0x45;
         ip[field::TOS] = self.tos;
         ip[field::IDENTIFICATION].copy_from_slice(&self.identification.to_be_bytes());
@@ -551,8 +583,64 @@ impl UdpFrameRepr {
         let udp = &mut ip[IPV4_MIN_HEADER_LEN..];
         udp[field::UDP_SRC_PORT].copy_from_slice(&self.src_port.to_be_bytes());
         udp[field::UDP_DST_PORT].copy_from_slice(&self.dst_port.to_be_bytes());
-        udp[UDP_HEADER_LEN..].copy_from_slice(payload);
+        write_payload(&mut udp[UDP_HEADER_LEN..])?;
         finish_ipv4_udp(ip, IPV4_MIN_HEADER_LEN);
+        Ok(len)
+    }
+
+    /// The frame around `payload` as a new vector: a thin helper for callers that want an
+    /// owned frame (tests, captures); see [`Udp4Frame::emit`].
+    pub fn to_vec(&self, payload: &[u8]) -> Result<Vec<u8>> {
+        self.with_payload(payload).to_vec()
+    }
+}
+
+/// An Ethernet/IPv4/UDP frame to emit: header values and a borrowed payload, in smoltcp's
+/// `Repr` shape ([`Udp4Frame::buffer_len`], [`Udp4Frame::emit`] into the caller's buffer with
+/// lengths and checksums filled in, `to_vec` as a thin helper).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Udp4Frame<'p> {
+    /// Ethernet, IPv4 and UDP header values.
+    pub headers: UdpFrameRepr,
+    /// The UDP payload.
+    pub payload: &'p [u8],
+}
+
+impl<'p> Udp4Frame<'p> {
+    /// Reads a frame: its header values (IPv4 options are not represented) and its payload,
+    /// borrowed.
+    pub fn parse(frame: &'p [u8]) -> Result<Self> {
+        let (headers, range) = UdpFrameRepr::parse(frame)?;
+        Ok(Udp4Frame {
+            headers,
+            payload: &frame[range],
+        })
+    }
+
+    /// Octets [`Udp4Frame::emit`] writes.
+    pub fn buffer_len(&self) -> usize {
+        self.headers.buffer_len(self.payload.len())
+    }
+
+    /// Writes the frame at the start of `buf` (no options, DF set, no padding, lengths and
+    /// checksums computed); returns [`Self::buffer_len`].
+    ///
+    /// # Errors
+    /// [`Error::TooLarge`] when the datagram would not fit IPv4's Total Length;
+    /// [`Error::Truncated`] when `buf` is too short.
+    pub fn emit(&self, buf: &mut [u8]) -> Result<usize> {
+        self.headers
+            .emit_with(buf, self.payload.len(), |p: &mut [u8]| {
+                p.copy_from_slice(self.payload);
+                Ok::<(), Error>(())
+            })
+    }
+
+    /// The frame as a new vector.
+    pub fn to_vec(&self) -> Result<Vec<u8>> {
+        check_ipv4_size(IPV4_MIN_HEADER_LEN, self.payload.len())?;
+        let mut out = vec![0u8; self.buffer_len()];
+        self.emit(&mut out)?;
         Ok(out)
     }
 }
@@ -599,6 +687,40 @@ mod tests {
     }
 
     #[test]
+    fn oversized_payload_is_refused_before_anything_is_written() {
+        let repr = UdpFrameRepr {
+            eth: EthernetRepr {
+                dst: [1; 6],
+                src: [2; 6],
+                vlan: None,
+                ethertype: 0,
+            },
+            src_addr: [10, 0, 0, 1],
+            dst_addr: [10, 0, 0, 2],
+            src_port: 1000,
+            dst_port: 102,
+            ttl: 64,
+            tos: 0,
+            identification: 7,
+        };
+        let big = vec![0u8; u16::MAX as usize - 27];
+        assert_eq!(
+            repr.to_vec(&big),
+            Err(Error::TooLarge {
+                what: "IPv4 datagram"
+            })
+        );
+        let fits = &big[..big.len() - 1];
+        let f = repr.to_vec(fits).unwrap();
+        assert_eq!(locate_udp(&f).unwrap().payload.len(), fits.len());
+        // A payload writer's error is the caller's, and stops the frame.
+        let mut buf = vec![0; repr.buffer_len(3)];
+        let r: core::result::Result<usize, Error> =
+            repr.emit_with(&mut buf, 3, |_| Err(Error::MissingField("test")));
+        assert_eq!(r, Err(Error::MissingField("test")));
+    }
+
+    #[test]
     fn ipv6_and_fragments_rejected() {
         let mut f = hex::decode(GW_FRAME).unwrap();
         f[12..14].copy_from_slice(&[0x86, 0xdd]);
@@ -628,7 +750,7 @@ mod tests {
             tos: 0,
             identification: 7,
         };
-        let f = repr.emit(b"abc").unwrap();
+        let f = repr.to_vec(b"abc").unwrap();
         // Insert a 4-byte NOP option block by hand: IHL 6.
         let mut g = f[..34].to_vec();
         g[14] = 0x46;
@@ -667,7 +789,7 @@ mod tests {
                 eth: EthernetRepr { dst, src, vlan, ethertype: ethernet::ETHERTYPE_IPV4 },
                 src_addr: sa, dst_addr: da, src_port: sp, dst_port: dp, ttl, tos, identification: id,
             };
-            let f = repr.emit(&payload).unwrap();
+            let f = repr.to_vec(&payload).unwrap();
             prop_assert_eq!(f.len(), repr.buffer_len(payload.len()));
             let (p, range) = UdpFrameRepr::parse(&f).unwrap();
             prop_assert_eq!(p, repr);
@@ -675,7 +797,7 @@ mod tests {
             let loc = locate_udp(&f).unwrap();
             prop_assert!(loc.ip_checksum_ok && loc.udp_checksum_ok);
             // Canonical frames re-emit identically.
-            prop_assert_eq!(p.emit(&payload).unwrap(), f);
+            prop_assert_eq!(p.to_vec(&payload).unwrap(), f);
         }
 
         /// The 32-bit-word sum equals the plain RFC 1071 sum of 16-bit words, at any length
@@ -724,7 +846,7 @@ mod tests {
                 eth: EthernetRepr { dst: [1; 6], src: [2; 6], vlan, ethertype: ethernet::ETHERTYPE_IPV4 },
                 src_addr: sa, dst_addr: da, src_port: sp, dst_port: dp, ttl: 64, tos: 0, identification: 1,
             };
-            let f = repr.emit(&payload).unwrap();
+            let f = repr.to_vec(&payload).unwrap();
             let framed = locate_udp(&f).unwrap();
             let off = framed.ip_offset;
             let bare = locate_udp4(&f[off..], 0).unwrap();
@@ -739,6 +861,29 @@ mod tests {
             prop_assert_eq!(&whole[off..], &packet[..]);
             let at = rewrite_udp4_payload(&f, off, framed.udp_offset, &new).unwrap();
             prop_assert_eq!(at, whole);
+        }
+
+        /// The borrowed-payload frame: parse(emit(x)) == x, `buffer_len` is what `emit`
+        /// writes, and every buffer shorter than that is an error, never a panic or a partial
+        /// frame passed off as whole.
+        #[test]
+        fn frame_repr_round_trip_and_short_buffers(vlan in arb_vlan(), sa: [u8; 4], da: [u8; 4],
+                                                   sp: u16, dp: u16, ttl: u8, tos: u8, id: u16,
+                                                   payload in proptest::collection::vec(any::<u8>(), 0..200),
+                                                   cut in 1usize..80) {
+            let headers = UdpFrameRepr {
+                eth: EthernetRepr { dst: [1; 6], src: [2; 6], vlan, ethertype: ethernet::ETHERTYPE_IPV4 },
+                src_addr: sa, dst_addr: da, src_port: sp, dst_port: dp, ttl, tos, identification: id,
+            };
+            let x = headers.with_payload(&payload);
+            let mut buf = vec![0xa5; x.buffer_len() + 7];
+            prop_assert_eq!(x.emit(&mut buf).unwrap(), x.buffer_len());
+            let f = &buf[..x.buffer_len()];
+            prop_assert_eq!(Udp4Frame::parse(f).unwrap(), x);
+            prop_assert_eq!(&x.to_vec().unwrap()[..], f);
+            let short = x.buffer_len().saturating_sub(cut);
+            let is_truncated = matches!(x.emit(&mut vec![0; short]), Err(Error::Truncated { .. }));
+            prop_assert!(is_truncated);
         }
 
         #[test]

@@ -205,76 +205,206 @@ pub fn udp6_checksum_verifies(src: &Ipv6Address, dst: &Ipv6Address, udp: &[u8]) 
     udp.get(6..8).is_some_and(|c| c != [0, 0]) && udp6_sum(src, dst, udp) == 0xffff
 }
 
-/// Rebuilds the frame of `loc` with its UDP payload replaced: every header byte before the
-/// UDP payload is kept; the IPv6 payload length, UDP length and UDP checksum are recomputed.
+/// Fill in the Payload Length of the IPv6 packet that fills `ip` exactly, and the UDP length
+/// and checksum (RFC 8200 §8.1 pseudo-header) of the datagram at `ip[udp_at..]`. The caller
+/// has checked that the sizes fit in 16 bits and that `udp_at` lies behind the fixed header
+/// with room for a UDP header.
+pub(crate) fn finish_ipv6_udp(ip: &mut [u8], udp_at: usize) {
+    let payload_len = (ip.len() - HEADER_LEN) as u16;
+    ip[field::PAYLOAD_LEN].copy_from_slice(&payload_len.to_be_bytes());
+    let mut src = [0; 16];
+    src.copy_from_slice(&ip[field::SRC]);
+    let mut dst = [0; 16];
+    dst.copy_from_slice(&ip[field::DST]);
+    let udp = &mut ip[udp_at..];
+    let udp_len = udp.len() as u16;
+    udp[field::UDP_LEN].copy_from_slice(&udp_len.to_be_bytes());
+    udp[field::UDP_CHECKSUM].fill(0);
+    let c = udp6_checksum(&src, &dst, udp);
+    udp[field::UDP_CHECKSUM].copy_from_slice(&c.to_be_bytes());
+}
+
+/// Whether an IPv6 packet whose headers after the fixed one (extension headers and UDP's)
+/// take `headers_len` octets fits the 16-bit Payload Length with `udp_payload_len` more
+/// (RFC 8200 §3; jumbograms, RFC 2675, are not used by IEC 61850-90-5).
+pub(crate) fn check_ipv6_size(headers_len: usize, udp_payload_len: usize) -> Result<()> {
+    match headers_len.checked_add(udp_payload_len) {
+        Some(n) if n <= u16::MAX as usize => Ok(()),
+        _ => Err(Error::TooLarge {
+            what: "IPv6 payload",
+        }),
+    }
+}
+
+/// Rebuilds the frame of `loc` with its UDP payload replaced, as a new vector: every header
+/// byte before the UDP payload is kept; the IPv6 payload length, UDP length and UDP checksum
+/// are recomputed. A thin helper for tests and tools: the packet path writes into its own
+/// buffer through [`crate::udp_rewrite::LocatedUdp::v6`].
 pub fn rewrite_udp_payload(
     frame: &[u8],
     loc: &Udp6Location,
     new_payload: &[u8],
 ) -> Result<Vec<u8>> {
-    let ip_payload =
-        loc.udp_offset - loc.ip_offset - HEADER_LEN + crate::ip::UDP_HEADER_LEN + new_payload.len();
-    let udp_len = crate::ip::UDP_HEADER_LEN + new_payload.len();
-    if ip_payload > u16::MAX as usize {
-        return Err(Error::TooLarge {
-            what: "IPv6 payload",
-        });
-    }
-    let mut out = Vec::with_capacity(loc.payload.start + new_payload.len());
-    out.extend_from_slice(&frame[..loc.payload.start]);
-    out.extend_from_slice(new_payload);
-    let ip = &mut out[loc.ip_offset..];
-    ip[field::PAYLOAD_LEN].copy_from_slice(&(ip_payload as u16).to_be_bytes());
-    let mut src = [0; 16];
-    src.copy_from_slice(&ip[field::SRC]);
-    let mut dst = [0; 16];
-    dst.copy_from_slice(&ip[field::DST]);
-    let udp = &mut out[loc.udp_offset..];
-    udp[field::UDP_LEN].copy_from_slice(&(udp_len as u16).to_be_bytes());
-    udp[field::UDP_CHECKSUM].fill(0);
-    let c = udp6_checksum(&src, &dst, udp);
-    udp[field::UDP_CHECKSUM].copy_from_slice(&c.to_be_bytes());
-    Ok(out)
+    crate::udp_rewrite::LocatedUdp::v6(frame, loc)?
+        .with_payload(new_payload)
+        .to_vec()
 }
 
-/// Builds an Ethernet/IPv6/UDP frame (for tests and captures): no extension headers, hop limit
-/// 64, traffic class `tc`.
-pub fn emit_udp_frame(
-    eth: &crate::ethernet::EthernetRepr,
-    src: Ipv6Address,
-    dst: Ipv6Address,
-    ports: (u16, u16),
-    tc: u8,
-    payload: &[u8],
-) -> Result<Vec<u8>> {
-    let udp_len = crate::ip::UDP_HEADER_LEN + payload.len();
-    if udp_len > u16::MAX as usize {
-        return Err(Error::TooLarge {
-            what: "IPv6 payload",
-        });
+/// The header values of an Ethernet/IPv6/UDP frame gander writes (the `udp` relay's pcap tap,
+/// tests): no extension headers, flow label 0.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Udp6FrameRepr {
+    /// Ethernet header; its `ethertype` is ignored and written as IPv6.
+    pub eth: crate::ethernet::EthernetRepr,
+    /// Source address.
+    pub src_addr: Ipv6Address,
+    /// Destination address.
+    pub dst_addr: Ipv6Address,
+    /// UDP source port.
+    pub src_port: u16,
+    /// UDP destination port.
+    pub dst_port: u16,
+    /// Traffic class (DSCP and ECN, RFC 8200 §7).
+    pub traffic_class: u8,
+    /// Hop limit (RFC 8200 §3).
+    pub hop_limit: u8,
+}
+
+impl Udp6FrameRepr {
+    /// Reads the header values of an Ethernet/IPv6/UDP frame and the payload's range.
+    /// Extension headers and the flow label are not represented, so a frame with them does
+    /// not re-emit byte for byte.
+    ///
+    /// # Errors
+    /// As [`locate`]; [`Error::NotUdp`] for a frame that is not IPv6 or whose packet carries
+    /// no (unfragmented) UDP datagram.
+    pub fn parse(frame: &[u8]) -> Result<(Self, Range<usize>)> {
+        let (eth, ip_offset) = crate::ethernet::EthernetRepr::parse_bytes(frame)?;
+        if eth.ethertype != crate::ethernet::ETHERTYPE_IPV6 {
+            return Err(Error::NotUdp("not an IPv6 frame"));
+        }
+        let loc = match locate(frame, ip_offset)? {
+            Ipv6Payload::Udp(loc) => loc,
+            Ipv6Payload::Fragment => return Err(Error::NotUdp("fragmented IPv6 datagram")),
+            Ipv6Payload::Other(_) => return Err(Error::NotUdp("IPv6 next header is not UDP")),
+        };
+        let ip = &frame[ip_offset..];
+        let repr = Udp6FrameRepr {
+            eth,
+            src_addr: loc.src_addr,
+            dst_addr: loc.dst_addr,
+            src_port: loc.src_port,
+            dst_port: loc.dst_port,
+            traffic_class: ((ip[field::VERSION] & 0x0f) << 4) | (ip[field::TC_FLOW] >> 4),
+            hop_limit: ip[field::HOP_LIMIT],
+        };
+        Ok((repr, loc.payload))
     }
-    let eth = crate::ethernet::EthernetRepr {
-        ethertype: crate::ethernet::ETHERTYPE_IPV6,
-        ..*eth
-    };
-    let mut out = vec![0u8; eth.buffer_len() + HEADER_LEN + udp_len];
-    let ip_offset = eth.emit(&mut out);
-    let ip = &mut out[ip_offset..];
-    ip[field::VERSION] = 0x60 | (tc >> 4);
-    ip[field::TC_FLOW] = tc << 4;
-    ip[field::PAYLOAD_LEN].copy_from_slice(&(udp_len as u16).to_be_bytes());
-    ip[field::NEXT_HEADER] = next_header::UDP;
-    ip[field::HOP_LIMIT] = 64;
-    ip[field::SRC].copy_from_slice(&src);
-    ip[field::DST].copy_from_slice(&dst);
-    let udp = &mut ip[HEADER_LEN..];
-    udp[field::UDP_SRC_PORT].copy_from_slice(&ports.0.to_be_bytes());
-    udp[field::UDP_DST_PORT].copy_from_slice(&ports.1.to_be_bytes());
-    udp[field::UDP_LEN].copy_from_slice(&(udp_len as u16).to_be_bytes());
-    udp[crate::ip::UDP_HEADER_LEN..].copy_from_slice(payload);
-    let c = udp6_checksum(&src, &dst, udp);
-    udp[field::UDP_CHECKSUM].copy_from_slice(&c.to_be_bytes());
-    Ok(out)
+
+    /// Size of the frame for a payload of `payload_len` octets.
+    pub fn buffer_len(&self, payload_len: usize) -> usize {
+        self.eth.buffer_len() + HEADER_LEN + crate::ip::UDP_HEADER_LEN + payload_len
+    }
+
+    /// This header around `payload`: the frame as a value to emit.
+    pub fn with_payload(self, payload: &[u8]) -> Udp6Frame<'_> {
+        Udp6Frame {
+            headers: self,
+            payload,
+        }
+    }
+
+    /// Writes the frame for a payload of `payload_len` octets at the start of `buf`,
+    /// `write_payload` filling the payload in place, then Payload Length, UDP length and the
+    /// UDP checksum (mandatory over IPv6, RFC 8200 §8.1); returns the frame's length.
+    ///
+    /// # Errors
+    /// [`Error::TooLarge`] when the datagram would not fit the 16-bit Payload Length;
+    /// [`Error::Truncated`] when `buf` is shorter than [`Self::buffer_len`]; whatever
+    /// `write_payload` returns.
+    pub fn emit_with<E: From<Error>>(
+        &self,
+        buf: &mut [u8],
+        payload_len: usize,
+        write_payload: impl FnOnce(&mut [u8]) -> core::result::Result<(), E>,
+    ) -> core::result::Result<usize, E> {
+        check_ipv6_size(crate::ip::UDP_HEADER_LEN, payload_len)?;
+        let len = self.buffer_len(payload_len);
+        crate::ip::check_room(buf, len)?;
+        let eth = crate::ethernet::EthernetRepr {
+            ethertype: crate::ethernet::ETHERTYPE_IPV6,
+            ..self.eth
+        };
+        let ip_offset = eth.emit(buf);
+        let ip = &mut buf[ip_offset..len];
+        let tc = self.traffic_class;
+        ip[field::VERSION] = 0x60 | (tc >> 4);
+        ip[field::TC_FLOW] = tc << 4;
+        ip[2..4].fill(0);
+        ip[field::NEXT_HEADER] = next_header::UDP;
+        ip[field::HOP_LIMIT] = self.hop_limit;
+        ip[field::SRC].copy_from_slice(&self.src_addr);
+        ip[field::DST].copy_from_slice(&self.dst_addr);
+        let udp = &mut ip[HEADER_LEN..];
+        udp[field::UDP_SRC_PORT].copy_from_slice(&self.src_port.to_be_bytes());
+        udp[field::UDP_DST_PORT].copy_from_slice(&self.dst_port.to_be_bytes());
+        write_payload(&mut udp[crate::ip::UDP_HEADER_LEN..])?;
+        finish_ipv6_udp(ip, HEADER_LEN);
+        Ok(len)
+    }
+
+    /// The frame around `payload` as a new vector: a thin helper for callers that want an
+    /// owned frame; see [`Udp6Frame::emit`].
+    pub fn to_vec(&self, payload: &[u8]) -> Result<Vec<u8>> {
+        self.with_payload(payload).to_vec()
+    }
+}
+
+/// An Ethernet/IPv6/UDP frame to emit: header values and a borrowed payload (smoltcp's `Repr`
+/// shape, as [`crate::ip::Udp4Frame`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Udp6Frame<'p> {
+    /// Ethernet, IPv6 and UDP header values.
+    pub headers: Udp6FrameRepr,
+    /// The UDP payload.
+    pub payload: &'p [u8],
+}
+
+impl<'p> Udp6Frame<'p> {
+    /// Reads a frame: its header values and its payload, borrowed.
+    pub fn parse(frame: &'p [u8]) -> Result<Self> {
+        let (headers, range) = Udp6FrameRepr::parse(frame)?;
+        Ok(Udp6Frame {
+            headers,
+            payload: &frame[range],
+        })
+    }
+
+    /// Octets [`Udp6Frame::emit`] writes.
+    pub fn buffer_len(&self) -> usize {
+        self.headers.buffer_len(self.payload.len())
+    }
+
+    /// Writes the frame at the start of `buf`; returns [`Self::buffer_len`].
+    ///
+    /// # Errors
+    /// [`Error::TooLarge`] for a payload beyond the 16-bit Payload Length;
+    /// [`Error::Truncated`] when `buf` is too short.
+    pub fn emit(&self, buf: &mut [u8]) -> Result<usize> {
+        self.headers
+            .emit_with(buf, self.payload.len(), |p: &mut [u8]| {
+                p.copy_from_slice(self.payload);
+                Ok::<(), Error>(())
+            })
+    }
+
+    /// The frame as a new vector.
+    pub fn to_vec(&self) -> Result<Vec<u8>> {
+        check_ipv6_size(crate::ip::UDP_HEADER_LEN, self.payload.len())?;
+        let mut out = vec![0u8; self.buffer_len()];
+        self.emit(&mut out)?;
+        Ok(out)
+    }
 }
 
 #[cfg(test)]
@@ -290,6 +420,26 @@ mod tests {
             vlan: None,
             ethertype: 0,
         }
+    }
+
+    fn emit_udp_frame(
+        eth: &EthernetRepr,
+        src_addr: Ipv6Address,
+        dst_addr: Ipv6Address,
+        (src_port, dst_port): (u16, u16),
+        traffic_class: u8,
+        payload: &[u8],
+    ) -> Result<Vec<u8>> {
+        Udp6FrameRepr {
+            eth: *eth,
+            src_addr,
+            dst_addr,
+            src_port,
+            dst_port,
+            traffic_class,
+            hop_limit: 64,
+        }
+        .to_vec(payload)
     }
 
     #[test]
@@ -347,11 +497,52 @@ mod tests {
         assert_eq!(locate(&g, 14).unwrap(), Ipv6Payload::Other(6));
     }
 
+    #[test]
+    fn oversized_payload_is_refused() {
+        let big = vec![0u8; u16::MAX as usize - 7];
+        assert_eq!(
+            emit_udp_frame(&eth(), [1; 16], [2; 16], (1, 2), 0, &big),
+            Err(Error::TooLarge {
+                what: "IPv6 payload"
+            })
+        );
+        let f = emit_udp_frame(&eth(), [1; 16], [2; 16], (1, 2), 0, &big[1..]).unwrap();
+        assert!(matches!(locate(&f, 14), Ok(Ipv6Payload::Udp(l)) if l.udp_checksum_ok));
+    }
+
     proptest! {
         #[test]
         fn no_panic_on_arbitrary_bytes(data in proptest::collection::vec(any::<u8>(), 0..120)) {
             let _ = locate(&data, 0);
             let _ = locate(&data, 14);
+            let _ = Udp6Frame::parse(&data);
+        }
+
+        /// parse(emit(x)) == x for the borrowed-payload frame, the checksum right, and every
+        /// buffer shorter than `buffer_len` an error.
+        #[test]
+        fn frame_repr_round_trip_and_short_buffers(vlan in crate::ethernet::tests::arb_vlan(),
+                                                   src_addr: [u8; 16], dst_addr: [u8; 16],
+                                                   src_port: u16, dst_port: u16, traffic_class: u8,
+                                                   hop_limit: u8,
+                                                   payload in proptest::collection::vec(any::<u8>(), 0..200),
+                                                   cut in 1usize..100) {
+            let headers = Udp6FrameRepr {
+                eth: EthernetRepr { dst: [1; 6], src: [2; 6], vlan, ethertype: crate::ethernet::ETHERTYPE_IPV6 },
+                src_addr, dst_addr, src_port, dst_port, traffic_class, hop_limit,
+            };
+            let x = headers.with_payload(&payload);
+            let mut buf = vec![0xa5; x.buffer_len() + 3];
+            prop_assert_eq!(x.emit(&mut buf).unwrap(), x.buffer_len());
+            let f = &buf[..x.buffer_len()];
+            prop_assert_eq!(Udp6Frame::parse(f).unwrap(), x);
+            prop_assert_eq!(&x.to_vec().unwrap()[..], f);
+            let ip_offset = f.len() - payload.len() - HEADER_LEN - 8;
+            let is_ok = matches!(locate(f, ip_offset), Ok(Ipv6Payload::Udp(l)) if l.udp_checksum_ok);
+            prop_assert!(is_ok);
+            let short = x.buffer_len().saturating_sub(cut);
+            let is_truncated = matches!(x.emit(&mut vec![0; short]), Err(Error::Truncated { .. }));
+            prop_assert!(is_truncated);
         }
     }
 }

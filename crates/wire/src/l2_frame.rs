@@ -154,9 +154,10 @@ impl<T: AsRef<[u8]>> GooseFrame<T> {
     }
 }
 
-/// The owned layer-2 GOOSE/SV frame body. The APDU is kept as raw bytes so that a MAC can be
-/// checked over exactly what was received; decode it with [`crate::goose::GoosePdu::parse`]
-/// or [`crate::sv::SavPdu::parse`].
+/// The owned layer-2 GOOSE/SV frame body, for tests and fixtures that build frames from values
+/// (the packet path uses the borrowed [`crate::l2_frame_repr::L2BodyRepr`], which this emits
+/// through). The APDU is kept as raw bytes so that a MAC can be checked over exactly what was
+/// received; decode it with [`crate::goose::GoosePdu::parse`] or [`crate::sv::SavPdu::parse`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GooseFrameRepr {
     /// APPID: application identifier (IEC 61850-8-1 C.2.3).
@@ -219,26 +220,25 @@ impl GooseFrameRepr {
         Ok(())
     }
 
+    /// The body as a value that borrows this one's APDU and extension (what the packet path
+    /// emits; see [`crate::l2_frame_repr`]).
+    pub fn as_repr(&self) -> crate::l2_frame_repr::L2BodyRepr<'_> {
+        crate::l2_frame_repr::L2BodyRepr {
+            appid: self.appid,
+            reserved1: self.reserved1,
+            reserved2: self.reserved2,
+            apdu: &self.apdu,
+            extension: self.extension.as_deref(),
+        }
+    }
+
     /// Write the body at the start of `buf`, with Length computed; returns `buffer_len()`.
     ///
     /// # Errors
-    /// [`Error::TooLarge`] if the body exceeds 65535 octets. Panics if `buf` is shorter than
-    /// `buffer_len()` (a caller bug).
+    /// [`Error::TooLarge`] if the body exceeds 65535 octets; [`Error::Truncated`] if `buf` is
+    /// shorter than `buffer_len()`.
     pub fn emit(&self, buf: &mut [u8]) -> Result<usize> {
-        let len = self.buffer_len();
-        let length = u16::try_from(len).map_err(|_| Error::TooLarge {
-            what: "GOOSE Length",
-        })?;
-        buf[field::APPID].copy_from_slice(&self.appid.to_be_bytes());
-        buf[field::LENGTH].copy_from_slice(&length.to_be_bytes());
-        buf[field::RESERVED1].copy_from_slice(&self.reserved1.to_be_bytes());
-        buf[field::RESERVED2].copy_from_slice(&self.reserved2.to_be_bytes());
-        let apdu_end = HEADER_LEN + self.apdu.len();
-        buf[HEADER_LEN..apdu_end].copy_from_slice(&self.apdu);
-        if let Some(ext) = &self.extension {
-            buf[apdu_end..len].copy_from_slice(ext);
-        }
-        Ok(len)
+        self.as_repr().emit(buf)
     }
 }
 
@@ -346,15 +346,20 @@ impl L2Frame {
         self.eth.buffer_len() + self.body.buffer_len()
     }
 
+    /// The frame as a value that borrows this one's APDU and extension.
+    pub fn as_repr(&self) -> crate::l2_frame_repr::L2FrameRepr<'_> {
+        crate::l2_frame_repr::L2FrameRepr {
+            eth: self.eth,
+            body: self.body.as_repr(),
+        }
+    }
+
     /// The frame as bytes, without padding to the minimum frame size.
     ///
     /// Not [`Codec::to_vec`]: the body's Length field can overflow, so this fails with
     /// [`Error::TooLarge`] where [`GooseFrameRepr::emit`] does.
     pub fn to_vec(&self) -> Result<Vec<u8>> {
-        let mut out = vec![0u8; self.buffer_len()];
-        let off = self.eth.emit(&mut out);
-        self.body.emit(&mut out[off..])?;
-        Ok(out)
+        self.as_repr().to_vec()
     }
 
     /// Whether Reserved2 carries the IEC 62351-6 header CRC, and in which byte order.

@@ -27,10 +27,12 @@ pub mod isakmp;
 pub mod l2_emit;
 pub mod l2_extension;
 pub mod l2_frame;
+pub mod l2_frame_repr;
 pub mod offload;
 pub mod spdu;
 pub mod sv;
 pub mod tlv_scan;
+pub mod udp_rewrite;
 
 pub use codec::Codec;
 pub use error::{Error, Result};

@@ -119,7 +119,7 @@ mod tests {
                 src_addr: sa, dst_addr: da, src_port: 102, dst_port: 102, ttl: 64, tos: 0,
                 identification: 1,
             };
-            let good = repr.emit(&payload).unwrap();
+            let good = repr.to_vec(&payload).unwrap();
             let mut f = good.clone();
             f[40..42].copy_from_slice(&junk.to_be_bytes());
             prop_assert!(complete_transport_checksum(&mut f));

@@ -787,7 +787,7 @@ fn parse_signature_element<'a>(
     Ok((stated, &rest[field::TRAILER_VALUE..end]))
 }
 
-/// Where [`emit`] put things.
+/// Where [`SpduRepr::emit`] puts things.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Layout {
     /// Offset of the IV within the SPDU (version 2).
@@ -798,94 +798,220 @@ pub struct Layout {
     pub payload_end: usize,
 }
 
-/// Size of the SPDU [`emit`] writes before the trailer.
-pub fn emitted_len(header: &SessionHeader, elements: &[PayloadElement<'_>]) -> usize {
-    header.payload_start() + elements.iter().map(|e| e.wire_len()).sum::<usize>()
+/// The payload of an SPDU to emit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpduPayload<'a> {
+    /// Payload elements, each written as type, simulation, APPID, APDU length (with the
+    /// dialect's bias) and APDU.
+    Elements(&'a [PayloadElement<'a>]),
+    /// Payload elements already in wire form, exactly as [`SessionPdu::payload`] gives them for
+    /// an SPDU parsed (and its elements checked, [`validate_elements`]) with the same dialect:
+    /// a received payload sent on under a new header (security added or removed). Re-encoding
+    /// its elements would write the same octets (each element occupies its header and its
+    /// APDU, whose stated length the dialect fixes), so they are copied as they are.
+    Encoded(&'a [u8]),
 }
 
-/// Appends a session PDU with `elements` to `out` and returns its layout. `trailer_len` is the
-/// number of bytes the caller will append after the payload (padding and signature elements):
-/// exact SPDU lengths count them.
-pub fn emit(
-    header: &SessionHeader,
-    elements: &[PayloadElement<'_>],
-    trailer_len: usize,
-    dialect: &Dialect,
-    out: &mut Vec<u8>,
-) -> Result<Layout> {
-    let base = out.len();
-    let pl_off = header.payload_length_offset();
-    let payload_len: usize = elements.iter().map(|e| e.wire_len()).sum();
-    let total = pl_off + field::PAYLOAD_LENGTH_LEN + payload_len + trailer_len;
-    let (sh, ch) = match dialect.header_lengths {
-        HeaderLengths::Exact => {
-            let l = pl_off - field::COMMON_HEADER_TAG;
-            (
-                u8::try_from(l).map_err(|_| Error::TooLarge {
-                    what: "session header",
-                })?,
-                (pl_off - field::SPDU_LENGTH.start) as u8,
-            )
+impl SpduPayload<'_> {
+    /// Octets of the payload on the wire.
+    pub fn wire_len(&self) -> usize {
+        match self {
+            SpduPayload::Elements(els) => els.iter().map(|e| e.wire_len()).sum(),
+            SpduPayload::Encoded(b) => b.len(),
         }
-        HeaderLengths::Fixed { session, common } => (session, common),
-    };
-    let pl_field = payload_len
-        + if dialect.payload_length_counts_itself {
+    }
+}
+
+/// A session PDU to emit, in smoltcp's `Repr` shape: its header, its payload borrowed, and the
+/// size of the trailer (padding and signature elements) the caller writes after the payload,
+/// which exact SPDU lengths count. [`SpduRepr::buffer_len`] is the whole SPDU, trailer
+/// included; [`SpduRepr::emit`] writes all of it but the trailer into the caller's buffer and
+/// says where things are ([`Layout`]). The length fields are computed (and checked against
+/// their widths) once, in [`SpduRepr::new`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpduRepr<'a> {
+    header: SessionHeader,
+    payload: SpduPayload<'a>,
+    dialect: Dialect,
+    session_header_len: u8,
+    common_header_len: u8,
+    spdu_length: u32,
+    payload_length: u32,
+    payload_end: usize,
+    total: usize,
+}
+
+impl<'a> SpduRepr<'a> {
+    /// An SPDU with `header` and `payload`, written with `dialect`'s length rules, to be
+    /// followed by `trailer_len` octets of trailer.
+    ///
+    /// # Errors
+    /// [`Error::TooLarge`] when a length does not fit its field (the session header length's
+    /// octet, PayloadLength's and SPDU length's four octets, an APDU length's two).
+    pub fn new(
+        header: SessionHeader,
+        payload: SpduPayload<'a>,
+        trailer_len: usize,
+        dialect: &Dialect,
+    ) -> Result<Self> {
+        let pl_off = header.payload_length_offset();
+        let payload_start = pl_off + field::PAYLOAD_LENGTH_LEN;
+        let payload_len = payload.wire_len();
+        let too_large = |what| Error::TooLarge { what };
+        let payload_end = payload_start
+            .checked_add(payload_len)
+            .ok_or(too_large("payload"))?;
+        let total = payload_end
+            .checked_add(trailer_len)
+            .ok_or(too_large("SPDU"))?;
+        let (session_header_len, common_header_len) = match dialect.header_lengths {
+            HeaderLengths::Exact => (
+                u8::try_from(pl_off - field::COMMON_HEADER_TAG)
+                    .map_err(|_| too_large("session header"))?,
+                u8::try_from(pl_off - field::SPDU_LENGTH.start)
+                    .map_err(|_| too_large("session header"))?,
+            ),
+            HeaderLengths::Fixed { session, common } => (session, common),
+        };
+        let own = if dialect.payload_length_counts_itself {
             field::PAYLOAD_LENGTH_LEN
         } else {
             0
         };
-    let pl_field = u32::try_from(pl_field).map_err(|_| Error::TooLarge { what: "payload" })?;
-    let spdu_len = match dialect.spdu_length {
-        SpduLengthRule::Exact => total - field::SPDU_LENGTH.end,
-        SpduLengthRule::PayloadPlus20 => 20 + pl_field as usize,
-    };
-    let spdu_len = u32::try_from(spdu_len).map_err(|_| Error::TooLarge { what: "SPDU" })?;
-    out.reserve(total);
-    out.extend_from_slice(&[
-        CLTP_LI,
-        CLTP_UD,
-        header.spdu_id.to_u8(),
-        sh,
-        COMMON_HEADER_TAG,
-        ch,
-    ]);
-    out.extend_from_slice(&spdu_len.to_be_bytes());
-    out.extend_from_slice(&header.spdu_number.to_be_bytes());
-    out.extend_from_slice(&header.security.version().to_be_bytes());
-    out.extend_from_slice(&header.time_of_current_key.to_be_bytes());
-    out.extend_from_slice(&header.time_to_next_key.to_be_bytes());
-    let iv_offset = match &header.security {
-        SecurityInfo::V1 {
-            enc_code,
-            mac_code,
-            key_id,
-        } => {
-            out.extend_from_slice(&[*enc_code, *mac_code]);
-            out.extend_from_slice(&key_id.to_be_bytes());
-            field::V1_KEY_ID.end
+        let payload_length = payload_len
+            .checked_add(own)
+            .and_then(|n| u32::try_from(n).ok())
+            .ok_or(too_large("payload"))?;
+        let spdu_length = match dialect.spdu_length {
+            SpduLengthRule::Exact => total - field::SPDU_LENGTH.end,
+            SpduLengthRule::PayloadPlus20 => (payload_length as usize)
+                .checked_add(20)
+                .ok_or(too_large("SPDU"))?,
+        };
+        let spdu_length = u32::try_from(spdu_length).map_err(|_| too_large("SPDU"))?;
+        if let SpduPayload::Elements(els) = payload {
+            for e in els {
+                let stated = e.apdu.len() + dialect.apdu_length_bias as usize;
+                u16::try_from(stated).map_err(|_| too_large("APDU"))?;
+            }
         }
-        SecurityInfo::V2 { key_id, iv } => {
-            out.extend_from_slice(&key_id.to_be_bytes());
-            out.push(iv.len() as u8);
-            out.extend_from_slice(iv.as_slice());
-            field::V2_IV
-        }
-    };
-    out.extend_from_slice(&pl_field.to_be_bytes());
-    for e in elements {
-        let stated = e.apdu.len() + dialect.apdu_length_bias as usize;
-        let stated = u16::try_from(stated).map_err(|_| Error::TooLarge { what: "APDU" })?;
-        out.extend_from_slice(&[e.payload_type, e.simulation]);
-        out.extend_from_slice(&e.appid.to_be_bytes());
-        out.extend_from_slice(&stated.to_be_bytes());
-        out.extend_from_slice(e.apdu);
+        Ok(SpduRepr {
+            header,
+            payload,
+            dialect: *dialect,
+            session_header_len,
+            common_header_len,
+            spdu_length,
+            payload_length,
+            payload_end,
+            total,
+        })
     }
-    Ok(Layout {
-        iv_offset,
-        payload_start: pl_off + field::PAYLOAD_LENGTH_LEN,
-        payload_end: out.len() - base,
-    })
+
+    /// The header written.
+    pub fn header(&self) -> &SessionHeader {
+        &self.header
+    }
+
+    /// Octets of the whole SPDU, the trailer included: what the caller's buffer must hold.
+    pub fn buffer_len(&self) -> usize {
+        self.total
+    }
+
+    /// Where [`SpduRepr::emit`] puts things (known before anything is written).
+    pub fn layout(&self) -> Layout {
+        Layout {
+            iv_offset: match self.header.security {
+                SecurityInfo::V1 { .. } => field::V1_KEY_ID.end,
+                SecurityInfo::V2 { .. } => field::V2_IV,
+            },
+            payload_start: self.header.payload_start(),
+            payload_end: self.payload_end,
+        }
+    }
+
+    /// Writes the SPDU up to the end of its payload at the start of `buf`, the trailer's
+    /// octets (`buf[layout.payload_end..buffer_len()]`) left to the caller; returns the layout.
+    ///
+    /// # Errors
+    /// [`Error::Truncated`] when `buf` is shorter than [`Self::buffer_len`]; nothing is
+    /// written then.
+    pub fn emit(&self, buf: &mut [u8]) -> Result<Layout> {
+        if buf.len() < self.total {
+            return Err(Error::Truncated {
+                what: "SPDU output buffer",
+                need: self.total,
+                have: buf.len(),
+            });
+        }
+        let h = &self.header;
+        buf[field::LI] = CLTP_LI;
+        buf[field::TI] = CLTP_UD;
+        buf[field::SI] = h.spdu_id.to_u8();
+        buf[field::SESSION_HEADER_LEN] = self.session_header_len;
+        buf[field::COMMON_HEADER_TAG] = COMMON_HEADER_TAG;
+        buf[field::COMMON_HEADER_LEN] = self.common_header_len;
+        buf[field::SPDU_LENGTH].copy_from_slice(&self.spdu_length.to_be_bytes());
+        buf[field::SPDU_NUMBER].copy_from_slice(&h.spdu_number.to_be_bytes());
+        buf[field::VERSION].copy_from_slice(&h.security.version().to_be_bytes());
+        buf[field::TIME_OF_CURRENT_KEY].copy_from_slice(&h.time_of_current_key.to_be_bytes());
+        buf[field::TIME_TO_NEXT_KEY].copy_from_slice(&h.time_to_next_key.to_be_bytes());
+        match &h.security {
+            SecurityInfo::V1 {
+                enc_code,
+                mac_code,
+                key_id,
+            } => {
+                buf[field::V1_ENC_ALGORITHM] = *enc_code;
+                buf[field::V1_MAC_ALGORITHM] = *mac_code;
+                buf[field::V1_KEY_ID].copy_from_slice(&key_id.to_be_bytes());
+            }
+            SecurityInfo::V2 { key_id, iv } => {
+                buf[field::V2_KEY_ID].copy_from_slice(&key_id.to_be_bytes());
+                buf[field::V2_IV_LEN] = iv.len() as u8;
+                buf[field::V2_IV..field::V2_IV + iv.len()].copy_from_slice(iv.as_slice());
+            }
+        }
+        let pl_off = h.payload_length_offset();
+        let mut at = pl_off + field::PAYLOAD_LENGTH_LEN;
+        buf[pl_off..at].copy_from_slice(&self.payload_length.to_be_bytes());
+        match self.payload {
+            SpduPayload::Encoded(b) => buf[at..at + b.len()].copy_from_slice(b),
+            SpduPayload::Elements(els) => {
+                let bias = self.dialect.apdu_length_bias as usize;
+                for e in els {
+                    let el = &mut buf[at..at + e.wire_len()];
+                    el[field::ELEMENT_TYPE] = e.payload_type;
+                    el[field::ELEMENT_SIMULATION] = e.simulation;
+                    el[field::ELEMENT_APPID].copy_from_slice(&e.appid.to_be_bytes());
+                    // Checked to fit in `new`.
+                    let stated = (e.apdu.len() + bias) as u16;
+                    el[field::ELEMENT_APDU_LEN].copy_from_slice(&stated.to_be_bytes());
+                    el[ELEMENT_HEADER_LEN..].copy_from_slice(e.apdu);
+                    at += e.wire_len();
+                }
+            }
+        }
+        Ok(self.layout())
+    }
+
+    /// The SPDU followed by `trailer` as a new vector: a thin helper for callers that want an
+    /// owned SPDU (tests, fixtures).
+    ///
+    /// # Errors
+    /// [`Error::BadLength`] when `trailer` is not as long as the SPDU was sized for.
+    pub fn to_vec_with_trailer(&self, trailer: &[u8]) -> Result<Vec<u8>> {
+        if trailer.len() != self.total - self.payload_end {
+            return Err(Error::BadLength {
+                what: "SPDU trailer",
+                value: trailer.len(),
+            });
+        }
+        let mut out = vec![0u8; self.total];
+        let lay = self.emit(&mut out)?;
+        out[lay.payload_end..].copy_from_slice(trailer);
+        Ok(out)
+    }
 }
 
 #[cfg(test)]
@@ -933,9 +1059,27 @@ mod tests {
         let b = unhex(LIB_PLAIN);
         let pdu = SessionPdu::parse(&b, &Dialect::LIBIEC61850).unwrap();
         let els = parse_elements(pdu.payload(), &Dialect::LIBIEC61850).unwrap();
-        let mut out = Vec::new();
-        emit(&pdu.header, &els, 0, &Dialect::LIBIEC61850, &mut out).unwrap();
+        let out = SpduRepr::new(
+            pdu.header.clone(),
+            SpduPayload::Elements(&els),
+            0,
+            &Dialect::LIBIEC61850,
+        )
+        .unwrap()
+        .to_vec_with_trailer(&[])
+        .unwrap();
         assert_eq!(out, b);
+        // The payload copied as received writes the same octets.
+        let copied = SpduRepr::new(
+            pdu.header.clone(),
+            SpduPayload::Encoded(pdu.payload()),
+            0,
+            &Dialect::LIBIEC61850,
+        )
+        .unwrap()
+        .to_vec_with_trailer(&[])
+        .unwrap();
+        assert_eq!(copied, b);
     }
 
     #[test]
@@ -957,10 +1101,19 @@ mod tests {
             appid: 0x3001,
             apdu: &apdu,
         };
-        let mut out = vec![0xa5; 3];
-        let lay = emit(&h, &[el], 18, &Dialect::STANDARD, &mut out).unwrap();
-        let mut spdu = out.split_off(3);
-        assert_eq!(lay.payload_end, spdu.len());
+        let els = [el];
+        let repr = SpduRepr::new(
+            h.clone(),
+            SpduPayload::Elements(&els),
+            18,
+            &Dialect::STANDARD,
+        )
+        .unwrap();
+        let mut buf = vec![0xa5; repr.buffer_len() + 3];
+        let lay = repr.emit(&mut buf[3..]).unwrap();
+        assert_eq!(lay, repr.layout());
+        let mut spdu = buf[3..3 + lay.payload_end].to_vec();
+        assert_eq!(lay.payload_end + 18, repr.buffer_len());
         spdu.extend_from_slice(&[0x85, 16]);
         spdu.extend_from_slice(&[0xee; 16]);
         let p = SessionPdu::parse(&spdu, &Dialect::STANDARD).unwrap();
@@ -1027,6 +1180,40 @@ mod tests {
         use super::super::*;
         use proptest::prelude::*;
 
+        /// An APDU whose length (with the dialect's bias) overflows its two octets is refused
+        /// when the SPDU is sized, before anything is written.
+        #[test]
+        fn oversized_apdu_is_refused() {
+            for d in [Dialect::STANDARD, Dialect::LIBIEC61850, Dialect::SECLIB] {
+                let apdu = vec![0u8; 65_536 - d.apdu_length_bias as usize];
+                let h = SessionHeader {
+                    spdu_id: SpduId::Goose,
+                    spdu_number: 1,
+                    time_of_current_key: 0,
+                    time_to_next_key: 0,
+                    security: SecurityInfo::V2 {
+                        key_id: 0,
+                        iv: Iv::EMPTY,
+                    },
+                };
+                let els = [PayloadElement {
+                    payload_type: 0x81,
+                    simulation: 0,
+                    appid: 1,
+                    apdu: &apdu,
+                }];
+                assert_eq!(
+                    SpduRepr::new(h.clone(), SpduPayload::Elements(&els), 0, &d),
+                    Err(Error::TooLarge { what: "APDU" })
+                );
+                let fits = [PayloadElement {
+                    apdu: &apdu[1..],
+                    ..els[0]
+                }];
+                assert!(SpduRepr::new(h.clone(), SpduPayload::Elements(&fits), 0, &d).is_ok());
+            }
+        }
+
         fn dialects() -> impl Strategy<Value = Dialect> {
             prop_oneof![
                 Just(Dialect::STANDARD),
@@ -1065,9 +1252,11 @@ mod tests {
                 let security = if v2 { SecurityInfo::V2 { key_id: key, iv: Iv::new(&iv).unwrap() } } else { SecurityInfo::V1 { enc_code: 1, mac_code: 2, key_id: key } };
                 let h = SessionHeader { spdu_id: SpduId::Goose, spdu_number: num, time_of_current_key: tock, time_to_next_key: ttnk, security };
                 let el = PayloadElement { payload_type: 0x81, simulation: 0, appid, apdu: &apdu };
-                let mut out = Vec::new();
-                let lay = emit(&h, &[el], trailer.len(), &d, &mut out).unwrap();
-                out.extend_from_slice(&trailer);
+                let els = [el];
+                let repr = SpduRepr::new(h.clone(), SpduPayload::Elements(&els), trailer.len(), &d).unwrap();
+                let out = repr.to_vec_with_trailer(&trailer).unwrap();
+                let lay = repr.layout();
+                prop_assert_eq!(out.len(), repr.buffer_len());
                 let p = SessionPdu::parse(&out, &d).unwrap();
                 prop_assert_eq!(&p.header, &h);
                 prop_assert_eq!(p.payload_start, lay.payload_start);
@@ -1075,7 +1264,36 @@ mod tests {
                 prop_assert_eq!(p.trailer(), &trailer[..]);
                 let els = parse_elements(p.payload(), &d).unwrap();
                 prop_assert_eq!(els, vec![el]);
+                // The received payload copied under the same header and dialect: the same SPDU.
+                let again = SpduRepr::new(h.clone(), SpduPayload::Encoded(p.payload()), trailer.len(), &d)
+                    .unwrap()
+                    .to_vec_with_trailer(&trailer)
+                    .unwrap();
+                prop_assert_eq!(&again, &out);
             }
+
+            /// Every buffer shorter than `buffer_len` is an error and leaves the buffer as it was;
+            /// a trailer of the wrong size is refused.
+            #[test]
+            fn short_buffers_are_errors(
+                d in dialects(), v2 in any::<bool>(),
+                iv in proptest::collection::vec(any::<u8>(), 0..=MAX_IV_LEN),
+                apdus in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..100), 0..4),
+                trailer_len in 0usize..40, cut in 1usize..200,
+            ) {
+                let security = if v2 { SecurityInfo::V2 { key_id: 3, iv: Iv::new(&iv).unwrap() } } else { SecurityInfo::V1 { enc_code: 0, mac_code: 1, key_id: 3 } };
+                let h = SessionHeader { spdu_id: SpduId::SampledValues, spdu_number: 1, time_of_current_key: 0, time_to_next_key: -1, security };
+                let els: Vec<_> = apdus.iter().map(|a| PayloadElement { payload_type: 0x82, simulation: 1, appid: 7, apdu: a }).collect();
+                let repr = SpduRepr::new(h, SpduPayload::Elements(&els), trailer_len, &d).unwrap();
+                let short = repr.buffer_len().saturating_sub(cut);
+                let mut buf = vec![0x3c; short];
+                let is_truncated = matches!(repr.emit(&mut buf), Err(Error::Truncated { .. }));
+                prop_assert!(is_truncated);
+                prop_assert!(buf.iter().all(|&b| b == 0x3c));
+                let wrong = vec![0; trailer_len + 1];
+                prop_assert!(repr.to_vec_with_trailer(&wrong).is_err());
+            }
+
         }
     }
 }

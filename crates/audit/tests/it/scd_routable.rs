@@ -17,7 +17,7 @@ use gander_testkit::frames::{
 };
 use gander_wire::data::Data;
 use gander_wire::goose::GoosePdu;
-use gander_wire::spdu::{emit, PayloadElement, SpduId};
+use gander_wire::spdu::{PayloadElement, SpduId, SpduPayload, SpduRepr};
 use gander_wire::Codec;
 
 const SCD: &str = include_str!("../data/routable.scd");
@@ -57,10 +57,15 @@ fn rgoose(cb: &str, appid: u16, spdu_no: u32, sq: u32) -> Vec<u8> {
         apdu: &apdu,
     };
     let trailer = gander_sec::spdu::unsigned_trailer(profile);
-    let mut out = Vec::new();
-    emit(&header, &[el], trailer.len(), &profile.dialect(), &mut out).unwrap();
-    out.extend_from_slice(trailer);
-    out
+    SpduRepr::new(
+        header,
+        SpduPayload::Elements(&[el]),
+        trailer.len(),
+        &profile.dialect(),
+    )
+    .unwrap()
+    .to_vec_with_trailer(trailer)
+    .unwrap()
 }
 
 /// An unsecured R-SV SPDU of stream `sv_id`.
@@ -75,10 +80,15 @@ fn rsv(sv_id: &str, appid: u16, spdu_no: u32, smp_cnt: u16) -> Vec<u8> {
         apdu: &apdu,
     };
     let trailer = gander_sec::spdu::unsigned_trailer(profile);
-    let mut out = Vec::new();
-    emit(&header, &[el], trailer.len(), &profile.dialect(), &mut out).unwrap();
-    out.extend_from_slice(trailer);
-    out
+    SpduRepr::new(
+        header,
+        SpduPayload::Elements(&[el]),
+        trailer.len(),
+        &profile.dialect(),
+    )
+    .unwrap()
+    .to_vec_with_trailer(trailer)
+    .unwrap()
 }
 
 /// R-SV from the IED's IPv6 address to `group`.

@@ -45,7 +45,7 @@ fn udp_frame(payload: &[u8]) -> Vec<u8> {
         tos: 0,
         identification: 7,
     }
-    .emit(payload)
+    .to_vec(payload)
     .unwrap()
 }
 
@@ -151,12 +151,12 @@ fn verify_libiec61850_frames_and_catch_tampering() {
     // address or port is still a replay.
     let hmac = hex::decode(LIB_HMAC128).unwrap();
     let (mut r, payload) = UdpFrameRepr::parse(&udp_frame(&hmac)).unwrap();
-    let f = r.emit(&hmac).unwrap();
+    let f = r.to_vec(&hmac).unwrap();
     r.src_addr = [192, 0, 2, 99];
-    let other_ip = r.emit(&hmac).unwrap();
+    let other_ip = r.to_vec(&hmac).unwrap();
     r.src_addr = [192, 0, 2, 1];
     r.src_port = 40000;
-    let other_port = r.emit(&hmac).unwrap();
+    let other_port = r.to_vec(&hmac).unwrap();
     assert_eq!(payload.len(), hmac.len());
     write_pcap(&d.p("moved.pcap"), &[f.clone(), f, other_ip, other_port]);
     let (code, out, _) = verify_json(&d, "libiec61850", "moved.pcap");
@@ -343,14 +343,16 @@ fn sv_and_ipv6_protect_show_verify() {
     let mut src = [0u8; 16];
     src[0] = 0xfd;
     src[15] = 1;
-    let v6 = gander_wire::ipv6::emit_udp_frame(
-        &eth,
-        src,
-        group,
-        (102, 102),
-        0,
-        &hex::decode(LIB_PLAIN).unwrap(),
-    )
+    let v6 = gander_wire::ipv6::Udp6FrameRepr {
+        eth,
+        src_addr: src,
+        dst_addr: group,
+        src_port: 102,
+        dst_port: 102,
+        traffic_class: 0,
+        hop_limit: 64,
+    }
+    .to_vec(&hex::decode(LIB_PLAIN).unwrap())
     .unwrap();
     frames.push((t0 + period * 5, v6));
     write_pcap_at(&d.p("plain.pcap"), &frames);

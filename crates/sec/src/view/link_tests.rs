@@ -6,7 +6,7 @@
 use super::*;
 use gander_wire::ethernet::EthernetRepr;
 use gander_wire::ip::UdpFrameRepr;
-use gander_wire::spdu::emit as emit_spdu;
+use gander_wire::spdu::{SpduPayload, SpduRepr};
 use std::net::SocketAddr;
 
 /// An unsecured R-GOOSE SPDU with one GOOSE element (IEC 61850-90-5 §11.3).
@@ -21,10 +21,15 @@ fn spdu(appid: u16) -> Vec<u8> {
         appid,
         apdu: &apdu,
     };
-    let mut out = Vec::new();
-    emit_spdu(&header, &[el], trailer.len(), &profile.dialect(), &mut out).unwrap();
-    out.extend_from_slice(trailer);
-    out
+    SpduRepr::new(
+        header,
+        SpduPayload::Elements(&[el]),
+        trailer.len(),
+        &profile.dialect(),
+    )
+    .unwrap()
+    .to_vec_with_trailer(trailer)
+    .unwrap()
 }
 
 fn v4_frame(payload: &[u8], src_port: u16, dst_port: u16) -> Vec<u8> {
@@ -43,7 +48,7 @@ fn v4_frame(payload: &[u8], src_port: u16, dst_port: u16) -> Vec<u8> {
         tos: 0,
         identification: 9,
     }
-    .emit(payload)
+    .to_vec(payload)
     .unwrap()
 }
 
@@ -61,7 +66,17 @@ fn v6_frame(payload: &[u8]) -> Vec<u8> {
     dst[0] = 0xff;
     dst[1] = 0x05;
     dst[15] = 2;
-    ipv6::emit_udp_frame(&eth, src, dst, (102, 102), 0, payload).unwrap()
+    ipv6::Udp6FrameRepr {
+        eth,
+        src_addr: src,
+        dst_addr: dst,
+        src_port: 102,
+        dst_port: 102,
+        traffic_class: 0,
+        hop_limit: 64,
+    }
+    .to_vec(payload)
+    .unwrap()
 }
 
 /// Ports and payload of a session's datagram.
