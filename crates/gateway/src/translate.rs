@@ -16,7 +16,7 @@ use crate::reason::DropReason;
 use gander_sec::l2;
 use gander_sec::spdu::{IvSource, SendParams};
 use gander_sec::spdu_emit::{PlainSpduRepr, SecuredSpduRepr, SessionFrameRepr, SpduOut};
-use gander_sec::view::{Content, FrameView, L2View, Verified};
+use gander_sec::view::{Apdu, Content, FrameView, L2View, Verified};
 use gander_sec::{KeyEntry, Profile};
 use gander_wire::ethernet::{self, EthernetRepr, VlanTag};
 use gander_wire::goose::GooseView;
@@ -124,7 +124,7 @@ impl Translator {
             Content::Session(s) => {
                 let dialect = out.profile.dialect();
                 let el = only_element(s.pdu.payload(), &dialect)?;
-                self.session_to_goose(el, out, buf)
+                self.session_to_goose(el, false, out, buf)
             }
             _ => Err(DropReason::TranslateNotGoose),
         }
@@ -148,9 +148,12 @@ impl Translator {
                 };
                 self.rgoose(el, out, buf)
             }
-            (_, Verified::Session { session, .. }) => {
+            (_, Verified::Session { session, apdus, .. }) => {
                 let el = only_element(session.payload(), &out.profile.dialect())?;
-                self.session_to_goose(el, out, buf)
+                // Verification parsed every APDU whole: one it read as GOOSE is not parsed
+                // again.
+                let checked = matches!(apdus.as_slice(), [Apdu::Goose(_)]);
+                self.session_to_goose(el, checked, out, buf)
             }
             _ => Err(DropReason::Malformed),
         }
@@ -222,19 +225,24 @@ impl Translator {
 
     /// The one GOOSE element of an R-GOOSE session as a layer-2 GOOSE frame (IEC 61850-8-1
     /// Annex C) in `buf`, protected with the IEC 62351-6 extension when the rule has a key.
+    /// Its APDU is checked whole unless verification already parsed it as GOOSE
+    /// (`apdu_checked`).
     /// The APDU is written from where it lies in the session, through a frame value that
     /// borrows it ([`L2FrameRepr`]); a secured output is assembled in the translator's reused
     /// buffer and secured from there by the layer-2 protect of the security library.
     fn session_to_goose(
         &mut self,
         el: PayloadElement<'_>,
+        apdu_checked: bool,
         out: Output<'_>,
         buf: &mut Vec<u8>,
     ) -> Result<(), DropReason> {
         if el.payload_type != SpduId::Goose.payload_type() {
             return Err(DropReason::TranslateNotGoose);
         }
-        GooseView::parse(el.apdu)?;
+        if !apdu_checked {
+            GooseView::parse(el.apdu)?;
+        }
         let t = out.translate.ok_or(DropReason::TranslateUnconfigured)?;
         let frame = L2FrameRepr {
             eth: EthernetRepr {

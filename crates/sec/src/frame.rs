@@ -11,7 +11,7 @@ use crate::profile::Profile;
 use crate::replay::ReplayState;
 use crate::spdu::{IvSource, SendParams};
 use crate::spdu_emit::{SecuredSpduRepr, SessionFrameRepr, SpduOut};
-use crate::view::{self, Apdu, Content, FrameView, Judged};
+use crate::view::{self, Apdu, Content, FrameView, Judged, Link};
 use gander_wire::ethernet::EthernetRepr;
 use gander_wire::spdu::SpduId;
 use gander_wire::spdu::{SessionPdu, SpduPayload};
@@ -348,16 +348,20 @@ pub fn protect_view(
             if !unsecured_spdu(pdu) {
                 return Err(SecError::AlreadySecured(pdu.header.security.key_id()));
             }
-            // The elements are checked without collecting them (all well formed first, then
-            // each APPID and APDU, the order the drop reasons have always had), then carried
-            // on as received (same dialect) or re-encoded (another profile's dialect).
+            // The elements are checked in one pass without collecting them, with the drop
+            // reasons in the order they have always had: a malformed element anywhere first,
+            // then the first APPID or APDU an element may not carry.
             let dialect = s.profile.dialect();
-            gander_wire::spdu::validate_elements(pdu.payload(), &dialect)?;
+            let mut refused = Ok(());
             for e in gander_wire::spdu::elements(pdu.payload(), &dialect) {
                 let e = e?;
-                key.check_appid(e.appid)?;
-                Apdu::check_element(pdu.header.spdu_id, &e)?;
+                if refused.is_ok() {
+                    refused = key
+                        .check_appid(e.appid)
+                        .and_then(|()| Apdu::check_element(pdu.header.spdu_id, &e));
+                }
             }
+            refused?;
             let params = SendParams {
                 spdu_id: pdu.header.spdu_id,
                 spdu_number: pdu.header.spdu_number,
@@ -376,7 +380,13 @@ pub fn protect_view(
             };
             let mut frame = Vec::new();
             out.emit_into(&mut frame)?;
-            fit::check_link_payload(Transport::RGooseIpv4, view.link_payload_len(&frame))?;
+            // What the link carries: the output behind the link header it was written behind
+            // (the IP packet; a socket's payload with the IP and UDP headers it will get).
+            let link_payload = match view.link {
+                Link::Datagram => s.udp.ip_packet_len(frame.len()),
+                Link::Ethernet | Link::Ip => frame.len() - s.udp.ip_offset,
+            };
+            fit::check_link_payload(Transport::RGooseIpv4, link_payload)?;
             Ok(Some(frame))
         }
     }
