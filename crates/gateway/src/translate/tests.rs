@@ -5,9 +5,11 @@
 
 use crate::config::{Config, Direction};
 use crate::policy::{Decision, Policy};
+use gander_sec::spdu_emit::PlainSpduRepr;
 use gander_sec::{default_provider, KeyStore, Profile};
 use gander_testkit::frames::{self as craft, Udp6Addrs, UdpAddrs};
 use gander_wire::ethernet::{VlanTag, ETHERTYPE_VLAN};
+use gander_wire::spdu::{PayloadElement, SpduId, SpduPayload};
 use proptest::prelude::*;
 use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
@@ -96,6 +98,27 @@ fn handle(
     }
 }
 
+/// An unsecured R-SV SPDU (one 9-2LE ASDU) as `profile` writes it.
+fn rsv_spdu(profile: Profile, appid: u16, n: u32) -> Vec<u8> {
+    let apdu = craft::sv_apdu("gander/MU01", n as u16);
+    let el = [PayloadElement {
+        payload_type: SpduId::SampledValues.payload_type(),
+        simulation: 0,
+        appid,
+        apdu: &apdu,
+    }];
+    let repr = PlainSpduRepr::new(
+        profile,
+        SpduId::SampledValues,
+        n,
+        SpduPayload::Elements(&el),
+    )
+    .unwrap();
+    let mut out = vec![0; repr.buffer_len()];
+    repr.emit(&mut out).unwrap();
+    out
+}
+
 fn cases() -> impl Strategy<Value = (Profile, u32)> {
     prop_oneof![
         Just((Profile::Standard, 1)),
@@ -111,12 +134,17 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(48))]
 
     /// Protect, verify and strip give back the unsecured frame byte for byte, whatever the
-    /// profile, the key, the framing (IPv4, IPv4 behind an 802.1Q tag, IPv6) and the way in.
+    /// profile, the key, R-GOOSE or R-SV, the framing (IPv4, IPv4 behind an 802.1Q tag, IPv6)
+    /// and the way in.
     #[test]
     fn strip_of_protect_is_the_plain_frame((profile, key) in cases(), framing in 0u8..3,
                                            way in prop_oneof![Just(Way::Frame), Just(Way::Packet), Just(Way::Datagram)],
-                                           appid in 1u16..0x4000, n in 1u32..1000) {
-        let spdu = craft::rgoose_spdu(profile, appid, n, 1, n);
+                                           appid in 1u16..0x4000, n in 1u32..1000, sv: bool) {
+        let spdu = if sv {
+            rsv_spdu(profile, appid, n)
+        } else {
+            craft::rgoose_spdu(profile, appid, n, 1, n)
+        };
         let v4 = craft::udp_frame(&UdpAddrs::IED_TO_SUB, &spdu);
         let (plain, ip_offset) = match framing {
             0 => (v4, 14),
