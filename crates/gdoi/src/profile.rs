@@ -16,8 +16,8 @@
 //!   gander signs for that peer the way it verifies.
 //! * **The DOI of the phase-1 SA.** RFC 6407 2.1: the phase-1 SA "MUST" carry the GDOI DOI
 //!   (2), and gander's member writes it. strongSwan (IKEv1 main mode only with the IPsec DOI,
-//!   1) and Wireshark 4.0 (which dissects a DOI-2 SA in the GDOI phase-2 layout and then
-//!   cannot decrypt the exchange with a key log) need the IPsec DOI: with
+//!   number 1) and Wireshark 4.0 (which dissects a DOI-2 SA in the GDOI phase-2 layout and
+//!   then cannot decrypt the exchange with a key log) need the IPsec DOI: with
 //!   [`PeerProfile::IpsecDoi`] the member offers that. A responder answers in the DOI it was
 //!   offered, so the key server needs no profile for it.
 //!
