@@ -4,7 +4,13 @@
 //! a profiler (`perf record -g target/release/examples/l2_path_profile verify 3000000`), and
 //! prints the mean time per call.
 //!
-//! Usage: `l2_path_profile [protect|verify|mac|mac-verify|mac-in-frame|goose|goose-fields|all-data|classify|extension] [iterations]`.
+//! Usage: `l2_path_profile [protect|verify|strip|mac|mac-verify|mac-in-frame|goose|goose-fields|all-data|classify|extension] [iterations] [gmac|ascon|hmac]`.
+//!
+//! The third argument picks the key: AES-GMAC-128 (the default, profile `standard`), the
+//! Ascon-AEAD128 MAC (profile `experimental`) or HMAC-SHA256-128 (`standard`), on the same
+//! frame. `strip` is what the gateway does with a verified frame it forwards to a legacy
+//! subscriber: classify, verify, and write the frame without its extension
+//! (`StrippedL2Repr`) into a reused buffer.
 
 use gander_bench::crypto::{goose_apdu, ELEMENT_HEADER_LEN, HEADER_LEN_NO_IV, NOW};
 use gander_sec::spdu::RandomIv;
@@ -13,6 +19,7 @@ use gander_sec::{default_provider, l2, view, EncAlgorithm, KeyEntry, KeyStore, M
 use gander_wire::data;
 use gander_wire::ethernet::{EthernetRepr, ETHERTYPE_GOOSE};
 use gander_wire::goose::GooseView;
+use gander_wire::l2_emit::StrippedL2Repr;
 use gander_wire::l2_extension::ExtensionView;
 use gander_wire::l2_frame::{GooseFrameRepr, L2Frame};
 use std::hint::black_box;
@@ -22,13 +29,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let mode = args.next().unwrap_or_else(|| "verify".into());
     let n: usize = args.next().map_or(Ok(1_000_000), |s| s.parse())?;
-    let secret: Vec<u8> = (0..16u8)
+    let (mac, key_len, profile) = match args.next().as_deref() {
+        None | Some("gmac") => (MacAlgorithm::AesGmac128, 16, Profile::Standard),
+        Some("ascon") => (MacAlgorithm::AsconAead128Mac, 16, Profile::Experimental),
+        Some("hmac") => (MacAlgorithm::HmacSha256_128, 32, Profile::Standard),
+        Some(other) => return Err(format!("unknown algorithm {other}").into()),
+    };
+    let secret: Vec<u8> = (0..key_len as u8)
         .map(|i| i.wrapping_mul(29).wrapping_add(17))
         .collect();
     let mut store = KeyStore::new();
     store.insert(KeyEntry::new(
         3,
-        MacAlgorithm::AesGmac128,
+        mac,
         EncAlgorithm::None,
         &secret,
         default_provider(),
@@ -51,7 +64,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         },
     }
     .to_vec()?;
-    let profile = Profile::Standard;
     let frame = l2::protect(profile, entry, &plain, &mut RandomIv, NOW)?;
     let v = view::classify(profile, &frame)?;
     let view::Content::L2(l) = &v.content else {
@@ -61,7 +73,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let ext = ExtensionView::parse(&frame[ext_range.clone()])?;
     let covered = frame[l.header_offset - 2..ext_range.start + ext.layout.auth_value.end].to_vec();
     let covered_in_frame = &frame[l.header_offset - 2..ext_range.start + ext.layout.auth_value.end];
-    let iv = ext.iv.ok_or("no IV")?.to_vec();
+    let iv = ext.iv.unwrap_or_default().to_vec();
     let tag = ext.mac.to_vec();
     let apdu_bytes = &frame[l.apdu.clone()];
     let all_data = GooseView::parse(apdu_bytes)?.all_data;
@@ -79,9 +91,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 let v = view::classify(profile, black_box(&frame))?;
                 black_box(view::verify(profile, &store, &v, NOW)?);
             }
+            "strip" => {
+                let v = view::classify(profile, black_box(&frame))?;
+                black_box(view::verify(profile, &store, &v, NOW)?);
+                let view::Content::L2(l) = &v.content else {
+                    return Err("not layer 2".into());
+                };
+                let s = StrippedL2Repr::new(v.frame, l.header_offset, l.apdu.clone())?;
+                out.resize(s.buffer_len(), 0);
+                s.emit(&mut out)?;
+                black_box(&out);
+            }
             "mac" => {
                 let mut t = [0u8; 16];
-                mk.sign(black_box(&iv), black_box(&covered), &mut t)?;
+                mk.sign(black_box(&iv), black_box(&covered), &mut t[..tag.len()])?;
                 black_box(&t);
             }
             "mac-verify" => mk.verify(black_box(&iv), black_box(&covered), black_box(&tag))?,
@@ -89,7 +112,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             // EtherType, offset 12), as protect and verify compute it.
             "mac-in-frame" => {
                 let mut t = [0u8; 16];
-                mk.sign(black_box(&iv), black_box(covered_in_frame), &mut t)?;
+                mk.sign(black_box(&iv), black_box(covered_in_frame), &mut t[..tag.len()])?;
                 black_box(&t);
             }
             "goose" => {
