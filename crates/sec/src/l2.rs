@@ -170,8 +170,7 @@ fn protect_located(
         let sav = crate::view::sav_view(apdu)?;
         (0, sav.first.as_ref().map_or(0, |a| u32::from(a.smp_cnt)))
     } else {
-        let goose = GooseView::parse(apdu)?;
-        (goose.st_num, goose.sq_num)
+        GooseView::check_counters(apdu)?
     };
     let (iv_buf, iv_len) = if key.signature.is_none() {
         crate::spdu::mac_iv(key.mac, st_num, sq_num, ivs)?

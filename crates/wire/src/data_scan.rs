@@ -10,23 +10,36 @@
 //! checks, and the property test in `data.rs` (`check_seq_fast_path_agrees`) holds the two
 //! together.
 
-use crate::ber;
 use crate::data::{tag, MAX_DEPTH};
-use crate::tlv_scan::Scan;
+use crate::tlv_scan::{self, Scan};
 
 /// Whether `bytes`, a `SEQUENCE OF Data` body, is well formed by the fast rules (see the
 /// module documentation). `false` means "ask the general checker", not "malformed".
 pub(crate) fn accepts(bytes: &[u8]) -> bool {
-    accepts_in(Scan::new(bytes), 0)
+    accepts_in(bytes, 0)
 }
 
-fn accepts_in(mut s: Scan<'_>, depth: usize) -> bool {
-    while !s.is_empty() {
-        let Some((t, v)) = s.element() else {
-            return false;
+fn accepts_in(mut s: &[u8], depth: usize) -> bool {
+    // One pass over the elements, the short length form (what every value of a publisher's
+    // allData uses: contents under 128 octets) read in place; a long form goes through
+    // `Scan`, which reads it as `ber::Reader` does.
+    while let [t, l, rest @ ..] = s {
+        let (v, next) = if *l < 0x80 {
+            let len = *l as usize;
+            if len > rest.len() {
+                return false;
+            }
+            rest.split_at(len)
+        } else {
+            let mut sc = Scan::new(s);
+            let Some((_, v)) = sc.element() else {
+                return false;
+            };
+            (v, sc.rest())
         };
-        let ok = match t {
-            tag::ARRAY | tag::STRUCTURE => depth < MAX_DEPTH && accepts_in(Scan::new(v), depth + 1),
+        s = next;
+        let ok = match *t {
+            tag::ARRAY | tag::STRUCTURE => depth < MAX_DEPTH && accepts_in(v, depth + 1),
             tag::BOOLEAN => v.len() == 1,
             tag::BIT_STRING | tag::BOOLEAN_ARRAY => match v {
                 [unused, rest @ ..] => *unused <= 7 && (!rest.is_empty() || *unused == 0),
@@ -39,7 +52,7 @@ fn accepts_in(mut s: Scan<'_>, depth: usize) -> bool {
             },
             tag::FLOATING_POINT => matches!(v, [8, _, _, _, _] | [11, _, _, _, _, _, _, _, _]),
             tag::OCTET_STRING => true,
-            tag::VISIBLE_STRING => ber::visible_str(v, "Data visible-string").is_ok(),
+            tag::VISIBLE_STRING => tlv_scan::visible(v),
             tag::BINARY_TIME => v.len() == 4 || v.len() == 6,
             tag::UTC_TIME => v.len() == 8,
             _ => false,
@@ -48,5 +61,6 @@ fn accepts_in(mut s: Scan<'_>, depth: usize) -> bool {
             return false;
         }
     }
-    true
+    // A single octet left is an element cut short.
+    s.is_empty()
 }

@@ -166,7 +166,7 @@ impl<'a> GooseView<'a> {
     /// Check an APDU (`61 L ...`) that fills `bytes` exactly, without allocating: every field,
     /// allData included ([`data::check_seq`]).
     pub fn parse(bytes: &'a [u8]) -> Result<GooseView<'a>> {
-        match Self::canonical(bytes, true) {
+        match Self::canonical(bytes, true, true) {
             Some(v) => Ok(v),
             None => Self::parse_with(bytes, AllData::Check).map(|(v, _)| v),
         }
@@ -179,9 +179,21 @@ impl<'a> GooseView<'a> {
     /// does not grow with the data set; [`Self::check_all_data`] (or [`Self::to_pdu`]) checks
     /// the rest. On input that [`Self::parse`] accepts the two give the same view.
     pub fn parse_fields(bytes: &'a [u8]) -> Result<GooseView<'a>> {
-        match Self::canonical(bytes, false) {
+        match Self::canonical(bytes, false, true) {
             Some(v) => Ok(v),
             None => Self::parse_with(bytes, AllData::Skip).map(|(v, _)| v),
+        }
+    }
+
+    /// [`Self::parse`]'s verdict (the same checks, the same error for the same input) with
+    /// only stNum and sqNum returned: what a sender needs before it protects an APDU (a
+    /// malformed APDU is not signed, and the counters feed the Ascon nonce). The
+    /// VisibleStrings are checked but not turned into `&str`, which costs a UTF-8 validation
+    /// per string that this caller would throw away.
+    pub fn check_counters(bytes: &'a [u8]) -> Result<(u32, u32)> {
+        match Self::canonical(bytes, true, false) {
+            Some(v) => Ok((v.st_num, v.sq_num)),
+            None => Self::parse_with(bytes, AllData::Check).map(|(v, _)| (v.st_num, v.sq_num)),
         }
     }
 
@@ -190,7 +202,11 @@ impl<'a> GooseView<'a> {
     /// indirect branch per field that the CPU mispredicts). `None` for anything else,
     /// including any error: then [`Self::parse_with`] parses the APDU again, so errors, and
     /// what is accepted, are exactly the general parser's.
-    fn canonical(bytes: &'a [u8], deep: bool) -> Option<GooseView<'a>> {
+    ///
+    /// With `strs` false the VisibleStrings are checked (every octet 0x20..=0x7E) but the view
+    /// carries empty strings in their place ([`Self::check_counters`] only).
+    #[inline(always)]
+    fn canonical(bytes: &'a [u8], deep: bool, strs: bool) -> Option<GooseView<'a>> {
         // `Scan` answers `None` where `Reader` would build an error: a canonical APDU never
         // needs one, and anything else goes to the general parser.
         let mut outer = Scan::new(bytes);
@@ -199,7 +215,12 @@ impl<'a> GooseView<'a> {
             return None;
         }
         let mut b = Scan::new(pdu);
-        let str_field = |v: &'a [u8]| ber::visible_str(v, "").ok();
+        // A VisibleString is ASCII, so UTF-8: the `&str` cannot fail once `visible` holds.
+        let str_field = |v: &'a [u8]| match (tlv_scan::visible(v), strs) {
+            (false, _) => None,
+            (true, true) => core::str::from_utf8(v).ok(),
+            (true, false) => Some(""),
+        };
         let bool_field = |b: &mut Scan<'a>, tag| match b.optional(tag)? {
             Some(v) => tlv_scan::bool_of(v),
             None => Some(false),
@@ -649,6 +670,10 @@ pub(crate) mod tests {
             for b in [&good[..], &bad[..], &noise[..]] {
                 let general = GooseView::parse_with(b, AllData::Check).map(|(v, _)| v);
                 prop_assert_eq!(GooseView::parse(b), general.clone());
+                prop_assert_eq!(
+                    GooseView::check_counters(b),
+                    general.clone().map(|v| (v.st_num, v.sq_num))
+                );
                 let general_fields = GooseView::parse_with(b, AllData::Skip).map(|(v, _)| v);
                 prop_assert_eq!(GooseView::parse_fields(b), general_fields);
                 if let Ok(v) = &general {

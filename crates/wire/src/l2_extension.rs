@@ -22,7 +22,7 @@
 //! ([`ExtensionLayout::auth_value`]); the `85` mAC element is outside the MAC input,
 //! which is why it sits beside, not inside, `A4`.
 
-use crate::ber::{self, FieldOrder, IntBytes, Reader};
+use crate::ber::{self, FieldOrder, Reader};
 use crate::ber_sink::{tlv, Sink, SliceSink};
 use crate::tlv_scan::{self, Scan};
 use crate::{Codec, Error, Result};
@@ -345,17 +345,55 @@ pub struct ExtensionFields<'a> {
 /// [`SecurityExtension`] and the borrowed [`ExtensionFields`] alike.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Encoded<'a> {
-    version: IntBytes,
-    time_of_current_key: IntBytes,
-    time_to_next_key: IntBytes,
+    version: Int,
+    time_of_current_key: Int,
+    time_to_next_key: Int,
     iv: Option<&'a [u8]>,
-    key_id: IntBytes,
+    key_id: Int,
     mac_len: usize,
     /// Contents length of AuthenticationValue.
     auth_value_len: usize,
     /// Contents length of the whole extension.
     content_len: usize,
 }
+
+/// The minimal two's-complement contents octets of an INTEGER (X.690 8.3.2: the first nine
+/// bits never all equal), found from the count of leading sign bits instead of a loop over
+/// the octets: `v`'s magnitude bits plus one sign bit, rounded up to whole octets. The same
+/// octets as `ber::encode_i64` (property test `int_matches_ber`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Int {
+    /// `v` big-endian, its contents octets first (left-aligned), zeros after them.
+    left: [u8; 8],
+    len: u8,
+}
+
+impl Int {
+    #[inline(always)]
+    fn new(v: i64) -> Int {
+        // `v` for v >= 0, `!v` for v < 0: either way the bits that are not sign copies.
+        let magnitude = (v ^ (v >> 63)) as u64;
+        let len = ((72 - magnitude.leading_zeros()) / 8).max(1);
+        Int {
+            left: ((v as u64) << (8 * (8 - len))).to_be_bytes(),
+            len: len as u8,
+        }
+    }
+
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.len as usize
+    }
+}
+
+impl AsRef<[u8]> for Int {
+    fn as_ref(&self) -> &[u8] {
+        &self.left[..self.len as usize]
+    }
+}
+
+/// Largest extension [`Encoded::emit_short`] writes: every element length in the short form.
+const SHORT_MAX: usize = 127;
 
 /// Zeros for a placeholder mAC, written in pieces of this size (signatures can be longer).
 const ZEROS: [u8; 64] = [0; 64];
@@ -372,10 +410,12 @@ impl<'a> Encoded<'a> {
         key_id: u32,
         mac_len: usize,
     ) -> Self {
-        let version = ber::encode_i64(version);
-        let time_of_current_key = ber::encode_i64(time_of_current_key);
-        let time_to_next_key = ber::encode_i64(time_to_next_key);
-        let key_id = ber::encode_u64(key_id.into());
+        let version = Int::new(version);
+        let time_of_current_key = Int::new(time_of_current_key);
+        let time_to_next_key = Int::new(time_to_next_key);
+        // A u32 is a non-negative i64: the same minimal octets as `ber::encode_u64`, a
+        // leading zero octet where its top bit is set (X.690 8.3.3).
+        let key_id = Int::new(i64::from(key_id));
         let auth_value_len = ber::tlv_len(version.len())
             + ber::tlv_len(time_of_current_key.len())
             + ber::tlv_len(time_to_next_key.len())
@@ -408,6 +448,51 @@ impl<'a> Encoded<'a> {
             auth_value: av_start..av_end,
             mac: mac_start..mac_start + self.mac_len,
         }
+    }
+
+    /// [`Self::encode`] with a zero mAC for the extension every MAC key writes (the whole
+    /// extension under 128 octets, so every length is one octet, X.690 8.1.3.4), assembled in
+    /// a zeroed stack buffer with fixed eight-octet stores (an [`Int`] is left-aligned with
+    /// zeros after it, so the next element overwrites only zeros) and copied out once: a
+    /// layer-2 protect writes it per frame, and a copy per element was most of its cost.
+    /// `false` (nothing written) for anything larger, which [`Self::encode`] writes.
+    #[inline]
+    fn emit_short(&self, buf: &mut [u8]) -> bool {
+        let total = self.buffer_len();
+        if total > SHORT_MAX || buf.len() < total || self.iv.is_some_and(|iv| iv.len() > 16) {
+            return false;
+        }
+        // Room for the last eight-octet store past the end of the extension.
+        let mut t = [0u8; SHORT_MAX + 16];
+        t[0] = tag::SECURITY_EXTENSION;
+        t[1] = self.content_len as u8;
+        t[2] = tag::AUTHENTICATION_VALUE;
+        t[3] = self.auth_value_len as u8;
+        let mut at = 4;
+        let int = |t: &mut [u8; SHORT_MAX + 16], at: &mut usize, tag: u8, v: &Int| {
+            t[*at] = tag;
+            t[*at + 1] = v.len;
+            t[*at + 2..*at + 10].copy_from_slice(&v.left);
+            *at += 2 + v.len();
+        };
+        int(&mut t, &mut at, tag::VERSION, &self.version);
+        int(&mut t, &mut at, tag::TIME_OF_CURRENT_KEY, &self.time_of_current_key);
+        int(&mut t, &mut at, tag::TIME_TO_NEXT_KEY, &self.time_to_next_key);
+        if let Some(iv) = self.iv {
+            t[at] = tag::IV;
+            t[at + 1] = iv.len() as u8;
+            let mut ivb = [0u8; 16];
+            ivb[..iv.len()].copy_from_slice(iv);
+            t[at + 2..at + 18].copy_from_slice(&ivb);
+            at += 2 + iv.len();
+        }
+        int(&mut t, &mut at, tag::KEY_ID, &self.key_id);
+        t[at] = tag::MAC;
+        t[at + 1] = self.mac_len as u8;
+        // The mAC's octets are still zero: nothing was stored past the KeyID's contents but
+        // the zeros that follow them in `Int::left` (and the IV's zero padding before that).
+        buf[..total].copy_from_slice(&t[..total]);
+        true
     }
 
     /// The one encoder of the extension (IEC 62351-6 8.4: `SecurityExtension` holding
@@ -499,7 +584,9 @@ impl EncodedExtension<'_> {
 
     /// [`ExtensionFields::emit_placeholder`] from the encodings made once.
     pub fn emit_placeholder(&self, buf: &mut [u8]) -> ExtensionLayout {
-        self.e.encode(&mut SliceSink::new(buf), None);
+        if !self.e.emit_short(buf) {
+            self.e.encode(&mut SliceSink::new(buf), None);
+        }
         self.e.layout()
     }
 }
@@ -746,6 +833,15 @@ pub(crate) mod tests {
             let l = e.layout();
             prop_assert_eq!(&v[l.mac.clone()], &e.mac[..]);
             prop_assert_eq!(SecurityExtension::parse_with_layout(&v).ok(), Some((e, l)));
+        }
+
+        /// The leading-zero count gives `ber::encode_i64`'s octets, for every i64 and u32.
+        #[test]
+        fn int_matches_ber(v: i64, k: u32) {
+            let (a, b) = (Int::new(v), ber::encode_i64(v));
+            prop_assert_eq!(a.as_ref(), b.as_ref());
+            let (a, b) = (Int::new(i64::from(k)), ber::encode_u64(k.into()));
+            prop_assert_eq!(a.as_ref(), b.as_ref());
         }
 
         /// The table-driven CRC equals the bitwise RFC 1662 loop.

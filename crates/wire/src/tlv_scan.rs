@@ -126,6 +126,34 @@ pub fn i64_of(v: &[u8]) -> Option<i64> {
     Some(v.iter().fold(init, |acc, &b| (acc << 8) | b as i64))
 }
 
+/// Whether every octet is a VisibleString character (ISO/IEC 646 graphic characters and
+/// space, 0x20..=0x7E; X.680 41.1 Table 8), eight octets per step: a word holds a bad octet if
+/// one is below 0x20 (`(x - 0x20..) & !x & 0x80..`, the borrow test of "Bit Twiddling
+/// Hacks", exact for "any") or above 0x7E (`((x + 0x01..) | x) & 0x80..`: 0x7F becomes 0x80,
+/// 0x80 and above already have the top bit; a carry only leaves an octet that is itself
+/// bad). The last word overlaps the one before it instead of a loop over the tail: GOOSE
+/// references are tens of octets and are checked on every frame protected or verified
+/// (`docs/bench-crypto.md`, "Layer 2: one pass").
+#[inline]
+pub fn visible(v: &[u8]) -> bool {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let bad = |x: u64| (x.wrapping_sub(LO * 0x20) & !x) | x.wrapping_add(LO) | x;
+    let word = |c: &[u8]| {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(c);
+        u64::from_le_bytes(w)
+    };
+    if v.len() < 8 {
+        return v.iter().all(|&b| b.wrapping_sub(0x20) <= 0x5e);
+    }
+    let mut acc = bad(word(&v[v.len() - 8..]));
+    for c in v.chunks_exact(8) {
+        acc |= bad(word(c));
+    }
+    acc & HI == 0
+}
+
 /// A BOOLEAN (one octet, X.690 8.2.2), else `None`.
 #[inline(always)]
 pub fn bool_of(v: &[u8]) -> Option<bool> {
@@ -199,6 +227,21 @@ mod tests {
         #[test]
         fn i64_agrees(bytes in proptest::collection::vec(any::<u8>(), 0..10)) {
             prop_assert_eq!(i64_of(&bytes), ber::decode_i64(&bytes, "x").ok());
+        }
+
+        /// The word-at-a-time VisibleString test agrees with the octet-by-octet rule.
+        #[test]
+        fn visible_agrees(bytes in proptest::collection::vec(any::<u8>(), 0..40),
+                          printable in proptest::collection::vec(0x20u8..=0x7e, 0..70),
+                          at: usize, bad in proptest::sample::select(vec![0u8, 0x1f, 0x7f, 0x80, 0xff])) {
+            prop_assert_eq!(visible(&bytes), ber::visible_str(&bytes, "x").is_ok());
+            prop_assert!(visible(&printable));
+            if !printable.is_empty() {
+                let mut p = printable.clone();
+                let i = at % p.len();
+                p[i] = bad;
+                prop_assert!(!visible(&p));
+            }
         }
 
         #[test]
