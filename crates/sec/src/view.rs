@@ -390,6 +390,9 @@ pub(crate) fn no_authenticator(trailer: &[u8]) -> bool {
     padding.iter().all(|&b| b == 0)
 }
 
+/// Where the EtherType of an untagged frame is: after the two addresses (IEEE 802.3 3.1.1).
+const ETHERTYPE_OFFSET_UNTAGGED: usize = 12;
+
 /// Classifies one Ethernet frame (see the module documentation).
 ///
 /// # Errors
@@ -399,9 +402,11 @@ pub(crate) fn no_authenticator(trailer: &[u8]) -> bool {
 /// [`SecError::Fragment`] for a fragment of a UDP datagram.
 pub fn classify(profile: Profile, frame: &[u8]) -> Result<FrameView<'_>, SecError> {
     let eth = Frame::new_checked(frame)?;
+    // The tag stack is walked once (each `Frame` accessor walks it again): every tag is four
+    // octets in front of the EtherType that names the payload, which the payload follows.
     let ethertype_offset = eth.ethertype_offset();
-    let tags = eth.tag_count();
-    let payload_offset = eth.payload_offset();
+    let tags = (ethertype_offset - ETHERTYPE_OFFSET_UNTAGGED) / ethernet::VLAN_TAG_LEN;
+    let payload_offset = ethertype_offset + 2;
     let view = |content| FrameView {
         frame,
         link: Link::Ethernet,
@@ -411,7 +416,8 @@ pub fn classify(profile: Profile, frame: &[u8]) -> Result<FrameView<'_>, SecErro
         ethertype_offset,
         content,
     };
-    let ethertype = eth.ethertype();
+    // `new_checked` walked the whole stack: the EtherType's two octets are in the frame.
+    let ethertype = u16::from_be_bytes([frame[ethertype_offset], frame[ethertype_offset + 1]]);
     let content = match ethertype {
         ethernet::ETHERTYPE_GOOSE | ethernet::ETHERTYPE_SV | ethernet::ETHERTYPE_GSE_MANAGEMENT => {
             Content::L2(l2_view(frame, ethertype, payload_offset, tags)?)

@@ -481,9 +481,16 @@ impl<'a> Encoded<'a> {
         if let Some(iv) = self.iv {
             t[at] = tag::IV;
             t[at + 1] = iv.len() as u8;
-            let mut ivb = [0u8; 16];
-            ivb[..iv.len()].copy_from_slice(iv);
-            t[at + 2..at + 18].copy_from_slice(&ivb);
+            // GMAC's 12-octet IV (SP 800-38D 8.2) as one fixed-size store; any other length
+            // through a zero-padded block, so that the store size is fixed either way.
+            match <&[u8; 12]>::try_from(iv) {
+                Ok(iv12) => t[at + 2..at + 14].copy_from_slice(iv12),
+                Err(_) => {
+                    let mut ivb = [0u8; 16];
+                    ivb[..iv.len()].copy_from_slice(iv);
+                    t[at + 2..at + 18].copy_from_slice(&ivb);
+                }
+            }
             at += 2 + iv.len();
         }
         int(&mut t, &mut at, tag::KEY_ID, &self.key_id);
