@@ -170,7 +170,9 @@ fn protect_located(
         let sav = crate::view::sav_view(apdu)?;
         (0, sav.first.as_ref().map_or(0, |a| u32::from(a.smp_cnt)))
     } else {
-        GooseView::check_counters(apdu)?
+        let g = GooseView::check_counters(apdu)?;
+        crate::view::check_entries(g.entries_match())?;
+        (g.st_num, g.sq_num)
     };
     let (iv_buf, iv_len) = if key.signature.is_none() {
         crate::spdu::mac_iv(key.mac, st_num, sq_num, ivs)?
@@ -267,5 +269,133 @@ pub fn verify(
             extension: extension.to_extension(),
         })),
         crate::view::Judged::Verified(_) => Err(SecError::Unsupported("not layer-2 GOOSE or SV")),
+    }
+}
+
+#[cfg(test)]
+mod entries_tests {
+    //! numDatSetEntries against allData on the layer-2 security path (IEC 61850-8-1 Table 60).
+    use super::*;
+    use crate::spdu::RandomIv;
+    use crate::view::{self, Judged};
+    use crate::{default_provider, MacAlgorithm};
+    use gander_wire::data::Data;
+    use gander_wire::ethernet::ETHERTYPE_GOOSE;
+    use gander_wire::goose::GoosePdu;
+    use gander_wire::l2_extension::CrcByteOrder;
+    use gander_wire::Codec;
+
+    const NOW: u64 = 1_767_225_600;
+
+    fn frame(entries: u32) -> Vec<u8> {
+        L2Frame {
+            eth: EthernetRepr {
+                dst: [0x01, 0x0c, 0xcd, 0x01, 0, 1],
+                src: [2, 0, 0, 0, 0, 1],
+                vlan: None,
+                ethertype: ETHERTYPE_GOOSE,
+            },
+            body: GooseFrameRepr {
+                appid: 0x3001,
+                reserved1: 0,
+                reserved2: 0,
+                apdu: GoosePdu {
+                    gocb_ref: "IED1LD0/LLN0$GO$gcb1".into(),
+                    time_allowed_to_live: 2000,
+                    dat_set: "IED1LD0/LLN0$ds1".into(),
+                    go_id: None,
+                    t: [0; 8],
+                    st_num: 4,
+                    sq_num: 9,
+                    simulation: false,
+                    conf_rev: 1,
+                    nds_com: false,
+                    num_dat_set_entries: entries,
+                    all_data: vec![Data::Boolean(true), Data::Integer(7)],
+                }
+                .to_vec(),
+                extension: None,
+            },
+        }
+        .to_vec()
+        .unwrap()
+    }
+
+    fn store() -> KeyStore {
+        let mut s = KeyStore::new();
+        let k = KeyEntry::new(
+            5,
+            MacAlgorithm::AesGmac128,
+            EncAlgorithm::None,
+            &[7; 16],
+            default_provider(),
+        )
+        .unwrap();
+        s.insert(k).unwrap();
+        s
+    }
+
+    fn is_entries_error(e: &SecError) -> bool {
+        matches!(
+            e,
+            SecError::Malformed(gander_wire::Error::BadValue {
+                what: "numDatSetEntries",
+                ..
+            })
+        )
+    }
+
+    #[test]
+    fn protect_refuses_a_count_that_differs() {
+        let s = store();
+        let key = s.require(5).unwrap();
+        let p = Profile::Standard;
+        assert!(protect(p, key, &frame(2), &mut RandomIv, NOW).is_ok());
+        for n in [0, 1, 3] {
+            let e = protect(p, key, &frame(n), &mut RandomIv, NOW).unwrap_err();
+            assert!(is_entries_error(&e), "{n}: {e:?}");
+        }
+    }
+
+    /// An authentic frame whose count differs (signed here without the check, as a publisher
+    /// holding the key could) is refused as malformed: verification fails closed.
+    #[test]
+    fn verify_refuses_an_authentic_frame_whose_count_differs() {
+        let s = store();
+        let key = s.require(5).unwrap();
+        let p = Profile::Standard;
+        for (n, ok) in [(2, true), (3, false)] {
+            let plain = frame(n);
+            let (ethertype, layout) = l2_frame::locate(&plain).unwrap();
+            let iv = [3u8; 12];
+            let fields = ExtensionFields {
+                key_id: 5,
+                time_of_current_key: 0,
+                time_to_next_key: -1,
+                iv: Some(&iv),
+                mac_len: 16,
+            };
+            let mut out = Vec::new();
+            let at = l2_frame::emit_secured(
+                &plain,
+                ethertype,
+                &layout,
+                &fields,
+                CrcByteOrder::HighFirst,
+                &mut out,
+            )
+            .unwrap();
+            let (head, tail) = out.split_at_mut(at.mac.start);
+            key.mac_key()
+                .unwrap()
+                .sign(&iv, &head[at.covered.clone()], &mut tail[..16])
+                .unwrap();
+            let v = view::classify(p, &out).unwrap();
+            match view::verify(p, &s, &v, NOW) {
+                Ok(Judged::Verified(_)) => assert!(ok),
+                Err(e) => assert!(!ok && is_entries_error(&e), "{e:?}"),
+                Ok(Judged::Unsecured) => panic!("secured frame read as unsecured"),
+            }
+        }
     }
 }

@@ -722,7 +722,11 @@ impl Apdu {
     /// tag decides; management SPDUs cannot be checked.
     pub fn of_element(si: SpduId, e: &PayloadElement<'_>) -> Result<Apdu, SecError> {
         Ok(match ApduKind::of_element(si, e)? {
-            ApduKind::Goose => Apdu::Goose(GoosePdu::parse(e.apdu)?),
+            ApduKind::Goose => {
+                let g = GoosePdu::parse(e.apdu)?;
+                check_entries(g.all_data.len() == g.num_dat_set_entries as usize)?;
+                Apdu::Goose(g)
+            }
             ApduKind::Sv => Apdu::Sv(SavPdu::parse(e.apdu)?),
         })
     }
@@ -733,10 +737,26 @@ impl Apdu {
     /// is well formed before protecting it.
     pub fn check_element(si: SpduId, e: &PayloadElement<'_>) -> Result<(), SecError> {
         match ApduKind::of_element(si, e)? {
-            ApduKind::Goose => GooseView::parse(e.apdu).map(drop)?,
+            ApduKind::Goose => check_entries(GooseView::parse(e.apdu)?.entries_match())?,
             ApduKind::Sv => gander_wire::sv::SavView::parse(e.apdu).map(drop)?,
         }
         Ok(())
+    }
+}
+
+/// IEC 61850-8-1 Table 60: allData carries one value per member of the data set and
+/// numDatSetEntries says how many members there are. The wire parsers read an APDU whose two
+/// disagree (a capture reports what was sent); a frame gander signs or forwards must not,
+/// since a subscriber that maps values to members by position would misread it (fail closed,
+/// like any other malformed APDU).
+pub(crate) fn check_entries(matches: bool) -> Result<(), SecError> {
+    if matches {
+        Ok(())
+    } else {
+        Err(SecError::Malformed(gander_wire::Error::BadValue {
+            what: "numDatSetEntries",
+            detail: "differs from the number of allData values",
+        }))
     }
 }
 
@@ -1064,7 +1084,11 @@ fn verify_l2<'a>(
         // what it verified to an IED's decoder, so a malformed frame is dropped as malformed
         // even when it is authentic (fail closed). The walk costs about 36 ns
         // (docs/bench-crypto.md, "Layer 2 on the frame bytes").
-        apdu: GooseView::parse(apdu)?,
+        apdu: {
+            let g = GooseView::parse(apdu)?;
+            check_entries(g.entries_match())?;
+            g
+        },
         algorithm,
     }))
 }

@@ -85,8 +85,9 @@ pub struct GoosePdu {
     pub conf_rev: u32,
     /// Needs commissioning.
     pub nds_com: bool,
-    /// Number of data set entries (should equal `all_data.len()`; not enforced, a publisher
-    /// that gets it wrong is a finding to report, not a reason to drop the frame here).
+    /// Number of data set entries (should equal `all_data.len()`; not enforced here, a
+    /// publisher that gets it wrong is a finding to report; the security library refuses to
+    /// protect or verify such an APDU, [`GooseView::entries_match`]).
     pub num_dat_set_entries: u32,
     /// The data set values.
     pub all_data: Vec<Data>,
@@ -162,6 +163,41 @@ pub struct GooseView<'a> {
     pub all_data: &'a [u8],
 }
 
+/// What [`GooseView::check_counters`] returns of an APDU it accepted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GooseCounters<'a> {
+    /// State number.
+    pub st_num: u32,
+    /// Sequence number.
+    pub sq_num: u32,
+    /// numDatSetEntries as sent.
+    pub num_dat_set_entries: u32,
+    /// Contents octets of allData (already checked).
+    pub all_data: &'a [u8],
+}
+
+impl GooseCounters<'_> {
+    /// [`GooseView::entries_match`] of the same APDU.
+    pub fn entries_match(&self) -> bool {
+        entries_match(self.all_data, self.num_dat_set_entries)
+    }
+}
+
+/// Whether the `SEQUENCE OF Data` contents `all_data` hold exactly `entries` elements,
+/// counted at the top level (a structure is one entry) without looking inside them; `false`
+/// also when they are not a run of whole elements.
+fn entries_match(all_data: &[u8], entries: u32) -> bool {
+    let mut s = Scan::new(all_data);
+    let mut n: u32 = 0;
+    while !s.is_empty() {
+        if s.element().is_none() {
+            return false;
+        }
+        n = n.saturating_add(1);
+    }
+    n == entries
+}
+
 impl<'a> GooseView<'a> {
     /// Check an APDU (`61 L ...`) that fills `bytes` exactly, without allocating: every field,
     /// allData included ([`data::check_seq`]).
@@ -186,15 +222,29 @@ impl<'a> GooseView<'a> {
     }
 
     /// [`Self::parse`]'s verdict (the same checks, the same error for the same input) with
-    /// only stNum and sqNum returned: what a sender needs before it protects an APDU (a
-    /// malformed APDU is not signed, and the counters feed the Ascon nonce). The
-    /// VisibleStrings are checked but not turned into `&str`, which costs a UTF-8 validation
-    /// per string that this caller would throw away.
-    pub fn check_counters(bytes: &'a [u8]) -> Result<(u32, u32)> {
-        match Self::canonical(bytes, true, false) {
-            Some(v) => Ok((v.st_num, v.sq_num)),
-            None => Self::parse_with(bytes, AllData::Check).map(|(v, _)| (v.st_num, v.sq_num)),
-        }
+    /// only what a sender needs before it protects an APDU ([`GooseCounters`]: a malformed
+    /// APDU is not signed, and the counters feed the Ascon nonce). The VisibleStrings are
+    /// checked but not turned into `&str`, which costs a UTF-8 validation per string that
+    /// this caller would throw away.
+    pub fn check_counters(bytes: &'a [u8]) -> Result<GooseCounters<'a>> {
+        let v = match Self::canonical(bytes, true, false) {
+            Some(v) => v,
+            None => Self::parse_with(bytes, AllData::Check)?.0,
+        };
+        Ok(GooseCounters {
+            st_num: v.st_num,
+            sq_num: v.sq_num,
+            num_dat_set_entries: v.num_dat_set_entries,
+            all_data: v.all_data,
+        })
+    }
+
+    /// Whether allData holds numDatSetEntries values (IEC 61850-8-1 Table 60: allData carries
+    /// one `Data` per member of the data set, numDatSetEntries says how many members it
+    /// has). The parsers here do not require it (a capture's reader reports what was sent);
+    /// the security library does before it signs or forwards a frame.
+    pub fn entries_match(&self) -> bool {
+        entries_match(self.all_data, self.num_dat_set_entries)
     }
 
     /// The fast path for what publishers send: every field in SEQUENCE order, each read with
@@ -645,6 +695,40 @@ pub(crate) mod tests {
         );
     }
 
+    /// numDatSetEntries against allData: a structure is one entry, however many members.
+    #[test]
+    fn entries_match_counts_top_level_values() {
+        let mut p = GoosePdu {
+            gocb_ref: "IED/LLN0$GO$gcb".into(),
+            time_allowed_to_live: 2000,
+            dat_set: "IED/LLN0$DS".into(),
+            go_id: None,
+            t: [0; 8],
+            st_num: 1,
+            sq_num: 0,
+            simulation: false,
+            conf_rev: 1,
+            nds_com: false,
+            num_dat_set_entries: 2,
+            all_data: vec![
+                Data::Boolean(true),
+                Data::Structure(vec![Data::Integer(1), Data::Integer(2)]),
+            ],
+        };
+        let b = p.to_vec();
+        assert!(GooseView::parse(&b).unwrap().entries_match());
+        assert!(GooseView::check_counters(&b).unwrap().entries_match());
+        for n in [0, 1, 3, u32::MAX] {
+            p.num_dat_set_entries = n;
+            let b = p.to_vec();
+            assert!(!GooseView::parse(&b).unwrap().entries_match(), "{n}");
+            assert!(
+                !GooseView::check_counters(&b).unwrap().entries_match(),
+                "{n}"
+            );
+        }
+    }
+
     proptest! {
         /// The one encoder gives the same octets on the Vec, Counter and Slice sinks, and
         /// `buffer_len`'s closed form is what it counts.
@@ -671,9 +755,16 @@ pub(crate) mod tests {
                 let general = GooseView::parse_with(b, AllData::Check).map(|(v, _)| v);
                 prop_assert_eq!(GooseView::parse(b), general.clone());
                 prop_assert_eq!(
-                    GooseView::check_counters(b),
-                    general.clone().map(|v| (v.st_num, v.sq_num))
+                    GooseView::check_counters(b).map(|c| (c.st_num, c.sq_num, c.entries_match())),
+                    general.clone().map(|v| (v.st_num, v.sq_num, v.entries_match()))
                 );
+                if let Ok(v) = &general {
+                    let values = Data::parse_seq(v.all_data).map(|d| d.len());
+                    prop_assert_eq!(
+                        v.entries_match(),
+                        values == Ok(v.num_dat_set_entries as usize)
+                    );
+                }
                 let general_fields = GooseView::parse_with(b, AllData::Skip).map(|(v, _)| v);
                 prop_assert_eq!(GooseView::parse_fields(b), general_fields);
                 if let Ok(v) = &general {
