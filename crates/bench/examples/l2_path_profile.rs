@@ -112,7 +112,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             // EtherType, offset 12), as protect and verify compute it.
             "mac-in-frame" => {
                 let mut t = [0u8; 16];
-                mk.sign(black_box(&iv), black_box(covered_in_frame), &mut t[..tag.len()])?;
+                mk.sign(
+                    black_box(&iv),
+                    black_box(covered_in_frame),
+                    &mut t[..tag.len()],
+                )?;
                 black_box(&t);
             }
             "goose" => {

@@ -476,8 +476,18 @@ impl<'a> Encoded<'a> {
             *at += 2 + v.len();
         };
         int(&mut t, &mut at, tag::VERSION, &self.version);
-        int(&mut t, &mut at, tag::TIME_OF_CURRENT_KEY, &self.time_of_current_key);
-        int(&mut t, &mut at, tag::TIME_TO_NEXT_KEY, &self.time_to_next_key);
+        int(
+            &mut t,
+            &mut at,
+            tag::TIME_OF_CURRENT_KEY,
+            &self.time_of_current_key,
+        );
+        int(
+            &mut t,
+            &mut at,
+            tag::TIME_TO_NEXT_KEY,
+            &self.time_to_next_key,
+        );
         if let Some(iv) = self.iv {
             t[at] = tag::IV;
             t[at + 1] = iv.len() as u8;
