@@ -16,10 +16,18 @@ use crate::tlv_scan::{self, Scan};
 /// Whether `bytes`, a `SEQUENCE OF Data` body, is well formed by the fast rules (see the
 /// module documentation). `false` means "ask the general checker", not "malformed".
 pub(crate) fn accepts(bytes: &[u8]) -> bool {
+    count(bytes).is_some()
+}
+
+/// [`accepts`] with the number of values at the top level (a structure or array is one), which
+/// IEC 61850-8-1 holds to numDatSetEntries: counted in the same pass, so the check costs no
+/// second walk. `None` means "ask the general checker", as for [`accepts`].
+pub(crate) fn count(bytes: &[u8]) -> Option<u32> {
     accepts_in(bytes, 0)
 }
 
-fn accepts_in(mut s: &[u8], depth: usize) -> bool {
+fn accepts_in(mut s: &[u8], depth: usize) -> Option<u32> {
+    let mut n: u32 = 0;
     // One pass over the elements, the short length form (what every value of a publisher's
     // allData uses: contents under 128 octets) read in place; a long form goes through
     // `Scan`, which reads it as `ber::Reader` does.
@@ -27,19 +35,17 @@ fn accepts_in(mut s: &[u8], depth: usize) -> bool {
         let (v, next) = if *l < 0x80 {
             let len = *l as usize;
             if len > rest.len() {
-                return false;
+                return None;
             }
             rest.split_at(len)
         } else {
             let mut sc = Scan::new(s);
-            let Some((_, v)) = sc.element() else {
-                return false;
-            };
+            let (_, v) = sc.element()?;
             (v, sc.rest())
         };
         s = next;
         let ok = match *t {
-            tag::ARRAY | tag::STRUCTURE => depth < MAX_DEPTH && accepts_in(v, depth + 1),
+            tag::ARRAY | tag::STRUCTURE => depth < MAX_DEPTH && accepts_in(v, depth + 1).is_some(),
             tag::BOOLEAN => v.len() == 1,
             tag::BIT_STRING | tag::BOOLEAN_ARRAY => match v {
                 [unused, rest @ ..] => *unused <= 7 && (!rest.is_empty() || *unused == 0),
@@ -58,9 +64,10 @@ fn accepts_in(mut s: &[u8], depth: usize) -> bool {
             _ => false,
         };
         if !ok {
-            return false;
+            return None;
         }
+        n = n.saturating_add(1);
     }
     // A single octet left is an element cut short.
-    s.is_empty()
+    s.is_empty().then_some(n)
 }

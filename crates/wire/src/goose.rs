@@ -134,7 +134,7 @@ fn field_index(t: u8) -> Option<(usize, &'static str)> {
 /// strings and leaving
 /// allData undecoded: the layer-2 verify path needs the APDU well formed and a few fields
 /// (gocbRef, stNum, sqNum for the replay check), not a copy of every value.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct GooseView<'a> {
     /// GoCB reference.
     pub gocb_ref: &'a str,
@@ -161,25 +161,59 @@ pub struct GooseView<'a> {
     /// Contents octets of allData (the concatenated `Data` elements), checked by
     /// [`data::check_seq`]; decode them with [`Data::parse_seq`].
     pub all_data: &'a [u8],
+    /// The number of allData values when the fast path counted them while checking them
+    /// (not compared by `==`: it is a cache of `all_data`, which is).
+    entries: Option<u32>,
 }
+
+impl PartialEq for GooseView<'_> {
+    fn eq(&self, o: &Self) -> bool {
+        (
+            self.gocb_ref,
+            self.time_allowed_to_live,
+            self.dat_set,
+            self.go_id,
+            self.t,
+            self.st_num,
+            self.sq_num,
+            self.simulation,
+            self.conf_rev,
+            self.nds_com,
+            self.num_dat_set_entries,
+            self.all_data,
+        ) == (
+            o.gocb_ref,
+            o.time_allowed_to_live,
+            o.dat_set,
+            o.go_id,
+            o.t,
+            o.st_num,
+            o.sq_num,
+            o.simulation,
+            o.conf_rev,
+            o.nds_com,
+            o.num_dat_set_entries,
+            o.all_data,
+        )
+    }
+}
+
+impl Eq for GooseView<'_> {}
 
 /// What [`GooseView::check_counters`] returns of an APDU it accepted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct GooseCounters<'a> {
+pub struct GooseCounters {
     /// State number.
     pub st_num: u32,
     /// Sequence number.
     pub sq_num: u32,
-    /// numDatSetEntries as sent.
-    pub num_dat_set_entries: u32,
-    /// Contents octets of allData (already checked).
-    pub all_data: &'a [u8],
+    entries_match: bool,
 }
 
-impl GooseCounters<'_> {
+impl GooseCounters {
     /// [`GooseView::entries_match`] of the same APDU.
     pub fn entries_match(&self) -> bool {
-        entries_match(self.all_data, self.num_dat_set_entries)
+        self.entries_match
     }
 }
 
@@ -226,7 +260,7 @@ impl<'a> GooseView<'a> {
     /// APDU is not signed, and the counters feed the Ascon nonce). The VisibleStrings are
     /// checked but not turned into `&str`, which costs a UTF-8 validation per string that
     /// this caller would throw away.
-    pub fn check_counters(bytes: &'a [u8]) -> Result<GooseCounters<'a>> {
+    pub fn check_counters(bytes: &'a [u8]) -> Result<GooseCounters> {
         let v = match Self::canonical(bytes, true, false) {
             Some(v) => v,
             None => Self::parse_with(bytes, AllData::Check)?.0,
@@ -234,8 +268,7 @@ impl<'a> GooseView<'a> {
         Ok(GooseCounters {
             st_num: v.st_num,
             sq_num: v.sq_num,
-            num_dat_set_entries: v.num_dat_set_entries,
-            all_data: v.all_data,
+            entries_match: v.entries_match(),
         })
     }
 
@@ -244,7 +277,10 @@ impl<'a> GooseView<'a> {
     /// has). The parsers here do not require it (a capture's reader reports what was sent);
     /// the security library does before it signs or forwards a frame.
     pub fn entries_match(&self) -> bool {
-        entries_match(self.all_data, self.num_dat_set_entries)
+        match self.entries {
+            Some(n) => n == self.num_dat_set_entries,
+            None => entries_match(self.all_data, self.num_dat_set_entries),
+        }
     }
 
     /// The fast path for what publishers send: every field in SEQUENCE order, each read with
@@ -290,9 +326,16 @@ impl<'a> GooseView<'a> {
         let nds_com = bool_field(&mut b, tag::NDS_COM)?;
         let num_dat_set_entries = tlv_scan::u32_of(b.field(tag::NUM_DAT_SET_ENTRIES)?)?;
         let all_data = b.field(tag::ALL_DATA)?;
-        if !b.is_empty() || (deep && data::check_seq(all_data).is_err()) {
+        if !b.is_empty() {
             return None;
         }
+        // The values checked and counted in one pass; anything the fast rules do not vouch
+        // for goes to the general parser with the rest of the APDU.
+        let entries = if deep {
+            Some(crate::data_scan::count(all_data)?)
+        } else {
+            None
+        };
         Some(GooseView {
             gocb_ref,
             time_allowed_to_live,
@@ -306,6 +349,7 @@ impl<'a> GooseView<'a> {
             nds_com,
             num_dat_set_entries,
             all_data,
+            entries,
         })
     }
 
@@ -405,6 +449,7 @@ impl<'a> GooseView<'a> {
             nds_com: nds_com.unwrap_or(false),
             num_dat_set_entries: num_entries.ok_or(Error::MissingField("numDatSetEntries"))?,
             all_data,
+            entries: None,
         };
         Ok((view, ranges))
     }
