@@ -7,7 +7,8 @@
 //! fields) and IEC 62351-6 secures both the same way, so one code path serves both; only the
 //! APDU differs (`savPdu`, tag 0x60, instead of `goosePdu`, 0x61). It is checked whole before a
 //! frame is protected and again on receipt: every field, the `Data` values of a GOOSE allData
-//! included (`GooseView::parse`, called by `crate::view::verify`).
+//! included, and numDatSetEntries equal to their number (`GooseView::check_counters` here,
+//! `GooseView::parse` in `crate::view::verify`).
 //!
 //! Both directions work on the frame's bytes through borrowed views (`gander_wire`'s
 //! `l2_frame::locate`/`emit_secured`, `GooseView`, `SavView`, `ExtensionView`): no owned frame

@@ -22,7 +22,8 @@
 //! (payload elements and every GOOSE/SV APDU inside them), so a frame is reported verified only
 //! when every layer is well formed, the `Data` values inside a GOOSE allData included
 //! ([`GooseView::parse`]; a receiver that only needs the header fields can use
-//! `GooseView::parse_fields`, but verification does not). Layer-2 GOOSE and SV carry the same
+//! `GooseView::parse_fields`, but verification does not), and numDatSetEntries counts them
+//! (`check_entries`). Layer-2 GOOSE and SV carry the same
 //! IEC 62351-6 extension (`crate::l2`); GSE management has none.
 
 use crate::algorithm::{EncAlgorithm, MacAlgorithm};
