@@ -8,10 +8,7 @@
 //! * `seclib-*`: whole Ethernet frames `packet_*.bin` from slipz/RPi-Gateway (the gateway paper's
 //!   samples), key 11754cd72aec309bf52f7687212e8957, MAC over SI..end of APDU, GMAC IV zero.
 
-#[path = "golden/frames.rs"]
-mod frames;
-#[path = "support/records.rs"]
-mod records;
+use crate::frames;
 
 use gander_sec::spdu::{verify, Checked};
 use gander_sec::{

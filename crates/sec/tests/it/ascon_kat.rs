@@ -9,8 +9,7 @@
 //!   nonce must each fail with `CryptoError::VerifyFailed` and leave the buffer as ciphertext
 //!   (no plaintext released); the MAC must refuse the same flips.
 
-#[path = "support/records.rs"]
-mod records;
+use crate::records;
 
 use gander_sec::openssl_evp::OpensslProvider;
 use gander_sec::rustcrypto::RustCryptoProvider;

@@ -3,10 +3,7 @@
 //! `lib-l2-goose-62351-6-hmac-sha256-128`, key "0123456789ABCDEF", HMAC-SHA256-128), and gander's
 //! own protect/verify round-trips with MACs and signatures, failing on any flipped bit.
 
-#[path = "golden/frames.rs"]
-mod frames;
-#[path = "support/records.rs"]
-mod records;
+use crate::frames;
 
 use gander_sec::keystore::SignatureKeys;
 use gander_sec::l2::{protect, verify, CheckedGoose};

@@ -12,14 +12,7 @@
 //! No published SLH-DSA answers are in the pinned vector package; SLH-DSA is covered by round
 //! trips and negatives here and by the `slh-dsa` crate's own ACVP tests upstream.
 
-#[allow(dead_code)]
-#[path = "kat/cavp.rs"]
-mod cavp;
-#[path = "support/records.rs"]
-mod records;
-mod support {
-    pub(crate) use crate::records::{parse_records, Record};
-}
+use crate::{cavp, records};
 
 use gander_sec::signature::{SignatureAlgorithm, SigningKey, VerifyingKey};
 use gander_sec::{CryptoError, KeyStore};

@@ -3,10 +3,7 @@
 //! with MACs and signatures, verifies, fails on any flipped bit, strips back to the publisher's
 //! bytes, and the capture verifier refuses replays of it by smpCnt and the capture clock.
 
-#[path = "golden/frames.rs"]
-mod frames;
-#[path = "support/records.rs"]
-mod records;
+use crate::frames;
 
 use gander_sec::frame::{CaptureVerifier, Outcome};
 use gander_sec::keystore::SignatureKeys;

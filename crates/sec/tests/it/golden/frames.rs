@@ -12,7 +12,7 @@ use crate::records::{parse_records, Record};
 use gander_sec::{default_provider, EncAlgorithm, KeyEntry, KeyStore, MacAlgorithm, Profile};
 
 const PATH: &str = "tests/vectors/golden_frames.txt";
-const TEXT: &str = include_str!("../vectors/golden_frames.txt");
+const TEXT: &str = include_str!("../../vectors/golden_frames.txt");
 
 /// One record of the file.
 #[derive(Debug, Clone)]

@@ -2,7 +2,7 @@
 //! must be faster per message than setting the key up for every message.
 //!
 //! Ignored by default; run optimised:
-//! `cargo test --release -p gander-sec --test perf_sanity -- --ignored --nocapture`
+//! `cargo test --release -p gander-sec --test it -- perf_sanity:: --ignored --nocapture`
 
 use std::hint::black_box;
 use std::time::Instant;
