@@ -60,11 +60,13 @@ test-pq: build build-ossl35
 	cargo test --release -p gander-tls --test it -- pq:: ossl35::
 	GANDER_OSSL35=$(OSSL35) $(TARGET_DIR)/release/gander run pq2026 --quick --out out/run-pq2026-quick
 
-## lint: formatting, clippy with warnings as errors, and the crate layering (docs/architecture.md)
+## lint: formatting, clippy with warnings as errors, the crate layering (docs/architecture.md), and
+## that the build and the test build share every compiled crate (docs/testing.md)
 lint:
 	cargo fmt --all -- --check
 	cargo clippy --release --workspace --all-targets -- -D warnings
 	python3 scripts/check_layers.py
+	python3 scripts/check_test_build.py
 
 ## test: lint, Rust tests, then the interop suite against libiec61850 and tshark. Each stage's start
 ## is logged to out/test-stages.log (seconds since the epoch), to keep the whole within its budget.
