@@ -92,21 +92,28 @@ test-stages:
 
 ## cross: the standalone gander-gateway and gander-kdc for the Raspberry Pi 4 (aarch64) and armv7 (OpenSSL static)
 CROSS_TARGETS ?= aarch64-unknown-linux-gnu armv7-unknown-linux-gnueabihf
+# The targets' OpenSSL (scripts/cross_cargo.sh): `debian`, Debian's libssl-dev of the target
+# architecture from multiarch (scripts/setup.sh), or `vendored`, OpenSSL 3.5 built from source.
+# Both are linked statically. cross-test and dist build the same way, so dist reuses what
+# cross-test compiled.
+CROSS_OPENSSL ?= debian
+export CROSS_OPENSSL
+CROSS_CARGO := scripts/cross_cargo.sh
 # `make test` cross-tests and packages the Raspberry Pi 4's target (the gateway paper's box) to stay
 # within its time budget; `make cross-test dist` does every target.
 TEST_CROSS_TARGETS ?= aarch64-unknown-linux-gnu
 DIST ?= dist
 cross: setup
 	for t in $(CROSS_TARGETS); do \
-		cargo build --release --target $$t -p gander-gateway --bin gander-gateway --bin gander-kdc --features vendored-openssl; \
+		$(CROSS_CARGO) $$t build --release -p gander-gateway --bin gander-gateway --bin gander-kdc; \
 	done
 
 ## cross-test: the wire, sec and gateway policy-core tests of each cross target, run under qemu-user
 cross-test: setup venv
 	for t in $(CROSS_TARGETS); do \
 		echo "cross-test: $$t (qemu-user)"; \
-		GANDER_CRYPTO_VECTORS=$(CRYPTO_VECTORS) cargo test -q --release --target $$t -p gander-wire -p gander-sec --features gander-sec/vendored-openssl; \
-		cargo test -q --release --target $$t -p gander-gateway --lib --features vendored-openssl; \
+		GANDER_CRYPTO_VECTORS=$(CRYPTO_VECTORS) $(CROSS_CARGO) $$t test -q --release -p gander-wire -p gander-sec; \
+		$(CROSS_CARGO) $$t test -q --release -p gander-gateway --lib; \
 	done
 
 ## dist: a tarball and a .deb of the standalone gateway and of the key server per cross target, then each one checked

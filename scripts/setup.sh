@@ -12,6 +12,24 @@ PKGS=(tshark iproute2 openssl gnutls-bin gcc libc6-dev libpcap-dev libssl-dev li
       # Cross builds of the standalone gateway (make cross) and their tests under emulation.
       gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc-arm-linux-gnueabihf libc6-dev-armhf-cross qemu-user)
 PYTHON=${PYTHON:-$(command -v python3.11 || command -v python3)}
+SUDO=""
+[[ $(id -u) -eq 0 ]] || SUDO="sudo"
+
+# The cross targets' OpenSSL (make cross, cross-test, dist): Debian's own libssl-dev for arm64
+# and armhf, linked statically into the packages instead of OpenSSL compiled from source for
+# each target (docs/testing.md). scripts/cross_cargo.sh fetches the package with `apt-get
+# download` and unpacks it under the target directory: installing it (`apt-get install
+# libssl-dev:arm64`) would tie the host's libssl-dev to the same version (Multi-Arch: same), and
+# fails whenever the mirror has the architectures at different security updates. apt only needs
+# to know the architectures: dpkg learns each once, then apt-get update fetches their lists.
+cross_lists=()
+for arch in arm64 armhf; do
+    if ! dpkg --print-foreign-architectures | grep -qx "$arch"; then
+        echo "setup: adding the $arch architecture (apt lists only) for libssl-dev:$arch"
+        $SUDO dpkg --add-architecture "$arch"
+    fi
+    apt-cache policy "libssl-dev:$arch" 2>/dev/null | grep -q 'Candidate: [0-9]' || cross_lists+=("$arch")
+done
 
 missing=()
 for p in "${PKGS[@]}"; do
@@ -24,13 +42,16 @@ fi
 
 if ((${#missing[@]})); then
     echo "setup: installing ${missing[*]}"
-    SUDO=""
-    [[ $(id -u) -eq 0 ]] || SUDO="sudo"
     export DEBIAN_FRONTEND=noninteractive
     # tshark's wireshark-common asks whether non-root users may capture; answer it up front.
     echo "wireshark-common wireshark-common/install-setuid boolean false" | $SUDO debconf-set-selections
     $SUDO apt-get update -qq
     $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+elif ((${#cross_lists[@]})); then
+    echo "setup: fetching the package lists of ${cross_lists[*]}"
+    # A mirror in mid-sync fails one index and exits non-zero: the lists it did fetch still name
+    # a libssl-dev for each architecture, which is all scripts/cross_cargo.sh needs.
+    $SUDO apt-get update -qq || echo "setup: apt-get update reported errors (above); using the lists it fetched"
 else
     echo "setup: system packages present"
 fi
