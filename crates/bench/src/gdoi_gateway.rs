@@ -25,7 +25,7 @@
 //! of 1.10, frames lost and where, frames failing verification, and rollovers done.
 
 use crate::gateway::{fmt_us, machine_line, stats_us, GatewayBenchError};
-use crate::process_bus::{send, STREAMS, SV_RATE};
+use crate::process_bus::{send, SvArrivals, STREAMS, SV_RATE};
 use gander_gateway::af_packet::RawSocket;
 use gander_gateway::config::Config;
 use gander_gateway::driver::{poll_fds, Control};
@@ -41,7 +41,6 @@ use gander_wire::isakmp::iec61850::oid;
 use gander_wire::isakmp::payload::id_type;
 use gander_wire::isakmp::{IdPayload, Traffic};
 use gander_wire::l2_frame::L2Frame;
-use gander_wire::sv::SavPdu;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -326,9 +325,7 @@ fn verifier(ticks: usize, from_receiver: std::sync::mpsc::Receiver<Taken>) -> Re
     // SAFETY: sched_setscheduler with pid 0 changes this thread's policy; `p` is valid. A
     // failure leaves the thread at its normal policy, which only makes the bench harsher.
     let _ = unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &p) };
-    let mut arrived = vec![None; ticks * STREAMS];
-    let mut turn = [0usize; STREAMS];
-    let mut last = [None::<u16>; STREAMS];
+    let mut arrivals = SvArrivals::new(ticks);
     let (mut goose, mut failed) = (0u64, 0u64);
     let mut failures = Vec::new();
     for t in from_receiver {
@@ -347,27 +344,10 @@ fn verifier(ticks: usize, from_receiver: std::sync::mpsc::Receiver<Taken>) -> Re
             goose += 1;
             continue;
         }
-        let st = l2.body.appid.wrapping_sub(SV_APPID) as usize;
-        if st >= STREAMS {
-            continue;
-        }
-        let Some(smp) = SavPdu::parse(&l2.body.apdu)
-            .ok()
-            .and_then(|p| p.asdus.first().map(|a| a.smp_cnt))
-        else {
-            continue;
-        };
-        if last[st].is_some_and(|l| smp < l && l - smp > SV_RATE as u16 / 2) {
-            turn[st] += 1;
-        }
-        last[st] = Some(smp);
-        let tick = turn[st] * SV_RATE as usize + smp as usize;
-        if let Some(slot) = arrived.get_mut(tick * STREAMS + st) {
-            slot.get_or_insert(t.ts.unwrap_or_else(SystemTime::now));
-        }
+        arrivals.place(l2.body.appid, &l2.body.apdu, t.ts);
     }
     Received {
-        arrived,
+        arrived: arrivals.arrived,
         goose,
         failed,
         failures,

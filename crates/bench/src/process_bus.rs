@@ -157,6 +157,50 @@ pub(crate) fn send(
     Ok(sent)
 }
 
+/// Where each SV frame of the benchmark's streams arrived, by stream and tick: the receivers of
+/// this profile and of `gander bench gdoi --gateway` place frames alike.
+pub(crate) struct SvArrivals {
+    /// Per (tick, stream), the first arrival time.
+    pub(crate) arrived: Vec<Option<SystemTime>>,
+    turn: [usize; STREAMS],
+    last: [Option<u16>; STREAMS],
+}
+
+impl SvArrivals {
+    /// Room for `ticks` samples of every stream.
+    pub(crate) fn new(ticks: usize) -> Self {
+        SvArrivals {
+            arrived: vec![None; ticks * STREAMS],
+            turn: [0; STREAMS],
+            last: [None; STREAMS],
+        }
+    }
+
+    /// Records the arrival `ts` of the SV frame of `appid` with `apdu`; frames of other
+    /// APPIDs or whose APDU does not read are ignored.
+    pub(crate) fn place(&mut self, appid: u16, apdu: &[u8], ts: Option<SystemTime>) {
+        let st = appid.wrapping_sub(SV_APPID) as usize;
+        if st >= STREAMS {
+            return;
+        }
+        let Some(smp) = SavPdu::parse(apdu)
+            .ok()
+            .and_then(|p| p.asdus.first().map(|a| a.smp_cnt))
+        else {
+            return;
+        };
+        // smpCnt wraps every second; the stream's turn counts the wraps.
+        if self.last[st].is_some_and(|l| smp < l && l - smp > SV_RATE as u16 / 2) {
+            self.turn[st] += 1;
+        }
+        self.last[st] = Some(smp);
+        let tick = self.turn[st] * SV_RATE as usize + smp as usize;
+        if let Some(slot) = self.arrived.get_mut(tick * STREAMS + st) {
+            slot.get_or_insert(ts.unwrap_or_else(SystemTime::now));
+        }
+    }
+}
+
 /// Receives on the subscriber until `stop`: per (stream, tick) the kernel receive time.
 /// `protected` says whether frames must carry the IEC 62351-6 extension (1 in 64 is fully
 /// verified).
@@ -173,9 +217,7 @@ fn receive(
     s.enable_timestamps()?;
     let k = keys()?;
     let _ = ready.send(());
-    let mut arrived = vec![None; ticks * STREAMS];
-    let mut turn = [0usize; STREAMS];
-    let mut last = [None::<u16>; STREAMS];
+    let mut arrivals = SvArrivals::new(ticks);
     let (mut goose, mut not_protected, mut n) = (0u64, 0u64, 0u64);
     let mut buf = vec![0u8; 70000];
     while !stop.load(Ordering::Relaxed) {
@@ -203,28 +245,10 @@ fn receive(
                 goose += 1;
                 continue;
             }
-            let st = l2.body.appid.wrapping_sub(SV_APPID) as usize;
-            if st >= STREAMS {
-                continue;
-            }
-            let Some(smp) = SavPdu::parse(&l2.body.apdu)
-                .ok()
-                .and_then(|p| p.asdus.first().map(|a| a.smp_cnt))
-            else {
-                continue;
-            };
-            // smpCnt wraps every second; the stream's turn counts the wraps.
-            if last[st].is_some_and(|l| smp < l && l - smp > SV_RATE as u16 / 2) {
-                turn[st] += 1;
-            }
-            last[st] = Some(smp);
-            let tick = turn[st] * SV_RATE as usize + smp as usize;
-            if let Some(slot) = arrived.get_mut(tick * STREAMS + st) {
-                slot.get_or_insert(ts.unwrap_or_else(SystemTime::now));
-            }
+            arrivals.place(l2.body.appid, &l2.body.apdu, ts);
         }
     }
-    Ok((arrived, goose, not_protected, s.take_stats()?))
+    Ok((arrivals.arrived, goose, not_protected, s.take_stats()?))
 }
 
 /// One path for `secs`; with `bench_cpu`, the benchmark's sender and receiver run on that CPU
