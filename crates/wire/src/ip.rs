@@ -686,9 +686,9 @@ mod tests {
         assert!(rewrite_udp_payload(&f, &vec![0; 70_000]).is_err());
     }
 
-    #[test]
-    fn oversized_payload_is_refused_before_anything_is_written() {
-        let repr = UdpFrameRepr {
+    /// A plain IPv4/UDP frame description the tests below share.
+    fn sample_repr() -> UdpFrameRepr {
+        UdpFrameRepr {
             eth: EthernetRepr {
                 dst: [1; 6],
                 src: [2; 6],
@@ -702,7 +702,12 @@ mod tests {
             ttl: 64,
             tos: 0,
             identification: 7,
-        };
+        }
+    }
+
+    #[test]
+    fn oversized_payload_is_refused_before_anything_is_written() {
+        let repr = sample_repr();
         let big = vec![0u8; u16::MAX as usize - 27];
         assert_eq!(
             repr.to_vec(&big),
@@ -735,21 +740,7 @@ mod tests {
 
     #[test]
     fn options_are_kept() {
-        let repr = UdpFrameRepr {
-            eth: EthernetRepr {
-                dst: [1; 6],
-                src: [2; 6],
-                vlan: None,
-                ethertype: 0,
-            },
-            src_addr: [10, 0, 0, 1],
-            dst_addr: [10, 0, 0, 2],
-            src_port: 1000,
-            dst_port: 102,
-            ttl: 64,
-            tos: 0,
-            identification: 7,
-        };
+        let repr = sample_repr();
         let f = repr.to_vec(b"abc").unwrap();
         // Insert a 4-byte NOP option block by hand: IHL 6.
         let mut g = f[..34].to_vec();
