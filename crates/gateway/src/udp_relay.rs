@@ -19,7 +19,7 @@
 
 use crate::config::{Direction, UdpToml};
 use crate::driver::{poll_fds, tap_built, unix_now, Control, Housekeeping};
-use crate::policy::{Decision, Policy};
+use crate::policy::{Decision, KernelCounters, Policy, SocketCounters};
 use gander_wire::ethernet::{EthernetRepr, ETHERTYPE_IPV4, ETHERTYPE_IPV6};
 use gander_wire::ip::UdpFrameRepr;
 use gander_wire::ipv6::Udp6FrameRepr;
@@ -82,11 +82,63 @@ fn setsockopt_int(fd: i32, level: i32, name: i32, value: i32) -> io::Result<()> 
     Ok(())
 }
 
+/// `SO_MEMINFO` (asm-generic/socket.h; the same number on x86-64, AArch64 and 32-bit Arm, the
+/// architectures gander is built for) and the index of `sk_drops` in the array it returns
+/// (`SK_MEMINFO_DROPS`, include/uapi/linux/sock_diag.h; Linux 4.4 and later).
+const SO_MEMINFO: libc::c_int = 55;
+const SK_MEMINFO_DROPS: usize = 8;
+const SK_MEMINFO_VARS: usize = 9;
+
+/// The datagrams the kernel dropped on this socket since it was opened (`sk_drops`): almost
+/// always a full receive buffer, i.e. the relay did not read fast enough. The kernel keeps
+/// counting them whatever gander does, so the relay reports them beside its own counters
+/// instead of letting them vanish (`KernelCounters`, as the `l2` driver does with
+/// `PACKET_STATISTICS`). `None` if the kernel does not say.
+fn socket_drops(s: &UdpSocket) -> Option<u64> {
+    let mut info = [0u32; SK_MEMINFO_VARS];
+    let mut len = std::mem::size_of_val(&info) as libc::socklen_t;
+    // SAFETY: `info` is writable for `len` bytes, and the kernel writes at most `len` bytes
+    // and stores the length it wrote in `len`.
+    let r = unsafe {
+        libc::getsockopt(
+            s.as_raw_fd(),
+            libc::SOL_SOCKET,
+            SO_MEMINFO,
+            info.as_mut_ptr() as *mut libc::c_void,
+            &mut len,
+        )
+    };
+    let written = len as usize / std::mem::size_of::<u32>();
+    (r == 0 && written > SK_MEMINFO_DROPS).then(|| u64::from(info[SK_MEMINFO_DROPS]))
+}
+
+/// The receive buffer the relay asks for on each socket (the `l2` driver's, 4 MiB): a burst
+/// of datagrams while the relay thread waits for a CPU is queued rather than dropped. The
+/// kernel caps it at `net.core.rmem_max` for an unprivileged process; what it did not grant
+/// shows as socket drops.
+const RECEIVE_BUFFER: i32 = 4 << 20;
+
 /// Binds one side's socket: joins `listen` if it is a group, and prepares sending to `peer` if
 /// that is a group.
 fn bind(listen: SocketAddr, peer: SocketAddr) -> io::Result<UdpSocket> {
     let s = UdpSocket::bind(listen)
         .map_err(|e| io::Error::new(e.kind(), format!("udp driver: cannot bind {listen}: {e}")))?;
+    // Best effort (SO_RCVBUFFORCE needs CAP_NET_ADMIN; the plain request is capped, not refused).
+    if setsockopt_int(
+        s.as_raw_fd(),
+        libc::SOL_SOCKET,
+        libc::SO_RCVBUFFORCE,
+        RECEIVE_BUFFER,
+    )
+    .is_err()
+    {
+        let _ = setsockopt_int(
+            s.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUF,
+            RECEIVE_BUFFER,
+        );
+    }
     match listen {
         SocketAddr::V4(a) if a.ip().is_multicast() => {
             s.join_multicast_v4(a.ip(), &std::net::Ipv4Addr::UNSPECIFIED)?
@@ -123,6 +175,22 @@ pub fn run(cfg: &UdpToml, mut policy: Policy, ctl: &Control) -> io::Result<Polic
     let net = bind(cfg.net_listen, cfg.net_peer)?;
     let mut buf = vec![0u8; 65536];
     let mut hk = Housekeeping::new();
+    // Datagrams read per side (IED, network), for the kernel counters.
+    let mut read = [0u64; 2];
+    let kernel = |read: &[u64; 2]| {
+        let side = |s: &UdpSocket, n: u64| {
+            let drops = socket_drops(s).unwrap_or(0);
+            SocketCounters {
+                packets: n + drops,
+                drops,
+            }
+        };
+        KernelCounters {
+            ied: side(&ied, read[0]),
+            net: side(&net, read[1]),
+        }
+    };
+    let mut last_kernel = std::time::Instant::now();
     while !ctl.stopping() {
         let ready = poll_fds(&[ied.as_raw_fd(), net.as_raw_fd()], 50)?;
         let now = unix_now();
@@ -150,6 +218,7 @@ pub fn run(cfg: &UdpToml, mut policy: Policy, ctl: &Control) -> io::Result<Polic
                     // ICMP errors of earlier sends surface here; they are not frames.
                     Err(_) => break,
                 };
+                read[i] += 1;
                 // Every datagram on these sockets is addressed to the R-GOOSE/R-SV service,
                 // whatever port the site gave it: the frame the policy judges carries port 102,
                 // so a datagram that does not parse is `malformed`, never `other` traffic. The
@@ -166,8 +235,13 @@ pub fn run(cfg: &UdpToml, mut policy: Policy, ctl: &Control) -> io::Result<Polic
                 }
             }
         }
+        if last_kernel.elapsed() >= std::time::Duration::from_millis(10) {
+            policy.set_kernel_counters(kernel(&read));
+            last_kernel = std::time::Instant::now();
+        }
         hk.tick(ctl, &mut policy);
     }
+    policy.set_kernel_counters(kernel(&read));
     ctl.publish(&policy, false);
     Ok(policy)
 }
@@ -193,6 +267,29 @@ mod tests {
         let v4: SocketAddr = "10.0.0.1:102".parse().unwrap();
         let v6: SocketAddr = "[fd00::1]:102".parse().unwrap();
         assert!(wrap(v4, v6, p).is_none());
+    }
+
+    /// `sk_drops` read through `SO_MEMINFO`: a socket with the smallest receive buffer that
+    /// is sent more than it can queue reports exactly the datagrams it did not deliver.
+    #[test]
+    fn socket_drops_count_what_a_full_buffer_refused() {
+        let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        setsockopt_int(rx.as_raw_fd(), libc::SOL_SOCKET, libc::SO_RCVBUF, 1).unwrap();
+        rx.set_nonblocking(true).unwrap();
+        assert_eq!(socket_drops(&rx), Some(0));
+        let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let sent = 200u64;
+        for _ in 0..sent {
+            tx.send_to(&[0u8; 512], rx.local_addr().unwrap()).unwrap();
+        }
+        let mut got = 0u64;
+        let mut buf = [0u8; 1024];
+        while rx.recv_from(&mut buf).is_ok() {
+            got += 1;
+        }
+        let drops = socket_drops(&rx).unwrap();
+        assert!(drops > 0, "a 1-byte buffer cannot queue {sent} datagrams");
+        assert_eq!(got + drops, sent);
     }
 
     #[test]
