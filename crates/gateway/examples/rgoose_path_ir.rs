@@ -19,6 +19,12 @@
 //! R-GOOSE to layer-2 GOOSE, cleartext output), `to-l2-secured` (the same, the output secured
 //! with the IEC 62351-6 extension under key 2, the latest of the rule's keys), `to-rgoose` (outbound translate of layer-2 GOOSE to
 //! secured R-GOOSE).
+//!
+//! Heap allocations in the measured loop are counted ([`alloc_count`]) and printed per frame;
+//! the layer-2 paths are `l2_path_ir`.
+
+#[path = "common/alloc_count.rs"]
+mod alloc_count;
 
 use gander_gateway::config::{Config, Direction};
 use gander_gateway::policy::Policy;
@@ -27,6 +33,9 @@ use gander_sec::{default_provider, KeyStore, Profile};
 use gander_testkit::frames::{self as craft, UdpAddrs};
 use std::hint::black_box;
 use std::path::Path;
+
+#[global_allocator]
+static ALLOCATOR: alloc_count::Counting = alloc_count::Counting;
 
 const HEAD: &str = r#"
 driver = "l2"
@@ -160,8 +169,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         other => return Err(format!("unknown mode {other}").into()),
     };
     let mut p = policy(rules)?;
+    let before = alloc_count::allocations();
     let forwarded = measured_loop(&mut p, dir, &inputs);
-    println!("{mode}: {n} frames, {forwarded} forwarded");
+    let allocations = alloc_count::allocations() - before;
+    println!(
+        "{mode}: {n} frames, {forwarded} forwarded, {allocations} heap allocations ({:.3} per frame)",
+        allocations as f64 / f64::from(n.max(1))
+    );
     if forwarded != u64::from(n) {
         return Err(format!("{mode}: only {forwarded} of {n} forwarded").into());
     }
