@@ -87,11 +87,13 @@ fuzz_target!(|data: &[u8]| {
     };
     let mut near = policy(rules);
     let mut far = policy(rules);
+    // One output buffer per hop, kept across the calls as the drivers keep theirs, so outputs
+    // are also written over earlier, longer ones.
+    let (mut out1, mut out2, mut out3) = (Vec::new(), Vec::new(), Vec::new());
     for now in [0, 1_000_000_000] {
-        if let Decision::Forward(out) = near.handle(dir, frame, now) {
-            let out = out.into_owned();
-            if let Decision::Forward(back) = far.handle(other(dir), &out, now) {
-                let _ = near.handle(dir, &back, now);
+        if let Decision::Forward(out) = near.handle(dir, frame, now, &mut out1) {
+            if let Decision::Forward(back) = far.handle(other(dir), &out, now, &mut out2) {
+                let _ = near.handle(dir, &back, now, &mut out3);
             }
         }
     }

@@ -527,8 +527,10 @@ fn core_rate(key_id: u32, secs: f64) -> Result<(f64, f64)> {
     let mut p = Policy::new(&cfg, keys()?)?;
     let a = UdpAddrs::IED_TO_SUB;
     let plain = craft::udp_frame(&a, &craft::rgoose_spdu(Profile::Standard, 0x10, 1, 1, 1));
-    let secured = match p.handle(Direction::Outbound, &plain, 0) {
-        gander_gateway::Decision::Forward(b) => b.into_owned(),
+    // One output buffer for every frame, as the drivers keep one per packet thread.
+    let mut out = Vec::with_capacity(gander_gateway::policy::OUTPUT_CAPACITY);
+    let secured = match p.handle(Direction::Outbound, &plain, 0, &mut out) {
+        gander_gateway::Decision::Forward(b) => b.to_vec(),
         gander_gateway::Decision::Drop(r) => return Err(GatewayBenchError::Protect(r.to_string())),
     };
     let mut rate = |dir: Direction, f: &[u8]| {
@@ -536,7 +538,7 @@ fn core_rate(key_id: u32, secs: f64) -> Result<(f64, f64)> {
         let mut n = 0u64;
         while start.elapsed().as_secs_f64() < secs {
             for _ in 0..256 {
-                std::hint::black_box(p.handle(dir, std::hint::black_box(f), 0));
+                std::hint::black_box(p.handle(dir, std::hint::black_box(f), 0, &mut out));
             }
             n += 256;
         }

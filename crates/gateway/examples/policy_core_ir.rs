@@ -13,6 +13,7 @@
 
 use gander_gateway::config::{Config, Direction};
 use gander_gateway::policy::Policy;
+use gander_gateway::policy::OUTPUT_CAPACITY;
 use gander_gateway::Decision;
 use gander_sec::{default_provider, KeyStore, Profile};
 use gander_testkit::frames::{self as craft, UdpAddrs};
@@ -61,17 +62,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         1,
     );
     let mut forwarded = 0u64;
+    // The drivers' output buffer: sized once for the largest output, kept across frames.
+    let mut out = Vec::with_capacity(OUTPUT_CAPACITY);
     for plain in [&rgoose, &goose] {
-        let secured = match p.handle_at(Direction::Outbound, plain, 0, 0) {
-            Decision::Forward(b) => b.into_owned(),
+        let secured = match p.handle_at(Direction::Outbound, plain, 0, 0, &mut out) {
+            Decision::Forward(b) => b.to_vec(),
             Decision::Drop(r) => return Err(format!("protect refused: {r}").into()),
         };
         for i in 0..n {
-            let d = p.handle_at(Direction::Outbound, black_box(plain), 0, i);
+            let d = p.handle_at(Direction::Outbound, black_box(plain), 0, i, &mut out);
             forwarded += matches!(black_box(d), Decision::Forward(_)) as u64;
         }
         for i in 0..n {
-            let d = p.handle_at(Direction::Inbound, black_box(&secured), 0, i);
+            let d = p.handle_at(Direction::Inbound, black_box(&secured), 0, i, &mut out);
             forwarded += matches!(black_box(d), Decision::Forward(_)) as u64;
         }
     }

@@ -13,7 +13,7 @@
 
 use crate::config::{Bypass, Config, Direction, L2Toml};
 use crate::driver::{poll_fds, tap, unix_now, Control, Housekeeping, StageTimes};
-use crate::policy::{Decision, KernelCounters, Policy, SocketCounters};
+use crate::policy::{Decision, KernelCounters, Policy, SocketCounters, OUTPUT_CAPACITY};
 use crate::ring::{Pushed, RxRing, TxRing};
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -467,6 +467,10 @@ fn direction(
     let tapping = ctl.tap.lock().map(|t| t.is_some()).unwrap_or(false);
     let timing = ctl.stages.lock().map(|t| t.is_some()).unwrap_or(false);
     let mut times = StageTimes::default();
+    // The frames the policy writes (protect, strip, translate) go here, one buffer for the
+    // thread's life: no allocation per frame, and the policy's lock is not held while the
+    // frame is copied into the transmit ring (`Decision`).
+    let mut out = Vec::with_capacity(OUTPUT_CAPACITY);
     while !ctl.stopping() {
         let ready = match &rx {
             Rx::Ring(r) => r.ready(),
@@ -501,13 +505,13 @@ fn direction(
                             }
                             Instant::now()
                         });
-                        let d = shared.lock(dir).handle(dir, f.data, now);
+                        let d = shared.lock(dir).handle(dir, f.data, now, &mut out);
                         if let Some(t0) = t0 {
                             times.judge.record(t0.elapsed());
                         }
-                        if let Decision::Forward(out) = d {
+                        if let Decision::Forward(fwd) = d {
                             let t1 = timing.then(Instant::now);
-                            if !tx.push(&out) {
+                            if !tx.push(&fwd) {
                                 shared.lock(dir).count_tx_error(dir);
                             }
                             if let Some(t1) = t1 {
@@ -515,7 +519,7 @@ fn direction(
                                 push_time += t1.elapsed();
                             }
                             if tapping {
-                                tap(ctl, &out);
+                                tap(ctl, &fwd);
                             }
                         }
                     }
@@ -525,13 +529,13 @@ fn direction(
                     let Some(n) = sock.recv(buf, true)? else {
                         break;
                     };
-                    let d = shared.lock(dir).handle(dir, &buf[..n], now);
-                    if let Decision::Forward(out) = d {
-                        if !tx.push(&out) {
+                    let d = shared.lock(dir).handle(dir, &buf[..n], now, &mut out);
+                    if let Decision::Forward(fwd) = d {
+                        if !tx.push(&fwd) {
                             shared.lock(dir).count_tx_error(dir);
                         }
                         if tapping {
-                            tap(ctl, &out);
+                            tap(ctl, &fwd);
                         }
                     }
                 }

@@ -37,5 +37,7 @@ pub mod udp_relay;
 
 pub use config::{Action, Config, ConfigError, Direction, DriverKind};
 pub use driver::Control;
-pub use policy::{Counters, Decision, DirCounters, KernelCounters, Policy, SocketCounters};
+pub use policy::{
+    Counters, Decision, DirCounters, Forward, KernelCounters, Policy, SocketCounters,
+};
 pub use reason::DropReason;

@@ -25,9 +25,8 @@
 use crate::af_packet::ifindex;
 use crate::config::{Direction, NfqueueToml, PassDrop};
 use crate::driver::{tap_built, unix_now, Control, Housekeeping};
-use crate::policy::{Decision, Policy};
+use crate::policy::{Decision, Forward, Policy, OUTPUT_CAPACITY};
 use gander_wire::ethernet::{ETHERTYPE_IPV4, ETHERTYPE_IPV6};
-use std::borrow::Cow;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::process::Command;
@@ -58,7 +57,16 @@ fn align4(n: usize) -> usize {
 
 /// Builds one nfnetlink message: nlmsghdr, nfgenmsg, attributes.
 fn message(msg: u16, flags: u16, queue: u16, attrs: &[(u16, &[u8])]) -> Vec<u8> {
-    let mut b = vec![0u8; 16];
+    let mut b = Vec::new();
+    message_into(&mut b, msg, flags, queue, attrs);
+    b
+}
+
+/// [`message`] written into `b` (cleared first): the verdict of every queued packet is built
+/// in one buffer the queue loop keeps, so a verdict allocates nothing once it has grown.
+fn message_into(b: &mut Vec<u8>, msg: u16, flags: u16, queue: u16, attrs: &[(u16, &[u8])]) {
+    b.clear();
+    b.resize(16, 0);
     b.extend_from_slice(&[libc::AF_UNSPEC as u8, 0]);
     b.extend_from_slice(&queue.to_be_bytes());
     for (t, v) in attrs {
@@ -72,7 +80,6 @@ fn message(msg: u16, flags: u16, queue: u16, attrs: &[(u16, &[u8])]) -> Vec<u8> 
     b[0..4].copy_from_slice(&total.to_ne_bytes());
     b[4..6].copy_from_slice(&((NFNL_SUBSYS_QUEUE << 8) | msg).to_ne_bytes());
     b[6..8].copy_from_slice(&(NLM_F_REQUEST | flags).to_ne_bytes());
-    b
 }
 
 struct Netlink {
@@ -451,6 +458,10 @@ pub fn run(
         None
     };
     let mut buf = vec![0u8; 1 << 17];
+    // A packet the policy rewrites is written into `out`, its verdict into `verdict`: both
+    // kept for the queue's life, so no packet allocates.
+    let mut out = Vec::with_capacity(OUTPUT_CAPACITY);
+    let mut verdict = Vec::with_capacity(OUTPUT_CAPACITY + 64);
     let mut hk = Housekeeping::new();
     let mut verdict_errors = 0u64;
     while !ctl.stopping() {
@@ -486,25 +497,34 @@ pub fn run(
                     // The policy judges the IP packet as the queue hands it over; what it
                     // forwards is an IP packet again (a rule whose output would be layer 2 is
                     // refused by the policy as `unsupported`).
-                    let (verdict, out): (u32, Option<Vec<u8>>) =
-                        match policy.handle_ip(dir, p.payload, now) {
-                            Decision::Forward(b) => {
-                                tap_built(ctl, || Some(ip_in_ethernet(&b)));
-                                match b {
-                                    // Borrowed: the packet as it came, accepted unchanged.
-                                    Cow::Borrowed(_) => (NF_ACCEPT, None),
-                                    Cow::Owned(o) => (NF_ACCEPT, Some(o)),
+                    let (code, payload): (u32, Option<&[u8]>) =
+                        match policy.handle_ip(dir, p.payload, now, &mut out) {
+                            Decision::Forward(f) => {
+                                tap_built(ctl, || Some(ip_in_ethernet(&f)));
+                                match f {
+                                    // The packet as it came: accepted unchanged, not copied
+                                    // back to the kernel.
+                                    Forward::Unchanged(_) => (NF_ACCEPT, None),
+                                    Forward::Rewritten(o) => (NF_ACCEPT, Some(o)),
                                 }
                             }
                             Decision::Drop(_) => (NF_DROP, None),
                         };
-                    let mut vh = verdict.to_be_bytes().to_vec();
-                    vh.extend_from_slice(&p.id.to_be_bytes());
-                    let mut attrs: Vec<(u16, &[u8])> = vec![(NFQA_VERDICT_HDR, &vh)];
-                    if let Some(o) = &out {
-                        attrs.push((NFQA_PAYLOAD, o));
-                    }
-                    nl.send(&message(NFQNL_MSG_VERDICT, 0, q, &attrs))?;
+                    // nfqnl_msg_verdict_hdr: verdict and packet id, both big-endian.
+                    let mut vh = [0u8; 8];
+                    vh[..4].copy_from_slice(&code.to_be_bytes());
+                    vh[4..].copy_from_slice(&p.id.to_be_bytes());
+                    let hdr: (u16, &[u8]) = (NFQA_VERDICT_HDR, &vh);
+                    let with_payload;
+                    let attrs: &[(u16, &[u8])] = match payload {
+                        Some(o) => {
+                            with_payload = [hdr, (NFQA_PAYLOAD, o)];
+                            &with_payload
+                        }
+                        None => std::slice::from_ref(&hdr),
+                    };
+                    message_into(&mut verdict, NFQNL_MSG_VERDICT, 0, q, attrs);
+                    nl.send(&verdict)?;
                 }
             }
             at += align4(len);
@@ -529,6 +549,26 @@ mod tests {
             install_rules,
             ipv6,
         }
+    }
+
+    #[test]
+    fn a_verdict_written_over_a_longer_one_is_the_fresh_message() {
+        let payload = [0xaau8; 101];
+        let mut b = Vec::new();
+        let with_payload: [(u16, &[u8]); 2] =
+            [(NFQA_VERDICT_HDR, &[0; 8]), (NFQA_PAYLOAD, &payload)];
+        message_into(&mut b, NFQNL_MSG_VERDICT, 0, 3, &with_payload);
+        assert_eq!(b, message(NFQNL_MSG_VERDICT, 0, 3, &with_payload));
+        // nlmsghdr, nfgenmsg, the verdict header attribute, the payload attribute padded to 4.
+        assert_eq!(b.len(), 16 + 4 + (4 + 8) + align4(4 + payload.len()));
+        let accept: [(u16, &[u8]); 1] = [(NFQA_VERDICT_HDR, &[1; 8])];
+        message_into(&mut b, NFQNL_MSG_VERDICT, 0, 3, &accept);
+        assert_eq!(b, message(NFQNL_MSG_VERDICT, 0, 3, &accept));
+        assert_eq!(b.len(), 16 + 4 + (4 + 8));
+        assert_eq!(
+            u32::from_ne_bytes([b[0], b[1], b[2], b[3]]) as usize,
+            b.len()
+        );
     }
 
     #[test]

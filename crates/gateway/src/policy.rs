@@ -30,31 +30,18 @@ use crate::config::{
 use crate::events::{self, EventKind, EventSink, SecurityEvent};
 pub use crate::reason::DropReason;
 use crate::translate::{self, Output, Translate, Translator};
-use gander_sec::frame::protect_view;
+use gander_sec::frame::protect_view_into;
 use gander_sec::replay::ReplayState;
 use gander_sec::spdu::{IvSource, RandomIv};
 use gander_sec::view::{self, Content, FrameView, Judged, Kind, Link, Verified};
 use gander_sec::{KeyEntry, KeyStore, Profile, SecError};
 use serde::Serialize;
-use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
 
-/// What to do with one frame.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Decision<'a> {
-    /// Send these bytes out of the other side (borrowed: unchanged).
-    Forward(Cow<'a, [u8]>),
-    /// Do not forward.
-    Drop(DropReason),
-}
-
-impl Decision<'_> {
-    /// Whether the frame goes on.
-    pub fn is_forward(&self) -> bool {
-        matches!(self, Decision::Forward(_))
-    }
-}
+mod decision;
+pub use decision::{Decision, Forward, OUTPUT_CAPACITY};
 
 /// Counters of one direction.
 #[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
@@ -287,7 +274,9 @@ impl Pin {
 pub struct Policy {
     profile: Profile,
     store: KeyStore,
-    rules: Vec<Rule>,
+    /// Shared with the frame being judged ([`Policy::rule`]): taking a rule costs a reference
+    /// count, not a copy of its key list (an allocation per frame).
+    rules: Vec<Arc<Rule>>,
     pins: Vec<Pin>,
     reflected: Reflected,
     other: [PassDrop; 2],
@@ -422,7 +411,7 @@ impl Policy {
         Ok(Policy {
             profile: config.profile,
             store,
-            rules,
+            rules: rules.into_iter().map(Arc::new).collect(),
             pins,
             reflected: config.raw.reflected,
             other: [
@@ -492,6 +481,7 @@ impl Policy {
         for r in &mut self.rules {
             if let Some(g) = &r.group {
                 let a = groups.get(g).cloned().unwrap_or_default();
+                let r = Arc::make_mut(r);
                 r.keys = a.iter().map(|&(id, _)| id).collect();
                 r.activations = a;
             }
@@ -620,9 +610,22 @@ impl Policy {
 
     /// Decides what happens to `frame` travelling in `dir` at `now` (Unix seconds); the SV
     /// freshness check reads the monotonic clock.
-    pub fn handle<'a>(&mut self, dir: Direction, frame: &'a [u8], now: u64) -> Decision<'a> {
+    ///
+    /// A frame the policy rewrites (protect, strip, translate) is written into `out`, resized
+    /// to it, and the decision borrows it from there ([`Forward::Rewritten`]); a frame that goes
+    /// on unchanged is borrowed from `frame` ([`Forward::Unchanged`]) and `out` is not read.
+    /// A caller that keeps one `out` across frames (the drivers keep one per packet thread)
+    /// allocates nothing per frame once it has grown to the largest output (why the caller's
+    /// buffer: [`Decision`]).
+    pub fn handle<'a>(
+        &mut self,
+        dir: Direction,
+        frame: &'a [u8],
+        now: u64,
+        out: &'a mut Vec<u8>,
+    ) -> Decision<'a> {
         let at_ns = self.monotonic_ns();
-        self.handle_at(dir, frame, now, at_ns)
+        self.handle_at(dir, frame, now, at_ns, out)
     }
 
     /// [`Policy::handle`] with the arrival time given: `at_ns` on any monotonic clock (only the
@@ -633,18 +636,26 @@ impl Policy {
         frame: &'a [u8],
         now: u64,
         at_ns: u64,
+        out: &'a mut Vec<u8>,
     ) -> Decision<'a> {
         let v = view::classify(self.profile, frame);
-        self.judge(dir, frame, Link::Ethernet, v, now, at_ns)
+        self.judge(dir, frame, Link::Ethernet, v, now, at_ns, out)
     }
 
     /// Decides what happens to an IPv4 or IPv6 packet handed over without a link header (the
     /// `nfqueue` driver's input, [`view::classify_ip`]): the same rules as for the packet inside
     /// an Ethernet frame, and a forwarded packet is again an IP packet. A rule whose output is
-    /// layer 2 (translation of R-GOOSE to GOOSE) cannot be carried on: `unsupported`.
-    pub fn handle_ip<'a>(&mut self, dir: Direction, packet: &'a [u8], now: u64) -> Decision<'a> {
+    /// layer 2 (translation of R-GOOSE to GOOSE) cannot be carried on: `unsupported`. `out` as
+    /// in [`Policy::handle`].
+    pub fn handle_ip<'a>(
+        &mut self,
+        dir: Direction,
+        packet: &'a [u8],
+        now: u64,
+        out: &'a mut Vec<u8>,
+    ) -> Decision<'a> {
         let at_ns = self.monotonic_ns();
-        self.handle_ip_at(dir, packet, now, at_ns)
+        self.handle_ip_at(dir, packet, now, at_ns, out)
     }
 
     /// [`Policy::handle_ip`] with the arrival time given (see [`Policy::handle_at`]).
@@ -654,14 +665,16 @@ impl Policy {
         packet: &'a [u8],
         now: u64,
         at_ns: u64,
+        out: &'a mut Vec<u8>,
     ) -> Decision<'a> {
         let v = view::classify_ip(self.profile, packet);
-        self.judge(dir, packet, Link::Ip, v, now, at_ns)
+        self.judge(dir, packet, Link::Ip, v, now, at_ns, out)
     }
 
     /// Decides what happens to a UDP payload a socket received from `src` on `dst` (the `udp`
     /// relay's input, [`view::classify_datagram`]); a forwarded payload is again a bare UDP
-    /// payload, to be sent on as it is.
+    /// payload, to be sent on as it is. `out` as in [`Policy::handle`].
+    #[allow(clippy::too_many_arguments)] // the socket's two addresses beside handle's arguments
     pub fn handle_datagram<'a>(
         &mut self,
         dir: Direction,
@@ -669,10 +682,11 @@ impl Policy {
         dst: SocketAddr,
         payload: &'a [u8],
         now: u64,
+        out: &'a mut Vec<u8>,
     ) -> Decision<'a> {
         let at_ns = self.monotonic_ns();
         let v = view::classify_datagram(self.profile, src, dst, payload);
-        self.judge(dir, payload, Link::Datagram, v, now, at_ns)
+        self.judge(dir, payload, Link::Datagram, v, now, at_ns, out)
     }
 
     fn monotonic_ns(&self) -> u64 {
@@ -681,6 +695,7 @@ impl Policy {
 
     /// The one path behind every `handle_*`: the decision on the classified input, the
     /// counters, and the drop event from the same classification.
+    #[allow(clippy::too_many_arguments)] // handle_at's arguments plus what classify found
     fn judge<'a>(
         &mut self,
         dir: Direction,
@@ -689,11 +704,12 @@ impl Policy {
         v: Result<FrameView<'a>, SecError>,
         now: u64,
         at_ns: u64,
+        out: &'a mut Vec<u8>,
     ) -> Decision<'a> {
         let v = v.map_err(DropReason::from);
         let d = match &v {
             Ok(v) => self
-                .decide(dir, v, now, at_ns)
+                .decide(dir, v, now, at_ns, out)
                 .unwrap_or_else(Decision::Drop),
             Err(r) => Decision::Drop(*r),
         };
@@ -718,7 +734,13 @@ impl Policy {
         f(self.counters.dir_mut(dir))
     }
 
-    fn rule(&self, dir: Direction, kind: KindMatch, appid: u16, src: &[u8; 6]) -> Option<Rule> {
+    fn rule(
+        &self,
+        dir: Direction,
+        kind: KindMatch,
+        appid: u16,
+        src: &[u8; 6],
+    ) -> Option<Arc<Rule>> {
         self.rules
             .iter()
             .find(|r| r.matches(dir, kind, appid, src))
@@ -730,7 +752,7 @@ impl Policy {
         match self.default {
             PassDrop::Pass => {
                 self.bump(dir, |c| c.passed += 1);
-                Ok(Decision::Forward(Cow::Borrowed(frame)))
+                Ok(unchanged(frame))
             }
             PassDrop::Drop => Err(DropReason::NoRule),
         }
@@ -782,12 +804,14 @@ impl Policy {
         Ok(())
     }
 
+    /// The decision on a classified frame; a rewritten frame is written into `out`.
     fn decide<'a>(
         &mut self,
         dir: Direction,
         v: &FrameView<'a>,
         now: u64,
         at_ns: u64,
+        out: &'a mut Vec<u8>,
     ) -> Verdict<'a> {
         let frame = v.frame;
         let kind = kind_match(v.kind());
@@ -795,7 +819,7 @@ impl Policy {
             return match self.other[dir as usize] {
                 PassDrop::Pass => {
                     self.bump(dir, |c| c.other_passed += 1);
-                    Ok(Decision::Forward(Cow::Borrowed(frame)))
+                    Ok(unchanged(frame))
                 }
                 PassDrop::Drop => Err(DropReason::Other),
             };
@@ -820,7 +844,7 @@ impl Policy {
             Action::Pass => {
                 self.check_pins(dir, kind, appid, v)?;
                 self.bump(dir, |c| c.passed += 1);
-                Ok(Decision::Forward(Cow::Borrowed(frame)))
+                Ok(unchanged(frame))
             }
             Action::Drop => Err(DropReason::Policy),
             Action::Protect => {
@@ -829,12 +853,13 @@ impl Policy {
                 }
                 self.check_pins(dir, kind, appid, v)?;
                 let key = Self::protect_key(&self.store, &rule, now)?;
-                let out = protect_view(self.profile, key, v, self.ivs.as_mut(), now)?
-                    .ok_or(DropReason::Malformed)?;
+                if !protect_view_into(self.profile, key, v, self.ivs.as_mut(), now, out)? {
+                    return Err(DropReason::Malformed);
+                }
                 let key_id = key.id;
                 self.note_protect_key(dir, appid, key_id);
                 self.bump(dir, |c| c.protected += 1);
-                Ok(Decision::Forward(Cow::Owned(out)))
+                Ok(rewritten(out))
             }
             Action::Verify | Action::Translate => {
                 let needs_security = rule.action == Action::Verify || rule.verify_input;
@@ -843,7 +868,7 @@ impl Policy {
                         return Err(DropReason::Unsecured);
                     }
                     self.check_pins(dir, kind, appid, v)?;
-                    return self.translate_unsecured(dir, &rule, v, now);
+                    return self.translate_unsecured(dir, &rule, v, now, out);
                 }
                 let ok = match verified {
                     Some(ok) => ok,
@@ -852,15 +877,14 @@ impl Policy {
                 self.admit(dir, kind, &rule, v, &ok, at_ns)?;
                 self.bump(dir, |c| c.verified += 1);
                 if rule.action == Action::Translate {
-                    return self.translate_verified(dir, &rule, v, &ok, now);
+                    return self.translate_verified(dir, &rule, v, &ok, now, out);
                 }
                 if rule.keep_security {
-                    return Ok(Decision::Forward(Cow::Borrowed(frame)));
+                    return Ok(unchanged(frame));
                 }
-                let mut out = Vec::new();
-                translate::strip(self.profile, v, &ok, &mut out)?;
+                translate::strip(self.profile, v, &ok, out)?;
                 self.bump(dir, |c| c.stripped += 1);
-                Ok(Decision::Forward(Cow::Owned(out)))
+                Ok(rewritten(out))
             }
         }
     }
@@ -944,13 +968,13 @@ impl Policy {
         rule: &Rule,
         v: &FrameView<'_>,
         now: u64,
+        buf: &'a mut Vec<u8>,
     ) -> Verdict<'a> {
         Self::layer2_output_allowed(v)?;
         let out = Self::output(&self.store, self.profile, rule, self.ivs.as_mut(), now);
-        let mut frame = Vec::new();
-        self.translator.unsecured(v, out, &mut frame)?;
+        self.translator.unsecured(v, out, buf)?;
         self.bump(dir, |c| c.translated += 1);
-        Ok(Decision::Forward(Cow::Owned(frame)))
+        Ok(rewritten(buf))
     }
 
     fn translate_verified<'a>(
@@ -960,18 +984,32 @@ impl Policy {
         v: &FrameView<'_>,
         ok: &Verified<'_>,
         now: u64,
+        buf: &'a mut Vec<u8>,
     ) -> Verdict<'a> {
         Self::layer2_output_allowed(v)?;
         let out = Self::output(&self.store, self.profile, rule, self.ivs.as_mut(), now);
-        let mut frame = Vec::new();
-        self.translator.verified(v, ok, out, &mut frame)?;
+        self.translator.verified(v, ok, out, buf)?;
         self.bump(dir, |c| c.translated += 1);
-        Ok(Decision::Forward(Cow::Owned(frame)))
+        Ok(rewritten(buf))
     }
+}
+
+/// Forward the input as it came.
+fn unchanged(input: &[u8]) -> Decision<'_> {
+    Decision::Forward(Forward::Unchanged(input))
+}
+
+/// Forward the frame just written into the caller's buffer (all of it: every writer resizes
+/// the buffer to its output).
+fn rewritten(out: &mut Vec<u8>) -> Decision<'_> {
+    Decision::Forward(Forward::Rewritten(out.as_slice()))
 }
 
 #[cfg(test)]
 mod link_tests;
+
+#[cfg(test)]
+mod reuse_tests;
 
 #[cfg(test)]
 mod tests {
@@ -1073,7 +1111,7 @@ action = "verify"
 
     fn fwd(d: Decision<'_>) -> Vec<u8> {
         match d {
-            Decision::Forward(b) => b.into_owned(),
+            Decision::Forward(b) => b.to_vec(),
             Decision::Drop(r) => panic!("dropped: {r}"),
         }
     }
@@ -1083,9 +1121,9 @@ action = "verify"
         let mut tx = publisher(1);
         let mut gw = policy(PROTECT_VERIFY);
         let plain = rgoose(0x1000, 7);
-        let secured = fwd(tx.handle(Direction::Outbound, &plain, 0));
+        let secured = fwd(tx.handle(Direction::Outbound, &plain, 0, &mut Vec::new()));
         assert_ne!(secured, plain);
-        let back = fwd(gw.handle(Direction::Inbound, &secured, 0));
+        let back = fwd(gw.handle(Direction::Inbound, &secured, 0, &mut Vec::new()));
         assert_eq!(back, plain, "stripping restores the legacy frame");
         let c = gw.counters();
         assert_eq!(
@@ -1098,7 +1136,7 @@ action = "verify"
         );
         // The same frame again is a replay.
         assert_eq!(
-            gw.handle(Direction::Inbound, &secured, 0),
+            gw.handle(Direction::Inbound, &secured, 0, &mut Vec::new()),
             Decision::Drop(DropReason::Replay)
         );
         assert_eq!(gw.counters().inbound.dropped["replay"], 1);
@@ -1108,20 +1146,23 @@ action = "verify"
     fn any_flipped_bit_is_dropped() {
         let mut tx = publisher(1);
         let mut n = 0;
-        let base = fwd(tx.handle(Direction::Outbound, &rgoose(0x1000, 0), 0));
+        let base = fwd(tx.handle(Direction::Outbound, &rgoose(0x1000, 0), 0, &mut Vec::new()));
         for i in 12 * 8..base.len() * 8 {
             n += 1;
-            let mut f = fwd(tx.handle(Direction::Outbound, &rgoose(0x1000, n), 0));
+            let mut f = fwd(tx.handle(Direction::Outbound, &rgoose(0x1000, n), 0, &mut Vec::new()));
             f[i / 8] ^= 1 << (i % 8);
             let mut rx = policy(PROTECT_VERIFY);
             assert!(
-                !rx.handle(Direction::Inbound, &f, 0).is_forward(),
+                !rx.handle(Direction::Inbound, &f, 0, &mut Vec::new())
+                    .is_forward(),
                 "bit {i}"
             );
         }
         // And an unflipped one passes.
         let mut rx = policy(PROTECT_VERIFY);
-        assert!(rx.handle(Direction::Inbound, &base, 0).is_forward());
+        assert!(rx
+            .handle(Direction::Inbound, &base, 0, &mut Vec::new())
+            .is_forward());
     }
 
     #[test]
@@ -1129,13 +1170,13 @@ action = "verify"
         let rules = PROTECT_VERIFY.replace("other_inbound = \"drop\"", "");
         let mut tx = publisher(1);
         let mut n = 0;
-        let len = fwd(tx.handle(Direction::Outbound, &rgoose(0x1000, 0), 0)).len();
+        let len = fwd(tx.handle(Direction::Outbound, &rgoose(0x1000, 0), 0, &mut Vec::new())).len();
         for i in 0..len * 8 {
             n += 1;
-            let mut f = fwd(tx.handle(Direction::Outbound, &rgoose(0x1000, n), 0));
+            let mut f = fwd(tx.handle(Direction::Outbound, &rgoose(0x1000, n), 0, &mut Vec::new()));
             f[i / 8] ^= 1 << (i % 8);
             let mut rx = policy(&rules);
-            if let Decision::Forward(out) = rx.handle(Direction::Inbound, &f, 0) {
+            if let Decision::Forward(out) = rx.handle(Direction::Inbound, &f, 0, &mut Vec::new()) {
                 // Only Ethernet addresses (outside every IEC 62351-6 MAC), the EtherType (which
                 // makes it not IPv4 at all) and the IPv4 protocol (which makes it not UDP, so
                 // no IED's UDP socket can receive it; checksums are judged only on IEC
@@ -1159,34 +1200,45 @@ action = "verify"
     #[test]
     fn truncations_unsecured_unknown_and_expired_keys_are_dropped() {
         let mut tx = publisher(1);
-        let f = fwd(tx.handle(Direction::Outbound, &rgoose(0x1000, 1), 0));
+        let f = fwd(tx.handle(Direction::Outbound, &rgoose(0x1000, 1), 0, &mut Vec::new()));
         let mut rx = policy(PROTECT_VERIFY);
         for len in 0..f.len() {
             assert!(
-                !rx.handle(Direction::Inbound, &f[..len], 0).is_forward(),
+                !rx.handle(Direction::Inbound, &f[..len], 0, &mut Vec::new())
+                    .is_forward(),
                 "len {len}"
             );
         }
         assert_eq!(
-            rx.handle(Direction::Inbound, &rgoose(0x1000, 2), 0),
+            rx.handle(Direction::Inbound, &rgoose(0x1000, 2), 0, &mut Vec::new()),
             Decision::Drop(DropReason::Unsecured)
         );
         // Unknown key id: a receiver without key 1.
         let mut other = policy("[[rule]]\ndirection = \"inbound\"\naction = \"verify\"\n");
         other.replace_keys(KeyStore::new());
         assert_eq!(
-            other.handle(Direction::Inbound, &f, 0),
+            other.handle(Direction::Inbound, &f, 0, &mut Vec::new()),
             Decision::Drop(DropReason::UnknownKey)
         );
         // Expired key: key 3 ends at 200.
         let mut tx3 = policy("[[rule]]\ndirection = \"outbound\"\naction = \"protect\"\nkey_id = 3\n[[rule]]\ndirection = \"inbound\"\naction = \"verify\"\n");
-        let f3 = fwd(tx3.handle(Direction::Outbound, &rgoose(0x1000, 1), 120));
+        let f3 = fwd(tx3.handle(
+            Direction::Outbound,
+            &rgoose(0x1000, 1),
+            120,
+            &mut Vec::new(),
+        ));
         assert_eq!(
-            tx3.handle(Direction::Inbound, &f3, 250),
+            tx3.handle(Direction::Inbound, &f3, 250, &mut Vec::new()),
             Decision::Drop(DropReason::KeyExpired)
         );
         assert_eq!(
-            tx3.handle(Direction::Outbound, &rgoose(0x1000, 2), 250),
+            tx3.handle(
+                Direction::Outbound,
+                &rgoose(0x1000, 2),
+                250,
+                &mut Vec::new()
+            ),
             Decision::Drop(DropReason::NoValidKey)
         );
     }
@@ -1204,19 +1256,34 @@ action = "verify"
                 .key_id()
         };
         assert_eq!(
-            key_of(&fwd(gw.handle(Direction::Outbound, &rgoose(1, 1), 120))),
+            key_of(&fwd(gw.handle(
+                Direction::Outbound,
+                &rgoose(1, 1),
+                120,
+                &mut Vec::new()
+            ))),
             3
         );
         assert_eq!(
-            key_of(&fwd(gw.handle(Direction::Outbound, &rgoose(1, 2), 160))),
+            key_of(&fwd(gw.handle(
+                Direction::Outbound,
+                &rgoose(1, 2),
+                160,
+                &mut Vec::new()
+            ))),
             4
         );
         assert_eq!(
-            key_of(&fwd(gw.handle(Direction::Outbound, &rgoose(1, 3), 500))),
+            key_of(&fwd(gw.handle(
+                Direction::Outbound,
+                &rgoose(1, 3),
+                500,
+                &mut Vec::new()
+            ))),
             4
         );
         assert_eq!(
-            gw.handle(Direction::Outbound, &rgoose(1, 4), 50),
+            gw.handle(Direction::Outbound, &rgoose(1, 4), 50, &mut Vec::new()),
             Decision::Drop(DropReason::NoValidKey)
         );
     }
@@ -1236,11 +1303,14 @@ keep_security = true
 "#,
         );
         let mut tx = publisher(2);
-        let a = fwd(tx.handle(Direction::Outbound, &rgoose(0x1000, 1), 0));
-        let b = fwd(tx.handle(Direction::Outbound, &rgoose(0x2000, 2), 0));
-        assert_eq!(fwd(gw.handle(Direction::Inbound, &a, 0)), a);
+        let a = fwd(tx.handle(Direction::Outbound, &rgoose(0x1000, 1), 0, &mut Vec::new()));
+        let b = fwd(tx.handle(Direction::Outbound, &rgoose(0x2000, 2), 0, &mut Vec::new()));
         assert_eq!(
-            gw.handle(Direction::Inbound, &b, 0),
+            fwd(gw.handle(Direction::Inbound, &a, 0, &mut Vec::new())),
+            a
+        );
+        assert_eq!(
+            gw.handle(Direction::Inbound, &b, 0, &mut Vec::new()),
             Decision::Drop(DropReason::Policy)
         );
     }
@@ -1261,28 +1331,42 @@ keep_security = true
             let mut tx = publisher(1);
             for sq in 0..3 {
                 let plain = goose(0x0001, 1, sq, vlan);
-                let secured = fwd(tx.handle(Direction::Outbound, &plain, 0));
+                let secured = fwd(tx.handle(Direction::Outbound, &plain, 0, &mut Vec::new()));
                 assert!(secured.len() > plain.len());
-                assert_eq!(fwd(gw.handle(Direction::Inbound, &secured, 0)), plain);
                 assert_eq!(
-                    gw.handle(Direction::Inbound, &secured, 0),
+                    fwd(gw.handle(Direction::Inbound, &secured, 0, &mut Vec::new())),
+                    plain
+                );
+                assert_eq!(
+                    gw.handle(Direction::Inbound, &secured, 0, &mut Vec::new()),
                     Decision::Drop(DropReason::Replay)
                 );
             }
-            let s = fwd(tx.handle(Direction::Outbound, &goose(1, 2, 0, vlan), 0));
+            let s = fwd(tx.handle(
+                Direction::Outbound,
+                &goose(1, 2, 0, vlan),
+                0,
+                &mut Vec::new(),
+            ));
             let start = if vlan { 16 } else { 12 };
             for i in start * 8..s.len() * 8 {
                 let mut f = s.clone();
                 f[i / 8] ^= 1 << (i % 8);
                 let mut rx = policy(PROTECT_VERIFY);
                 assert!(
-                    !rx.handle(Direction::Inbound, &f, 0).is_forward(),
+                    !rx.handle(Direction::Inbound, &f, 0, &mut Vec::new())
+                        .is_forward(),
                     "bit {i}"
                 );
             }
             // Unsecured GOOSE does not pass a verify rule.
             assert_eq!(
-                gw.handle(Direction::Inbound, &goose(1, 9, 0, vlan), 0),
+                gw.handle(
+                    Direction::Inbound,
+                    &goose(1, 9, 0, vlan),
+                    0,
+                    &mut Vec::new()
+                ),
                 Decision::Drop(DropReason::Unsecured)
             );
         }
@@ -1311,10 +1395,10 @@ dst_mac = "01:0c:cd:01:00:01"
 "#;
         let mut gw = policy(rules);
         let plain = goose(0x0001, 1, 0, false);
-        let r = fwd(gw.handle(Direction::Outbound, &plain, 0));
+        let r = fwd(gw.handle(Direction::Outbound, &plain, 0, &mut Vec::new()));
         let loc = ip::locate_udp(&r).unwrap();
         assert_eq!(loc.dst_addr, [10, 85, 0, 2]);
-        let back = fwd(gw.handle(Direction::Inbound, &r, 0));
+        let back = fwd(gw.handle(Direction::Inbound, &r, 0, &mut Vec::new()));
         let (l2b, _) = L2Frame::parse(&back).unwrap();
         let (l2p, _) = L2Frame::parse(&plain).unwrap();
         assert_eq!(l2b.body, l2p.body);
@@ -1322,7 +1406,7 @@ dst_mac = "01:0c:cd:01:00:01"
         // Inbound translation requires verified input by default.
         let unsecured = rgoose(0x0001, 5);
         assert_eq!(
-            gw.handle(Direction::Inbound, &unsecured, 0),
+            gw.handle(Direction::Inbound, &unsecured, 0, &mut Vec::new()),
             Decision::Drop(DropReason::Unsecured)
         );
     }
@@ -1334,21 +1418,21 @@ dst_mac = "01:0c:cd:01:00:01"
         );
         let arp = [0xffu8; 60];
         assert_eq!(
-            gw.handle(Direction::Outbound, &arp, 0),
+            gw.handle(Direction::Outbound, &arp, 0, &mut Vec::new()),
             Decision::Drop(DropReason::Other)
         );
         assert!(gw
-            .handle(Direction::Outbound, &rgoose(5, 1), 0)
+            .handle(Direction::Outbound, &rgoose(5, 1), 0, &mut Vec::new())
             .is_forward());
         assert_eq!(
-            gw.handle(Direction::Outbound, &rgoose(6, 1), 0),
+            gw.handle(Direction::Outbound, &rgoose(6, 1), 0, &mut Vec::new()),
             Decision::Drop(DropReason::NoRule)
         );
         let mut bad = rgoose(5, 2);
         let n = bad.len();
         bad[n - 1] ^= 1;
         assert_eq!(
-            gw.handle(Direction::Outbound, &bad, 0),
+            gw.handle(Direction::Outbound, &bad, 0, &mut Vec::new()),
             Decision::Drop(DropReason::BadChecksum)
         );
         let mut frag = rgoose(5, 3);
@@ -1361,11 +1445,13 @@ dst_mac = "01:0c:cd:01:00:01"
         });
         frag[24..26].copy_from_slice(&c.to_be_bytes());
         assert_eq!(
-            gw.handle(Direction::Outbound, &frag, 0),
+            gw.handle(Direction::Outbound, &frag, 0, &mut Vec::new()),
             Decision::Drop(DropReason::IpFragment)
         );
         let mut pass = policy("[[rule]]\ndirection = \"outbound\"\naction = \"drop\"\n");
-        assert!(pass.handle(Direction::Outbound, &arp, 0).is_forward());
+        assert!(pass
+            .handle(Direction::Outbound, &arp, 0, &mut Vec::new())
+            .is_forward());
     }
 
     #[test]
@@ -1400,8 +1486,10 @@ dst_mac = "01:0c:cd:01:00:01"
     fn replay_from_another_address_or_port_is_a_replay() {
         let mut tx = publisher(1);
         let mut gw = policy(PROTECT_VERIFY);
-        let f = fwd(tx.handle(Direction::Outbound, &rgoose(0x1000, 7), 0));
-        assert!(gw.handle(Direction::Inbound, &f, 0).is_forward());
+        let f = fwd(tx.handle(Direction::Outbound, &rgoose(0x1000, 7), 0, &mut Vec::new()));
+        assert!(gw
+            .handle(Direction::Inbound, &f, 0, &mut Vec::new())
+            .is_forward());
         for copy in [
             f.clone(),
             craft::resourced(&f, [10, 85, 0, 99], 102),
@@ -1409,19 +1497,27 @@ dst_mac = "01:0c:cd:01:00:01"
             craft::resourced(&f, [192, 0, 2, 1], 9),
         ] {
             assert_eq!(
-                gw.handle(Direction::Inbound, &copy, 0),
+                gw.handle(Direction::Inbound, &copy, 0, &mut Vec::new()),
                 Decision::Drop(DropReason::Replay)
             );
         }
         // An older number (a counter that "wrapped") from a fresh address is too old.
-        let newer = fwd(tx.handle(Direction::Outbound, &rgoose(0x1000, 300), 0));
-        assert!(gw.handle(Direction::Inbound, &newer, 0).is_forward());
-        let old = fwd(tx.handle(Direction::Outbound, &rgoose(0x1000, 8), 0));
+        let newer = fwd(tx.handle(
+            Direction::Outbound,
+            &rgoose(0x1000, 300),
+            0,
+            &mut Vec::new(),
+        ));
+        assert!(gw
+            .handle(Direction::Inbound, &newer, 0, &mut Vec::new())
+            .is_forward());
+        let old = fwd(tx.handle(Direction::Outbound, &rgoose(0x1000, 8), 0, &mut Vec::new()));
         assert_eq!(
             gw.handle(
                 Direction::Inbound,
                 &craft::resourced(&old, [10, 85, 0, 77], 7777),
-                0
+                0,
+                &mut Vec::new()
             ),
             Decision::Drop(DropReason::Replay)
         );
@@ -1431,12 +1527,19 @@ dst_mac = "01:0c:cd:01:00:01"
     fn layer2_goose_replay_ignores_the_source_mac() {
         let mut tx = publisher(1);
         let mut gw = policy(PROTECT_VERIFY);
-        let f = fwd(tx.handle(Direction::Outbound, &goose(1, 1, 0, false), 0));
-        assert!(gw.handle(Direction::Inbound, &f, 0).is_forward());
+        let f = fwd(tx.handle(
+            Direction::Outbound,
+            &goose(1, 1, 0, false),
+            0,
+            &mut Vec::new(),
+        ));
+        assert!(gw
+            .handle(Direction::Inbound, &f, 0, &mut Vec::new())
+            .is_forward());
         let mut other_src = f.clone();
         other_src[6..12].copy_from_slice(&[2, 0, 0, 0, 0, 0x66]);
         assert_eq!(
-            gw.handle(Direction::Inbound, &other_src, 0),
+            gw.handle(Direction::Inbound, &other_src, 0, &mut Vec::new()),
             Decision::Drop(DropReason::Replay)
         );
     }
@@ -1459,7 +1562,12 @@ dst_mac = "01:0c:cd:01:00:01"
         for stack in STACKS {
             for plain in [goose(1, 1, 0, false), rgoose(0x1000, 1)] {
                 assert_eq!(
-                    gw.handle(Direction::Inbound, &craft::tagged(&plain, stack), 0),
+                    gw.handle(
+                        Direction::Inbound,
+                        &craft::tagged(&plain, stack),
+                        0,
+                        &mut Vec::new()
+                    ),
                     Decision::Drop(DropReason::Unsecured),
                     "{stack:x?}"
                 );
@@ -1471,7 +1579,8 @@ dst_mac = "01:0c:cd:01:00:01"
             gw.handle(
                 Direction::Inbound,
                 &craft::tagged(&goose(1, 1, 0, false), &deep),
-                0
+                0,
+                &mut Vec::new()
             ),
             Decision::Drop(DropReason::Malformed)
         );
@@ -1486,13 +1595,13 @@ dst_mac = "01:0c:cd:01:00:01"
             let i = i as u32;
             for plain in [goose(1, 1, i, false), rgoose(0x1000, i)] {
                 let plain = craft::tagged(&plain, stack);
-                let secured = fwd(tx.handle(Direction::Outbound, &plain, 0));
+                let secured = fwd(tx.handle(Direction::Outbound, &plain, 0, &mut Vec::new()));
                 assert_eq!(
                     &secured[..12 + 4 * stack.len()],
                     &plain[..12 + 4 * stack.len()]
                 );
                 assert_eq!(
-                    fwd(gw.handle(Direction::Inbound, &secured, 0)),
+                    fwd(gw.handle(Direction::Inbound, &secured, 0, &mut Vec::new())),
                     plain,
                     "{stack:x?}"
                 );
@@ -1504,16 +1613,25 @@ dst_mac = "01:0c:cd:01:00:01"
     fn key_ids_on_a_verify_rule_are_enforced() {
         let mut gw =
             policy("[[rule]]\ndirection = \"inbound\"\naction = \"verify\"\nkey_ids = [1]\n");
-        let f1 = fwd(publisher(1).handle(Direction::Outbound, &rgoose(0x1000, 1), 0));
-        let f2 = fwd(publisher(2).handle(Direction::Outbound, &rgoose(0x1000, 2), 0));
-        let g2 = fwd(publisher(5).handle(Direction::Outbound, &goose(1, 1, 0, false), 0));
-        assert!(gw.handle(Direction::Inbound, &f1, 0).is_forward());
+        let f1 =
+            fwd(publisher(1).handle(Direction::Outbound, &rgoose(0x1000, 1), 0, &mut Vec::new()));
+        let f2 =
+            fwd(publisher(2).handle(Direction::Outbound, &rgoose(0x1000, 2), 0, &mut Vec::new()));
+        let g2 = fwd(publisher(5).handle(
+            Direction::Outbound,
+            &goose(1, 1, 0, false),
+            0,
+            &mut Vec::new(),
+        ));
+        assert!(gw
+            .handle(Direction::Inbound, &f1, 0, &mut Vec::new())
+            .is_forward());
         assert_eq!(
-            gw.handle(Direction::Inbound, &f2, 0),
+            gw.handle(Direction::Inbound, &f2, 0, &mut Vec::new()),
             Decision::Drop(DropReason::KeyNotAllowed)
         );
         assert_eq!(
-            gw.handle(Direction::Inbound, &g2, 0),
+            gw.handle(Direction::Inbound, &g2, 0, &mut Vec::new()),
             Decision::Drop(DropReason::KeyNotAllowed)
         );
     }
@@ -1536,8 +1654,11 @@ dst_mac = "01:0c:cd:01:00:01"
         // inbound frame secured with key 1 by a remote publisher is delivered.
         let mut allowed = try_policy(&format!("reflected = \"allow\"\n{trap}")).unwrap();
         assert!(allowed.warnings().is_empty());
-        let remote = fwd(publisher(1).handle(Direction::Outbound, &rgoose(0x1000, 1), 0));
-        assert!(allowed.handle(Direction::Inbound, &remote, 0).is_forward());
+        let remote =
+            fwd(publisher(1).handle(Direction::Outbound, &rgoose(0x1000, 1), 0, &mut Vec::new()));
+        assert!(allowed
+            .handle(Direction::Inbound, &remote, 0, &mut Vec::new())
+            .is_forward());
         // Scoped to the IED's own GOOSE APPID, inbound R-GOOSE with key 1 is not claimed.
         let scoped = "[[rule]]\ndirection = \"outbound\"\naction = \"protect\"\nkind = \"goose\"\nappid = 1\nkey_id = 1\n[[rule]]\ndirection = \"inbound\"\nkind = \"r-goose\"\naction = \"verify\"\nkey_id = 1\n";
         let p = try_policy(scoped).unwrap();
@@ -1566,16 +1687,18 @@ dst_mac = "01:0c:cd:01:00:01"
     fn reflected_frames_are_refused() {
         let mut gw = policy(PROTECT_VERIFY);
         for plain in [goose(1, 1, 0, false), rgoose(0x1000, 1)] {
-            let out = fwd(gw.handle(Direction::Outbound, &plain, 0));
+            let out = fwd(gw.handle(Direction::Outbound, &plain, 0, &mut Vec::new()));
             assert_eq!(
-                gw.handle(Direction::Inbound, &out, 0),
+                gw.handle(Direction::Inbound, &out, 0, &mut Vec::new()),
                 Decision::Drop(DropReason::Reflected)
             );
         }
         // Allowed only when the config says so (benchmarks that echo frames).
         let mut echo = policy(&format!("reflected = \"allow\"\n{PROTECT_VERIFY}"));
-        let out = fwd(echo.handle(Direction::Outbound, &rgoose(0x1000, 2), 0));
-        assert!(echo.handle(Direction::Inbound, &out, 0).is_forward());
+        let out = fwd(echo.handle(Direction::Outbound, &rgoose(0x1000, 2), 0, &mut Vec::new()));
+        assert!(echo
+            .handle(Direction::Inbound, &out, 0, &mut Vec::new())
+            .is_forward());
     }
 
     #[test]
@@ -1597,14 +1720,16 @@ dst_mac = "01:0c:cd:01:00:01"
         let mut tx =
             policy("[[rule]]\ndirection = \"outbound\"\naction = \"protect\"\nkey_id = 1\n");
         tx.replace_keys(s);
-        tx.rules[0].keys = vec![6];
-        let ok = fwd(tx.handle(Direction::Outbound, &rgoose(0x1000, 1), 0));
-        let bad = fwd(tx.handle(Direction::Outbound, &rgoose(0x2000, 2), 0));
+        Arc::make_mut(&mut tx.rules[0]).keys = vec![6];
+        let ok = fwd(tx.handle(Direction::Outbound, &rgoose(0x1000, 1), 0, &mut Vec::new()));
+        let bad = fwd(tx.handle(Direction::Outbound, &rgoose(0x2000, 2), 0, &mut Vec::new()));
         let mut gw = policy(PROTECT_VERIFY);
         gw.replace_keys(store);
-        assert!(gw.handle(Direction::Inbound, &ok, 0).is_forward());
+        assert!(gw
+            .handle(Direction::Inbound, &ok, 0, &mut Vec::new())
+            .is_forward());
         assert_eq!(
-            gw.handle(Direction::Inbound, &bad, 0),
+            gw.handle(Direction::Inbound, &bad, 0, &mut Vec::new()),
             Decision::Drop(DropReason::KeyNotAllowed)
         );
     }
@@ -1640,7 +1765,7 @@ dst_mac = "01:0c:cd:01:00:01"
         let f = craft::udp_frame(&addrs(), &spdu);
         let mut gw = policy(PROTECT_VERIFY);
         assert_eq!(
-            gw.handle(Direction::Inbound, &f, 0),
+            gw.handle(Direction::Inbound, &f, 0, &mut Vec::new()),
             Decision::Drop(DropReason::Malformed)
         );
         // Layer 2: bytes after Length in a frame longer than the minimum are not padding, in
@@ -1649,10 +1774,15 @@ dst_mac = "01:0c:cd:01:00:01"
             "action = \"verify\"",
             "action = \"verify\"\nkeep_security = true",
         ));
-        let mut g = fwd(publisher(1).handle(Direction::Outbound, &goose(1, 1, 0, false), 0));
+        let mut g = fwd(publisher(1).handle(
+            Direction::Outbound,
+            &goose(1, 1, 0, false),
+            0,
+            &mut Vec::new(),
+        ));
         g.extend_from_slice(&[0; 8]);
         assert_eq!(
-            keep.handle(Direction::Inbound, &g, 0),
+            keep.handle(Direction::Inbound, &g, 0, &mut Vec::new()),
             Decision::Drop(DropReason::Malformed)
         );
     }
@@ -1686,25 +1816,29 @@ dst_mac = "01:0c:cd:01:00:01"
             "{PROTECT_VERIFY}[[pin]]\nappid = 0x1000\nsrc_mac = \"02:00:00:00:00:01\"\nsrc_ip = \"10.85.0.1\"\nsrc_port = 102\nuntagged = true\n"
         );
         let mut gw = policy(&cfg);
-        let f = fwd(tx.handle(Direction::Outbound, &rgoose(0x1000, 1), 0));
-        let moved = fwd(tx.handle(Direction::Outbound, &rgoose(0x1000, 2), 0));
+        let f = fwd(tx.handle(Direction::Outbound, &rgoose(0x1000, 1), 0, &mut Vec::new()));
+        let moved = fwd(tx.handle(Direction::Outbound, &rgoose(0x1000, 2), 0, &mut Vec::new()));
         let moved = craft::resourced(&moved, [10, 85, 0, 9], 102);
         let tagged_f = craft::tagged(
-            &fwd(tx.handle(Direction::Outbound, &rgoose(0x1000, 3), 0)),
+            &fwd(tx.handle(Direction::Outbound, &rgoose(0x1000, 3), 0, &mut Vec::new())),
             &[(0x8100, 4)],
         );
-        assert!(gw.handle(Direction::Inbound, &f, 0).is_forward());
+        assert!(gw
+            .handle(Direction::Inbound, &f, 0, &mut Vec::new())
+            .is_forward());
         assert_eq!(
-            gw.handle(Direction::Inbound, &moved, 0),
+            gw.handle(Direction::Inbound, &moved, 0, &mut Vec::new()),
             Decision::Drop(DropReason::PinMismatch)
         );
         assert_eq!(
-            gw.handle(Direction::Inbound, &tagged_f, 0),
+            gw.handle(Direction::Inbound, &tagged_f, 0, &mut Vec::new()),
             Decision::Drop(DropReason::PinMismatch)
         );
         // A refused frame did not move the replay window: the publisher's next frame passes.
-        let next = fwd(tx.handle(Direction::Outbound, &rgoose(0x1000, 4), 0));
-        assert!(gw.handle(Direction::Inbound, &next, 0).is_forward());
+        let next = fwd(tx.handle(Direction::Outbound, &rgoose(0x1000, 4), 0, &mut Vec::new()));
+        assert!(gw
+            .handle(Direction::Inbound, &next, 0, &mut Vec::new())
+            .is_forward());
     }
 
     #[test]
@@ -1733,13 +1867,16 @@ dst_mac = "01:0c:cd:01:00:01"
         let plain = v6(&plain_v4[loc.payload]);
         let mut gw = policy(PROTECT_VERIFY);
         assert_eq!(
-            gw.handle(Direction::Inbound, &plain, 0),
+            gw.handle(Direction::Inbound, &plain, 0, &mut Vec::new()),
             Decision::Drop(DropReason::Unsecured)
         );
-        let secured = fwd(publisher(1).handle(Direction::Outbound, &plain, 0));
-        assert_eq!(fwd(gw.handle(Direction::Inbound, &secured, 0)), plain);
+        let secured = fwd(publisher(1).handle(Direction::Outbound, &plain, 0, &mut Vec::new()));
         assert_eq!(
-            gw.handle(Direction::Inbound, &secured, 0),
+            fwd(gw.handle(Direction::Inbound, &secured, 0, &mut Vec::new())),
+            plain
+        );
+        assert_eq!(
+            gw.handle(Direction::Inbound, &secured, 0, &mut Vec::new()),
             Decision::Drop(DropReason::Replay)
         );
     }
@@ -1768,10 +1905,23 @@ dst_mac = "01:0c:cd:01:00:01"
         // Across the wrap at 4800.
         for (i, smp) in (4795..4800).chain(0..5).enumerate() {
             let plain = sv(0x4000, "MU01", smp);
-            let s = fwd(tx.handle_at(Direction::Outbound, &plain, 0, sv_at(i as u64)));
+            let s = fwd(tx.handle_at(
+                Direction::Outbound,
+                &plain,
+                0,
+                sv_at(i as u64),
+                &mut Vec::new(),
+            ));
             assert!(s.len() > plain.len());
             assert_eq!(&s[12..14], &[0x88, 0xba]);
-            let back = gw.handle_at(Direction::Inbound, &s, 0, sv_at(i as u64) + 50_000);
+            let mut out = Vec::new();
+            let back = gw.handle_at(
+                Direction::Inbound,
+                &s,
+                0,
+                sv_at(i as u64) + 50_000,
+                &mut out,
+            );
             assert_eq!(
                 fwd(back),
                 plain,
@@ -1783,39 +1933,73 @@ dst_mac = "01:0c:cd:01:00:01"
         // Duplicates and older frames are replays.
         for s in &secured {
             assert_eq!(
-                gw.handle_at(Direction::Inbound, s, 0, t),
+                gw.handle_at(Direction::Inbound, s, 0, t, &mut Vec::new()),
                 Decision::Drop(DropReason::Replay)
             );
         }
         // A frame 100 samples ahead of the clock (captured a turn earlier) is a replay too ...
-        let ahead = fwd(tx.handle_at(Direction::Outbound, &sv(0x4000, "MU01", 105), 0, t));
+        let ahead = fwd(tx.handle_at(
+            Direction::Outbound,
+            &sv(0x4000, "MU01", 105),
+            0,
+            t,
+            &mut Vec::new(),
+        ));
         assert_eq!(
-            gw.handle_at(Direction::Inbound, &ahead, 0, t),
+            gw.handle_at(Direction::Inbound, &ahead, 0, t, &mut Vec::new()),
             Decision::Drop(DropReason::Replay)
         );
         // ... and the stream goes on at its rate.
-        let next = fwd(tx.handle_at(Direction::Outbound, &sv(0x4000, "MU01", 5), 0, t));
-        assert!(gw.handle_at(Direction::Inbound, &next, 0, t).is_forward());
+        let next = fwd(tx.handle_at(
+            Direction::Outbound,
+            &sv(0x4000, "MU01", 5),
+            0,
+            t,
+            &mut Vec::new(),
+        ));
+        assert!(gw
+            .handle_at(Direction::Inbound, &next, 0, t, &mut Vec::new())
+            .is_forward());
         // Another svID is another stream.
-        let other = fwd(tx.handle_at(Direction::Outbound, &sv(0x4000, "MU02", 5), 0, t));
-        assert!(gw.handle_at(Direction::Inbound, &other, 0, t).is_forward());
+        let other = fwd(tx.handle_at(
+            Direction::Outbound,
+            &sv(0x4000, "MU02", 5),
+            0,
+            t,
+            &mut Vec::new(),
+        ));
+        assert!(gw
+            .handle_at(Direction::Inbound, &other, 0, t, &mut Vec::new())
+            .is_forward());
         let c = gw.counters();
         assert_eq!((c.inbound.verified, c.inbound.stripped), (12, 12));
         assert_eq!(c.inbound.dropped["replay"], 11);
         // Every bit flip after the addresses is dropped.
-        let s = fwd(tx.handle_at(Direction::Outbound, &sv(0x4000, "MU01", 6), 0, t));
+        let s = fwd(tx.handle_at(
+            Direction::Outbound,
+            &sv(0x4000, "MU01", 6),
+            0,
+            t,
+            &mut Vec::new(),
+        ));
         for i in 12 * 8..s.len() * 8 {
             let mut f = s.clone();
             f[i / 8] ^= 1 << (i % 8);
             let mut rx = policy(PROTECT_VERIFY);
             assert!(
-                !rx.handle_at(Direction::Inbound, &f, 0, t).is_forward(),
+                !rx.handle_at(Direction::Inbound, &f, 0, t, &mut Vec::new())
+                    .is_forward(),
                 "bit {i}"
             );
         }
         // Unsecured SV does not pass a verify rule.
         assert_eq!(
-            gw.handle(Direction::Inbound, &sv(0x4000, "MU01", 7), 0),
+            gw.handle(
+                Direction::Inbound,
+                &sv(0x4000, "MU01", 7),
+                0,
+                &mut Vec::new()
+            ),
             Decision::Drop(DropReason::Unsecured)
         );
     }
@@ -1828,17 +2012,31 @@ dst_mac = "01:0c:cd:01:00:01"
 {PROTECT_VERIFY}"
         ));
         let mut gw60 = policy(PROTECT_VERIFY);
-        let a = fwd(tx.handle_at(Direction::Outbound, &sv(0x4000, "MU01", 3999), 0, 0));
-        let b = fwd(tx.handle_at(Direction::Outbound, &sv(0x4000, "MU01", 0), 0, 0));
+        let a = fwd(tx.handle_at(
+            Direction::Outbound,
+            &sv(0x4000, "MU01", 3999),
+            0,
+            0,
+            &mut Vec::new(),
+        ));
+        let b = fwd(tx.handle_at(
+            Direction::Outbound,
+            &sv(0x4000, "MU01", 0),
+            0,
+            0,
+            &mut Vec::new(),
+        ));
         for gw in [&mut gw50, &mut gw60] {
-            assert!(gw.handle_at(Direction::Inbound, &a, 0, 0).is_forward());
+            assert!(gw
+                .handle_at(Direction::Inbound, &a, 0, 0, &mut Vec::new())
+                .is_forward());
         }
         // 3999 -> 0 is the next sample at 4000/s, and 801 samples ahead at 4800/s.
         assert!(gw50
-            .handle_at(Direction::Inbound, &b, 0, 250_000)
+            .handle_at(Direction::Inbound, &b, 0, 250_000, &mut Vec::new())
             .is_forward());
         assert_eq!(
-            gw60.handle_at(Direction::Inbound, &b, 0, 250_000),
+            gw60.handle_at(Direction::Inbound, &b, 0, 250_000, &mut Vec::new()),
             Decision::Drop(DropReason::Replay)
         );
     }
@@ -1901,19 +2099,22 @@ dst_mac = "01:0c:cd:01:00:01"
         let plain = craft::udp6_frame(&a, &craft::rgoose_spdu(Profile::Standard, 0x1000, 3, 1, 3));
         let mut tx = publisher(1);
         let mut gw = policy(PROTECT_VERIFY);
-        let s = fwd(tx.handle(Direction::Outbound, &plain, 0));
+        let s = fwd(tx.handle(Direction::Outbound, &plain, 0, &mut Vec::new()));
         // The UDP checksum of the protected datagram is right (mandatory in IPv6).
         let v = view::classify(Profile::Standard, &s).unwrap();
         assert_eq!(v.kind(), Kind::RGoose);
         assert!(v.secured());
-        assert_eq!(fwd(gw.handle(Direction::Inbound, &s, 0)), plain);
+        assert_eq!(
+            fwd(gw.handle(Direction::Inbound, &s, 0, &mut Vec::new())),
+            plain
+        );
         // A zero UDP checksum is refused over IPv6.
         let mut z = s.clone();
         let udp = 14 + 40;
         z[udp + 6] = 0;
         z[udp + 7] = 0;
         assert_eq!(
-            policy(PROTECT_VERIFY).handle(Direction::Inbound, &z, 0),
+            policy(PROTECT_VERIFY).handle(Direction::Inbound, &z, 0, &mut Vec::new()),
             Decision::Drop(DropReason::BadChecksum)
         );
     }
@@ -1924,12 +2125,17 @@ dst_mac = "01:0c:cd:01:00:01"
         // `gander frame verify` calls verified, and drops the others with the same word.
         let mut tx = publisher(1);
         let mut frames = vec![];
-        let f = fwd(tx.handle(Direction::Outbound, &rgoose(0x1000, 1), 0));
+        let f = fwd(tx.handle(Direction::Outbound, &rgoose(0x1000, 1), 0, &mut Vec::new()));
         frames.push(f.clone());
         frames.push(f.clone());
         frames.push(craft::resourced(&f, [10, 85, 0, 99], 102));
         frames.push(craft::resourced(&f, [10, 85, 0, 1], 4000));
-        let g = fwd(tx.handle(Direction::Outbound, &goose(1, 1, 0, false), 0));
+        let g = fwd(tx.handle(
+            Direction::Outbound,
+            &goose(1, 1, 0, false),
+            0,
+            &mut Vec::new(),
+        ));
         frames.push(g.clone());
         let mut g2 = g.clone();
         g2[6..12].copy_from_slice(&[2, 0, 0, 0, 0, 0x77]);
@@ -1942,7 +2148,8 @@ dst_mac = "01:0c:cd:01:00:01"
             &rgoose(0x1000, 9),
             &[(0x8100, 1), (0x8100, 2)],
         ));
-        let mut flipped = fwd(tx.handle(Direction::Outbound, &rgoose(0x1000, 10), 0));
+        let mut flipped =
+            fwd(tx.handle(Direction::Outbound, &rgoose(0x1000, 10), 0, &mut Vec::new()));
         let n = flipped.len();
         flipped[n - 3] ^= 4;
         frames.push(flipped);
@@ -1954,8 +2161,7 @@ dst_mac = "01:0c:cd:01:00:01"
         let mut words = vec![];
         for f in &frames {
             let v = cv.verify(f, 0);
-            let d = gw.handle(Direction::Inbound, f, 0);
-            let gw_word = match &d {
+            let gw_word = match gw.handle(Direction::Inbound, f, 0, &mut Vec::new()) {
                 Decision::Forward(_) => "verified",
                 Decision::Drop(r) => r.name(),
             };
@@ -2008,12 +2214,12 @@ dst_mac = "01:0c:cd:01:00:01"
                 let rules = PROTECT_VERIFY.replace("other_inbound = \"drop\"", "");
                 let mut gw = policy(&rules);
                 let mut tx = publisher(1);
-                let secured_r = fwd(tx.handle(Direction::Outbound, &rgoose(0x1000, 1), 0));
-                let secured_g = fwd(tx.handle(Direction::Outbound, &goose(1, 1, 0, false), 0));
+                let secured_r = fwd(tx.handle(Direction::Outbound, &rgoose(0x1000, 1), 0, &mut Vec::new()));
+                let secured_g = fwd(tx.handle(Direction::Outbound, &goose(1, 1, 0, false), 0, &mut Vec::new()));
                 // Accept both once, so a copy is a replay.
-                prop_assert!(gw.handle(Direction::Inbound, &secured_r, 0).is_forward());
-                prop_assert!(gw.handle(Direction::Inbound, &secured_g, 0).is_forward());
-                let reflected = fwd(gw.handle(Direction::Outbound, &rgoose(0x1000, 5), 0));
+                prop_assert!(gw.handle(Direction::Inbound, &secured_r, 0, &mut Vec::new()).is_forward());
+                prop_assert!(gw.handle(Direction::Inbound, &secured_g, 0, &mut Vec::new()).is_forward());
+                let reflected = fwd(gw.handle(Direction::Outbound, &rgoose(0x1000, 5), 0, &mut Vec::new()));
                 let base = match which {
                     0 => rgoose(0x1000, 2),
                     1 => goose(1, 2, 0, false),
@@ -2024,7 +2230,7 @@ dst_mac = "01:0c:cd:01:00:01"
                 let mut f = craft::tagged(&base, &stack);
                 f[0..6].copy_from_slice(&dst_mac);
                 f[6..12].copy_from_slice(&src_mac);
-                prop_assert!(!gw.handle(Direction::Inbound, &f, 0).is_forward(), "{:?}", gw.counters().inbound);
+                prop_assert!(!gw.handle(Direction::Inbound, &f, 0, &mut Vec::new()).is_forward(), "{:?}", gw.counters().inbound);
             }
         }
     }

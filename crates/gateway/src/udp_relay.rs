@@ -19,7 +19,7 @@
 
 use crate::config::{Direction, UdpToml};
 use crate::driver::{poll_fds, tap_built, unix_now, Control, Housekeeping};
-use crate::policy::{Decision, KernelCounters, Policy, SocketCounters};
+use crate::policy::{Decision, KernelCounters, Policy, SocketCounters, OUTPUT_CAPACITY};
 use gander_wire::ethernet::{EthernetRepr, ETHERTYPE_IPV4, ETHERTYPE_IPV6};
 use gander_wire::ip::UdpFrameRepr;
 use gander_wire::ipv6::Udp6FrameRepr;
@@ -174,6 +174,8 @@ pub fn run(cfg: &UdpToml, mut policy: Policy, ctl: &Control) -> io::Result<Polic
     let ied = bind(cfg.ied_listen, cfg.ied_peer)?;
     let net = bind(cfg.net_listen, cfg.net_peer)?;
     let mut buf = vec![0u8; 65536];
+    // What the policy rewrites (protect, strip) is written here, kept for the relay's life.
+    let mut out = Vec::with_capacity(OUTPUT_CAPACITY);
     let mut hk = Housekeeping::new();
     // Datagrams read per side (IED, network), for the kernel counters.
     let mut read = [0u64; 2];
@@ -226,7 +228,8 @@ pub fn run(cfg: &UdpToml, mut policy: Policy, ctl: &Control) -> io::Result<Polic
                 let dst = SocketAddr::new(local.ip(), gander_wire::ip::RGOOSE_PORT);
                 // Translation to layer 2 has no meaning here: the policy refuses it
                 // (`unsupported`), so what it forwards is a UDP payload.
-                if let Decision::Forward(p) = policy.handle_datagram(dir, from, dst, &buf[..n], now)
+                if let Decision::Forward(p) =
+                    policy.handle_datagram(dir, from, dst, &buf[..n], now, &mut out)
                 {
                     if tx.send_to(&p, peer).is_err() {
                         policy.count_tx_error(dir);

@@ -306,12 +306,7 @@ fn unsecured_spdu(pdu: &SessionPdu<'_>) -> bool {
     !view::session_secured(Profile::Seclib, pdu)
 }
 
-/// Room reserved for the IEC 62351-6 extension when a layer-2 frame is protected, so that the
-/// output is allocated once: the extension's fields (about 40 octets with a 12-octet IV) and
-/// a MAC of up to 32 octets; a signature may make the buffer grow once more.
-const L2_EXTENSION_ROOM: usize = 96;
-
-/// [`protect_frame`] of a classified frame.
+/// [`protect_frame`] of a classified frame, into a new buffer (see [`protect_view_into`]).
 pub fn protect_view(
     profile: Profile,
     key: &KeyEntry,
@@ -319,8 +314,25 @@ pub fn protect_view(
     ivs: &mut dyn IvSource,
     now: u64,
 ) -> Result<Option<Vec<u8>>, SecError> {
+    let mut out = Vec::new();
+    Ok(protect_view_into(profile, key, view, ivs, now, &mut out)?.then_some(out))
+}
+
+/// [`protect_frame`] of a classified frame, written into `out`: `out` is resized to the
+/// secured frame (a buffer reused across frames allocates nothing once it is large enough, as
+/// the gateway's packet threads reuse theirs), and `Ok(true)` says it holds one. `Ok(false)`
+/// for frames that are not IEC 61850 traffic (the caller forwards them unchanged; `out` is
+/// untouched). On error `out` holds no secured frame and must not be sent.
+pub fn protect_view_into(
+    profile: Profile,
+    key: &KeyEntry,
+    view: &FrameView<'_>,
+    ivs: &mut dyn IvSource,
+    now: u64,
+    out: &mut Vec<u8>,
+) -> Result<bool, SecError> {
     match &view.content {
-        Content::Other => Ok(None),
+        Content::Other => Ok(false),
         Content::L2(l) if l.ethertype == gander_wire::ethernet::ETHERTYPE_GSE_MANAGEMENT => Err(
             SecError::Unsupported("IEC 62351-6 defines no security for GSE management"),
         ),
@@ -331,17 +343,18 @@ pub fn protect_view(
             if let Some(s) = &key.signature {
                 fit::check_signature(s.algorithm, s.wire_len(), Transport::L2Goose)?;
             }
-            // From the classification: the frame is not located a second time.
-            let mut out = Vec::with_capacity(view.frame.len() + L2_EXTENSION_ROOM);
-            crate::l2::protect_view_into(profile, key, view.frame, l, ivs, now, &mut out)?;
-            fit::check_frame(Transport::L2Goose, &out).map_err(|e| FitError {
+            // From the classification: the frame is not located a second time. The output is
+            // sized once, to the secured frame (`l2_frame::emit_secured`), so a fresh buffer is
+            // allocated once and a reused one only when this frame is its longest yet.
+            crate::l2::protect_view_into(profile, key, view.frame, l, ivs, now, out)?;
+            fit::check_frame(Transport::L2Goose, out).map_err(|e| FitError {
                 signature: key
                     .signature
                     .as_ref()
                     .map(|s| (s.algorithm.name(), s.wire_len())),
                 ..e
             })?;
-            Ok(Some(out))
+            Ok(true)
         }
         Content::Session(s) => {
             let pdu = &s.pdu;
@@ -367,6 +380,8 @@ pub fn protect_view(
                 spdu_number: pdu.header.spdu_number,
                 now,
             };
+            // Another implementation's dialect is re-framed in `profile`'s: its elements are
+            // collected once (not the gateway's steady state, whose input is its own dialect).
             let reencoded;
             let payload = if dialect == profile.dialect() {
                 SpduPayload::Encoded(pdu.payload())
@@ -374,20 +389,19 @@ pub fn protect_view(
                 reencoded = gander_wire::spdu::parse_elements(pdu.payload(), &dialect)?;
                 SpduPayload::Elements(&reencoded)
             };
-            let out = SessionFrameRepr {
+            let frame = SessionFrameRepr {
                 udp: s.udp.located(view.frame)?,
                 spdu: SpduOut::Secured(SecuredSpduRepr::new(profile, key, params, payload, ivs)?),
             };
-            let mut frame = Vec::new();
-            out.emit_into(&mut frame)?;
+            frame.emit_into(out)?;
             // What the link carries: the output behind the link header it was written behind
             // (the IP packet; a socket's payload with the IP and UDP headers it will get).
             let link_payload = match view.link {
-                Link::Datagram => s.udp.ip_packet_len(frame.len()),
-                Link::Ethernet | Link::Ip => frame.len() - s.udp.ip_offset,
+                Link::Datagram => s.udp.ip_packet_len(out.len()),
+                Link::Ethernet | Link::Ip => out.len() - s.udp.ip_offset,
             };
             fit::check_link_payload(Transport::RGooseIpv4, link_payload)?;
-            Ok(Some(frame))
+            Ok(true)
         }
     }
 }

@@ -71,7 +71,8 @@ pub fn protect(
 }
 
 /// Adds the security extension to an unsecured layer-2 GOOSE or SV frame, writing the secured
-/// frame into `out` (cleared first; a caller that reuses `out` allocates nothing). On error
+/// frame into `out` (resized to the secured frame, every octet written; a caller that reuses
+/// `out` allocates nothing once it is large enough). On error
 /// `out` holds no secured frame: it may be unchanged or hold a frame with a zero mAC, and must
 /// not be sent.
 ///

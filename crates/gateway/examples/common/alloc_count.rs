@@ -7,12 +7,12 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The counting allocator (install with `#[global_allocator]`).
-pub struct Counting;
+pub(crate) struct Counting;
 
 static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
 
 /// Allocations (and reallocations) made so far by the whole process.
-pub fn allocations() -> u64 {
+pub(crate) fn allocations() -> u64 {
     ALLOCATIONS.load(Ordering::Relaxed)
 }
 

@@ -89,8 +89,10 @@ fn frames() -> Vec<Vec<u8>> {
             "[[rule]]\ndirection = \"outbound\"\naction = \"protect\"\nkey_id = {key}\n"
         ));
         for n in [10, 11] {
-            if let Decision::Forward(b) = tx.handle(Direction::Outbound, &plain(0x1000, n), 0) {
-                out.push(b.into_owned());
+            if let Decision::Forward(b) =
+                tx.handle(Direction::Outbound, &plain(0x1000, n), 0, &mut Vec::new())
+            {
+                out.push(b.to_vec());
             }
         }
     }
@@ -132,8 +134,9 @@ fn an_ip_packet_is_judged_as_its_frame() {
         let (mut framed, mut bare) = (policy(rules), policy(rules));
         for f in frames() {
             for dir in [Direction::Outbound, Direction::Inbound] {
-                let a = framed.handle(dir, &f, 0);
-                let b = bare.handle_ip(dir, &f[14..], 0);
+                let (mut out_a, mut out_b) = (Vec::new(), Vec::new());
+                let a = framed.handle(dir, &f, 0, &mut out_a);
+                let b = bare.handle_ip(dir, &f[14..], 0, &mut out_b);
                 match (&a, &b) {
                     // Layer-2 output has no IP-path equivalent: refused there.
                     (Decision::Forward(o), Decision::Drop(DropReason::Unsupported))
@@ -169,8 +172,9 @@ fn a_datagram_is_judged_as_its_frame() {
             }
             let payload = &f[loc.payload.clone()];
             for dir in [Direction::Outbound, Direction::Inbound] {
-                let d = framed.handle(dir, &f, 0);
-                let b = bare.handle_datagram(dir, src, dst, payload, 0);
+                let (mut out_d, mut out_b) = (Vec::new(), Vec::new());
+                let d = framed.handle(dir, &f, 0, &mut out_d);
+                let b = bare.handle_datagram(dir, src, dst, payload, 0, &mut out_b);
                 let expect = match &d {
                     Decision::Forward(o) => match gander_wire::ip::locate_udp(o) {
                         Ok(l) => Ok(o[l.payload].to_vec()),
@@ -193,12 +197,12 @@ fn a_drop_on_the_ip_path_is_logged_without_a_made_up_mac() {
     let mut bad = f[14..].to_vec();
     bad[10] ^= 1; // IPv4 header checksum
     assert_eq!(
-        p.handle_ip(Direction::Inbound, &bad, 0),
+        p.handle_ip(Direction::Inbound, &bad, 0, &mut Vec::new()),
         Decision::Drop(DropReason::BadChecksum)
     );
     // Unsecured R-GOOSE inbound: classified, and logged from that classification.
     assert_eq!(
-        p.handle_ip(Direction::Inbound, &f[14..], 0),
+        p.handle_ip(Direction::Inbound, &f[14..], 0, &mut Vec::new()),
         Decision::Drop(DropReason::Unsecured)
     );
     let events: Vec<crate::events::SecurityEvent> = rx.try_iter().collect();

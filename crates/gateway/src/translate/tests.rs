@@ -40,7 +40,7 @@ const VERIFY: &str = "[[rule]]\ndirection = \"inbound\"\naction = \"verify\"\n";
 
 fn fwd(d: Decision<'_>) -> Vec<u8> {
     match d {
-        Decision::Forward(b) => b.into_owned(),
+        Decision::Forward(b) => b.to_vec(),
         Decision::Drop(r) => panic!("dropped: {r}"),
     }
 }
@@ -65,10 +65,15 @@ fn handle(
     way: Way,
 ) -> Vec<u8> {
     match way {
-        Way::Frame => fwd(p.handle(dir, frame, 0)),
+        Way::Frame => fwd(p.handle(dir, frame, 0, &mut Vec::new())),
         Way::Packet => {
             let mut out = frame[..ip_offset].to_vec();
-            out.extend(fwd(p.handle_ip(dir, &frame[ip_offset..], 0)));
+            out.extend(fwd(p.handle_ip(
+                dir,
+                &frame[ip_offset..],
+                0,
+                &mut Vec::new(),
+            )));
             out
         }
         Way::Datagram => {
@@ -91,6 +96,7 @@ fn handle(
                 ip(dst, s.udp.dst_port),
                 &frame[s.udp.payload.clone()],
                 0,
+                &mut Vec::new(),
             ));
             // The payload behind the frame's own headers, lengths and checksums redone.
             s.udp.rewrite_payload(frame, &payload).unwrap()
@@ -179,13 +185,13 @@ proptest! {
             &UdpAddrs::IED_TO_SUB,
             &craft::rgoose_spdu(Profile::Standard, appid, 7, st, sq),
         );
-        let secured = fwd(policy(Profile::Standard, &protect(1)).handle(Direction::Outbound, &plain, 0));
+        let secured = fwd(policy(Profile::Standard, &protect(1)).handle(Direction::Outbound, &plain, 0, &mut Vec::new()));
         let tag = vlan.map_or(String::new(), |v| format!("vlan = {v}\n"));
         let keys = if keyed { "key_ids = [1, 2]\n" } else { "" };
         let rule = format!(
             "[[rule]]\ndirection = \"inbound\"\nkind = \"r-goose\"\naction = \"translate\"\n{keys}[rule.translate]\nsrc_mac = \"02:00:00:00:00:fe\"\ndst_mac = \"01:0c:cd:01:00:01\"\n{tag}"
         );
-        let out = fwd(policy(Profile::Standard, &rule).handle(Direction::Inbound, &secured, 0));
+        let out = fwd(policy(Profile::Standard, &rule).handle(Direction::Inbound, &secured, 0, &mut Vec::new()));
         let legacy = craft::goose_frame(
             SRC_MAC,
             GOOSE_DST,
@@ -196,7 +202,7 @@ proptest! {
         );
         if keyed {
             prop_assert_ne!(&out, &legacy);
-            let stripped = fwd(policy(Profile::Standard, VERIFY).handle(Direction::Inbound, &out, 0));
+            let stripped = fwd(policy(Profile::Standard, VERIFY).handle(Direction::Inbound, &out, 0, &mut Vec::new()));
             prop_assert_eq!(stripped, legacy);
         } else {
             prop_assert_eq!(out, legacy);
@@ -210,8 +216,8 @@ fn goose_to_rgoose_and_back() {
     let goose = craft::goose_frame([2, 0, 0, 0, 0, 1], GOOSE_DST, None, 0x21, 3, 4);
     let to_rgoose = "[[rule]]\ndirection = \"outbound\"\nkind = \"goose\"\naction = \"translate\"\nkey_id = 1\n[rule.translate]\nsrc_mac = \"02:00:00:00:00:fe\"\ndst_mac = \"02:00:00:00:00:02\"\nsrc_ip = \"10.85.0.254\"\ndst_ip = \"10.85.0.2\"\n";
     let mut tx = policy(Profile::Libiec61850, to_rgoose);
-    let r1 = fwd(tx.handle(Direction::Outbound, &goose, 0));
-    let r2 = fwd(tx.handle(Direction::Outbound, &goose, 0));
+    let r1 = fwd(tx.handle(Direction::Outbound, &goose, 0, &mut Vec::new()));
+    let r2 = fwd(tx.handle(Direction::Outbound, &goose, 0, &mut Vec::new()));
     let l1 = gander_wire::ip::locate_udp(&r1).unwrap();
     assert!(l1.ip_checksum_ok && l1.udp_checksum_ok);
     assert_eq!(l1.dst_addr, [10, 85, 0, 2]);
@@ -220,6 +226,7 @@ fn goose_to_rgoose_and_back() {
     let l2 = gander_wire::ip::locate_udp(&r2).unwrap();
     assert_eq!(n(&r2, l2.payload.start), n(&r1, l1.payload.start) + 1);
     let back = "[[rule]]\ndirection = \"inbound\"\nkind = \"r-goose\"\naction = \"translate\"\n[rule.translate]\nsrc_mac = \"02:00:00:00:00:01\"\ndst_mac = \"01:0c:cd:01:00:01\"\n";
-    let out = fwd(policy(Profile::Libiec61850, back).handle(Direction::Inbound, &r1, 0));
+    let out =
+        fwd(policy(Profile::Libiec61850, back).handle(Direction::Inbound, &r1, 0, &mut Vec::new()));
     assert_eq!(out, goose);
 }

@@ -213,7 +213,10 @@ fn gateway_registers_by_certificate_with_gander_kdc_across_namespaces() {
             let f =
                 gander_testkit::frames::goose_frame([2, 0, 0, 0, 0, 1], DST, None, 1, 1, frame_no);
             frame_no += 1;
-            if policy.handle(Direction::Outbound, &f, now()).is_forward() {
+            if policy
+                .handle(Direction::Outbound, &f, now(), &mut Vec::new())
+                .is_forward()
+            {
                 break;
             }
             assert!(

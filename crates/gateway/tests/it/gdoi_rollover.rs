@@ -157,7 +157,9 @@ fn goose_flows_across_a_key_change_with_no_frame_lost() {
     let (mut ph, mut sh) = (Housekeeping::new(), Housekeeping::new());
     // Before the first key: the protect rule drops (never forwards unprotected).
     let first = gander_testkit::frames::goose_frame([2, 0, 0, 0, 0, 1], DST, None, 1, 1, 0);
-    assert!(!publ.handle(Direction::Outbound, &first, now()).is_forward());
+    assert!(!publ
+        .handle(Direction::Outbound, &first, now(), &mut Vec::new())
+        .is_forward());
     // Wait until the first key is active on the publisher.
     let t0 = Instant::now();
     let mut frame_no = 1u32;
@@ -166,9 +168,13 @@ fn goose_flows_across_a_key_change_with_no_frame_lost() {
         sh.tick(&sctl, &mut sub);
         let f = gander_testkit::frames::goose_frame([2, 0, 0, 0, 0, 1], DST, None, 1, 1, frame_no);
         frame_no += 1;
-        if let Decision::Forward(out) = publ.handle(Direction::Outbound, &f, now()) {
-            let out = out.into_owned();
-            if sub.handle(Direction::Inbound, &out, now()).is_forward() {
+        if let Decision::Forward(out) = publ.handle(Direction::Outbound, &f, now(), &mut Vec::new())
+        {
+            let out = out.to_vec();
+            if sub
+                .handle(Direction::Inbound, &out, now(), &mut Vec::new())
+                .is_forward()
+            {
                 break;
             }
         }
@@ -190,11 +196,11 @@ fn goose_flows_across_a_key_change_with_no_frame_lost() {
         let f = gander_testkit::frames::goose_frame([2, 0, 0, 0, 0, 1], DST, None, 1, 1, frame_no);
         frame_no += 1;
         sent += 1;
-        match publ.handle(Direction::Outbound, &f, now()) {
+        match publ.handle(Direction::Outbound, &f, now(), &mut Vec::new()) {
             Decision::Forward(out) => {
                 protected += 1;
-                let out = out.into_owned();
-                match sub.handle(Direction::Inbound, &out, now()) {
+                let out = out.to_vec();
+                match sub.handle(Direction::Inbound, &out, now(), &mut Vec::new()) {
                     Decision::Forward(_) => verified += 1,
                     Decision::Drop(r) => failures.push(format!("verify: {r:?}")),
                 }
@@ -222,7 +228,8 @@ fn goose_flows_across_a_key_change_with_no_frame_lost() {
     let new_key = new_key.unwrap_or_else(|| panic!("no second key held by both: {ps:?} {ss:?}"));
     // The publisher ends protecting with the new key, the subscriber holds it.
     let f = gander_testkit::frames::goose_frame([2, 0, 0, 0, 0, 1], DST, None, 1, 1, frame_no);
-    let Decision::Forward(out) = publ.handle(Direction::Outbound, &f, now()) else {
+    let mut buf = Vec::new();
+    let Decision::Forward(out) = publ.handle(Direction::Outbound, &f, now(), &mut buf) else {
         panic!("protect after the change")
     };
     // Every key the subscriber holds but the first: the frame verifies with them alone.
