@@ -22,5 +22,6 @@ mod l2_goose;
 mod l2_sv;
 mod perf_sanity;
 mod pq_signatures;
+mod protect_into;
 mod rsv;
 mod signature_roundtrip;
