@@ -198,7 +198,9 @@ fn udp_relay_fails_closed_and_delivers_in_order() {
     // Every datagram sent to the gateway is accounted for: dropped by the policy, or by the
     // kernel before the relay read it (a full receive buffer on a loaded host; reported as
     // socket drops, never silent).
-    let kernel = c.kernel.expect("the udp driver reports its sockets' counters");
+    let kernel = c
+        .kernel
+        .expect("the udp driver reports its sockets' counters");
     assert_eq!(
         c.inbound.dropped_total() + kernel.net.drops,
         (n_attacks + 2 * legit.len() + late) as u64,

@@ -562,7 +562,9 @@ fn udp_relay_fails_closed_over_ipv6() {
     eprintln!("{}", serde_json::to_string(c).unwrap());
     assert_eq!(c.inbound.forwarded, n as u64);
     // Dropped by the policy, or by the kernel before the relay read it (socket drops).
-    let kernel = c.kernel.expect("the udp driver reports its sockets' counters");
+    let kernel = c
+        .kernel
+        .expect("the udp driver reports its sockets' counters");
     assert_eq!(
         c.inbound.dropped_total() + kernel.net.drops,
         (n_attacks + 2 * legit.len()) as u64,
