@@ -94,10 +94,25 @@ pub(crate) struct Output<'p> {
 /// The gateway's own R-GOOSE stream state: the next SPDU number per APPID (IEC 61850-90-5
 /// §11.3.2: SPDUNum counts the SPDUs of one publisher), and the buffer a secured layer-2
 /// output is assembled in before its extension is added (reused: nothing allocated per frame).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Translator {
     spdu_numbers: HashMap<u16, u32>,
     scratch: Vec<u8>,
+}
+
+/// The room the scratch buffer starts with: the largest layer-2 frame without its extension
+/// (a 1500-octet payload behind an Ethernet header and two 802.1Q tags), so that a frame's
+/// stNum or sqNum gaining an octet does not make it grow; only an APDU too large for any
+/// layer-2 frame (refused when it is secured) would.
+const SCRATCH_CAPACITY: usize = 14 + 2 * 4 + 1500;
+
+impl Default for Translator {
+    fn default() -> Self {
+        Translator {
+            spdu_numbers: HashMap::new(),
+            scratch: Vec::with_capacity(SCRATCH_CAPACITY),
+        }
+    }
 }
 
 impl Translator {

@@ -1,5 +1,6 @@
 //! The crate's integration tests, one module per former test binary: linked once instead of
 //! once per file (docs/testing.md).
+mod alloc_per_frame;
 mod bypass_tc;
 mod checksum_offload;
 mod common;
