@@ -79,7 +79,7 @@ test:
 # The stages of `make test`, after set-up (a sub-make: CRYPTO_VECTORS needs the venv).
 # The interop suite mostly waits on peers, captures and timeouts: INTEROP_JOBS pytest-xdist workers
 # (docs/testing.md).
-INTEROP_JOBS ?= 2
+INTEROP_JOBS ?= 4
 # The Rust test binaries run RUST_TEST_JOBS at a time (scripts/run_rust_tests.py): the slow ones
 # wait on daemons, namespaces and peers more than they compute (docs/testing.md).
 RUST_TEST_JOBS ?= 4
