@@ -108,9 +108,9 @@ impl<'a> Seen<'a> {
     fn goose(&mut self, apdu: &'a [u8], report: bool) {
         match GooseView::parse(apdu) {
             Ok(g) => {
-                self.id = Some(g.gocb_ref);
-                self.dat_set = Some(g.dat_set);
-                self.go_id = g.go_id;
+                self.id = Some(g.gocb_ref.as_str());
+                self.dat_set = Some(g.dat_set.as_str());
+                self.go_id = g.go_id.map(|g| g.as_str());
                 self.conf_rev = Some(g.conf_rev);
                 self.tal_ms = Some(g.time_allowed_to_live);
                 self.st_sq = Some((g.st_num, g.sq_num));

@@ -130,8 +130,9 @@ pub enum Freshness<'a> {
         key_id: u32,
         /// APPID.
         appid: u16,
-        /// The GOOSE control block reference from the APDU.
-        gocb_ref: &'a str,
+        /// The GOOSE control block reference from the APDU, as its octets (a VisibleString,
+        /// compared octet for octet: the verifier does not turn it into text).
+        gocb_ref: &'a [u8],
         /// stNum.
         st: u32,
         /// sqNum.
@@ -143,7 +144,7 @@ pub enum Freshness<'a> {
 type SvStreams = Vec<(Box<str>, SvCounter)>;
 
 /// The GOOSE control blocks behind one (key id, APPID), each with its sequence.
-type ControlBlocks = Vec<(Box<str>, GooseSequence)>;
+type ControlBlocks = Vec<(Box<[u8]>, GooseSequence)>;
 
 /// Replay state of one receiver (one direction of a gateway, one capture): SPDU-number windows
 /// and GOOSE sequences per stream.
@@ -533,10 +534,10 @@ mod tests {
         };
         assert!(st.check(&other(2, 0x10)).is_ok());
         assert!(st.check(&other(1, 0x11)).is_ok());
-        let g = |gocb_ref, st_num, sq| Freshness::Goose {
+        let g = |gocb_ref: &'static str, st_num, sq| Freshness::Goose {
             key_id: 1,
             appid: 0x10,
-            gocb_ref,
+            gocb_ref: gocb_ref.as_bytes(),
             st: st_num,
             sq,
         };

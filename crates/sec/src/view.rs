@@ -927,7 +927,7 @@ impl Verified<'_> {
             } => Freshness::Goose {
                 key_id: *key_id,
                 appid: *appid,
-                gocb_ref: apdu.gocb_ref,
+                gocb_ref: apdu.gocb_ref.as_bytes(),
                 st: apdu.st_num,
                 sq: apdu.sq_num,
             },

@@ -28,6 +28,7 @@ use crate::ber::{self, FieldOrder, Reader};
 use crate::ber_sink::{tlv, uint, Sink, SliceSink};
 use crate::data::{self, Data};
 use crate::tlv_scan::{self, Scan};
+use crate::visible_str::VisibleStr;
 use crate::{Codec, Error, Result};
 use core::ops::Range;
 
@@ -131,19 +132,19 @@ fn field_index(t: u8) -> Option<(usize, &'static str)> {
 /// An `IECGoosePdu` checked exactly as [`GoosePdu::parse`] checks it (same errors for the
 /// same input: both run the same general parser, which decodes allData for the owned parse
 /// and only checks it here; `data::check_seq` and `Data::parse_seq` agree), borrowing its
-/// strings and leaving
-/// allData undecoded: the layer-2 verify path needs the APDU well formed and a few fields
-/// (gocbRef, stNum, sqNum for the replay check), not a copy of every value.
+/// strings as checked octets ([`VisibleStr`]: turned into `&str` only when read as text) and
+/// leaving allData undecoded: the layer-2 verify path needs the APDU well formed and a few
+/// fields (gocbRef's octets, stNum, sqNum for the replay check), not a copy of every value.
 #[derive(Debug, Clone)]
 pub struct GooseView<'a> {
-    /// GoCB reference.
-    pub gocb_ref: &'a str,
+    /// GoCB reference (its checked octets; [`VisibleStr::as_str`] for the text).
+    pub gocb_ref: VisibleStr<'a>,
     /// timeAllowedtoLive in milliseconds.
     pub time_allowed_to_live: u32,
     /// Data set reference.
-    pub dat_set: &'a str,
+    pub dat_set: VisibleStr<'a>,
     /// Optional GOOSE identifier.
-    pub go_id: Option<&'a str>,
+    pub go_id: Option<VisibleStr<'a>>,
     /// Time of the last state change (UtcTime).
     pub t: [u8; 8],
     /// State number.
@@ -236,7 +237,7 @@ impl<'a> GooseView<'a> {
     /// Check an APDU (`61 L ...`) that fills `bytes` exactly, without allocating: every field,
     /// allData included ([`data::check_seq`]).
     pub fn parse(bytes: &'a [u8]) -> Result<GooseView<'a>> {
-        match Self::canonical(bytes, true, true) {
+        match Self::canonical(bytes, true) {
             Some(v) => Ok(v),
             None => Self::parse_with(bytes, AllData::Check).map(|(v, _)| v),
         }
@@ -249,7 +250,7 @@ impl<'a> GooseView<'a> {
     /// does not grow with the data set; [`Self::check_all_data`] (or [`Self::to_pdu`]) checks
     /// the rest. On input that [`Self::parse`] accepts the two give the same view.
     pub fn parse_fields(bytes: &'a [u8]) -> Result<GooseView<'a>> {
-        match Self::canonical(bytes, false, true) {
+        match Self::canonical(bytes, false) {
             Some(v) => Ok(v),
             None => Self::parse_with(bytes, AllData::Skip).map(|(v, _)| v),
         }
@@ -257,11 +258,9 @@ impl<'a> GooseView<'a> {
 
     /// [`Self::parse`]'s verdict (the same checks, the same error for the same input) with
     /// only what a sender needs before it protects an APDU ([`GooseCounters`]: a malformed
-    /// APDU is not signed, and the counters feed the Ascon nonce). The VisibleStrings are
-    /// checked but not turned into `&str`, which costs a UTF-8 validation per string that
-    /// this caller would throw away.
+    /// APDU is not signed, and the counters feed the Ascon nonce).
     pub fn check_counters(bytes: &'a [u8]) -> Result<GooseCounters> {
-        let v = match Self::canonical(bytes, true, false) {
+        let v = match Self::canonical(bytes, true) {
             Some(v) => v,
             None => Self::parse_with(bytes, AllData::Check)?.0,
         };
@@ -287,12 +286,10 @@ impl<'a> GooseView<'a> {
     /// a test of the one tag expected there, instead of a dispatch on whatever tag comes (an
     /// indirect branch per field that the CPU mispredicts). `None` for anything else,
     /// including any error: then [`Self::parse_with`] parses the APDU again, so errors, and
-    /// what is accepted, are exactly the general parser's.
-    ///
-    /// With `strs` false the VisibleStrings are checked (every octet 0x20..=0x7E) but the view
-    /// carries empty strings in their place ([`Self::check_counters`] only).
+    /// what is accepted, are exactly the general parser's. The VisibleStrings are checked
+    /// (every octet 0x20..=0x7E) and kept as octets: no UTF-8 pass.
     #[inline(always)]
-    fn canonical(bytes: &'a [u8], deep: bool, strs: bool) -> Option<GooseView<'a>> {
+    fn canonical(bytes: &'a [u8], deep: bool) -> Option<GooseView<'a>> {
         // `Scan` answers `None` where `Reader` would build an error: a canonical APDU never
         // needs one, and anything else goes to the general parser.
         let mut outer = Scan::new(bytes);
@@ -301,12 +298,7 @@ impl<'a> GooseView<'a> {
             return None;
         }
         let mut b = Scan::new(pdu);
-        // A VisibleString is ASCII, so UTF-8: the `&str` cannot fail once `visible` holds.
-        let str_field = |v: &'a [u8]| match (tlv_scan::visible(v), strs) {
-            (false, _) => None,
-            (true, true) => core::str::from_utf8(v).ok(),
-            (true, false) => Some(""),
-        };
+        let str_field = VisibleStr::new;
         let bool_field = |b: &mut Scan<'a>, tag| match b.optional(tag)? {
             Some(v) => tlv_scan::bool_of(v),
             None => Some(false),
@@ -392,10 +384,10 @@ impl<'a> GooseView<'a> {
             order.see(index, name)?;
             let v = f.value;
             match f.tag {
-                tag::GOCB_REF => gocb_ref = Some(ber::visible_str(v, "gocbRef")?),
+                tag::GOCB_REF => gocb_ref = Some(visible(v, "gocbRef")?),
                 tag::TIME_ALLOWED_TO_LIVE => tal = Some(ber::decode_u32(v, "timeAllowedtoLive")?),
-                tag::DAT_SET => dat_set = Some(ber::visible_str(v, "datSet")?),
-                tag::GO_ID => go_id = Some(ber::visible_str(v, "goID")?),
+                tag::DAT_SET => dat_set = Some(visible(v, "datSet")?),
+                tag::GO_ID => go_id = Some(visible(v, "goID")?),
                 tag::T => {
                     let b: [u8; 8] = v.try_into().map_err(|_| Error::BadLength {
                         what: "t",
@@ -461,10 +453,10 @@ impl<'a> GooseView<'a> {
 
     fn with_values(&self, all_data: Vec<Data>) -> GoosePdu {
         GoosePdu {
-            gocb_ref: self.gocb_ref.to_owned(),
+            gocb_ref: self.gocb_ref.as_str().to_owned(),
             time_allowed_to_live: self.time_allowed_to_live,
-            dat_set: self.dat_set.to_owned(),
-            go_id: self.go_id.map(str::to_owned),
+            dat_set: self.dat_set.as_str().to_owned(),
+            go_id: self.go_id.map(|g| g.as_str().to_owned()),
             t: self.t,
             st_num: self.st_num,
             sq_num: self.sq_num,
@@ -475,6 +467,11 @@ impl<'a> GooseView<'a> {
             all_data,
         }
     }
+}
+
+/// A VisibleString field as the general parser checks it (`ber::visible_str`, its error).
+fn visible<'a>(v: &'a [u8], what: &'static str) -> Result<VisibleStr<'a>> {
+    ber::visible_str(v, what).map(VisibleStr::from_checked)
 }
 
 /// What the general parser does with the `Data` values inside allData: skip them

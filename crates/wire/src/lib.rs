@@ -33,6 +33,7 @@ pub mod spdu;
 pub mod sv;
 pub mod tlv_scan;
 pub mod udp_rewrite;
+pub mod visible_str;
 
 pub use codec::Codec;
 pub use error::{Error, Result};

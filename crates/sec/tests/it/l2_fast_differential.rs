@@ -226,7 +226,7 @@ fn fast_verify(
         }) => Seen::Goose {
             key_id,
             appid,
-            gocb_ref: apdu.gocb_ref.to_owned(),
+            gocb_ref: apdu.gocb_ref.as_str().to_owned(),
             st: apdu.st_num,
             sq: apdu.sq_num,
             extension: extension.to_extension(),
