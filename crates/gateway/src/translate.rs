@@ -16,7 +16,7 @@ use crate::reason::DropReason;
 use gander_sec::l2;
 use gander_sec::spdu::{IvSource, SendParams};
 use gander_sec::spdu_emit::{PlainSpduRepr, SecuredSpduRepr, SessionFrameRepr, SpduOut};
-use gander_sec::view::{Apdu, Content, FrameView, L2View, Verified};
+use gander_sec::view::{ApduCounters, Content, FrameView, L2View, Verified};
 use gander_sec::{KeyEntry, Profile};
 use gander_wire::ethernet::{self, EthernetRepr, VlanTag};
 use gander_wire::goose::GooseView;
@@ -163,11 +163,19 @@ impl Translator {
                 };
                 self.rgoose(el, out, buf)
             }
-            (_, Verified::Session { session, apdus, .. }) => {
+            (
+                _,
+                Verified::Session {
+                    session,
+                    elements,
+                    first,
+                    ..
+                },
+            ) => {
                 let el = only_element(session.payload(), &out.profile.dialect())?;
                 // Verification parsed every APDU whole: one it read as GOOSE is not parsed
                 // again.
-                let checked = matches!(apdus.as_slice(), [Apdu::Goose(_)]);
+                let checked = *elements == 1 && matches!(first, ApduCounters::Goose { .. });
                 self.session_to_goose(el, checked, out, buf)
             }
             _ => Err(DropReason::Malformed),

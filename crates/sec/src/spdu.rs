@@ -227,6 +227,11 @@ impl<'a> VerifiedSession<'a> {
             &self.dialect,
         )?)
     }
+    /// The cleartext payload elements one by one, without allocating. They were checked
+    /// whole when the SPDU verified, so on a verified session the iterator yields no error.
+    pub fn each_element(&self) -> spdu::Elements<'_> {
+        spdu::elements(&self.data[self.payload.clone()], &self.dialect)
+    }
     /// The first cleartext payload element (APPID for replay windows and rules), without
     /// allocating.
     pub fn first_element(&self) -> Result<Option<PayloadElement<'_>>, SecError> {

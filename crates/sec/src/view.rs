@@ -706,7 +706,9 @@ fn dialect_hint(profile: Profile, bytes: &[u8], e: gander_wire::Error) -> SecErr
     SecError::Malformed(e)
 }
 
-/// An APDU inside a verified frame, parsed whole.
+/// An APDU inside a verified frame, parsed whole into owned values: what a caller that keeps
+/// or edits the values builds from an [`ApduView`] ([`ApduView::to_apdu`]); verification
+/// itself does not allocate one.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Apdu {
     /// A GOOSE APDU.
@@ -733,16 +735,80 @@ impl Apdu {
     }
 
     /// [`Self::of_element`]'s checks (the same errors for the same element) without building
-    /// the owned APDU: borrowed views that do not allocate ([`GooseView::parse`],
-    /// [`gander_wire::sv::SavView::parse`]), for a sender that only has to know the element
-    /// is well formed before protecting it.
+    /// the owned APDU ([`ApduView::of_element`]), for a sender that only has to know the
+    /// element is well formed before protecting it.
     pub fn check_element(si: SpduId, e: &PayloadElement<'_>) -> Result<(), SecError> {
-        match ApduKind::of_element(si, e)? {
-            ApduKind::Goose => check_entries(GooseView::parse(e.apdu)?.entries_match())?,
-            ApduKind::Sv => gander_wire::sv::SavView::parse(e.apdu).map(drop)?,
-        }
-        Ok(())
+        ApduView::of_element(si, e).map(drop)
     }
+}
+
+/// An APDU of a payload element checked exactly as [`Apdu::of_element`] checks it (the same
+/// verdict and the same error for the same element, property test
+/// `session_tests::borrowed_verify_agrees_with_owned`), borrowing the element's octets: the
+/// GOOSE references stay checked octets and allData's values stay encoded
+/// ([`GooseView`]), an SV savPdu keeps its first ASDU ([`SavView`]). Nothing is allocated;
+/// [`ApduView::to_apdu`] gives the owned values.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ApduView<'a> {
+    /// A GOOSE APDU, every field and allData value checked, numDatSetEntries counting them.
+    Goose(GooseView<'a>),
+    /// A sampled-values savPdu, every ASDU checked.
+    Sv(SavView<'a>),
+}
+
+impl<'a> ApduView<'a> {
+    /// Checks the APDU of an element of an SPDU with identifier `si` (the rules of
+    /// [`Apdu::of_element`]) and borrows it.
+    pub fn of_element(si: SpduId, e: &PayloadElement<'a>) -> Result<ApduView<'a>, SecError> {
+        Ok(match ApduKind::of_element(si, e)? {
+            ApduKind::Goose => {
+                let g = GooseView::parse(e.apdu)?;
+                check_entries(g.entries_match())?;
+                ApduView::Goose(g)
+            }
+            ApduKind::Sv => ApduView::Sv(SavView::parse(e.apdu)?),
+        })
+    }
+
+    /// The owned APDU (strings copied, allData's values and every ASDU decoded): an explicit
+    /// conversion for callers that keep the values beyond the frame.
+    pub fn to_apdu(&self) -> Result<Apdu, SecError> {
+        Ok(match self {
+            ApduView::Goose(g) => Apdu::Goose(g.to_pdu()?),
+            ApduView::Sv(s) => Apdu::Sv(s.to_pdu()?),
+        })
+    }
+
+    /// The counters a verdict reports and the replay check reads.
+    pub fn counters(&self) -> ApduCounters {
+        match self {
+            ApduView::Goose(g) => ApduCounters::Goose {
+                st_num: g.st_num,
+                sq_num: g.sq_num,
+            },
+            ApduView::Sv(s) => ApduCounters::Sv {
+                smp_cnt: s.first.as_ref().map(|a| a.smp_cnt),
+            },
+        }
+    }
+}
+
+/// The counters of an APDU (IEC 61850-8-1 stNum/sqNum, IEC 61850-9-2 smpCnt), kept by a
+/// verified session for its first element so that a verdict needs no second read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ApduCounters {
+    /// GOOSE: stNum and sqNum.
+    Goose {
+        /// stNum.
+        st_num: u32,
+        /// sqNum.
+        sq_num: u32,
+    },
+    /// SV: smpCnt of the first ASDU, if the savPdu has one.
+    Sv {
+        /// smpCnt.
+        smp_cnt: Option<u16>,
+    },
 }
 
 /// IEC 61850-8-1 Table 60: allData carries one value per member of the data set and
@@ -796,10 +862,11 @@ impl ApduKind {
 
 /// What verified, with every layer checked.
 ///
-/// Layer-2 frames are checked by borrowing views ([`ExtensionView`], [`GooseView`],
-/// [`SavView`]) that accept exactly what the owned parsers accept but copy nothing: verifying
-/// a frame on the gateway's path allocates nothing. `to_pdu`/`to_extension` on the views give
-/// the owned values.
+/// Every frame is checked by borrowing views ([`ExtensionView`], [`GooseView`], [`SavView`],
+/// [`ApduView`] for each payload element of a session) that accept exactly what the owned
+/// parsers accept but copy nothing: verifying a layer-2 frame or a MAC-only R-GOOSE/R-SV
+/// frame on the gateway's path allocates nothing (an encrypted SPDU is decrypted into a
+/// copy). `to_pdu`/`to_extension`/[`ApduView::to_apdu`] give the owned values.
 #[derive(Clone, Debug)]
 pub enum Verified<'a> {
     /// Layer-2 GOOSE.
@@ -833,8 +900,11 @@ pub enum Verified<'a> {
     Session {
         /// The verified SPDU (cleartext).
         session: VerifiedSession<'a>,
-        /// One APDU per payload element, in order.
-        apdus: Vec<Apdu>,
+        /// Number of payload elements, one APDU each, every one checked whole
+        /// ([`ApduView::of_element`]); [`Verified::apdus`] reads them.
+        elements: usize,
+        /// The counters of the first element's APDU.
+        first: ApduCounters,
         /// APPID of the first payload element.
         appid: u16,
         /// Whether another element carries a different APPID.
@@ -875,9 +945,9 @@ impl Verified<'_> {
         match self {
             Verified::Goose { apdu, .. } => Some((apdu.st_num, apdu.sq_num)),
             Verified::Sv { .. } => None,
-            Verified::Session { apdus, .. } => match apdus.first() {
-                Some(Apdu::Goose(g)) => Some((g.st_num, g.sq_num)),
-                _ => None,
+            Verified::Session { first, .. } => match *first {
+                ApduCounters::Goose { st_num, sq_num } => Some((st_num, sq_num)),
+                ApduCounters::Sv { .. } => None,
             },
         }
     }
@@ -885,9 +955,9 @@ impl Verified<'_> {
     pub fn smp_cnt(&self) -> Option<u16> {
         match self {
             Verified::Sv { apdu, .. } => apdu.first.as_ref().map(|a| a.smp_cnt),
-            Verified::Session { apdus, .. } => match apdus.first() {
-                Some(Apdu::Sv(s)) => s.asdus.first().map(|a| a.smp_cnt),
-                _ => None,
+            Verified::Session { first, .. } => match *first {
+                ApduCounters::Sv { smp_cnt } => smp_cnt,
+                ApduCounters::Goose { .. } => None,
             },
             Verified::Goose { .. } => None,
         }
@@ -939,6 +1009,25 @@ impl Verified<'_> {
             },
         }
     }
+    /// The APDUs, in order, borrowed (the one of a layer-2 frame, or one per payload
+    /// element of a session, read again from the verified payload with the checks
+    /// verification ran: nothing is kept per element, so a caller that never asks pays
+    /// nothing). Each is `Ok` on a verified frame; [`ApduView::to_apdu`] gives owned values.
+    pub fn apdus(&self) -> impl Iterator<Item = Result<ApduView<'_>, SecError>> + '_ {
+        let (one, session) = match self {
+            Verified::Goose { apdu, .. } => (Some(ApduView::Goose(apdu.clone())), None),
+            Verified::Sv { apdu, .. } => (Some(ApduView::Sv(apdu.clone())), None),
+            Verified::Session { session, .. } => (
+                None,
+                Some((session.header().spdu_id, session.each_element())),
+            ),
+        };
+        one.map(Ok)
+            .into_iter()
+            .chain(session.into_iter().flat_map(|(si, elements)| {
+                elements.map(move |e| ApduView::of_element(si, &e?))
+            }))
+    }
     /// Whether the payload elements carry more than one APPID.
     pub fn mixed_appids(&self) -> bool {
         matches!(
@@ -989,23 +1078,33 @@ pub fn verify<'a>(
                 spdu::Checked::Verified(v) => {
                     let key = store.require(v.protection().key_id)?;
                     let si = v.header().spdu_id;
-                    let elements = v.elements()?;
-                    let Some(first) = elements.first().map(|e| e.appid) else {
+                    // One pass over the elements (their framing was checked whole when the
+                    // SPDU verified): each APPID against the key, each APDU checked through
+                    // its borrowed view, in order, so the first failure is the one the owned
+                    // parse met first. Only the first APDU's counters are kept.
+                    let mut first: Option<(u16, ApduCounters)> = None;
+                    let mut elements = 0usize;
+                    let mut mixed_appids = false;
+                    for e in v.each_element() {
+                        let e = e?;
+                        key.check_appid(e.appid)?;
+                        let apdu = ApduView::of_element(si, &e)?;
+                        match first {
+                            None => first = Some((e.appid, apdu.counters())),
+                            Some((a, _)) => mixed_appids |= e.appid != a,
+                        }
+                        elements += 1;
+                    }
+                    let Some((appid, first)) = first else {
                         return Err(SecError::Malformed(gander_wire::Error::MissingField(
                             "payload element",
                         )));
                     };
-                    let mut apdus = Vec::with_capacity(elements.len());
-                    for e in &elements {
-                        key.check_appid(e.appid)?;
-                        apdus.push(Apdu::of_element(si, e)?);
-                    }
-                    let mixed_appids = elements.iter().any(|e| e.appid != first);
-                    drop(elements);
                     Ok(Judged::Verified(Verified::Session {
                         session: v,
-                        apdus,
-                        appid: first,
+                        elements,
+                        first,
+                        appid,
                         mixed_appids,
                     }))
                 }
@@ -1138,6 +1237,9 @@ fn verify_l2_tag(
 
 #[cfg(test)]
 mod link_tests;
+
+#[cfg(test)]
+mod session_tests;
 
 #[cfg(test)]
 mod tests {

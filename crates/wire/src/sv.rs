@@ -193,6 +193,8 @@ pub struct SavView<'a> {
     pub no_asdu: usize,
     /// The first ASDU, if any.
     pub first: Option<AsduView<'a>>,
+    /// The savPdu checked, for [`SavView::to_pdu`].
+    bytes: &'a [u8],
 }
 
 impl<'a> SavView<'a> {
@@ -208,7 +210,13 @@ impl<'a> SavView<'a> {
             security,
             no_asdu,
             first,
+            bytes,
         })
+    }
+
+    /// The owned savPdu, every ASDU decoded (the view keeps only the first).
+    pub fn to_pdu(&self) -> Result<SavPdu> {
+        SavPdu::parse(self.bytes)
     }
 }
 

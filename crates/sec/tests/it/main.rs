@@ -25,3 +25,4 @@ mod pq_signatures;
 mod protect_into;
 mod rsv;
 mod signature_roundtrip;
+mod verify_allocations;
