@@ -1,6 +1,6 @@
 //! The borrowed layer-2 views that the fast protect/verify path reads must agree with the owned
-//! parsers they replaced, value for value and error for error, on any input: GooseView (its
-//! canonical fast path and the general parser behind it), SavView, ExtensionView,
+//! parsers they replaced, value for value and error for error, on any input: VisibleStr,
+//! GooseView (its canonical fast path and the general parser behind it), SavView, ExtensionView,
 //! `data::check_seq`, and `l2_frame::locate`; and `emit_secured` must write a frame that
 //! `L2Frame::parse` reads back with the extension where it says, and `StrippedL2Repr` must
 //! give the unsecured frame back from it.
@@ -11,9 +11,14 @@ use gander_wire::l2_emit::StrippedL2Repr;
 use gander_wire::l2_extension::{CrcByteOrder, ExtensionFields, ExtensionView, SecurityExtension};
 use gander_wire::l2_frame::{self, L2Frame};
 use gander_wire::sv::{SavPdu, SavView};
+use gander_wire::visible_str::VisibleStr;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
+    assert_eq!(
+        VisibleStr::new(data).map(|v| v.as_str()),
+        gander_wire::ber::visible_str(data, "VisibleString").ok()
+    );
     let view = GooseView::parse(data);
     assert_eq!(GoosePdu::parse(data), view.clone().and_then(|v| v.to_pdu()));
     match (&view, GooseView::parse_fields(data)) {

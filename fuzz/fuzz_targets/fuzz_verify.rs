@@ -67,13 +67,13 @@ fuzz_target!(|data: &[u8]| {
         let _ = gander_sec::l2::verify(profile, store(), data, 0);
         if let Ok(view) = gander_sec::view::classify(profile, data) {
             let _ = (view.kind(), view.visible_appid(profile, store()), view.outer_vid());
-            let _ = gander_sec::view::verify(profile, store(), &view, 0);
+            read_back(gander_sec::view::verify(profile, store(), &view, 0));
         }
         // The same bytes as an IP packet (the nfqueue path) and as a UDP payload (the udp
         // relay): no panic, and an IP packet that classifies classifies the same in a frame.
         if let Ok(bare) = gander_sec::view::classify_ip(profile, data) {
             let _ = (bare.kind(), bare.visible_appid(profile, store()), bare.outer_vid());
-            let _ = gander_sec::view::verify(profile, store(), &bare, 0);
+            read_back(gander_sec::view::verify(profile, store(), &bare, 0));
             let mut framed = vec![0u8; 12];
             framed.extend_from_slice(if data[0] >> 4 == 6 { &[0x86, 0xdd] } else { &[0x08, 0x00] });
             framed.extend_from_slice(data);
@@ -82,7 +82,17 @@ fuzz_target!(|data: &[u8]| {
         }
         let (src, dst) = ("10.0.0.1:102".parse().unwrap(), "10.0.0.2:102".parse().unwrap());
         if let Ok(d) = gander_sec::view::classify_datagram(profile, src, dst, data) {
-            let _ = gander_sec::view::verify(profile, store(), &d, 0);
+            read_back(gander_sec::view::verify(profile, store(), &d, 0));
         }
     }
 });
+
+/// A verified frame's APDUs read back through their borrowed views, each convertible to owned
+/// values: verification checked them whole, so neither may fail.
+fn read_back(judged: Result<gander_sec::view::Judged<'_>, gander_sec::SecError>) {
+    if let Ok(gander_sec::view::Judged::Verified(v)) = judged {
+        for a in v.apdus() {
+            a.and_then(|a| a.to_apdu()).expect("a verified APDU reads back");
+        }
+    }
+}

@@ -1022,11 +1022,11 @@ impl Verified<'_> {
                 Some((session.header().spdu_id, session.each_element())),
             ),
         };
-        one.map(Ok)
-            .into_iter()
-            .chain(session.into_iter().flat_map(|(si, elements)| {
-                elements.map(move |e| ApduView::of_element(si, &e?))
-            }))
+        one.map(Ok).into_iter().chain(
+            session
+                .into_iter()
+                .flat_map(|(si, elements)| elements.map(move |e| ApduView::of_element(si, &e?))),
+        )
     }
     /// Whether the payload elements carry more than one APPID.
     pub fn mixed_appids(&self) -> bool {

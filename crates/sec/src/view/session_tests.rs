@@ -155,7 +155,13 @@ fn keys() -> KeyStore {
     for entry in [
         KeyEntry::new(1, MacAlgorithm::HmacSha256_128, EncAlgorithm::None, k16, p),
         KeyEntry::new(2, MacAlgorithm::AesGmac128, EncAlgorithm::None, k16, p),
-        KeyEntry::new(3, MacAlgorithm::HmacSha256_80, EncAlgorithm::Aes128Gcm, k16, p),
+        KeyEntry::new(
+            3,
+            MacAlgorithm::HmacSha256_80,
+            EncAlgorithm::Aes128Gcm,
+            k16,
+            p,
+        ),
         KeyEntry::new(4, MacAlgorithm::HmacSha256_128, EncAlgorithm::None, k16, p)
             .map(|k| k.with_appids(Some(vec![0x10, 0x11]))),
     ] {
@@ -292,10 +298,18 @@ fn verified_session_reads_back_and_malformed_apdu_fails() {
             spdu_number: 1,
             now: NOW,
         };
-        spdu::protect(Profile::Standard, key, params, &els, &mut RandomIv, &mut spdu)
-            .expect("protect");
+        spdu::protect(
+            Profile::Standard,
+            key,
+            params,
+            &els,
+            &mut RandomIv,
+            &mut spdu,
+        )
+        .expect("protect");
         let view = classified(Profile::Standard, &spdu).expect("classify");
-        let got = borrowed_verify(Profile::Standard, &store, &view).map(|s| s.and_then(|s| s.st_sq));
+        let got =
+            borrowed_verify(Profile::Standard, &store, &view).map(|s| s.and_then(|s| s.st_sq));
         let expect: Result<Option<(u32, u32)>, SecError> = expect;
         assert_eq!(got, expect);
         assert_eq!(
@@ -317,8 +331,15 @@ fn verified_session_reads_back_and_malformed_apdu_fails() {
         spdu_number: 1,
         now: NOW,
     };
-    spdu::protect(Profile::Standard, key, params, &[el], &mut RandomIv, &mut spdu)
-        .expect("protect");
+    spdu::protect(
+        Profile::Standard,
+        key,
+        params,
+        &[el],
+        &mut RandomIv,
+        &mut spdu,
+    )
+    .expect("protect");
     let view = classified(Profile::Standard, &spdu).expect("classify");
     assert!(matches!(
         verify(Profile::Standard, &store, &view, NOW),

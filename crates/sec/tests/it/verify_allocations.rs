@@ -74,7 +74,13 @@ fn goose_apdu() -> Vec<u8> {
             Data::Integer(5),
             Data::Boolean(true),
             Data::VisibleString("on".into()),
-            Data::Structure(vec![Data::Integer(-3), Data::BitString { unused_bits: 3, bytes: vec![0x80] }]),
+            Data::Structure(vec![
+                Data::Integer(-3),
+                Data::BitString {
+                    unused_bits: 3,
+                    bytes: vec![0x80],
+                },
+            ]),
         ],
     }
     .to_vec()
@@ -188,8 +194,15 @@ fn verify_allocates_nothing() {
         };
         let mut spdu = Vec::new();
         let key = store.require(key).expect("key");
-        spdu::protect(Profile::Standard, key, params, &vec![el; n], &mut RandomIv, &mut spdu)
-            .expect("protect");
+        spdu::protect(
+            Profile::Standard,
+            key,
+            params,
+            &vec![el; n],
+            &mut RandomIv,
+            &mut spdu,
+        )
+        .expect("protect");
         frames.push((spdu, true, n));
     }
     for (frame, datagram, elements) in &frames {
@@ -200,6 +213,11 @@ fn verify_allocates_nothing() {
                 std::hint::black_box(verify_and_read(&store, frame, *datagram));
             }
         });
-        assert_eq!(n, 0, "allocations in 10 verifications of {} octets", frame.len());
+        assert_eq!(
+            n,
+            0,
+            "allocations in 10 verifications of {} octets",
+            frame.len()
+        );
     }
 }
