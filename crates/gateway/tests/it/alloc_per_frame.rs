@@ -179,7 +179,10 @@ fn no_allocation_per_forwarded_frame() {
     // R-GOOSE verification checks every APDU through borrowed views (gander_sec::view::verify)
     // and allocates nothing; the output written after it adds nothing.
     let verify = allocations_after_first(KEEP, Direction::Inbound, &rgoose_secured);
-    assert_eq!(verify, 0, "R-GOOSE verify, kept: allocations in {FRAMES} frames");
+    assert_eq!(
+        verify, 0,
+        "R-GOOSE verify, kept: allocations in {FRAMES} frames"
+    );
     for (what, rules) in [
         ("R-GOOSE verify and strip", STRIP),
         ("R-GOOSE to GOOSE", TO_L2),
