@@ -13,6 +13,7 @@
 //!   and 100 IEDs and on files given.
 //! * [`gdoi`]: `gander bench gdoi`, the IEC 62351-9 key server's registrations per second
 //!   against their bare cryptography, and a push rekey to 100 members (`gander-gdoi`);
+//!   [`gdoi_cert`]: its row with ECDSA P-256 certificates;
 //!   [`gdoi_gateway`]: `gander bench gdoi --gateway`, the gateway under process-bus load with
 //!   its keys rolled once a second.
 //! * [`anatomy`]: where a TLS 1.2 handshake's time goes (the `handshake_anatomy` example).
@@ -31,6 +32,7 @@ pub mod fleet_scd;
 pub mod gateway;
 pub(crate) mod gateway_floor;
 pub mod gdoi;
+pub mod gdoi_cert;
 pub mod gdoi_gateway;
 pub mod mms;
 pub mod process_bus;

@@ -25,8 +25,9 @@ pub(crate) enum BenchCommand {
     /// `gander audit` on a generated mixed capture (8 SV streams, GOOSE, R-GOOSE, MMS over
     /// TLS): frames/s without keys and with every tag verified, tshark on the same capture.
     Audit(crate::bench_audit::Args),
-    /// The IEC 62351-9 key server: registrations per second with PSK against the bare
-    /// crypto of one registration, and a push rekey to 100 members (docs/gdoi.md).
+    /// The IEC 62351-9 key server: registrations per second with PSK and with ECDSA P-256
+    /// certificates against the bare crypto of one registration, and a push rekey to 100
+    /// members (docs/gdoi.md).
     Gdoi(crate::bench_gdoi::Args),
     /// One sweep of a substation (`gander probe --scd`): N IEDs in namespaces, plain and TLS,
     /// timed against the 2-minute target, per-IED p50/p99, the prober's peak RSS and its slope.
