@@ -215,6 +215,30 @@ pub fn normalise_dn(s: &str) -> String {
         .join(",")
 }
 
+/// Whether `normalise_dn(configured) == dn`, without building the normalised string: the key
+/// server compares a verified subject with every certificate member of its policy in each
+/// registration (phase 1 and GROUPKEY-PULL), so an allocation per entry and look-up was a
+/// measurable share of its time (docs/gdoi.md, "Benchmark").
+pub fn normalised_eq(configured: &str, dn: &str) -> bool {
+    let mut rest = dn;
+    let mut take = |part: &str| match rest.strip_prefix(part) {
+        Some(r) => {
+            rest = r;
+            true
+        }
+        None => false,
+    };
+    for (i, rdn) in configured.split(',').enumerate() {
+        let mut kv = rdn.splitn(2, '=');
+        let k = kv.next().unwrap_or("").trim();
+        let v = kv.next().unwrap_or("").trim();
+        if (i > 0 && !take(",")) || !take(k) || !take("=") || !take(v) {
+            return false;
+        }
+    }
+    rest.is_empty()
+}
+
 /// The subjectAltNames of a certificate as text: dNSName and rfc822Name as written, iPAddress
 /// as an address.
 pub fn san_strings(cert: &X509Ref) -> Vec<String> {
@@ -300,7 +324,7 @@ impl CertMatch {
     /// Whether a verified certificate is the one this entry names.
     pub fn matches(&self, c: &PeerCert) -> bool {
         match self {
-            CertMatch::Subject(s) => normalise_dn(s) == c.subject,
+            CertMatch::Subject(s) => normalised_eq(s, &c.subject),
             CertMatch::San(s) => c.sans.iter().any(|x| san_eq(x, s)),
         }
     }
@@ -334,7 +358,10 @@ fn san_eq(have: &str, want: &str) -> bool {
 /// the signature method they make, and the trust store it checks the peer with.
 pub struct Credentials {
     cert: X509,
-    chain: Vec<X509>,
+    /// The CERT payloads (certificate, then intermediates) and the ID payload, encoded once:
+    /// they go into every message 5 or 6 this side sends.
+    payloads: Vec<CertPayload>,
+    id: IdPayload,
     key: PKey<Private>,
     method: AuthMethod,
     trust: Arc<TrustStore>,
@@ -367,9 +394,30 @@ impl Credentials {
             ));
         }
         let method = method_of(&key).map_err(|e| CertError::Credentials(e.to_string()))?;
+        let payloads = std::iter::once(&cert)
+            .chain(chain.iter())
+            .map(|c| {
+                Ok(CertPayload {
+                    encoding: CERT_X509_SIG,
+                    data: c
+                        .to_der()
+                        .map_err(|_| CertError::Credentials("certificate DER".into()))?,
+                })
+            })
+            .collect::<Result<Vec<_>, CertError>>()?;
+        let id = IdPayload {
+            id_type: id_type::DER_ASN1_DN,
+            protocol: 0,
+            port: 0,
+            data: cert
+                .subject_name()
+                .to_der()
+                .map_err(|_| CertError::Credentials("subject".into()))?,
+        };
         Ok(Credentials {
             cert,
-            chain,
+            payloads,
+            id,
             key,
             method,
             trust,
@@ -410,31 +458,12 @@ impl Credentials {
 
     /// This side's ID payload: ID_DER_ASN1_DN with the certificate's subject (RFC 4945 3.1.5).
     pub fn id_payload(&self) -> Result<IdPayload, CertError> {
-        Ok(IdPayload {
-            id_type: id_type::DER_ASN1_DN,
-            protocol: 0,
-            port: 0,
-            data: self
-                .cert
-                .subject_name()
-                .to_der()
-                .map_err(|_| CertError::Credentials("subject".into()))?,
-        })
+        Ok(self.id.clone())
     }
 
     /// CERT payloads: the certificate, then its intermediates.
     pub fn cert_payloads(&self) -> Result<Vec<CertPayload>, CertError> {
-        std::iter::once(&self.cert)
-            .chain(self.chain.iter())
-            .map(|c| {
-                Ok(CertPayload {
-                    encoding: CERT_X509_SIG,
-                    data: c
-                        .to_der()
-                        .map_err(|_| CertError::Credentials("certificate DER".into()))?,
-                })
-            })
-            .collect()
+        Ok(self.payloads.clone())
     }
 
     /// Signs HASH_I or HASH_R.
@@ -631,6 +660,19 @@ mod tests {
         assert!(CertMatch::San("192.0.2.1".into()).matches(&c));
         assert!(!CertMatch::San("ied-2.example".into()).matches(&c));
         assert!(!CertMatch::Subject("CN=ied-1".into()).matches(&c));
+    }
+
+    proptest::proptest! {
+        /// `normalised_eq` is `normalise_dn` then `==`, on DN-like text (separators, spaces,
+        /// '=' in values, empty parts) and on the normalised form itself.
+        #[test]
+        fn normalised_eq_is_normalise_then_compare(
+            a in "[ ,=CNOab-]{0,16}",
+            b in "[ ,=CNOab-]{0,16}",
+        ) {
+            proptest::prop_assert_eq!(normalised_eq(&a, &b), normalise_dn(&a) == b);
+            proptest::prop_assert!(normalised_eq(&a, &normalise_dn(&a)));
+        }
     }
 
     #[test]
