@@ -214,6 +214,7 @@ pub struct BareInput<'a> {
 /// The key server's unavoidable cryptography for one certificate registration (module doc);
 /// ns. Fails if the certificate or the signature does not verify, so what is timed is the
 /// verification that succeeds.
+#[inline(never)]
 pub(crate) fn bare_crypto(sz: Sizes, b: &BareInput<'_>) -> Result<u64, GdoiBenchError> {
     let h = SUITE.hash;
     let method = AuthMethod::EcdsaP256;
