@@ -498,6 +498,29 @@ pub fn verify_peer_digests(
     digests: &[&[u8]],
     sig: &[u8],
 ) -> Result<PeerCert, CertError> {
+    verify_peer_then(
+        trust,
+        method,
+        certs,
+        id,
+        sig,
+        digests.first().copied(),
+        || digests.iter().skip(1).map(|d| d.to_vec()).collect(),
+    )
+}
+
+/// [`verify_peer_digests`] with the digests after `first` computed only when `sig` does not
+/// verify over it: the other ECDSA reading (`main_mode`) costs a PRF and a hash that a peer
+/// signing as RFC 4754 reads (gander, strongSwan) never needs.
+pub fn verify_peer_then(
+    trust: &TrustStore,
+    method: AuthMethod,
+    certs: &[&CertPayload],
+    id: &IdPayload,
+    sig: &[u8],
+    first: Option<&[u8]>,
+    others: impl FnOnce() -> Vec<Vec<u8>>,
+) -> Result<PeerCert, CertError> {
     let (leaf, rest) = certs.split_first().ok_or(CertError::Unavailable)?;
     if let Some(c) = certs.iter().find(|c| c.encoding != CERT_X509_SIG) {
         return Err(CertError::TypeUnsupported(c.encoding));
@@ -527,10 +550,8 @@ pub fn verify_peer_digests(
     if !id_matches(id, &cert) {
         return Err(CertError::IdMismatch);
     }
-    if !digests
-        .iter()
-        .any(|d| verify_hash(method, &key, d, sig).is_ok())
-    {
+    let ok = |d: &[u8]| verify_hash(method, &key, d, sig).is_ok();
+    if !(first.is_some_and(ok) || others().iter().any(|d| ok(d))) {
         return Err(CertError::BadSignature);
     }
     Ok(PeerCert {

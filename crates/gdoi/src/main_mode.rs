@@ -24,7 +24,7 @@
 //! Each `handle` computes the whole next state before it changes anything: a refused message
 //! leaves the machine as it was, so the genuine message can still follow a forged one.
 
-use crate::cert_auth::{verify_peer_digests, CertError, CertMatch, Credentials, PeerCert};
+use crate::cert_auth::{verify_peer_then, CertError, CertMatch, Credentials, PeerCert};
 use crate::cookie::{initiator_cookie, CookieJar};
 use crate::dh::KeyPair;
 use crate::error::Phase1Error;
@@ -447,10 +447,17 @@ impl Exchange {
                         }
                     })
                     .collect();
-                let again = self.hash_hashed_again(from_initiator, &id_body(id))?;
-                let mut digests: Vec<&[u8]> = vec![&want];
-                digests.extend(again.as_deref());
-                let peer = verify_peer_digests(c.trust(), self.method, &certs, id, &digests, sig)?;
+                // The other reading only if the signature is not over HASH_I / HASH_R as
+                // RFC 4754 reads (a PRF and a hash saved per exchange).
+                let again = || {
+                    self.hash_hashed_again(from_initiator, &id_body(id))
+                        .ok()
+                        .flatten()
+                        .into_iter()
+                        .collect()
+                };
+                let peer =
+                    verify_peer_then(c.trust(), self.method, &certs, id, sig, Some(&want), again)?;
                 Ok((id.clone(), Some(peer)))
             }
         }
