@@ -156,3 +156,30 @@ fn the_go_profile_signs_the_hashed_again_digest_and_the_default_does_not() {
         x.own_auth(true, &id, &psk, PeerProfile::Rfc).unwrap()
     );
 }
+
+/// The responder accepts message 5 signed either way (the other reading's digest is computed
+/// only when the first does not verify, `cert_auth::verify_peer_then`) and refuses a signature
+/// over anything else.
+#[test]
+fn peer_auth_accepts_both_readings_and_nothing_else() {
+    let (creds, _) = p256_credentials();
+    let x = exchange(AuthMethod::EcdsaP256, HashAlg::Sha384);
+    let id = creds.id_payload().unwrap();
+    let auth = Auth::Cert(creds.clone());
+    for profile in [PeerProfile::Rfc, PeerProfile::GoIec61850] {
+        let p = x.own_auth(true, &id, &auth, profile).unwrap();
+        let (got_id, cert) = x.peer_auth(true, &p, &auth).unwrap();
+        assert_eq!(got_id, id, "{profile:?}");
+        assert_eq!(cert.unwrap().subject, "CN=member-ec");
+    }
+    let mut p = x.own_auth(true, &id, &auth, PeerProfile::Rfc).unwrap();
+    for q in &mut p {
+        if let Payload::Sig(s) = q {
+            *s = creds.sign(&[0x42; 32]).unwrap();
+        }
+    }
+    assert!(matches!(
+        x.peer_auth(true, &p, &auth),
+        Err(Phase1Error::Cert(CertError::BadSignature))
+    ));
+}
