@@ -2,3 +2,4 @@
 //! once per file (docs/testing.md).
 mod crypto_bench_rows;
 mod gateway_bench_smoke;
+mod gdoi_bench_rows;
