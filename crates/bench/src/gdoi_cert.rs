@@ -23,16 +23,18 @@
 //! - AES-CBC decryption of message 5 and encryption of message 6 at their real sizes;
 //! - the member's certificate: parsed from its CERT payload's DER (X.509 cannot be checked
 //!   unparsed), path validation against the CA (OpenSSL's X509_verify_cert through the trust
-//!   store: the CA's ECDSA signature over the certificate, validity, key usage), its public key;
+//!   store: the CA's ECDSA signature over the certificate, validity, key usage), its public key
+//!   (with OpenSSL 3.0's conversion to the legacy `EC_KEY` that `verify_hash` verifies with);
 //! - HASH_I and one ECDSA P-256 verification of SIG_I under the member's key; HASH_R and one
 //!   ECDSA P-256 signature (SIG_R) with the key server's key (RFC 4754: r | s over the hash);
 //! - GROUPKEY-PULL as in the pre-shared-key rows (`gdoi::bare_pull`).
 //!
 //! Not in it, so counted as the key server's own work: parsing and building the ISAKMP
 //! messages, matching the ID payload against the certificate (RFC 4945 3.1), the key usage and
-//! key type checks, the policy's subject match, the second digest accepted for the other
-//! ECDSA reading (`main_mode`), the CERT and CERTREQ payloads' DER, the grant (policy, schedule,
-//! KEK) and the bookkeeping of exchanges and SAs.
+//! key type checks, the policy's subject match (three look-ups: phase 1, the grant, the event's
+//! group name), the CERTREQ payload's DER, the grant (policy, schedule, KEK) and the bookkeeping
+//! of exchanges and SAs. (The digest of the other ECDSA reading, `main_mode`, is computed only
+//! when SIG_I does not verify over HASH_I, so never here.)
 
 use crate::gdoi::{
     bare_pull, cbc_len, group_policy, id, proto, register_once, row, GdoiBenchError,
