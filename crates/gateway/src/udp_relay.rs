@@ -179,19 +179,27 @@ pub fn run(cfg: &UdpToml, mut policy: Policy, ctl: &Control) -> io::Result<Polic
     let mut hk = Housekeeping::new();
     // Datagrams read per side (IED, network), for the kernel counters.
     let mut read = [0u64; 2];
+    // `None` where the kernel does not report `sk_drops` (before Linux 4.4, or an emulator
+    // such as qemu-user, which does not translate SO_MEMINFO): then there is no `kernel` key
+    // rather than a count of zero that would claim nothing was dropped.
     let kernel = |read: &[u64; 2]| {
         let side = |s: &UdpSocket, n: u64| {
-            let drops = socket_drops(s).unwrap_or(0);
-            SocketCounters {
+            socket_drops(s).map(|drops| SocketCounters {
                 packets: n + drops,
                 drops,
-            }
+            })
         };
-        KernelCounters {
-            ied: side(&ied, read[0]),
-            net: side(&net, read[1]),
-        }
+        Some(KernelCounters {
+            ied: side(&ied, read[0])?,
+            net: side(&net, read[1])?,
+        })
     };
+    if kernel(&read).is_none() {
+        eprintln!(
+            "gander gateway: udp driver: the kernel does not report socket drops (SO_MEMINFO); \
+             datagrams it drops before the relay reads them are not counted"
+        );
+    }
     let mut last_kernel = std::time::Instant::now();
     while !ctl.stopping() {
         let ready = poll_fds(&[ied.as_raw_fd(), net.as_raw_fd()], 50)?;
@@ -239,12 +247,16 @@ pub fn run(cfg: &UdpToml, mut policy: Policy, ctl: &Control) -> io::Result<Polic
             }
         }
         if last_kernel.elapsed() >= std::time::Duration::from_millis(10) {
-            policy.set_kernel_counters(kernel(&read));
+            if let Some(k) = kernel(&read) {
+                policy.set_kernel_counters(k);
+            }
             last_kernel = std::time::Instant::now();
         }
         hk.tick(ctl, &mut policy);
     }
-    policy.set_kernel_counters(kernel(&read));
+    if let Some(k) = kernel(&read) {
+        policy.set_kernel_counters(k);
+    }
     ctl.publish(&policy, false);
     Ok(policy)
 }
@@ -279,7 +291,12 @@ mod tests {
         let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
         setsockopt_int(rx.as_raw_fd(), libc::SOL_SOCKET, libc::SO_RCVBUF, 1).unwrap();
         rx.set_nonblocking(true).unwrap();
-        assert_eq!(socket_drops(&rx), Some(0));
+        let Some(before) = socket_drops(&rx) else {
+            // qemu-user (the cross tests) does not translate SO_MEMINFO; a kernel does.
+            eprintln!("SO_MEMINFO not available here: nothing to check");
+            return;
+        };
+        assert_eq!(before, 0);
         let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
         let sent = 200u64;
         for _ in 0..sent {
