@@ -6,3 +6,4 @@
 //! (one-way delay within 2.5 ms of the profile), and a test of this binary starting Python peers
 //! on the other test thread would be in its measurement.
 mod manager_fake_peers;
+mod scenario_files;
