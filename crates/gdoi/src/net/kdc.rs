@@ -67,6 +67,11 @@ impl MemberPolicy {
     pub fn psk_identities(&self) -> crate::psk_identity::PskIdentities {
         crate::psk_identity::PskIdentities::key_id_or_address(&self.identity, self.address)
     }
+
+    /// Whether `id` is one of [`Self::psk_identities`] (without building them).
+    pub fn psk_accepts(&self, id: &IdPayload) -> bool {
+        crate::psk_identity::key_id_or_address_accepts(&self.identity, self.address, id)
+    }
 }
 
 /// One group and its current key.
@@ -147,7 +152,7 @@ impl GroupSource for KdcPolicy {
         let m = self
             .members
             .iter()
-            .find(|m| m.cert.is_none() && m.psk_identities().accepts(member));
+            .find(|m| m.cert.is_none() && m.psk_accepts(member));
         self.grant_to(m, group)
     }
 
@@ -167,7 +172,7 @@ impl KdcPolicy {
             None => self
                 .members
                 .iter()
-                .find(|m| m.cert.is_none() && m.psk_identities().accepts(&sa.peer_id)),
+                .find(|m| m.cert.is_none() && m.psk_accepts(&sa.peer_id)),
             Some(c) => self.cert_member(c),
         };
         self.find_group(id, m)
@@ -369,7 +374,7 @@ impl GroupSource for Granter<'_> {
             .policy
             .members
             .iter()
-            .find(|m| m.cert.is_none() && m.psk_identities().accepts(member));
+            .find(|m| m.cert.is_none() && m.psk_accepts(member));
         self.grant_to(m, group)
     }
 
@@ -545,7 +550,7 @@ impl Kdc {
             policy
                 .members
                 .iter()
-                .any(|m| m.identity == sa.peer_id.data || m.psk_identities().accepts(&sa.peer_id))
+                .any(|m| m.identity == sa.peer_id.data || m.psk_accepts(&sa.peer_id))
         });
         let sas = &self.sas;
         self.pulls.retain(|(c, _), _| sas.contains_key(c));
