@@ -25,28 +25,15 @@
 
 #[path = "common/alloc_count.rs"]
 mod alloc_count;
+#[path = "common/path_ir.rs"]
+mod path_ir;
 
-use gander_gateway::config::{Config, Direction};
-use gander_gateway::policy::Policy;
-use gander_gateway::policy::OUTPUT_CAPACITY;
-use gander_gateway::Decision;
-use gander_sec::{default_provider, KeyStore, Profile};
+use gander_gateway::config::Direction;
+use gander_sec::Profile;
 use gander_testkit::frames::{self as craft, UdpAddrs};
-use std::hint::black_box;
-use std::path::Path;
 
 #[global_allocator]
 static ALLOCATOR: alloc_count::Counting = alloc_count::Counting;
-
-const HEAD: &str = r#"
-driver = "l2"
-keys = "unused"
-profile = "standard"
-reflected = "allow"
-[l2]
-ied = "gi0"
-net = "gn0"
-"#;
 
 const PROTECT: &str = r#"
 [[rule]]
@@ -102,43 +89,14 @@ src_ip = "10.85.0.254"
 dst_ip = "10.85.0.2"
 "#;
 
-fn policy(rules: &str) -> Result<Policy, Box<dyn std::error::Error>> {
-    let cfg = Config::from_toml(&format!("{HEAD}{rules}"), Path::new("."))?;
-    let keys = KeyStore::from_toml(
-        gander_testkit::keys::ALGORITHMS,
-        Path::new("."),
-        default_provider(),
-    )?;
-    Ok(Policy::new(&cfg, keys)?)
-}
-
 /// `n` secured R-GOOSE frames with SPDU numbers 1..=n, protected by a gateway with key 1.
 fn secured_inputs(n: u32) -> Result<Vec<Vec<u8>>, Box<dyn std::error::Error>> {
-    let mut p = policy(PROTECT)?;
-    (1..=n)
-        .map(|i| -> Result<Vec<u8>, Box<dyn std::error::Error>> {
-            let plain = craft::udp_frame(
-                &UdpAddrs::IED_TO_SUB,
-                &craft::rgoose_spdu(Profile::Standard, 0x10, i, 1, i),
-            );
-            match p.handle_at(Direction::Outbound, &plain, 0, 0, &mut Vec::new()) {
-                Decision::Forward(b) => Ok(b.to_vec()),
-                Decision::Drop(r) => Err(format!("protect refused: {r}").into()),
-            }
-        })
-        .collect()
-}
-
-/// The counted part: every frame of `inputs` through the policy once, each output written into
-/// `out` as a driver's packet thread does.
-#[inline(never)]
-fn measured_loop(p: &mut Policy, dir: Direction, inputs: &[Vec<u8>], out: &mut Vec<u8>) -> u64 {
-    let mut forwarded = 0u64;
-    for (i, f) in inputs.iter().enumerate() {
-        let d = p.handle_at(dir, black_box(f), 0, i as u64, out);
-        forwarded += matches!(black_box(d), Decision::Forward(_)) as u64;
-    }
-    forwarded
+    path_ir::secured_inputs(PROTECT, n, |i| {
+        craft::udp_frame(
+            &UdpAddrs::IED_TO_SUB,
+            &craft::rgoose_spdu(Profile::Standard, 0x10, i, 1, i),
+        )
+    })
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -170,18 +128,5 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         other => return Err(format!("unknown mode {other}").into()),
     };
-    let mut p = policy(rules)?;
-    // The drivers' output buffer: sized once for the largest output, kept across frames.
-    let mut out = Vec::with_capacity(OUTPUT_CAPACITY);
-    let before = alloc_count::allocations();
-    let forwarded = measured_loop(&mut p, dir, &inputs, &mut out);
-    let allocations = alloc_count::allocations() - before;
-    println!(
-        "{mode}: {n} frames, {forwarded} forwarded, {allocations} heap allocations ({:.3} per frame)",
-        allocations as f64 / f64::from(n.max(1))
-    );
-    if forwarded != u64::from(n) {
-        return Err(format!("{mode}: only {forwarded} of {n} forwarded").into());
-    }
-    Ok(())
+    path_ir::run(&mode, rules, dir, &inputs)
 }
