@@ -84,6 +84,18 @@ pub fn linked_openssl35() -> bool {
     openssl::version::number() >= 0x3050_0000
 }
 
+/// The error for a `rustls-awslc` profile in a binary built without the `aws-lc` feature
+/// (gander's own builds have it; a build for a parser's fuzz targets leaves AWS-LC's C library
+/// out).
+pub fn aws_lc_missing() -> TlsError {
+    TlsError::Unsupported {
+        backend: "rustls-awslc",
+        what: "this gander binary was built without the `aws-lc` feature of gander-tls, which \
+               links rustls's aws-lc-rs provider"
+            .into(),
+    }
+}
+
 /// The error for an `openssl35` profile in a binary that links an older OpenSSL.
 pub fn openssl35_missing() -> TlsError {
     TlsError::Unsupported {
@@ -163,9 +175,21 @@ pub fn capabilities(kind: BackendKind) -> &'static Capabilities {
         BackendKind::Rustls => {
             CAPS[2].get_or_init(|| rustls_tls::capabilities(rustls_tls::Provider::Ring))
         }
-        BackendKind::RustlsAwslc => {
-            CAPS[3].get_or_init(|| rustls_tls::capabilities(rustls_tls::Provider::AwsLc))
-        }
+        BackendKind::RustlsAwslc => CAPS[3].get_or_init(|| match rustls_tls::Provider::of(kind) {
+            Some(p) => rustls_tls::capabilities(p),
+            None => Capabilities {
+                library:
+                    "rustls with aws-lc-rs (not in this binary: built without the `aws-lc` feature)"
+                        .into(),
+                versions: Vec::new(),
+                suites: Vec::new(),
+                renegotiation: false,
+                key_update: false,
+                groups: Vec::new(),
+                signature_schemes: Vec::new(),
+                in_process: false,
+            },
+        }),
         BackendKind::Openssl35 => CAPS[4].get_or_init(|| {
             if linked_openssl35() {
                 openssl_tls::capabilities()
@@ -309,6 +333,11 @@ pub trait TlsBackend: Send + Sync {
 pub fn open(profile: &TlsProfile) -> Result<Box<dyn TlsBackend>, TlsError> {
     if !profile.backend.in_process() {
         return Err(openssl35_missing());
+    }
+    if profile.backend == BackendKind::RustlsAwslc
+        && rustls_tls::Provider::of(profile.backend).is_none()
+    {
+        return Err(aws_lc_missing());
     }
     profile.validate(profile.cert.is_some())?;
     let inner: Box<dyn TlsBackend> = match profile.backend {
@@ -530,5 +559,43 @@ impl TlsStream for RekeyingStream {
     }
     fn tcp(&self) -> &TcpStream {
         self.inner.tcp()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `rustls-awslc` runs where the `aws-lc` feature is built in (every gander build) and is
+    /// refused with the feature named where it is not (`cargo test -p gander-tls
+    /// --no-default-features`), never served by the *ring* provider instead.
+    #[test]
+    fn rustls_awslc_follows_the_aws_lc_feature() {
+        let caps = capabilities(BackendKind::RustlsAwslc);
+        let profile = TlsProfile {
+            backend: BackendKind::RustlsAwslc,
+            ..Default::default()
+        };
+        let opened = open(&profile);
+        if cfg!(feature = "aws-lc") {
+            assert!(caps.library.contains("aws-lc-rs"), "{}", caps.library);
+            assert!(caps.in_process && !caps.suites.is_empty());
+            // Without a CA this profile is refused for what it lacks, not for the provider.
+            assert!(
+                !matches!(opened, Err(TlsError::Unsupported { .. })),
+                "{:?}",
+                opened.err()
+            );
+        } else {
+            assert!(!caps.in_process && caps.suites.is_empty());
+            match opened {
+                Err(TlsError::Unsupported { backend, what }) => {
+                    assert_eq!(backend, "rustls-awslc");
+                    assert!(what.contains("aws-lc"), "{what}");
+                }
+                Err(e) => panic!("expected the missing feature, got {e}"),
+                Ok(_) => panic!("rustls-awslc opened without aws-lc"),
+            }
+        }
     }
 }

@@ -40,15 +40,18 @@ use std::sync::Arc;
 pub enum Provider {
     /// *ring* (`BackendKind::Rustls`).
     Ring,
-    /// aws-lc-rs (`BackendKind::RustlsAwslc`).
+    /// aws-lc-rs (`BackendKind::RustlsAwslc`), in a binary built with the `aws-lc` feature.
+    #[cfg(feature = "aws-lc")]
     AwsLc,
 }
 
 impl Provider {
-    /// The provider of a rustls backend kind (`None` for the other backends).
+    /// The provider of a rustls backend kind (`None` for the other backends, and for
+    /// `rustls-awslc` in a binary built without the `aws-lc` feature).
     pub fn of(kind: BackendKind) -> Option<Provider> {
         match kind {
             BackendKind::Rustls => Some(Provider::Ring),
+            #[cfg(feature = "aws-lc")]
             BackendKind::RustlsAwslc => Some(Provider::AwsLc),
             _ => None,
         }
@@ -56,6 +59,7 @@ impl Provider {
     fn kind(self) -> BackendKind {
         match self {
             Provider::Ring => BackendKind::Rustls,
+            #[cfg(feature = "aws-lc")]
             Provider::AwsLc => BackendKind::RustlsAwslc,
         }
     }
@@ -63,6 +67,7 @@ impl Provider {
     fn default_provider(self) -> CryptoProvider {
         match self {
             Provider::Ring => rustls::crypto::ring::default_provider(),
+            #[cfg(feature = "aws-lc")]
             Provider::AwsLc => rustls::crypto::aws_lc_rs::default_provider(),
         }
     }
@@ -72,6 +77,7 @@ impl Provider {
         match self {
             Provider::Ring => rustls::crypto::ring::ALL_KX_GROUPS.to_vec(),
             // ALL_KX_GROUPS leaves MLKEM768 alone out; `kx_group` has every one.
+            #[cfg(feature = "aws-lc")]
             Provider::AwsLc => {
                 use rustls::crypto::aws_lc_rs::kx_group;
                 vec![
@@ -89,6 +95,7 @@ impl Provider {
     fn library(self) -> &'static str {
         match self {
             Provider::Ring => "rustls 0.23 (ring)",
+            #[cfg(feature = "aws-lc")]
             Provider::AwsLc => "rustls 0.23 (aws-lc-rs)",
         }
     }
@@ -275,7 +282,7 @@ pub struct RustlsBackend {
 impl RustlsBackend {
     /// Builds the client and server configurations of `profile`.
     pub fn new(profile: &TlsProfile) -> Result<Self, TlsError> {
-        let which = Provider::of(profile.backend).unwrap_or(Provider::Ring);
+        let which = Provider::of(profile.backend).ok_or_else(super::aws_lc_missing)?;
         let bname = which.kind().name();
         let mut provider = which.default_provider();
         if !profile.groups.is_empty() {
@@ -426,6 +433,7 @@ impl RustlsBackend {
                     if profile.session_tickets {
                         sc.ticketer = match which {
                             Provider::Ring => rustls::crypto::ring::Ticketer::new(),
+                            #[cfg(feature = "aws-lc")]
                             Provider::AwsLc => rustls::crypto::aws_lc_rs::Ticketer::new(),
                         }
                         .map_err(|e| cfg("ticketer", e))?;
