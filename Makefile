@@ -19,7 +19,7 @@ TARGET_DIR ?= $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)
 OSSL35 := $(TARGET_DIR)/ossl35/release/gander
 CRYPTO_VECTORS = $(shell $(VPY) -c 'import cryptography_vectors, os; print(os.path.dirname(cryptography_vectors.__file__))')
 
-.PHONY: setup venv cref build build-ossl35 test test-stages test-pq lint demo fuzz-smoke clean cross cross-test dist
+.PHONY: setup venv cref build build-ossl35 test test-stages test-pq lint demo fuzz-smoke clean cross cross-compile cross-test dist
 
 ## setup: system packages (tshark, libpcap, OpenSSL, GnuTLS, ...) and Rust if cargo is missing
 setup:
@@ -74,7 +74,7 @@ STAGE := scripts/test_stage.sh
 test:
 	$(STAGE) begin
 	$(MAKE) --no-print-directory setup venv cref
-	$(MAKE) --no-print-directory test-stages
+	$(MAKE) --no-print-directory test-stages || { scripts/background.sh stop cross-build; exit 1; }
 
 # The stages of `make test`, after set-up (a sub-make: CRYPTO_VECTORS needs the venv).
 # The interop suite mostly waits on peers, captures and timeouts: INTEROP_JOBS pytest-xdist workers
@@ -83,14 +83,21 @@ INTEROP_JOBS ?= 4
 # The Rust test binaries run RUST_TEST_JOBS at a time (scripts/run_rust_tests.py): the slow ones
 # wait on daemons, namespaces and peers more than they compute (docs/testing.md).
 RUST_TEST_JOBS ?= 4
+# The aarch64 compile (cross-test's and dist's) runs beside the Rust tests, the interop suite and
+# the fuzz smoke run at the lowest priority (scripts/background.sh), in a target directory of its
+# own so that neither cargo waits for the other's lock; cross-test waits for it and then only
+# runs the tests under qemu (docs/testing.md, "Builds beside waiting stages").
+CROSS_TEST_DIR := $(TARGET_DIR)/cross
 test-stages:
 	$(STAGE) build; $(MAKE) --no-print-directory build
 	$(STAGE) lint; $(MAKE) --no-print-directory lint
+	scripts/background.sh start cross-build env CARGO_TARGET_DIR=$(CROSS_TEST_DIR) $(MAKE) --no-print-directory cross-compile CROSS_TARGETS="$(TEST_CROSS_TARGETS)"
 	$(STAGE) rust-tests; GANDER_CRYPTO_VECTORS=$(CRYPTO_VECTORS) python3 scripts/run_rust_tests.py --jobs $(RUST_TEST_JOBS)
-	$(STAGE) fuzz-smoke; $(MAKE) --no-print-directory fuzz-smoke FUZZ_SECONDS=$(TEST_FUZZ_SECONDS) FUZZ_PROFILE=dev
-	$(STAGE) cross-test; $(MAKE) --no-print-directory cross-test CROSS_TARGETS="$(TEST_CROSS_TARGETS)"
-	$(STAGE) dist; $(MAKE) --no-print-directory dist CROSS_TARGETS="$(TEST_CROSS_TARGETS)"
 	$(STAGE) interop; GANDER=$(GANDER) $(VPY) -m pytest -q -n $(INTEROP_JOBS) interop/tests
+	$(STAGE) fuzz-smoke; $(MAKE) --no-print-directory fuzz-smoke FUZZ_SECONDS=$(TEST_FUZZ_SECONDS) FUZZ_PROFILE=dev
+	$(STAGE) cross-test; scripts/background.sh wait cross-build
+	CARGO_TARGET_DIR=$(CROSS_TEST_DIR) $(MAKE) --no-print-directory cross-test CROSS_TARGETS="$(TEST_CROSS_TARGETS)"
+	$(STAGE) dist; CARGO_TARGET_DIR=$(CROSS_TEST_DIR) $(MAKE) --no-print-directory dist CROSS_TARGETS="$(TEST_CROSS_TARGETS)"
 	$(STAGE) end
 
 ## cross: the standalone gander-gateway and gander-kdc for the Raspberry Pi 4 (aarch64) and armv7 (OpenSSL static)
@@ -109,6 +116,15 @@ DIST ?= dist
 cross: setup
 	for t in $(CROSS_TARGETS); do \
 		$(CROSS_CARGO) $$t build --release -p gander-gateway --bin gander-gateway --bin gander-kdc; \
+	done
+
+## cross-compile: what cross-test and dist run and package, compiled and not run (no set-up:
+## `make test` runs it beside other stages; `make cross-test` and `make dist` compile by themselves)
+cross-compile:
+	for t in $(CROSS_TARGETS); do \
+		$(CROSS_CARGO) $$t test -q --release --no-run -p gander-wire -p gander-sec; \
+		$(CROSS_CARGO) $$t test -q --release --no-run -p gander-gateway --lib; \
+		$(CROSS_CARGO) $$t build -q --release -p gander-gateway --bin gander-gateway --bin gander-kdc; \
 	done
 
 ## cross-test: the wire, sec and gateway policy-core tests of each cross target, run under qemu-user
