@@ -83,16 +83,15 @@ INTEROP_JOBS ?= 4
 # The Rust test binaries run RUST_TEST_JOBS at a time (scripts/run_rust_tests.py): the slow ones
 # wait on daemons, namespaces and peers more than they compute (docs/testing.md).
 RUST_TEST_JOBS ?= 4
-# The aarch64 compile (cross-test's and dist's) runs from the start beside the other stages at the
-# lowest priority (scripts/background.sh), taking the CPU the serial ends of the builds and the
-# waiting stages leave idle, in a target directory of its
+# The aarch64 compile (cross-test's and dist's) runs beside the Rust tests, the interop suite and
+# the fuzz smoke run at the lowest priority (scripts/background.sh), in a target directory of its
 # own so that neither cargo waits for the other's lock; cross-test waits for it and then only
 # runs the tests under qemu (docs/testing.md, "Builds beside waiting stages").
 CROSS_TEST_DIR := $(TARGET_DIR)/cross
 test-stages:
-	scripts/background.sh start cross-build env CARGO_TARGET_DIR=$(CROSS_TEST_DIR) $(MAKE) --no-print-directory cross-compile CROSS_TARGETS="$(TEST_CROSS_TARGETS)"
 	$(STAGE) build; $(MAKE) --no-print-directory build
 	$(STAGE) lint; $(MAKE) --no-print-directory lint
+	scripts/background.sh start cross-build env CARGO_TARGET_DIR=$(CROSS_TEST_DIR) $(MAKE) --no-print-directory cross-compile CROSS_TARGETS="$(TEST_CROSS_TARGETS)"
 	$(STAGE) rust-tests; GANDER_CRYPTO_VECTORS=$(CRYPTO_VECTORS) python3 scripts/run_rust_tests.py --jobs $(RUST_TEST_JOBS)
 	$(STAGE) interop; GANDER=$(GANDER) $(VPY) -m pytest -q -n $(INTEROP_JOBS) interop/tests
 	$(STAGE) fuzz-smoke; $(MAKE) --no-print-directory fuzz-smoke FUZZ_SECONDS=$(TEST_FUZZ_SECONDS) FUZZ_PROFILE=dev
