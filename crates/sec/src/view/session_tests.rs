@@ -171,6 +171,26 @@ fn keys() -> KeyStore {
 }
 
 /// `spdu` as a UDP payload to port 102, classified.
+/// The standard-profile SPDU (number 1, at [`NOW`]) carrying `els` under `key`.
+fn protected(key: &KeyEntry, spdu_id: SpduId, els: &[PayloadElement<'_>]) -> Vec<u8> {
+    let params = SendParams {
+        spdu_id,
+        spdu_number: 1,
+        now: NOW,
+    };
+    let mut spdu = Vec::new();
+    spdu::protect(
+        Profile::Standard,
+        key,
+        params,
+        els,
+        &mut RandomIv,
+        &mut spdu,
+    )
+    .expect("protect");
+    spdu
+}
+
 fn classified<'a>(profile: Profile, spdu: &'a [u8]) -> Result<FrameView<'a>, SecError> {
     let src: SocketAddr = "10.0.0.1:102".parse().expect("addr");
     let dst: SocketAddr = "10.0.0.2:102".parse().expect("addr");
@@ -292,21 +312,7 @@ fn verified_session_reads_back_and_malformed_apdu_fails() {
                 apdu: a,
             })
             .collect();
-        let mut spdu = Vec::new();
-        let params = SendParams {
-            spdu_id: si,
-            spdu_number: 1,
-            now: NOW,
-        };
-        spdu::protect(
-            Profile::Standard,
-            key,
-            params,
-            &els,
-            &mut RandomIv,
-            &mut spdu,
-        )
-        .expect("protect");
+        let spdu = protected(key, si, &els);
         let view = classified(Profile::Standard, &spdu).expect("classify");
         let got =
             borrowed_verify(Profile::Standard, &store, &view).map(|s| s.and_then(|s| s.st_sq));
@@ -325,21 +331,7 @@ fn verified_session_reads_back_and_malformed_apdu_fails() {
         appid: 0x10,
         apdu: &wrong,
     };
-    let mut spdu = Vec::new();
-    let params = SendParams {
-        spdu_id: SpduId::Goose,
-        spdu_number: 1,
-        now: NOW,
-    };
-    spdu::protect(
-        Profile::Standard,
-        key,
-        params,
-        &[el],
-        &mut RandomIv,
-        &mut spdu,
-    )
-    .expect("protect");
+    let spdu = protected(key, SpduId::Goose, &[el]);
     let view = classified(Profile::Standard, &spdu).expect("classify");
     assert!(matches!(
         verify(Profile::Standard, &store, &view, NOW),
