@@ -22,6 +22,8 @@
 mod alloc_count;
 #[path = "common/path_ir.rs"]
 mod path_ir;
+#[path = "common/policy.rs"]
+mod policy;
 
 use gander_gateway::config::Direction;
 use gander_testkit::frames as craft;

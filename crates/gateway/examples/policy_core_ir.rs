@@ -11,23 +11,17 @@
 //! valgrind --tool=callgrind target/release/examples/policy_core_ir 20000
 //! ```
 
-use gander_gateway::config::{Config, Direction};
-use gander_gateway::policy::Policy;
+use gander_gateway::config::Direction;
 use gander_gateway::policy::OUTPUT_CAPACITY;
 use gander_gateway::Decision;
-use gander_sec::{default_provider, KeyStore, Profile};
+use gander_sec::Profile;
 use gander_testkit::frames::{self as craft, UdpAddrs};
 use std::hint::black_box;
-use std::path::Path;
 
-const CONFIG: &str = r#"
-driver = "l2"
-keys = "unused"
-profile = "standard"
-reflected = "allow"
-[l2]
-ied = "gi0"
-net = "gn0"
+#[path = "common/policy.rs"]
+mod policy;
+
+const RULES: &str = r#"
 [[rule]]
 direction = "outbound"
 action = "protect"
@@ -42,13 +36,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Some(a) => a.parse()?,
         None => 20_000,
     };
-    let cfg = Config::from_toml(CONFIG, Path::new("."))?;
-    let keys = KeyStore::from_toml(
-        gander_testkit::keys::ALGORITHMS,
-        Path::new("."),
-        default_provider(),
-    )?;
-    let mut p = Policy::new(&cfg, keys)?;
+    let mut p = policy::policy(RULES)?;
     let rgoose = craft::udp_frame(
         &UdpAddrs::IED_TO_SUB,
         &craft::rgoose_spdu(Profile::Standard, 0x10, 1, 1, 1),

@@ -1,35 +1,12 @@
 //! What `l2_path_ir` and `rgoose_path_ir` share: the policy built from a rule set, inputs
 //! secured by a protecting gateway, the counted loop and its report. Each example declares
-//! `alloc_count` (its global allocator) at its root, which this module reads.
+//! `alloc_count` (its global allocator) and `policy` at its root, which this module uses.
 
-use gander_gateway::config::{Config, Direction};
+use crate::policy::policy;
+use gander_gateway::config::Direction;
 use gander_gateway::policy::{Policy, OUTPUT_CAPACITY};
 use gander_gateway::Decision;
-use gander_sec::{default_provider, KeyStore};
 use std::hint::black_box;
-use std::path::Path;
-
-/// The configuration every measured policy starts from; the examples append their rules.
-pub(crate) const HEAD: &str = r#"
-driver = "l2"
-keys = "unused"
-profile = "standard"
-reflected = "allow"
-[l2]
-ied = "gi0"
-net = "gn0"
-"#;
-
-/// A policy with [`HEAD`] and `rules`, the test keys loaded.
-pub(crate) fn policy(rules: &str) -> Result<Policy, Box<dyn std::error::Error>> {
-    let cfg = Config::from_toml(&format!("{HEAD}{rules}"), Path::new("."))?;
-    let keys = KeyStore::from_toml(
-        gander_testkit::keys::ALGORITHMS,
-        Path::new("."),
-        default_provider(),
-    )?;
-    Ok(Policy::new(&cfg, keys)?)
-}
 
 /// `plain(1) ..= plain(n)`, each protected outbound by a policy with `protect_rules`.
 pub(crate) fn secured_inputs(
