@@ -59,7 +59,7 @@ use openssl::x509::extension::{
     AuthorityKeyIdentifier, BasicConstraints, KeyUsage, SubjectAlternativeName,
     SubjectKeyIdentifier,
 };
-use openssl::x509::{X509Builder, X509Name, X509};
+use openssl::x509::{X509Builder, X509Name, X509NameRef, X509};
 use rand::RngCore;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::Arc;
@@ -110,19 +110,8 @@ impl BenchPki {
     /// A new CA whose trust store holds only it (no CRL).
     pub fn new(cn: &str) -> Result<BenchPki, GdoiBenchError> {
         let ca_key = p256()?;
-        let mut b = X509Builder::new()?;
-        b.set_version(2)?;
-        let one = BigNum::from_u32(1)?;
-        let serial = Asn1Integer::from_bn(&one)?;
         let subject: X509Name = name(cn)?;
-        let (from, until): (Asn1Time, Asn1Time) =
-            (Asn1Time::days_from_now(0)?, Asn1Time::days_from_now(30)?);
-        b.set_serial_number(&serial)?;
-        b.set_subject_name(&subject)?;
-        b.set_issuer_name(&subject)?;
-        b.set_pubkey(&ca_key)?;
-        b.set_not_before(&from)?;
-        b.set_not_after(&until)?;
+        let mut b = cert_builder(1, &subject, &subject, &ca_key, 30)?;
         b.append_extension(BasicConstraints::new().critical().ca().build()?)?;
         b.append_extension(
             KeyUsage::new()
@@ -154,19 +143,8 @@ impl BenchPki {
     pub fn leaf(&mut self, cn: &str) -> Result<(X509, PKey<Private>), GdoiBenchError> {
         let key = p256()?;
         self.serial += 1;
-        let mut b = X509Builder::new()?;
-        b.set_version(2)?;
-        let n = BigNum::from_u32(self.serial)?;
-        let serial = Asn1Integer::from_bn(&n)?;
         let subject: X509Name = name(cn)?;
-        let (from, until): (Asn1Time, Asn1Time) =
-            (Asn1Time::days_from_now(0)?, Asn1Time::days_from_now(10)?);
-        b.set_serial_number(&serial)?;
-        b.set_subject_name(&subject)?;
-        b.set_issuer_name(self.ca.subject_name())?;
-        b.set_pubkey(&key)?;
-        b.set_not_before(&from)?;
-        b.set_not_after(&until)?;
+        let mut b = cert_builder(self.serial, &subject, self.ca.subject_name(), &key, 10)?;
         b.append_extension(KeyUsage::new().critical().digital_signature().build()?)?;
         let ctx = b.x509v3_context(Some(&self.ca), None);
         let san = SubjectAlternativeName::new()
@@ -187,6 +165,30 @@ impl BenchPki {
         let c = Credentials::new(cert, vec![], key.clone(), self.trust()).map_err(proto)?;
         Ok((Arc::new(c), key))
     }
+}
+
+/// An X.509 v3 certificate in the making: `serial`, `subject` issued by `issuer`, `key`'s public
+/// half, valid from now for `days`; extensions and signature are the caller's.
+fn cert_builder(
+    serial: u32,
+    subject: &X509NameRef,
+    issuer: &X509NameRef,
+    key: &PKey<Private>,
+    days: u32,
+) -> Result<X509Builder, GdoiBenchError> {
+    let mut b = X509Builder::new()?;
+    b.set_version(2)?;
+    let n: BigNum = BigNum::from_u32(serial)?;
+    let serial: Asn1Integer = Asn1Integer::from_bn(&n)?;
+    let (from, until): (Asn1Time, Asn1Time) =
+        (Asn1Time::days_from_now(0)?, Asn1Time::days_from_now(days)?);
+    b.set_serial_number(&serial)?;
+    b.set_subject_name(subject)?;
+    b.set_issuer_name(issuer)?;
+    b.set_pubkey(key)?;
+    b.set_not_before(&from)?;
+    b.set_not_after(&until)?;
+    Ok(b)
 }
 
 /// One member of the row: its credentials, private key, certificate DER and address.
