@@ -177,35 +177,36 @@ pub fn capabilities(kind: BackendKind) -> &'static Capabilities {
         }
         BackendKind::RustlsAwslc => CAPS[3].get_or_init(|| match rustls_tls::Provider::of(kind) {
             Some(p) => rustls_tls::capabilities(p),
-            None => Capabilities {
-                library:
-                    "rustls with aws-lc-rs (not in this binary: built without the `aws-lc` feature)"
-                        .into(),
-                versions: Vec::new(),
-                suites: Vec::new(),
-                renegotiation: false,
-                key_update: false,
-                groups: Vec::new(),
-                signature_schemes: Vec::new(),
-                in_process: false,
-            },
+            None => not_in_process(
+                "rustls with aws-lc-rs (not in this binary: built without the `aws-lc` feature)",
+            ),
         }),
         BackendKind::Openssl35 => CAPS[4].get_or_init(|| {
             if linked_openssl35() {
                 openssl_tls::capabilities()
             } else {
+                // The other binary's OpenSSL renegotiates and updates keys.
                 Capabilities {
-                    library: "OpenSSL 3.5 (separate binary: make build-ossl35)".into(),
-                    versions: Vec::new(),
-                    suites: Vec::new(),
                     renegotiation: true,
                     key_update: true,
-                    groups: Vec::new(),
-                    signature_schemes: Vec::new(),
-                    in_process: false,
+                    ..not_in_process("OpenSSL 3.5 (separate binary: make build-ossl35)")
                 }
             }
         }),
+    }
+}
+
+/// The capabilities of a backend this process cannot run: its library named, nothing offered.
+fn not_in_process(library: &str) -> Capabilities {
+    Capabilities {
+        library: library.into(),
+        versions: Vec::new(),
+        suites: Vec::new(),
+        renegotiation: false,
+        key_update: false,
+        groups: Vec::new(),
+        signature_schemes: Vec::new(),
+        in_process: false,
     }
 }
 
