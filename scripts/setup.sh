@@ -22,6 +22,20 @@ SUDO=""
 # libssl-dev:arm64`) would tie the host's libssl-dev to the same version (Multi-Arch: same), and
 # fails whenever the mirror has the architectures at different security updates. apt only needs
 # to know the architectures: dpkg learns each once, then apt-get update fetches their lists.
+# apt-get update, tolerant of a mirror in mid-sync: that fails one index ("File has unexpected
+# size ... Mirror sync in progress?", seen on the armhf security list) and exits non-zero
+# although every other list arrived. Try three times; then go on with the lists that did
+# arrive: an install that still lacks a package fails there, naming it.
+apt_update() {
+    local i
+    for i in 1 2 3; do
+        $SUDO apt-get update -qq && return 0
+        echo "setup: apt-get update failed (try $i of 3, above)"
+        ((i < 3)) && sleep 10
+    done
+    echo "setup: going on with the package lists apt-get did fetch"
+}
+
 cross_lists=()
 for arch in arm64 armhf; do
     if ! dpkg --print-foreign-architectures | grep -qx "$arch"; then
@@ -45,13 +59,11 @@ if ((${#missing[@]})); then
     export DEBIAN_FRONTEND=noninteractive
     # tshark's wireshark-common asks whether non-root users may capture; answer it up front.
     echo "wireshark-common wireshark-common/install-setuid boolean false" | $SUDO debconf-set-selections
-    $SUDO apt-get update -qq
+    apt_update
     $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 elif ((${#cross_lists[@]})); then
     echo "setup: fetching the package lists of ${cross_lists[*]}"
-    # A mirror in mid-sync fails one index and exits non-zero: the lists it did fetch still name
-    # a libssl-dev for each architecture, which is all scripts/cross_cargo.sh needs.
-    $SUDO apt-get update -qq || echo "setup: apt-get update reported errors (above); using the lists it fetched"
+    apt_update
 else
     echo "setup: system packages present"
 fi
