@@ -307,3 +307,30 @@ def test_a_server_that_ignores_conclude_still_gets_the_whole_report(gander, plai
     assert lds == {"PRBPROT", "PRBMEAS"}, lds
     assert doc["measurements"]["read_rtt_ms"]["n"] == 10, doc["measurements"]
     assert doc["identity"] is not None
+
+
+def test_a_model_without_report_control_blocks_says_so(gander):
+    """Many real SCL models declare no ReportControl (GOOSE-only and template IEDs: libiec61850's
+    sv.icd, OpenSCD's valid2003.scd, the sampleProject Efacec TPU220 IID). `--reports` without a
+    name then fails the reports step as `no-rcb`, not as "none free", which would send an engineer
+    looking for the client that holds them. The repository's merging unit CID has none either."""
+    from conftest import REPO
+    from mms_gander import SclServer
+
+    mu = REPO / "crates" / "scl" / "tests" / "data" / "merging_unit.cid"
+    s = SclServer(gander, "--scl", str(mu), "--listen", "127.0.0.1:0")
+    try:
+        msg, doc = partial(gander, s.port, "no-rcb", "reports", "--associations", "0", "--reports")
+        assert "no report control block" in msg and "ReportControl" in msg, msg
+        assert doc["device"]["rcb"] == "untouched", doc["device"]
+        assert doc["model"]["logical_devices"], doc["model"]
+    finally:
+        s.stop()
+
+
+def test_an_address_given_to_reports_is_named(gander):
+    """`--reports` takes an optional value: `gander probe --reports 192.0.2.10:102` would read
+    the address as a control block and then miss a target. It is a usage error naming the fix."""
+    p = run([gander, "probe", "--quick", "--reports", "192.0.2.10:102"])
+    assert p.returncode == 2, (p.returncode, p.stdout, p.stderr)
+    assert "put HOST:PORT before --reports" in p.stderr, p.stderr

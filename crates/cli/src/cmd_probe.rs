@@ -119,6 +119,14 @@ pub(crate) fn run(a: ProbeArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let Some(target) = a.target.clone() else {
+        // `--reports` takes an optional value, so `--reports 192.0.2.10:102` reads the target
+        // as a control block name: say so rather than "no target".
+        if let Some(r) = a.reports.as_deref().filter(|r| looks_like_target(r)) {
+            anyhow::bail!(
+                "--reports took {r:?} as its control block; put HOST:PORT before --reports \
+                 (gander probe {r} --reports), or name the block with --reports=RCB"
+            );
+        }
         anyhow::bail!("HOST:PORT, --scd FILE or --targets FILE");
     };
     let mut o = ProbeOptions::new(target.clone());
@@ -230,5 +238,29 @@ pub(crate) fn run(a: ProbeArgs) -> anyhow::Result<ExitCode> {
                 outcome::EXIT_NOTHING
             }))
         }
+    }
+}
+
+/// A `--reports` value that is an address, not a control block reference (`LD/LN.RP.name`
+/// always has a `/`; `HOST:PORT` has none and ends in a port number).
+fn looks_like_target(v: &str) -> bool {
+    !v.contains('/')
+        && v
+            .rsplit_once(':')
+            .is_some_and(|(h, p)| !h.is_empty() && p.parse::<u16>().is_ok())
+}
+
+#[cfg(test)]
+mod target_tests {
+    use super::looks_like_target;
+
+    #[test]
+    fn an_address_given_to_reports_is_recognised() {
+        assert!(looks_like_target("192.0.2.10:102"));
+        assert!(looks_like_target("[2001:db8::1]:3782"));
+        assert!(looks_like_target("relay.example:102"));
+        assert!(!looks_like_target("LD0/LLN0.BR.brcbA"));
+        assert!(!looks_like_target("LD0/LLN0$RP$urcb01"));
+        assert!(!looks_like_target("urcbA"));
     }
 }

@@ -26,9 +26,23 @@ pub enum ProbeError {
     /// `--reports RCB` names a control block the server does not have.
     #[error("no report control block {0} on the server (see the model's rcbs)")]
     RcbNotFound(String),
-    /// `--reports` without a name, and every control block is taken or unreadable.
-    #[error("no free report control block: every one is enabled or reserved by another client, or has no data set")]
-    NoFreeRcb,
+    /// `--reports` without a name, and the server's model has no report control block at
+    /// all (many SCL files declare none: GOOSE-only or template IEDs). Told apart from
+    /// [`ProbeError::NoFreeRcb`] because the remedy differs: another device or a model with
+    /// `ReportControl`, not waiting for a client to let go.
+    #[error("the server has no report control block (its model declares no ReportControl): no reports to receive")]
+    NoRcb,
+    /// `--reports` with a base name or none, and every candidate control block is taken or
+    /// unusable: how many there were and why each was passed over.
+    #[error("no free report control block among {blocks}: {taken} enabled or reserved by another client, {no_data_set} with no data set the model names")]
+    NoFreeRcb {
+        /// Candidate control blocks (all of the server's, or the instances of the base name).
+        blocks: usize,
+        /// Enabled, reserved or with a reservation time set (`check_free`).
+        taken: usize,
+        /// Free, but their DatSet is empty or names no data set of the model.
+        no_data_set: usize,
+    },
     /// The control block cannot be planned (in use, unknown layout).
     #[error("report control block")]
     RcbPlan(#[from] RcbPlanError),
@@ -77,7 +91,8 @@ impl ProbeError {
             Self::TlsSetup(_) => "tls-setup",
             Self::Client(e) => e.kind(),
             Self::RcbNotFound(_) => "rcb-not-found",
-            Self::NoFreeRcb => "no-free-rcb",
+            Self::NoRcb => "no-rcb",
+            Self::NoFreeRcb { .. } => "no-free-rcb",
             Self::RcbPlan(_) => "rcb-plan",
             Self::RcbWrite { .. } => "rcb-write",
             Self::NotRestored { .. } => "not-restored",

@@ -114,9 +114,10 @@ impl RcbState {
     pub fn after(e: &ProbeError) -> RcbState {
         match e {
             ProbeError::NotRestored { .. } => RcbState::NotRestored,
-            ProbeError::RcbNotFound(_) | ProbeError::NoFreeRcb | ProbeError::RcbPlan(_) => {
-                RcbState::Untouched
-            }
+            ProbeError::RcbNotFound(_)
+            | ProbeError::NoRcb
+            | ProbeError::NoFreeRcb { .. }
+            | ProbeError::RcbPlan(_) => RcbState::Untouched,
             _ => RcbState::Restored,
         }
     }
@@ -158,7 +159,15 @@ mod tests {
 
     #[test]
     fn the_rcb_state_follows_the_error() {
-        assert_eq!(RcbState::after(&ProbeError::NoFreeRcb), RcbState::Untouched);
+        assert_eq!(RcbState::after(&ProbeError::NoRcb), RcbState::Untouched);
+        assert_eq!(
+            RcbState::after(&ProbeError::NoFreeRcb {
+                blocks: 1,
+                taken: 1,
+                no_data_set: 0
+            }),
+            RcbState::Untouched
+        );
         let nr = ProbeError::NotRestored {
             rcb: "LD/LLN0.RP.x".into(),
             detail: "Resv".into(),

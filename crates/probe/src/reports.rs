@@ -139,18 +139,48 @@ pub fn choose<'a>(
                     .iter()
                     .find(|s| s.rcb == f.rcb)
                     .ok_or_else(|| ProbeError::RcbNotFound(r.reference())),
-                None if instances > 0 => Err(ProbeError::NoFreeRcb),
+                None if instances > 0 => Err(no_free(
+                    same_ln
+                        .iter()
+                        .filter(|s| s.rcb.base_and_index().0 == r.name),
+                    None,
+                )),
                 None => Err(ProbeError::RcbNotFound(r.reference())),
             }
         }
+        None if snaps.is_empty() => Err(ProbeError::NoRcb),
         None => snaps
             .iter()
-            .find(|s| {
-                s.check_free().is_ok()
-                    && matches!(s.get("DatSet"), Some(Data::VisibleString(v)) if !v.is_empty()
-                        && names.iter().any(|n| *n == v.replace('$', ".")))
-            })
-            .ok_or(ProbeError::NoFreeRcb),
+            .find(|s| s.check_free().is_ok() && names_known_data_set(s, names))
+            .ok_or_else(|| no_free(snaps.iter(), Some(names))),
+    }
+}
+
+/// Whether the block's DatSet names a data set of the model (`LD/LN$DS` as `LD/LN.DS`).
+fn names_known_data_set(s: &RcbSnapshot, names: &[String]) -> bool {
+    matches!(s.get("DatSet"), Some(Data::VisibleString(v)) if !v.is_empty()
+        && names.iter().any(|n| *n == v.replace('$', ".")))
+}
+
+/// [`ProbeError::NoFreeRcb`] for these candidates: each one is either taken or (when the data
+/// sets are checked) free without a known data set.
+fn no_free<'a>(
+    candidates: impl Iterator<Item = &'a RcbSnapshot>,
+    names: Option<&[String]>,
+) -> ProbeError {
+    let (mut blocks, mut taken, mut no_data_set) = (0, 0, 0);
+    for s in candidates {
+        blocks += 1;
+        if s.check_free().is_err() {
+            taken += 1;
+        } else if names.is_some_and(|n| !names_known_data_set(s, n)) {
+            no_data_set += 1;
+        }
+    }
+    ProbeError::NoFreeRcb {
+        blocks,
+        taken,
+        no_data_set,
     }
 }
 
@@ -443,17 +473,35 @@ mod tests {
         let names = vec!["LD/LLN0.DS".to_string()];
         let c = choose(&snaps, None, &names).unwrap();
         assert!(std::ptr::eq(c, &snaps[2]));
-        assert!(matches!(
-            choose(&snaps[..2], None, &names),
-            Err(ProbeError::NoFreeRcb)
-        ));
+        let e = choose(&snaps[..2], None, &names).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                ProbeError::NoFreeRcb {
+                    blocks: 2,
+                    taken: 1,
+                    no_data_set: 1
+                }
+            ),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("among 2: 1 enabled"), "{e}");
+        // A model without any control block says so, not "none free" (lib_sv.icd and
+        // oscd_valid2003.scd, served by `gander mms server --scl`, declare no ReportControl).
+        let e = choose(&[], None, &names).unwrap_err();
+        assert!(matches!(e, ProbeError::NoRcb), "{e:?}");
+        assert_eq!(e.kind(), "no-rcb");
         // The base name of indexed instances: the first free one (urcbA01 is enabled).
         let base = RcbRef::parse("LD", "LLN0$RP$urcbA").unwrap();
         let c = choose(&snaps, Some(&base), &names).unwrap();
         assert!(std::ptr::eq(c, &snaps[1]));
         assert!(matches!(
             choose(&snaps[..1], Some(&base), &names),
-            Err(ProbeError::NoFreeRcb)
+            Err(ProbeError::NoFreeRcb {
+                blocks: 1,
+                taken: 1,
+                no_data_set: 0
+            })
         ));
         let missing = RcbRef::parse("LD", "LLN0$BR$nope").unwrap();
         assert!(matches!(
