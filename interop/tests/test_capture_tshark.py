@@ -1,4 +1,5 @@
-"""gander-capture against tshark on captures written here: Linux cooked (SLL) and Ethernet,
+"""gander-capture against tshark on captures written here: Linux cooked (SLL), BSD loopback
+(NULL, LOOP) and Ethernet,
 IPv4 and IPv6 fragments in and out of order, a capture cut short. tshark is the reference for
 frame numbers and for where a reassembled datagram is shown (its last fragment), as issue #21
 measured on robidev/iec61850-dissector test/iec90-5-samples.pcap and test/capture.pcapng.
@@ -51,6 +52,11 @@ def sll(ethertype: int, payload: bytes) -> bytes:
     return struct.pack("!HHH", 4, 1, 6) + bytes.fromhex("0030a70102030000") + struct.pack("!H", ethertype) + payload
 
 
+def null(family: int, payload: bytes, big: bool = False) -> bytes:
+    """A BSD loopback packet (LINKTYPE_NULL in the writer's byte order, LOOP big-endian)."""
+    return struct.pack(">I" if big else "<I", family) + payload
+
+
 def pcap_file(link: int, frames: list[bytes]) -> bytes:
     out = struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 262144, link)
     for i, f in enumerate(frames):
@@ -88,6 +94,11 @@ def fragment_cases():
         "eth-v4-reversed": (1, [ether(0x0800, f) for f in reversed(v4)]),
         "eth-v6-shuffled": (1, [ether(0x86DD, v6[i]) for i in (1, 2, 0)]),
         "sll-v6-in-order": (113, [sll(0x86DD, f) for f in v6]),
+        # macOS loopback (AF_INET6 is 30 there), a big-endian writer, OpenBSD's LOOP (24).
+        "null-v4-reversed": (0, [null(2, f) for f in reversed(v4)]),
+        "null-v6-macos": (0, [null(30, f) for f in v6]),
+        "null-v4-big-endian": (0, [null(2, f, big=True) for f in v4]),
+        "loop-v6-openbsd": (108, [null(24, v6[i], big=True) for i in (2, 0, 1)]),
     }
 
 

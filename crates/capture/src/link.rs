@@ -16,6 +16,15 @@
 //!   addresses, EtherType from the IP version) is put in front, in a scratch buffer the reader
 //!   reuses: the only copy.
 //!
+//! * BSD loopback, LINKTYPE_NULL (0) and LINKTYPE_LOOP (108): a 4-octet address family (in
+//!   the capturing host's byte order for NULL, in network order for LOOP), then the IP packet.
+//!   This is what a capture on the loopback interface of macOS or a BSD holds, the usual
+//!   place for an MMS client and server run on one machine. AF_INET is 2 everywhere; AF_INET6
+//!   is 10 (Linux), 24 (NetBSD, OpenBSD), 28 (FreeBSD) or 30 (macOS), so the IP version
+//!   nibble decides between the two and the family only rules out what is not IP (the
+//!   tcpdump.org LINKTYPE_NULL description; Wireshark's `null` dissector reads it the same
+//!   way). Presented like raw IP, in the scratch buffer.
+//!
 //! Linux's SLL/SLL2 protocol field holds values below 0x0600 for frames that are not Ethernet
 //! II (802.2 LLC = 4, Novell 802.3 = 1): they stay as they are, so the "EtherType" reads as an
 //! 802.3 length and the frame classifies as other traffic.
@@ -37,6 +46,10 @@ pub enum LinkType {
     Ipv4,
     /// LINKTYPE_IPV6 (229).
     Ipv6,
+    /// LINKTYPE_NULL (0): BSD loopback, address family in the capturing host's byte order.
+    Null,
+    /// LINKTYPE_LOOP (108): OpenBSD loopback, address family in network byte order.
+    Loop,
     /// Any other link type (its code): packets are numbered and passed on, not presented as
     /// Ethernet.
     Other(u32),
@@ -46,7 +59,9 @@ impl LinkType {
     /// The link type of a LINKTYPE_ code.
     pub fn from_code(code: u32) -> LinkType {
         match code {
+            0 => LinkType::Null,
             1 => LinkType::Ethernet,
+            108 => LinkType::Loop,
             113 => LinkType::LinuxSll,
             276 => LinkType::LinuxSll2,
             12 | 14 | 101 => LinkType::RawIp,
@@ -59,7 +74,9 @@ impl LinkType {
     /// The LINKTYPE_ code (101 for every raw-IP variant).
     pub fn code(self) -> u32 {
         match self {
+            LinkType::Null => 0,
             LinkType::Ethernet => 1,
+            LinkType::Loop => 108,
             LinkType::LinuxSll => 113,
             LinkType::LinuxSll2 => 276,
             LinkType::RawIp => 101,
@@ -78,6 +95,8 @@ impl LinkType {
             LinkType::RawIp => "raw-ip",
             LinkType::Ipv4 => "ipv4",
             LinkType::Ipv6 => "ipv6",
+            LinkType::Null => "null",
+            LinkType::Loop => "loop",
             LinkType::Other(_) => "other",
         }
     }
@@ -147,14 +166,49 @@ pub fn present(link: LinkType, data: &mut [u8], scratch: &mut Vec<u8>) -> Presen
                 (LinkType::Ipv6, _) | (LinkType::RawIp, 6) => ETHERTYPE_IPV6,
                 _ => ETHERTYPE_IPV4,
             };
-            scratch.clear();
-            scratch.extend_from_slice(&[0; 12]);
-            scratch.extend_from_slice(&ethertype.to_be_bytes());
-            scratch.extend_from_slice(data);
-            Presented::Scratch
+            behind_ethernet(ethertype, data, scratch)
+        }
+        LinkType::Null | LinkType::Loop if data.len() > LOOPBACK_LEN => {
+            let ip = &data[LOOPBACK_LEN..];
+            match (loopback_family(link, &data[..LOOPBACK_LEN]), ip[0] >> 4) {
+                (Some(AF_INET), 4) => behind_ethernet(ETHERTYPE_IPV4, ip, scratch),
+                (Some(f), 6) if AF_INET6.contains(&f) => {
+                    behind_ethernet(ETHERTYPE_IPV6, ip, scratch)
+                }
+                _ => Presented::No,
+            }
         }
         _ => Presented::No,
     }
+}
+
+/// Octets of the BSD loopback header (the address family).
+const LOOPBACK_LEN: usize = 4;
+const AF_INET: u32 = 2;
+/// AF_INET6 on Linux, NetBSD/OpenBSD, FreeBSD and macOS.
+const AF_INET6: [u32; 4] = [10, 24, 28, 30];
+
+/// The address family of a NULL or LOOP header. LOOP is big-endian; NULL is in the writer's
+/// byte order, which a reader does not know: every family is below 65,536, so a value whose
+/// two low-address octets are zero was written big-endian (libpcap's `pcap-common.c` swaps
+/// on the same test).
+fn loopback_family(link: LinkType, h: &[u8]) -> Option<u32> {
+    let b: [u8; 4] = h.try_into().ok()?;
+    let be = u32::from_be_bytes(b);
+    Some(if link == LinkType::Loop || b[0..2] == [0, 0] {
+        be
+    } else {
+        u32::from_le_bytes(b)
+    })
+}
+
+/// `data` (an IP packet) behind an Ethernet header with zero addresses, in `scratch`.
+fn behind_ethernet(ethertype: u16, data: &[u8], scratch: &mut Vec<u8>) -> Presented {
+    scratch.clear();
+    scratch.extend_from_slice(&[0; 12]);
+    scratch.extend_from_slice(&ethertype.to_be_bytes());
+    scratch.extend_from_slice(data);
+    Presented::Scratch
 }
 
 #[cfg(test)]
@@ -214,6 +268,42 @@ mod tests {
             Presented::Scratch
         );
         assert_eq!(&s[12..], &[0x08, 0x00, 0x45]);
+    }
+
+    #[test]
+    fn bsd_loopback_in_either_byte_order() {
+        let mut s = Vec::new();
+        // macOS writes NULL little-endian: AF_INET 2, AF_INET6 30.
+        for (link, hdr, ip, ethertype) in [
+            (LinkType::Null, [2, 0, 0, 0], 0x45, [0x08, 0x00]),
+            (LinkType::Null, [0, 0, 0, 2], 0x45, [0x08, 0x00]),
+            (LinkType::Null, [30, 0, 0, 0], 0x60, [0x86, 0xdd]),
+            (LinkType::Null, [0, 0, 0, 28], 0x60, [0x86, 0xdd]),
+            (LinkType::Loop, [0, 0, 0, 24], 0x60, [0x86, 0xdd]),
+            (LinkType::Loop, [0, 0, 0, 2], 0x45, [0x08, 0x00]),
+        ] {
+            let mut d = hdr.to_vec();
+            d.extend([ip, 1, 2]);
+            assert_eq!(present(link, &mut d, &mut s), Presented::Scratch, "{hdr:?}");
+            assert_eq!(&s[..12], &[0; 12]);
+            assert_eq!(&s[12..], &[ethertype[0], ethertype[1], ip, 1, 2], "{hdr:?}");
+        }
+        // Not IP (AF_APPLETALK 16), a family that contradicts the version, LOOP read as
+        // little-endian, and a header alone: not presented.
+        for (link, d) in [
+            (LinkType::Null, vec![16, 0, 0, 0, 0x45]),
+            (LinkType::Null, vec![2, 0, 0, 0, 0x60]),
+            (LinkType::Loop, vec![2, 0, 0, 0, 0x45]),
+            (LinkType::Null, vec![2, 0, 0, 0]),
+        ] {
+            assert_eq!(
+                present(link, &mut d.clone(), &mut s),
+                Presented::No,
+                "{d:?}"
+            );
+        }
+        assert_eq!(LinkType::from_code(0), LinkType::Null);
+        assert_eq!(LinkType::from_code(108).code(), 108);
     }
 
     #[test]

@@ -129,6 +129,26 @@ fn raw_ip_links_get_an_ethernet_header() {
     }
 }
 
+/// A loopback capture from macOS or a BSD (LINKTYPE_NULL, family in the writer's byte order;
+/// OpenBSD's LINKTYPE_LOOP, network order): MMS between a client and a server on one machine
+/// is captured this way. Before, these packets were counted and never looked at.
+#[test]
+fn bsd_loopback_links_get_an_ethernet_header() {
+    let ip = ipv4(1, false, 0, 6, &[0u8; 20]);
+    for (link, family) in [
+        (0, 2u32.to_le_bytes()),
+        (0, 2u32.to_be_bytes()),
+        (108, 2u32.to_be_bytes()),
+    ] {
+        let mut pkt = family.to_vec();
+        pkt.extend_from_slice(&ip);
+        let (p, _) = read_all(&pcap(link, false, &[(0, pkt)]));
+        assert_eq!(p[0].2.code(), link);
+        assert_eq!(Frame::new_checked(&p[0].3[..]).unwrap().ethertype(), 0x0800);
+        assert_eq!(&p[0].3[14..], &ip[..]);
+    }
+}
+
 #[test]
 fn pcapng_interfaces_link_types_and_resolutions() {
     let g = ethernet(GOOSE_DST, 0x88b8, &goose_body());
