@@ -1,4 +1,5 @@
-//! SCL files (ICD/CID) are user input: any text through `gander_scl::parse` must give a model
+//! SCL files (ICD/CID) are user input: any bytes through `gander_scl::decode` and any text
+//! through `gander_scl::parse` must give a model
 //! or an `SclError`, never a panic; every data set member of a model must name a domain
 //! of that IED, every control block (log control blocks too) a data set of its LN, every
 //! setting group value a group of its LD, every refused IED's error its IED, and every
@@ -11,9 +12,16 @@ use gander_mms::service::{ObjectClass, ObjectName, ObjectScope};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(text) = std::str::from_utf8(data) else {
-        return;
+    // Bytes to text as an XML processor decides (BOM, UTF-16 by its "<?", the declared
+    // encoding): text or an error with a position, never a panic.
+    let text = match gander_scl::decode("fuzz", data) {
+        Ok(t) => t,
+        Err(e) => {
+            let _ = e.to_string();
+            return;
+        }
     };
+    let text = text.as_str();
     // The routable GSE/SMV addresses (`gander audit --scd`): addresses or an error.
     let _ = gander_scl::routable_addresses(text);
     if let Ok(scl) = gander_scl::parse(text) {

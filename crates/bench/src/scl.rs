@@ -93,7 +93,7 @@ pub fn run(
         }
     }
     for f in files {
-        let text = std::fs::read_to_string(f).map_err(|e| SclBenchError::Io {
+        let text = gander_scl::read(f).map_err(|e| SclBenchError::Io {
             path: f.display().to_string(),
             reason: e.to_string(),
         })?;

@@ -85,8 +85,7 @@ fn feed_file(path: &Path, offset: u64, auditor: &mut Auditor<'_>) -> Result<u64>
 /// Reads `--scd`: a file that is not SCL stops the command; an IED gander-scl refuses is
 /// reported (`scd-ied-unread`) and the rest used.
 fn load_scd(p: &Path) -> Result<gander_audit::scd::Scd> {
-    let text =
-        std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?;
+    let text = gander_scl::read(p)?;
     let scd = gander_audit::scd::Scd::from_text(&text)
         .with_context(|| format!("cannot read the SCD {}", p.display()))?;
     for (ied, why) in &scd.unread {

@@ -77,7 +77,7 @@ pub(crate) fn run(
         .context("a sweep needs --out DIR (its state file makes it resumable)")?;
     let (source, plan) = match (&a.scd, &a.targets) {
         (Some(p), _) => {
-            let text = targets::read(p)?;
+            let text = targets::read_scd(p)?;
             let plan = targets::from_scd(&p.display().to_string(), &text)?;
             (p.display().to_string(), plan)
         }

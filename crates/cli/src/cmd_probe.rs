@@ -245,8 +245,7 @@ pub(crate) fn run(a: ProbeArgs) -> anyhow::Result<ExitCode> {
 /// always has a `/`; `HOST:PORT` has none and ends in a port number).
 fn looks_like_target(v: &str) -> bool {
     !v.contains('/')
-        && v
-            .rsplit_once(':')
+        && v.rsplit_once(':')
             .is_some_and(|(h, p)| !h.is_empty() && p.parse::<u16>().is_ok())
 }
 

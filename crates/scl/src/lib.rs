@@ -30,6 +30,7 @@ mod model;
 mod namespace;
 mod parse;
 mod rcb;
+mod text;
 mod types;
 mod vals;
 mod value;
@@ -48,6 +49,7 @@ pub use model::{
 };
 pub use namespace::DRAFT_2006_QUIRK;
 pub use parse::{SCL_NS, SCL_NS_DRAFT_2006};
+pub use text::decode;
 pub use types::{BasicType, Fc};
 pub use warning::{Repair, SclWarning};
 
@@ -166,7 +168,14 @@ pub fn parse(text: &str) -> Result<Scl, SclError> {
 
 /// Reads and parses an SCL file.
 pub fn load(path: &Path) -> Result<Scl, SclError> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    parse(&read(path)?)
+}
+
+/// Reads an SCL file as text, in the character encoding its byte order mark or XML
+/// declaration names (UTF-8, UTF-16, ISO-8859-1, ...; `text` module): what [`parse`] and the
+/// other readers of SCL text take.
+pub fn read(path: &Path) -> Result<String, SclError> {
+    let bytes = std::fs::read(path).map_err(|e| {
         SclError::new(
             SclErrorKind::Io {
                 path: path.display().to_string(),
@@ -175,5 +184,5 @@ pub fn load(path: &Path) -> Result<Scl, SclError> {
             None,
         )
     })?;
-    parse(&text)
+    text::decode(&path.display().to_string(), &bytes)
 }

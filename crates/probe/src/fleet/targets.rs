@@ -183,7 +183,15 @@ fn check(t: &[Target]) -> Result<(), FleetError> {
     Ok(())
 }
 
-/// Reads a file for [`from_scd`] / [`from_toml`].
+/// Reads an SCD for [`from_scd`], in the encoding it declares (`gander_scl::read`).
+pub fn read_scd(path: &Path) -> Result<String, FleetError> {
+    gander_scl::read(path).map_err(|source| FleetError::Scd {
+        path: path.display().to_string(),
+        source: Box::new(source),
+    })
+}
+
+/// Reads a targets file for [`from_toml`].
 pub fn read(path: &Path) -> Result<String, FleetError> {
     std::fs::read_to_string(path).map_err(|source| FleetError::Io {
         path: path.display().to_string(),

@@ -2,6 +2,7 @@
 //! once per file (docs/testing.md).
 mod array_members;
 mod controls;
+mod encodings;
 mod group_values;
 mod log_controls;
 mod parse;
