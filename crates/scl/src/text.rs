@@ -16,13 +16,7 @@ use encoding_rs::{Encoding, UTF_16BE, UTF_16LE, UTF_8};
 
 /// Decodes `bytes` (a whole SCL file) to text; `path` only names the file in errors.
 pub fn decode(path: &str, bytes: &[u8]) -> Result<String, SclError> {
-    let (enc, body) = detect(bytes).map_err(|label| {
-        err(
-            path,
-            format!("the XML declaration names the encoding {label:?}, which gander does not know"),
-            None,
-        )
-    })?;
+    let (enc, body) = detect(path, bytes)?;
     match enc.decode_without_bom_handling_and_without_replacement(body) {
         Some(text) => Ok(text.into_owned()),
         None => {
@@ -54,9 +48,9 @@ fn err(path: &str, reason: String, at: Option<Position>) -> SclError {
     )
 }
 
-/// The encoding and the bytes after any byte order mark; `Err(label)` for a declared label
-/// that names no encoding.
-fn detect(bytes: &[u8]) -> Result<(&'static Encoding, &[u8]), String> {
+/// The encoding and the bytes after any byte order mark; an error for a declared label that
+/// names no encoding.
+fn detect<'a>(path: &str, bytes: &'a [u8]) -> Result<(&'static Encoding, &'a [u8]), SclError> {
     if let Some((enc, bom)) = Encoding::for_bom(bytes) {
         return Ok((enc, &bytes[bom..]));
     }
@@ -73,7 +67,13 @@ fn detect(bytes: &[u8]) -> Result<(&'static Encoding, &[u8]), String> {
             // ASCII) is the writer's mistake; the octets decide.
             Some(e) if e == UTF_16LE || e == UTF_16BE => Ok((UTF_8, bytes)),
             Some(e) => Ok((e, bytes)),
-            None => Err(label),
+            None => Err(err(
+                path,
+                format!(
+                    "the XML declaration names the encoding {label:?}, which gander does not know"
+                ),
+                None,
+            )),
         },
     }
 }
