@@ -22,7 +22,12 @@
 //!   forged frame cannot advance it.
 //! * Layer-2 GOOSE: IEC 61850-8-1's state and sequence numbers. A new state has a larger stNum
 //!   (sqNum restarts at 0); a retransmission keeps stNum and increments sqNum. Both wrap (stNum to
-//!   1, sqNum to 1), which serial-number arithmetic (RFC 1982) handles.
+//!   1, sqNum to 1), which serial-number arithmetic (RFC 1982) handles. A publisher that
+//!   restarts begins again at stNum 1 with the time of its new state in `t` (IEC 61850-8-1: `t`
+//!   is the time stNum last changed; it is inside the authenticated APDU): counters that go back
+//!   with a `t` strictly later than the last accepted frame's are that restart, accepted, and
+//!   the later `t` becomes a floor no counter-newer frame may fall below (a frame from before
+//!   the restart, replayed, carries an earlier `t`). See [`GooseSequence`].
 //!
 //! * Layer-2 SV (IEC 61850-9-2): smpCnt counts samples and wraps at the number of samples per
 //!   second (IEC 61850-9-2LE: 4000 at 50 Hz, 4800 at 60 Hz, reset by the 1 PPS), so within
@@ -137,7 +142,17 @@ pub enum Freshness<'a> {
         st: u32,
         /// sqNum.
         sq: u32,
+        /// `t` (UtcTime) without its quality octet: seconds and fraction, as one number that
+        /// orders like the time ([`goose_time`]).
+        t: u64,
     },
+}
+
+/// A GOOSE `t` (UtcTime, IEC 61850-8-1 8.1.3.7: seconds since 1970 in 4 octets, the fraction
+/// of a second in 3, quality in 1) as a number in time order: the quality octet (leap second
+/// known, clock failure, accuracy) is not part of the time.
+pub fn goose_time(t: &[u8; 8]) -> u64 {
+    u64::from_be_bytes(*t) >> 8
 }
 
 /// The SV streams behind one (key id, APPID), one counter per svID.
@@ -227,11 +242,12 @@ impl ReplayState {
                 gocb_ref,
                 st,
                 sq,
+                t,
             } => self
                 .goose
                 .get(&(key_id, appid))
                 .and_then(|v| v.iter().find(|(g, _)| &**g == gocb_ref))
-                .map_or(Ok(()), |(_, seq)| seq.check(st, sq)),
+                .map_or(Ok(()), |(_, seq)| seq.check(st, sq, t)),
         }
     }
 
@@ -274,13 +290,14 @@ impl ReplayState {
                 gocb_ref,
                 st,
                 sq,
+                t,
             } => {
                 let v = self.goose.entry((key_id, appid)).or_default();
                 match v.iter_mut().find(|(g, _)| &**g == gocb_ref) {
-                    Some((_, seq)) => seq.accept(st, sq),
+                    Some((_, seq)) => seq.accept(st, sq, t),
                     None => {
                         let mut seq = GooseSequence::default();
-                        seq.accept(st, sq);
+                        seq.accept(st, sq, t);
                         v.push((gocb_ref.into(), seq));
                     }
                 }
@@ -436,37 +453,66 @@ fn serial_gt(a: u32, b: u32) -> bool {
     a != b && a.wrapping_sub(b) < 0x8000_0000
 }
 
-/// The last accepted (stNum, sqNum) of a GOOSE control block.
+/// The last accepted (stNum, sqNum, t) of a GOOSE control block, and the `t` of the last
+/// publisher restart accepted.
+///
+/// A frame is fresh when its counters are later (a later stNum, or the same stNum and a later
+/// sqNum) and its `t` is not before the last restart's; or, when its counters are not later,
+/// when its `t` is strictly later than the last accepted frame's: the publisher restarted (IEC
+/// 61850-8-1 starts stNum at 1 again after a restart) and its new state is newer than anything
+/// accepted. Without the second rule a relay that reboots behind a verifying gateway or
+/// subscriber was dropped as `replay` until its counters passed the old ones: for a relay that
+/// had run for months, for months (a GE F650 in a public capture restarts at stNum 1, sqNum 1
+/// with `t` 78 s later than before; docs/gateway.md, "Replay").
+///
+/// What it cannot accept: a publisher whose clock went back across the restart (no clock kept
+/// through a power cycle and no time synchronisation yet) sends a `t` earlier than before; it
+/// is dropped as before, until its counters pass the old ones or the key changes (a new key id
+/// starts a new sequence). What it does not open: every replayed frame carries a `t` no later
+/// than a frame already accepted (the publisher's time of a state it has already sent), so it
+/// is still `replay`; and after a restart, a frame from before it, whose counters are later
+/// than the restarted publisher's, carries a `t` before the restart's and is refused.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct GooseSequence {
-    last: Option<(u32, u32)>,
+    last: Option<(u32, u32, u64)>,
+    /// `t` of the last accepted restart: no frame with an earlier `t` is fresh after it.
+    floor: Option<u64>,
 }
 
 impl GooseSequence {
-    /// Whether (st, sq) is newer than what was accepted: a later state, or the same state with
-    /// a later sequence number.
-    pub fn check(&self, st: u32, sq: u32) -> Result<(), SecError> {
-        let Some((ls, lq)) = self.last else {
+    /// Whether a frame with (st, sq) and `t` (see [`goose_time`]) is fresh.
+    pub fn check(&self, st: u32, sq: u32, t: u64) -> Result<(), SecError> {
+        let Some((ls, lq, lt)) = self.last else {
             return Ok(());
         };
-        let newer = serial_gt(st, ls) || (st == ls && serial_gt(sq, lq));
-        if newer {
-            Ok(())
+        let later = serial_gt(st, ls) || (st == ls && serial_gt(sq, lq));
+        let fresh = if later {
+            self.floor.is_none_or(|f| t >= f)
         } else {
-            Err(SecError::Replay {
-                kind: if st == ls && sq == lq {
-                    ReplayKind::Duplicate
-                } else {
-                    ReplayKind::NotNewer
-                },
-                seq: ((st as u64) << 32) | sq as u64,
-            })
+            t > lt
+        };
+        if fresh {
+            return Ok(());
         }
+        Err(SecError::Replay {
+            kind: if st == ls && sq == lq && t == lt {
+                ReplayKind::Duplicate
+            } else {
+                ReplayKind::NotNewer
+            },
+            seq: ((st as u64) << 32) | sq as u64,
+        })
     }
 
-    /// Records (st, sq) as accepted.
-    pub fn accept(&mut self, st: u32, sq: u32) {
-        self.last = Some((st, sq));
+    /// Records the frame as accepted (after [`GooseSequence::check`] passed): a frame whose
+    /// counters are not later is a restart, and its `t` the new floor.
+    pub fn accept(&mut self, st: u32, sq: u32, t: u64) {
+        if let Some((ls, lq, _)) = self.last {
+            if !(serial_gt(st, ls) || (st == ls && serial_gt(sq, lq))) {
+                self.floor = Some(t);
+            }
+        }
+        self.last = Some((st, sq, t));
     }
 }
 
@@ -491,27 +537,92 @@ mod tests {
 
     #[test]
     fn goose_rules() {
+        const T: u64 = 1_000;
         let mut g = GooseSequence::default();
-        g.accept(5, 3);
-        assert!(g.check(5, 4).is_ok());
-        assert!(g.check(6, 0).is_ok());
+        g.accept(5, 3, T);
+        assert!(g.check(5, 4, T).is_ok());
+        assert!(g.check(6, 0, T + 1).is_ok());
         assert!(matches!(
-            g.check(5, 3),
+            g.check(5, 3, T),
             Err(SecError::Replay {
                 kind: ReplayKind::Duplicate,
                 ..
             })
         ));
         assert!(matches!(
-            g.check(5, 2),
+            g.check(5, 2, T),
             Err(SecError::Replay {
                 kind: ReplayKind::NotNewer,
                 ..
             })
         ));
-        assert!(g.check(4, 100).is_err());
-        g.accept(u32::MAX, 0);
-        assert!(g.check(1, 0).is_ok(), "stNum wraps to 1");
+        assert!(g.check(4, 100, T).is_err());
+        // Later counters with an earlier t are still fresh until a restart sets a floor
+        // (a publisher whose clock stepped back keeps being accepted).
+        assert!(g.check(6, 0, T - 500).is_ok());
+        g.accept(u32::MAX, 0, T);
+        assert!(g.check(1, 0, T).is_ok(), "stNum wraps to 1");
+    }
+
+    /// The GE F650 of a public capture (ITI/ICS-Security-Tools pcaps/IEC61850/GOOSE/GOOSE.pcap,
+    /// gocbRef GEDeviceF650/LLN0$GO$gcb01): stNum 1, sqNum 10, 11, 12 with t = 02:46:11, then
+    /// the relay restarts and sends stNum 1, sqNum 1, 2, ... with t = 02:47:29. Every frame is
+    /// fresh; a replay of the frames before the restart is not.
+    #[test]
+    fn a_publisher_restart_is_accepted_and_fences_off_what_came_before() {
+        let (before, after) = (10_000u64 << 24, 10_078u64 << 24);
+        let mut g = GooseSequence::default();
+        for sq in 10..=12 {
+            g.check(1, sq, before).unwrap();
+            g.accept(1, sq, before);
+        }
+        for sq in 1..=5 {
+            g.check(1, sq, after).unwrap();
+            g.accept(1, sq, after);
+        }
+        // The frames before the restart, replayed: same stNum, lower sqNum than last accepted
+        // at the earlier t, and (after a state change to 2) a later stNum with the old t.
+        assert!(g.check(1, 12, before).is_err());
+        assert!(g.check(1, 6, after).is_ok());
+        g.accept(2, 0, after + 5);
+        assert!(g.check(1, 12, before).is_err());
+        let pre_restart_with_later_counters = g.check(7, 0, before);
+        assert!(
+            matches!(
+                pre_restart_with_later_counters,
+                Err(SecError::Replay {
+                    kind: ReplayKind::NotNewer,
+                    ..
+                })
+            ),
+            "{pre_restart_with_later_counters:?}"
+        );
+        // A duplicate of the last frame stays a duplicate; a second restart later is accepted.
+        assert!(matches!(
+            g.check(2, 0, after + 5),
+            Err(SecError::Replay {
+                kind: ReplayKind::Duplicate,
+                ..
+            })
+        ));
+        assert!(g.check(1, 0, after + 100).is_ok());
+        // A restart whose clock went back (no time kept through a power cycle) is refused.
+        assert!(g.check(1, 0, before).is_err());
+    }
+
+    #[test]
+    fn goose_time_orders_like_the_utc_time() {
+        // Seconds first, then the fraction; the quality octet does not count.
+        let t = |s: u32, f: u32, q: u8| {
+            let mut b = [0u8; 8];
+            b[..4].copy_from_slice(&s.to_be_bytes());
+            b[4..7].copy_from_slice(&f.to_be_bytes()[1..]);
+            b[7] = q;
+            goose_time(&b)
+        };
+        assert!(t(10, 0, 0) < t(10, 1, 0));
+        assert!(t(10, 0xff_ffff, 0) < t(11, 0, 0));
+        assert_eq!(t(10, 5, 0x0a), t(10, 5, 0x80));
     }
 
     #[test]
@@ -540,6 +651,7 @@ mod tests {
             gocb_ref: gocb_ref.as_bytes(),
             st: st_num,
             sq,
+            t: 0,
         };
         st.check_and_accept(&g("IED1/LLN0$GO$a", 5, 0)).unwrap();
         st.check_and_accept(&g("IED1/LLN0$GO$b", 1, 0)).unwrap();

@@ -1000,6 +1000,7 @@ impl Verified<'_> {
                 gocb_ref: apdu.gocb_ref.as_bytes(),
                 st: apdu.st_num,
                 sq: apdu.sq_num,
+                t: crate::replay::goose_time(&apdu.t),
             },
             Verified::Session { session, appid, .. } => Freshness::Spdu {
                 key_id: session.protection().key_id,

@@ -530,3 +530,64 @@ fn ascon_round_trips_under_the_experimental_profile() {
         assert_eq!(code, 1);
     }
 }
+
+/// A layer-2 GOOSE frame of the testkit's control block with stNum `st`, sqNum `sq` and `t`
+/// seconds (UtcTime, fraction 0).
+fn goose_at(st: u32, sq: u32, t: u32) -> Vec<u8> {
+    let mut f = gander_testkit::frames::goose_frame(
+        [0, 0xa0, 0xf4, 8, 0x2f, 0x77],
+        [0x01, 0x0c, 0xcd, 0x01, 0x00, 0x01],
+        None,
+        1,
+        st,
+        sq,
+    );
+    // The testkit's t, replaced in place (same length).
+    let old = [0x66, 0, 0, 0, 0, 0, 0, 0x0a];
+    let at = f.windows(8).position(|w| w == old).expect("t in the frame");
+    f[at..at + 4].copy_from_slice(&t.to_be_bytes());
+    f
+}
+
+/// A publisher restart as a public capture shows one (ITI/ICS-Security-Tools,
+/// pcaps/IEC61850/GOOSE/GOOSE.pcap: a GE F650 sends stNum 1, sqNum 10, 11, 12 with one `t`, then
+/// restarts and sends stNum 1, sqNum 1..5 with a `t` 78 s later). Protected and verified, every
+/// frame passes: the restart is recognised by its later authenticated `t`. Before, the five
+/// frames after the restart were dropped as `replay` (NotNewer). A frame from before the
+/// restart, replayed after it, is still a replay.
+#[test]
+fn a_goose_publisher_restart_verifies_and_the_frames_before_it_do_not_replay() {
+    let d = Dir::new();
+    let (before, after) = (946_781_171u32, 946_781_249u32);
+    let mut plain: Vec<Vec<u8>> = (10..=12).map(|sq| goose_at(1, sq, before)).collect();
+    plain.extend((1..=5).map(|sq| goose_at(1, sq, after)));
+    write_pcap(&d.p("restart.pcap"), &plain);
+    let (code, _, err) = run(gander()
+        .args(["frame", "protect", "--key-id", "1", "--keys"])
+        .arg(d.p("keys.toml"))
+        .arg(d.p("restart.pcap"))
+        .arg(d.p("prot.pcap")));
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = verify_json(&d, "standard", "prot.pcap");
+    assert_eq!(code, 0, "{err}\n{out}");
+    let v = verdicts(&out);
+    assert_eq!(v.len(), 8);
+    assert!(v.iter().all(|x| x["verdict"] == "verified"), "{out}");
+    // The protected frames, then the last one before the restart (stNum 1, sqNum 12) and a
+    // copy of the last one after it.
+    let mut reader =
+        pcap_file::pcap::PcapReader::new(std::fs::File::open(d.p("prot.pcap")).unwrap()).unwrap();
+    let mut prot = Vec::new();
+    while let Some(p) = reader.next_packet() {
+        prot.push(p.unwrap().data.into_owned());
+    }
+    let mut again = prot.clone();
+    again.push(prot[2].clone());
+    again.push(prot[7].clone());
+    write_pcap(&d.p("replayed.pcap"), &again);
+    let (code, out, _) = verify_json(&d, "standard", "replayed.pcap");
+    assert_eq!(code, 1, "{out}");
+    let v = verdicts(&out);
+    assert_eq!(v[8]["verdict"], "replay", "{out}");
+    assert_eq!(v[9]["verdict"], "replay", "{out}");
+}

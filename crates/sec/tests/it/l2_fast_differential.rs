@@ -152,6 +152,14 @@ fn reference_verify(
     let Some(ext_range) = l.extension.clone() else {
         return Ok(Seen::Unsecured);
     };
+    // GSE management (EtherType 0x88B9) has no IEC 62351-6 security: a secured one is refused
+    // as such before anything in it is read. A secured SV frame whose EtherType octet 13 was
+    // flipped from 0xBA to 0xB9 is one (proptest found the reference checking the CRC first).
+    if l.ethertype == gander_wire::ethernet::ETHERTYPE_GSE_MANAGEMENT {
+        return Err(SecError::Unsupported(
+            "IEC 62351-6 defines no security for GSE management",
+        ));
+    }
     let (ext, el) = SecurityExtension::parse_with_layout(&frame[ext_range.clone()])?;
     let crc = gander_wire::l2_extension::header_crc(l.ethertype, l.appid, l.length(), l.reserved1);
     if l.reserved2 != crc_order(profile).reserved2(crc) {
