@@ -19,7 +19,8 @@
 //!   per-session counter but leaves the receiver's rule to the implementation; libiec61850 has
 //!   none, pitfall P9). Frames may arrive reordered within the window; a number seen before, or
 //!   older than the window, is refused. The window only moves after the frame has verified, so a
-//!   forged frame cannot advance it.
+//!   forged frame cannot advance it. An R-GOOSE publisher's restart (numbers from the start
+//!   again, the first APDU's `t` later than any accepted) restarts the window (`SpduStream`).
 //! * Layer-2 GOOSE: IEC 61850-8-1's state and sequence numbers. A new state has a larger stNum
 //!   (sqNum restarts at 0); a retransmission keeps stNum and increments sqNum. Both wrap (stNum to
 //!   1, sqNum to 1), which serial-number arithmetic (RFC 1982) handles. A publisher that
@@ -113,6 +114,8 @@ pub enum Freshness<'a> {
         appid: u16,
         /// SPDU number.
         number: u32,
+        /// R-GOOSE: the first APDU's `t` ([`goose_time`]); R-SV: none.
+        t: Option<u64>,
     },
     /// A layer-2 SV frame (IEC 61850-9-2).
     Sv {
@@ -155,6 +158,52 @@ pub fn goose_time(t: &[u8; 8]) -> u64 {
     u64::from_be_bytes(*t) >> 8
 }
 
+/// One R-GOOSE/R-SV stream: the SPDU-number window and, for R-GOOSE, the latest `t` accepted
+/// and the `t` of the last publisher restart.
+///
+/// A restarted publisher numbers its SPDUs from the start again under the same key, which the
+/// window alone refuses as `TooOld` (or `Duplicate`) until the numbers pass the old ones. As on
+/// layer 2 ([`GooseSequence`]), a number the window refuses is a restart when the first GOOSE
+/// APDU's authenticated `t` is strictly later than every `t` accepted on the stream: the window
+/// starts again at it and that `t` becomes a floor below which no frame is fresh. R-SV carries
+/// no time of state (smpCnt only), so an R-SV stream keeps the window alone.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct SpduStream {
+    window: SlidingWindow,
+    latest_t: Option<u64>,
+    floor: Option<u64>,
+}
+
+impl SpduStream {
+    fn check(&self, number: u32, t: Option<u64>) -> Result<(), ReplayKind> {
+        if let (Some(f), Some(t)) = (self.floor, t) {
+            if t < f {
+                return Err(ReplayKind::NotNewer);
+            }
+        }
+        match self.window.check(number) {
+            Ok(()) => Ok(()),
+            Err(_) if self.is_restart(t) => Ok(()),
+            Err(kind) => Err(kind),
+        }
+    }
+
+    fn is_restart(&self, t: Option<u64>) -> bool {
+        matches!((t, self.latest_t), (Some(t), Some(l)) if t > l)
+    }
+
+    fn accept(&mut self, number: u32, t: Option<u64>) {
+        if self.window.check(number).is_err() && self.is_restart(t) {
+            self.window = SlidingWindow::default();
+            self.floor = t;
+        }
+        self.window.accept(number);
+        if let Some(t) = t {
+            self.latest_t = Some(self.latest_t.map_or(t, |l| l.max(t)));
+        }
+    }
+}
+
 /// The SV streams behind one (key id, APPID), one counter per svID.
 type SvStreams = Vec<(Box<str>, SvCounter)>;
 
@@ -165,7 +214,7 @@ type ControlBlocks = Vec<(Box<[u8]>, GooseSequence)>;
 /// and GOOSE sequences per stream.
 #[derive(Debug)]
 pub struct ReplayState {
-    spdus: HashMap<(u32, u8, u16), SlidingWindow>,
+    spdus: HashMap<(u32, u8, u16), SpduStream>,
     /// (key id, APPID) -> one entry per control block; almost always exactly one, so a linear
     /// search on gocbRef needs no allocation per frame.
     goose: HashMap<(u32, u16), ControlBlocks>,
@@ -229,9 +278,10 @@ impl ReplayState {
                 spdu_id,
                 appid,
                 number,
+                t,
             } => match self.spdus.get(&(key_id, spdu_id, appid)) {
                 None => Ok(()),
-                Some(w) => w.check(number).map_err(|kind| SecError::Replay {
+                Some(w) => w.check(number, t).map_err(|kind| SecError::Replay {
                     kind,
                     seq: number as u64,
                 }),
@@ -279,11 +329,12 @@ impl ReplayState {
                 spdu_id,
                 appid,
                 number,
+                t,
             } => self
                 .spdus
                 .entry((key_id, spdu_id, appid))
                 .or_default()
-                .accept(number),
+                .accept(number, t),
             Freshness::Goose {
                 key_id,
                 appid,
@@ -610,6 +661,52 @@ mod tests {
         assert!(g.check(1, 0, before).is_err());
     }
 
+    /// R-GOOSE: a publisher that restarts under the same key numbers its SPDUs from 1 again;
+    /// its first APDU's later `t` makes that a restart, and SPDUs from before it stay replays.
+    /// R-SV (no `t`) keeps the window alone.
+    #[test]
+    fn an_r_goose_publisher_restart_is_accepted_r_sv_keeps_the_window() {
+        let spdu = |number, t| Freshness::Spdu {
+            key_id: 1,
+            spdu_id: 0xa1,
+            appid: 0x10,
+            number,
+            t,
+        };
+        let (before, after) = (Some(1_000u64 << 24), Some(1_078u64 << 24));
+        let mut st = ReplayState::new();
+        for n in 5000..5010 {
+            st.check_and_accept(&spdu(n, before)).unwrap();
+        }
+        // Restart: numbers from 1 again, t later.
+        for n in 1..=5 {
+            st.check_and_accept(&spdu(n, after)).unwrap();
+        }
+        // Before the restart, replayed: an old number at the old t, and a number the new
+        // window has not seen (higher than the restarted publisher's) at the old t.
+        assert!(st.check(&spdu(5009, before)).is_err());
+        assert!(st.check(&spdu(6000, before)).is_err());
+        // After it: a duplicate is a duplicate; the next number is fresh.
+        assert!(matches!(
+            st.check(&spdu(5, after)),
+            Err(SecError::Replay {
+                kind: ReplayKind::Duplicate,
+                ..
+            })
+        ));
+        st.check_and_accept(&spdu(6, after)).unwrap();
+        // R-SV: no t, no restart.
+        let sv = |number| Freshness::Spdu {
+            key_id: 1,
+            spdu_id: 0xa2,
+            appid: 0x4000,
+            number,
+            t: None,
+        };
+        st.check_and_accept(&sv(900)).unwrap();
+        assert!(st.check(&sv(1)).is_err());
+    }
+
     #[test]
     fn goose_time_orders_like_the_utc_time() {
         // Seconds first, then the fraction; the quality octet does not count.
@@ -633,6 +730,7 @@ mod tests {
             spdu_id: 0xa1,
             appid: 0x10,
             number: 7,
+            t: Some(5),
         };
         st.check_and_accept(&f).unwrap();
         assert!(st.check(&f).is_err(), "same stream, same number");
@@ -642,6 +740,7 @@ mod tests {
             spdu_id: 0xa1,
             appid,
             number: 7,
+            t: Some(5),
         };
         assert!(st.check(&other(2, 0x10)).is_ok());
         assert!(st.check(&other(1, 0x11)).is_ok());

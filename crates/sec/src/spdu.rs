@@ -252,15 +252,25 @@ impl<'a> VerifiedSession<'a> {
         &self.data
     }
 
-    /// The replay-check input of this SPDU: key id, SI and the first element's APPID, all
-    /// authenticated.
+    /// The replay-check input of this SPDU: key id, SI, the first element's APPID and, for
+    /// R-GOOSE, its APDU's `t` (a publisher restart's witness), all authenticated.
     pub fn freshness(&self) -> Result<Freshness<'static>, SecError> {
-        let appid = self.first_element()?.map_or(0, |e| e.appid);
+        let first = self.first_element()?;
+        let appid = first.as_ref().map_or(0, |e| e.appid);
+        // `verify` checks the elements' framing, not their APDUs: an APDU that does not parse
+        // gives no `t`, and the stream keeps its window alone (no restart can be recognised).
+        let t = first
+            .and_then(|e| crate::view::ApduView::of_element(self.header.spdu_id, &e).ok())
+            .and_then(|a| match a.counters() {
+                crate::view::ApduCounters::Goose { t, .. } => Some(t),
+                crate::view::ApduCounters::Sv { .. } => None,
+            });
         Ok(Freshness::Spdu {
             key_id: self.protection.key_id,
             spdu_id: self.header.spdu_id.to_u8(),
             appid,
             number: self.header.spdu_number,
+            t,
         })
     }
 }

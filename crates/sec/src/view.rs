@@ -785,6 +785,7 @@ impl<'a> ApduView<'a> {
             ApduView::Goose(g) => ApduCounters::Goose {
                 st_num: g.st_num,
                 sq_num: g.sq_num,
+                t: crate::replay::goose_time(&g.t),
             },
             ApduView::Sv(s) => ApduCounters::Sv {
                 smp_cnt: s.first.as_ref().map(|a| a.smp_cnt),
@@ -797,12 +798,14 @@ impl<'a> ApduView<'a> {
 /// verified session for its first element so that a verdict needs no second read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ApduCounters {
-    /// GOOSE: stNum and sqNum.
+    /// GOOSE: stNum, sqNum and the time of the state.
     Goose {
         /// stNum.
         st_num: u32,
         /// sqNum.
         sq_num: u32,
+        /// `t` as [`crate::replay::goose_time`] orders it (a publisher restart's witness).
+        t: u64,
     },
     /// SV: smpCnt of the first ASDU, if the savPdu has one.
     Sv {
@@ -946,7 +949,7 @@ impl Verified<'_> {
             Verified::Goose { apdu, .. } => Some((apdu.st_num, apdu.sq_num)),
             Verified::Sv { .. } => None,
             Verified::Session { first, .. } => match *first {
-                ApduCounters::Goose { st_num, sq_num } => Some((st_num, sq_num)),
+                ApduCounters::Goose { st_num, sq_num, .. } => Some((st_num, sq_num)),
                 ApduCounters::Sv { .. } => None,
             },
         }
@@ -1002,11 +1005,20 @@ impl Verified<'_> {
                 sq: apdu.sq_num,
                 t: crate::replay::goose_time(&apdu.t),
             },
-            Verified::Session { session, appid, .. } => Freshness::Spdu {
+            Verified::Session {
+                session,
+                appid,
+                first,
+                ..
+            } => Freshness::Spdu {
                 key_id: session.protection().key_id,
                 spdu_id: session.header().spdu_id.to_u8(),
                 appid: *appid,
                 number: session.header().spdu_number,
+                t: match *first {
+                    ApduCounters::Goose { t, .. } => Some(t),
+                    ApduCounters::Sv { .. } => None,
+                },
             },
         }
     }

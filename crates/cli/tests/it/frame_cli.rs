@@ -591,3 +591,51 @@ fn a_goose_publisher_restart_verifies_and_the_frames_before_it_do_not_replay() {
     assert_eq!(v[8]["verdict"], "replay", "{out}");
     assert_eq!(v[9]["verdict"], "replay", "{out}");
 }
+
+/// libiec61850's unsecured R-GOOSE SPDU with SPDU number `n` and the GOOSE APDU's `t` seconds.
+fn rgoose_at(n: u32, t: u32) -> Vec<u8> {
+    let mut p = hex::decode(LIB_PLAIN).unwrap();
+    p[10..14].copy_from_slice(&n.to_be_bytes());
+    let at = p.windows(2).position(|w| w == [0x84, 0x08]).expect("t") + 2;
+    p[at..at + 4].copy_from_slice(&t.to_be_bytes());
+    udp_frame(&p)
+}
+
+/// The same restart over R-GOOSE: a publisher restarted under the same key numbers its SPDUs
+/// from 1 again, which the SPDU-number window alone refused as `replay` (TooOld) until the
+/// numbers passed the old ones; its first APDU's later authenticated `t` now makes it a
+/// restart. SPDUs from before the restart, replayed after it, stay replays.
+#[test]
+fn an_r_goose_publisher_restart_verifies_and_the_spdus_before_it_do_not_replay() {
+    let d = Dir::new();
+    let (before, after) = (1_700_000_000u32, 1_700_000_078u32);
+    let mut plain: Vec<Vec<u8>> = (5000..5003).map(|n| rgoose_at(n, before)).collect();
+    plain.extend((1..=3).map(|n| rgoose_at(n, after)));
+    write_pcap(&d.p("restart.pcap"), &plain);
+    let (code, _, err) = run(gander()
+        .args(["frame", "protect", "--key-id", "1", "--keys"])
+        .arg(d.p("keys.toml"))
+        .arg(d.p("restart.pcap"))
+        .arg(d.p("prot.pcap")));
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = verify_json(&d, "standard", "prot.pcap");
+    assert_eq!(code, 0, "{err}\n{out}");
+    let v = verdicts(&out);
+    assert_eq!(v.len(), 6);
+    assert!(v.iter().all(|x| x["verdict"] == "verified"), "{out}");
+    let mut reader =
+        pcap_file::pcap::PcapReader::new(std::fs::File::open(d.p("prot.pcap")).unwrap()).unwrap();
+    let mut prot = Vec::new();
+    while let Some(p) = reader.next_packet() {
+        prot.push(p.unwrap().data.into_owned());
+    }
+    let mut again = prot.clone();
+    again.push(prot[2].clone());
+    again.push(prot[5].clone());
+    write_pcap(&d.p("replayed.pcap"), &again);
+    let (code, out, _) = verify_json(&d, "standard", "replayed.pcap");
+    assert_eq!(code, 1, "{out}");
+    let v = verdicts(&out);
+    assert_eq!(v[6]["verdict"], "replay", "{out}");
+    assert_eq!(v[7]["verdict"], "replay", "{out}");
+}
