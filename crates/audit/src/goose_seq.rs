@@ -3,9 +3,13 @@
 //! A publisher increments stNum on every change of its data set and restarts sqNum at 0 for the
 //! first transmission of the new state; each retransmission of the same state increments sqNum.
 //! Both counters roll over from 4294967295 to 1 (0 is used only for the first sqNum of a
-//! state), and a publisher that restarts begins again at stNum 1, sqNum 0. Everything else a
-//! subscriber sees (the same pair twice, a pair older than the last one, numbers skipped) is a
-//! duplicate, an out-of-order or replayed frame, or a loss, which is what this tracker names.
+//! state), and a publisher that restarts begins again at stNum 1, sqNum 0 (some at sqNum 1: a
+//! GE F650 in a public capture, ITI/ICS-Security-Tools `pcaps/IEC61850/GOOSE/GOOSE.pcap`). A
+//! pair older than the last one whose `t` (the time of its state) is later than every `t` seen
+//! is that restart too, whatever its numbers: a delayed or replayed frame carries the time of a
+//! state already sent. Everything else a subscriber sees (the same pair twice, a pair older
+//! than the last one, numbers skipped) is a duplicate, an out-of-order or replayed frame, or a
+//! loss, which is what this tracker names.
 //! Counters are compared in serial-number arithmetic (RFC 1982): forward means less than 2^31
 //! ahead.
 
@@ -35,7 +39,8 @@ pub enum GooseEvent {
         /// stNum values not seen.
         missing: u32,
     },
-    /// stNum 1, sqNum 0 after another state: the publisher restarted.
+    /// stNum 1, sqNum 0 after another state, or counters that went back with a later `t`: the
+    /// publisher restarted.
     Restart,
 }
 
@@ -58,27 +63,36 @@ fn ahead(a: u32, b: u32) -> Option<u32> {
     Some(if b < a { d - 1 } else { d })
 }
 
-/// The last accepted stNum/sqNum of a stream.
+/// The last accepted stNum/sqNum of a stream, and the latest `t` seen in order.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct GooseSeq {
     last: Option<(u32, u32)>,
+    latest_t: Option<u64>,
+    /// `t` of the last restart: a frame of an earlier state time came from before it.
+    floor: Option<u64>,
 }
 
 impl GooseSeq {
-    /// Judges one frame and, unless it is a duplicate or out of order, makes it the last.
-    pub fn observe(&mut self, st: u32, sq: u32) -> GooseEvent {
+    /// Judges one frame (its counters and, when readable, its `t`) and, unless it is a
+    /// duplicate or out of order, makes it the last.
+    pub fn observe(&mut self, st: u32, sq: u32, t: Option<u64>) -> GooseEvent {
         let Some((lst, lsq)) = self.last else {
             self.last = Some((st, sq));
+            self.latest_t = t;
             return GooseEvent::First;
         };
+        if matches!((t, self.floor), (Some(t), Some(f)) if t < f) {
+            return GooseEvent::OutOfOrder;
+        }
+        let later_t = matches!((t, self.latest_t), (Some(t), Some(l)) if t > l);
         let ev = if st == lst {
-            if sq == lsq {
+            if sq == lsq && !later_t {
                 return GooseEvent::Duplicate;
             }
             match ahead(lsq, sq) {
                 Some(1) => GooseEvent::Retransmission,
                 Some(d) => GooseEvent::SqGap { missing: d - 1 },
-                None if st == 1 && sq == 0 => GooseEvent::Restart,
+                None if (st == 1 && sq == 0) || later_t => GooseEvent::Restart,
                 None => return GooseEvent::OutOfOrder,
             }
         } else if st == next(lst) {
@@ -88,10 +102,17 @@ impl GooseSeq {
         } else {
             match ahead(lst, st) {
                 Some(d) => GooseEvent::StGap { missing: d - 1 },
+                None if later_t => GooseEvent::Restart,
                 None => return GooseEvent::OutOfOrder,
             }
         };
         self.last = Some((st, sq));
+        if let Some(t) = t {
+            self.latest_t = Some(self.latest_t.map_or(t, |l| l.max(t)));
+            if ev == GooseEvent::Restart {
+                self.floor = Some(t);
+            }
+        }
         ev
     }
 
@@ -108,7 +129,42 @@ mod tests {
 
     fn run(pairs: &[(u32, u32)]) -> Vec<GooseEvent> {
         let mut s = GooseSeq::default();
-        pairs.iter().map(|&(a, b)| s.observe(a, b)).collect()
+        pairs.iter().map(|&(a, b)| s.observe(a, b, None)).collect()
+    }
+
+    /// The GE F650 of ITI/ICS-Security-Tools pcaps/IEC61850/GOOSE/GOOSE.pcap: stNum 1, sqNum
+    /// 10-12 at one `t`, then stNum 1, sqNum 1-5 at a `t` 78 s later. Before, frames 4-8 were
+    /// five `goose-out-of-order` findings ("delayed or replayed") and, since out-of-order frames
+    /// do not count as arrivals, four `goose-tal-exceeded`; now one restart. The same numbers
+    /// at the old `t` are still out of order.
+    #[test]
+    fn a_restart_at_sqnum_1_is_told_by_its_later_t() {
+        use GooseEvent::*;
+        let (before, after) = (Some(100u64), Some(178u64));
+        let mut s = GooseSeq::default();
+        let mut evs: Vec<GooseEvent> = (10..=12).map(|q| s.observe(1, q, before)).collect();
+        evs.extend((1..=5).map(|q| s.observe(1, q, after)));
+        assert_eq!(
+            evs,
+            vec![
+                First,
+                Retransmission,
+                Retransmission,
+                Restart,
+                Retransmission,
+                Retransmission,
+                Retransmission,
+                Retransmission
+            ]
+        );
+        // From before the restart: out of order even where the numbers run ahead.
+        assert_eq!(s.observe(1, 11, before), OutOfOrder);
+        assert_eq!(s.observe(1, 9, before), OutOfOrder);
+        assert_eq!(s.observe(1, 5, after), Duplicate);
+        // A higher stNum going back to a low one with a later t (a restart that skipped
+        // stNum 1's first transmissions) is a restart as well.
+        assert_eq!(s.observe(40, 0, Some(200)), StGap { missing: 38 });
+        assert_eq!(s.observe(2, 3, Some(300)), Restart);
     }
 
     #[test]
@@ -179,10 +235,10 @@ mod tests {
         fn lawful_sequences_raise_nothing(st in 1u32.., sq in 0u32.., steps in proptest::collection::vec(any::<bool>(), 0..64)) {
             let mut s = GooseSeq::default();
             let (mut st, mut sq) = (st, sq);
-            prop_assert_eq!(s.observe(st, sq), GooseEvent::First);
+            prop_assert_eq!(s.observe(st, sq, None), GooseEvent::First);
             for change in steps {
                 if change { st = next(st); sq = 0; } else { sq = next(sq); }
-                let ev = s.observe(st, sq);
+                let ev = s.observe(st, sq, None);
                 prop_assert!(matches!(ev, GooseEvent::Retransmission | GooseEvent::StateChange { lost: 0 }), "{:?}", ev);
             }
         }
@@ -192,9 +248,9 @@ mod tests {
         fn any_input_is_judged_and_repeats_are_duplicates(pairs in proptest::collection::vec((any::<u32>(), any::<u32>()), 1..64)) {
             let mut s = GooseSeq::default();
             for (a, b) in pairs {
-                let _ = s.observe(a, b);
+                let _ = s.observe(a, b, None);
                 if let Some((x, y)) = s.last() {
-                    prop_assert_eq!(s.observe(x, y), GooseEvent::Duplicate);
+                    prop_assert_eq!(s.observe(x, y, None), GooseEvent::Duplicate);
                 }
             }
         }

@@ -386,7 +386,7 @@ impl<'k> Auditor<'k> {
         }
         let mut in_order = true;
         if let (true, Some((st, sq))) = (is_goose, st_sq) {
-            in_order = goose_event(s, f, i, no, ts, st, sq);
+            in_order = goose_event(s, f, i, no, ts, (st, sq, seen.t));
         }
         if is_sv {
             let at = Some((i, s.uid.as_str()));
@@ -511,10 +511,9 @@ fn goose_event(
     i: usize,
     no: u64,
     ts: u64,
-    st: u32,
-    sq: u32,
+    (st, sq, t): (u32, u32, Option<u64>),
 ) -> bool {
-    let ev = s.goose.observe(st, sq);
+    let ev = s.goose.observe(st, sq, t);
     let copy = capture_copy_window(s, ts);
     // Frames refused since the last trusted one explain as many missing numbers.
     let refused = s.refused_since_trusted;
@@ -550,7 +549,7 @@ fn goose_event(
             format!("stNum {st}: {missing} state changes not seen")
         }),
         GooseEvent::Restart => f.add("goose-restart", Severity::Info, at, no, ts, || {
-            "stNum 1 sqNum 0 after another state: the publisher restarted".into()
+            format!("stNum {st} sqNum {sq} after a later pair, as a new state (stNum 1 sqNum 0, or a later t): the publisher restarted")
         }),
     }
     in_order

@@ -26,6 +26,9 @@ pub struct Seen<'a> {
     pub tal_ms: Option<u32>,
     /// stNum, sqNum.
     pub st_sq: Option<(u32, u32)>,
+    /// GOOSE `t`, the time of the state, ordered as `gander_sec::replay::goose_time` orders it:
+    /// what tells a publisher restart from a delayed or replayed frame.
+    pub t: Option<u64>,
     /// The simulation bit (Reserved1, the payload element's, or the GOOSE APDU's).
     pub simulation: bool,
     /// ndsCom.
@@ -114,6 +117,7 @@ impl<'a> Seen<'a> {
                 self.conf_rev = Some(g.conf_rev);
                 self.tal_ms = Some(g.time_allowed_to_live);
                 self.st_sq = Some((g.st_num, g.sq_num));
+                self.t = Some(gander_sec::replay::goose_time(&g.t));
                 self.simulation |= g.simulation;
                 self.nds_com = g.nds_com;
             }
