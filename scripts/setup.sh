@@ -24,14 +24,14 @@ SUDO=""
 # to know the architectures: dpkg learns each once, then apt-get update fetches their lists.
 # apt-get update, tolerant of a mirror in mid-sync: that fails one index ("File has unexpected
 # size ... Mirror sync in progress?", seen on the armhf security list) and exits non-zero
-# although every other list arrived. Try three times; then go on with the lists that did
-# arrive: an install that still lacks a package fails there, naming it.
+# although every other list arrived. Try up to $1 times (default 3); then go on with the lists
+# that did arrive: an install that still lacks a package fails there, naming it.
 apt_update() {
-    local i
-    for i in 1 2 3; do
+    local i tries=${1:-3}
+    for ((i = 1; i <= tries; i++)); do
         $SUDO apt-get update -qq && return 0
-        echo "setup: apt-get update failed (try $i of 3, above)"
-        ((i < 3)) && sleep 10
+        echo "setup: apt-get update failed (try $i of $tries, above)"
+        ((i < tries)) && sleep 10
     done
     echo "setup: going on with the package lists apt-get did fetch"
 }
@@ -63,7 +63,9 @@ if ((${#missing[@]})); then
     $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 elif ((${#cross_lists[@]})); then
     echo "setup: fetching the package lists of ${cross_lists[*]}"
-    apt_update
+    # Once: the lists it fetches name a libssl-dev for each architecture even when one index
+    # fails, which is all scripts/cross_cargo.sh needs (and `make test` runs set-up three times).
+    apt_update 1
 else
     echo "setup: system packages present"
 fi
