@@ -557,11 +557,18 @@ fn goose_at(st: u32, sq: u32, t: u32) -> Vec<u8> {
 /// restart, replayed after it, is still a replay.
 #[test]
 fn a_goose_publisher_restart_verifies_and_the_frames_before_it_do_not_replay() {
-    let d = Dir::new();
     let (before, after) = (946_781_171u32, 946_781_249u32);
     let mut plain: Vec<Vec<u8>> = (10..=12).map(|sq| goose_at(1, sq, before)).collect();
     plain.extend((1..=5).map(|sq| goose_at(1, sq, after)));
-    write_pcap(&d.p("restart.pcap"), &plain);
+    // Replayed: the last frame before the restart (stNum 1, sqNum 12), the last after it.
+    every_frame_verifies_and_these_replay(&plain, &[2, 7]);
+}
+
+/// Protects `plain` with key 1, checks that every frame verifies, then appends copies of the
+/// protected frames at `replays` and checks that each copy is a `replay`.
+fn every_frame_verifies_and_these_replay(plain: &[Vec<u8>], replays: &[usize]) {
+    let d = Dir::new();
+    write_pcap(&d.p("restart.pcap"), plain);
     let (code, _, err) = run(gander()
         .args(["frame", "protect", "--key-id", "1", "--keys"])
         .arg(d.p("keys.toml"))
@@ -571,10 +578,8 @@ fn a_goose_publisher_restart_verifies_and_the_frames_before_it_do_not_replay() {
     let (code, out, err) = verify_json(&d, "standard", "prot.pcap");
     assert_eq!(code, 0, "{err}\n{out}");
     let v = verdicts(&out);
-    assert_eq!(v.len(), 8);
+    assert_eq!(v.len(), plain.len());
     assert!(v.iter().all(|x| x["verdict"] == "verified"), "{out}");
-    // The protected frames, then the last one before the restart (stNum 1, sqNum 12) and a
-    // copy of the last one after it.
     let mut reader =
         pcap_file::pcap::PcapReader::new(std::fs::File::open(d.p("prot.pcap")).unwrap()).unwrap();
     let mut prot = Vec::new();
@@ -582,14 +587,14 @@ fn a_goose_publisher_restart_verifies_and_the_frames_before_it_do_not_replay() {
         prot.push(p.unwrap().data.into_owned());
     }
     let mut again = prot.clone();
-    again.push(prot[2].clone());
-    again.push(prot[7].clone());
+    again.extend(replays.iter().map(|&i| prot[i].clone()));
     write_pcap(&d.p("replayed.pcap"), &again);
     let (code, out, _) = verify_json(&d, "standard", "replayed.pcap");
     assert_eq!(code, 1, "{out}");
     let v = verdicts(&out);
-    assert_eq!(v[8]["verdict"], "replay", "{out}");
-    assert_eq!(v[9]["verdict"], "replay", "{out}");
+    for i in 0..replays.len() {
+        assert_eq!(v[prot.len() + i]["verdict"], "replay", "{out}");
+    }
 }
 
 /// libiec61850's unsecured R-GOOSE SPDU with SPDU number `n` and the GOOSE APDU's `t` seconds.
@@ -607,35 +612,8 @@ fn rgoose_at(n: u32, t: u32) -> Vec<u8> {
 /// restart. SPDUs from before the restart, replayed after it, stay replays.
 #[test]
 fn an_r_goose_publisher_restart_verifies_and_the_spdus_before_it_do_not_replay() {
-    let d = Dir::new();
     let (before, after) = (1_700_000_000u32, 1_700_000_078u32);
     let mut plain: Vec<Vec<u8>> = (5000..5003).map(|n| rgoose_at(n, before)).collect();
     plain.extend((1..=3).map(|n| rgoose_at(n, after)));
-    write_pcap(&d.p("restart.pcap"), &plain);
-    let (code, _, err) = run(gander()
-        .args(["frame", "protect", "--key-id", "1", "--keys"])
-        .arg(d.p("keys.toml"))
-        .arg(d.p("restart.pcap"))
-        .arg(d.p("prot.pcap")));
-    assert_eq!(code, 0, "{err}");
-    let (code, out, err) = verify_json(&d, "standard", "prot.pcap");
-    assert_eq!(code, 0, "{err}\n{out}");
-    let v = verdicts(&out);
-    assert_eq!(v.len(), 6);
-    assert!(v.iter().all(|x| x["verdict"] == "verified"), "{out}");
-    let mut reader =
-        pcap_file::pcap::PcapReader::new(std::fs::File::open(d.p("prot.pcap")).unwrap()).unwrap();
-    let mut prot = Vec::new();
-    while let Some(p) = reader.next_packet() {
-        prot.push(p.unwrap().data.into_owned());
-    }
-    let mut again = prot.clone();
-    again.push(prot[2].clone());
-    again.push(prot[5].clone());
-    write_pcap(&d.p("replayed.pcap"), &again);
-    let (code, out, _) = verify_json(&d, "standard", "replayed.pcap");
-    assert_eq!(code, 1, "{out}");
-    let v = verdicts(&out);
-    assert_eq!(v[6]["verdict"], "replay", "{out}");
-    assert_eq!(v[7]["verdict"], "replay", "{out}");
+    every_frame_verifies_and_these_replay(&plain, &[2, 5]);
 }
