@@ -26,7 +26,7 @@
 //!   1, sqNum to 1), which serial-number arithmetic (RFC 1982) handles. A publisher that
 //!   restarts begins again at stNum 1 with the time of its new state in `t` (IEC 61850-8-1: `t`
 //!   is the time stNum last changed; it is inside the authenticated APDU): counters that go back
-//!   with a `t` strictly later than the last accepted frame's are that restart, accepted, and
+//!   with a `t` strictly later than every accepted frame's are that restart, accepted, and
 //!   the later `t` becomes a floor no counter-newer frame may fall below (a frame from before
 //!   the restart, replayed, carries an earlier `t`). See [`GooseSequence`].
 //!
@@ -504,12 +504,12 @@ fn serial_gt(a: u32, b: u32) -> bool {
     a != b && a.wrapping_sub(b) < 0x8000_0000
 }
 
-/// The last accepted (stNum, sqNum, t) of a GOOSE control block, and the `t` of the last
-/// publisher restart accepted.
+/// The last accepted (stNum, sqNum) of a GOOSE control block, the latest `t` accepted, and the
+/// `t` of the last publisher restart accepted.
 ///
 /// A frame is fresh when its counters are later (a later stNum, or the same stNum and a later
 /// sqNum) and its `t` is not before the last restart's; or, when its counters are not later,
-/// when its `t` is strictly later than the last accepted frame's: the publisher restarted (IEC
+/// when its `t` is strictly later than every accepted frame's: the publisher restarted (IEC
 /// 61850-8-1 starts stNum at 1 again after a restart) and its new state is newer than anything
 /// accepted. Without the second rule a relay that reboots behind a verifying gateway or
 /// subscriber was dropped as `replay` until its counters passed the old ones: for a relay that
@@ -525,7 +525,12 @@ fn serial_gt(a: u32, b: u32) -> bool {
 /// than the restarted publisher's, carries a `t` before the restart's and is refused.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct GooseSequence {
-    last: Option<(u32, u32, u64)>,
+    /// The last accepted (stNum, sqNum).
+    last: Option<(u32, u32)>,
+    /// The latest `t` accepted (the maximum, not the last frame's: a frame whose counters
+    /// advance may carry an earlier `t` when the publisher's clock stepped back, and a replay
+    /// of a frame from before that step must not then pass for a restart).
+    latest_t: u64,
     /// `t` of the last accepted restart: no frame with an earlier `t` is fresh after it.
     floor: Option<u64>,
 }
@@ -533,20 +538,20 @@ pub struct GooseSequence {
 impl GooseSequence {
     /// Whether a frame with (st, sq) and `t` (see [`goose_time`]) is fresh.
     pub fn check(&self, st: u32, sq: u32, t: u64) -> Result<(), SecError> {
-        let Some((ls, lq, lt)) = self.last else {
+        let Some((ls, lq)) = self.last else {
             return Ok(());
         };
         let later = serial_gt(st, ls) || (st == ls && serial_gt(sq, lq));
         let fresh = if later {
             self.floor.is_none_or(|f| t >= f)
         } else {
-            t > lt
+            t > self.latest_t
         };
         if fresh {
             return Ok(());
         }
         Err(SecError::Replay {
-            kind: if st == ls && sq == lq && t == lt {
+            kind: if st == ls && sq == lq {
                 ReplayKind::Duplicate
             } else {
                 ReplayKind::NotNewer
@@ -558,12 +563,16 @@ impl GooseSequence {
     /// Records the frame as accepted (after [`GooseSequence::check`] passed): a frame whose
     /// counters are not later is a restart, and its `t` the new floor.
     pub fn accept(&mut self, st: u32, sq: u32, t: u64) {
-        if let Some((ls, lq, _)) = self.last {
-            if !(serial_gt(st, ls) || (st == ls && serial_gt(sq, lq))) {
-                self.floor = Some(t);
+        match self.last {
+            Some((ls, lq)) => {
+                if !(serial_gt(st, ls) || (st == ls && serial_gt(sq, lq))) {
+                    self.floor = Some(t);
+                }
+                self.latest_t = self.latest_t.max(t);
             }
+            None => self.latest_t = t,
         }
-        self.last = Some((st, sq, t));
+        self.last = Some((st, sq));
     }
 }
 
@@ -887,6 +896,45 @@ mod tests {
                 if w.check(s).is_ok() {
                     prop_assert!(accepted.insert(s), "accepted {} twice", s);
                     w.accept(s);
+                }
+            }
+        }
+
+        /// With restarts told by `t`: no GOOSE frame (stNum, sqNum, t) is ever accepted twice,
+        /// and once a restart is accepted no frame with an earlier `t` is, whatever arrives.
+        #[test]
+        fn goose_never_accepts_a_frame_twice_nor_one_from_before_a_restart(
+            frames in proptest::collection::vec((1u32..6, 0u32..6, 0u64..8), 1..200)
+        ) {
+            let mut g = GooseSequence::default();
+            let mut accepted = std::collections::HashSet::new();
+            let mut floor: Option<u64> = None;
+            for (st, sq, t) in frames {
+                if g.check(st, sq, t).is_ok() {
+                    prop_assert!(accepted.insert((st, sq, t)), "({}, {}, {}) twice", st, sq, t);
+                    prop_assert!(floor.is_none_or(|f| t >= f), "t {} below the floor {:?}", t, floor);
+                    let restart = g.last.is_some_and(|(ls, lq)| {
+                        !(serial_gt(st, ls) || (st == ls && serial_gt(sq, lq)))
+                    });
+                    g.accept(st, sq, t);
+                    if restart {
+                        floor = Some(t);
+                    }
+                }
+            }
+        }
+
+        /// The same for R-GOOSE SPDU numbers with the first APDU's `t`.
+        #[test]
+        fn spdu_never_accepts_a_number_twice_within_one_run(
+            frames in proptest::collection::vec((0u32..300, 0u64..6), 1..300)
+        ) {
+            let mut st = ReplayState::new();
+            let mut accepted = std::collections::HashSet::new();
+            for (number, t) in frames {
+                let f = Freshness::Spdu { key_id: 1, spdu_id: 0xa1, appid: 1, number, t: Some(t) };
+                if st.check_and_accept(&f).is_ok() {
+                    prop_assert!(accepted.insert((number, t)), "({}, {}) twice", number, t);
                 }
             }
         }
