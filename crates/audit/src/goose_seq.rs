@@ -44,6 +44,8 @@ pub enum GooseEvent {
     Restart,
 }
 
+use gander_sec::replay::RestartFence;
+
 /// The successor of a counter that rolls over to 1.
 fn next(n: u32) -> u32 {
     if n == u32::MAX {
@@ -67,9 +69,8 @@ fn ahead(a: u32, b: u32) -> Option<u32> {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct GooseSeq {
     last: Option<(u32, u32)>,
-    latest_t: Option<u64>,
-    /// `t` of the last restart: a frame of an earlier state time came from before it.
-    floor: Option<u64>,
+    /// The latest `t` and the last restart's (the security library's rule, shared).
+    fence: RestartFence,
 }
 
 impl GooseSeq {
@@ -78,13 +79,13 @@ impl GooseSeq {
     pub fn observe(&mut self, st: u32, sq: u32, t: Option<u64>) -> GooseEvent {
         let Some((lst, lsq)) = self.last else {
             self.last = Some((st, sq));
-            self.latest_t = t;
+            self.fence.record(t, false);
             return GooseEvent::First;
         };
-        if matches!((t, self.floor), (Some(t), Some(f)) if t < f) {
+        if self.fence.before_floor(t) {
             return GooseEvent::OutOfOrder;
         }
-        let later_t = matches!((t, self.latest_t), (Some(t), Some(l)) if t > l);
+        let later_t = self.fence.is_restart(t);
         let ev = if st == lst {
             if sq == lsq && !later_t {
                 return GooseEvent::Duplicate;
@@ -107,12 +108,7 @@ impl GooseSeq {
             }
         };
         self.last = Some((st, sq));
-        if let Some(t) = t {
-            self.latest_t = Some(self.latest_t.map_or(t, |l| l.max(t)));
-            if ev == GooseEvent::Restart {
-                self.floor = Some(t);
-            }
-        }
+        self.fence.record(t, ev == GooseEvent::Restart);
         ev
     }
 

@@ -158,8 +158,47 @@ pub fn goose_time(t: &[u8; 8]) -> u64 {
     u64::from_be_bytes(*t) >> 8
 }
 
-/// One R-GOOSE/R-SV stream: the SPDU-number window and, for R-GOOSE, the latest `t` accepted
-/// and the `t` of the last publisher restart.
+/// The time-of-state side of a stream's replay rule, shared by layer-2 GOOSE
+/// ([`GooseSequence`]), R-GOOSE (the SPDU window) and the passive audit's GOOSE tracker: the
+/// latest `t` accepted and the `t` of the last publisher restart.
+///
+/// A restarted publisher's counters go back while its `t` (authenticated, the time of its new
+/// state) is strictly later than every `t` accepted: that is the restart's witness, and its `t`
+/// becomes a floor below which no frame is fresh (a frame from before the restart, replayed).
+/// The latest `t` is the maximum, not the last frame's: a frame whose counters advance may
+/// carry an earlier `t` when the publisher's clock stepped back, and a replay of a frame from
+/// before that step must not then pass for a restart. Streams without a `t` (R-SV) pass `None`
+/// and the fence never fires.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RestartFence {
+    latest: Option<u64>,
+    floor: Option<u64>,
+}
+
+impl RestartFence {
+    /// Whether `t` lies before the last restart's `t`.
+    pub fn before_floor(&self, t: Option<u64>) -> bool {
+        matches!((t, self.floor), (Some(t), Some(f)) if t < f)
+    }
+
+    /// Whether `t` is strictly later than every `t` recorded: a restart's witness.
+    pub fn is_restart(&self, t: Option<u64>) -> bool {
+        matches!((t, self.latest), (Some(t), Some(l)) if t > l)
+    }
+
+    /// Records an accepted frame's `t`; `restart`: it was accepted as a restart, and its `t`
+    /// is the new floor.
+    pub fn record(&mut self, t: Option<u64>, restart: bool) {
+        if let Some(t) = t {
+            self.latest = Some(self.latest.map_or(t, |l| l.max(t)));
+            if restart {
+                self.floor = Some(t);
+            }
+        }
+    }
+}
+
+/// One R-GOOSE/R-SV stream: the SPDU-number window and, for R-GOOSE, its [`RestartFence`].
 ///
 /// A restarted publisher numbers its SPDUs from the start again under the same key, which the
 /// window alone refuses as `TooOld` (or `Duplicate`) until the numbers pass the old ones. As on
@@ -170,37 +209,28 @@ pub fn goose_time(t: &[u8; 8]) -> u64 {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct SpduStream {
     window: SlidingWindow,
-    latest_t: Option<u64>,
-    floor: Option<u64>,
+    fence: RestartFence,
 }
 
 impl SpduStream {
     fn check(&self, number: u32, t: Option<u64>) -> Result<(), ReplayKind> {
-        if let (Some(f), Some(t)) = (self.floor, t) {
-            if t < f {
-                return Err(ReplayKind::NotNewer);
-            }
+        if self.fence.before_floor(t) {
+            return Err(ReplayKind::NotNewer);
         }
         match self.window.check(number) {
             Ok(()) => Ok(()),
-            Err(_) if self.is_restart(t) => Ok(()),
+            Err(_) if self.fence.is_restart(t) => Ok(()),
             Err(kind) => Err(kind),
         }
     }
 
-    fn is_restart(&self, t: Option<u64>) -> bool {
-        matches!((t, self.latest_t), (Some(t), Some(l)) if t > l)
-    }
-
     fn accept(&mut self, number: u32, t: Option<u64>) {
-        if self.window.check(number).is_err() && self.is_restart(t) {
+        let restart = self.window.check(number).is_err() && self.fence.is_restart(t);
+        if restart {
             self.window = SlidingWindow::default();
-            self.floor = t;
         }
         self.window.accept(number);
-        if let Some(t) = t {
-            self.latest_t = Some(self.latest_t.map_or(t, |l| l.max(t)));
-        }
+        self.fence.record(t, restart);
     }
 }
 
@@ -527,31 +557,30 @@ fn serial_gt(a: u32, b: u32) -> bool {
 pub struct GooseSequence {
     /// The last accepted (stNum, sqNum).
     last: Option<(u32, u32)>,
-    /// The latest `t` accepted (the maximum, not the last frame's: a frame whose counters
-    /// advance may carry an earlier `t` when the publisher's clock stepped back, and a replay
-    /// of a frame from before that step must not then pass for a restart).
-    latest_t: u64,
-    /// `t` of the last accepted restart: no frame with an earlier `t` is fresh after it.
-    floor: Option<u64>,
+    /// The latest `t` and the last restart's.
+    fence: RestartFence,
 }
 
 impl GooseSequence {
+    /// Whether (st, sq) comes after the last accepted pair: a later stNum, or the same stNum
+    /// and a later sqNum. None before the first frame.
+    fn counters_later(&self, st: u32, sq: u32) -> Option<bool> {
+        let (ls, lq) = self.last?;
+        Some(serial_gt(st, ls) || (st == ls && serial_gt(sq, lq)))
+    }
+
     /// Whether a frame with (st, sq) and `t` (see [`goose_time`]) is fresh.
     pub fn check(&self, st: u32, sq: u32, t: u64) -> Result<(), SecError> {
-        let Some((ls, lq)) = self.last else {
-            return Ok(());
-        };
-        let later = serial_gt(st, ls) || (st == ls && serial_gt(sq, lq));
-        let fresh = if later {
-            self.floor.is_none_or(|f| t >= f)
-        } else {
-            t > self.latest_t
+        let fresh = match self.counters_later(st, sq) {
+            None => return Ok(()),
+            Some(true) => !self.fence.before_floor(Some(t)),
+            Some(false) => self.fence.is_restart(Some(t)),
         };
         if fresh {
             return Ok(());
         }
         Err(SecError::Replay {
-            kind: if st == ls && sq == lq {
+            kind: if self.last == Some((st, sq)) {
                 ReplayKind::Duplicate
             } else {
                 ReplayKind::NotNewer
@@ -563,15 +592,8 @@ impl GooseSequence {
     /// Records the frame as accepted (after [`GooseSequence::check`] passed): a frame whose
     /// counters are not later is a restart, and its `t` the new floor.
     pub fn accept(&mut self, st: u32, sq: u32, t: u64) {
-        match self.last {
-            Some((ls, lq)) => {
-                if !(serial_gt(st, ls) || (st == ls && serial_gt(sq, lq))) {
-                    self.floor = Some(t);
-                }
-                self.latest_t = self.latest_t.max(t);
-            }
-            None => self.latest_t = t,
-        }
+        let restart = self.counters_later(st, sq) == Some(false);
+        self.fence.record(Some(t), restart);
         self.last = Some((st, sq));
     }
 }
