@@ -196,3 +196,35 @@ def test_a_member_naming_nothing_is_served_without_it_and_said(gander, tmp_path)
     line = next(i for i, t in enumerate(CID.read_text().splitlines(), 1) if 'doName="Op" fc="ST"/>' in t)
     assert f"WARNING: line {line}," in err, err
     assert 'repaired: the member is left out of data set "dsProt"' in err, err
+
+
+def test_libiec61850_gets_the_server_status_and_files_are_refused_not_advertised(server):
+    """Status (ISO 9506-2 10.2) through libiec61850's `MmsConnection_getServerStatus`:
+    answered state-changes-allowed (0), operational (0), as libiec61850's server does. A file
+    directory (not offered, so not in servicesSupportedCalled) is refused and the association
+    serves on."""
+    L = mms_iec.declare([
+        ("IedConnection_getMmsConnection", P, [P]),
+        ("MmsConnection_getServerStatus", None, [P, C.POINTER(I), C.POINTER(I), C.POINTER(I), C.c_bool]),
+        ("IedConnection_getFileDirectory", P, [P, C.POINTER(I), S]),
+        ("IedConnection_readFloatValue", C.c_float, [P, C.POINTER(I), S, I]),
+    ])
+    got = {}
+
+    def first(c):
+        e, logical, physical = C.c_int(-1), C.c_int(-1), C.c_int(-1)
+        mms = L.IedConnection_getMmsConnection(c.con)
+        L.MmsConnection_getServerStatus(mms, C.byref(e), C.byref(logical), C.byref(physical), False)
+        got["status"] = (logical.value, physical.value)
+        return e.value
+
+    c = ready(LibClient, server, first)
+    err = C.c_int(0)
+    try:
+        assert got["status"] == (0, 0), got
+        files = L.IedConnection_getFileDirectory(c.con, C.byref(err), None)
+        assert not files and err.value != 0, err.value
+        hz = L.IedConnection_readFloatValue(c.con, C.byref(err), b"FDR1MEAS/MMXU1.Hz.mag.f", FC_MX)
+        assert err.value == 0 and hz == 50.0, (err.value, hz)
+    finally:
+        c.close()

@@ -39,7 +39,7 @@ use crate::service::{
     DeleteNamedVariableListResponse, GetNameListResponse, GetNamedVariableListAttributesResponse,
     GetVariableAccessAttributesResponse, IdentifyResponse, InformationReport, Initiate,
     ObjectClass, ObjectName, ObjectScope, ReadRequest, ReadResponse, Reject, ServiceError,
-    VariableAccessSpecification, VariableRef, WriteRequest, WriteResponse,
+    StatusResponse, VariableAccessSpecification, VariableRef, WriteRequest, WriteResponse,
 };
 use crate::tpkt;
 
@@ -787,6 +787,11 @@ pub trait ServerHandler {
     fn take_reports_before_response(&mut self, _conn: ConnId) -> Vec<InformationReport> {
         Vec::new()
     }
+    /// Status (ISO 9506-2 10.2). `None`: not offered, the request is rejected
+    /// (unrecognized-service).
+    fn status(&mut self, _conn: ConnId, _extended_derivation: bool) -> Option<StatusResponse> {
+        None
+    }
     /// Identify (ISO 9506-2 10.1). `None`: not offered, the request is rejected
     /// (unrecognized-service) as libiec61850 does for services it lacks.
     fn identify(&mut self, _conn: ConnId) -> Option<IdentifyResponse> {
@@ -871,7 +876,7 @@ pub struct ServerConfig {
 impl Default for ServerConfig {
     fn default() -> Self {
         let mut initiate = Initiate::libiec61850_request();
-        initiate.services_supported = crate::service::initiate::libiec61850_server_services();
+        initiate.services_supported = crate::service::initiate::gander_server_services();
         ServerConfig {
             initiate,
             password: None,
@@ -1357,6 +1362,12 @@ impl ServerAssociation {
                     }
                     other => {
                         let a = match other {
+                            ConfirmedRequest::Status {
+                                extended_derivation,
+                            } => answer(
+                                handler.status(self.conn, extended_derivation).map(Ok),
+                                ConfirmedResponse::Status,
+                            ),
                             ConfirmedRequest::Identify => {
                                 answer(handler.identify(self.conn).map(Ok), |r| {
                                     ConfirmedResponse::Identify(r)

@@ -30,8 +30,8 @@ use crate::service::{
     DeleteNamedVariableListResponse, GetNameListRequest, GetNameListResponse,
     GetNamedVariableListAttributesRequest, GetNamedVariableListAttributesResponse,
     GetVariableAccessAttributesRequest, GetVariableAccessAttributesResponse, IdentifyResponse,
-    InformationReport, Initiate, ReadRequest, ReadResponse, Reject, ServiceError, WriteRequest,
-    WriteResponse,
+    InformationReport, Initiate, ReadRequest, ReadResponse, Reject, ServiceError, StatusResponse,
+    WriteRequest, WriteResponse,
 };
 
 const L: Layer = Layer::Mms;
@@ -50,6 +50,10 @@ fn berr(e: gander_wire::Error) -> Error {
 
 /// Confirmed service tags (ISO 9506-2 `ConfirmedServiceRequest`).
 pub mod service_tag {
+    /// status \[0\] in a request (`Status-Request ::= BOOLEAN`, primitive).
+    pub const STATUS_REQUEST: u8 = 0x80;
+    /// status \[0\] in a response (a SEQUENCE, constructed).
+    pub const STATUS_RESPONSE: u8 = 0xa0;
     /// identify \[2\] in a request (`Identify-Request ::= NULL`, primitive).
     pub const IDENTIFY_REQUEST: u8 = 0x82;
     /// identify \[2\] in a response (a SEQUENCE, constructed).
@@ -77,6 +81,11 @@ pub mod service_tag {
 /// A confirmed service request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ConfirmedRequest {
+    /// Status (ISO 9506-2 10.2, `80 01 xx`).
+    Status {
+        /// extendedDerivation: the server should derive the status anew, not report it.
+        extended_derivation: bool,
+    },
     /// Identify (`82 00`).
     Identify,
     /// GetNameList.
@@ -105,6 +114,8 @@ pub enum ConfirmedRequest {
 /// A confirmed service response.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ConfirmedResponse {
+    /// Status.
+    Status(StatusResponse),
     /// Identify.
     Identify(IdentifyResponse),
     /// GetNameList.
@@ -256,6 +267,10 @@ impl MmsPdu {
                 expect_end_or_detail(&mut r, "confirmed PDU")?;
                 if t.tag == 0xa0 {
                     let request = match s.tag {
+                        service_tag::STATUS_REQUEST => ConfirmedRequest::Status {
+                            extended_derivation: ber::decode_bool(s.value, "Status-Request")
+                                .map_err(berr)?,
+                        },
                         service_tag::IDENTIFY_REQUEST => {
                             if !s.value.is_empty() {
                                 return Err(Error::malformed(
@@ -303,6 +318,9 @@ impl MmsPdu {
                     MmsPdu::ConfirmedRequest { invoke_id, request }
                 } else {
                     let response = match s.tag {
+                        service_tag::STATUS_RESPONSE => {
+                            ConfirmedResponse::Status(StatusResponse::decode_contents(s.value)?)
+                        }
                         service_tag::IDENTIFY_RESPONSE => {
                             ConfirmedResponse::Identify(IdentifyResponse::decode_contents(s.value)?)
                         }
@@ -427,6 +445,13 @@ impl MmsPdu {
             MmsPdu::ConfirmedRequest { invoke_id, request } => asn1::nested(out, 0xa0, |o| {
                 asn1::uint(o, 0x02, *invoke_id as u64);
                 match request {
+                    ConfirmedRequest::Status {
+                        extended_derivation,
+                    } => asn1::tlv(
+                        o,
+                        service_tag::STATUS_REQUEST,
+                        &[ber::encode_bool(*extended_derivation)],
+                    ),
                     ConfirmedRequest::Identify => asn1::tlv(o, service_tag::IDENTIFY_REQUEST, &[]),
                     ConfirmedRequest::GetNameList(r) => {
                         asn1::nested(o, service_tag::GET_NAME_LIST, |o| r.encode_contents(o))
@@ -466,6 +491,9 @@ impl MmsPdu {
             } => asn1::nested(out, 0xa1, |o| {
                 asn1::uint(o, 0x02, *invoke_id as u64);
                 match response {
+                    ConfirmedResponse::Status(r) => {
+                        asn1::nested(o, service_tag::STATUS_RESPONSE, |o| r.encode_contents(o))
+                    }
                     ConfirmedResponse::Identify(r) => {
                         asn1::nested(o, service_tag::IDENTIFY_RESPONSE, |o| r.encode_contents(o))
                     }
@@ -659,23 +687,24 @@ mod tests {
         };
         assert_eq!(ce.to_vec(), h("A2 0A 80 01 03 A2 05 A0 03 87 01 02"));
         assert_eq!(MmsPdu::parse(&ce.to_vec()).unwrap(), ce);
-        // Unknown services survive (status [0], `Status-Request ::= BOOLEAN`).
-        let status = h("A0 06 02 01 05 80 01 00");
-        let p = MmsPdu::parse(&status).unwrap();
+        // Unknown services survive (getDomainAttributes [37], `Identifier`, primitive, in
+        // the high-tag-number form).
+        let other = h("A0 09 02 01 05 9F 25 03 4C 44 30");
+        let p = MmsPdu::parse(&other).unwrap();
         assert!(matches!(
             p,
             MmsPdu::ConfirmedRequest {
                 invoke_id: 5,
                 request: ConfirmedRequest::Other {
                     tag: ServiceTag {
-                        number: 0,
+                        number: 37,
                         constructed: false
                     },
                     ..
                 }
             }
         ));
-        assert_eq!(p.to_vec(), status);
+        assert_eq!(p.to_vec(), other);
     }
 
     #[test]

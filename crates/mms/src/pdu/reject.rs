@@ -76,7 +76,8 @@ fn known_pdu_type(tag: u8) -> bool {
 fn decoded_service(tag: u8) -> bool {
     matches!(
         tag,
-        service_tag::IDENTIFY_REQUEST
+        service_tag::STATUS_REQUEST
+            | service_tag::IDENTIFY_REQUEST
             | service_tag::GET_NAME_LIST
             | service_tag::READ
             | service_tag::WRITE

@@ -29,6 +29,73 @@ pub fn libiec61850_server_services() -> BitString {
     .expect("constant")
 }
 
+/// ISO 9506-2 `ServiceSupportOptions` bit numbers (the confirmed service's tag number, then
+/// 79 informationReport, 83 conclude, 84 cancel) of what gander's server answers.
+pub mod service_bit {
+    /// status \[0\].
+    pub const STATUS: usize = 0;
+    /// getNameList \[1\].
+    pub const GET_NAME_LIST: usize = 1;
+    /// identify \[2\].
+    pub const IDENTIFY: usize = 2;
+    /// read \[4\].
+    pub const READ: usize = 4;
+    /// write \[5\].
+    pub const WRITE: usize = 5;
+    /// getVariableAccessAttributes \[6\].
+    pub const GET_VARIABLE_ACCESS_ATTRIBUTES: usize = 6;
+    /// defineNamedVariableList \[11\].
+    pub const DEFINE_NAMED_VARIABLE_LIST: usize = 11;
+    /// getNamedVariableListAttributes \[12\].
+    pub const GET_NAMED_VARIABLE_LIST_ATTRIBUTES: usize = 12;
+    /// deleteNamedVariableList \[13\].
+    pub const DELETE_NAMED_VARIABLE_LIST: usize = 13;
+    /// obtainFile \[46\].
+    pub const OBTAIN_FILE: usize = 46;
+    /// readJournal \[65\].
+    pub const READ_JOURNAL: usize = 65;
+    /// fileOpen \[72\] .. fileDirectory \[77\].
+    pub const FILE_SERVICES: core::ops::RangeInclusive<usize> = 72..=77;
+    /// informationReport (unconfirmed).
+    pub const INFORMATION_REPORT: usize = 79;
+    /// conclude.
+    pub const CONCLUDE: usize = 83;
+    /// cancel.
+    pub const CANCEL: usize = 84;
+    /// Every bit gander's server sets: the services its association answers with a response
+    /// or a confirmed-Error (never a Reject) when the handler is a model
+    /// (`ServerModel`, `ImpModel`).
+    pub const SERVER: [usize; 12] = [
+        STATUS,
+        GET_NAME_LIST,
+        IDENTIFY,
+        READ,
+        WRITE,
+        GET_VARIABLE_ACCESS_ATTRIBUTES,
+        DEFINE_NAMED_VARIABLE_LIST,
+        GET_NAMED_VARIABLE_LIST_ATTRIBUTES,
+        DELETE_NAMED_VARIABLE_LIST,
+        INFORMATION_REPORT,
+        CONCLUDE,
+        CANCEL,
+    ];
+}
+
+/// servicesSupportedCalled of gander's server: exactly [`service_bit::SERVER`], 85 bits as
+/// libiec61850 sends them. A client reads this to learn what it may ask (ISO 9506-2 8.2.1.2.3),
+/// so a bit must not be set for a service the server then rejects: libiec61850's own
+/// server, built with file services and journals, sets status, obtainFile, readJournal and
+/// the file services as well (`libiec61850_server_services`); gander answers neither files
+/// nor journals, and used to copy those bits and then reject the requests as
+/// unrecognized-service.
+pub fn gander_server_services() -> BitString {
+    let mut b = BitString::new(85);
+    for i in service_bit::SERVER {
+        b.set(i, true);
+    }
+    b
+}
+
 /// One initiate request or response.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Initiate {

@@ -15,6 +15,7 @@ pub mod information_report;
 pub mod initiate;
 pub mod named_variable_list;
 pub mod read;
+pub mod status;
 pub mod type_description;
 pub mod variable;
 pub mod write;
@@ -35,6 +36,7 @@ pub use named_variable_list::{
     GetNamedVariableListAttributesRequest, GetNamedVariableListAttributesResponse,
 };
 pub use read::{ReadRequest, ReadResponse};
+pub use status::StatusResponse;
 pub use type_description::{
     Component, DataAttribute, GetVariableAccessAttributesRequest,
     GetVariableAccessAttributesResponse, TypeSpec,

@@ -304,9 +304,11 @@ fn server_accepts_libiec61850_bytes_and_answers_like_it() {
             .replace(' ', "")
             .as_str()
     ));
+    // servicesSupportedCalled: libiec61850's server sets status, obtainFile, readJournal
+    // and the file services too (`EE1C00000002000040ED18`); gander sets only what it answers.
     assert!(
         ac.contains(
-            "a92680030 0fde8810105820105830 10aa416800101810305f100820c03ee1c00000002000040ed18"
+            "a92680030 0fde8810105820105830 10aa416800101810305f100820c03ee1c000000000000000118"
                 .replace(" ", "")
                 .as_str()
         ),
@@ -512,17 +514,38 @@ fn password_authentication() {
 #[test]
 fn unknown_service_is_rejected_and_association_survives() {
     let (mut s, mut m) = connected_server();
-    // A Status (80, `Status-Request ::= BOOLEAN`) request: not served.
+    // A GetDomainAttributes ([37], high-tag form, `Identifier`) request: not served.
     s.handle_input(
         1,
         &dt(&h(
-            "01000100 61 0F 30 0D 02 01 03 A0 08 A0 06 02 01 05 80 01 00",
+            "01000100 61 12 30 10 02 01 03 A0 0B A0 09 02 01 05 9F 25 03 4C 44 30",
         )),
         &mut m,
     );
     let p = s.poll_transmit().unwrap();
     assert!(
         p.ends_with(&h("A4 06 80 01 05 81 01 01")),
+        "{}",
+        hex::encode(&p)
+    );
+    assert!(s.is_associated());
+}
+
+#[test]
+fn status_is_answered_as_libiec61850_does() {
+    let (mut s, mut m) = connected_server();
+    // Status (`80 01 00`, extendedDerivation false), what libiec61850's
+    // `MmsConnection_getServerStatus` sends; answered state-changes-allowed, operational.
+    s.handle_input(
+        1,
+        &dt(&h(
+            "01000100 61 0F 30 0D 02 01 03 A0 08 A0 06 02 01 06 80 01 00",
+        )),
+        &mut m,
+    );
+    let p = s.poll_transmit().unwrap();
+    assert!(
+        p.ends_with(&h("A1 0B 02 01 06 A0 06 80 01 00 81 01 00")),
         "{}",
         hex::encode(&p)
     );
