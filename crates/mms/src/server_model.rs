@@ -472,7 +472,7 @@ impl ServerModel {
             .node_mut(&dom, &item)
             .ok_or(DataAccessError::OBJECT_NON_EXISTENT)?;
         node.set_value(value)
-            .map_err(|_| DataAccessError::TYPE_INCONSISTENT)?;
+            .map_err(node::SetError::data_access_error)?;
         self.mark_changed(&dom, &item);
         Ok(())
     }

@@ -26,7 +26,7 @@
 
 use gander_wire::data::Data;
 
-use super::node::ModelNode;
+use super::node::{ModelNode, SetError};
 use crate::service::{DataAccessError, TypeSpec};
 
 /// The longest GoID / DatSet value (IEC 61850-8-1: VisString129).
@@ -274,7 +274,7 @@ pub(super) fn check_kind(
         .ok_or(DataAccessError::OBJECT_NON_EXISTENT)?;
     node.clone()
         .set_value(value.clone())
-        .map_err(|_| DataAccessError::TYPE_INCONSISTENT)
+        .map_err(SetError::data_access_error)
 }
 
 #[cfg(test)]

@@ -134,6 +134,9 @@ impl ModelNode {
                 if !kind_matches(ty, &v) {
                     return Err(SetError::TypeInconsistent);
                 }
+                if !size_fits(ty, &v) {
+                    return Err(SetError::OutOfRange);
+                }
                 *value = v;
                 Ok(())
             }
@@ -176,6 +179,63 @@ pub enum SetError {
     /// The value's MMS kind (or structure shape) is not the declared type's.
     #[error("value does not match the declared MMS type")]
     TypeInconsistent,
+    /// The value is of the declared kind but does not fit its size: an integer wider than
+    /// its bits, a string or bit string longer than the type allows.
+    #[error("value does not fit the declared MMS type's size")]
+    OutOfRange,
+}
+
+impl SetError {
+    /// The DataAccessError a Write answers (ISO 9506-2 7.3.2): type-inconsistent (7) for
+    /// another kind, object-value-invalid (11) for a value outside the type's range, as
+    /// libiec61850's server answers a value its model cannot hold.
+    pub fn data_access_error(self) -> crate::service::DataAccessError {
+        match self {
+            SetError::TypeInconsistent => crate::service::DataAccessError::TYPE_INCONSISTENT,
+            SetError::OutOfRange => crate::service::DataAccessError::OBJECT_VALUE_INVALID,
+        }
+    }
+}
+
+/// Whether a value of the declared kind fits the type's size (ISO 9506-2 14.1 TypeSpecification):
+/// `integer(n)` / `unsigned(n)` hold n-bit two's-complement / binary values; a negative size of
+/// a string or bit string is a maximum (varying), a positive one an exact size for bit strings
+/// and a maximum for strings (a fixed-size string shorter than its size is padded by senders
+/// in practice; none longer is accepted). An mMSString's size counts characters.
+fn size_fits(ty: &TypeSpec, v: &Data) -> bool {
+    fn at_most(size: i32, n: usize) -> bool {
+        n <= size.unsigned_abs() as usize
+    }
+    match (ty, v) {
+        (TypeSpec::Integer(bits), Data::Integer(i)) => match *bits {
+            1..=63 => {
+                let half = 1i64 << (bits - 1);
+                (-half..half).contains(i)
+            }
+            _ => true,
+        },
+        (TypeSpec::Unsigned(bits), Data::Unsigned(u)) => match *bits {
+            1..=63 => *u < (1u64 << bits),
+            _ => true,
+        },
+        (TypeSpec::VisibleString(size), Data::VisibleString(s)) => at_most(*size, s.len()),
+        (TypeSpec::OctetString(size), Data::OctetString(o)) => at_most(*size, o.len()),
+        (TypeSpec::MmsString(size), Data::MmsString(s)) => at_most(*size, s.chars().count()),
+        (
+            TypeSpec::BitString(size),
+            Data::BitString {
+                unused_bits, bytes, ..
+            },
+        ) => {
+            let bits = (bytes.len() * 8).saturating_sub(usize::from(*unused_bits));
+            if *size >= 0 {
+                bits == *size as usize
+            } else {
+                at_most(*size, bits)
+            }
+        }
+        _ => true,
+    }
 }
 
 /// Whether a value is of the MMS kind a type declares (sizes are not checked beyond the kind).
@@ -219,6 +279,67 @@ pub fn kind_matches(ty: &TypeSpec, v: &Data) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn writes_must_fit_the_declared_size() {
+        // Found with libiec61850's client: 1000 written to an integer(8) ctlModel was stored
+        // and read back, a value the type description the server gives cannot hold.
+        let mut n = ModelNode::leaf(TypeSpec::Integer(8), Data::Integer(1));
+        assert_eq!(n.set_value(Data::Integer(1000)), Err(SetError::OutOfRange));
+        assert_eq!(n.set_value(Data::Integer(-129)), Err(SetError::OutOfRange));
+        assert_eq!(
+            n.to_data(),
+            Data::Integer(1),
+            "a refused write changes nothing"
+        );
+        assert_eq!(n.set_value(Data::Integer(-128)), Ok(()));
+        assert_eq!(n.set_value(Data::Integer(127)), Ok(()));
+        let mut n = ModelNode::leaf(TypeSpec::Integer(64), Data::Integer(0));
+        assert_eq!(n.set_value(Data::Integer(i64::MIN)), Ok(()));
+        let mut n = ModelNode::leaf(TypeSpec::Unsigned(16), Data::Unsigned(0));
+        assert_eq!(
+            n.set_value(Data::Unsigned(65_536)),
+            Err(SetError::OutOfRange)
+        );
+        assert_eq!(n.set_value(Data::Unsigned(65_535)), Ok(()));
+        let mut n = ModelNode::leaf(
+            TypeSpec::VisibleString(-255),
+            Data::VisibleString(String::new()),
+        );
+        assert_eq!(
+            n.set_value(Data::VisibleString("x".repeat(256))),
+            Err(SetError::OutOfRange)
+        );
+        assert_eq!(n.set_value(Data::VisibleString("x".repeat(255))), Ok(()));
+        // Unicode255 counts characters, not octets.
+        let mut n = ModelNode::leaf(TypeSpec::MmsString(-255), Data::MmsString(String::new()));
+        assert_eq!(n.set_value(Data::MmsString("\u{3a9}".repeat(255))), Ok(()));
+        assert_eq!(
+            n.set_value(Data::MmsString("\u{3a9}".repeat(256))),
+            Err(SetError::OutOfRange)
+        );
+        let mut n = ModelNode::leaf(TypeSpec::OctetString(-64), Data::OctetString(Vec::new()));
+        assert_eq!(
+            n.set_value(Data::OctetString(vec![0; 65])),
+            Err(SetError::OutOfRange)
+        );
+        // Quality: bit-string(13), fixed; a varying one takes up to its size.
+        let q = |bits: usize| Data::BitString {
+            unused_bits: ((8 - bits % 8) % 8) as u8,
+            bytes: vec![0; bits.div_ceil(8)],
+        };
+        let mut n = ModelNode::leaf(TypeSpec::BitString(13), q(13));
+        assert_eq!(n.set_value(q(13)), Ok(()));
+        assert_eq!(n.set_value(q(16)), Err(SetError::OutOfRange));
+        assert_eq!(n.set_value(q(12)), Err(SetError::OutOfRange));
+        let mut n = ModelNode::leaf(TypeSpec::BitString(-10), q(10));
+        assert_eq!(n.set_value(q(6)), Ok(()));
+        assert_eq!(n.set_value(q(11)), Err(SetError::OutOfRange));
+        assert_eq!(
+            SetError::OutOfRange.data_access_error(),
+            crate::service::DataAccessError::OBJECT_VALUE_INVALID
+        );
+    }
 
     #[test]
     fn writes_must_bring_the_declared_alternative() {

@@ -35,7 +35,7 @@
 use gander_wire::data::Data;
 
 use super::gocb::check_kind;
-use super::{ModelError, ModelNode, ServerModel};
+use super::{ModelError, ModelNode, ServerModel, SetError};
 use crate::association::ConnId;
 use crate::model::utc_time;
 use crate::service::{DataAccessError, ObjectName, TypeSpec};
@@ -243,7 +243,7 @@ impl ServerModel {
         node.find_mut(path)
             .ok_or(DataAccessError::OBJECT_NON_EXISTENT)?
             .set_value(value.clone())
-            .map_err(|_| DataAccessError::TYPE_INCONSISTENT)?;
+            .map_err(SetError::data_access_error)?;
         if active {
             self.set_value(
                 &ObjectName::domain(domain, format!("{ln}$SG${path}")),
@@ -379,7 +379,7 @@ impl ServerModel {
                             .and_then(|(_, n)| n.find_mut(&p))
                         {
                             n.set_value(v.clone())
-                                .map_err(|_| DataAccessError::TYPE_INCONSISTENT)?;
+                                .map_err(SetError::data_access_error)?;
                         }
                         if active {
                             self.set_value(&ObjectName::domain(&dom, format!("{ln}$SG${p}")), v)?;
