@@ -248,8 +248,17 @@ fn restore(s: &mut Session, rcb: &str, steps: &[Step]) -> Result<(), ProbeError>
     }
 }
 
-/// Attributes that differ between two snapshots, except the status values reporting advances.
+/// Attributes that differ between two snapshots, except the status values reporting advances
+/// and, on an unbuffered block, the OptFlds bits that do not apply to it.
+///
+/// IEC 61850-7-2 gives an unbuffered block no buffer-overflow and no entryID option (they
+/// describe a buffer it does not have), and servers differ in what they keep there: a CID may
+/// configure `entryID="true"` on a URCB, and libiec61850 1.6 clears bits 6 and 7 of a URCB's
+/// OptFlds when the block is reserved or enabled, though the probe never writes OptFlds. Counted
+/// as a difference, that made the probe call the block "NOT left as found" (and abort the
+/// association) over a change it did not cause, could not undo and that means nothing.
 pub fn differences(before: &RcbSnapshot, after: &RcbSnapshot) -> Vec<String> {
+    let unbuffered = before.rcb.kind == RcbKind::Unbuffered;
     let mut out = Vec::new();
     for (n, a) in &before.attrs {
         if matches!(n.as_str(), "SqNum" | "EntryID" | "TimeOfEntry") {
@@ -257,6 +266,7 @@ pub fn differences(before: &RcbSnapshot, after: &RcbSnapshot) -> Vec<String> {
         }
         match after.get(n) {
             Some(b) if b == a => {}
+            Some(b) if unbuffered && n == "OptFlds" && same_urcb_opt_flds(a, b) => {}
             Some(b) => out.push(format!(
                 "{n}: {} before, {} after",
                 show_attr(n, a),
@@ -266,6 +276,18 @@ pub fn differences(before: &RcbSnapshot, after: &RcbSnapshot) -> Vec<String> {
         }
     }
     out
+}
+
+/// Whether two OptFlds values differ at most in buffer-overflow and entryID, the bits that do
+/// not apply to an unbuffered block (trailing bits beyond either string count as clear).
+fn same_urcb_opt_flds(a: &Data, b: &Data) -> bool {
+    let (Some(a), Some(b)) = (BitString::from_data(a), BitString::from_data(b)) else {
+        return false;
+    };
+    let bit = |s: &BitString, i: usize| i < s.len() && s.get(i);
+    (0..a.len().max(b.len()))
+        .filter(|&i| i != opt_flds::BUF_OVFL && i != opt_flds::ENTRY_ID)
+        .all(|i| bit(&a, i) == bit(&b, i))
 }
 
 /// Counts, gaps, inter-arrival and latencies of the received reports (pure).
@@ -519,6 +541,32 @@ mod tests {
         assert!(differences(&a, &b).is_empty());
         b.attrs[2].1 = Data::Boolean(true); // Resv
         assert_eq!(differences(&a, &b), ["Resv: false before, true after"]);
+    }
+
+    #[test]
+    fn urcb_opt_flds_bits_that_do_not_apply_are_not_differences() {
+        // libiec61850 1.6 serving a CID with entryID="true" on a URCB (its simpleIO sample's
+        // AnalogValuesRCB, bean_sample01's urcb101) clears entryID when the block is enabled.
+        let opt = |bits: &[usize]| BitString::with_bits(opt_flds::LEN, bits).to_data();
+        let i = |a: &RcbSnapshot| a.attrs.iter().position(|(n, _)| n == "OptFlds").unwrap();
+        let mut a = urcb(false, "LD/LLN0$DS");
+        let k = i(&a);
+        a.attrs[k].1 = opt(&[1, 2, 3, 4, opt_flds::ENTRY_ID, 8]);
+        let mut b = a.clone();
+        b.attrs[k].1 = opt(&[1, 2, 3, 4, 8]);
+        assert!(differences(&a, &b).is_empty());
+        b.attrs[k].1 = opt(&[1, 2, 3, 4, opt_flds::BUF_OVFL, 8]);
+        assert!(differences(&a, &b).is_empty());
+        // Any other bit still counts.
+        b.attrs[k].1 = opt(&[1, 2, 3, 8]);
+        assert_eq!(differences(&a, &b).len(), 1);
+        // On a buffered block entryID is a real option: a change counts.
+        let mut a = urcb(false, "LD/LLN0$DS");
+        a.rcb.kind = RcbKind::Buffered;
+        a.attrs[k].1 = opt(&[1, opt_flds::ENTRY_ID]);
+        let mut b = a.clone();
+        b.attrs[k].1 = opt(&[1]);
+        assert_eq!(differences(&a, &b).len(), 1);
     }
 
     fn rx(at_ms: u64, unix_ms: u64, seq: u16, reason: usize, t_unix_s: u32) -> (Received, Report) {
