@@ -36,6 +36,19 @@ pub enum SclModelError {
         /// the error names the IED as well as the line, and stays out of the `Ok` path's size.
         error: Box<SclError>,
     },
+    /// The IED has no logical device to serve: no `Server` at all (a client-only IED, a
+    /// gateway's client side, a switch an SCD lists for its addresses), or every LD was left
+    /// out by a repair. Serving it would be an MMS server with no domain, which answers
+    /// every request with "does not exist" and looks like a broken device.
+    #[error("{path}: IED {ied:?} has no logical device to serve ({why}); choose an IED with a Server (--ied)")]
+    NothingToServe {
+        /// The file.
+        path: String,
+        /// The IED.
+        ied: String,
+        /// Why.
+        why: &'static str,
+    },
     /// A basic type the MMS server cannot represent.
     #[error("{path}: line {line}: {reference}: bType {btype} is not supported by gander's MMS server ({why})")]
     UnsupportedType {
@@ -140,6 +153,14 @@ pub fn build(
             path: path.into(),
             error: Box::new(error),
         })?;
+    if lds.is_empty() {
+        return Err(SclModelError::NothingToServe {
+            path: path.into(),
+            ied: ied.name.clone(),
+            why:
+                "no Server with an LDevice: a client-only IED, a switch or a gateway's client side",
+        });
+    }
     let model_err = |error| SclModelError::Model {
         path: path.into(),
         error,

@@ -258,11 +258,18 @@ pub(crate) fn read_ln0(
     let mut names: Vec<String> = Vec::new();
     // A block that cannot be read (a missing attribute, a bad address, a data set LLN0 lacks)
     // is a local defect: it is left out with a warning (docs/scl.md, "Repairs").
+    // A SettingControl has no name (its MMS name is always SGCB); a GSE or SV block without
+    // its required name is "(unnamed)", as report and log control blocks say.
     let left_out = |n: Node, e| {
+        let unnamed = if n.tag_name().name() == "SettingControl" {
+            "SGCB"
+        } else {
+            "(unnamed)"
+        };
         cx.repaired(
             e,
             Repair::ControlBlockLeftOut {
-                name: n.attribute("name").unwrap_or("SGCB").into(),
+                name: n.attribute("name").unwrap_or(unnamed).into(),
             },
         )
     };

@@ -560,6 +560,7 @@ fn read_ied<'a, 'i>(
     // IED whose Servers hold no LDevice at all has no model: refused. An IED without any
     // Server (a client only) is valid and has no LDs.
     let mut empty_server = None;
+    let mut empty_ld = None;
     for ap in kids(ied, "AccessPoint") {
         let ap_name = cx.req(ap, "AccessPoint", "name")?;
         for server in kids(ap, "Server") {
@@ -622,6 +623,18 @@ fn read_ied<'a, 'i>(
                     lns.push(l);
                     nodes.push(ln);
                 }
+                if lns.is_empty() {
+                    let e = cx.err(
+                        ld,
+                        SclErrorKind::MissingElement {
+                            element: "LDevice",
+                            child: "LN0",
+                        },
+                    );
+                    empty_ld.get_or_insert(e.clone());
+                    cx.repaired(e, Repair::LogicalDeviceLeftOut { ld: domain });
+                    continue;
+                }
                 crate::groups::check_group_numbers(cx, &mut lns);
                 lds.push(LogicalDevice {
                     inst: inst.into(),
@@ -633,7 +646,9 @@ fn read_ied<'a, 'i>(
             }
         }
     }
-    if let (true, Some(e)) = (lds.is_empty(), empty_server) {
+    // Servers that had LDevices of which none could be built serve nothing: refused as an
+    // empty Server is.
+    if let (true, Some(e)) = (lds.is_empty(), empty_server.or(empty_ld)) {
         return Err(e);
     }
     crate::log_control::resolve_log_refs(&name, &mut lds);

@@ -79,6 +79,14 @@ pub enum Repair {
         /// The group.
         group: u8,
     },
+    /// An `LDevice` none of whose logical nodes could be built (its LLN0's type missing,
+    /// say) is left out: IEC 61850-7-2 has every LD contain LLN0, and an MMS domain without
+    /// a variable serves nothing.
+    #[error("LD {ld} is left out (no logical node of it could be built)")]
+    LogicalDeviceLeftOut {
+        /// The LD's MMS domain.
+        ld: String,
+    },
     /// A `Server` without an `LDevice` beside one that has some serves nothing: ignored.
     #[error("access point {access_point:?} serves nothing (its Server is ignored)")]
     EmptyServerIgnored {
@@ -111,6 +119,7 @@ impl Repair {
             Repair::ControlBlockLeftOut { .. } => "control-block-left-out",
             Repair::GroupValueDropped { .. } => "group-value-dropped",
             Repair::EmptyServerIgnored { .. } => "empty-server-ignored",
+            Repair::LogicalDeviceLeftOut { .. } => "logical-device-left-out",
             Repair::NamespaceQuirk { .. } => "namespace-quirk",
         }
     }

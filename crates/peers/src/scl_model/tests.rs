@@ -484,3 +484,22 @@ fn a_repaired_model_is_served_with_its_warnings() {
     // `load` is the same model without the warnings.
     assert_eq!(load(&p, None, None).unwrap().domains(), m.domains());
 }
+
+/// An SCD's IED without a Server (network switches SW1-SW9 in smartgridadsc/CyberRange
+/// `ADSC_combined_SS.scd`, a client-only IED in open-scd's `iedEditorWithIEDs.scd`) is a valid
+/// IED with no model: serving it would be an MMS server without a domain. Refused, named.
+#[test]
+fn an_ied_without_a_server_is_not_served() {
+    let text = r#"<SCL xmlns="http://www.iec.ch/61850/2003/SCL"><Header id="x"/>
+<IED name="SW1" manufacturer="Grid Software" type="GENERIC_SWITCH"><AccessPoint name="W1"/></IED>
+</SCL>"#;
+    let scl = gander_scl::parse(text).unwrap();
+    let ied = scl.ied(Some("SW1")).unwrap();
+    assert!(ied.logical_devices.is_empty());
+    let e = build(ied, None, "switch.scd").map(|_| ()).unwrap_err();
+    assert!(
+        matches!(&e, SclModelError::NothingToServe { ied, .. } if ied == "SW1"),
+        "{e}"
+    );
+    assert!(e.to_string().contains("client-only"), "{e}");
+}

@@ -187,6 +187,25 @@ fn broken_controls_are_left_out_with_the_line() {
     assert!(lln0.gse_controls.iter().all(|g| g.name != "gcbTrip"));
     assert!(!lln0.gse_controls.is_empty(), "the other GoCBs stay");
 
+    // A GSE or SV block without its name (smartgridadsc/CyberRange `S1IED1.icd` writes
+    // `Name=`) is "(unnamed)" in the warning, not "SGCB" (which only a SettingControl is).
+    for (from, to) in [
+        (
+            r#"<GSEControl name="gcbTrip""#,
+            r#"<GSEControl Name="gcbTrip""#,
+        ),
+        (
+            r#"<SampledValueControl name="USVCB01""#,
+            r#"<SampledValueControl Name="USVCB01""#,
+        ),
+    ] {
+        let (_, w) = left_out(from, to);
+        assert!(
+            matches!(&w.repair, Repair::ControlBlockLeftOut { name } if name == "(unnamed)"),
+            "{to}: {w}"
+        );
+    }
+
     let e = refused(r#"name="gcbNoAddr""#, r#"name="gcbTrip""#);
     assert!(matches!(&e.kind, SclErrorKind::Duplicate { .. }), "{e}");
     assert_eq!(

@@ -542,3 +542,41 @@ fn initial_values_and_access_points() {
     assert_eq!(w.repair, Repair::ValueIgnored);
     assert_eq!(w.at.unwrap().line, line("<Val>status-only</Val>"));
 }
+
+/// An LDevice none of whose LNs could be built is left out with a warning, and an IED left
+/// with no LD is refused as an empty Server is: an MMS server without a domain serves nothing
+/// (open-scd's `updatedescSEL.scd`, `updatedescABB.scd` and `importieds/template.icd` name
+/// LNodeTypes their files do not hold, and were served as LDs without LLN0 or any LN).
+#[test]
+fn an_ld_with_no_buildable_ln_is_left_out_and_an_ied_with_none_is_refused() {
+    let (ied, w) = repaired(
+        r#"<LN0 lnClass="LLN0" inst="" lnType="LLN0_T"/>
+          <LN lnClass="MMXU" inst="1" lnType="MMXU_T"/>"#,
+        r#"<LN0 lnClass="LLN0" inst="" lnType="Dummy.LLN0"/>
+          <LN lnClass="MMXU" inst="1" lnType="Dummy.MMXU"/>"#,
+    );
+    assert!(
+        w.iter().any(|w| matches!(&w.repair,
+            Repair::LogicalDeviceLeftOut { ld } if ld == "BAY1_Measurements")),
+        "{w:?}"
+    );
+    let domains: Vec<_> = ied
+        .logical_devices
+        .iter()
+        .map(|l| l.domain.as_str())
+        .collect();
+    assert_eq!(domains, ["BAY1PROT"]);
+
+    let all = ICD.replace(r#"lnType=""#, r#"lnType="Dummy."#);
+    let e = one_ied_error(&all);
+    assert!(
+        matches!(
+            &e.kind,
+            SclErrorKind::MissingElement {
+                element: "LDevice",
+                child: "LN0"
+            }
+        ),
+        "{e}"
+    );
+}
