@@ -162,6 +162,22 @@ pub(crate) fn resolve(
         }
         _ => written,
     };
+    // libiec61850's dotnet test SCD writes `lnClass="LLN0" lnInst="1"`; LLN0 has no
+    // instance number, so this can only mean the LD's LLN0: read so, with a warning.
+    let ln_name = match (a("prefix"), a("lnClass"), a("lnInst")) {
+        ("", "LLN0", inst)
+            if !inst.is_empty()
+                && !index.lns.contains_key(&(ld_inst, ln_name.as_str()))
+                && index.lns.contains_key(&(ld_inst, "LLN0")) =>
+        {
+            cx.repaired(
+                unknown(format!("LD {ld_inst} has no LN {ln_name}")),
+                Repair::LnInstIgnoredOnLln0,
+            );
+            "LLN0".to_string()
+        }
+        _ => ln_name,
+    };
     let (domain, ln) = match index.lns.get(&(ld_inst, ln_name.as_str())) {
         Some(x) => *x,
         None if index.has_ld(ld_inst) => {

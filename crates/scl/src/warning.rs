@@ -30,6 +30,10 @@ pub enum Repair {
         /// The LD's `inst`.
         inst: String,
     },
+    /// An FCDA's `lnInst` on `lnClass="LLN0"` is ignored: LLN0 has no instance number
+    /// (IEC 61850-6 tLN0's `inst` is empty), so `LLN0` plus an instance names no other LN.
+    #[error("read as the LD's LLN0 (LLN0 has no instance number)")]
+    LnInstIgnoredOnLln0,
     /// A `DOI`/`SDI`/`DAI` naming nothing in the type is ignored with what it holds: the
     /// type's values stay.
     #[error("the element and its values are ignored")]
@@ -120,6 +124,7 @@ impl Repair {
             Repair::GroupValueDropped { .. } => "group-value-dropped",
             Repair::EmptyServerIgnored { .. } => "empty-server-ignored",
             Repair::LogicalDeviceLeftOut { .. } => "logical-device-left-out",
+            Repair::LnInstIgnoredOnLln0 => "ln-inst-ignored-on-lln0",
             Repair::NamespaceQuirk { .. } => "namespace-quirk",
         }
     }

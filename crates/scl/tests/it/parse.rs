@@ -580,3 +580,30 @@ fn an_ld_with_no_buildable_ln_is_left_out_and_an_ied_with_none_is_refused() {
         "{e}"
     );
 }
+
+/// `lnClass="LLN0" lnInst="1"` in an FCDA (libiec61850's `dotnet/tests/simpleIO_control_tests.scd`)
+/// can only mean the LD's LLN0, which has no instance number: read so, with a warning, instead
+/// of dropping the member.
+#[test]
+fn an_lln0_member_with_an_instance_is_read_as_lln0() {
+    let (ied, w) = one_warning(
+        r#"<FCDA ldInst="PROT" prefix="Q0" lnClass="XCBR" lnInst="1" doName="Pos" daName="stVal" fc="ST"/>"#,
+        r#"<FCDA ldInst="PROT" lnClass="LLN0" lnInst="1" doName="Mod" daName="stVal" fc="ST"/>"#,
+        r#"lnClass="LLN0" lnInst="1""#,
+    );
+    assert_eq!(w.repair, Repair::LnInstIgnoredOnLln0, "{w}");
+    let lln0 = &ied.logical_devices[0].logical_nodes[0];
+    let status = lln0.data_sets.iter().find(|d| d.name == "Status").unwrap();
+    assert_eq!(status.members.len(), 1);
+    assert_eq!(status.members[0].item, "LLN0$ST$Mod$stVal");
+    // Another class with an instance that does not exist is still dropped.
+    let (_, w) = repaired(
+        r#"<FCDA ldInst="PROT" prefix="Q0" lnClass="XCBR" lnInst="1" doName="Pos" daName="stVal" fc="ST"/>"#,
+        r#"<FCDA ldInst="PROT" prefix="Q0" lnClass="XCBR" lnInst="7" doName="Pos" daName="stVal" fc="ST"/>"#,
+    );
+    assert!(
+        matches!(&w[0].repair, Repair::MemberDropped { .. }),
+        "{}",
+        w[0]
+    );
+}
