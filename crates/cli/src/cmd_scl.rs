@@ -121,6 +121,11 @@ fn print_ied(ied: &gander_scl::Ied, variables: bool) {
         ied.manufacturer.as_deref().unwrap_or("-"),
         ied.ied_type.as_deref().unwrap_or("-")
     ));
+    if ied.logical_devices.is_empty() {
+        // A valid IED with no Server (a client-only IED, a switch an SCD lists for its
+        // addresses): said, so an empty listing is not taken for a model that failed to load.
+        crate::out("  no Server: no logical device (a client-only IED); nothing to serve");
+    }
     for ld in &ied.logical_devices {
         crate::out(format!("  LD {} (MMS domain {})", ld.inst, ld.domain));
         for ln in &ld.logical_nodes {

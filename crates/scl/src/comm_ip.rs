@@ -13,7 +13,7 @@
 
 use crate::error::{Position, SclError, SclErrorKind};
 use crate::parse::kids;
-use roxmltree::{Document, Node};
+use roxmltree::Node;
 use std::net::IpAddr;
 
 /// One `ConnectedAP` with an IP address.
@@ -76,8 +76,10 @@ pub(crate) fn bad(
 /// access point); an `IP` that is not an address or a port that is not 1-65535 is an error with
 /// its line, since a sweep would otherwise silently miss that IED.
 pub fn ip_access_points(text: &str) -> Result<Vec<IpAccessPoint>, SclError> {
-    let doc =
-        Document::parse(text).map_err(|e| SclError::new(SclErrorKind::Xml(e.to_string()), None))?;
+    // The same XML repairs as the model's reader (crate::xml); their warnings are the model's.
+    let prepared = crate::xml::prepare(text)?;
+    let doc = prepared.document()?;
+    let text: &str = &prepared.text;
     // The same checks of the root as the model's reader (crate::namespace), so that a file
     // in another namespace is refused with the reason rather than read as "no address"; the
     // one draft namespace read under a quirk is read here too (its warning is the model's).

@@ -20,7 +20,7 @@
 use crate::comm_ip::{bad, p, position};
 use crate::error::{SclError, SclErrorKind};
 use crate::parse::{kids, SCL_NS};
-use roxmltree::{Document, Node};
+use roxmltree::Node;
 use std::net::IpAddr;
 
 /// GOOSE (`GSE`) or sampled values (`SMV`).
@@ -78,8 +78,10 @@ fn ip_of<'a>(
 /// a UDP port that is not 1-65535, an APPID that is not four hexadecimal digits) is an error
 /// with its line: an audit would otherwise call the block's stream a mismatch or unknown.
 pub fn routable_addresses(text: &str) -> Result<Vec<RoutableAddress>, SclError> {
-    let doc =
-        Document::parse(text).map_err(|e| SclError::new(SclErrorKind::Xml(e.to_string()), None))?;
+    // The same XML repairs as the model's reader (crate::xml); their warnings are the model's.
+    let prepared = crate::xml::prepare(text)?;
+    let doc = prepared.document()?;
+    let text: &str = &prepared.text;
     let root = doc.root_element();
     let at = Some(position(text, root.range().start));
     if root.tag_name().name() != "SCL" {

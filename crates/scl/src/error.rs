@@ -33,6 +33,21 @@ pub enum SclErrorKind {
     /// Not well-formed XML.
     #[error("not well-formed XML: {0}")]
     Xml(String),
+    /// No LDevice of the IED has a logical node that could be built (each was left out with
+    /// a warning: a missing LNodeType, say), so the IED has no model.
+    #[error("LD {ld}: none of its logical nodes could be built (each is left out: its LNodeType missing, say), and no other LD is left")]
+    NoBuildableLn {
+        /// The first such LD's MMS domain.
+        ld: String,
+    },
+    /// A namespace prefix used without a declaration (Namespaces in XML 1.0 §5).
+    #[error(
+        "namespace prefix {prefix:?} is used without a declaration (Namespaces in XML 1.0 \u{a7}5)"
+    )]
+    UndeclaredPrefix {
+        /// The prefix.
+        prefix: String,
+    },
     /// The root element is not `SCL`.
     #[error("the root element is <{0}>, not <SCL>")]
     NotScl(String),

@@ -35,6 +35,7 @@ mod types;
 mod vals;
 mod value;
 mod warning;
+mod xml;
 
 pub use comm_ip::{ip_access_points, IpAccessPoint};
 pub use comm_routable::{routable_addresses, RoutableAddress, RoutableKind};

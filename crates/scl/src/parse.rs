@@ -16,7 +16,7 @@ use crate::error::{Position, SclError, SclErrorKind};
 use crate::model::*;
 use crate::types::{BasicType, Fc};
 use crate::warning::{Diag, Repair};
-use roxmltree::{Document, Node};
+use roxmltree::Node;
 use std::collections::HashMap;
 
 /// The SCL namespace (IEC 61850-6).
@@ -492,13 +492,9 @@ impl<'a, 'i> Resolver<'_, 'a, 'i, '_> {
 /// Reads every IED of the file, each on its own: the valid ones (each with the warnings of
 /// the repairs made in it) and the refused ones with their error (naming the IED).
 pub(crate) fn read(text: &str) -> Result<(Vec<Ied>, Vec<crate::RefusedIed>), SclError> {
-    let opts = roxmltree::ParsingOptions {
-        // SCL files never need a DTD; refusing one keeps entity expansion out.
-        allow_dtd: false,
-        ..Default::default()
-    };
-    let doc = Document::parse_with_options(text, opts)
-        .map_err(|e| SclError::new(SclErrorKind::Xml(e.to_string()), None))?;
+    let prepared = crate::xml::prepare(text)?;
+    let doc = prepared.document()?;
+    let text: &str = &prepared.text;
     let cx = Ctx::new(text);
     let root = doc.root_element();
     let quirk = crate::namespace::check_root(root).map_err(|k| cx.err(root, k))?;
@@ -513,6 +509,9 @@ pub(crate) fn read(text: &str) -> Result<(Vec<Ied>, Vec<crate::RefusedIed>), Scl
         cx.diag.take();
         if let Some((kind, repair)) = &quirk {
             cx.repaired(cx.err(root, kind.clone()), repair.clone());
+        }
+        for (e, repair) in &prepared.repairs {
+            cx.repaired(e.clone(), repair.clone());
         }
         let result =
             if ieds.iter().any(|i| i.name == name) || refused.iter().any(|r| r.name == name) {
@@ -624,13 +623,7 @@ fn read_ied<'a, 'i>(
                     nodes.push(ln);
                 }
                 if lns.is_empty() {
-                    let e = cx.err(
-                        ld,
-                        SclErrorKind::MissingElement {
-                            element: "LDevice",
-                            child: "LN0",
-                        },
-                    );
+                    let e = cx.err(ld, SclErrorKind::NoBuildableLn { ld: domain.clone() });
                     empty_ld.get_or_insert(e.clone());
                     cx.repaired(e, Repair::LogicalDeviceLeftOut { ld: domain });
                     continue;

@@ -91,6 +91,15 @@ pub enum Repair {
         /// The LD's MMS domain.
         ld: String,
     },
+    /// A namespace prefix the file uses without declaring it is declared on the root
+    /// (`crate::xml`): the file is read, the prefixed names stay outside SCL's namespace.
+    #[error("the prefix {prefix:?} is read as declared for {namespace:?}")]
+    PrefixDeclared {
+        /// The prefix.
+        prefix: String,
+        /// The namespace it is taken to mean.
+        namespace: String,
+    },
     /// A `Server` without an `LDevice` beside one that has some serves nothing: ignored.
     #[error("access point {access_point:?} serves nothing (its Server is ignored)")]
     EmptyServerIgnored {
@@ -125,6 +134,7 @@ impl Repair {
             Repair::EmptyServerIgnored { .. } => "empty-server-ignored",
             Repair::LogicalDeviceLeftOut { .. } => "logical-device-left-out",
             Repair::LnInstIgnoredOnLln0 => "ln-inst-ignored-on-lln0",
+            Repair::PrefixDeclared { .. } => "prefix-declared",
             Repair::NamespaceQuirk { .. } => "namespace-quirk",
         }
     }

@@ -184,3 +184,44 @@ fn repaired_ieds_print_every_warning_and_exit_4() {
         text(&o.stdout)
     );
 }
+
+/// An IED without a Server (an SCD's network switch: smartgridadsc/CyberRange
+/// `ADSC_combined_SS.scd` lists SW1-SW9 so) is valid and listed as having nothing to serve;
+/// `gander mms server --ied` refuses it by name instead of serving an MMS server without a
+/// domain.
+#[test]
+fn an_ied_without_a_server_is_listed_as_such_and_not_served() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut file = scd(&[("BAY1", "GGIO_T")], NS);
+    file = file.replacen(
+        "  <DataTypeTemplates>",
+        "  <IED name=\"SW1\" manufacturer=\"Grid Software\" type=\"GENERIC_SWITCH\"><AccessPoint name=\"W1\"/></IED>\n  <DataTypeTemplates>",
+        1,
+    );
+    let (out, path) = show(dir.path(), &file, &[]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains("IED SW1 (Grid Software, GENERIC_SWITCH)\n  no Server"),
+        "{stdout}"
+    );
+    let served = Command::new(env!("CARGO_BIN_EXE_gander"))
+        .args([
+            "mms",
+            "server",
+            "--scl",
+            &path,
+            "--ied",
+            "SW1",
+            "--listen",
+            "127.0.0.1:0",
+        ])
+        .output()
+        .unwrap();
+    let err = text(&served.stderr);
+    assert_ne!(served.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("SW1") && err.contains("no logical device to serve"),
+        "{err}"
+    );
+}

@@ -570,13 +570,7 @@ fn an_ld_with_no_buildable_ln_is_left_out_and_an_ied_with_none_is_refused() {
     let all = ICD.replace(r#"lnType=""#, r#"lnType="Dummy."#);
     let e = one_ied_error(&all);
     assert!(
-        matches!(
-            &e.kind,
-            SclErrorKind::MissingElement {
-                element: "LDevice",
-                child: "LN0"
-            }
-        ),
+        matches!(&e.kind, SclErrorKind::NoBuildableLn { ld } if ld == "BAY1PROT"),
         "{e}"
     );
 }
@@ -606,4 +600,22 @@ fn an_lln0_member_with_an_instance_is_read_as_lln0() {
         "{}",
         w[0]
     );
+}
+
+/// A prefix used without a declaration (smartgridadsc/CyberRange `standalone.sed` writes
+/// `<P type="IP" xsi:type="tP_IP">` with no `xmlns:xsi`): the whole file was refused as "not
+/// well-formed XML"; now it loads with a warning on every IED naming the prefix and its line.
+#[test]
+fn an_undeclared_prefix_is_declared_with_a_warning() {
+    let (ied, w) = one_warning(
+        r#"<Header id="gander-bay" version="1" revision="1"/>"#,
+        r#"<Header id="gander-bay" version="1" revision="1" xsi:type="tHeader"/>"#,
+        "xsi:type",
+    );
+    assert!(
+        matches!(&w.problem, SclErrorKind::UndeclaredPrefix { prefix } if prefix == "xsi"),
+        "{w}"
+    );
+    assert_eq!(w.repair.token(), "prefix-declared");
+    assert_eq!(ied.logical_devices.len(), 2, "the model is read whole");
 }
