@@ -787,10 +787,12 @@ pub trait ServerHandler {
     fn take_reports_before_response(&mut self, _conn: ConnId) -> Vec<InformationReport> {
         Vec::new()
     }
-    /// Status (ISO 9506-2 10.2). `None`: not offered, the request is rejected
+    /// Status (ISO 9506-2 10.2). By default a working VMD that accepts changes (what
+    /// libiec61850's server answers unless its application says otherwise), since every
+    /// server advertises the service (`gander_server_services`); `None`: rejected
     /// (unrecognized-service).
     fn status(&mut self, _conn: ConnId, _extended_derivation: bool) -> Option<StatusResponse> {
-        None
+        Some(StatusResponse::operational())
     }
     /// Identify (ISO 9506-2 10.1). `None`: not offered, the request is rejected
     /// (unrecognized-service) as libiec61850 does for services it lacks.

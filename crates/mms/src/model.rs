@@ -428,14 +428,6 @@ impl ServerHandler for ImpModel {
         }
     }
 
-    fn status(
-        &mut self,
-        _conn: ConnId,
-        _extended_derivation: bool,
-    ) -> Option<crate::service::StatusResponse> {
-        Some(crate::service::StatusResponse::operational())
-    }
-
     fn identify(&mut self, _conn: ConnId) -> Option<crate::service::IdentifyResponse> {
         Some(ImpModel::identify(self))
     }

@@ -701,16 +701,6 @@ impl ServerHandler for ServerModel {
         self.control_reports_before(conn)
     }
 
-    /// Status: the model is served whole, so the VMD is operational and accepts changes
-    /// (what libiec61850 answers unless its application says otherwise).
-    fn status(
-        &mut self,
-        _conn: ConnId,
-        _extended_derivation: bool,
-    ) -> Option<crate::service::StatusResponse> {
-        Some(crate::service::StatusResponse::operational())
-    }
-
     fn identify(&mut self, _conn: ConnId) -> Option<IdentifyResponse> {
         Some(self.identity.clone())
     }
