@@ -38,7 +38,8 @@ pub struct Frame<'a> {
     pub timestamp_ns: u64,
     /// Length on the wire.
     pub orig_len: u32,
-    /// Octets captured.
+    /// Octets captured (link header and any FCS included): less than `orig_len` when the
+    /// capture's snap length cut the frame ([`Frame::cut_by_capture`]).
     pub captured_len: u32,
     /// Interface (pcapng) or 0.
     pub interface: u32,
@@ -55,6 +56,17 @@ pub struct Frame<'a> {
     pub reassembly: Reassembly,
     /// Reassembly findings this frame showed (or whose timeout it passed).
     pub findings: &'a [Finding],
+}
+
+impl Frame<'_> {
+    /// Whether the capture cut this frame (captured length below the length on the wire, the
+    /// pcap record header's `incl_len` < `orig_len`, a pcapng EPB's Captured < Original
+    /// Packet Length). Its missing octets were never recorded: the frame cannot be judged, and
+    /// it is not malformed on the wire. Such a frame is not given to the reassembler either (a
+    /// cut fragment cannot complete a datagram).
+    pub fn cut_by_capture(&self) -> bool {
+        self.captured_len < self.orig_len
+    }
 }
 
 /// A capture being read frame by frame.
@@ -102,7 +114,7 @@ impl<R: Read> Capture<R> {
         let Some(p) = self.reader.next_packet()? else {
             return Ok(None);
         };
-        let outcome = if p.ethernet {
+        let outcome = if p.ethernet && !p.cut_by_capture() {
             self.reassembler.push(
                 p.number,
                 p.timestamp_ns,
