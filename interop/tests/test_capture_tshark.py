@@ -127,3 +127,32 @@ def test_cut_short_reads_the_frames_tshark_shows(gander, tmp_path):
     g_numbers = [json.loads(l)["frame"] for l in g.stdout.splitlines()]
     assert g_numbers == t_numbers == [1, 2, 3, 4]
     assert "cut short" in g.stderr
+
+
+def test_frames_cut_by_the_snap_length_are_the_ones_tshark_shows_cut(gander, tmp_path):
+    """`editcap -s 64` of a capture (the field test's D_snap64p, from ITI/ICS-Security-Tools
+    Sample_File_MMS_and_GOOSE.pcap): every frame longer than 64 octets is recorded cut. gander
+    names exactly the frames tshark shows with frame.cap_len < frame.len, with the same lengths,
+    as `capture-truncated` and never malformed; GOOSE by its EtherType, NTP as other."""
+    if shutil.which("editcap") is None:
+        pytest.fail("editcap not installed: run `make setup`")
+    goose = ether(0x88B8, struct.pack("!HHHH", 0x0001, 8 + 120, 0, 0) + bytes([0x61, 0x76]) + bytes(118))
+    ntp = ether(0x0800, ipv4(5, False, 0, struct.pack("!HHHH", 123, 123, 56, 0) + bytes(48)))
+    short = ether(0x0800, ipv4(6, False, 0, struct.pack("!HHHH", 123, 123, 16, 0) + bytes(8)))
+    whole = tmp_path / "whole.pcap"
+    whole.write_bytes(pcap_file(1, [goose, ntp, short]))
+    cut = tmp_path / "cut.pcap"
+    run(["editcap", "-s", "64", str(whole), str(cut)], check=True)
+    p = run(["tshark", "-r", str(cut), "-n", "-T", "fields", "-e", "frame.number",
+             "-e", "frame.cap_len", "-e", "frame.len"], check=True)
+    t_cut = [tuple(int(x) for x in l.split()) for l in p.stdout.splitlines()]
+    t_cut = [t for t in t_cut if t[1] < t[2]]
+    assert [t[0] for t in t_cut] == [1, 2], p.stdout
+    g = run([gander, "frame", "show", "--json", str(cut)])
+    assert g.returncode == 0, g.stderr
+    lines = [json.loads(l) for l in g.stdout.splitlines()]
+    g_cut = [(o["frame"], o["captured_len"], o["orig_len"]) for o in lines if o["kind"] == "capture-truncated"]
+    assert g_cut == t_cut
+    assert [o.get("carries") for o in lines[:2]] == ["goose", "other"]
+    assert lines[2]["kind"] == "other"
+    assert "malformed" not in g.stdout

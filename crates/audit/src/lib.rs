@@ -82,6 +82,7 @@ pub struct Auditor<'k> {
     mms: mms_tcp::MmsTracker,
     kernel: Option<metrics::KernelTotals>,
     gdoi: gdoi::GdoiTracker,
+    cut: live_input::CutTally,
 }
 
 impl<'k> Auditor<'k> {
@@ -105,6 +106,7 @@ impl<'k> Auditor<'k> {
             mms: mms_tcp::MmsTracker::default(),
             kernel: None,
             gdoi: gdoi::GdoiTracker::default(),
+            cut: live_input::CutTally::default(),
         }
     }
 
@@ -454,6 +456,14 @@ impl<'k> Auditor<'k> {
             })
             .collect();
         let mut findings = self.findings.into_vec();
+        if self.cut.frames > 0 {
+            let detail = self.cut.detail();
+            for f in &mut findings {
+                if f.code == "capture-truncated" && f.stream.is_none() && f.detail.is_empty() {
+                    f.detail = detail.clone();
+                }
+            }
+        }
         findings.sort_by(|a, b| {
             b.severity
                 .cmp(&a.severity)

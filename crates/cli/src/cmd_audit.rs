@@ -67,6 +67,9 @@ fn feed_file(path: &Path, offset: u64, auditor: &mut Auditor<'_>) -> Result<u64>
         last = (no, f.timestamp_ns);
         report_findings(auditor, f.findings, offset, f.timestamp_ns);
         match f.reassembly {
+            _ if f.cut_by_capture() && f.ethernet => {
+                auditor.cut_by_capture(no, f.timestamp_ns, f.data, f.captured_len, f.orig_len)
+            }
             gander_capture::Reassembly::Held => auditor.held(f.timestamp_ns),
             _ => auditor.feed(no, f.timestamp_ns, f.data),
         }
