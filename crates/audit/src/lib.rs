@@ -567,6 +567,7 @@ fn goose_event(
 
 /// Judges an SV frame's smpCnt; false for a duplicate or out-of-order frame.
 fn sv_event(s: &mut Stream, f: &mut Findings, i: usize, no: u64, ts: u64, c: u16) -> bool {
+    let before = s.sv.last();
     let ev = s.sv.observe(c);
     let copy = capture_copy_window(s, ts);
     let refused = s.refused_since_trusted;
@@ -579,7 +580,12 @@ fn sv_event(s: &mut Stream, f: &mut Findings, i: usize, no: u64, ts: u64, c: u16
             format!("smpCnt {c} twice in a row")
         }),
         SvEvent::OutOfOrder => f.add("sv-out-of-order", Severity::Medium, at, no, ts, || {
-            format!("smpCnt {c} after a later count: delayed or replayed")
+            let last = before.map(|b| b.to_string()).unwrap_or_default();
+            format!("smpCnt {c} after {last}: a step back that is not a wrap (IEC 61850-9-2: smpCnt wraps to 0): delayed, replayed or injected")
+        }),
+        SvEvent::Resync => f.add("sv-resync", Severity::Low, at, no, ts, || {
+            let last = before.map(|b| b.to_string()).unwrap_or_default();
+            format!("smpCnt {c}: {} counts in a row continued from below {last}, none in order between them: taken as where the stream is now (a restart, or a wrap whose 0 was not captured); the counts before it were reported out of order", sv_seq::RESYNC)
         }),
         SvEvent::Gap { missing } if missing <= refused => {}
         SvEvent::Gap { missing } => f.add("sv-gap", Severity::Low, at, no, ts, || {

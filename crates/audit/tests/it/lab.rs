@@ -657,6 +657,43 @@ fn copies_of_one_frame_from_several_interfaces_are_not_duplicates() {
     assert_eq!(a.streams[0].arrival.as_ref().unwrap().gaps, 1);
 }
 
+/// CSCRC-SCREED/QUT-ZSS-2023-SV `931/9311a` (the field test's QUTSV_9311a, tshark frames
+/// 650-654: smpCnt 309, 1, 310, 2): an attacker injects SV with smpCnt 1, 2, 3, ... on the
+/// APPID of a real stream. Every injected frame is `sv-out-of-order` (it was 596 `sv-gap`s,
+/// "smpCnt 1 after 1 missing samples", a wrap learnt at 310), the real stream has no finding.
+#[test]
+fn sv_injection_with_low_counts_is_out_of_order_not_a_wrap() {
+    let mut cap = Cap::default();
+    let mut injected = vec![];
+    let mut all = vec![];
+    all.push(cap.push(T0, sv(0x4001, 308, 2)));
+    for k in 0..20u16 {
+        let t = T0 + u64::from(k + 1) * 250_000;
+        all.push(cap.push(t, sv(0x4001, 309 + k, 2)));
+        let n = cap.push(t + 100_000, sv(0x4001, 1 + k, 2));
+        injected.push(n);
+        all.push(n);
+    }
+    let a = cap.audit(None);
+    let u = uid(&a, "sv", Some(0x4001));
+    expect(
+        &a,
+        vec![
+            ("unsecured", u.clone(), all),
+            ("sv-out-of-order", u.clone(), injected),
+        ],
+    );
+    let f = a
+        .findings
+        .iter()
+        .find(|f| f.code == "sv-out-of-order")
+        .unwrap();
+    assert_eq!(
+        f.detail,
+        "smpCnt 1 after 309: a step back that is not a wrap (IEC 61850-9-2: smpCnt wraps to 0): delayed, replayed or injected"
+    );
+}
+
 /// Without the key, a version-2 session header does not say whether the payload is encrypted,
 /// and AES-GCM ciphertext sometimes starts like a payload element (a payload type, a nonzero
 /// simulation octet, an APPID): CI once reported `goose-simulation` on an encrypted R-GOOSE
