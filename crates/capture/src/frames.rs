@@ -52,6 +52,8 @@ pub struct Frame<'a> {
     pub ethernet: bool,
     /// Whether the destination MAC address was captured.
     pub dst_known: bool,
+    /// The Linux cooked packet type (`crate::link::packet_type`), `None` for other links.
+    pub packet_type: Option<u16>,
     /// What reassembly did.
     pub reassembly: Reassembly,
     /// Reassembly findings this frame showed (or whose timeout it passed).
@@ -150,6 +152,7 @@ impl<R: Read> Capture<R> {
             data,
             ethernet: p.ethernet,
             dst_known: p.dst_known,
+            packet_type: p.packet_type,
             reassembly,
             findings: &self.findings,
         }))

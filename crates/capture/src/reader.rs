@@ -8,7 +8,7 @@
 
 use crate::error::{CaptureError, Warning};
 use crate::format::{Decoder, Step};
-use crate::link::{present, LinkType, Presented};
+use crate::link::{packet_type, present, LinkType, Presented};
 use std::io::Read;
 
 /// Octets read from the source at a time (the buffer's starting size).
@@ -36,6 +36,9 @@ pub struct Packet<'a> {
     pub ethernet: bool,
     /// Whether the destination MAC address was captured (false for most Linux cooked packets).
     pub dst_known: bool,
+    /// The Linux cooked (SLL/SLL2) packet type ([`crate::link::packet_type`]), `None` for
+    /// other link types.
+    pub packet_type: Option<u16>,
 }
 
 /// A streaming reader of a pcap or pcapng file.
@@ -169,6 +172,7 @@ impl<R: Read> CaptureReader<R> {
                     self.number += 1;
                     let data = &mut self.buf[at + p.data.start..at + p.data.end];
                     let captured_len = p.captured_len;
+                    let packet_type = packet_type(p.link, data);
                     let presented = present(p.link, data, &mut self.scratch);
                     let (data, ethernet, dst_known) = match presented {
                         Presented::InPlace { start, dst_known } => (
@@ -191,6 +195,7 @@ impl<R: Read> CaptureReader<R> {
                         data,
                         ethernet,
                         dst_known,
+                        packet_type,
                     }));
                 }
             }

@@ -71,7 +71,13 @@ fn feed_file(path: &Path, offset: u64, auditor: &mut Auditor<'_>) -> Result<u64>
                 auditor.cut_by_capture(no, f.timestamp_ns, f.data, f.captured_len, f.orig_len)
             }
             gander_capture::Reassembly::Held => auditor.held(f.timestamp_ns),
-            _ => auditor.feed(no, f.timestamp_ns, f.data),
+            _ => {
+                let rec = gander_audit::Recorded {
+                    interface: f.interface,
+                    packet_type: f.packet_type,
+                };
+                auditor.feed_recorded(no, f.timestamp_ns, f.data, rec)
+            }
         }
     }
     report_findings(auditor, &cap.finish(), offset, last.1);

@@ -370,3 +370,27 @@ fn an_enhanced_packet_block_cut_by_the_snap_length_is_flagged() {
     assert_eq!(fr.data, &g[..18]);
     assert_eq!(fr.reassembly, gander_capture::Reassembly::None);
 }
+
+/// pg-ot/virtual-substation-beta `goose.pcapng` (Linux "any"): one GOOSE frame recorded four
+/// times with packet types 2, 4, 4, 2. The reader hands each frame's packet type on, so the
+/// audit can tell a copy made by the capture from a frame sent twice.
+#[test]
+fn linux_cooked_packet_types_are_passed_on() {
+    let f = pcap(
+        113,
+        false,
+        &[2u16, 4, 4, 2]
+            .iter()
+            .map(|&t| (1_000, sll(t, 0x88b8, &goose_body())))
+            .collect::<Vec<_>>(),
+    );
+    let mut c = gander_capture::Capture::new(&f[..]);
+    let mut types = Vec::new();
+    while let Some(fr) = c.next_frame().unwrap() {
+        types.push(fr.packet_type);
+    }
+    assert_eq!(types, vec![Some(2), Some(4), Some(4), Some(2)]);
+    let g = pcap(1, false, &[(0, ethernet(GOOSE_DST, 0x88b8, &goose_body()))]);
+    let mut r = CaptureReader::new(&g[..]);
+    assert_eq!(r.next_packet().unwrap().unwrap().packet_type, None);
+}
