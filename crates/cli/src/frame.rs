@@ -216,10 +216,20 @@ fn open(path: &Path) -> Result<Capture<std::fs::File>> {
 /// `gse-management`, `session` (UDP to or from port 102, or starting `01 40`), `other`, or
 /// `unknown` (cut before the headers that tell).
 fn cut_carries(data: &[u8]) -> &'static str {
-    match view::classify_cut(data) {
+    match classify_cut_frame(data) {
         CutFrame::Iec61850(k) => k.name(),
         CutFrame::Other => "other",
         CutFrame::Unknown => "unknown",
+    }
+}
+
+/// What a cut frame carries, looking inside a GRE/ERSPAN tunnel (docs/capture.md) when the
+/// inner Ethernet header was captured; a GRE packet cut before it may carry anything.
+fn classify_cut_frame(data: &[u8]) -> CutFrame {
+    match gander_capture::tunnel::decapsulate(data) {
+        Some((_, r)) => view::classify_cut(&data[r]),
+        None if gander_capture::tunnel::is_gre(data) => CutFrame::Unknown,
+        None => view::classify_cut(data),
     }
 }
 
@@ -353,9 +363,16 @@ fn verify(a: VerifyArgs) -> Result<ExitCode> {
             let mut o = verdict_json(i, &v);
             o["frame"] = json!(f.number);
             add_reassembly(&mut o, &f);
+            if let Some(t) = f.tunnel {
+                o["tunnel"] = json!(t.name());
+            }
             crate::out(o);
         } else {
-            crate::out(verdict_line(f.number as usize, &v));
+            let mut line = verdict_line(f.number as usize, &v);
+            if let Some(t) = f.tunnel {
+                line += &format!(" (inside {})", t.name());
+            }
+            crate::out(line);
         }
     }
     finish_capture(&mut capture, &a.file, a.json);
@@ -465,7 +482,7 @@ fn protect_into(
             // would cover octets never recorded) and is not copied unprotected into a capture
             // that claims to be protected: the command stops, as for a malformed frame.
             let (cap, orig) = (p.captured_len, p.orig_len);
-            match view::classify_cut(p.data) {
+            match classify_cut_frame(p.data) {
                 CutFrame::Other => {
                     *copied += 1;
                     out.write(p.timestamp_ns, p.orig_len, p.data)?;
@@ -480,6 +497,20 @@ fn protect_into(
                     "frame #{}: cut by the capture to {cap} of {orig} octets (its snap length) before the headers that tell whether it is IEC 61850 traffic: not copied unprotected; capture again without a snap length",
                     p.number
                 ),
+            }
+        }
+        // Mirrored traffic: protect rewrites frames, not tunnels. A GRE/ERSPAN packet whose
+        // inner frame is IEC 61850 (or does not parse) stops the command rather than leave a
+        // cleartext publisher frame in a capture that claims to be protected.
+        if let Some((tunnel, r)) = gander_capture::tunnel::decapsulate(p.data) {
+            let inner = view::classify(a.profile.into(), &p.data[r]).map(|v| v.kind());
+            if !matches!(inner, Ok(view::Kind::Other)) {
+                let what = inner.map_or("a malformed", |k| k.name());
+                bail!(
+                    "frame #{}: {what} frame inside {} (mirrored traffic): protect does not rewrite tunnelled frames",
+                    p.number,
+                    tunnel.name()
+                );
             }
         }
         let t = now();
@@ -655,6 +686,9 @@ fn show(a: ShowArgs) -> Result<ExitCode> {
         } else {
             let mut v = show_frame(f.data, a.profile.into());
             add_reassembly(&mut v, &f);
+            if let Some(t) = f.tunnel {
+                v["tunnel"] = json!(t.name());
+            }
             if !f.dst_known {
                 v["dst_captured"] = json!(false);
             }
