@@ -29,3 +29,10 @@ impl Hasher for Fnv {
 
 /// A `HashMap` hasher builder for FNV-1a.
 pub type FnvBuild = BuildHasherDefault<Fnv>;
+
+/// 64-bit FNV-1a of `bytes` (the audit's "same octets" test for capture copies).
+pub fn hash64(bytes: &[u8]) -> u64 {
+    let mut h = Fnv::default();
+    h.write(bytes);
+    h.finish()
+}

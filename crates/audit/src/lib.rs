@@ -67,6 +67,19 @@ impl Default for AuditOptions {
     }
 }
 
+/// Where the capture recorded a frame: the pcapng interface and the Linux cooked packet type
+/// (`gander_capture::link::packet_type`). A Linux "any" capture or a capture on several
+/// interfaces records one frame once per interface it crosses; the copies are byte for byte
+/// the same and differ here, which a frame its publisher sent twice does not (docs/audit.md,
+/// `capture-copy`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Recorded {
+    /// Interface (pcapng) or 0.
+    pub interface: u32,
+    /// Linux cooked packet type, `None` for other link types.
+    pub packet_type: Option<u16>,
+}
+
 /// The audit of a capture, frame by frame.
 #[derive(Debug)]
 pub struct Auditor<'k> {
@@ -82,6 +95,10 @@ pub struct Auditor<'k> {
     mms: mms_tcp::MmsTracker,
     kernel: Option<metrics::KernelTotals>,
     gdoi: gdoi::GdoiTracker,
+    cut: live_input::CutTally,
+    /// The frame being judged: a hash of its octets after the destination address (which a
+    /// Linux cooked capture does not record) and where it was recorded.
+    recorded: (u64, Recorded),
 }
 
 impl<'k> Auditor<'k> {
@@ -105,6 +122,8 @@ impl<'k> Auditor<'k> {
             mms: mms_tcp::MmsTracker::default(),
             kernel: None,
             gdoi: gdoi::GdoiTracker::default(),
+            cut: live_input::CutTally::default(),
+            recorded: (0, Recorded::default()),
         }
     }
 
@@ -144,6 +163,12 @@ impl<'k> Auditor<'k> {
     /// Judges frame number `no` (1-based) captured at `ts_ns` (nanoseconds since the Unix
     /// epoch); `data` is the Ethernet frame.
     pub fn feed(&mut self, no: u64, ts_ns: u64, data: &[u8]) {
+        self.feed_recorded(no, ts_ns, data, Recorded::default());
+    }
+
+    /// [`Self::feed`] with where the capture recorded the frame, so that copies the capture
+    /// made of one frame are told from a frame sent twice.
+    pub fn feed_recorded(&mut self, no: u64, ts_ns: u64, data: &[u8], rec: Recorded) {
         self.frames += 1;
         self.first_ts.get_or_insert(ts_ns);
         self.last_ts = self.last_ts.max(ts_ns);
@@ -158,6 +183,7 @@ impl<'k> Auditor<'k> {
             return;
         }
         *self.kinds.entry(kind.name()).or_insert(0) += 1;
+        self.recorded = (fnv::hash64(data.get(6..).unwrap_or(&[])), rec);
         let seen = Seen::read(self.opts.profile, &v);
         let verdict = self
             .verifier
@@ -252,6 +278,7 @@ impl<'k> Auditor<'k> {
         seen: Seen<'_>,
         verdict: Option<gander_sec::frame::Verdict>,
     ) {
+        let recorded = self.recorded;
         let s = &mut self.streams[i];
         let f = &mut self.findings;
         let at = Some((i, s.uid.as_str()));
@@ -386,7 +413,7 @@ impl<'k> Auditor<'k> {
         }
         let mut in_order = true;
         if let (true, Some((st, sq))) = (is_goose, st_sq) {
-            in_order = goose_event(s, f, i, no, ts, (st, sq, seen.t));
+            in_order = goose_event(s, f, i, no, (ts, recorded), (st, sq, seen.t));
         }
         if is_sv {
             let at = Some((i, s.uid.as_str()));
@@ -399,11 +426,12 @@ impl<'k> Auditor<'k> {
                 }
             }
             if let Some(c) = smp_cnt {
-                in_order = sv_event(s, f, i, no, ts, c);
+                in_order = sv_event(s, f, i, no, (ts, recorded), c);
             }
         }
         if in_order {
             s.arrivals.add(ts);
+            s.last_recorded = recorded;
         }
         s.refused_since_trusted = 0;
         // Key ids of frames in order only: a replayed old frame does not roll the key back.
@@ -454,6 +482,14 @@ impl<'k> Auditor<'k> {
             })
             .collect();
         let mut findings = self.findings.into_vec();
+        if self.cut.frames > 0 {
+            let detail = self.cut.detail();
+            for f in &mut findings {
+                if f.code == "capture-truncated" && f.stream.is_none() && f.detail.is_empty() {
+                    f.detail = detail.clone();
+                }
+            }
+        }
         findings.sort_by(|a, b| {
             b.severity
                 .cmp(&a.severity)
@@ -510,11 +546,11 @@ fn goose_event(
     f: &mut Findings,
     i: usize,
     no: u64,
-    ts: u64,
+    (ts, recorded): (u64, (u64, Recorded)),
     (st, sq, t): (u32, u32, Option<u64>),
 ) -> bool {
     let ev = s.goose.observe(st, sq, t);
-    let copy = capture_copy_window(s, ts);
+    let copy = is_capture_copy(s, ts, recorded);
     // Frames refused since the last trusted one explain as many missing numbers.
     let refused = s.refused_since_trusted;
     if matches!(
@@ -556,9 +592,17 @@ fn goose_event(
 }
 
 /// Judges an SV frame's smpCnt; false for a duplicate or out-of-order frame.
-fn sv_event(s: &mut Stream, f: &mut Findings, i: usize, no: u64, ts: u64, c: u16) -> bool {
+fn sv_event(
+    s: &mut Stream,
+    f: &mut Findings,
+    i: usize,
+    no: u64,
+    (ts, recorded): (u64, (u64, Recorded)),
+    c: u16,
+) -> bool {
+    let before = s.sv.last();
     let ev = s.sv.observe(c);
-    let copy = capture_copy_window(s, ts);
+    let copy = is_capture_copy(s, ts, recorded);
     let refused = s.refused_since_trusted;
     let at = Some((i, s.uid.as_str()));
     let in_order = !matches!(ev, SvEvent::Duplicate | SvEvent::OutOfOrder);
@@ -569,7 +613,12 @@ fn sv_event(s: &mut Stream, f: &mut Findings, i: usize, no: u64, ts: u64, c: u16
             format!("smpCnt {c} twice in a row")
         }),
         SvEvent::OutOfOrder => f.add("sv-out-of-order", Severity::Medium, at, no, ts, || {
-            format!("smpCnt {c} after a later count: delayed or replayed")
+            let last = before.map(|b| b.to_string()).unwrap_or_default();
+            format!("smpCnt {c} after {last}: a step back that is not a wrap (IEC 61850-9-2: smpCnt wraps to 0): delayed, replayed or injected")
+        }),
+        SvEvent::Resync => f.add("sv-resync", Severity::Low, at, no, ts, || {
+            let last = before.map(|b| b.to_string()).unwrap_or_default();
+            format!("smpCnt {c}: {} counts in a row continued from below {last}, none in order between them: taken as where the stream is now (a restart, or a wrap whose 0 was not captured); the counts before it were reported out of order", sv_seq::RESYNC)
         }),
         SvEvent::Gap { missing } if missing <= refused => {}
         SvEvent::Gap { missing } => f.add("sv-gap", Severity::Low, at, no, ts, || {
@@ -585,15 +634,29 @@ fn sv_event(s: &mut Stream, f: &mut Findings, i: usize, no: u64, ts: u64, c: u16
 /// fastest SV streams (256 samples per 60 Hz cycle) are 65 µs apart.
 const COPY_WINDOW_NS: u64 = 50_000;
 
-fn capture_copy_window(s: &Stream, ts: u64) -> bool {
-    s.arrivals
-        .last_ns()
-        .is_some_and(|l| ts.saturating_sub(l) < COPY_WINDOW_NS)
+/// A repeat byte for byte the same as the frame it repeats but recorded elsewhere (another
+/// Linux cooked packet type or pcapng interface) within this long is a copy too: the public
+/// pg-ot/virtual-substation-beta `goose.pcapng` (Linux "any") has the third copy of one GOOSE
+/// frame 72.1 µs after the first, packet types 2, 4, 4, 2. A publisher that sends a frame twice
+/// sends both through the same interface, so they are recorded alike and stay
+/// `goose-duplicate`/`sv-duplicate` however close.
+const RECORDED_COPY_WINDOW_NS: u64 = 1_000_000;
+
+/// Whether a repeat of the last in-order frame's numbers is a copy the capture made: within
+/// [`COPY_WINDOW_NS`] (or stamped earlier), or the same octets recorded elsewhere within
+/// [`RECORDED_COPY_WINDOW_NS`].
+fn is_capture_copy(s: &Stream, ts: u64, (hash, rec): (u64, Recorded)) -> bool {
+    let Some(l) = s.arrivals.last_ns() else {
+        return false;
+    };
+    let dt = ts.saturating_sub(l);
+    let (last_hash, last_rec) = s.last_recorded;
+    dt < COPY_WINDOW_NS || (hash == last_hash && rec != last_rec && dt < RECORDED_COPY_WINDOW_NS)
 }
 
 fn capture_copy(f: &mut Findings, at: Option<(usize, &str)>, no: u64, ts: u64) {
     f.add("capture-copy", Severity::Info, at, no, ts, || {
-        "the same numbers again within 50 µs: the capture recorded the frame on several interfaces (Linux \"any\"), not judged twice".into()
+        "the same frame again within 50 µs, or recorded on another interface or with another Linux packet type within 1 ms: the capture recorded one frame several times (Linux \"any\", several interfaces), not judged twice".into()
     });
 }
 

@@ -23,6 +23,43 @@ impl Auditor<'_> {
             });
     }
 
+    /// Counts frame `no` of a file, cut by the capture's snap length (`captured_len` of
+    /// `orig_len` octets recorded; `data` is what was captured, presented as Ethernet). The
+    /// missing octets were never recorded, so the frame is neither malformed nor judged: not
+    /// verified, not counted in a stream, no sequence check. What its captured headers show
+    /// (`gander_sec::view::classify_cut`) is tallied, and [`Auditor::finish`] states the whole
+    /// in one `capture-truncated` finding (how many, the snap length, how many were IEC 61850).
+    pub fn cut_by_capture(
+        &mut self,
+        no: u64,
+        ts_ns: u64,
+        data: &[u8],
+        captured_len: u32,
+        orig_len: u32,
+    ) {
+        self.frames += 1;
+        self.first_ts.get_or_insert(ts_ns);
+        self.last_ts = self.last_ts.max(ts_ns);
+        *self.kinds.entry("truncated").or_insert(0) += 1;
+        let c = &mut self.cut;
+        c.frames += 1;
+        c.max_captured = c.max_captured.max(captured_len);
+        c.max_orig = c.max_orig.max(orig_len);
+        match gander_sec::view::classify_cut(data) {
+            gander_sec::view::CutFrame::Iec61850(_) => c.iec += 1,
+            gander_sec::view::CutFrame::Unknown => c.unknown += 1,
+            gander_sec::view::CutFrame::Other => {}
+        }
+        self.findings.add(
+            "capture-truncated",
+            Severity::Low,
+            None,
+            no,
+            ts_ns,
+            String::new,
+        );
+    }
+
     /// Adds the kernel's capture-socket counters read since the previous call
     /// (`PACKET_STATISTICS` resets on every read); `no` and `ts_ns` are the last frame read,
     /// after which the loss was seen. A drop is a medium finding: the audit is incomplete.
@@ -41,6 +78,26 @@ impl Auditor<'_> {
     /// The kernel's counters so far (`None` for a file audit).
     pub fn kernel_totals(&self) -> Option<KernelTotals> {
         self.kernel
+    }
+}
+
+/// Frames of a file that its snap length cut, for the one `capture-truncated` finding.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct CutTally {
+    pub(crate) frames: u64,
+    pub(crate) max_captured: u32,
+    pub(crate) max_orig: u32,
+    pub(crate) iec: u64,
+    pub(crate) unknown: u64,
+}
+
+impl CutTally {
+    /// The finding's text, once every frame is counted.
+    pub(crate) fn detail(&self) -> String {
+        format!(
+            "{} frames cut by the capture's snap length ({} octets captured at most, of frames up to {} octets): {} of them IEC 61850 by their headers (GOOSE, SV, GSE management, R-GOOSE/R-SV), {} cut before the headers that tell. Their contents were not recorded and not judged: not verified, not counted in a stream, no sequence or malformed check; capture without a snap length to audit them",
+            self.frames, self.max_captured, self.max_orig, self.iec, self.unknown
+        )
     }
 }
 
@@ -94,5 +151,72 @@ mod tests {
         assert_eq!(audit.summary.kinds.get("truncated"), Some(&1));
         assert!(audit.streams.is_empty());
         assert_eq!(audit.findings[0].code, "capture-truncated");
+    }
+}
+
+#[cfg(test)]
+mod cut_tests {
+    use crate::finding::Severity;
+    use crate::{AuditOptions, Auditor};
+    use gander_testkit::frames::{goose_frame, udp_frame, UdpAddrs};
+
+    /// The field test's `editcap -s 200` copy of a public capture (D_snap200): NTP and GOOSE
+    /// frames cut by the snap length were 173 medium `malformed` findings ("truncated IPv4
+    /// packet: need 76 bytes, have 50") and the GOOSE streams were lost. A cut frame is counted
+    /// once in a low `capture-truncated` finding that names the snap length and how many were
+    /// IEC 61850, never `malformed`; the whole frames are still judged.
+    #[test]
+    fn frames_cut_by_the_snap_length_are_one_finding_not_malformed() {
+        let src = [0, 0x30, 0xa7, 1, 2, 3];
+        let dst = [1, 0x0c, 0xcd, 1, 0, 1];
+        let ntp = udp_frame(
+            &UdpAddrs {
+                src_mac: src,
+                dst_mac: [0, 1, 2, 3, 4, 5],
+                src_ip: [10, 0, 0, 1],
+                dst_ip: [10, 0, 0, 2],
+                src_port: 123,
+                dst_port: 123,
+            },
+            &[0x23; 48],
+        );
+        let g1 = goose_frame(src, dst, None, 1, 1, 0);
+        let g2 = goose_frame(src, dst, None, 1, 1, 1);
+        let g3 = goose_frame(src, dst, None, 1, 1, 2);
+        let mut a = Auditor::new(AuditOptions::default(), None);
+        a.feed(1, 1_000, &g1);
+        a.cut_by_capture(2, 2_000, &ntp[..64], 64, ntp.len() as u32);
+        a.cut_by_capture(3, 3_000, &g2[..40], 40, g2.len() as u32);
+        a.feed(4, 4_000_000, &g3);
+        let audit = a.finish();
+        assert_eq!(audit.summary.frames, 4);
+        assert_eq!(audit.summary.kinds.get("truncated"), Some(&2));
+        assert_eq!(audit.summary.kinds.get("malformed"), None);
+        assert!(audit.findings.iter().all(|f| f.code != "malformed"));
+        let cut: Vec<_> = audit
+            .findings
+            .iter()
+            .filter(|f| f.code == "capture-truncated")
+            .collect();
+        assert_eq!(cut.len(), 1);
+        assert_eq!(cut[0].severity, Severity::Low);
+        assert_eq!(cut[0].count, 2);
+        assert_eq!(cut[0].frames, vec![2, 3]);
+        assert!(
+            cut[0]
+                .detail
+                .starts_with("2 frames cut by the capture's snap length (64 octets"),
+            "{}",
+            cut[0].detail
+        );
+        assert!(
+            cut[0].detail.contains("1 of them IEC 61850"),
+            "{}",
+            cut[0].detail
+        );
+        // The GOOSE stream is the two whole frames; the cut one between them is not judged
+        // (its sqNum is missing from the stream: a gap, as the capture holds no more of it).
+        assert_eq!(audit.streams.len(), 1);
+        assert_eq!(audit.streams[0].frames, 2);
     }
 }

@@ -134,6 +134,8 @@ pub struct Stream {
     /// Frames refused by verification since the last trusted one: a sequence gap of at most
     /// this many numbers is those frames, already reported, not a loss.
     pub refused_since_trusted: u32,
+    /// Hash and recording place of the last in-order frame (what a capture copy repeats).
+    pub last_recorded: (u64, crate::Recorded),
 }
 
 impl Stream {
@@ -177,6 +179,7 @@ impl Stream {
             sv: SvSeq::default(),
             state_change_ns: Vec::new(),
             refused_since_trusted: 0,
+            last_recorded: (0, crate::Recorded::default()),
         }
     }
 

@@ -58,6 +58,9 @@ pub struct RawPacket {
     pub timestamp_ns: u64,
     /// Length of the packet on the wire.
     pub orig_len: u32,
+    /// Octets the file holds for the packet (its captured length, a frame check sequence
+    /// included): less than `orig_len` when the capture's snap length cut the packet.
+    pub captured_len: u32,
     /// The captured bytes, frame check sequence (if the file states one) removed.
     pub data: Range<usize>,
 }
@@ -219,14 +222,16 @@ impl Decoder {
                 } else {
                     sub.saturating_mul(1000)
                 });
-                let data = rh..rh + caplen.saturating_sub(fcs as usize);
+                let orig_len = order.u32(input, 12);
+                let data = rh..rh + without_fcs(caplen, orig_len, fcs);
                 Ok(Step::Record {
                     used: rh + caplen,
                     packet: Some(RawPacket {
                         interface: 0,
                         link,
                         timestamp_ns: ts,
-                        orig_len: order.u32(input, 12),
+                        orig_len,
+                        captured_len: caplen as u32,
                         data,
                     }),
                 })
@@ -354,12 +359,14 @@ impl Decoder {
                 let ts = iface.resolution.to_ns(units);
                 let ts = offset_ts(ts, iface.offset_s);
                 let start = 8 + 20;
-                let cap = (caplen as usize).saturating_sub(iface.fcs_len as usize);
+                let orig_len = order.u32(body, 16);
+                let cap = without_fcs(caplen as usize, orig_len, iface.fcs_len);
                 Some(RawPacket {
                     interface: iface_id,
                     link: iface.link,
                     timestamp_ns: ts,
-                    orig_len: order.u32(body, 16),
+                    orig_len,
+                    captured_len: caplen,
                     data: start..start + cap,
                 })
             }
@@ -378,20 +385,34 @@ impl Decoder {
                 if iface.snaplen != 0 {
                     cap = cap.min(iface.snaplen as usize);
                 }
-                let cap = cap
-                    .min(body.len() - 4)
-                    .saturating_sub(iface.fcs_len as usize);
+                let cap = cap.min(body.len() - 4);
+                let captured_len = cap as u32;
+                let cap = without_fcs(cap, orig_len, iface.fcs_len);
                 Some(RawPacket {
                     interface: 0,
                     link: iface.link,
                     timestamp_ns: 0,
                     orig_len,
+                    captured_len,
                     data: 12..12 + cap,
                 })
             }
             _ => None,
         };
         Ok(Step::Record { used: len, packet })
+    }
+}
+
+/// The captured octets that are the packet, its frame check sequence (`fcs` octets at the end
+/// of the `orig_len` octets on the wire) removed. A packet the snap length cut before its FCS
+/// holds none of it: its last captured octets are payload and stay. (A record that claims
+/// fewer octets on the wire than it holds is taken as captured whole.)
+fn without_fcs(caplen: usize, orig_len: u32, fcs: u8) -> usize {
+    let fcs = fcs as usize;
+    if caplen >= orig_len as usize {
+        caplen.saturating_sub(fcs)
+    } else {
+        caplen.min((orig_len as usize).saturating_sub(fcs))
     }
 }
 

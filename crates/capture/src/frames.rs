@@ -5,6 +5,7 @@ use crate::error::{CaptureError, Warning};
 use crate::link::LinkType;
 use crate::reader::CaptureReader;
 use crate::reassembly::{Finding, Limits, Outcome, Reassembler};
+use crate::tunnel::{decapsulate, Tunnel};
 use std::fs::File;
 use std::io::Read;
 use std::path::Path;
@@ -38,23 +39,39 @@ pub struct Frame<'a> {
     pub timestamp_ns: u64,
     /// Length on the wire.
     pub orig_len: u32,
-    /// Octets captured.
+    /// Octets captured (link header and any FCS included): less than `orig_len` when the
+    /// capture's snap length cut the frame ([`Frame::cut_by_capture`]).
     pub captured_len: u32,
     /// Interface (pcapng) or 0.
     pub interface: u32,
     /// Link type.
     pub link: LinkType,
-    /// The Ethernet II frame (reassembled, if [`Reassembly::Complete`]), or the captured bytes
-    /// when `ethernet` is false.
+    /// The Ethernet II frame (reassembled, if [`Reassembly::Complete`]; the inner frame, if
+    /// `tunnel`), or the captured bytes when `ethernet` is false.
     pub data: &'a [u8],
     /// Whether `data` is an Ethernet II frame.
     pub ethernet: bool,
     /// Whether the destination MAC address was captured.
     pub dst_known: bool,
+    /// The Linux cooked packet type (`crate::link::packet_type`), `None` for other links.
+    pub packet_type: Option<u16>,
+    /// The GRE/ERSPAN tunnel the frame was captured in (`data` is the frame inside it).
+    pub tunnel: Option<Tunnel>,
     /// What reassembly did.
     pub reassembly: Reassembly,
     /// Reassembly findings this frame showed (or whose timeout it passed).
     pub findings: &'a [Finding],
+}
+
+impl Frame<'_> {
+    /// Whether the capture cut this frame (captured length below the length on the wire, the
+    /// pcap record header's `incl_len` < `orig_len`, a pcapng EPB's Captured < Original
+    /// Packet Length). Its missing octets were never recorded: the frame cannot be judged, and
+    /// it is not malformed on the wire. Such a frame is not given to the reassembler either (a
+    /// cut fragment cannot complete a datagram).
+    pub fn cut_by_capture(&self) -> bool {
+        self.captured_len < self.orig_len
+    }
 }
 
 /// A capture being read frame by frame.
@@ -102,11 +119,21 @@ impl<R: Read> Capture<R> {
         let Some(p) = self.reader.next_packet()? else {
             return Ok(None);
         };
-        let outcome = if p.ethernet {
+        // Mirrored traffic (remote SPAN): the frame inside the tunnel is the one to judge.
+        let tunnelled = if p.ethernet && !p.cut_by_capture() {
+            decapsulate(p.data)
+        } else {
+            None
+        };
+        let (inner, tunnel) = match tunnelled {
+            Some((t, r)) => (&p.data[r], Some(t)),
+            None => (p.data, None),
+        };
+        let outcome = if p.ethernet && !p.cut_by_capture() {
             self.reassembler.push(
                 p.number,
                 p.timestamp_ns,
-                p.data,
+                inner,
                 &mut self.out,
                 &mut self.findings,
             )
@@ -114,9 +141,9 @@ impl<R: Read> Capture<R> {
             Outcome::NotFragment
         };
         let (data, reassembly) = match outcome {
-            Outcome::NotFragment => (p.data, Reassembly::None),
-            Outcome::Held => (p.data, Reassembly::Held),
-            Outcome::Dropped => (p.data, Reassembly::Dropped),
+            Outcome::NotFragment => (inner, Reassembly::None),
+            Outcome::Held => (inner, Reassembly::Held),
+            Outcome::Dropped => (inner, Reassembly::Dropped),
             Outcome::Complete {
                 first_frame,
                 fragments,
@@ -138,6 +165,8 @@ impl<R: Read> Capture<R> {
             data,
             ethernet: p.ethernet,
             dst_known: p.dst_known,
+            packet_type: p.packet_type,
+            tunnel,
             reassembly,
             findings: &self.findings,
         }))

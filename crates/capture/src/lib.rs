@@ -10,6 +10,8 @@
 //!   packets as tshark does (1-based) and ending a capture cut short with a [`Warning`].
 //! * [`reassembly`]: the sans-I/O fragment reassembler (RFC 791, RFC 8200 §4.5, RFC 5722),
 //!   bounded in datagrams, bytes, fragments and capture time, with typed findings.
+//! * [`tunnel`]: the Ethernet frame inside GRE (transparent Ethernet bridging, ERSPAN types
+//!   I, II and III), where a remote SPAN sends mirrored traffic.
 //! * [`frames`]: [`Capture`], reader and reassembler together: the frames `frame show`,
 //!   `frame verify` and `audit` read.
 //!
@@ -21,9 +23,11 @@ pub mod frames;
 pub mod link;
 pub mod reader;
 pub mod reassembly;
+pub mod tunnel;
 
 pub use error::{CaptureError, FormatError, Warning};
 pub use frames::{Capture, Frame, Reassembly};
 pub use link::LinkType;
 pub use reader::{CaptureReader, Packet};
 pub use reassembly::{Finding, FindingKind, Limits, Reassembler};
+pub use tunnel::Tunnel;

@@ -124,6 +124,20 @@ const SLL2_LEN: usize = 20;
 const PACKET_BROADCAST: u16 = 1;
 const BROADCAST: [u8; 6] = [0xff; 6];
 
+/// The Linux cooked packet type of a packet (SLL octets 0-1, SLL2 octet 10; packet(7):
+/// 0 to us, 1 broadcast, 2 multicast, 3 to another host, 4 outgoing), read before
+/// [`present`] writes over the header; `None` for other link types. A Linux "any" capture
+/// records one frame once per interface it crosses, and the copies differ in it (a GOOSE
+/// frame through a bridge: multicast in, outgoing twice, multicast in): what tells a copy made
+/// by the capture from a frame sent twice.
+pub fn packet_type(link: LinkType, data: &[u8]) -> Option<u16> {
+    match link {
+        LinkType::LinuxSll if data.len() >= SLL_LEN => Some(u16::from_be_bytes([data[0], data[1]])),
+        LinkType::LinuxSll2 if data.len() >= SLL2_LEN => Some(u16::from(data[10])),
+        _ => None,
+    }
+}
+
 /// Presents `data` (a packet of link type `link`) as an Ethernet II frame: in place (SLL,
 /// SLL2), as is (Ethernet) or into `scratch` (raw IP).
 pub fn present(link: LinkType, data: &mut [u8], scratch: &mut Vec<u8>) -> Presented {
@@ -214,6 +228,17 @@ fn behind_ethernet(ethertype: u16, data: &[u8], scratch: &mut Vec<u8>) -> Presen
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn packet_types_of_linux_cooked_captures() {
+        let sll = [0, 4, 0, 1, 0, 6, 1, 2, 3, 4, 5, 6, 0, 0, 0x88, 0xb8];
+        assert_eq!(packet_type(LinkType::LinuxSll, &sll), Some(4));
+        let mut sll2 = vec![0x88, 0xb8, 0, 0, 0, 0, 0, 2, 0, 1, 2, 6];
+        sll2.extend([1, 2, 3, 4, 5, 6, 0, 0]);
+        assert_eq!(packet_type(LinkType::LinuxSll2, &sll2), Some(2));
+        assert_eq!(packet_type(LinkType::LinuxSll, &sll[..15]), None);
+        assert_eq!(packet_type(LinkType::Ethernet, &sll), None);
+    }
 
     #[test]
     fn sll_becomes_ethernet_in_place() {

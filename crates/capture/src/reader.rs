@@ -8,7 +8,7 @@
 
 use crate::error::{CaptureError, Warning};
 use crate::format::{Decoder, Step};
-use crate::link::{present, LinkType, Presented};
+use crate::link::{packet_type, present, LinkType, Presented};
 use std::io::Read;
 
 /// Octets read from the source at a time (the buffer's starting size).
@@ -23,7 +23,8 @@ pub struct Packet<'a> {
     pub timestamp_ns: u64,
     /// Length on the wire.
     pub orig_len: u32,
-    /// Octets captured (as in the file, link header included).
+    /// Octets captured (the record's captured length, link header and any frame check
+    /// sequence included): less than `orig_len` when the capture's snap length cut the packet.
     pub captured_len: u32,
     /// Interface (pcapng) or 0.
     pub interface: u32,
@@ -35,6 +36,9 @@ pub struct Packet<'a> {
     pub ethernet: bool,
     /// Whether the destination MAC address was captured (false for most Linux cooked packets).
     pub dst_known: bool,
+    /// The Linux cooked (SLL/SLL2) packet type ([`crate::link::packet_type`]), `None` for
+    /// other link types.
+    pub packet_type: Option<u16>,
 }
 
 /// A streaming reader of a pcap or pcapng file.
@@ -52,6 +56,16 @@ pub struct CaptureReader<R> {
     eof: bool,
     done: bool,
     warnings: Vec<Warning>,
+}
+
+impl Packet<'_> {
+    /// Whether the capture cut this packet (its captured length is less than its length on
+    /// the wire: a snap length, `editcap -s`, `tcpdump -s`). What is missing was never
+    /// recorded, so the packet's contents cannot be judged; that is a property of the
+    /// capture, not a defect of the frame on the wire.
+    pub fn cut_by_capture(&self) -> bool {
+        self.captured_len < self.orig_len
+    }
 }
 
 impl<R: Read> CaptureReader<R> {
@@ -157,7 +171,8 @@ impl<R: Read> CaptureReader<R> {
                     let Some(p) = packet else { continue };
                     self.number += 1;
                     let data = &mut self.buf[at + p.data.start..at + p.data.end];
-                    let captured_len = data.len() as u32;
+                    let captured_len = p.captured_len;
+                    let packet_type = packet_type(p.link, data);
                     let presented = present(p.link, data, &mut self.scratch);
                     let (data, ethernet, dst_known) = match presented {
                         Presented::InPlace { start, dst_known } => (
@@ -180,6 +195,7 @@ impl<R: Read> CaptureReader<R> {
                         data,
                         ethernet,
                         dst_known,
+                        packet_type,
                     }));
                 }
             }

@@ -66,9 +66,28 @@ fn feed_file(path: &Path, offset: u64, auditor: &mut Auditor<'_>) -> Result<u64>
         let no = offset + f.number;
         last = (no, f.timestamp_ns);
         report_findings(auditor, f.findings, offset, f.timestamp_ns);
+        if f.tunnel.is_none() && f.ethernet && gander_capture::tunnel::is_gre(f.data) {
+            // GRE that gander-capture does not open (another protocol than Ethernet or
+            // ERSPAN, a header it does not read): whatever is inside was not judged.
+            auditor.input_finding("tunnel-unread", Severity::Low, no, f.timestamp_ns, || {
+                "GRE packets whose contents were not read (a GRE protocol other than transparent Ethernet bridging or ERSPAN I/II/III, or a GRE header with routing or another version): mirrored traffic inside them was not judged".into()
+            });
+        }
         match f.reassembly {
+            _ if f.cut_by_capture() && f.ethernet => {
+                // What a cut frame carries is judged inside a tunnel when it was captured.
+                let inner =
+                    gander_capture::tunnel::decapsulate(f.data).map_or(f.data, |(_, r)| &f.data[r]);
+                auditor.cut_by_capture(no, f.timestamp_ns, inner, f.captured_len, f.orig_len)
+            }
             gander_capture::Reassembly::Held => auditor.held(f.timestamp_ns),
-            _ => auditor.feed(no, f.timestamp_ns, f.data),
+            _ => {
+                let rec = gander_audit::Recorded {
+                    interface: f.interface,
+                    packet_type: f.packet_type,
+                };
+                auditor.feed_recorded(no, f.timestamp_ns, f.data, rec)
+            }
         }
     }
     report_findings(auditor, &cap.finish(), offset, last.1);

@@ -7,7 +7,7 @@ use gander_capture::{Capture, CaptureReader, Frame, Reassembly};
 use gander_sec::fit::Transport;
 use gander_sec::frame::{protect_frame, CaptureVerifier, Outcome, Verdict};
 use gander_sec::spdu::RandomIv;
-use gander_sec::view::{self, Content};
+use gander_sec::view::{self, Content, CutFrame};
 use gander_sec::{default_provider, KeyStore, Profile};
 use gander_wire::goose::GoosePdu;
 use gander_wire::l2_frame::L2Frame;
@@ -212,6 +212,47 @@ fn open(path: &Path) -> Result<Capture<std::fs::File>> {
     Capture::open(path).with_context(|| format!("cannot open {}", path.display()))
 }
 
+/// What the captured headers of a frame the capture cut show: `goose`, `sv`,
+/// `gse-management`, `session` (UDP to or from port 102, or starting `01 40`), `other`, or
+/// `unknown` (cut before the headers that tell).
+fn cut_carries(data: &[u8]) -> &'static str {
+    match classify_cut_frame(data) {
+        CutFrame::Iec61850(k) => k.name(),
+        CutFrame::Other => "other",
+        CutFrame::Unknown => "unknown",
+    }
+}
+
+/// What a cut frame carries, looking inside a GRE/ERSPAN tunnel (docs/capture.md) when the
+/// inner Ethernet header was captured; a GRE packet cut before it may carry anything.
+fn classify_cut_frame(data: &[u8]) -> CutFrame {
+    match gander_capture::tunnel::decapsulate(data) {
+        Some((_, r)) => view::classify_cut(&data[r]),
+        None if gander_capture::tunnel::is_gre(data) => CutFrame::Unknown,
+        None => view::classify_cut(data),
+    }
+}
+
+/// A frame the capture cut (captured length below its length on the wire: a snap length).
+/// It is not decoded: its IP, UDP and APDU lengths run past what was captured, and the missing
+/// octets were never recorded, so it is neither malformed nor verifiable. The line names both
+/// lengths and what the captured headers show.
+fn cut_json(f: &Frame<'_>) -> Value {
+    json!({
+        "index": f.number - 1,
+        "frame": f.number,
+        "kind": "capture-truncated",
+        "carries": cut_carries(f.data),
+        "captured_len": f.captured_len,
+        "orig_len": f.orig_len,
+        "detail": cut_detail(f.captured_len, f.orig_len),
+    })
+}
+
+fn cut_detail(captured: u32, orig: u32) -> String {
+    format!("cut by the capture to {captured} of {orig} octets (the capture's snap length): the rest was never recorded, not decoded")
+}
+
 /// The frame's line for a fragment held (or dropped) for reassembly: its datagram is shown at
 /// the frame of its last fragment, as tshark does.
 fn fragment_json(f: &Frame<'_>) -> Value {
@@ -260,11 +301,37 @@ fn verify(a: VerifyArgs) -> Result<ExitCode> {
     }
     let mut verifier = CaptureVerifier::new(a.profile.into(), &store);
     verifier.set_sv_wrap(a.sv_wrap);
-    let (mut verified, mut unsecured, mut failed, mut skipped) = (0, 0, 0, 0);
+    let (mut verified, mut unsecured, mut failed, mut skipped, mut cut) = (0, 0, 0, 0, 0);
     let ctx = || format!("{}", a.file.display());
     while let Some(f) = capture.next_frame().with_context(ctx)? {
         print_findings(f.findings, a.json);
         let i = (f.number - 1) as usize;
+        if f.cut_by_capture() && f.ethernet {
+            // Not verifiable: the MAC or signature covers octets the capture did not record.
+            // Not a failure of the frame, except under --require-security for a frame that
+            // is (or may be) IEC 61850: its security cannot be shown.
+            cut += 1;
+            let carries = cut_carries(f.data);
+            let fails = a.require_security && carries != "other";
+            if fails {
+                failed += 1;
+            }
+            if a.json {
+                let mut o = cut_json(&f);
+                o["ok"] = json!(!fails);
+                o["verdict"] = json!("capture-truncated");
+                crate::out(o);
+            } else {
+                crate::out(format!(
+                    "#{:<5} {:<8} {:<22} {}",
+                    f.number,
+                    carries,
+                    "capture-truncated",
+                    cut_detail(f.captured_len, f.orig_len)
+                ));
+            }
+            continue;
+        }
         if matches!(f.reassembly, Reassembly::Held | Reassembly::Dropped) || !f.ethernet {
             skipped += 1;
             if a.json {
@@ -296,16 +363,26 @@ fn verify(a: VerifyArgs) -> Result<ExitCode> {
             let mut o = verdict_json(i, &v);
             o["frame"] = json!(f.number);
             add_reassembly(&mut o, &f);
+            if let Some(t) = f.tunnel {
+                o["tunnel"] = json!(t.name());
+            }
             crate::out(o);
         } else {
-            crate::out(verdict_line(f.number as usize, &v));
+            let mut line = verdict_line(f.number as usize, &v);
+            if let Some(t) = f.tunnel {
+                line += &format!(" (inside {})", t.name());
+            }
+            crate::out(line);
         }
     }
     finish_capture(&mut capture, &a.file, a.json);
-    let summary = format!(
+    let mut summary = format!(
         "{} frames: {verified} verified, {unsecured} unsecured, {failed} failed, {skipped} not GOOSE/R-GOOSE/R-SV",
         capture.frames()
     );
+    if cut > 0 {
+        summary += &format!(", {cut} cut by the capture's snap length (not verifiable)");
+    }
     eprintln!("{summary}");
     Ok(if failed > 0 {
         ExitCode::from(1)
@@ -398,6 +475,43 @@ fn protect_into(
                 p.number,
                 p.link.code()
             );
+        }
+        if p.cut_by_capture() {
+            // A frame the snap length cut: other traffic is copied as it was captured (cut,
+            // its length on the wire kept); an IEC 61850 frame cannot be protected (the MAC
+            // would cover octets never recorded) and is not copied unprotected into a capture
+            // that claims to be protected: the command stops, as for a malformed frame.
+            let (cap, orig) = (p.captured_len, p.orig_len);
+            match classify_cut_frame(p.data) {
+                CutFrame::Other => {
+                    *copied += 1;
+                    out.write(p.timestamp_ns, p.orig_len, p.data)?;
+                    continue;
+                }
+                CutFrame::Iec61850(k) => bail!(
+                    "frame #{}: a {} frame cut by the capture to {cap} of {orig} octets (its snap length): it cannot be protected; capture again without a snap length",
+                    p.number,
+                    k.name()
+                ),
+                CutFrame::Unknown => bail!(
+                    "frame #{}: cut by the capture to {cap} of {orig} octets (its snap length) before the headers that tell whether it is IEC 61850 traffic: not copied unprotected; capture again without a snap length",
+                    p.number
+                ),
+            }
+        }
+        // Mirrored traffic: protect rewrites frames, not tunnels. A GRE/ERSPAN packet whose
+        // inner frame is IEC 61850 (or does not parse) stops the command rather than leave a
+        // cleartext publisher frame in a capture that claims to be protected.
+        if let Some((tunnel, r)) = gander_capture::tunnel::decapsulate(p.data) {
+            let inner = view::classify(a.profile.into(), &p.data[r]).map(|v| v.kind());
+            if !matches!(inner, Ok(view::Kind::Other)) {
+                let what = inner.map_or("a malformed", |k| k.name());
+                bail!(
+                    "frame #{}: {what} frame inside {} (mirrored traffic): protect does not rewrite tunnelled frames",
+                    p.number,
+                    tunnel.name()
+                );
+            }
         }
         let t = now();
         match protect_frame(a.profile.into(), key, p.data, &mut ivs, t) {
@@ -565,12 +679,16 @@ fn show(a: ShowArgs) -> Result<ExitCode> {
     let ctx = || format!("{}", a.file.display());
     while let Some(f) = capture.next_frame().with_context(ctx)? {
         print_findings(f.findings, a.json);
-        let mut v = if matches!(f.reassembly, Reassembly::Held | Reassembly::Dropped) || !f.ethernet
-        {
+        let mut v = if f.cut_by_capture() && f.ethernet {
+            cut_json(&f)
+        } else if matches!(f.reassembly, Reassembly::Held | Reassembly::Dropped) || !f.ethernet {
             fragment_or_link_json(&f)
         } else {
             let mut v = show_frame(f.data, a.profile.into());
             add_reassembly(&mut v, &f);
+            if let Some(t) = f.tunnel {
+                v["tunnel"] = json!(t.name());
+            }
             if !f.dst_known {
                 v["dst_captured"] = json!(false);
             }

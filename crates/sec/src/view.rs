@@ -45,6 +45,9 @@ use gander_wire::sv::{SavPdu, SavView};
 use gander_wire::udp_rewrite::LocatedUdp;
 use std::ops::Range;
 
+pub mod cut;
+pub use cut::{classify_cut, CutFrame};
+
 /// The UDP port of IEC 61850-90-5 sessions.
 pub const SESSION_PORT: u16 = 102;
 

@@ -657,6 +657,92 @@ fn copies_of_one_frame_from_several_interfaces_are_not_duplicates() {
     assert_eq!(a.streams[0].arrival.as_ref().unwrap().gaps, 1);
 }
 
+/// pg-ot/virtual-substation-beta `goose.pcapng` (Linux "any"): one GOOSE frame recorded four
+/// times, packet types 2, 4, 4, 2, the third copy 72.1 µs after the first (the fourth stamped
+/// like the first). Copies recorded with another packet type are `capture-copy` up to 1 ms; a
+/// frame the publisher sent twice is recorded alike (packet type 2 again, at its
+/// retransmission interval, here 0.5 ms) and stays a `goose-duplicate`.
+#[test]
+fn copies_recorded_with_another_packet_type_are_copies_a_resend_is_not() {
+    let g = |sq| goose(MAC_B, 0x0007, 1, sq, 2000, false, false, false);
+    let rec = |t| gander_audit::Recorded {
+        interface: 0,
+        packet_type: Some(t),
+    };
+    let frames = [
+        (T0, 0, 2),
+        (T0 + 31_000, 0, 4),
+        (T0 + 72_100, 0, 4),
+        (T0, 0, 2),
+        (T0 + 10 * MS, 1, 2),
+        (T0 + 10 * MS + 500_000, 1, 2),
+    ];
+    let mut a = Auditor::new(AuditOptions::default(), None);
+    for (i, (ts, sq, t)) in frames.iter().enumerate() {
+        a.feed_recorded(i as u64 + 1, *ts, &g(*sq), rec(*t));
+    }
+    let a = a.finish();
+    let u = uid(&a, "goose", Some(7));
+    expect(
+        &a,
+        vec![
+            ("unsecured", u.clone(), vec![1, 2, 3, 4, 5, 6]),
+            ("capture-copy", u.clone(), vec![2, 3, 4]),
+            ("goose-duplicate", u.clone(), vec![6]),
+        ],
+    );
+    // Recorded alike (one interface, no packet type), 72.1 µs is no capture copy.
+    let mut cap = Cap::default();
+    cap.push(T0, g(0));
+    cap.push(T0 + 72_100, g(0));
+    let a = cap.audit(None);
+    let u = uid(&a, "goose", Some(7));
+    expect(
+        &a,
+        vec![
+            ("unsecured", u.clone(), vec![1, 2]),
+            ("goose-duplicate", u.clone(), vec![2]),
+        ],
+    );
+}
+
+/// CSCRC-SCREED/QUT-ZSS-2023-SV `931/9311a` (the field test's QUTSV_9311a, tshark frames
+/// 650-654: smpCnt 309, 1, 310, 2): an attacker injects SV with smpCnt 1, 2, 3, ... on the
+/// APPID of a real stream. Every injected frame is `sv-out-of-order` (it was 596 `sv-gap`s,
+/// "smpCnt 1 after 1 missing samples", a wrap learnt at 310), the real stream has no finding.
+#[test]
+fn sv_injection_with_low_counts_is_out_of_order_not_a_wrap() {
+    let mut cap = Cap::default();
+    let mut injected = vec![];
+    let mut all = vec![];
+    all.push(cap.push(T0, sv(0x4001, 308, 2)));
+    for k in 0..20u16 {
+        let t = T0 + u64::from(k + 1) * 250_000;
+        all.push(cap.push(t, sv(0x4001, 309 + k, 2)));
+        let n = cap.push(t + 100_000, sv(0x4001, 1 + k, 2));
+        injected.push(n);
+        all.push(n);
+    }
+    let a = cap.audit(None);
+    let u = uid(&a, "sv", Some(0x4001));
+    expect(
+        &a,
+        vec![
+            ("unsecured", u.clone(), all),
+            ("sv-out-of-order", u.clone(), injected),
+        ],
+    );
+    let f = a
+        .findings
+        .iter()
+        .find(|f| f.code == "sv-out-of-order")
+        .unwrap();
+    assert_eq!(
+        f.detail,
+        "smpCnt 1 after 309: a step back that is not a wrap (IEC 61850-9-2: smpCnt wraps to 0): delayed, replayed or injected"
+    );
+}
+
 /// Without the key, a version-2 session header does not say whether the payload is encrypted,
 /// and AES-GCM ciphertext sometimes starts like a payload element (a payload type, a nonzero
 /// simulation octet, an APPID): CI once reported `goose-simulation` on an encrypted R-GOOSE

@@ -288,3 +288,109 @@ fn a_large_capture_is_read_in_bounded_memory() {
     assert_eq!(count, n);
     assert!(r.buffer_capacity() <= 512 << 10, "{}", r.buffer_capacity());
 }
+
+/// A pcap whose records state their own lengths on the wire: (bytes captured, orig_len).
+fn pcap_with_orig(link: u32, records: &[(Vec<u8>, u32)]) -> Vec<u8> {
+    let mut f = 0xa1b2_c3d4u32.to_le_bytes().to_vec();
+    f.extend(2u16.to_le_bytes());
+    f.extend(4u16.to_le_bytes());
+    f.extend([0; 8]);
+    f.extend(64u32.to_le_bytes());
+    f.extend(link.to_le_bytes());
+    for (d, orig) in records {
+        f.extend([0; 8]);
+        f.extend((d.len() as u32).to_le_bytes());
+        f.extend(orig.to_le_bytes());
+        f.extend(d);
+    }
+    f
+}
+
+/// The field test's `editcap -s 64` and `-s 200` copies of a public capture (D_snap64p,
+/// D_snap200): every record cut by the snap length has incl_len < orig_len. The reader says
+/// so (`cut_by_capture`) with both lengths; a whole record, and a record whose frame check
+/// sequence the file states (its captured length equals the length on the wire), is not cut.
+#[test]
+fn a_record_cut_by_the_snap_length_is_flagged_with_both_lengths() {
+    let g = ethernet(GOOSE_DST, 0x88b8, &goose_body());
+    let cut = g[..20].to_vec();
+    let f = pcap_with_orig(
+        1,
+        &[(cut.clone(), g.len() as u32), (g.clone(), g.len() as u32)],
+    );
+    let mut r = CaptureReader::new(&f[..]);
+    let p = r.next_packet().unwrap().unwrap();
+    assert!(p.cut_by_capture());
+    assert_eq!((p.captured_len, p.orig_len), (20, g.len() as u32));
+    assert_eq!(p.data, &cut[..]);
+    let p = r.next_packet().unwrap().unwrap();
+    assert!(!p.cut_by_capture());
+    assert_eq!(p.captured_len, g.len() as u32);
+
+    // Ethernet with a 4-octet FCS stated in the LinkType (bits 26-31): a whole record holds
+    // the FCS (removed), a cut one holds none of it (nothing of its payload is removed).
+    let mut whole = g.clone();
+    whole.extend([0xde, 0xad, 0xbe, 0xef]);
+    let on_wire = whole.len() as u32;
+    let f = pcap_with_orig(
+        1 | 0x0400_0000 | (2 << 28),
+        &[(whole.clone(), on_wire), (cut.clone(), on_wire)],
+    );
+    let mut r = CaptureReader::new(&f[..]);
+    let p = r.next_packet().unwrap().unwrap();
+    assert!(!p.cut_by_capture());
+    assert_eq!(p.data, &g[..]);
+    let p = r.next_packet().unwrap().unwrap();
+    assert!(p.cut_by_capture());
+    assert_eq!(p.data, &cut[..]);
+}
+
+/// The same in pcapng: an Enhanced Packet Block's Captured Packet Length below its Original
+/// Packet Length; the frame is not handed to the reassembler (a cut fragment cannot complete
+/// a datagram).
+#[test]
+fn an_enhanced_packet_block_cut_by_the_snap_length_is_flagged() {
+    let g = ethernet(GOOSE_DST, 0x88b8, &goose_body());
+    let mut f = pcapng(false, &[(1, None)], &[]);
+    let mut b = 0u32.to_le_bytes().to_vec();
+    b.extend([0; 8]);
+    b.extend(18u32.to_le_bytes());
+    b.extend((g.len() as u32).to_le_bytes());
+    b.extend(&g[..18]);
+    b.extend([0, 0]);
+    let len = 12 + b.len() as u32;
+    f.extend(6u32.to_le_bytes());
+    f.extend(len.to_le_bytes());
+    f.extend(&b);
+    f.extend(len.to_le_bytes());
+    let mut c = gander_capture::Capture::new(&f[..]);
+    let fr = c.next_frame().unwrap().unwrap();
+    assert!(fr.cut_by_capture());
+    assert_eq!((fr.captured_len, fr.orig_len), (18, g.len() as u32));
+    assert_eq!(fr.data, &g[..18]);
+    assert_eq!(fr.reassembly, gander_capture::Reassembly::None);
+}
+
+/// pg-ot/virtual-substation-beta `goose.pcapng` (Linux "any"): one GOOSE frame recorded four
+/// times with packet types 2, 4, 4, 2. The reader hands each frame's packet type on, so the
+/// audit can tell a copy made by the capture from a frame sent twice.
+#[test]
+fn linux_cooked_packet_types_are_passed_on() {
+    let f = pcap(
+        113,
+        false,
+        &[2u16, 4, 4, 2]
+            .iter()
+            .map(|&t| (1_000, sll(t, 0x88b8, &goose_body())))
+            .collect::<Vec<_>>(),
+    );
+    let mut c = gander_capture::Capture::new(&f[..]);
+    let mut types = Vec::new();
+    while let Some(fr) = c.next_frame().unwrap() {
+        types.push(fr.packet_type);
+    }
+    assert_eq!(types, vec![Some(2), Some(4), Some(4), Some(2)]);
+    let g = pcap(1, false, &[(0, ethernet(GOOSE_DST, 0x88b8, &goose_body()))]);
+    let mut r = CaptureReader::new(&g[..]);
+    assert_eq!(r.next_packet().unwrap().unwrap().packet_type, None);
+}

@@ -150,3 +150,86 @@ fn a_capture_cut_short_is_read_to_its_last_whole_frame() {
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("1 frames"));
 }
+
+/// `inner` (an Ethernet frame) inside GRE with protocol `proto` (and, for ERSPAN type II, the
+/// sequence number and the 8-octet header), behind IPv4 and Ethernet.
+fn gre(proto: u16, inner: &[u8]) -> Vec<u8> {
+    let mut g = if proto == 0x88be {
+        let mut g = vec![0x10, 0x00, 0x88, 0xbe, 0, 0, 0, 7];
+        g.extend([0x10, 0x05, 0x00, 0x64, 0, 0, 0, 0]);
+        g
+    } else {
+        let mut g = vec![0, 0];
+        g.extend(proto.to_be_bytes());
+        g
+    };
+    g.extend(inner);
+    let mut ip = ipv4(1, false, 0, &g);
+    ip[9] = 47;
+    ip[10..12].copy_from_slice(&[0, 0]);
+    let c = csum(&ip[..20]);
+    ip[10..12].copy_from_slice(&c.to_be_bytes());
+    let mut f = vec![0, 0, 0x5e, 0, 1, 1, 0, 0, 0, 0, 0, 0xfe, 0x08, 0x00];
+    f.extend(ip);
+    f
+}
+
+/// The field test's D_erspan.pcap (ITI Sample_File_MMS_and_GOOSE mirrored inside ERSPAN type
+/// II): 34 GOOSE frames were `other` and `audit` said 0 streams, 0 findings, exit 0. The frame
+/// inside ERSPAN is read (`tunnel` names it); GRE that is not opened (here IPv4 in GRE,
+/// protocol 0x0800) is a `tunnel-unread` finding, so such a capture never audits clean; and
+/// `protect` refuses to leave a GOOSE frame inside a tunnel unprotected.
+#[test]
+fn goose_inside_erspan_is_read_and_unread_gre_is_a_finding() {
+    let d = tempfile::tempdir().unwrap();
+    let goose = gander_testkit::frames::goose_frame(
+        [0, 0x30, 0xa7, 1, 2, 3],
+        [1, 0x0c, 0xcd, 1, 0, 1],
+        None,
+        0x3001,
+        5,
+        2,
+    );
+    let path = d.path().join("erspan.pcap");
+    std::fs::write(&path, pcap(1, &[gre(0x88be, &goose)])).unwrap();
+    let (lines, _) = show_json(&path);
+    assert_eq!(lines[0]["tunnel"], "erspan-ii", "{}", lines[0]);
+    assert_eq!(lines[0]["kind"], "goose", "{}", lines[0]);
+    assert_eq!(lines[0]["goose"]["stNum"], 5, "{}", lines[0]);
+
+    let path = d.path().join("gre-ip.pcap");
+    let inner_ip = ipv4(2, false, 0, &udp_102(8));
+    let mut teb = vec![0u8; 12];
+    teb.extend([0x08, 0x00]);
+    teb.extend(&inner_ip);
+    std::fs::write(&path, pcap(1, &[gre(0x0800, &teb[14..])])).unwrap();
+    let out = gander()
+        .args(["audit", "--out"])
+        .arg(d.path().join("audit"))
+        .arg(&path)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("tunnel-unread"), "{stdout}");
+    assert_eq!(out.status.code(), Some(3), "{stdout}");
+
+    let keys = d.path().join("keys.toml");
+    std::fs::write(
+        &keys,
+        "[[key]]\nid = 1\nmac = \"hmac-sha256-128\"\nkey_ascii = \"0123456789ABCDEF\"\n",
+    )
+    .unwrap();
+    let out = gander()
+        .args(["frame", "protect", "--key-id", "1", "--keys"])
+        .arg(&keys)
+        .arg(d.path().join("erspan.pcap"))
+        .arg(d.path().join("out.pcap"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("frame #1") && err.contains("inside erspan-ii"),
+        "{err}"
+    );
+}

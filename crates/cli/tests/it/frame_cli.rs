@@ -617,3 +617,98 @@ fn an_r_goose_publisher_restart_verifies_and_the_spdus_before_it_do_not_replay()
     plain.extend((1..=3).map(|n| rgoose_at(n, after)));
     every_frame_verifies_and_these_replay(&plain, &[2, 5]);
 }
+
+/// Writes `frames` as a pcap whose records keep (bytes captured, length on the wire), as a
+/// capture with a snap length does.
+fn write_cut_pcap(path: &Path, frames: &[(Vec<u8>, u32)]) {
+    let mut w = PcapWriter::new(std::fs::File::create(path).unwrap()).unwrap();
+    for (i, (f, orig)) in frames.iter().enumerate() {
+        let ts = Duration::from_secs(1_790_000_000 + i as u64);
+        w.write_packet(&PcapPacket::new(ts, *orig, f)).unwrap();
+    }
+}
+
+/// The field test's `editcap -s 64` copy of a public capture (D_snap64p): every frame the snap
+/// length cut was `malformed` ("truncated IPv4 packet"), NTP included, and `protect` stopped at
+/// frame #1, an NTP frame. A cut frame is `capture-truncated` with both lengths and what its
+/// headers show; `verify` does not call it a failure (unless --require-security, for IEC 61850
+/// frames); `protect` copies cut other traffic as captured and stops at a cut GOOSE frame.
+#[test]
+fn frames_cut_by_the_snap_length_are_named_not_malformed() {
+    let d = Dir::new();
+    let mut ntp = udp_frame(&[0x23; 48]);
+    // Port 123 both ways: an NTP datagram, not IEC 61850 (ports at 34..38).
+    ntp[34..38].copy_from_slice(&[0, 123, 0, 123]);
+    let goose = {
+        let mut f = hex::decode(LIB_L2).unwrap();
+        f.truncate(f.len() - 34);
+        let len = (f.len() - 14) as u16;
+        f[16..18].copy_from_slice(&len.to_be_bytes());
+        f[18..22].copy_from_slice(&[0; 4]);
+        f
+    };
+    let (nl, gl) = (ntp.len() as u32, goose.len() as u32);
+    write_cut_pcap(
+        &d.p("cut.pcap"),
+        &[(ntp[..64].to_vec(), nl), (goose[..64].to_vec(), gl)],
+    );
+    let (code, out, err) = run(gander()
+        .args(["frame", "show", "--json"])
+        .arg(d.p("cut.pcap")));
+    assert_eq!(code, 0, "{err}");
+    let v = verdicts(&out);
+    assert_eq!(v.len(), 2);
+    for (o, carries, orig) in [(&v[0], "other", nl), (&v[1], "goose", gl)] {
+        assert_eq!(o["kind"], "capture-truncated", "{o}");
+        assert_eq!(o["carries"], carries, "{o}");
+        assert_eq!(o["captured_len"], 64);
+        assert_eq!(o["orig_len"], orig);
+    }
+    assert!(!out.contains("malformed"), "{out}");
+
+    let (code, out, err) = verify_json(&d, "standard", "cut.pcap");
+    assert_eq!(code, 0, "{err}\n{out}");
+    let v = verdicts(&out);
+    assert_eq!(v[1]["verdict"], "capture-truncated");
+    assert_eq!(v[1]["ok"], true);
+    assert!(err.contains("2 cut by the capture's snap length"), "{err}");
+    let (code, out, _) = run(gander()
+        .args(["frame", "verify", "--json", "--require-security", "--keys"])
+        .arg(d.p("keys.toml"))
+        .arg(d.p("cut.pcap")));
+    assert_eq!(code, 1, "{out}");
+    let v = verdicts(&out);
+    assert_eq!(
+        (v[0]["ok"].clone(), v[1]["ok"].clone()),
+        (true.into(), false.into())
+    );
+
+    let protect = |input: &str, output: &str| {
+        run(gander()
+            .args(["frame", "protect", "--key-id", "1", "--keys"])
+            .arg(d.p("keys.toml"))
+            .arg(d.p(input))
+            .arg(d.p(output)))
+    };
+    let (code, _, err) = protect("cut.pcap", "prot.pcap");
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("frame #2") && err.contains("goose frame cut by the capture to 64 of"),
+        "{err}"
+    );
+    assert!(!d.p("prot.pcap").exists());
+    // Cut NTP and a whole GOOSE frame: the NTP record is copied cut, its length on the wire
+    // kept; the GOOSE frame is protected.
+    write_cut_pcap(
+        &d.p("cut-ntp.pcap"),
+        &[(ntp[..64].to_vec(), nl), (goose.clone(), gl)],
+    );
+    let (code, _, err) = protect("cut-ntp.pcap", "prot.pcap");
+    assert_eq!(code, 0, "{err}");
+    let mut r =
+        pcap_file::pcap::PcapReader::new(std::fs::File::open(d.p("prot.pcap")).unwrap()).unwrap();
+    let p = r.next_packet().unwrap().unwrap();
+    assert_eq!((&p.data[..], p.orig_len), (&ntp[..64], nl));
+    let p = r.next_packet().unwrap().unwrap();
+    assert!(p.data.len() > goose.len());
+}
