@@ -485,7 +485,7 @@ fn protect_into(
             match classify_cut_frame(p.data) {
                 CutFrame::Other => {
                     *copied += 1;
-                    out.write(p.timestamp_ns, p.orig_len, p.data)?;
+                    out.write(p.timestamp_ns, written_orig_len(&p), p.data)?;
                     continue;
                 }
                 CutFrame::Iec61850(k) => bail!(
@@ -521,12 +521,24 @@ fn protect_into(
             }
             Ok(None) => {
                 *copied += 1;
-                out.write(p.timestamp_ns, p.orig_len, p.data)?;
+                out.write(p.timestamp_ns, written_orig_len(&p), p.data)?;
             }
             Err(e) => bail!("frame #{}: {e}", p.number),
         }
     }
     Ok(())
+}
+
+/// The original length of a frame as protect writes it, as Ethernet: its octets plus the
+/// octets the capture cut, if any. The input record's own `orig_len` counts its link header
+/// and FCS: an SLL record's is two octets more than the Ethernet frame written for it
+/// (16-octet cooked header, 14-octet Ethernet header), and a frame whose FCS was recorded four
+/// more than a frame written without it.
+fn written_orig_len(p: &gander_capture::Packet<'_>) -> u32 {
+    let missing = p.orig_len.saturating_sub(p.captured_len);
+    u32::try_from(p.data.len())
+        .unwrap_or(u32::MAX)
+        .saturating_add(missing)
 }
 
 fn goose_json(apdu: &[u8]) -> Value {

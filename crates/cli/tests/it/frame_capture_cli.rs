@@ -233,3 +233,56 @@ fn goose_inside_erspan_is_read_and_unread_gre_is_a_finding() {
         "{err}"
     );
 }
+
+/// protect writes every frame as Ethernet; a Linux cooked record's original length counts its
+/// 16-octet header, so copying it kept a length two octets longer than the frame written
+/// (tshark then shows every such frame as cut by the capture). The length written is the
+/// frame's own.
+#[test]
+fn protect_writes_each_frame_with_its_own_length() {
+    let d = tempfile::tempdir().unwrap();
+    // Other traffic (UDP to port 5000): copied unchanged.
+    let mut udp = udp_102(40);
+    udp[2..4].copy_from_slice(&5000u16.to_be_bytes());
+    let frames = vec![sll_ipv4(&ipv4(3, false, 0, &udp))];
+    let f = d.path().join("sll.pcap");
+    std::fs::write(&f, pcap(113, &frames)).unwrap();
+    let keys = d.path().join("keys.toml");
+    std::fs::write(
+        &keys,
+        "[[key]]\nid = 1\nmac = \"hmac-sha256-128\"\nenc = \"none\"\nkey_ascii = \"0123456789ABCDEF\"\n",
+    )
+    .unwrap();
+    let o = d.path().join("out.pcap");
+    let out = gander()
+        .args(["frame", "protect", "--keys"])
+        .arg(&keys)
+        .args(["--key-id", "1"])
+        .arg(&f)
+        .arg(&o)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let b = std::fs::read(&o).unwrap();
+    // Either byte order (the magic says which).
+    let le = b[..4] == [0xd4, 0xc3, 0xb2, 0xa1] || b[..4] == [0x4d, 0x3c, 0xb2, 0xa1];
+    let u32_at = |at: usize| {
+        let w: [u8; 4] = b[at..at + 4].try_into().unwrap();
+        if le {
+            u32::from_le_bytes(w)
+        } else {
+            u32::from_be_bytes(w)
+        }
+    };
+    assert_eq!(u32_at(20), 1, "Ethernet");
+    let rec = &b[24..];
+    let (incl, orig) = (u32_at(24 + 8), u32_at(24 + 12));
+    assert_eq!(incl as usize, rec.len() - 16, "one record");
+    assert_eq!(incl as usize, 14 + 20 + 8 + 40);
+    assert_eq!(orig, incl, "the frame written is whole");
+}
