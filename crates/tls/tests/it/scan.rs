@@ -314,6 +314,44 @@ fn gnutls_3des_only_fails_sweet32() {
     );
 }
 
+/// Field test defect A: a PSK-only gnutls-serv. The DHE_PSK and ECDHE_PSK ServerKeyExchanges
+/// carry psk_identity_hint before the parameters (RFC 4279 §3, RFC 5489 §2); read without it,
+/// the empty hint was a "0-bit prime" (FAIL) and no curve was found.
+#[test]
+fn gnutls_psk_only_dhe_and_ecdhe_parameters() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let psk = dir.path().join("psk.txt");
+    std::fs::write(&psk, "ied:0123456789abcdef0123456789abcdef\n").expect("psk file");
+    let srv = start(
+        "gnutls-serv",
+        &s(&[
+            "--port",
+            "{port}",
+            "--pskpasswd",
+            psk.to_str().unwrap(),
+            "--priority",
+            "NORMAL:-VERS-TLS1.3:-KX-ALL:+PSK:+DHE-PSK:+ECDHE-PSK",
+        ]),
+    );
+    let r = run(srv.addr);
+    let v = r.version(ProtocolVersion::Tls12).expect("TLS 1.2 scanned");
+    assert!(v.accepted, "{v:?}");
+    let n = names(&r, ProtocolVersion::Tls12);
+    assert!(n.contains(&"TLS_DHE_PSK_WITH_AES_128_CBC_SHA"), "{n:?}");
+    assert!(n.contains(&"TLS_ECDHE_PSK_WITH_AES_128_CBC_SHA"), "{n:?}");
+    let p = v.dh_prime.as_ref().expect("the DHE_PSK prime is read");
+    assert!(p.bits >= 2048, "{p:?}");
+    let groups: Vec<&str> = v.groups.iter().map(|g| g.name.as_str()).collect();
+    assert!(groups.contains(&"x25519"), "{groups:?}");
+    let g = r
+        .verdicts
+        .iter()
+        .find(|x| x.id == "scan-groups")
+        .expect("groups verdict");
+    assert_ne!(g.level, Level::Fail, "{g:?}");
+    assert!(!g.detail.contains("0-bit"), "{g:?}");
+}
+
 /// A server that asks for a client certificate sends CertificateRequest in its first flight.
 #[test]
 fn openssl_client_certificate_requested() {
