@@ -33,6 +33,10 @@ pub struct VersionScan {
     pub accepted: bool,
     /// How the server answered the first ClientHello of this version when it did not accept it.
     pub refusal: Option<String>,
+    /// The alert of that refusal, if it was one (for the scan's own decisions: alert 112,
+    /// unrecognized_name, refuses the server name and not the version, RFC 6066 §3).
+    #[serde(skip)]
+    pub refusal_alert: Option<u8>,
     /// Every accepted suite, in the order found.
     pub suites: Vec<SuiteInfo>,
     /// `Some(true)`: the server picks by its own order; `Some(false)`: by the client's;
@@ -60,6 +64,7 @@ impl VersionScan {
             version,
             accepted: false,
             refusal: None,
+            refusal_alert: None,
             suites: Vec::new(),
             server_order: None,
             groups: Vec::new(),
@@ -157,12 +162,21 @@ fn run(
                 }
                 Err(e) => return Err(e),
             };
+            // Not an octet nor a close to a ClientHello, and nothing ever heard from the port:
+            // it does not speak (TLS). Every further probe would wait out the timeout again.
+            if a.end == End::TimedOut && !c.heard {
+                return Err(ScanError::Silent {
+                    addr: c.addr,
+                    timeout_ms: c.timeout.as_millis() as u64,
+                });
+            }
             let chosen = a.flight.server_hello.as_ref().and_then(|h| {
                 (h.version == v.code() && offer.contains(&h.suite)).then_some(h.suite)
             });
             let Some(code) = chosen else {
                 if !s.accepted && s.refusal.is_none() {
                     s.refusal = Some(describe(&a, Some(v)));
+                    s.refusal_alert = a.flight.alert.map(|(_, d)| d);
                 }
                 // Another version, or protocol_version (RFC 8446 §6.2), refuses the version
                 // itself: no other batch will do.
@@ -179,6 +193,7 @@ fn run(
             if !s.accepted {
                 s.accepted = true;
                 s.refusal = None;
+                s.refusal_alert = None;
                 if let Some(h) = &a.flight.server_hello {
                     s.server_hello_extensions = h.extensions.clone();
                 }
@@ -347,6 +362,9 @@ pub(super) fn describe(a: &Answer, v: Option<ProtocolVersion>) -> String {
         End::Complete => "no ServerHello".into(),
     }
 }
+
+/// Alert unrecognized_name (RFC 6066 §3).
+pub const UNRECOGNIZED_NAME: u8 = 112;
 
 /// Alert description names (RFC 8446 §6, RFC 5246 §7.2, RFC 7507 §2).
 pub fn alert_name(d: u8) -> &'static str {

@@ -45,6 +45,25 @@ fn v(
     }
 }
 
+/// RFC 6066 §3: the source of the server-name verdicts (scan and survey).
+pub(crate) const SRC_SNI: &str = "RFC 6066 §3: a server that does not recognize the name in server_name may end the handshake with unrecognized_name (112); the alert refuses the name, not the version [P]";
+
+/// The server refused the SNI `name` with unrecognized_name (alert 112): a finding about the
+/// client's settings, not about the versions, which the scan then surveyed without SNI.
+pub fn server_name_refused(id: &'static str, name: &str, what: &str) -> Verdict {
+    v(
+        id,
+        Level::Warn,
+        SRC_SNI,
+        "the server accepts the server name the client sends (SNI)",
+        format!(
+            "the server refuses the server name \"{name}\" with unrecognized_name (alert 112); \
+             set server_name in the client profile to the name the device expects, or leave it \
+             out; {what} went on without SNI"
+        ),
+    )
+}
+
 /// The verdicts of `r`.
 pub fn judge(r: &ScanReport) -> Vec<Verdict> {
     let mut out = Vec::new();
@@ -303,6 +322,7 @@ mod tests {
             version: ProtocolVersion::Tls12,
             accepted: true,
             refusal: None,
+            refusal_alert: None,
             suites: codes.iter().filter_map(|c| by_code(*c)).collect(),
             server_order: None,
             groups: Vec::new(),

@@ -224,6 +224,7 @@ mod tests {
             version: v,
             accepted,
             refusal: None,
+            refusal_alert: None,
             suites: codes
                 .iter()
                 .filter_map(|c| crate::scan::registry::by_code(*c))

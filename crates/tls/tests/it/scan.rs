@@ -352,6 +352,76 @@ fn gnutls_psk_only_dhe_and_ecdhe_parameters() {
     assert!(!g.detail.contains("0-bit"), "{g:?}");
 }
 
+/// Field test defect B: alert 112 (unrecognized_name) refuses the name, not the version
+/// (RFC 6066 §3). The scan says so and surveys the versions without SNI.
+#[test]
+fn sni_refusal_is_a_finding_and_the_scan_goes_on_without_sni() {
+    let set = common::rsa();
+    let ec = common::pki(KeySpec::P256);
+    let srv = openssl_server(
+        &set,
+        &[
+            "-servername",
+            "ied.substation.local",
+            "-cert2",
+            ec.server.to_str().unwrap(),
+            "-key2",
+            ec.server_key.to_str().unwrap(),
+            "-servername_fatal",
+        ],
+    );
+    let o = ScanOptions {
+        server_name: Some("localhost".into()),
+        ..opts()
+    };
+    let r = scan::scan(srv.addr, &o).expect("scan");
+    assert_eq!(accepted(&r), vec!["1.2", "1.3"]);
+    let v = r
+        .verdicts
+        .iter()
+        .find(|x| x.id == "scan-sni")
+        .expect("a server-name finding");
+    assert_eq!(v.level, Level::Warn);
+    assert!(v.detail.contains("\"localhost\""), "{v:?}");
+    // The name the device expects is not refused: no finding.
+    let o = ScanOptions {
+        server_name: Some("ied.substation.local".into()),
+        ..opts()
+    };
+    let r = scan::scan(srv.addr, &o).expect("scan");
+    assert_eq!(accepted(&r), vec!["1.2", "1.3"]);
+    assert_eq!(level(&r, "scan-sni"), None);
+}
+
+/// Field test defect D: a port that takes the connection and never answers. The scan stops
+/// after the first ClientHello that gets nothing back, instead of one timeout per probe.
+#[test]
+fn silent_port_stops_the_scan_at_once() {
+    let l = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = l.local_addr().expect("addr");
+    let held = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let h = held.clone();
+    std::thread::spawn(move || {
+        for c in l.incoming().flatten() {
+            h.lock().unwrap().push(c);
+        }
+    });
+    let o = ScanOptions {
+        timeout: Duration::from_millis(500),
+        ..opts()
+    };
+    let t0 = Instant::now();
+    let e = scan::scan(addr, &o).expect_err("a silent port cannot be scanned");
+    assert!(matches!(e, scan::ScanError::Silent { .. }), "{e}");
+    // SSL 2.0 and the first TLS ClientHello: two timeouts, not one per probe.
+    assert!(
+        t0.elapsed() < Duration::from_millis(2500),
+        "{:?}",
+        t0.elapsed()
+    );
+    assert_eq!(held.lock().unwrap().len(), 2);
+}
+
 /// A server that asks for a client certificate sends CertificateRequest in its first flight.
 #[test]
 fn openssl_client_certificate_requested() {
