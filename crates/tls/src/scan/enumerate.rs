@@ -24,6 +24,20 @@ pub struct GroupFound {
     pub name: String,
 }
 
+/// The server's own certificate for one authentication class (RSA, ECDSA, DSS), as the
+/// Certificate message of a TLS 1.2-and-below first flight carries it in the clear
+/// (RFC 5246 §7.4.2). A server may hold one certificate per class (`openssl s_server -cert ...
+/// -dcert ...`) and choose by the suite; a library handshake sees only one of them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ScanCertificate {
+    /// The suites' authentication (`RSA`, `ECDSA`, `DSS`; the registry's word).
+    pub auth: &'static str,
+    /// The first accepted suite whose flight carried it.
+    pub suite: &'static str,
+    /// What the certificate says (the survey's description, `crate::survey::CertInfo`).
+    pub cert: crate::survey::CertInfo,
+}
+
 /// What one version's scan found.
 #[derive(Clone, Debug, Serialize)]
 pub struct VersionScan {
@@ -46,6 +60,9 @@ pub struct VersionScan {
     pub groups: Vec<GroupFound>,
     /// The prime of a DHE ServerKeyExchange, if a DHE suite was chosen.
     pub dh_prime: Option<FfdhPrime>,
+    /// TLS 1.2 and below: the server's certificate per authentication class of the accepted
+    /// suites (one each), from the Certificate messages read in the clear.
+    pub certificates: Vec<ScanCertificate>,
     /// ServerHello extensions of the first accepted answer (types).
     pub server_hello_extensions: Vec<u16>,
     /// TLS 1.2 and below: a CertificateRequest in the server's first flight.
@@ -69,6 +86,7 @@ impl VersionScan {
             server_order: None,
             groups: Vec::new(),
             dh_prime: None,
+            certificates: Vec::new(),
             server_hello_extensions: Vec::new(),
             certificate_request: None,
             certificate_status: None,
@@ -205,6 +223,7 @@ fn run(
             note_kx(s, &a.flight);
             offer.retain(|&x| x != code);
             if let Some(info) = registry::by_code(code) {
+                note_certificate(s, &info, &a.flight);
                 s.suites.push(info);
             }
         }
@@ -226,6 +245,27 @@ fn note_kx(s: &mut VersionScan, f: &ServerFlight) {
         if s.dh_prime.is_none() {
             s.dh_prime = Some(groups::describe_prime(p));
         }
+    }
+}
+
+/// The leaf certificate of a suite's first flight, kept once per authentication class that
+/// carries one (RSA, ECDSA, DSS; not anonymous or PSK suites). A certificate that cannot be
+/// described is left out: the scan reports what it can read, the rest is the survey's.
+fn note_certificate(s: &mut VersionScan, info: &SuiteInfo, f: &ServerFlight) {
+    if !matches!(info.auth, "RSA" | "ECDSA" | "DSS")
+        || s.certificates.iter().any(|c| c.auth == info.auth)
+    {
+        return;
+    }
+    let Some(der) = &f.leaf_certificate else {
+        return;
+    };
+    if let Ok(cert) = crate::survey::chain::describe(der, crate::survey::chain::now_unix()) {
+        s.certificates.push(ScanCertificate {
+            auth: info.auth,
+            suite: info.name,
+            cert,
+        });
     }
 }
 

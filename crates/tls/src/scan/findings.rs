@@ -64,6 +64,51 @@ pub fn server_name_refused(id: &'static str, name: &str, what: &str) -> Verdict 
     )
 }
 
+const SRC_CERT_KEYS: &str = "IEC 62351-3 Ed.1 Amd1: RSA >= 2048 bits mandatory, 1024 deprecated; IEC 62351-4 Annex G: EC >= 256 bits [X]; NIST SP 800-131A Rev.2 [P]";
+
+/// Every certificate the server holds for the accepted suites, by authentication class (seen
+/// in the clear up to TLS 1.2): a server with an RSA and an ECDSA certificate shows only one of
+/// them to a library handshake, and the other may be the weak one. `None` when no Certificate
+/// message was read.
+fn certificate_keys(r: &ScanReport) -> Option<Verdict> {
+    let mut seen: Vec<&str> = Vec::new();
+    let mut small = false;
+    let mut parts = Vec::new();
+    for vs in r.versions.iter().filter(|v| v.accepted) {
+        for c in &vs.certificates {
+            if seen.contains(&c.cert.sha256.as_str()) {
+                continue;
+            }
+            seen.push(&c.cert.sha256);
+            let weak = match c.cert.key_type.as_str() {
+                "RSA" | "RSA-PSS" | "DSA" => c.cert.key_bits < 2048,
+                "EC" => c.cert.key_bits < 256,
+                _ => false,
+            };
+            small |= weak;
+            parts.push(format!(
+                "{} suites (e.g. {}): {} {} bits, {}{}",
+                c.auth,
+                c.suite,
+                c.cert.key_type,
+                c.cert.key_bits,
+                c.cert.subject,
+                if weak { " (too small)" } else { "" }
+            ));
+        }
+    }
+    if parts.is_empty() {
+        return None;
+    }
+    Some(v(
+        "scan-certificate-keys",
+        if small { Level::Fail } else { Level::Pass },
+        SRC_CERT_KEYS,
+        "every server certificate: RSA/DSA keys >= 2048 bits, EC keys >= 256 bits",
+        parts.join("; "),
+    ))
+}
+
 /// The verdicts of `r`.
 pub fn judge(r: &ScanReport) -> Vec<Verdict> {
     let mut out = Vec::new();
@@ -169,6 +214,9 @@ pub fn judge(r: &ScanReport) -> Vec<Verdict> {
             "server cipher-suite preference",
             format!("TLS {}: {d}", vs.version.name()),
         ));
+    }
+    if let Some(c) = certificate_keys(r) {
+        out.push(c);
     }
     let mut weak_groups = Vec::new();
     let mut all_groups = Vec::new();
@@ -327,6 +375,7 @@ mod tests {
             server_order: None,
             groups: Vec::new(),
             dh_prime: dh_bits.map(|bits| FfdhPrime { bits, family: None }),
+            certificates: Vec::new(),
             server_hello_extensions: Vec::new(),
             certificate_request: Some(true),
             certificate_status: Some(false),

@@ -232,6 +232,7 @@ mod tests {
             server_order: None,
             groups: Vec::new(),
             dh_prime: None,
+            certificates: Vec::new(),
             server_hello_extensions: Vec::new(),
             certificate_request: None,
             certificate_status: None,

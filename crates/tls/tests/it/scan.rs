@@ -872,3 +872,40 @@ fn survey_after_scan_finds_the_same_suites_with_fewer_handshakes() {
         .count();
     assert!(skipped > 20, "{skipped}");
 }
+
+/// Field test defect E: an RSA-1024 and an ECDSA P-256 certificate on one server. A library
+/// handshake sees only one (TLS 1.3 picks the ECDSA one), so the weak RSA key behind the
+/// ECDHE_RSA suites passed. The scan keeps the certificate of each authentication class from
+/// the TLS 1.2 first flights, in the clear, and judges every one.
+#[test]
+fn every_certificate_of_a_dual_certificate_server_is_judged() {
+    let weak = common::pki(KeySpec::Rsa(1024));
+    let ec = common::pki(KeySpec::P256);
+    let srv = openssl_server(
+        &weak,
+        &[
+            "-dcert",
+            ec.server.to_str().unwrap(),
+            "-dkey",
+            ec.server_key.to_str().unwrap(),
+            "-cipher",
+            "DEFAULT:@SECLEVEL=0",
+        ],
+    );
+    let r = run(srv.addr);
+    let v12 = r.version(ProtocolVersion::Tls12).expect("TLS 1.2");
+    let mut got: Vec<(&str, &str, u32)> = v12
+        .certificates
+        .iter()
+        .map(|c| (c.auth, c.cert.key_type.as_str(), c.cert.key_bits))
+        .collect();
+    got.sort();
+    assert_eq!(got, vec![("ECDSA", "EC", 256), ("RSA", "RSA", 1024)]);
+    let v = r
+        .verdicts
+        .iter()
+        .find(|v| v.id == "scan-certificate-keys")
+        .expect("certificate verdict");
+    assert_eq!(v.level, Level::Fail, "{v:?}");
+    assert!(v.detail.contains("RSA 1024 bits"), "{v:?}");
+}
