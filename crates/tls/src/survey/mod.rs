@@ -370,6 +370,7 @@ pub fn survey_after_scan(
             opts,
             dflt_attempt.as_ref(),
             &version_probes,
+            scan,
         ));
     }
     let accepted: Vec<TlsVersion> = TlsVersion::ALL
@@ -494,6 +495,7 @@ fn classify_failure(
     opts: &SurveyOptions,
     dflt: Option<&attempt::Attempt>,
     probes: &[VersionProbe],
+    scan: Option<&crate::scan::ScanReport>,
 ) -> SurveyError {
     // A plain server may ignore the ClientHello (it waits for the rest of a "TPKT" that starts
     // with 0x16) and so look silent: ask it in the clear first.
@@ -511,11 +513,84 @@ fn classify_failure(
             timeout_ms: opts.timeout.as_millis() as u64,
         };
     }
-    let detail = dflt
+    let mut detail = dflt
         .and_then(|a| a.reason())
         .or_else(|| probes.iter().find_map(|p| p.reason.clone()))
         .unwrap_or_else(|| "no reason given".into());
+    if let Some(why) = scan.and_then(scan_explains) {
+        detail = format!("{detail}; {why}");
+    }
     SurveyError::NoHandshake { addr, detail }
+}
+
+/// Why no library handshake got through although the scan found the server speaking TLS: the
+/// kinds of suite it accepts that the survey's library clients do not offer (DSA certificates,
+/// anonymous, PSK, SRP, NULL, export, RC4, DES, 3DES), or groups they do not offer (brainpool,
+/// RFC 7027 / RFC 8734). `None` when the scan accepted nothing.
+fn scan_explains(scan: &crate::scan::ScanReport) -> Option<String> {
+    let accepted: Vec<_> = scan
+        .versions
+        .iter()
+        .filter(|v| v.accepted)
+        .flat_map(|v| v.suites.iter())
+        .collect();
+    if accepted.is_empty() {
+        return None;
+    }
+    let mut kinds: Vec<&str> = Vec::new();
+    for s in &accepted {
+        let k = if s.anonymous {
+            "anonymous (no server certificate)"
+        } else if s.auth == "DSS" {
+            "DSA (DSS) certificates"
+        } else if s.kx == "PSK" || s.auth == "PSK" {
+            "pre-shared keys (PSK)"
+        } else if s.kx == "SRP" {
+            "SRP"
+        } else if s.null {
+            "NULL encryption"
+        } else if s.export || s.rc4 || s.des || s.triple_des {
+            "export, RC4, DES or 3DES ciphers"
+        } else {
+            continue;
+        };
+        if !kinds.contains(&k) {
+            kinds.push(k);
+        }
+    }
+    let mut groups: Vec<&str> = Vec::new();
+    for g in scan.versions.iter().flat_map(|v| v.groups.iter()) {
+        if !groups.contains(&g.name.as_str()) {
+            groups.push(&g.name);
+        }
+    }
+    let brainpool_only = !groups.is_empty() && groups.iter().all(|g| g.starts_with("brainpool"));
+    let mut why = Vec::new();
+    if !kinds.is_empty() {
+        why.push(format!("suites of {}", kinds.join(", ")));
+    }
+    if brainpool_only {
+        why.push(format!(
+            "only the groups {} (RFC 7027 / RFC 8734)",
+            groups.join(", ")
+        ));
+    }
+    let examples: Vec<&str> = accepted.iter().take(3).map(|s| s.name).collect();
+    Some(if why.is_empty() {
+        format!(
+            "the scan found {} accepted suite(s) (e.g. {}) that the library probes did not get through with",
+            accepted.len(),
+            examples.join(", ")
+        )
+    } else {
+        format!(
+            "the scan found {} accepted suite(s) (e.g. {}): {}, which the survey's library \
+             clients do not offer",
+            accepted.len(),
+            examples.join(", "),
+            why.join(" and ")
+        )
+    })
 }
 
 /// Sends a COTP CR in the clear; `Some` with a description when the server answers with

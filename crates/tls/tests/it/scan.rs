@@ -909,3 +909,63 @@ fn every_certificate_of_a_dual_certificate_server_is_judged() {
     assert_eq!(v.level, Level::Fail, "{v:?}");
     assert!(v.detail.contains("RSA 1024 bits"), "{v:?}");
 }
+
+/// Field test defect F: servers the library probes cannot handshake with (PSK only; brainpool
+/// curves only) end the survey with "no TLS handshake succeeded"; the message now says what
+/// the scan found that the libraries do not offer.
+#[test]
+fn no_handshake_says_what_the_libraries_lack() {
+    use gander_tls::survey::{self, SurveyError, SurveyOptions};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let psk = dir.path().join("psk.txt");
+    std::fs::write(&psk, "ied:0123456789abcdef0123456789abcdef\n").expect("psk file");
+    let ec = common::pki(KeySpec::P256);
+    let servers = [
+        (
+            start(
+                "gnutls-serv",
+                &s(&[
+                    "--port",
+                    "{port}",
+                    "--pskpasswd",
+                    psk.to_str().unwrap(),
+                    "--priority",
+                    "NORMAL:-VERS-TLS1.3:-KX-ALL:+PSK:+DHE-PSK:+ECDHE-PSK",
+                ]),
+            ),
+            "pre-shared keys (PSK)",
+        ),
+        (
+            openssl_server(
+                &ec,
+                &[
+                    "-no_tls1_3",
+                    "-groups",
+                    "brainpoolP384r1",
+                    "-cipher",
+                    "ECDHE",
+                ],
+            ),
+            "only the groups brainpoolP384r1",
+        ),
+    ];
+    let profile = gander_tls::TlsProfile {
+        io_timeout_ms: 3000,
+        ..ec.profile(gander_tls::BackendKind::Openssl, false)
+    };
+    let so = SurveyOptions {
+        timeout: Duration::from_secs(3),
+        pause: Duration::from_millis(5),
+        quick: true,
+        ..SurveyOptions::default()
+    };
+    for (srv, want) in &servers {
+        let r = run(srv.addr);
+        match survey::survey_after_scan(srv.addr, &profile, &so, Some(&r)) {
+            Err(SurveyError::NoHandshake { detail, .. }) => {
+                assert!(detail.contains(want), "{want}: {detail}")
+            }
+            other => panic!("{want}: expected no handshake, got {:?}", other.map(|_| ())),
+        }
+    }
+}
