@@ -361,7 +361,7 @@ pub fn judge(r: &ScanReport) -> Vec<Verdict> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scan::enumerate::{Sslv2Scan, VersionScan};
+    use crate::scan::enumerate::{ScanCertificate, Sslv2Scan, VersionScan};
     use crate::scan::groups::FfdhPrime;
     use crate::scan::registry::by_code;
 
@@ -442,6 +442,57 @@ mod tests {
             level(&report(&[0x003B, 0x0002], None, false), "scan-null-suites"),
             Some(Level::Fail)
         );
+    }
+
+    fn cert(auth: &'static str, key_type: &str, bits: u32, sha: &str) -> ScanCertificate {
+        ScanCertificate {
+            auth,
+            suite: "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+            cert: crate::survey::CertInfo {
+                subject: "CN=ied".into(),
+                issuer: "CN=ca".into(),
+                self_issued: false,
+                x509_version: 3,
+                key_type: key_type.into(),
+                key_bits: bits,
+                curve: None,
+                signature_algorithm: "sha256WithRSAEncryption".into(),
+                not_before: String::new(),
+                not_after: String::new(),
+                valid_now: true,
+                key_usage: None,
+                extended_key_usage: None,
+                san: Vec::new(),
+                der_len: 800,
+                sha256: sha.into(),
+            },
+        }
+    }
+
+    #[test]
+    fn every_certificate_is_judged_once() {
+        let mut r = report(&[0xC02F, 0xC02B], None, false);
+        assert_eq!(level(&r, "scan-certificate-keys"), None);
+        r.versions[0].certificates = vec![
+            cert("RSA", "RSA", 2048, "aa"),
+            cert("ECDSA", "EC", 256, "bb"),
+        ];
+        assert_eq!(level(&r, "scan-certificate-keys"), Some(Level::Pass));
+        r.versions[0].certificates[0].cert.key_bits = 1024;
+        let v = judge(&r);
+        let c = v.iter().find(|x| x.id == "scan-certificate-keys").unwrap();
+        assert_eq!(c.level, Level::Fail);
+        assert!(
+            c.detail.contains("RSA 1024 bits") && c.detail.contains("EC 256"),
+            "{c:?}"
+        );
+        // The same certificate seen at two versions is listed once.
+        let mut again = r.versions[0].clone();
+        again.version = ProtocolVersion::Tls11;
+        r.versions.push(again);
+        let v = judge(&r);
+        let c = v.iter().find(|x| x.id == "scan-certificate-keys").unwrap();
+        assert_eq!(c.detail.matches("RSA 1024 bits").count(), 1, "{c:?}");
     }
 
     #[test]

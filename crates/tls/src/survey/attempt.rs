@@ -429,6 +429,56 @@ mod tests {
     use super::*;
 
     #[test]
+    fn x509_error_is_read_from_our_own_checks_only() {
+        let with = |e| Attempt {
+            error: Some(e),
+            ..Attempt::default()
+        };
+        let name = with(TlsError::BadCertificate {
+            by: Side::Local,
+            detail: "hostname mismatch (X509_V_ERR 62)".into(),
+        });
+        assert_eq!(name.x509_error(), Some(62));
+        let ca = with(TlsError::UnknownCa {
+            by: Side::Local,
+            detail: "unable to get local issuer certificate (X509_V_ERR 20)".into(),
+        });
+        assert_eq!(ca.x509_error(), Some(20));
+        // The peer's alert carries no X.509 code of ours; nor does a malformed detail.
+        let peer = with(TlsError::UnknownCa {
+            by: Side::Peer,
+            detail: "alert 48 (X509_V_ERR 20)".into(),
+        });
+        assert_eq!(peer.x509_error(), None);
+        let odd = with(TlsError::BadCertificate {
+            by: Side::Local,
+            detail: "(X509_V_ERR sixty-two)".into(),
+        });
+        assert_eq!(odd.x509_error(), None);
+    }
+
+    #[test]
+    fn unanswered_means_nothing_at_all_came_back() {
+        let silent = Attempt {
+            error: Some(TlsError::Timeout),
+            ..Attempt::default()
+        };
+        assert!(silent.unanswered());
+        // A ServerHello, then silence: the server answered.
+        let slow = Attempt {
+            error: Some(TlsError::Timeout),
+            server_hello: Some((TlsVersion::Tls12, 0xC02F)),
+            ..Attempt::default()
+        };
+        assert!(!slow.unanswered());
+        let closed = Attempt {
+            error: Some(TlsError::Closed),
+            ..Attempt::default()
+        };
+        assert!(!closed.unanswered());
+    }
+
+    #[test]
     fn waits_scale_with_the_handshake_and_stay_within_the_timeout() {
         let opts = SurveyOptions::default(); // 5 s timeout
         let mut r = Runner::new(SocketAddr::from(([127, 0, 0, 1], 1)), &opts);

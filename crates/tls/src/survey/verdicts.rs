@@ -626,6 +626,53 @@ mod tests {
         vs.iter().find(|x| x.id == id).map(|x| x.level)
     }
 
+    #[test]
+    fn name_and_chain_are_judged_apart() {
+        // Default profile: no name check, said so.
+        let mut s = empty();
+        s.chain_trusted = Some(true);
+        let vs = judge(&s);
+        assert_eq!(level(&vs, "server-chain-trusted"), Some(Level::Pass));
+        assert_eq!(level(&vs, "server-name-match"), Some(Level::Info));
+        // A name mismatch with a good chain: the chain passes, the name fails.
+        s.name_check = NameCheck {
+            name: Some("ied7".into()),
+            matched: Some(false),
+            detail: None,
+        };
+        let vs = judge(&s);
+        assert_eq!(level(&vs, "server-chain-trusted"), Some(Level::Pass));
+        assert_eq!(level(&vs, "server-name-match"), Some(Level::Fail));
+        s.name_check.matched = Some(true);
+        assert_eq!(level(&judge(&s), "server-name-match"), Some(Level::Pass));
+        // The chain failed first: the name is not determined.
+        s.name_check.matched = None;
+        s.chain_trusted = Some(false);
+        let vs = judge(&s);
+        assert_eq!(level(&vs, "server-name-match"), Some(Level::Info));
+        assert_eq!(level(&vs, "server-chain-trusted"), Some(Level::Warn));
+    }
+
+    #[test]
+    fn incomplete_chain_and_refused_sni_are_named() {
+        let mut s = empty();
+        s.chain_trusted = Some(false);
+        s.chain_incomplete = true;
+        s.server_name_refused = Some("localhost".into());
+        let vs = judge(&s);
+        let chain = vs.iter().find(|x| x.id == "server-chain-trusted").unwrap();
+        assert!(chain.detail.starts_with("chain incomplete"), "{chain:?}");
+        let sni = vs.iter().find(|x| x.id == "sni").unwrap();
+        assert_eq!(sni.level, Level::Warn);
+        assert!(sni.detail.contains("\"localhost\""), "{sni:?}");
+        s.chain_incomplete = false;
+        s.server_verification_error = Some("certificate from an unknown CA".into());
+        let vs = judge(&s);
+        let chain = vs.iter().find(|x| x.id == "server-chain-trusted").unwrap();
+        assert!(chain.detail.contains("unknown CA"), "{chain:?}");
+        assert_eq!(level(&judge(&empty()), "sni"), None);
+    }
+
     fn suite(name: &'static str, iec: IecStatus, accepted: bool) -> SuiteProbe {
         SuiteProbe {
             name,
