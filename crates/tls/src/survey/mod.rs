@@ -286,7 +286,10 @@ pub fn survey_after_scan(
     // No answer at all to the ClientHello within the timeout (not an octet, not a close): every
     // further probe would wait the timeout out again (the field test's silent port took 19
     // connections and 93 s). Stop here: only ask once in the clear whether it is a plain port.
-    if dflt_attempt.as_ref().is_some_and(Attempt::unanswered) {
+    // A scan that found a version accepted has heard TLS from the port: then the silence is this
+    // handshake's, and the probes go on.
+    let scan_heard_tls = scan.is_some_and(|r| r.versions.iter().any(|v| v.accepted));
+    if !scan_heard_tls && dflt_attempt.as_ref().is_some_and(Attempt::unanswered) {
         return Err(silent_port(addr, opts));
     }
     // The certificate's name (RFC 6125 §6), checked when the profile asks for it. OpenSSL checks
