@@ -7,7 +7,10 @@ recommended suites) keeps each survey to about twenty handshakes.
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
+import threading
+import time
 
 import pytest
 
@@ -138,3 +141,85 @@ def test_bad_arguments_exit_2(gander, tmp_path):
     p = subprocess.run([gander, "tls", "survey", "no-port-here", "--tls", str(cfg)],
                        capture_output=True, text=True, timeout=30)
     assert p.returncode == 2 and "HOST:PORT" in p.stderr, (p.returncode, p.stderr)
+
+
+class OddServer:
+    """A TCP server of the field test's odd kinds, in a thread of this test: `silent` accepts and
+    never answers; `banner` answers whatever arrives with a plain-text banner (not TLS)."""
+
+    def __init__(self, mode: str):
+        self.mode = mode
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.port = self.sock.getsockname()[1]
+        self.conns: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while True:
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                return
+            self.conns.append(c)
+            if self.mode == "banner":
+                threading.Thread(target=self._banner, args=(c,), daemon=True).start()
+
+    @staticmethod
+    def _banner(c: socket.socket):
+        try:
+            c.settimeout(10)
+            d = c.recv(4096)
+            c.sendall(b"220 substation-gw ready\r\n" + d)
+        except OSError:
+            pass
+
+    def close(self):
+        self.sock.close()
+        for c in self.conns:
+            c.close()
+
+
+def survey_json_exit1(gander, pki, tmp_path, port, timeout_ms) -> tuple[dict, float, str]:
+    cfg = tmp_path / "client.toml"
+    cfg.write_text(tls_table(pki, "client", pin=False))
+    t0 = time.monotonic()
+    p = subprocess.run([gander, "tls", "survey", f"127.0.0.1:{port}", "--tls", str(cfg), "--json",
+                        "--timeout-ms", str(timeout_ms), "--pause-ms", "10"],
+                       capture_output=True, text=True, timeout=120)
+    took = time.monotonic() - t0
+    assert p.returncode == 1, (p.returncode, p.stdout, p.stderr)
+    return json.loads(p.stdout), took, p.stderr
+
+
+def test_silent_port_stops_at_once_and_json_says_why(gander, pki, tmp_path):
+    """Field test defect D: a port that accepts and never answers took 19 connections and 93 s,
+    and `--json` printed nothing. The survey stops after the first ClientHello without answer
+    (the scan's), asks once in the clear, and prints one JSON document."""
+    srv = OddServer("silent")
+    try:
+        s, took, err = survey_json_exit1(gander, pki, tmp_path, srv.port, 1000)
+        n = len(srv.conns)
+    finally:
+        srv.close()
+    assert s["error_kind"] == "timeout", s
+    assert "does not answer" in s["error"], s
+    assert "does not answer a ClientHello" in (s["scan_error"] or ""), s
+    # The scan's SSL 2.0 and first TLS ClientHello, and one clear request: three timeouts.
+    assert n <= 3, n
+    assert took < 6, took
+
+
+def test_plain_banner_server_json_has_the_error_and_the_scan(gander, pki, tmp_path):
+    """Field test defect D: a plain-TCP server whose first octet is not a TLS record; with
+    `--json` the error and the scan's findings are one JSON document on stdout."""
+    srv = OddServer("banner")
+    try:
+        s, _, err = survey_json_exit1(gander, pki, tmp_path, srv.port, 1000)
+    finally:
+        srv.close()
+    assert s["error_kind"] == "not-tls", s
+    assert "does not speak TLS" in s["error"] and "does not speak TLS" in err, (s, err)
+    assert s["scan"] is not None and not any(v["accepted"] for v in s["scan"]["versions"]), s["scan"]

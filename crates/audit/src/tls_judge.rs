@@ -102,6 +102,9 @@ pub fn observed(a: &Association, at_s: i64) -> Option<TlsSurvey> {
         chain_error,
         chain_trusted: None,
         server_verification_error: None,
+        server_name_refused: None,
+        name_check: Default::default(),
+        chain_incomplete: false,
         // TLS 1.2 shows the client's Certificate: an association that carried data without one
         // was accepted without client authentication. TLS 1.3 hides it.
         client_cert_required: match (tls12, a.client_cert_sent, a.application_data, resumed) {

@@ -203,20 +203,25 @@ fn survey_cmd(
         client_identity: profile.cert.clone().zip(profile.key.clone()),
         ..Default::default()
     });
-    let run_scan = || {
-        scan_opts
-            .as_ref()
-            .and_then(|so| match gander_tls::scan::scan(addr, so) {
-                Ok(r) => Some(r),
-                Err(e) => {
-                    eprintln!("gander: scan not done: {e}");
-                    None
-                }
-            })
-    };
     // The scan first: the library probes then skip the catalogue suites it found refused.
-    let scanned = run_scan();
-    match survey::survey_after_scan(addr, &profile, &opts, scanned.as_ref()) {
+    let mut scan_error = None;
+    let scanned = scan_opts
+        .as_ref()
+        .and_then(|so| match gander_tls::scan::scan(addr, so) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                eprintln!("gander: scan not done: {e}");
+                scan_error = Some(e);
+                None
+            }
+        });
+    // A port that answered the scan's ClientHello with nothing at all: the library probes would
+    // each wait the timeout out again. One clear request tells a plain port; then stop.
+    let result = match scan_error {
+        Some(gander_tls::scan::ScanError::Silent { .. }) => Err(survey::silent_port(addr, &opts)),
+        _ => survey::survey_after_scan(addr, &profile, &opts, scanned.as_ref()),
+    };
+    match result {
         Ok(mut s) => {
             if let Some(r) = scanned {
                 survey::attach_scan(&mut s, r);
@@ -232,33 +237,49 @@ fn survey_cmd(
             Ok(ExitCode::SUCCESS)
         }
         Err(e @ SurveyError::Profile(_)) => Err(e.into()),
-        // No library handshake got through (e.g. a server of 3DES only, which Debian's OpenSSL
-        // cannot offer): the scan needs no library and still tells what the server accepts.
-        Err(e @ SurveyError::NoHandshake { .. }) => {
+        // The target cannot be surveyed (exit 1). With --json, stdout still carries one JSON
+        // document: the error, its kind, and whatever was learned (the scan needs no library:
+        // for a server of 3DES only, which Debian's OpenSSL cannot offer, it still tells what
+        // the server accepts).
+        Err(e) => {
             eprintln!("gander: {e}");
-            if let Some(r) = scanned {
-                if json {
-                    let v = serde_json::json!({ "error": e.to_string(), "scan": r });
-                    crate::out(serde_json::to_string_pretty(&v)?);
-                } else {
-                    crate::out(gander_tls::scan::render::render(&r).trim_end());
-                    for v in &r.verdicts {
-                        crate::out(format!(
-                            "  {:<4} {:<24} {}: {}",
-                            v.level.word(),
-                            v.id,
-                            v.requirement,
-                            v.detail
-                        ));
-                    }
+            if json {
+                let v = serde_json::json!({
+                    "target": target,
+                    "error": e.to_string(),
+                    "error_kind": survey_error_kind(&e),
+                    "scan_error": scan_error.as_ref().map(|e| e.to_string()),
+                    "scan": scanned,
+                });
+                crate::out(serde_json::to_string_pretty(&v)?);
+            } else if let Some(r) = scanned {
+                crate::out(gander_tls::scan::render::render(&r).trim_end());
+                for v in &r.verdicts {
+                    crate::out(format!(
+                        "  {:<4} {:<24} {}: {}",
+                        v.level.word(),
+                        v.id,
+                        v.requirement,
+                        v.detail
+                    ));
                 }
             }
             Ok(ExitCode::from(1))
         }
-        Err(e) => {
-            eprintln!("gander: {e}");
-            Ok(ExitCode::from(1))
-        }
+    }
+}
+
+/// A stable name of a survey error for the JSON document of exit 1.
+fn survey_error_kind(e: &gander_tls::survey::SurveyError) -> &'static str {
+    use gander_tls::survey::SurveyError;
+    match e {
+        SurveyError::Refused { .. } => "refused",
+        SurveyError::Timeout { .. } => "timeout",
+        SurveyError::NotTls { .. } => "not-tls",
+        SurveyError::NoHandshake { .. } => "no-handshake",
+        SurveyError::Profile(_) => "profile",
+        SurveyError::Setup(_) => "setup",
+        _ => "other",
     }
 }
 

@@ -84,6 +84,16 @@ pub enum TlsError {
         /// The library's own description of the failure.
         detail: String,
     },
+    /// The server does not recognize the name the client sent in server_name (alert
+    /// `unrecognized_name`, 112, RFC 6066 §3): a refusal of the name, not of the version or
+    /// suite.
+    #[error("server name not recognized ({by}): {detail}")]
+    UnrecognizedName {
+        /// The side that detected the failure and sent the alert.
+        by: Side,
+        /// The library's own description of the failure.
+        detail: String,
+    },
     /// The handshake failed for another reason.
     #[error("TLS handshake failed: {0}")]
     HandshakeFailed(String),
@@ -154,6 +164,7 @@ impl TlsError {
                 | Self::BadCertificate { by: Side::Peer, .. }
                 | Self::ProtocolVersion { by: Side::Peer, .. }
                 | Self::NoSharedCipher { by: Side::Peer, .. }
+                | Self::UnrecognizedName { by: Side::Peer, .. }
         )
     }
 
@@ -167,6 +178,7 @@ impl TlsError {
             Self::BadCertificate { .. } => "bad-certificate",
             Self::ProtocolVersion { .. } => "protocol-version",
             Self::NoSharedCipher { .. } => "no-shared-cipher",
+            Self::UnrecognizedName { .. } => "unrecognized-name",
             Self::HandshakeFailed(_) => "handshake-failed",
             Self::Closed => "closed",
             Self::Timeout => "timeout",
@@ -203,6 +215,8 @@ pub mod alert {
     pub const PROTOCOL_VERSION: u8 = 70;
     /// `insufficient_security`: the peer's suites are all too weak.
     pub const INSUFFICIENT_SECURITY: u8 = 71;
+    /// `unrecognized_name`: the server does not know the name in server_name (RFC 6066 §3).
+    pub const UNRECOGNIZED_NAME: u8 = 112;
     /// `certificate_required` (TLS 1.3): the client sent no certificate.
     pub const CERTIFICATE_REQUIRED: u8 = 116;
 }
@@ -228,6 +242,7 @@ pub fn from_alert(desc: u8, by: Side, library_text: &str) -> TlsError {
         alert::HANDSHAKE_FAILURE | alert::INSUFFICIENT_SECURITY => {
             TlsError::NoSharedCipher { by, detail }
         }
+        alert::UNRECOGNIZED_NAME => TlsError::UnrecognizedName { by, detail },
         _ => TlsError::HandshakeFailed(detail),
     }
 }

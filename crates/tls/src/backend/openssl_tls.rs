@@ -251,6 +251,10 @@ pub struct SurveyQuirks {
     /// Verify nothing of the server's chain (`SSL_VERIFY_NONE`): after the survey has recorded
     /// that the chain fails (expired, unknown CA), the later probes still run.
     pub no_server_verification: bool,
+    /// Send no server_name (SNI) but still check the certificate against the profile's
+    /// `server_name` when `verify_hostname` is set: the server refused the name with
+    /// unrecognized_name (RFC 6066 §3), and the survey goes on without it.
+    pub no_sni: bool,
 }
 
 impl OpensslBackend {
@@ -452,7 +456,7 @@ impl OpensslBackend {
         });
         if !server {
             if let Some(name) = &self.profile.server_name {
-                if name.parse::<std::net::IpAddr>().is_err() {
+                if name.parse::<std::net::IpAddr>().is_err() && !self.quirks.no_sni {
                     ssl.set_hostname(name).map_err(|e| stack_err("SNI", e))?;
                 }
                 if self.profile.verify_hostname {

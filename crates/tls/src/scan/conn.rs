@@ -48,6 +48,9 @@ pub struct Conn {
     pub cap: u32,
     /// Connections made.
     pub count: u32,
+    /// The server has answered some exchange (an octet, or a close): once it has, silence to a
+    /// later ClientHello is a refusal like any other, not a port that never answers.
+    pub heard: bool,
     last: Option<Instant>,
 }
 
@@ -60,6 +63,7 @@ impl Conn {
             pause,
             cap,
             count: 0,
+            heard: false,
             last: None,
         }
     }
@@ -93,6 +97,7 @@ impl Conn {
     pub fn exchange(&mut self, hello: &[u8]) -> Result<Answer, ScanError> {
         let mut tcp = self.connect()?;
         if tcp.write_all(hello).is_err() {
+            self.heard = true;
             return Ok(Answer {
                 flight: ServerFlight::default(),
                 end: End::Closed,
@@ -103,6 +108,7 @@ impl Conn {
             Ok(f) => f.complete(),
             Err(_) => true,
         });
+        self.heard |= !buf.is_empty() || end != End::TimedOut;
         let (flight, end) = match parse_flight(&buf) {
             Ok(f) => {
                 let end = if f.complete() { End::Complete } else { end };

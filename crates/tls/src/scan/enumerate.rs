@@ -24,6 +24,20 @@ pub struct GroupFound {
     pub name: String,
 }
 
+/// The server's own certificate for one authentication class (RSA, ECDSA, DSS), as the
+/// Certificate message of a TLS 1.2-and-below first flight carries it in the clear
+/// (RFC 5246 §7.4.2). A server may hold one certificate per class (`openssl s_server -cert ...
+/// -dcert ...`) and choose by the suite; a library handshake sees only one of them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ScanCertificate {
+    /// The suites' authentication (`RSA`, `ECDSA`, `DSS`; the registry's word).
+    pub auth: &'static str,
+    /// The first accepted suite whose flight carried it.
+    pub suite: &'static str,
+    /// What the certificate says (the survey's description, `crate::survey::CertInfo`).
+    pub cert: crate::survey::CertInfo,
+}
+
 /// What one version's scan found.
 #[derive(Clone, Debug, Serialize)]
 pub struct VersionScan {
@@ -33,6 +47,10 @@ pub struct VersionScan {
     pub accepted: bool,
     /// How the server answered the first ClientHello of this version when it did not accept it.
     pub refusal: Option<String>,
+    /// The alert of that refusal, if it was one (for the scan's own decisions: alert 112,
+    /// unrecognized_name, refuses the server name and not the version, RFC 6066 §3).
+    #[serde(skip)]
+    pub refusal_alert: Option<u8>,
     /// Every accepted suite, in the order found.
     pub suites: Vec<SuiteInfo>,
     /// `Some(true)`: the server picks by its own order; `Some(false)`: by the client's;
@@ -42,6 +60,9 @@ pub struct VersionScan {
     pub groups: Vec<GroupFound>,
     /// The prime of a DHE ServerKeyExchange, if a DHE suite was chosen.
     pub dh_prime: Option<FfdhPrime>,
+    /// TLS 1.2 and below: the server's certificate per authentication class of the accepted
+    /// suites (one each), from the Certificate messages read in the clear.
+    pub certificates: Vec<ScanCertificate>,
     /// ServerHello extensions of the first accepted answer (types).
     pub server_hello_extensions: Vec<u16>,
     /// TLS 1.2 and below: a CertificateRequest in the server's first flight.
@@ -60,10 +81,12 @@ impl VersionScan {
             version,
             accepted: false,
             refusal: None,
+            refusal_alert: None,
             suites: Vec::new(),
             server_order: None,
             groups: Vec::new(),
             dh_prime: None,
+            certificates: Vec::new(),
             server_hello_extensions: Vec::new(),
             certificate_request: None,
             certificate_status: None,
@@ -157,12 +180,21 @@ fn run(
                 }
                 Err(e) => return Err(e),
             };
+            // Not an octet nor a close to a ClientHello, and nothing ever heard from the port:
+            // it does not speak (TLS). Every further probe would wait out the timeout again.
+            if a.end == End::TimedOut && !c.heard {
+                return Err(ScanError::Silent {
+                    addr: c.addr,
+                    timeout_ms: c.timeout.as_millis() as u64,
+                });
+            }
             let chosen = a.flight.server_hello.as_ref().and_then(|h| {
                 (h.version == v.code() && offer.contains(&h.suite)).then_some(h.suite)
             });
             let Some(code) = chosen else {
                 if !s.accepted && s.refusal.is_none() {
                     s.refusal = Some(describe(&a, Some(v)));
+                    s.refusal_alert = a.flight.alert.map(|(_, d)| d);
                 }
                 // Another version, or protocol_version (RFC 8446 §6.2), refuses the version
                 // itself: no other batch will do.
@@ -179,6 +211,7 @@ fn run(
             if !s.accepted {
                 s.accepted = true;
                 s.refusal = None;
+                s.refusal_alert = None;
                 if let Some(h) = &a.flight.server_hello {
                     s.server_hello_extensions = h.extensions.clone();
                 }
@@ -190,6 +223,7 @@ fn run(
             note_kx(s, &a.flight);
             offer.retain(|&x| x != code);
             if let Some(info) = registry::by_code(code) {
+                note_certificate(s, &info, &a.flight);
                 s.suites.push(info);
             }
         }
@@ -211,6 +245,27 @@ fn note_kx(s: &mut VersionScan, f: &ServerFlight) {
         if s.dh_prime.is_none() {
             s.dh_prime = Some(groups::describe_prime(p));
         }
+    }
+}
+
+/// The leaf certificate of a suite's first flight, kept once per authentication class that
+/// carries one (RSA, ECDSA, DSS; not anonymous or PSK suites). A certificate that cannot be
+/// described is left out: the scan reports what it can read, the rest is the survey's.
+fn note_certificate(s: &mut VersionScan, info: &SuiteInfo, f: &ServerFlight) {
+    if !matches!(info.auth, "RSA" | "ECDSA" | "DSS")
+        || s.certificates.iter().any(|c| c.auth == info.auth)
+    {
+        return;
+    }
+    let Some(der) = &f.leaf_certificate else {
+        return;
+    };
+    if let Ok(cert) = crate::survey::chain::describe(der, crate::survey::chain::now_unix()) {
+        s.certificates.push(ScanCertificate {
+            auth: info.auth,
+            suite: info.name,
+            cert,
+        });
     }
 }
 
@@ -347,6 +402,9 @@ pub(super) fn describe(a: &Answer, v: Option<ProtocolVersion>) -> String {
         End::Complete => "no ServerHello".into(),
     }
 }
+
+/// Alert unrecognized_name (RFC 6066 §3).
+pub const UNRECOGNIZED_NAME: u8 = 112;
 
 /// Alert description names (RFC 8446 §6, RFC 5246 §7.2, RFC 7507 §2).
 pub fn alert_name(d: u8) -> &'static str {

@@ -45,6 +45,70 @@ fn v(
     }
 }
 
+/// RFC 6066 §3: the source of the server-name verdicts (scan and survey).
+pub(crate) const SRC_SNI: &str = "RFC 6066 §3: a server that does not recognize the name in server_name may end the handshake with unrecognized_name (112); the alert refuses the name, not the version [P]";
+
+/// The server refused the SNI `name` with unrecognized_name (alert 112): a finding about the
+/// client's settings, not about the versions, which the scan then surveyed without SNI.
+pub fn server_name_refused(id: &'static str, name: &str, what: &str) -> Verdict {
+    v(
+        id,
+        Level::Warn,
+        SRC_SNI,
+        "the server accepts the server name the client sends (SNI)",
+        format!(
+            "the server refuses the server name \"{name}\" with unrecognized_name (alert 112); \
+             set server_name in the client profile to the name the device expects, or leave it \
+             out; {what} went on without SNI"
+        ),
+    )
+}
+
+const SRC_CERT_KEYS: &str = "IEC 62351-3 Ed.1 Amd1: RSA >= 2048 bits mandatory, 1024 deprecated; IEC 62351-4 Annex G: EC >= 256 bits [X]; NIST SP 800-131A Rev.2 [P]";
+
+/// Every certificate the server holds for the accepted suites, by authentication class (seen
+/// in the clear up to TLS 1.2): a server with an RSA and an ECDSA certificate shows only one of
+/// them to a library handshake, and the other may be the weak one. `None` when no Certificate
+/// message was read.
+fn certificate_keys(r: &ScanReport) -> Option<Verdict> {
+    let mut seen: Vec<&str> = Vec::new();
+    let mut small = false;
+    let mut parts = Vec::new();
+    for vs in r.versions.iter().filter(|v| v.accepted) {
+        for c in &vs.certificates {
+            if seen.contains(&c.cert.sha256.as_str()) {
+                continue;
+            }
+            seen.push(&c.cert.sha256);
+            let weak = match c.cert.key_type.as_str() {
+                "RSA" | "RSA-PSS" | "DSA" => c.cert.key_bits < 2048,
+                "EC" => c.cert.key_bits < 256,
+                _ => false,
+            };
+            small |= weak;
+            parts.push(format!(
+                "{} suites (e.g. {}): {} {} bits, {}{}",
+                c.auth,
+                c.suite,
+                c.cert.key_type,
+                c.cert.key_bits,
+                c.cert.subject,
+                if weak { " (too small)" } else { "" }
+            ));
+        }
+    }
+    if parts.is_empty() {
+        return None;
+    }
+    Some(v(
+        "scan-certificate-keys",
+        if small { Level::Fail } else { Level::Pass },
+        SRC_CERT_KEYS,
+        "every server certificate: RSA/DSA keys >= 2048 bits, EC keys >= 256 bits",
+        parts.join("; "),
+    ))
+}
+
 /// The verdicts of `r`.
 pub fn judge(r: &ScanReport) -> Vec<Verdict> {
     let mut out = Vec::new();
@@ -150,6 +214,9 @@ pub fn judge(r: &ScanReport) -> Vec<Verdict> {
             "server cipher-suite preference",
             format!("TLS {}: {d}", vs.version.name()),
         ));
+    }
+    if let Some(c) = certificate_keys(r) {
+        out.push(c);
     }
     let mut weak_groups = Vec::new();
     let mut all_groups = Vec::new();
@@ -294,7 +361,7 @@ pub fn judge(r: &ScanReport) -> Vec<Verdict> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scan::enumerate::{Sslv2Scan, VersionScan};
+    use crate::scan::enumerate::{ScanCertificate, Sslv2Scan, VersionScan};
     use crate::scan::groups::FfdhPrime;
     use crate::scan::registry::by_code;
 
@@ -303,10 +370,12 @@ mod tests {
             version: ProtocolVersion::Tls12,
             accepted: true,
             refusal: None,
+            refusal_alert: None,
             suites: codes.iter().filter_map(|c| by_code(*c)).collect(),
             server_order: None,
             groups: Vec::new(),
             dh_prime: dh_bits.map(|bits| FfdhPrime { bits, family: None }),
+            certificates: Vec::new(),
             server_hello_extensions: Vec::new(),
             certificate_request: Some(true),
             certificate_status: Some(false),
@@ -373,6 +442,57 @@ mod tests {
             level(&report(&[0x003B, 0x0002], None, false), "scan-null-suites"),
             Some(Level::Fail)
         );
+    }
+
+    fn cert(auth: &'static str, key_type: &str, bits: u32, sha: &str) -> ScanCertificate {
+        ScanCertificate {
+            auth,
+            suite: "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+            cert: crate::survey::CertInfo {
+                subject: "CN=ied".into(),
+                issuer: "CN=ca".into(),
+                self_issued: false,
+                x509_version: 3,
+                key_type: key_type.into(),
+                key_bits: bits,
+                curve: None,
+                signature_algorithm: "sha256WithRSAEncryption".into(),
+                not_before: String::new(),
+                not_after: String::new(),
+                valid_now: true,
+                key_usage: None,
+                extended_key_usage: None,
+                san: Vec::new(),
+                der_len: 800,
+                sha256: sha.into(),
+            },
+        }
+    }
+
+    #[test]
+    fn every_certificate_is_judged_once() {
+        let mut r = report(&[0xC02F, 0xC02B], None, false);
+        assert_eq!(level(&r, "scan-certificate-keys"), None);
+        r.versions[0].certificates = vec![
+            cert("RSA", "RSA", 2048, "aa"),
+            cert("ECDSA", "EC", 256, "bb"),
+        ];
+        assert_eq!(level(&r, "scan-certificate-keys"), Some(Level::Pass));
+        r.versions[0].certificates[0].cert.key_bits = 1024;
+        let v = judge(&r);
+        let c = v.iter().find(|x| x.id == "scan-certificate-keys").unwrap();
+        assert_eq!(c.level, Level::Fail);
+        assert!(
+            c.detail.contains("RSA 1024 bits") && c.detail.contains("EC 256"),
+            "{c:?}"
+        );
+        // The same certificate seen at two versions is listed once.
+        let mut again = r.versions[0].clone();
+        again.version = ProtocolVersion::Tls11;
+        r.versions.push(again);
+        let v = judge(&r);
+        let c = v.iter().find(|x| x.id == "scan-certificate-keys").unwrap();
+        assert_eq!(c.detail.matches("RSA 1024 bits").count(), 1, "{c:?}");
     }
 
     #[test]

@@ -172,6 +172,16 @@ pub enum ScanError {
     /// The connection cap was reached.
     #[error("connection cap of {0} reached")]
     Cap(u32),
+    /// The port took the connection but answered no ClientHello within the timeout (not an
+    /// octet, not a close) before anything else was heard from it: the scan stops there
+    /// instead of waiting out the timeout once per probe.
+    #[error("{addr} does not answer a ClientHello within {timeout_ms} ms")]
+    Silent {
+        /// The target.
+        addr: SocketAddr,
+        /// The timeout used.
+        timeout_ms: u64,
+    },
 }
 
 /// Everything the scan found.
@@ -213,8 +223,23 @@ pub fn scan(addr: SocketAddr, opts: &ScanOptions) -> Result<ScanReport, ScanErro
     let sslv2 = enumerate::sslv2(&mut c)?;
     let mut versions = Vec::new();
     let mut capped = false;
+    // Alert 112 (unrecognized_name) refuses the server name, not the version (RFC 6066 §3):
+    // that version is asked again without SNI, and so is everything after it.
+    let mut opts = opts.clone();
+    let mut refused_name = None;
     for v in ProtocolVersion::RECORD_VERSIONS.into_iter().rev() {
-        match enumerate::version(&mut c, v, opts) {
+        let r = match enumerate::version(&mut c, v, &opts) {
+            Ok(s)
+                if !s.accepted
+                    && s.refusal_alert == Some(enumerate::UNRECOGNIZED_NAME)
+                    && opts.server_name.is_some() =>
+            {
+                refused_name = opts.server_name.take();
+                enumerate::version(&mut c, v, &opts)
+            }
+            r => r,
+        };
+        match r {
             Ok(s) => versions.push(s),
             Err(ScanError::Cap(_)) => {
                 capped = true;
@@ -225,7 +250,7 @@ pub fn scan(addr: SocketAddr, opts: &ScanOptions) -> Result<ScanReport, ScanErro
     }
     versions.reverse();
     capped |= versions.iter().any(|v| v.incomplete);
-    let mut weaknesses = match weakness::check(&mut c, &versions, opts) {
+    let mut weaknesses = match weakness::check(&mut c, &versions, &opts) {
         Ok(w) => w,
         Err(ScanError::Cap(_)) => {
             capped = true;
@@ -236,14 +261,14 @@ pub fn scan(addr: SocketAddr, opts: &ScanOptions) -> Result<ScanReport, ScanErro
     let robot = if capped {
         None
     } else {
-        match robot::check(&mut c, &versions, opts) {
+        match robot::check(&mut c, &versions, &opts) {
             Ok(r) => Some(r),
             Err(ScanError::Cap(_)) => {
                 capped = true;
                 None
             }
             // The server stopped taking connections part-way: what was found stays.
-            Err(ScanError::Connect { .. }) => None,
+            Err(ScanError::Connect { .. } | ScanError::Silent { .. }) => None,
         }
     };
     if let Some(r) = &robot {
@@ -255,13 +280,13 @@ pub fn scan(addr: SocketAddr, opts: &ScanOptions) -> Result<ScanReport, ScanErro
     let early = if capped {
         None
     } else {
-        match early_data::check(&mut c, &versions, opts) {
+        match early_data::check(&mut c, &versions, &opts) {
             Ok(r) => Some(r),
             Err(ScanError::Cap(_)) => {
                 capped = true;
                 None
             }
-            Err(ScanError::Connect { .. }) => None,
+            Err(ScanError::Connect { .. } | ScanError::Silent { .. }) => None,
         }
     };
     if let Some(r) = &early {
@@ -282,6 +307,12 @@ pub fn scan(addr: SocketAddr, opts: &ScanOptions) -> Result<ScanReport, ScanErro
         duration_s: 0.0,
     };
     r.verdicts = findings::judge(&r);
+    if let Some(name) = &refused_name {
+        r.verdicts.insert(
+            0,
+            findings::server_name_refused("scan-sni", name, "the scan"),
+        );
+    }
     r.duration_s = start.elapsed().as_secs_f64();
     Ok(r)
 }

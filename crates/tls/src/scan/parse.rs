@@ -261,13 +261,11 @@ fn handshake_messages(hs: &[u8], f: &mut ServerFlight) -> Result<(), ParseError>
             }
             HT_CERTIFICATE_STATUS => f.certificate_status = true,
             HT_SERVER_KEY_EXCHANGE => {
-                let kx = f
+                let suite = f
                     .server_hello
                     .as_ref()
-                    .and_then(|h| registry::by_code(h.suite))
-                    .map(|s| s.kx)
-                    .unwrap_or("");
-                f.key_exchange = parse_ske(kx, body);
+                    .and_then(|h| registry::by_code(h.suite));
+                f.key_exchange = suite.and_then(|s| parse_ske(s.kx, s.auth, body));
             }
             HT_CERTIFICATE_REQUEST => f.certificate_request = true,
             HT_SERVER_HELLO_DONE => f.hello_done = true,
@@ -338,15 +336,26 @@ pub fn parse_server_hello(body: &[u8]) -> Result<ServerHello, ParseError> {
     Ok(sh)
 }
 
-/// The parameters at the head of a ServerKeyExchange, by the suite's key exchange.
-fn parse_ske(kx: &str, body: &[u8]) -> Option<KeyExchangeParams> {
+/// The parameters at the head of a ServerKeyExchange, by the suite's key exchange `kx` and
+/// authentication `auth` (as [`registry::SuiteInfo`] names them).
+///
+/// The PSK key exchanges put an `opaque psk_identity_hint<0..2^16-1>` first: DHE_PSK before its
+/// ServerDHParams (RFC 4279 §3), ECDHE_PSK before its ServerECDHParams (RFC 5489 §2), plain PSK
+/// and RSA_PSK carry only the hint (RFC 4279 §2, §4). Read without skipping it, an empty hint
+/// (`00 00`) would pass for an empty prime. A prime that is empty or zero is no prime: `None`,
+/// never a 0-bit group.
+fn parse_ske(kx: &str, auth: &str, body: &[u8]) -> Option<KeyExchangeParams> {
     let mut r = Reader::new(body, "ServerKeyExchange");
+    if auth == "PSK" {
+        r.vec16().ok()?;
+    }
     match kx {
         "DHE" | "DH" => {
-            // A DHE_PSK ServerKeyExchange starts with the psk_identity_hint (RFC 4279 §3);
-            // that suite is told apart by the auth, not needed: its kx is "DHE" too, so try
-            // the plain layout, which a hint would make fail.
             let p = r.vec16().ok()?;
+            // dh_p<1..2^16-1> (RFC 5246 §7.4.3): a prime has at least one non-zero octet.
+            if p.iter().all(|&b| b == 0) {
+                return None;
+            }
             Some(KeyExchangeParams::Dh { p: p.to_vec() })
         }
         "ECDHE" | "ECDH" => match r.u8().ok()? {
@@ -461,6 +470,62 @@ pub(crate) mod tests {
         }
     }
 
+    /// A ServerHello of `suite` and a ServerKeyExchange of `ske`.
+    fn ske_flight(suite: u16, ske: &[u8]) -> ServerFlight {
+        let mut buf = server_hello_record(0x0303, suite, 0, &[], false);
+        buf.extend(handshake_record(12, ske));
+        parse_flight(&buf).unwrap()
+    }
+
+    /// `opaque psk_identity_hint<0..2^16-1>` (RFC 4279 §2).
+    fn hint(h: &[u8]) -> Vec<u8> {
+        let mut b = (h.len() as u16).to_be_bytes().to_vec();
+        b.extend_from_slice(h);
+        b
+    }
+
+    #[test]
+    fn psk_key_exchanges_skip_the_identity_hint() {
+        // DHE_PSK (RFC 4279 §3): an empty hint, then a 2048-bit p. Read as plain DHE, the hint's
+        // `00 00` was taken for an empty prime (the field test's "DH 0-bit").
+        let mut ske = hint(b"");
+        ske.extend([0x01, 0x00, 0xFF]);
+        ske.extend(vec![0x5A; 255]);
+        ske.extend([0x00, 0x01, 0x02]);
+        let f = ske_flight(0x0090, &ske);
+        assert!(
+            matches!(f.key_exchange, Some(KeyExchangeParams::Dh { ref p }) if p.len() == 256 && p[0] == 0xFF)
+        );
+        // ECDHE_PSK (RFC 5489 §2): a hint, then named_curve x25519.
+        let mut ske = hint(b"ied-7");
+        ske.extend([3, 0x00, 0x1D, 32]);
+        ske.extend([9; 32]);
+        let f = ske_flight(0xC037, &ske);
+        assert_eq!(f.key_exchange, Some(KeyExchangeParams::NamedCurve(0x001D)));
+        // Plain PSK and RSA_PSK carry only the hint: no group.
+        assert_eq!(ske_flight(0x008C, &hint(b"x")).key_exchange, None);
+        assert_eq!(ske_flight(0x0094, &hint(b"")).key_exchange, None);
+        // A non-PSK DHE suite has no hint: the first field is p.
+        let mut ske = vec![0x00, 0x80];
+        ske.extend(vec![0xC3; 128]);
+        let f = ske_flight(0x009E, &ske);
+        assert!(matches!(f.key_exchange, Some(KeyExchangeParams::Dh { ref p }) if p.len() == 128));
+    }
+
+    #[test]
+    fn an_empty_or_zero_prime_is_no_prime() {
+        assert_eq!(
+            ske_flight(0x009E, &[0, 0, 0, 1, 2, 0, 1, 2]).key_exchange,
+            None
+        );
+        assert_eq!(
+            ske_flight(0x009E, &[0, 2, 0, 0, 0, 1, 2]).key_exchange,
+            None
+        );
+        // Truncated after the hint.
+        assert_eq!(ske_flight(0x0090, &[0, 0, 1]).key_exchange, None);
+    }
+
     #[test]
     fn hello_retry_request_names_the_group() {
         let buf = server_hello_record(
@@ -545,6 +610,41 @@ pub(crate) mod tests {
             let f = parse_flight(&buf).unwrap();
             prop_assert!(f.certificate);
             prop_assert_eq!(f.leaf_certificate, certs.first().cloned());
+        }
+
+        #[test]
+        fn ske_emit_parse(
+            psk in any::<bool>(),
+            dhe in any::<bool>(),
+            h in proptest::collection::vec(any::<u8>(), 0..40),
+            p in proptest::collection::vec(any::<u8>(), 1..300),
+            curve in any::<u16>(),
+        ) {
+            // DHE_RSA 0x009E, DHE_PSK 0x0090, ECDHE_RSA 0xC02F, ECDHE_PSK 0xC037.
+            let suite = match (dhe, psk) {
+                (true, false) => 0x009E,
+                (true, true) => 0x0090,
+                (false, false) => 0xC02F,
+                (false, true) => 0xC037,
+            };
+            let mut ske = if psk { hint(&h) } else { Vec::new() };
+            if dhe {
+                ske.extend((p.len() as u16).to_be_bytes());
+                ske.extend(&p);
+            } else {
+                ske.extend([3]);
+                ske.extend(curve.to_be_bytes());
+            }
+            ske.extend([0, 1, 2, 0, 1, 5, 0, 0]);
+            let f = ske_flight(suite, &ske);
+            let want = if !dhe {
+                Some(KeyExchangeParams::NamedCurve(curve))
+            } else if p.iter().all(|&b| b == 0) {
+                None
+            } else {
+                Some(KeyExchangeParams::Dh { p: p.clone() })
+            };
+            prop_assert_eq!(f.key_exchange, want);
         }
 
         #[test]

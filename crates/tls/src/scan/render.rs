@@ -84,6 +84,20 @@ pub fn render(r: &ScanReport) -> String {
                     .unwrap_or_default()
             );
         }
+        for c in &v.certificates {
+            let _ =
+                writeln!(
+                o,
+                "    certificate for {} suites: {}, key {} {} bits, signed {}, valid until {}{}",
+                c.auth,
+                c.cert.subject,
+                c.cert.key_type,
+                c.cert.key_bits,
+                c.cert.signature_algorithm,
+                c.cert.not_after,
+                if c.cert.valid_now { "" } else { " (NOT valid now)" }
+            );
+        }
         if !v.server_hello_extensions.is_empty() {
             let e: Vec<String> = v
                 .server_hello_extensions

@@ -133,6 +133,38 @@ impl Attempt {
         }
         Some(e.to_string())
     }
+    /// The X.509 verification error (OpenSSL's `X509_V_ERR_*` number) of our own check of the
+    /// server's chain, as the OpenSSL backend states it in its detail (`... (X509_V_ERR 62)`).
+    pub(crate) fn x509_error(&self) -> Option<i32> {
+        let detail = match self.error.as_ref()? {
+            TlsError::UnknownCa {
+                by: Side::Local,
+                detail,
+            }
+            | TlsError::Expired {
+                by: Side::Local,
+                detail,
+            }
+            | TlsError::Revoked {
+                by: Side::Local,
+                detail,
+            }
+            | TlsError::BadCertificate {
+                by: Side::Local,
+                detail,
+            } => detail,
+            _ => return None,
+        };
+        let code = detail.rsplit_once("(X509_V_ERR ")?.1.strip_suffix(')')?;
+        code.parse().ok()
+    }
+    /// The server sent nothing back within the timeout: no ServerHello, no certificate, no alert,
+    /// no close (a handshake that timed out before any of the server's handshake was seen).
+    pub(crate) fn unanswered(&self) -> bool {
+        matches!(self.error, Some(TlsError::Timeout))
+            && self.server_hello.is_none()
+            && self.chain.is_empty()
+    }
     /// Our own check of the server's chain failed (unknown CA, expired, revoked, a bad
     /// certificate, a pin or name mismatch): the server got past its ServerHello, and the
     /// survey can go on with verification off for the later probes.
@@ -245,6 +277,12 @@ impl<'a> Runner<'a> {
     ) -> Result<Box<dyn TlsBackend>, TlsError> {
         let mut p = profile.clone();
         p.io_timeout_ms = (self.opts.timeout.as_millis() as u64).max(1);
+        if quirks.no_sni && p.backend != BackendKind::Openssl {
+            // Only the OpenSSL client can leave SNI out and still check the name; the other
+            // backends' probes (suites OpenSSL lacks) only ask what the server chooses.
+            p.server_name = None;
+            p.verify_hostname = false;
+        }
         if p.backend == BackendKind::Openssl && quirks != SurveyQuirks::default() {
             p.validate(false)?;
             return Ok(Box::new(OpensslBackend::with_quirks(&p, quirks)?));
@@ -389,6 +427,56 @@ pub(crate) fn derive(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn x509_error_is_read_from_our_own_checks_only() {
+        let with = |e| Attempt {
+            error: Some(e),
+            ..Attempt::default()
+        };
+        let name = with(TlsError::BadCertificate {
+            by: Side::Local,
+            detail: "hostname mismatch (X509_V_ERR 62)".into(),
+        });
+        assert_eq!(name.x509_error(), Some(62));
+        let ca = with(TlsError::UnknownCa {
+            by: Side::Local,
+            detail: "unable to get local issuer certificate (X509_V_ERR 20)".into(),
+        });
+        assert_eq!(ca.x509_error(), Some(20));
+        // The peer's alert carries no X.509 code of ours; nor does a malformed detail.
+        let peer = with(TlsError::UnknownCa {
+            by: Side::Peer,
+            detail: "alert 48 (X509_V_ERR 20)".into(),
+        });
+        assert_eq!(peer.x509_error(), None);
+        let odd = with(TlsError::BadCertificate {
+            by: Side::Local,
+            detail: "(X509_V_ERR sixty-two)".into(),
+        });
+        assert_eq!(odd.x509_error(), None);
+    }
+
+    #[test]
+    fn unanswered_means_nothing_at_all_came_back() {
+        let silent = Attempt {
+            error: Some(TlsError::Timeout),
+            ..Attempt::default()
+        };
+        assert!(silent.unanswered());
+        // A ServerHello, then silence: the server answered.
+        let slow = Attempt {
+            error: Some(TlsError::Timeout),
+            server_hello: Some((TlsVersion::Tls12, 0xC02F)),
+            ..Attempt::default()
+        };
+        assert!(!slow.unanswered());
+        let closed = Attempt {
+            error: Some(TlsError::Closed),
+            ..Attempt::default()
+        };
+        assert!(!closed.unanswered());
+    }
 
     #[test]
     fn waits_scale_with_the_handshake_and_stay_within_the_timeout() {

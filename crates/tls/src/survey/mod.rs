@@ -38,7 +38,7 @@ pub use versions::VersionProbe;
 
 use crate::backend::{self, BackendKind};
 use crate::{TlsError, TlsProfile, TlsVersion};
-use attempt::{After, Runner};
+use attempt::{After, Attempt, Runner};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -138,6 +138,19 @@ pub struct Negotiated {
     pub ht_ms: f64,
 }
 
+/// The server certificate's name against the name the client expects (RFC 6125 §6).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct NameCheck {
+    /// The name checked: the profile's `server_name` when it sets `verify_hostname`; `None`:
+    /// the profile asks for no name check, and none was made.
+    pub name: Option<String>,
+    /// `Some(true)` the certificate matches the name, `Some(false)` it does not, `None` not
+    /// checked or not determined (the chain failed first).
+    pub matched: Option<bool>,
+    /// Our check's words when the name did not match.
+    pub detail: Option<String>,
+}
+
 /// Everything a survey found. `versions` and `suites` are what `gander probe` puts in its JSON
 /// `tls` section; see `docs/tls-survey.md` for the shape.
 #[derive(Clone, Debug, Serialize)]
@@ -167,6 +180,15 @@ pub struct TlsSurvey {
     /// Why our check of the server's chain failed, when it did (expired, unknown CA, name):
     /// the later probes then ran with verification off, so that they still say something.
     pub server_verification_error: Option<String>,
+    /// The check of the server certificate's name against the profile's `server_name`
+    /// (RFC 6125 §6), apart from the chain's.
+    pub name_check: NameCheck,
+    /// The chain failed only because the server sent its leaf alone, without the intermediate
+    /// certificates between it and the profile's CA (RFC 5246 §7.4.2, RFC 8446 §4.4.2).
+    pub chain_incomplete: bool,
+    /// The server name (the profile's `server_name`) the server refused with unrecognized_name
+    /// (alert 112, RFC 6066 §3); the survey then ran without SNI.
+    pub server_name_refused: Option<String>,
     /// Whether the server refuses a client without certificate (`None`: not determined).
     pub client_cert_required: Option<bool>,
     /// Whether the server refuses a certificate from a CA it does not know.
@@ -221,8 +243,11 @@ pub fn survey_after_scan(
     drop(attempt::connect(addr, opts.timeout)?);
     let mut r = Runner::new(addr, opts);
 
+    // The probes' own copy of the profile: a name the certificate fails (below) is checked once,
+    // then left out of the later probes so that they judge the rest.
+    let mut client_owned = client.clone();
     // The default handshake: the profile's versions and suites, over OpenSSL.
-    let dflt = attempt::derive(
+    let mut dflt = attempt::derive(
         client,
         BackendKind::Openssl,
         &client.versions,
@@ -237,15 +262,80 @@ pub fn survey_after_scan(
         Err(TlsError::Profile(p)) => return Err(p.into()),
         Err(e) => return Err(SurveyError::Setup(e.to_string())),
     };
-    // Our check of the server's chain failed (expired, unknown CA, name): record why, then go on
-    // with verification off so that every later probe still runs, as testssl.sh and sslyze do;
-    // the chain's facts are judged from the chain itself (`validity`, `server-chain-trusted`).
+    // Alert 112 refuses the server name we sent, not the version or suite (RFC 6066 §3): report
+    // it, and survey the server without SNI (the OpenSSL client still checks the certificate
+    // against the name when the profile asks it to).
+    let mut server_name_refused = None;
+    if client.server_name.is_some()
+        && dflt_attempt.as_ref().is_some_and(|a| {
+            matches!(
+                a.error,
+                Some(TlsError::UnrecognizedName {
+                    by: crate::Side::Peer,
+                    ..
+                })
+            )
+        })
+    {
+        server_name_refused = client.server_name.clone();
+        r.quirks.no_sni = true;
+        if let Ok(b) = r.backend(&dflt) {
+            dflt_attempt = Some(r.run(b.as_ref(), After::Close)?);
+        }
+    }
+    // No answer at all to the ClientHello within the timeout (not an octet, not a close): every
+    // further probe would wait the timeout out again (the field test's silent port took 19
+    // connections and 93 s). Stop here: only ask once in the clear whether it is a plain port.
+    // A scan that found a version accepted has heard TLS from the port: then the silence is this
+    // handshake's, and the probes go on.
+    let scan_heard_tls = scan.is_some_and(|r| r.versions.iter().any(|v| v.accepted));
+    if !scan_heard_tls && dflt_attempt.as_ref().is_some_and(Attempt::unanswered) {
+        return Err(silent_port(addr, opts));
+    }
+    // The certificate's name (RFC 6125 §6), checked when the profile asks for it. OpenSSL checks
+    // the name before the chain's signatures and validity and stops at the first failure, so a
+    // name mismatch (X509_V_ERR 62, an IP 64) says nothing of the chain: the default handshake
+    // is made once more without the name check, and the later probes go without it.
+    let mut name_check = NameCheck {
+        name: client_owned
+            .server_name
+            .clone()
+            .filter(|_| client_owned.verify_hostname),
+        matched: None,
+        detail: None,
+    };
+    if name_check.name.is_some() {
+        match &dflt_attempt {
+            Some(a) if a.ok() => name_check.matched = Some(true),
+            Some(a) if a.x509_error().is_some_and(|c| c == 62 || c == 64) => {
+                name_check.matched = Some(false);
+                name_check.detail = a.reason();
+                client_owned.verify_hostname = false;
+                dflt.verify_hostname = false;
+                if let Ok(b) = r.backend(&dflt) {
+                    dflt_attempt = Some(r.run(b.as_ref(), After::Close)?);
+                }
+            }
+            _ => {}
+        }
+    }
+    let client = &client_owned;
+    // Our check of the server's chain failed (expired, unknown CA): record why, then go on with
+    // verification off so that every later probe still runs, as testssl.sh and sslyze do; the
+    // chain's facts are judged from the chain itself (`validity`, `server-chain-trusted`).
     let mut server_verification_error = None;
+    let mut chain_incomplete = false;
     if let Some(a) = dflt_attempt
         .as_ref()
         .filter(|a| a.local_certificate_failure())
     {
         server_verification_error = a.reason();
+        // X509_V_ERR 20 (no issuer of the leaf among the trust anchors) with the leaf alone, not
+        // self-issued: the server sends no intermediate, which RFC 5246 §7.4.2 and RFC 8446
+        // §4.4.2 ask of it (every certificate up to, not necessarily including, the root).
+        chain_incomplete = a.x509_error() == Some(20)
+            && a.chain.len() == 1
+            && chain::describe(&a.chain[0], chain::now_unix()).is_ok_and(|c| !c.self_issued);
         r.quirks.no_server_verification = true;
         if let Ok(b) = r.backend(&dflt) {
             let again = r.run(b.as_ref(), After::Close)?;
@@ -283,6 +373,7 @@ pub fn survey_after_scan(
             opts,
             dflt_attempt.as_ref(),
             &version_probes,
+            scan,
         ));
     }
     let accepted: Vec<TlsVersion> = TlsVersion::ALL
@@ -358,6 +449,9 @@ pub fn survey_after_scan(
         chain_error,
         chain_trusted,
         server_verification_error,
+        server_name_refused,
+        name_check,
+        chain_incomplete,
         client_cert_required: client_auth.without_cert.refused,
         untrusted_client_cert_refused: client_auth.untrusted_cert.refused,
         client_auth,
@@ -379,6 +473,24 @@ pub fn survey_after_scan(
     Ok(s)
 }
 
+/// A port that took the connection and answered a ClientHello with nothing within the timeout
+/// (`crate::scan::ScanError::Silent`, or the survey's own first handshake): a plain port that
+/// waits for more than a ClientHello gives itself away by answering a clear request
+/// ([`SurveyError::NotTls`]); anything else is [`SurveyError::Timeout`]. One connection.
+pub fn silent_port(addr: SocketAddr, opts: &SurveyOptions) -> SurveyError {
+    if let Some(detail) = opts
+        .round
+        .as_deref()
+        .and_then(|r| plain_check(addr, opts.timeout, r))
+    {
+        return SurveyError::NotTls { addr, detail };
+    }
+    SurveyError::Timeout {
+        addr,
+        timeout_ms: opts.timeout.as_millis() as u64,
+    }
+}
+
 /// No version was accepted: tell a silent server, a plain (non-TLS) server and a TLS server
 /// that refuses this client apart.
 fn classify_failure(
@@ -386,6 +498,7 @@ fn classify_failure(
     opts: &SurveyOptions,
     dflt: Option<&attempt::Attempt>,
     probes: &[VersionProbe],
+    scan: Option<&crate::scan::ScanReport>,
 ) -> SurveyError {
     // A plain server may ignore the ClientHello (it waits for the rest of a "TPKT" that starts
     // with 0x16) and so look silent: ask it in the clear first.
@@ -403,11 +516,84 @@ fn classify_failure(
             timeout_ms: opts.timeout.as_millis() as u64,
         };
     }
-    let detail = dflt
+    let mut detail = dflt
         .and_then(|a| a.reason())
         .or_else(|| probes.iter().find_map(|p| p.reason.clone()))
         .unwrap_or_else(|| "no reason given".into());
+    if let Some(why) = scan.and_then(scan_explains) {
+        detail = format!("{detail}; {why}");
+    }
     SurveyError::NoHandshake { addr, detail }
+}
+
+/// Why no library handshake got through although the scan found the server speaking TLS: the
+/// kinds of suite it accepts that the survey's library clients do not offer (DSA certificates,
+/// anonymous, PSK, SRP, NULL, export, RC4, DES, 3DES), or groups they do not offer (brainpool,
+/// RFC 7027 / RFC 8734). `None` when the scan accepted nothing.
+fn scan_explains(scan: &crate::scan::ScanReport) -> Option<String> {
+    let accepted: Vec<_> = scan
+        .versions
+        .iter()
+        .filter(|v| v.accepted)
+        .flat_map(|v| v.suites.iter())
+        .collect();
+    if accepted.is_empty() {
+        return None;
+    }
+    let mut kinds: Vec<&str> = Vec::new();
+    for s in &accepted {
+        let k = if s.anonymous {
+            "anonymous (no server certificate)"
+        } else if s.auth == "DSS" {
+            "DSA (DSS) certificates"
+        } else if s.kx == "PSK" || s.auth == "PSK" {
+            "pre-shared keys (PSK)"
+        } else if s.kx == "SRP" {
+            "SRP"
+        } else if s.null {
+            "NULL encryption"
+        } else if s.export || s.rc4 || s.des || s.triple_des {
+            "export, RC4, DES or 3DES ciphers"
+        } else {
+            continue;
+        };
+        if !kinds.contains(&k) {
+            kinds.push(k);
+        }
+    }
+    let mut groups: Vec<&str> = Vec::new();
+    for g in scan.versions.iter().flat_map(|v| v.groups.iter()) {
+        if !groups.contains(&g.name.as_str()) {
+            groups.push(&g.name);
+        }
+    }
+    let brainpool_only = !groups.is_empty() && groups.iter().all(|g| g.starts_with("brainpool"));
+    let mut why = Vec::new();
+    if !kinds.is_empty() {
+        why.push(format!("suites of {}", kinds.join(", ")));
+    }
+    if brainpool_only {
+        why.push(format!(
+            "only the groups {} (RFC 7027 / RFC 8734)",
+            groups.join(", ")
+        ));
+    }
+    let examples: Vec<&str> = accepted.iter().take(3).map(|s| s.name).collect();
+    Some(if why.is_empty() {
+        format!(
+            "the scan found {} accepted suite(s) (e.g. {}) that the library probes did not get through with",
+            accepted.len(),
+            examples.join(", ")
+        )
+    } else {
+        format!(
+            "the scan found {} accepted suite(s) (e.g. {}): {}, which the survey's library \
+             clients do not offer",
+            accepted.len(),
+            examples.join(", "),
+            why.join(" and ")
+        )
+    })
 }
 
 /// Sends a COTP CR in the clear; `Some` with a description when the server answers with

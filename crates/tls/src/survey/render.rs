@@ -101,10 +101,42 @@ pub fn render(s: &TlsSurvey) -> String {
             None => "",
         }
     );
+    if s.chain_incomplete {
+        let _ = writeln!(
+            o,
+            "  incomplete: the server sends no intermediate certificate (RFC 5246 §7.4.2 / RFC 8446 §4.4.2)"
+        );
+    }
     if let Some(e) = &s.server_verification_error {
         let _ = writeln!(
             o,
             "  our check of it failed ({e}); the later probes ran with verification off"
+        );
+    }
+    match (&s.name_check.name, s.name_check.matched) {
+        (Some(n), Some(true)) => {
+            let _ = writeln!(o, "  name: matches \"{n}\"");
+        }
+        (Some(n), Some(false)) => {
+            let _ = writeln!(
+                o,
+                "  name: does NOT match \"{n}\" (RFC 6125 §6); the later probes ran without the name check"
+            );
+        }
+        (Some(n), None) => {
+            let _ = writeln!(o, "  name: \"{n}\" not determined (the chain failed first)");
+        }
+        (None, _) => {
+            let _ = writeln!(
+                o,
+                "  name: not checked (the profile sets no verify_hostname)"
+            );
+        }
+    }
+    if let Some(n) = &s.server_name_refused {
+        let _ = writeln!(
+            o,
+            "  server name \"{n}\" refused by the server (alert unrecognized_name, RFC 6066 §3); surveyed without SNI"
         );
     }
     for (i, c) in s.chain.iter().enumerate() {

@@ -224,6 +224,7 @@ mod tests {
             version: v,
             accepted,
             refusal: None,
+            refusal_alert: None,
             suites: codes
                 .iter()
                 .filter_map(|c| crate::scan::registry::by_code(*c))
@@ -231,6 +232,7 @@ mod tests {
             server_order: None,
             groups: Vec::new(),
             dh_prime: None,
+            certificates: Vec::new(),
             server_hello_extensions: Vec::new(),
             certificate_request: None,
             certificate_status: None,

@@ -67,6 +67,7 @@ const SRC_SIZE: &str = "IEC 62351-3: certificates of at most 8192 octets [X]";
 const SRC_V3: &str = "IEC 62351-4 Annex G: X.509 v3 certificates [X]";
 const SRC_EKU: &str =
     "RFC 5280 §4.2.1.12: a certificate with extendedKeyUsage is for the listed purposes only [P]";
+const SRC_NAME: &str = "RFC 6125 §6: the client checks the reference identity (the name it connects to) against the certificate's subjectAltName [P]";
 const SRC_TRUST: &str =
     "IEC 62351-3: the peer certificate chains to a configured trust anchor [X]; RFC 5280 §6 [P]";
 
@@ -394,16 +395,47 @@ pub fn judge(s: &TlsSurvey) -> Vec<Verdict> {
         ),
     ));
 
+    if let Some(name) = &s.server_name_refused {
+        out.push(crate::scan::findings::server_name_refused(
+            "sni",
+            name,
+            "the survey",
+        ));
+    }
     // Certificates.
-    if s.chain_trusted == Some(false) {
-        out.push(v(
+    match s.chain_trusted {
+        Some(true) => out.push(v(
+            "server-chain-trusted",
+            Pass,
+            "the server's chain verifies against the client's CAs",
+            SRC_TRUST,
+            "it verifies against the profile's ca".into(),
+        )),
+        Some(false) => out.push(v(
             "server-chain-trusted",
             Warn,
             "the server's chain verifies against the client's CAs",
             SRC_TRUST,
-            "it does not verify against the profile's ca".into(),
-        ));
+            if s.chain_incomplete {
+                format!(
+                    "chain incomplete: the server sends no intermediate certificate (RFC 5246 \
+                     §7.4.2 / RFC 8446 §4.4.2); its leaf's issuer {} is not one of the \
+                     profile's CAs",
+                    s.chain
+                        .first()
+                        .map(|c| format!("\"{}\"", c.issuer))
+                        .unwrap_or_default()
+                )
+            } else {
+                match &s.server_verification_error {
+                    Some(e) => format!("it does not verify against the profile's ca: {e}"),
+                    None => "it does not verify against the profile's ca".into(),
+                }
+            },
+        )),
+        None => {}
     }
+    out.push(name_verdict(s));
     for (i, c) in s.chain.iter().enumerate() {
         let who = if i == 0 {
             "leaf".to_string()
@@ -500,6 +532,60 @@ fn word(b: Option<bool>) -> &'static str {
     }
 }
 
+/// The certificate's name against the profile's `server_name` (RFC 6125 §6), a verdict of its
+/// own: a name mismatch is not an untrusted chain.
+fn name_verdict(s: &TlsSurvey) -> Verdict {
+    use Level::*;
+    const REQ: &str = "the server certificate matches the name the client expects";
+    let san = s
+        .chain
+        .first()
+        .map(|c| {
+            if c.san.is_empty() {
+                format!("no subjectAltName, subject {}", c.subject)
+            } else {
+                format!("subjectAltName {}", c.san.join(", "))
+            }
+        })
+        .unwrap_or_else(|| "no certificate seen".into());
+    match (&s.name_check.name, s.name_check.matched) {
+        (Some(n), Some(true)) => v(
+            "server-name-match",
+            Pass,
+            REQ,
+            SRC_NAME,
+            format!("matches \"{n}\""),
+        ),
+        (Some(n), Some(false)) => v(
+            "server-name-match",
+            Fail,
+            REQ,
+            SRC_NAME,
+            format!(
+                "the certificate is not for \"{n}\" ({san}); the chain is judged apart \
+                 (server-chain-trusted)"
+            ),
+        ),
+        (Some(n), None) => v(
+            "server-name-match",
+            Info,
+            REQ,
+            SRC_NAME,
+            format!("\"{n}\" not determined: the check of the chain failed first"),
+        ),
+        (None, _) => v(
+            "server-name-match",
+            Info,
+            REQ,
+            SRC_NAME,
+            format!(
+                "not checked: the profile sets no verify_hostname (with server_name); the \
+                 certificate has {san}"
+            ),
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::*;
@@ -519,6 +605,9 @@ mod tests {
             chain_error: None,
             chain_trusted: None,
             server_verification_error: None,
+            server_name_refused: None,
+            name_check: NameCheck::default(),
+            chain_incomplete: false,
             client_cert_required: None,
             untrusted_client_cert_refused: None,
             client_auth: ClientAuth::default(),
@@ -535,6 +624,53 @@ mod tests {
 
     fn level(vs: &[Verdict], id: &str) -> Option<Level> {
         vs.iter().find(|x| x.id == id).map(|x| x.level)
+    }
+
+    #[test]
+    fn name_and_chain_are_judged_apart() {
+        // Default profile: no name check, said so.
+        let mut s = empty();
+        s.chain_trusted = Some(true);
+        let vs = judge(&s);
+        assert_eq!(level(&vs, "server-chain-trusted"), Some(Level::Pass));
+        assert_eq!(level(&vs, "server-name-match"), Some(Level::Info));
+        // A name mismatch with a good chain: the chain passes, the name fails.
+        s.name_check = NameCheck {
+            name: Some("ied7".into()),
+            matched: Some(false),
+            detail: None,
+        };
+        let vs = judge(&s);
+        assert_eq!(level(&vs, "server-chain-trusted"), Some(Level::Pass));
+        assert_eq!(level(&vs, "server-name-match"), Some(Level::Fail));
+        s.name_check.matched = Some(true);
+        assert_eq!(level(&judge(&s), "server-name-match"), Some(Level::Pass));
+        // The chain failed first: the name is not determined.
+        s.name_check.matched = None;
+        s.chain_trusted = Some(false);
+        let vs = judge(&s);
+        assert_eq!(level(&vs, "server-name-match"), Some(Level::Info));
+        assert_eq!(level(&vs, "server-chain-trusted"), Some(Level::Warn));
+    }
+
+    #[test]
+    fn incomplete_chain_and_refused_sni_are_named() {
+        let mut s = empty();
+        s.chain_trusted = Some(false);
+        s.chain_incomplete = true;
+        s.server_name_refused = Some("localhost".into());
+        let vs = judge(&s);
+        let chain = vs.iter().find(|x| x.id == "server-chain-trusted").unwrap();
+        assert!(chain.detail.starts_with("chain incomplete"), "{chain:?}");
+        let sni = vs.iter().find(|x| x.id == "sni").unwrap();
+        assert_eq!(sni.level, Level::Warn);
+        assert!(sni.detail.contains("\"localhost\""), "{sni:?}");
+        s.chain_incomplete = false;
+        s.server_verification_error = Some("certificate from an unknown CA".into());
+        let vs = judge(&s);
+        let chain = vs.iter().find(|x| x.id == "server-chain-trusted").unwrap();
+        assert!(chain.detail.contains("unknown CA"), "{chain:?}");
+        assert_eq!(level(&judge(&empty()), "sni"), None);
     }
 
     fn suite(name: &'static str, iec: IecStatus, accepted: bool) -> SuiteProbe {

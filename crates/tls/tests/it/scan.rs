@@ -314,6 +314,114 @@ fn gnutls_3des_only_fails_sweet32() {
     );
 }
 
+/// Field test defect A: a PSK-only gnutls-serv. The DHE_PSK and ECDHE_PSK ServerKeyExchanges
+/// carry psk_identity_hint before the parameters (RFC 4279 §3, RFC 5489 §2); read without it,
+/// the empty hint was a "0-bit prime" (FAIL) and no curve was found.
+#[test]
+fn gnutls_psk_only_dhe_and_ecdhe_parameters() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let psk = dir.path().join("psk.txt");
+    std::fs::write(&psk, "ied:0123456789abcdef0123456789abcdef\n").expect("psk file");
+    let srv = start(
+        "gnutls-serv",
+        &s(&[
+            "--port",
+            "{port}",
+            "--pskpasswd",
+            psk.to_str().unwrap(),
+            "--priority",
+            "NORMAL:-VERS-TLS1.3:-KX-ALL:+PSK:+DHE-PSK:+ECDHE-PSK",
+        ]),
+    );
+    let r = run(srv.addr);
+    let v = r.version(ProtocolVersion::Tls12).expect("TLS 1.2 scanned");
+    assert!(v.accepted, "{v:?}");
+    let n = names(&r, ProtocolVersion::Tls12);
+    assert!(n.contains(&"TLS_DHE_PSK_WITH_AES_128_CBC_SHA"), "{n:?}");
+    assert!(n.contains(&"TLS_ECDHE_PSK_WITH_AES_128_CBC_SHA"), "{n:?}");
+    let p = v.dh_prime.as_ref().expect("the DHE_PSK prime is read");
+    assert!(p.bits >= 2048, "{p:?}");
+    let groups: Vec<&str> = v.groups.iter().map(|g| g.name.as_str()).collect();
+    assert!(groups.contains(&"x25519"), "{groups:?}");
+    let g = r
+        .verdicts
+        .iter()
+        .find(|x| x.id == "scan-groups")
+        .expect("groups verdict");
+    assert_ne!(g.level, Level::Fail, "{g:?}");
+    assert!(!g.detail.contains("0-bit"), "{g:?}");
+}
+
+/// Field test defect B: alert 112 (unrecognized_name) refuses the name, not the version
+/// (RFC 6066 §3). The scan says so and surveys the versions without SNI.
+#[test]
+fn sni_refusal_is_a_finding_and_the_scan_goes_on_without_sni() {
+    let set = common::rsa();
+    let ec = common::pki(KeySpec::P256);
+    let srv = openssl_server(
+        &set,
+        &[
+            "-servername",
+            "ied.substation.local",
+            "-cert2",
+            ec.server.to_str().unwrap(),
+            "-key2",
+            ec.server_key.to_str().unwrap(),
+            "-servername_fatal",
+        ],
+    );
+    let o = ScanOptions {
+        server_name: Some("localhost".into()),
+        ..opts()
+    };
+    let r = scan::scan(srv.addr, &o).expect("scan");
+    assert_eq!(accepted(&r), vec!["1.2", "1.3"]);
+    let v = r
+        .verdicts
+        .iter()
+        .find(|x| x.id == "scan-sni")
+        .expect("a server-name finding");
+    assert_eq!(v.level, Level::Warn);
+    assert!(v.detail.contains("\"localhost\""), "{v:?}");
+    // The name the device expects is not refused: no finding.
+    let o = ScanOptions {
+        server_name: Some("ied.substation.local".into()),
+        ..opts()
+    };
+    let r = scan::scan(srv.addr, &o).expect("scan");
+    assert_eq!(accepted(&r), vec!["1.2", "1.3"]);
+    assert_eq!(level(&r, "scan-sni"), None);
+}
+
+/// Field test defect D: a port that takes the connection and never answers. The scan stops
+/// after the first ClientHello that gets nothing back, instead of one timeout per probe.
+#[test]
+fn silent_port_stops_the_scan_at_once() {
+    let l = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = l.local_addr().expect("addr");
+    let held = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let h = held.clone();
+    std::thread::spawn(move || {
+        for c in l.incoming().flatten() {
+            h.lock().unwrap().push(c);
+        }
+    });
+    let o = ScanOptions {
+        timeout: Duration::from_millis(500),
+        ..opts()
+    };
+    let t0 = Instant::now();
+    let e = scan::scan(addr, &o).expect_err("a silent port cannot be scanned");
+    assert!(matches!(e, scan::ScanError::Silent { .. }), "{e}");
+    // SSL 2.0 and the first TLS ClientHello: two timeouts, not one per probe.
+    assert!(
+        t0.elapsed() < Duration::from_millis(2500),
+        "{:?}",
+        t0.elapsed()
+    );
+    assert_eq!(held.lock().unwrap().len(), 2);
+}
+
 /// A server that asks for a client certificate sends CertificateRequest in its first flight.
 #[test]
 fn openssl_client_certificate_requested() {
@@ -763,4 +871,101 @@ fn survey_after_scan_finds_the_same_suites_with_fewer_handshakes() {
         .filter(|p| p.reason.as_deref().is_some_and(|r| r.contains("scan")))
         .count();
     assert!(skipped > 20, "{skipped}");
+}
+
+/// Field test defect E: an RSA-1024 and an ECDSA P-256 certificate on one server. A library
+/// handshake sees only one (TLS 1.3 picks the ECDSA one), so the weak RSA key behind the
+/// ECDHE_RSA suites passed. The scan keeps the certificate of each authentication class from
+/// the TLS 1.2 first flights, in the clear, and judges every one.
+#[test]
+fn every_certificate_of_a_dual_certificate_server_is_judged() {
+    let weak = common::pki(KeySpec::Rsa(1024));
+    let ec = common::pki(KeySpec::P256);
+    let srv = openssl_server(
+        &weak,
+        &[
+            "-dcert",
+            ec.server.to_str().unwrap(),
+            "-dkey",
+            ec.server_key.to_str().unwrap(),
+            "-cipher",
+            "DEFAULT:@SECLEVEL=0",
+        ],
+    );
+    let r = run(srv.addr);
+    let v12 = r.version(ProtocolVersion::Tls12).expect("TLS 1.2");
+    let mut got: Vec<(&str, &str, u32)> = v12
+        .certificates
+        .iter()
+        .map(|c| (c.auth, c.cert.key_type.as_str(), c.cert.key_bits))
+        .collect();
+    got.sort();
+    assert_eq!(got, vec![("ECDSA", "EC", 256), ("RSA", "RSA", 1024)]);
+    let v = r
+        .verdicts
+        .iter()
+        .find(|v| v.id == "scan-certificate-keys")
+        .expect("certificate verdict");
+    assert_eq!(v.level, Level::Fail, "{v:?}");
+    assert!(v.detail.contains("RSA 1024 bits"), "{v:?}");
+}
+
+/// Field test defect F: servers the library probes cannot handshake with (PSK only; brainpool
+/// curves only) end the survey with "no TLS handshake succeeded"; the message now says what
+/// the scan found that the libraries do not offer.
+#[test]
+fn no_handshake_says_what_the_libraries_lack() {
+    use gander_tls::survey::{self, SurveyError, SurveyOptions};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let psk = dir.path().join("psk.txt");
+    std::fs::write(&psk, "ied:0123456789abcdef0123456789abcdef\n").expect("psk file");
+    let ec = common::pki(KeySpec::P256);
+    let servers = [
+        (
+            start(
+                "gnutls-serv",
+                &s(&[
+                    "--port",
+                    "{port}",
+                    "--pskpasswd",
+                    psk.to_str().unwrap(),
+                    "--priority",
+                    "NORMAL:-VERS-TLS1.3:-KX-ALL:+PSK:+DHE-PSK:+ECDHE-PSK",
+                ]),
+            ),
+            "pre-shared keys (PSK)",
+        ),
+        (
+            openssl_server(
+                &ec,
+                &[
+                    "-no_tls1_3",
+                    "-groups",
+                    "brainpoolP384r1",
+                    "-cipher",
+                    "ECDHE",
+                ],
+            ),
+            "only the groups brainpoolP384r1",
+        ),
+    ];
+    let profile = gander_tls::TlsProfile {
+        io_timeout_ms: 3000,
+        ..ec.profile(gander_tls::BackendKind::Openssl, false)
+    };
+    let so = SurveyOptions {
+        timeout: Duration::from_secs(3),
+        pause: Duration::from_millis(5),
+        quick: true,
+        ..SurveyOptions::default()
+    };
+    for (srv, want) in &servers {
+        let r = run(srv.addr);
+        match survey::survey_after_scan(srv.addr, &profile, &so, Some(&r)) {
+            Err(SurveyError::NoHandshake { detail, .. }) => {
+                assert!(detail.contains(want), "{want}: {detail}")
+            }
+            other => panic!("{want}: expected no handshake, got {:?}", other.map(|_| ())),
+        }
+    }
 }

@@ -493,3 +493,258 @@ fn parallel_mode_finds_what_the_sequential_survey_finds() {
     assert_eq!(one.handshakes, four.handshakes);
     assert_eq!(one.versions, four.versions);
 }
+
+/// Runs `openssl args` and fails the test with its output if it fails.
+fn openssl_cmd(args: &[&str]) {
+    let out = Command::new("openssl")
+        .args(args)
+        .output()
+        .expect("openssl (package openssl)");
+    assert!(
+        out.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// An intermediate CA under the set's CA and a leaf (DNS:localhost) under the intermediate, made
+/// with the openssl command in `dir`: (intermediate.pem, leaf.pem, leaf.key).
+fn chain_with_intermediate(
+    set: &PkiSet,
+    dir: &Path,
+) -> (std::path::PathBuf, std::path::PathBuf, std::path::PathBuf) {
+    let f = |n: &str| dir.join(n).display().to_string();
+    std::fs::write(
+        dir.join("ext.cnf"),
+        "[ca]\nbasicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\n\
+         [leaf]\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n\
+         subjectAltName=DNS:localhost,IP:127.0.0.1\n",
+    )
+    .expect("ext.cnf");
+    for (name, cn) in [("int", "gander test intermediate"), ("leaf", "localhost")] {
+        openssl_cmd(&[
+            "req",
+            "-new",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+            "-nodes",
+            "-subj",
+            &format!("/CN={cn}"),
+            "-keyout",
+            &f(&format!("{name}.key")),
+            "-out",
+            &f(&format!("{name}.csr")),
+        ]);
+    }
+    openssl_cmd(&[
+        "x509",
+        "-req",
+        "-in",
+        &f("int.csr"),
+        "-CA",
+        &p(&set.ca),
+        "-CAkey",
+        &p(&set.ca_key),
+        "-CAcreateserial",
+        "-days",
+        "30",
+        "-extfile",
+        &f("ext.cnf"),
+        "-extensions",
+        "ca",
+        "-out",
+        &f("int.pem"),
+    ]);
+    openssl_cmd(&[
+        "x509",
+        "-req",
+        "-in",
+        &f("leaf.csr"),
+        "-CA",
+        &f("int.pem"),
+        "-CAkey",
+        &f("int.key"),
+        "-CAcreateserial",
+        "-days",
+        "30",
+        "-extfile",
+        &f("ext.cnf"),
+        "-extensions",
+        "leaf",
+        "-out",
+        &f("leaf.pem"),
+    ]);
+    (
+        dir.join("int.pem"),
+        dir.join("leaf.pem"),
+        dir.join("leaf.key"),
+    )
+}
+
+#[test]
+fn sni_refusal_is_reported_and_the_survey_goes_on_without_it() {
+    // Field test defect B: `-servername_fatal` answers any other name with unrecognized_name
+    // (alert 112). That refuses the name, not the version (RFC 6066 §3): the survey reports the
+    // name and surveys the versions and suites without SNI.
+    let set = common::rsa();
+    let ec = common::pki(gander_tls::pki::KeySpec::P256);
+    let s = in_netns("sni_fatal", move || {
+        let _srv = openssl_server(
+            &set,
+            &set.server,
+            &set.server_key,
+            &[
+                "-servername",
+                "ied.substation.local",
+                "-cert2",
+                &p(&ec.server),
+                "-key2",
+                &p(&ec.server_key),
+                "-servername_fatal",
+            ],
+        );
+        let prof = TlsProfile {
+            server_name: Some("localhost".into()),
+            ..client(&set)
+        };
+        survey::survey(addr(), &prof, &opts())
+    });
+    let Some(s) = s else { return };
+    let s = s.expect("a server refusing the name is surveyed");
+    run(&s);
+    assert_eq!(s.server_name_refused.as_deref(), Some("localhost"));
+    assert_eq!(s.versions.get("1.2"), Some(&true));
+    assert_eq!(s.versions.get("1.3"), Some(&true));
+    assert!(s.negotiated.is_some(), "{:?}", s.negotiated_error);
+    assert!(s.suites.iter().any(|p| p.accepted));
+    let v = s
+        .verdicts
+        .iter()
+        .find(|v| v.id == "sni")
+        .expect("sni verdict");
+    assert_eq!(v.level, Level::Warn);
+    assert!(v.detail.contains("\"localhost\""), "{v:?}");
+}
+
+#[test]
+fn name_mismatch_is_its_own_verdict_and_the_chain_passes() {
+    // Field test defect C: with verify_hostname and a certificate for another name, the chain
+    // verifies and only the name fails (X509_V_ERR 62): two verdicts, not "untrusted chain".
+    // Without verify_hostname the name is said not to be checked.
+    let set = common::rsa();
+    let got = in_netns("name_mismatch", move || {
+        let _srv = openssl_server(&set, &set.server, &set.server_key, &[]);
+        let checked = TlsProfile {
+            server_name: Some("ied7.example.org".into()),
+            verify_hostname: true,
+            ..client(&set)
+        };
+        let matching = TlsProfile {
+            server_name: Some("localhost".into()),
+            verify_hostname: true,
+            ..client(&set)
+        };
+        (
+            survey::survey(addr(), &checked, &opts()),
+            survey::survey(addr(), &matching, &opts()),
+            survey::survey(addr(), &client(&set), &opts()),
+        )
+    });
+    let Some((wrong, right, unchecked)) = got else {
+        return;
+    };
+    let wrong = wrong.expect("surveyed");
+    run(&wrong);
+    assert_eq!(
+        wrong.name_check.matched,
+        Some(false),
+        "{:?}",
+        wrong.name_check
+    );
+    assert_eq!(wrong.chain_trusted, Some(true));
+    assert_eq!(wrong.server_verification_error, None);
+    assert_eq!(level(&wrong, "server-chain-trusted"), Some(Level::Pass));
+    assert_eq!(level(&wrong, "server-name-match"), Some(Level::Fail));
+    assert!(wrong.negotiated.is_some(), "{:?}", wrong.negotiated_error);
+    // The later probes ran: the client-authentication verdicts are determined.
+    assert!(wrong.client_cert_required.is_some());
+    let right = right.expect("surveyed");
+    assert_eq!(right.name_check.matched, Some(true));
+    assert_eq!(level(&right, "server-name-match"), Some(Level::Pass));
+    let unchecked = unchecked.expect("surveyed");
+    assert_eq!(unchecked.name_check.matched, None);
+    let v = unchecked
+        .verdicts
+        .iter()
+        .find(|v| v.id == "server-name-match")
+        .expect("name verdict");
+    assert_eq!(v.level, Level::Info);
+    assert!(v.detail.contains("not checked"), "{v:?}");
+}
+
+#[test]
+fn missing_intermediate_is_an_incomplete_chain_not_an_unknown_ca() {
+    // Field test defect C: a server that sends its leaf without the intermediate fails with
+    // X509_V_ERR 20 like an unknown CA; the survey names the real fault.
+    let set = common::rsa();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (int, leaf, key) = chain_with_intermediate(&set, dir.path());
+    let got = in_netns("incomplete_chain", move || {
+        let alone = {
+            let _srv = openssl_server(&set, &leaf, &key, &[]);
+            survey::survey(addr(), &client(&set), &opts())
+        };
+        let full = {
+            let _srv = openssl_server(&set, &leaf, &key, &["-cert_chain", &p(&int)]);
+            survey::survey(addr(), &client(&set), &opts())
+        };
+        (alone, full)
+    });
+    let Some((alone, full)) = got else { return };
+    let alone = alone.expect("surveyed");
+    run(&alone);
+    assert!(alone.chain_incomplete);
+    assert_eq!(alone.chain_trusted, Some(false));
+    let v = alone
+        .verdicts
+        .iter()
+        .find(|v| v.id == "server-chain-trusted")
+        .expect("chain verdict");
+    assert_eq!(v.level, Level::Warn);
+    assert!(v.detail.starts_with("chain incomplete"), "{v:?}");
+    let full = full.expect("surveyed");
+    assert!(!full.chain_incomplete);
+    assert_eq!(full.chain_trusted, Some(true));
+    assert_eq!(level(&full, "server-chain-trusted"), Some(Level::Pass));
+}
+
+#[test]
+fn silent_port_ends_after_one_unanswered_handshake() {
+    // Field test defect D: a port that accepts and never answers took 19 connections, one
+    // timeout each. The survey stops after the first ClientHello without answer (and one
+    // clear request that would reveal a plain port).
+    let prof = anonymous(&common::rsa());
+    let got = in_netns("silent", move || {
+        let l = std::net::TcpListener::bind(addr()).expect("bind");
+        let count = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let held = count.clone();
+        std::thread::spawn(move || {
+            for c in l.incoming().flatten() {
+                held.lock().unwrap().push(c);
+            }
+        });
+        let t0 = Instant::now();
+        let r = survey::survey(addr(), &prof, &opts());
+        let took = t0.elapsed();
+        let n = count.lock().unwrap().len();
+        (r.map(|_| ()).map_err(|e| e.to_string()), took, n)
+    });
+    let Some((r, took, n)) = got else { return };
+    let e = r.expect_err("a silent port cannot be surveyed");
+    assert!(e.contains("does not answer"), "{e}");
+    // Connections: the listening check, the default handshake, the clear request.
+    assert!(n <= 3, "{n} connections");
+    assert!(took < Duration::from_millis(3 * 1500 + 1000), "{took:?}");
+}
