@@ -677,14 +677,8 @@ impl Kdc {
         self.sock.set_read_timeout(Some(timeout))?;
         let (n, peer) = match self.sock.recv_from(&mut buf) {
             Ok(x) => x,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) =>
-            {
-                return Ok(None)
-            }
+            // Nothing this turn: the wait ran out or a signal ended it early.
+            Err(e) if super::no_datagram(&e).is_some() => return Ok(None),
             Err(e) => return Err(e.into()),
         };
         let (reply, event) = self.handle(peer, &buf[..n]);

@@ -90,15 +90,12 @@ fn exchange<T>(
                     None => {}
                 },
                 Ok(_) => {}
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                    ) =>
-                {
-                    break
-                }
-                Err(e) => return Err(e.into()),
+                Err(e) => match super::no_datagram(&e) {
+                    // A signal: wait again for what is left of the deadline.
+                    Some(super::NoDatagram::Interrupted) => {}
+                    Some(super::NoDatagram::TimedOut) => break,
+                    None => return Err(e.into()),
+                },
             }
         }
     }
@@ -384,11 +381,8 @@ impl Runner {
                     // A refused push is an event and a counter in the state, nothing more.
                     let _ = self.state.on_push(&buf[..n], (self.clock)());
                 }
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                    ) => {}
+                // No push this turn: the wait ran out or a signal ended it early.
+                Err(e) if super::no_datagram(&e).is_some() => {}
                 Err(e) => return Err(e.into()),
             }
         } else {
