@@ -67,6 +67,17 @@ fn udp_102(len: usize) -> Vec<u8> {
     u
 }
 
+/// A key file with key 1, HMAC-SHA256-128 (`enc` defaults to none), in `dir`.
+fn hmac_keys(dir: &std::path::Path) -> std::path::PathBuf {
+    let keys = dir.join("keys.toml");
+    std::fs::write(
+        &keys,
+        "[[key]]\nid = 1\nmac = \"hmac-sha256-128\"\nenc = \"none\"\nkey_ascii = \"0123456789ABCDEF\"\n",
+    )
+    .unwrap();
+    keys
+}
+
 fn show_json(file: &std::path::Path) -> (Vec<serde_json::Value>, String) {
     let out = gander()
         .args(["frame", "show", "--json"])
@@ -130,12 +141,7 @@ fn a_capture_cut_short_is_read_to_its_last_whole_frame() {
     assert_eq!(lines[0]["kind"], "ip-fragment");
     assert_eq!(lines[1]["finding"], "fragments-incomplete", "{lines:?}");
     assert_eq!(lines.len(), 2);
-    let keys = d.path().join("keys.toml");
-    std::fs::write(
-        &keys,
-        "[[key]]\nid = 1\nmac = \"hmac-sha256-128\"\nenc = \"none\"\nkey_ascii = \"0123456789ABCDEF\"\n",
-    )
-    .unwrap();
+    let keys = hmac_keys(d.path());
     let out = gander()
         .args(["frame", "verify", "--keys"])
         .arg(&keys)
@@ -213,12 +219,7 @@ fn goose_inside_erspan_is_read_and_unread_gre_is_a_finding() {
     assert!(stdout.contains("tunnel-unread"), "{stdout}");
     assert_eq!(out.status.code(), Some(3), "{stdout}");
 
-    let keys = d.path().join("keys.toml");
-    std::fs::write(
-        &keys,
-        "[[key]]\nid = 1\nmac = \"hmac-sha256-128\"\nkey_ascii = \"0123456789ABCDEF\"\n",
-    )
-    .unwrap();
+    let keys = hmac_keys(d.path());
     let out = gander()
         .args(["frame", "protect", "--key-id", "1", "--keys"])
         .arg(&keys)
@@ -247,12 +248,7 @@ fn protect_writes_each_frame_with_its_own_length() {
     let frames = vec![sll_ipv4(&ipv4(3, false, 0, &udp))];
     let f = d.path().join("sll.pcap");
     std::fs::write(&f, pcap(113, &frames)).unwrap();
-    let keys = d.path().join("keys.toml");
-    std::fs::write(
-        &keys,
-        "[[key]]\nid = 1\nmac = \"hmac-sha256-128\"\nenc = \"none\"\nkey_ascii = \"0123456789ABCDEF\"\n",
-    )
-    .unwrap();
+    let keys = hmac_keys(d.path());
     let o = d.path().join("out.pcap");
     let out = gander()
         .args(["frame", "protect", "--keys"])
