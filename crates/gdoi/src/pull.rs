@@ -22,7 +22,7 @@ use crate::main_mode::{seal, Phase1Sa};
 use gander_wire::isakmp::chain_end;
 use gander_wire::isakmp::error::notify_type;
 use gander_wire::isakmp::gdoi::{kd_attr, kd_type};
-use gander_wire::isakmp::header::exchange;
+use gander_wire::isakmp::header::{exchange, flags};
 use gander_wire::isakmp::iec61850::tek_attr;
 use gander_wire::isakmp::iec61850_alg;
 use gander_wire::isakmp::payload::parse_payloads;
@@ -51,6 +51,11 @@ pub enum PullError {
     /// The Message ID was used before under this phase-1 SA, or is zero.
     #[error("message ID reused or zero")]
     MessageId,
+    /// The header sets Commit or Authentication-Only (RFC 2408 3.1). GDOI's pull uses the
+    /// Encryption flag alone, and the header is outside HASH(1)..HASH(4) (RFC 6407 3.2), so a
+    /// flag accepted here would be accepted unauthenticated.
+    #[error("ISAKMP flags {0:#04x}: GROUPKEY-PULL uses Encryption alone")]
+    Flags(u8),
     /// A required payload is missing, or the HASH payload is not first.
     #[error("missing {0} payload")]
     Missing(&'static str),
@@ -87,6 +92,7 @@ impl PullError {
             PullError::Malformed(e) => e.notify(),
             PullError::Unexpected { .. } => notify_type::INVALID_EXCHANGE_TYPE,
             PullError::MessageId => notify_type::INVALID_MESSAGE_ID,
+            PullError::Flags(_) => notify_type::INVALID_FLAGS,
             PullError::Missing(_) | PullError::Crypto(_) => notify_type::PAYLOAD_MALFORMED,
             PullError::HashMismatch => notify_type::INVALID_HASH_INFORMATION,
             PullError::UnknownGroup | PullError::NotAuthorized => {
@@ -134,6 +140,9 @@ fn open(sa: &Phase1Sa, buf: &[u8], iv: &[u8]) -> Result<Opened, PullError> {
         return Err(PullError::Unexpected {
             state: "GROUPKEY-PULL header",
         });
+    }
+    if header.flags != flags::ENCRYPTION {
+        return Err(PullError::Flags(header.flags));
     }
     if buf.len() != header.length as usize {
         return Err(IsakmpError::BadLength {
