@@ -117,6 +117,57 @@ def test_tls13_without_credentials_against_gander_server(gander, pki, tmp_path):
     assert levels["client-cert-required"] == "pass" and levels["key-update"] == "info", levels
 
 
+def test_no_credentials_at_all_against_libiec61850(gander, pki, tmp_path):
+    """`gander tls survey HOST:PORT` with no --tls, as sslscan is run: libiec61850's mbedTLS
+    server (client certificates required) is surveyed as the CA holder surveys it, and the
+    chain is read but called not verified, not "untrusted"."""
+    port = free_port()
+    srv = LibServer(port, server_tls(pki, TLS_1_2, TLS_1_2, [0xC02F, 0x003C]))
+    try:
+        p = subprocess.run([gander, "tls", "survey", f"127.0.0.1:{port}", "--json", "--quick",
+                            "--timeout-ms", "2000", "--pause-ms", "10"],
+                           capture_output=True, text=True, timeout=120)
+        with_ca = survey(gander, tmp_path, pki, port)
+    finally:
+        srv.close()
+    assert p.returncode == 0, (p.stdout, p.stderr)
+    s = json.loads(p.stdout)
+    assert s["trust_anchors"] is False and with_ca["trust_anchors"] is True
+    assert s["versions"] == with_ca["versions"], s["version_probes"]
+    assert accepted(s) == accepted(with_ca) == {"0xC02F", "0x003C"}, s["suites"]
+    assert s["chain"] == with_ca["chain"] and s["chain"][0]["key_bits"] == 2048
+    assert s["chain_trusted"] is None and s["server_verification_error"] is None
+    assert s["client_cert_required"] is True, s["client_auth"]
+    assert s["client_auth"]["profile_certificate"] is False
+    levels = {v["id"]: v["level"] for v in s["verdicts"]}
+    assert levels["server-chain-trusted"] == "info" and levels["client-cert-required"] == "pass", levels
+
+
+def test_an_unusable_profile_is_refused_before_anything_is_sent(gander, tmp_path):
+    """The profile used to be checked after the scan's few hundred connections to the device."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    listener.settimeout(0.5)
+    port = listener.getsockname()[1]
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(f'[tls]\nca = "{tmp_path}/absent-ca.pem"\n')
+    try:
+        p = subprocess.run([gander, "tls", "survey", f"127.0.0.1:{port}", "--tls", str(cfg)],
+                           capture_output=True, text=True, timeout=60)
+        try:
+            conn, _ = listener.accept()
+            conn.close()
+            connected = True
+        except socket.timeout:
+            connected = False
+    finally:
+        listener.close()
+    assert p.returncode == 2 and "absent-ca.pem" in p.stderr, (p.returncode, p.stderr)
+    assert p.stderr.count("cannot be read") == 1, p.stderr
+    assert not connected, "the survey connected to the device with a profile it cannot use"
+
+
 def test_plain_server_is_not_tls(gander, pki, tmp_path):
     port = free_port()
     srv = LibServer(port, None)

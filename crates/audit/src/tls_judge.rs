@@ -101,6 +101,8 @@ pub fn observed(a: &Association, at_s: i64) -> Option<TlsSurvey> {
         chain,
         chain_error,
         chain_trusted: None,
+        // A capture gives the chain as sent; nothing here verifies it against a CA.
+        trust_anchors: false,
         server_verification_error: None,
         server_name_refused: None,
         name_check: Default::default(),

@@ -42,8 +42,11 @@ pub(crate) enum TlsCommand {
         /// The server, HOST:PORT (3782 for MMS over TLS).
         target: String,
         /// Client TLS settings (docs/tls.md): `ca`, `cert`, `key`, optional `server_name`.
+        /// Without it (or without `ca` in it) the server's chain is read but not verified and
+        /// every probe runs with verification off; without `cert`/`key` the probes that need a
+        /// client certificate the server accepts say so.
         #[arg(long)]
-        tls: PathBuf,
+        tls: Option<PathBuf>,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -157,7 +160,7 @@ pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
             let scan = (!no_scan).then_some((scan_max_connections, scan_pause_ms));
             survey_cmd(
                 &target,
-                &tls,
+                tls.as_deref(),
                 json,
                 quick,
                 (timeout_ms, pause_ms),
@@ -170,7 +173,7 @@ pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
 
 fn survey_cmd(
     target: &str,
-    tls: &std::path::Path,
+    tls: Option<&std::path::Path>,
     json: bool,
     quick: bool,
     (timeout_ms, pause_ms): (u64, u64),
@@ -185,8 +188,16 @@ fn survey_cmd(
         .with_context(|| format!("target {target:?}: expected HOST:PORT"))?
         .next()
         .with_context(|| format!("target {target:?} resolves to no address"))?;
-    let profile = gander_tls::TlsProfile::from_file(tls)
-        .with_context(|| format!("--tls {}", tls.display()))?;
+    let profile = match tls {
+        Some(tls) => gander_tls::TlsProfile::from_file(tls)
+            .with_context(|| format!("--tls {}", tls.display()))?,
+        // No credentials, no trust anchors: what sslscan and testssl.sh start from.
+        None => {
+            gander_tls::TlsProfile::from_toml("").context("the survey's default client settings")?
+        }
+    };
+    // Before the scan touches the device: an unusable profile is exit 2 with nothing sent.
+    let profile = survey::client_for_survey(&profile)?;
     anyhow::ensure!(timeout_ms > 0, "--timeout-ms must be at least 1");
     let opts = SurveyOptions {
         timeout: Duration::from_millis(timeout_ms),

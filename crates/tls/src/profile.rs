@@ -343,6 +343,18 @@ impl TlsProfile {
     /// `server` selects the role (a server always needs a certificate and key; a client needs them
     /// too, since IEC 62351-3 mutual authentication is mandatory, unless the profile opts out).
     pub fn validate(&self, server: bool) -> Result<(), ProfileError> {
+        self.validate_with(server, true)
+    }
+
+    /// [`TlsProfile::validate`] for the client of a TLS survey, which may come without trust
+    /// anchors: an engineer surveying a device whose CA they do not hold (as with sslscan or
+    /// testssl.sh) still learns versions, suites, the chain as sent and the rest; the chain is
+    /// then read and not verified (`survey`, docs/tls-survey.md).
+    pub fn validate_survey_client(&self) -> Result<(), ProfileError> {
+        self.validate_with(false, false)
+    }
+
+    fn validate_with(&self, server: bool, need_ca: bool) -> Result<(), ProfileError> {
         let (min, max) = self.version_range()?;
         let caps = backend::capabilities(self.backend);
         let bname = self.backend.name();
@@ -419,7 +431,7 @@ impl TlsProfile {
                 return Err(ProfileError::Missing("key"));
             }
         }
-        if self.ca.is_empty() && (!server || self.require_client_auth) {
+        if need_ca && self.ca.is_empty() && (!server || self.require_client_auth) {
             return Err(ProfileError::Missing("ca"));
         }
         let check = |what: &'static str, p: &PathBuf| -> Result<(), ProfileError> {

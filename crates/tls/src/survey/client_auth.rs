@@ -34,6 +34,9 @@ pub struct AuthProbe {
 pub struct ClientAuth {
     /// The version they ran at.
     pub version: Option<TlsVersion>,
+    /// Whether the profile had a certificate of its own for the baseline (without one the
+    /// baseline is a second connection without certificate).
+    pub profile_certificate: bool,
     /// With the profile's own certificate.
     pub baseline: AuthProbe,
     /// Without a certificate.
@@ -84,17 +87,42 @@ fn peer_said(e: &TlsError) -> bool {
     )
 }
 
-/// A directory removed when dropped.
-struct TempDir(PathBuf);
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+/// A fresh directory for the survey's generated certificates and keys, owner-only (mode 0700,
+/// `tempfile`), removed when dropped.
+pub(crate) fn temp_dir() -> Result<tempfile::TempDir, SurveyError> {
+    tempfile::Builder::new()
+        .prefix("gander-survey-")
+        .tempdir()
+        .map_err(|e| SurveyError::Setup(format!("creating a temporary directory: {e}")))
 }
 
 /// Writes a fresh P-256 self-signed client certificate (clientAuth) and its key under `dir`.
 fn untrusted_cert(dir: &Path) -> Result<(PathBuf, PathBuf), SurveyError> {
+    self_signed(dir, "untrusted", "gander survey untrusted client", true)
+}
+
+/// Writes a fresh P-256 self-signed trust anchor under `dir` that no server chains to: the
+/// stand-in CA of a survey given none (`survey_after_scan`), so that every backend has the
+/// trust anchor it requires and every chain fails "unknown CA", the path that then surveys
+/// with verification off.
+pub(crate) fn stand_in_anchor(dir: &Path) -> Result<PathBuf, SurveyError> {
+    self_signed(
+        dir,
+        "anchor",
+        "gander survey stand-in anchor (no ca given)",
+        false,
+    )
+    .map(|p| p.0)
+}
+
+/// A fresh P-256 self-signed certificate and its key under `dir` as `NAME.pem`/`NAME.key`:
+/// for client authentication (`client`), else a CA certificate.
+fn self_signed(
+    dir: &Path,
+    name: &str,
+    cn: &str,
+    client: bool,
+) -> Result<(PathBuf, PathBuf), SurveyError> {
     use openssl::asn1::Asn1Time;
     use openssl::ec::{EcGroup, EcKey};
     use openssl::hash::MessageDigest;
@@ -107,8 +135,7 @@ fn untrusted_cert(dir: &Path) -> Result<(PathBuf, PathBuf), SurveyError> {
     let g = EcGroup::from_curve_name(Nid::X9_62_PRIME256V1).map_err(e)?;
     let k = PKey::from_ec_key(EcKey::generate(&g).map_err(e)?).map_err(e)?;
     let mut n = X509NameBuilder::new().map_err(e)?;
-    n.append_entry_by_text("CN", "gander survey untrusted client")
-        .map_err(e)?;
+    n.append_entry_by_text("CN", cn).map_err(e)?;
     let n = n.build();
     let mut b = X509Builder::new().map_err(e)?;
     b.set_version(2).map_err(e)?;
@@ -119,14 +146,31 @@ fn untrusted_cert(dir: &Path) -> Result<(PathBuf, PathBuf), SurveyError> {
         .map_err(e)?;
     b.set_not_after(Asn1Time::days_from_now(1).map_err(e)?.as_ref())
         .map_err(e)?;
-    b.append_extension(KeyUsage::new().digital_signature().build().map_err(e)?)
+    if client {
+        b.append_extension(KeyUsage::new().digital_signature().build().map_err(e)?)
+            .map_err(e)?;
+        b.append_extension(ExtendedKeyUsage::new().client_auth().build().map_err(e)?)
+            .map_err(e)?;
+    } else {
+        use openssl::x509::extension::BasicConstraints;
+        b.append_extension(BasicConstraints::new().critical().ca().build().map_err(e)?)
+            .map_err(e)?;
+        b.append_extension(
+            KeyUsage::new()
+                .key_cert_sign()
+                .crl_sign()
+                .build()
+                .map_err(e)?,
+        )
         .map_err(e)?;
-    b.append_extension(ExtendedKeyUsage::new().client_auth().build().map_err(e)?)
-        .map_err(e)?;
+    }
     b.sign(&k, MessageDigest::sha256()).map_err(e)?;
     let cert = b.build().to_pem().map_err(e)?;
     let key = k.private_key_to_pem_pkcs8().map_err(e)?;
-    let (cp, kp) = (dir.join("untrusted.pem"), dir.join("untrusted.key"));
+    let (cp, kp) = (
+        dir.join(format!("{name}.pem")),
+        dir.join(format!("{name}.key")),
+    );
     let io = |x: std::io::Error| SurveyError::Setup(format!("writing {}: {x}", dir.display()));
     std::fs::write(&cp, cert).map_err(io)?;
     std::fs::write(&kp, key).map_err(io)?;
@@ -144,6 +188,7 @@ pub(crate) fn probe(
     };
     let mut out = ClientAuth {
         version: Some(v),
+        profile_certificate: client.cert.is_some(),
         ..Default::default()
     };
     let run = |r: &mut Runner<'_>, p: TlsProfile| -> Result<Option<Attempt>, SurveyError> {
@@ -176,15 +221,8 @@ pub(crate) fn probe(
     if let Some(a) = run(r, none)? {
         out.without_cert = judge(&a, baseline_ok);
     }
-    let dir = std::env::temp_dir().join(format!(
-        "gander-survey-{}-{}",
-        std::process::id(),
-        super::chain::now_unix()
-    ));
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| SurveyError::Setup(format!("creating {}: {e}", dir.display())))?;
-    let _guard = TempDir(dir.clone());
-    let (cert, key) = untrusted_cert(&dir)?;
+    let dir = temp_dir()?;
+    let (cert, key) = untrusted_cert(dir.path())?;
     let other = TlsProfile {
         cert: Some(cert),
         key: Some(key),

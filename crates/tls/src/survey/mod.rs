@@ -112,12 +112,19 @@ pub enum SurveyError {
         /// The reason of the default handshake's failure.
         detail: String,
     },
-    /// The client profile cannot be used (a file, a field).
+    /// The client profile cannot be used (a file, a field). Not a `#[source]`: the message
+    /// already carries it, and an error chain would print it twice.
     #[error("client TLS settings: {0}")]
-    Profile(#[from] crate::ProfileError),
+    Profile(crate::ProfileError),
     /// A local failure preparing the survey (the untrusted test certificate, temporary files).
     #[error("survey set-up: {0}")]
     Setup(String),
+}
+
+impl From<crate::ProfileError> for SurveyError {
+    fn from(e: crate::ProfileError) -> Self {
+        SurveyError::Profile(e)
+    }
 }
 
 /// The default handshake: what the client profile's versions and suites negotiate (with the
@@ -175,8 +182,13 @@ pub struct TlsSurvey {
     pub chain: Vec<CertInfo>,
     /// Why the chain could not be described, if it could not.
     pub chain_error: Option<String>,
-    /// Whether the chain verified against the client profile's CAs (`None`: no chain seen).
+    /// Whether the chain verified against the client profile's CAs (`None`: no chain seen, or
+    /// no CA given).
     pub chain_trusted: Option<bool>,
+    /// Whether the survey had trust anchors (the profile's `ca`). Without them the chain is read
+    /// and judged by itself (keys, signatures, validity) but not verified, and every probe ran
+    /// with verification off, as sslscan and testssl.sh do.
+    pub trust_anchors: bool,
     /// Why our check of the server's chain failed, when it did (expired, unknown CA, name):
     /// the later probes then ran with verification off, so that they still say something.
     pub server_verification_error: Option<String>,
@@ -227,6 +239,19 @@ pub fn survey(
     survey_after_scan(addr, client, opts, None)
 }
 
+/// The survey's client settings from a profile: one without `cert` and `key` is a client
+/// without a certificate (whatever `require_client_auth` says, which for a client means "I have
+/// one"), and `ca` may be missing (see [`TlsProfile::validate_survey_client`]). Callers check a
+/// profile with this before anything is sent to the device.
+pub fn client_for_survey(client: &TlsProfile) -> Result<TlsProfile, SurveyError> {
+    let mut p = client.clone();
+    if p.cert.is_none() && p.key.is_none() {
+        p.require_client_auth = false;
+    }
+    p.validate_survey_client()?;
+    Ok(p)
+}
+
 /// [`survey`] after a scan of the same target (`crate::scan::scan`): the catalogue suites the
 /// scan found refused at a version it finished are not asked again through a library (what the
 /// server chooses from a crafted ClientHello it chooses from a library's), which saves one
@@ -237,7 +262,24 @@ pub fn survey_after_scan(
     opts: &SurveyOptions,
     scan: Option<&crate::scan::ScanReport>,
 ) -> Result<TlsSurvey, SurveyError> {
-    client.validate(false)?;
+    let as_given = client_for_survey(client)?;
+    let client = &as_given;
+    // Without a CA: a stand-in anchor no server chains to, so that each backend has the trust
+    // anchor it requires; every chain then fails "unknown CA", which the survey already follows
+    // with verification off (below), and what that failure would claim is taken back at the end.
+    let trust_anchors = !client.ca.is_empty();
+    let anchor_dir;
+    let with_anchor;
+    let client = if trust_anchors {
+        client
+    } else {
+        anchor_dir = client_auth::temp_dir()?;
+        with_anchor = TlsProfile {
+            ca: vec![client_auth::stand_in_anchor(anchor_dir.path())?],
+            ..client.clone()
+        };
+        &with_anchor
+    };
     let start = Instant::now();
     // Nothing listening is found before any TLS.
     drop(attempt::connect(addr, opts.timeout)?);
@@ -436,6 +478,12 @@ pub fn survey_after_scan(
     let (resumption, renegotiation, key_update) =
         session::probe(&mut r, client, &accepted, ri, client_refused)?;
 
+    // The stand-in anchor's "unknown CA" says nothing of the server.
+    let (chain_trusted, server_verification_error, chain_incomplete) = if trust_anchors {
+        (chain_trusted, server_verification_error, chain_incomplete)
+    } else {
+        (None, None, false)
+    };
     let mut s = TlsSurvey {
         target: addr.to_string(),
         client_library: backend::capabilities(BackendKind::Openssl).library.clone(),
@@ -448,6 +496,7 @@ pub fn survey_after_scan(
         chain,
         chain_error,
         chain_trusted,
+        trust_anchors,
         server_verification_error,
         server_name_refused,
         name_check,

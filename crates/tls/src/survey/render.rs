@@ -98,6 +98,8 @@ pub fn render(s: &TlsSurvey) -> String {
         match s.chain_trusted {
             Some(true) => ", verifies against the profile's CA",
             Some(false) => ", does NOT verify against the profile's CA",
+            None if !s.trust_anchors =>
+                ", not verified: no CA given, every probe ran with verification off",
             None => "",
         }
     );
@@ -194,8 +196,13 @@ pub fn render(s: &TlsSurvey) -> String {
         "  untrusted certificate refused: {}",
         yn(s.untrusted_client_cert_refused)
     );
+    let baseline = if a.profile_certificate {
+        "with the profile's certificate"
+    } else {
+        "baseline (the profile has no certificate)"
+    };
     for (what, p) in [
-        ("with the profile's certificate", &a.baseline),
+        (baseline, &a.baseline),
         ("without certificate", &a.without_cert),
         ("untrusted certificate", &a.untrusted_cert),
     ] {

@@ -433,6 +433,15 @@ pub fn judge(s: &TlsSurvey) -> Vec<Verdict> {
                 }
             },
         )),
+        None if !s.trust_anchors && !s.chain.is_empty() => out.push(v(
+            "server-chain-trusted",
+            Info,
+            "the server's chain verifies against the client's CAs",
+            SRC_TRUST,
+            "not checked: no CA was given (a survey's --tls FILE with `ca`); the chain is read \
+             as sent and judged by itself, not verified"
+                .into(),
+        )),
         None => {}
     }
     out.push(name_verdict(s));
@@ -604,6 +613,7 @@ mod tests {
             chain: Vec::new(),
             chain_error: None,
             chain_trusted: None,
+            trust_anchors: true,
             server_verification_error: None,
             server_name_refused: None,
             name_check: NameCheck::default(),

@@ -684,6 +684,98 @@ fn name_mismatch_is_its_own_verdict_and_the_chain_passes() {
     assert!(v.detail.contains("not checked"), "{v:?}");
 }
 
+/// No file at all (`gander tls survey HOST:PORT` without `--tls`): what sslscan and testssl.sh
+/// start from.
+fn nothing() -> TlsProfile {
+    TlsProfile {
+        io_timeout_ms: 1500,
+        ..TlsProfile::from_toml("").expect("empty profile")
+    }
+}
+
+fn accepted_suites(s: &TlsSurvey) -> Vec<String> {
+    let mut v: Vec<String> = s
+        .suites
+        .iter()
+        .filter(|p| p.accepted)
+        .map(|p| p.name.to_string())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn a_survey_without_any_credentials_finds_what_the_ca_holder_finds() {
+    // A security engineer without the substation's CA or a certificate: the survey used to
+    // refuse to start ("ca is required", after its scan had already run). Two servers: one
+    // that requires a client certificate (an IED under IEC 62351-3), and one that sends its
+    // leaf without the intermediate and asks for no client certificate.
+    let set = common::rsa();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (_int, leaf, key) = chain_with_intermediate(&set, dir.path());
+    let got = in_netns("no_credentials", move || {
+        let mut out = Vec::new();
+        {
+            let _srv = openssl_server(
+                &set,
+                &set.server,
+                &set.server_key,
+                &["-Verify", "1", "-verify_return_error"],
+            );
+            out.push((
+                survey::survey(addr(), &anonymous(&set), &opts()),
+                survey::survey(addr(), &nothing(), &opts()),
+            ));
+        }
+        {
+            let _srv = openssl_server(&set, &leaf, &key, &[]);
+            out.push((
+                survey::survey(addr(), &anonymous(&set), &opts()),
+                survey::survey(addr(), &nothing(), &opts()),
+            ));
+        }
+        out
+    });
+    let Some(pairs) = got else { return };
+    for (who, (with_ca, bare)) in ["client-auth", "leaf-alone"].iter().zip(pairs) {
+        let with_ca = with_ca.unwrap_or_else(|e| panic!("{who}, with the CA: {e}"));
+        let bare = bare.unwrap_or_else(|e| panic!("{who}, without anything: {e}"));
+        run(&bare);
+        assert!(with_ca.trust_anchors && !bare.trust_anchors, "{who}");
+        // What the survey found of the server is the same.
+        assert_eq!(bare.versions, with_ca.versions, "{who}");
+        assert_eq!(accepted_suites(&bare), accepted_suites(&with_ca), "{who}");
+        assert!(!accepted_suites(&bare).is_empty(), "{who}");
+        assert_eq!(bare.chain, with_ca.chain, "{who}");
+        assert_eq!(
+            bare.client_cert_required, with_ca.client_cert_required,
+            "{who}"
+        );
+        assert_eq!(
+            bare.resumption.tls13_psk.ok, with_ca.resumption.tls13_psk.ok,
+            "{who}"
+        );
+        assert!(
+            bare.negotiated.is_some(),
+            "{who}: {:?}",
+            bare.negotiated_error
+        );
+        // And the stand-in anchor's "unknown CA" is claimed of nothing.
+        assert_eq!(bare.chain_trusted, None, "{who}");
+        assert_eq!(bare.server_verification_error, None, "{who}");
+        assert!(!bare.chain_incomplete, "{who}");
+        assert_eq!(
+            level(&bare, "server-chain-trusted"),
+            Some(Level::Info),
+            "{who}"
+        );
+        assert!(
+            survey::render(&bare).contains("not verified: no CA given"),
+            "{who}"
+        );
+    }
+}
+
 #[test]
 fn missing_intermediate_is_an_incomplete_chain_not_an_unknown_ca() {
     // Field test defect C: a server that sends its leaf without the intermediate fails with
