@@ -860,9 +860,9 @@ mod tests {
                     "a decoded service",
                     |(invoke_id, n, constructed, body)| {
                         let tag = ServiceTag::new(n, constructed);
-                        // 11 and 13: DefineNamedVariableList, DeleteNamedVariableList (decoded by
-                        // the dynamic data set services).
-                        let decoded = [1, 2, 4, 5, 6, 11, 12, 13];
+                        // 0: Status (service::status); 11 and 13: DefineNamedVariableList,
+                        // DeleteNamedVariableList (decoded by the dynamic data set services).
+                        let decoded = [0, 1, 2, 4, 5, 6, 11, 12, 13];
                         (!decoded.contains(&n) && n != CS_REQUEST_DETAIL).then_some(
                             MmsPdu::ConfirmedRequest {
                                 invoke_id,

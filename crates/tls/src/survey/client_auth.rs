@@ -191,15 +191,22 @@ pub(crate) fn probe(
         profile_certificate: client.cert.is_some(),
         ..Default::default()
     };
-    let run = |r: &mut Runner<'_>, p: TlsProfile| -> Result<Option<Attempt>, SurveyError> {
+    // A client that cannot be set up is reported in the probe's detail, never dropped silently
+    // (two surveys of one process once shared a certificate directory, and the probe of the one
+    // whose files the other had removed said nothing at all).
+    let run = |r: &mut Runner<'_>, p: TlsProfile| -> Result<Result<Attempt, String>, SurveyError> {
         match r.backend(&p) {
-            Ok(b) => r.run(b.as_ref(), After::ListenThenRound).map(Some),
-            Err(_) => Ok(None),
+            Ok(b) => r.run(b.as_ref(), After::ListenThenRound).map(Ok),
+            Err(e) => Ok(Err(format!("not run: the client could not be set up: {e}"))),
         }
+    };
+    let not_run = |detail: String| AuthProbe {
+        detail: Some(detail),
+        ..AuthProbe::default()
     };
     let base = derive(client, BackendKind::Openssl, &[v], &[]);
     let baseline_ok = match run(r, base.clone())? {
-        Some(a) => {
+        Ok(a) => {
             let ok = a.ok() && a.round.as_ref().is_some_and(Round::let_through);
             out.baseline = AuthProbe {
                 handshake: a.ok(),
@@ -210,7 +217,10 @@ pub(crate) fn probe(
             };
             ok
         }
-        None => false,
+        Err(e) => {
+            out.baseline = not_run(e);
+            false
+        }
     };
     let none = TlsProfile {
         cert: None,
@@ -218,9 +228,10 @@ pub(crate) fn probe(
         require_client_auth: false,
         ..base.clone()
     };
-    if let Some(a) = run(r, none)? {
-        out.without_cert = judge(&a, baseline_ok);
-    }
+    out.without_cert = match run(r, none)? {
+        Ok(a) => judge(&a, baseline_ok),
+        Err(e) => not_run(e),
+    };
     let dir = temp_dir()?;
     let (cert, key) = untrusted_cert(dir.path())?;
     let other = TlsProfile {
@@ -228,9 +239,10 @@ pub(crate) fn probe(
         key: Some(key),
         ..base
     };
-    if let Some(a) = run(r, other)? {
-        out.untrusted_cert = judge(&a, baseline_ok);
-    }
+    out.untrusted_cert = match run(r, other)? {
+        Ok(a) => judge(&a, baseline_ok),
+        Err(e) => not_run(e),
+    };
     Ok(out)
 }
 
