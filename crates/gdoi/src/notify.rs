@@ -324,11 +324,12 @@ mod tests {
         }
 
         #[test]
-        fn a_flipped_bit_never_authenticates(i in 28usize..200, bit in 0u8..8) {
+        fn a_flipped_bit_never_authenticates(i in 0usize..200, bit in 0u8..8) {
             let (member, kdc) = sa_pair();
             let mut m = protected(&kdc, nt::INVALID_ID_INFORMATION).unwrap();
-            let i = i % m.len();
-            prop_assume!(i >= 28);
+            // An octet after the 28-octet header (drawn into range, not rejected: rejections
+            // abort a run of many cases).
+            let i = 28 + i % (m.len() - 28);
             m[i] ^= 1 << bit;
             let r = read(&m, member.cky_i, Some(&member));
             prop_assert!(r.is_none(), "{:?}", r);
