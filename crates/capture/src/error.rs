@@ -66,8 +66,9 @@ pub enum CaptureError {
     /// The file is empty or shorter than its file header.
     #[error("too short to be a capture ({0} octets)")]
     TooShort(usize),
-    /// The structure is broken after `after_frame` complete packets, at file offset `offset`.
-    #[error("corrupt capture after frame {after_frame} (offset {offset}): {error}")]
+    /// The structure is broken after `after_frame` complete packets, at file offset `offset`
+    /// (at offset 0: not a capture at all, said as such).
+    #[error("{}", corrupt_text(*after_frame, *offset, error))]
     Corrupt {
         /// Packets read before the broken record.
         after_frame: u64,
@@ -76,6 +77,14 @@ pub enum CaptureError {
         /// What is broken.
         error: FormatError,
     },
+}
+
+fn corrupt_text(after_frame: u64, offset: u64, error: &FormatError) -> String {
+    if offset == 0 {
+        error.to_string()
+    } else {
+        format!("corrupt capture after frame {after_frame} (offset {offset}): {error}")
+    }
 }
 
 /// Something about the capture as a whole that the reader reports without refusing it.

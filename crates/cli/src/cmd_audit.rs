@@ -56,12 +56,24 @@ fn feed_file(path: &Path, offset: u64, auditor: &mut Auditor<'_>) -> Result<u64>
         .with_context(|| format!("cannot open {}", path.display()))?;
     let mut last = (0u64, 0u64);
     loop {
-        let f = match cap
-            .next_frame()
-            .with_context(|| format!("{}: corrupt capture", path.display()))?
-        {
-            Some(f) => f,
-            None => break,
+        let f = match cap.next_frame() {
+            Ok(Some(f)) => f,
+            Ok(None) => break,
+            // Broken after whole packets (a damaged file, a crashed writer): what came before is
+            // judged, and the audit says where reading stopped and that nothing after it was
+            // read. Not a capture at all (offset 0) or an I/O error stays an error.
+            Err(e @ gander_capture::CaptureError::Corrupt { offset, .. }) if offset > 0 => {
+                let detail = format!(
+                    "{}: {e}; reading stopped there, and nothing after it was judged",
+                    path.display()
+                );
+                eprintln!("gander: warning: {detail}");
+                auditor.input_finding("capture-corrupt", Severity::Medium, last.0, last.1, || {
+                    detail
+                });
+                break;
+            }
+            Err(e) => return Err(anyhow::Error::new(e).context(path.display().to_string())),
         };
         let no = offset + f.number;
         last = (no, f.timestamp_ns);

@@ -22,6 +22,7 @@ mod cmd_probe;
 mod cmd_run;
 mod cmd_scl;
 mod cmd_tls;
+mod error_text;
 mod frame;
 mod gdoi_member;
 mod pcap_io;
@@ -117,7 +118,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("gander: {e:#}");
+            eprintln!("gander: {}", error_text::error_text(&e));
             ExitCode::from(2)
         }
     }

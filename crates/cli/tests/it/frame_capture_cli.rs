@@ -282,3 +282,64 @@ fn protect_writes_each_frame_with_its_own_length() {
     assert_eq!(incl as usize, 14 + 20 + 8 + 40);
     assert_eq!(orig, incl, "the frame written is whole");
 }
+
+/// A capture whose structure breaks after whole packets (here a record claiming 100 MB after
+/// two GOOSE frames, as a writer that crashed mid-record can leave it): the audit used to print
+/// only the error and write nothing, losing the frames before it. Now they are judged and a
+/// `capture-corrupt` finding (medium, exit 4) says where reading stopped. A file that is no
+/// capture at all stays an error (exit 2), said once and without "frame 0".
+#[test]
+fn a_capture_corrupt_after_whole_frames_is_audited_up_to_the_break() {
+    let d = tempfile::tempdir().unwrap();
+    let goose = |sq| {
+        gander_testkit::frames::goose_frame(
+            [0, 0x30, 0xa7, 1, 2, 3],
+            [1, 0x0c, 0xcd, 1, 0, 1],
+            None,
+            0x3001,
+            5,
+            sq,
+        )
+    };
+    let mut file = pcap(1, &[goose(1), goose(2)]);
+    let offset = file.len();
+    file.extend(1_700_000_009u32.to_le_bytes());
+    file.extend(0u32.to_le_bytes());
+    file.extend(100_000_000u32.to_le_bytes());
+    file.extend(100_000_000u32.to_le_bytes());
+    file.extend([0u8; 64]);
+    let path = d.path().join("broken.pcap");
+    std::fs::write(&path, file).unwrap();
+    let out_dir = d.path().join("audit");
+    let out = gander()
+        .args(["audit", "--out"])
+        .arg(&out_dir)
+        .arg(&path)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{stdout}\n{stderr}");
+    assert!(stdout.contains("capture-corrupt"), "{stdout}");
+    assert!(
+        stderr.contains(&format!("after frame 2 (offset {offset})")),
+        "{stderr}"
+    );
+    // The two frames before the break were judged: an unsecured GOOSE stream.
+    assert!(stdout.contains("unsecured"), "{stdout}");
+    assert!(out_dir.join("report.html").is_file());
+
+    let path = d.path().join("text.pcap");
+    std::fs::write(&path, "hello, not a capture\n").unwrap();
+    let out = gander()
+        .args(["audit", "--out"])
+        .arg(&out_dir)
+        .arg(&path)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("not a pcap or pcapng file"), "{stderr}");
+    assert!(!stderr.contains("frame 0"), "{stderr}");
+    assert_eq!(stderr.matches("not a pcap").count(), 1, "{stderr}");
+}
