@@ -122,6 +122,12 @@ pub enum SclErrorKind {
         /// The names in the file.
         have: String,
     },
+    /// No IED was named and the file has several (an SCD): the caller must choose one.
+    #[error("the file has several IEDs ({have}): name one (--ied NAME)")]
+    IedNotChosen {
+        /// The names in the file.
+        have: String,
+    },
     /// A data set member (FCDA) names nothing in the model.
     #[error("data set {data_set:?}: member {member} is not in the model: {why}")]
     UnknownMember {

@@ -113,15 +113,16 @@ impl Scl {
             }
             None => {}
         }
-        Err({
-            SclError::new(
-                SclErrorKind::IedNotFound {
-                    wanted: name.unwrap_or("(none given; the file has several)").into(),
+        Err(SclError::new(
+            match name {
+                Some(n) => SclErrorKind::IedNotFound {
+                    wanted: n.into(),
                     have: have(),
                 },
-                None,
-            )
-        })
+                None => SclErrorKind::IedNotChosen { have: have() },
+            },
+            None,
+        ))
     }
 }
 

@@ -237,3 +237,23 @@ proptest::proptest! {
         }
     }
 }
+
+/// Asking an SCD for "the" IED without a name: it says the file has several and names them
+/// (BHEL's BCU SCD used to answer `no IED named "(none given; the file has several)"`).
+#[test]
+fn no_name_for_a_file_of_several_ieds_lists_them() {
+    let text = scd(&[("A", "GGIO_T"), ("C", REPAIRED)], NS);
+    let scl = parse(&text).unwrap();
+    let e = scl.ied(None).unwrap_err();
+    assert!(
+        matches!(&e.kind, SclErrorKind::IedNotChosen { have } if have.contains('A') && have.contains('C')),
+        "{e}"
+    );
+    assert!(e.to_string().contains("several IEDs"), "{e}");
+    let e = scl.ied(Some("Z")).unwrap_err();
+    assert!(
+        matches!(&e.kind, SclErrorKind::IedNotFound { wanted, .. } if wanted == "Z"),
+        "{e}"
+    );
+    assert_eq!(scl.ied(Some("C")).unwrap().name, "C");
+}
