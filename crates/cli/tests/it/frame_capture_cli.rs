@@ -311,12 +311,15 @@ fn a_capture_corrupt_after_whole_frames_is_audited_up_to_the_break() {
     let path = d.path().join("broken.pcap");
     std::fs::write(&path, file).unwrap();
     let out_dir = d.path().join("audit");
-    let out = gander()
-        .args(["audit", "--out"])
-        .arg(&out_dir)
-        .arg(&path)
-        .output()
-        .unwrap();
+    let audit = |path: &std::path::Path| {
+        gander()
+            .args(["audit", "--out"])
+            .arg(&out_dir)
+            .arg(path)
+            .output()
+            .unwrap()
+    };
+    let out = audit(&path);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(4), "{stdout}\n{stderr}");
@@ -331,12 +334,7 @@ fn a_capture_corrupt_after_whole_frames_is_audited_up_to_the_break() {
 
     let path = d.path().join("text.pcap");
     std::fs::write(&path, "hello, not a capture\n").unwrap();
-    let out = gander()
-        .args(["audit", "--out"])
-        .arg(&out_dir)
-        .arg(&path)
-        .output()
-        .unwrap();
+    let out = audit(&path);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("not a pcap or pcapng file"), "{stderr}");
