@@ -194,14 +194,15 @@ pub(crate) fn probe(
     // A client that cannot be set up is reported in the probe's detail, never dropped silently
     // (two surveys of one process once shared a certificate directory, and the probe of the one
     // whose files the other had removed said nothing at all).
-    let run = |r: &mut Runner<'_>, p: TlsProfile| -> Result<Result<Attempt, String>, SurveyError> {
-        match r.backend(&p) {
-            Ok(b) => r.run(b.as_ref(), After::ListenThenRound).map(Ok),
-            Err(e) => Ok(Err(format!("not run: the client could not be set up: {e}"))),
-        }
-    };
-    let not_run = |detail: String| AuthProbe {
-        detail: Some(detail),
+    let run =
+        |r: &mut Runner<'_>, p: TlsProfile| -> Result<Result<Attempt, TlsError>, SurveyError> {
+            match r.backend(&p) {
+                Ok(b) => r.run(b.as_ref(), After::ListenThenRound).map(Ok),
+                Err(e) => Ok(Err(e)),
+            }
+        };
+    let not_run = |e: TlsError| AuthProbe {
+        detail: Some(format!("not run: the client could not be set up: {e}")),
         ..AuthProbe::default()
     };
     let base = derive(client, BackendKind::Openssl, &[v], &[]);
