@@ -178,6 +178,20 @@ fn runner_cfg(servers: Vec<SocketAddr>, policy: FailPolicy) -> RunnerConfig {
     }
 }
 
+/// The member's first registration. One turn registers on a quiet machine; under load (a clean
+/// clone runs four test binaries at once on two CPUs) a message can outwait the runner's 200 ms
+/// timeout twice, and the runner then tries again `retry_after` later, as it would in the
+/// field. A clean clone's `make test` failed on the single-turn version.
+fn register(r: &mut Runner) -> bool {
+    let end = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < end {
+        if r.step(Duration::from_millis(10)).unwrap() && !r.state().key_ids().is_empty() {
+            return true;
+        }
+    }
+    false
+}
+
 /// Runs a member in its namespace: `f` drives it and returns what the test checks.
 fn in_member<T: Send + 'static>(
     ns: &str,
@@ -224,7 +238,7 @@ fn pull_then_push_rekey_across_namespaces() {
             FailPolicy::KeepUntilExpiry,
         ),
         move |r| {
-            assert!(r.step(Duration::from_millis(10)).unwrap(), "registered");
+            assert!(register(r), "registered");
             assert_eq!(r.state().key_ids(), vec![0x1001]);
             // The registration armed the runner with the key server's own KEK; this test's
             // pushes are built by hand (a forged and a replayed one among them), under a KEK
@@ -295,7 +309,7 @@ fn failover_to_the_second_key_server() {
             FailPolicy::KeepUntilExpiry,
         ),
         |r| {
-            let changed = r.step(Duration::from_millis(10)).unwrap();
+            let changed = register(r);
             (
                 changed,
                 r.state().key_ids(),
@@ -307,8 +321,10 @@ fn failover_to_the_second_key_server() {
     let (changed, ids, c, ev) = member.join().unwrap();
     assert!(changed);
     assert_eq!(ids, vec![0x2001]);
-    assert_eq!(c.registration_failures, 1);
-    assert_eq!(c.failovers, 1);
+    // One failure and one failover per round that reached the silent server first: one round on
+    // a quiet machine, more when a loaded one made the round to the live server time out too.
+    assert!(c.registration_failures >= 1, "{c:?}");
+    assert!(c.failovers >= 1, "{c:?}");
     assert!(
         ev.contains(&MemberEvent::Failover { from: 0, to: 1 }),
         "{ev:?}"
@@ -330,7 +346,7 @@ fn key_server_gone(policy: FailPolicy, tag: &str) -> Option<(f64, Vec<MemberEven
         &pair.m,
         runner_cfg(vec![SocketAddr::from((KS, 848))], policy),
         move |r| {
-            assert!(r.step(Duration::from_millis(10)).unwrap());
+            assert!(register(r), "registered");
             let t0 = Instant::now();
             tx.send(()).unwrap();
             let mut gone = None;
