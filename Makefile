@@ -93,7 +93,7 @@ test-stages:
 	$(STAGE) lint; $(MAKE) --no-print-directory lint
 	scripts/background.sh start cross-build env CARGO_TARGET_DIR=$(CROSS_TEST_DIR) $(MAKE) --no-print-directory cross-compile CROSS_TARGETS="$(TEST_CROSS_TARGETS)"
 	$(STAGE) rust-tests; GANDER_CRYPTO_VECTORS=$(CRYPTO_VECTORS) python3 scripts/run_rust_tests.py --jobs $(RUST_TEST_JOBS)
-	$(STAGE) interop; GANDER=$(GANDER) $(VPY) -m pytest -q -n $(INTEROP_JOBS) interop/tests
+	$(STAGE) interop; GANDER=$(GANDER) $(VPY) -m pytest -q -n $(INTEROP_JOBS) --dist loadgroup interop/tests
 	$(STAGE) fuzz-smoke; $(MAKE) --no-print-directory fuzz-smoke FUZZ_SECONDS=$(TEST_FUZZ_SECONDS) FUZZ_PROFILE=dev
 	$(STAGE) cross-test; scripts/background.sh wait cross-build
 	CARGO_TARGET_DIR=$(CROSS_TEST_DIR) $(MAKE) --no-print-directory cross-test CROSS_TARGETS="$(TEST_CROSS_TARGETS)"

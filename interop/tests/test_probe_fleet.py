@@ -31,6 +31,12 @@ from pathlib import Path
 
 import pytest
 
+# One worker runs the whole module (`make test` passes `--dist loadgroup`): its tests share the
+# fleet of servers (module fixtures), and the last diff test needs the sweep the one before it
+# leaves. Spread over workers by pytest-xdist's default distribution, each worker started its
+# own fleet, and that test was skipped whenever the two landed on different workers.
+pytestmark = pytest.mark.xdist_group("probe_fleet")
+
 REPO = Path(__file__).resolve().parents[2]
 GEN = REPO / "scripts" / "fleet_scd.py"
 TAG = f"gfl{os.getpid() % 10000}"
