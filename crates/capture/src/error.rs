@@ -79,6 +79,14 @@ pub enum CaptureError {
     },
 }
 
+impl CaptureError {
+    /// The file's first octets are already wrong: it is no capture at all, as opposed to one
+    /// whose structure breaks after its header (a reader can keep what came before).
+    pub fn not_a_capture(&self) -> bool {
+        matches!(self, CaptureError::Corrupt { offset: 0, .. })
+    }
+}
+
 fn corrupt_text(after_frame: u64, offset: u64, error: &FormatError) -> String {
     if offset == 0 {
         error.to_string()

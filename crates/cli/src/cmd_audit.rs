@@ -62,7 +62,7 @@ fn feed_file(path: &Path, offset: u64, auditor: &mut Auditor<'_>) -> Result<u64>
             // Broken after whole packets (a damaged file, a crashed writer): what came before is
             // judged, and the audit says where reading stopped and that nothing after it was
             // read. Not a capture at all (offset 0) or an I/O error stays an error.
-            Err(e @ gander_capture::CaptureError::Corrupt { offset, .. }) if offset > 0 => {
+            Err(e @ gander_capture::CaptureError::Corrupt { .. }) if !e.not_a_capture() => {
                 let detail = format!(
                     "{}: {e}; reading stopped there, and nothing after it was judged",
                     path.display()

@@ -112,19 +112,12 @@ pub enum SurveyError {
         /// The reason of the default handshake's failure.
         detail: String,
     },
-    /// The client profile cannot be used (a file, a field). Not a `#[source]`: the message
-    /// already carries it, and an error chain would print it twice.
+    /// The client profile cannot be used (a file, a field).
     #[error("client TLS settings: {0}")]
-    Profile(crate::ProfileError),
+    Profile(#[from] crate::ProfileError),
     /// A local failure preparing the survey (the untrusted test certificate, temporary files).
     #[error("survey set-up: {0}")]
     Setup(String),
-}
-
-impl From<crate::ProfileError> for SurveyError {
-    fn from(e: crate::ProfileError) -> Self {
-        SurveyError::Profile(e)
-    }
 }
 
 /// The default handshake: what the client profile's versions and suites negotiate (with the

@@ -61,7 +61,7 @@ const NO13: &str = "the server does not accept TLS 1.3";
 fn first_failed(a: &Attempt) -> Option<Check> {
     // `reason`: a handshake_failure after the ServerHello is the server refusing this client
     // (no certificate), not a missing cipher suite.
-    if let Some(e) = a.error.as_ref().and(a.reason()) {
+    if let Some(e) = a.reason() {
         return Some(Check::skipped(&format!("first handshake failed: {e}")));
     }
     match &a.round {
@@ -94,7 +94,7 @@ fn resumes(
         ));
     }
     let b2 = r.run(b, After::Round)?;
-    let c = match (b2.error.as_ref().and(b2.reason()), b2.resumed) {
+    let c = match (b2.reason(), b2.resumed) {
         (Some(e), _) => Check {
             ok: Some(false),
             detail: Some(format!("second handshake failed: {e}")),
@@ -231,7 +231,7 @@ fn rekey(
 /// client sees only in an answer: without one it is not determined.
 fn judge_rekey(a: &Attempt, kind: Rekey, client_refused: bool) -> Check {
     let what = kind.word();
-    if let Some(e) = a.error.as_ref().and(a.reason()) {
+    if let Some(e) = a.reason() {
         return Check::skipped(&format!("handshake failed: {e}"));
     }
     let cert_refusal = matches!(a.round, Some(Round::CertRefused(_)));
