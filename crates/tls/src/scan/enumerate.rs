@@ -60,14 +60,20 @@ pub struct VersionScan {
     pub groups: Vec<GroupFound>,
     /// The prime of a DHE ServerKeyExchange, if a DHE suite was chosen.
     pub dh_prime: Option<FfdhPrime>,
-    /// TLS 1.2 and below: the server's certificate per authentication class of the accepted
-    /// suites (one each), from the Certificate messages read in the clear.
+    /// The server's certificate per authentication class (one each): up to TLS 1.2 of the
+    /// accepted suites, from the Certificate messages read in the clear; TLS 1.3 per class of
+    /// signature scheme, from completed handshakes (`super::tls13_flight`).
     pub certificates: Vec<ScanCertificate>,
+    /// TLS 1.3: each class of signature scheme offered alone in a completed handshake, and
+    /// what came of it (`super::tls13_flight`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub signature_classes: Vec<super::tls13_flight::SignatureClassScan>,
     /// ServerHello extensions of the first accepted answer (types).
     pub server_hello_extensions: Vec<u16>,
-    /// TLS 1.2 and below: a CertificateRequest in the server's first flight.
+    /// A CertificateRequest in the server's first flight (TLS 1.3: in a completed handshake).
     pub certificate_request: Option<bool>,
-    /// TLS 1.2 and below: a CertificateStatus (stapled OCSP response) in the first flight.
+    /// A stapled OCSP response: CertificateStatus in the first flight, TLS 1.3 the
+    /// Certificate entry's status_request.
     pub certificate_status: Option<bool>,
     /// The connection cap stopped this version's scan.
     pub incomplete: bool,
@@ -76,7 +82,7 @@ pub struct VersionScan {
 }
 
 impl VersionScan {
-    fn new(version: ProtocolVersion) -> VersionScan {
+    pub(crate) fn new(version: ProtocolVersion) -> VersionScan {
         VersionScan {
             version,
             accepted: false,
@@ -87,6 +93,7 @@ impl VersionScan {
             groups: Vec::new(),
             dh_prime: None,
             certificates: Vec::new(),
+            signature_classes: Vec::new(),
             server_hello_extensions: Vec::new(),
             certificate_request: None,
             certificate_status: None,

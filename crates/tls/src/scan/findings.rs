@@ -67,7 +67,8 @@ pub fn server_name_refused(id: &'static str, name: &str, what: &str) -> Verdict 
 const SRC_CERT_KEYS: &str = "IEC 62351-3 Ed.1 Amd1: RSA >= 2048 bits mandatory, 1024 deprecated; IEC 62351-4 Annex G: EC >= 256 bits [X]; NIST SP 800-131A Rev.2 [P]";
 
 /// Every certificate the server holds for the accepted suites, by authentication class (seen
-/// in the clear up to TLS 1.2): a server with an RSA and an ECDSA certificate shows only one of
+/// in the clear up to TLS 1.2, through a completed handshake per signature class in TLS 1.3,
+/// `super::tls13_flight`): a server with an RSA and an ECDSA certificate shows only one of
 /// them to a library handshake, and the other may be the weak one. `None` when no Certificate
 /// message was read.
 fn certificate_keys(r: &ScanReport) -> Option<Verdict> {
@@ -86,10 +87,13 @@ fn certificate_keys(r: &ScanReport) -> Option<Verdict> {
                 _ => false,
             };
             small |= weak;
+            let whose = if vs.version == ProtocolVersion::Tls13 {
+                format!("TLS 1.3 {} signatures ({})", c.auth, c.suite)
+            } else {
+                format!("{} suites (e.g. {})", c.auth, c.suite)
+            };
             parts.push(format!(
-                "{} suites (e.g. {}): {} {} bits, {}{}",
-                c.auth,
-                c.suite,
+                "{whose}: {} {} bits, {}{}",
                 c.cert.key_type,
                 c.cert.key_bits,
                 c.cert.subject,
@@ -376,6 +380,7 @@ mod tests {
             groups: Vec::new(),
             dh_prime: dh_bits.map(|bits| FfdhPrime { bits, family: None }),
             certificates: Vec::new(),
+            signature_classes: Vec::new(),
             server_hello_extensions: Vec::new(),
             certificate_request: Some(true),
             certificate_status: Some(false),

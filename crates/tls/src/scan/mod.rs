@@ -16,6 +16,8 @@
 //! - [`weakness`]: Heartbleed, CCS injection, compression, TLS_FALLBACK_SCSV and the extensions;
 //! - [`robot`]: ROBOT, the five malformed-PKCS #1 ClientKeyExchange probes;
 //! - [`early_data`]: TLS 1.3 0-RTT, advertised in tickets and accepted on resumption;
+//! - [`tls13_flight`]: what TLS 1.3 encrypts (a certificate per signature class, the
+//!   CertificateRequest, a stapled OCSP response), read through completed handshakes;
 //! - [`findings`]: verdicts with their public sources; [`render`]: the text section;
 //! - [`conn`]: the blocking driver (sequential, paced, capped).
 pub mod conn;
@@ -29,6 +31,7 @@ pub mod parse;
 pub mod registry;
 pub mod render;
 pub mod robot;
+pub mod tls13_flight;
 pub mod weakness;
 
 pub use enumerate::VersionScan;
@@ -250,6 +253,14 @@ pub fn scan(addr: SocketAddr, opts: &ScanOptions) -> Result<ScanReport, ScanErro
     }
     versions.reverse();
     capped |= versions.iter().any(|v| v.incomplete);
+    if !capped {
+        match tls13_flight::read(&mut c, &mut versions, &opts) {
+            Ok(()) => {}
+            Err(ScanError::Cap(_)) => capped = true,
+            // The server stopped taking connections part-way: what was found stays.
+            Err(ScanError::Connect { .. } | ScanError::Silent { .. }) => {}
+        }
+    }
     let mut weaknesses = match weakness::check(&mut c, &versions, &opts) {
         Ok(w) => w,
         Err(ScanError::Cap(_)) => {

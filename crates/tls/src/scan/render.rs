@@ -1,6 +1,6 @@
 //! The scan as text, for `gander tls survey` (the JSON is the serialised [`ScanReport`]).
 use super::enumerate::extension_name;
-use super::{ScanReport, WeaknessState};
+use super::{ProtocolVersion, ScanReport, WeaknessState};
 use std::fmt::Write;
 
 /// Renders the scan's sections: versions with every accepted suite, groups, preference
@@ -84,11 +84,28 @@ pub fn render(r: &ScanReport) -> String {
                     .unwrap_or_default()
             );
         }
+        if !v.signature_classes.is_empty() {
+            let k: Vec<String> = v
+                .signature_classes
+                .iter()
+                .map(|c| format!("{} {}", c.auth, if c.accepted { "yes" } else { "no" }))
+                .collect();
+            let _ = writeln!(
+                o,
+                "    signature classes (one handshake each): {}",
+                k.join(", ")
+            );
+        }
+        let what = if v.version == ProtocolVersion::Tls13 {
+            "signatures"
+        } else {
+            "suites"
+        };
         for c in &v.certificates {
             let _ =
                 writeln!(
                 o,
-                "    certificate for {} suites: {}, key {} {} bits, signed {}, valid until {}{}",
+                "    certificate for {} {what}: {}, key {} {} bits, signed {}, valid until {}{}",
                 c.auth,
                 c.cert.subject,
                 c.cert.key_type,

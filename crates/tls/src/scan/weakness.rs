@@ -8,7 +8,7 @@
 //! | `compression` | a ClientHello offering DEFLATE (RFC 3749): the ServerHello's compression_method | CRIME, CVE-2012-4929; RFC 9325 §3.3 |
 //! | `fallback-scsv` | a ClientHello below the newest accepted version with TLS_FALLBACK_SCSV: the server must answer inappropriate_fallback | RFC 7507 §3 |
 //! | `extended-master-secret`, `secure-renegotiation`, `ocsp-stapling`, `session-ticket` | echoed in the first accepted ServerHello (no extra connection) | RFC 7627, RFC 5746, RFC 6066 §8, RFC 5077 |
-//! | `client-certificate-request` | CertificateRequest in the TLS 1.2 first flight | RFC 5246 §7.4.4 |
+//! | `client-certificate-request` | CertificateRequest in the TLS 1.2 first flight, or in TLS 1.3's handshake as [`super::tls13_flight`] decrypts it | RFC 5246 §7.4.4, RFC 8446 §4.3.2 |
 //!
 //! ROBOT has its own module ([`super::robot`]), which fills the `robot` row; 0-RTT needs a
 //! completed TLS 1.3 session and its ticket ([`super::early_data`]), which fills `early-data`.
@@ -68,6 +68,10 @@ pub fn check(
         .rev()
         .find(|v| v.accepted && v.version <= ProtocolVersion::Tls12 && !v.suites.is_empty());
     let mut out = Vec::new();
+    // What TLS 1.3's encrypted flight showed (`super::tls13_flight`), if it was read.
+    let v13 = versions
+        .iter()
+        .find(|v| v.version == ProtocolVersion::Tls13 && v.accepted);
     let Some(vs) = legacy else {
         for id in [
             "heartbleed",
@@ -75,12 +79,18 @@ pub fn check(
             "compression",
             "extended-master-secret",
             "secure-renegotiation",
-            "ocsp-stapling",
             "session-ticket",
-            "client-certificate-request",
         ] {
             out.push(w(id, NotTested, "no version up to TLS 1.2 accepted"));
         }
+        out.push(ocsp_tls13(v13).unwrap_or_else(|| {
+            w(
+                "ocsp-stapling",
+                NotTested,
+                "no version up to TLS 1.2 accepted",
+            )
+        }));
+        out.push(certificate_request(None, v13));
         out.push(fallback(c, versions, opts)?);
         out.extend(not_implemented());
         return Ok(out);
@@ -195,11 +205,15 @@ pub fn check(
                 NotVulnerable,
                 "status_request echoed: the server staples OCSP responses",
             ),
-            (Some(false), _) => w(
-                "ocsp-stapling",
-                Vulnerable,
-                "no status_request in the ServerHello: no stapled OCSP response",
-            ),
+            (Some(false), _) => ocsp_tls13(v13)
+                .filter(|x| x.state == NotVulnerable)
+                .unwrap_or_else(|| {
+                    w(
+                        "ocsp-stapling",
+                        Vulnerable,
+                        "no status_request in the ServerHello: no stapled OCSP response",
+                    )
+                }),
             _ => w("ocsp-stapling", NotTested, "SSL 3.0 only: no extensions"),
         },
     );
@@ -209,24 +223,76 @@ pub fn check(
         "session_ticket echoed: RFC 5077 tickets issued",
         "no session_ticket in the ServerHello",
     ));
-    out.push(match vs.certificate_request {
-        Some(true) => w(
-            "client-certificate-request",
-            NotVulnerable,
-            format!("CertificateRequest in the TLS {} first flight", v.name()),
-        ),
-        Some(false) => w(
-            "client-certificate-request",
-            Vulnerable,
-            format!(
-                "no CertificateRequest in the TLS {} first flight: no client certificate asked for",
-                v.name()
-            ),
-        ),
-        None => w("client-certificate-request", NotTested, "not seen"),
-    });
+    out.push(certificate_request(Some(vs), v13));
     out.extend(not_implemented());
     Ok(out)
+}
+
+/// The `client-certificate-request` row: a CertificateRequest in the TLS 1.2-or-older first
+/// flight (in the clear) or in TLS 1.3's encrypted flight (read by `super::tls13_flight`);
+/// either one asking is enough, and the row names where it was seen.
+fn certificate_request(legacy: Option<&VersionScan>, v13: Option<&VersionScan>) -> Weakness {
+    use WeaknessState::*;
+    let id = "client-certificate-request";
+    let seen: Vec<(&VersionScan, bool)> = [legacy, v13]
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v.certificate_request.map(|r| (v, r)))
+        .collect();
+    if let Some((v, _)) = seen.iter().find(|(_, r)| *r) {
+        return w(
+            id,
+            NotVulnerable,
+            format!(
+                "CertificateRequest in the TLS {} {}",
+                v.version.name(),
+                flight(v)
+            ),
+        );
+    }
+    if seen.is_empty() {
+        return w(id, NotTested, "not seen");
+    }
+    let names: Vec<String> = seen
+        .iter()
+        .map(|(v, _)| format!("TLS {} {}", v.version.name(), flight(v)))
+        .collect();
+    w(
+        id,
+        Vulnerable,
+        format!(
+            "no CertificateRequest in the {}: no client certificate asked for",
+            names.join(" or the ")
+        ),
+    )
+}
+
+/// Where a version's CertificateRequest would be: the clear first flight up to TLS 1.2, the
+/// encrypted handshake of TLS 1.3.
+fn flight(v: &VersionScan) -> &'static str {
+    if v.version == ProtocolVersion::Tls13 {
+        "handshake (decrypted)"
+    } else {
+        "first flight"
+    }
+}
+
+/// The `ocsp-stapling` row from TLS 1.3's Certificate entry (RFC 8446 §4.4.2.1), when the
+/// encrypted flight was read.
+fn ocsp_tls13(v13: Option<&VersionScan>) -> Option<Weakness> {
+    use WeaknessState::*;
+    Some(match v13?.certificate_status? {
+        true => w(
+            "ocsp-stapling",
+            NotVulnerable,
+            "an OCSP response stapled to the TLS 1.3 Certificate (status_request)",
+        ),
+        false => w(
+            "ocsp-stapling",
+            Vulnerable,
+            "no OCSP response stapled to the TLS 1.3 Certificate although status_request was offered",
+        ),
+    })
 }
 
 /// TLS_FALLBACK_SCSV: a ClientHello at the second-newest accepted version (below TLS 1.3) with
@@ -317,5 +383,59 @@ fn answer(f: &super::parse::ServerFlight, end: &End) -> String {
         (None, End::TimedOut) => "no answer".into(),
         (None, End::Malformed(e)) => format!("a malformed answer ({e})"),
         (None, End::Complete) => "records without an alert".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vs(v: ProtocolVersion, request: Option<bool>, status: Option<bool>) -> VersionScan {
+        let mut s = VersionScan::new(v);
+        s.accepted = true;
+        s.certificate_request = request;
+        s.certificate_status = status;
+        s
+    }
+
+    #[test]
+    fn a_request_in_either_flight_is_named_where_it_was_seen() {
+        use ProtocolVersion::*;
+        use WeaknessState::*;
+        let r = certificate_request(
+            Some(&vs(Tls12, Some(false), None)),
+            Some(&vs(Tls13, Some(true), None)),
+        );
+        assert_eq!(r.state, NotVulnerable);
+        assert!(r.detail.contains("TLS 1.3 handshake (decrypted)"), "{r:?}");
+        let r = certificate_request(
+            Some(&vs(Tls12, Some(false), None)),
+            Some(&vs(Tls13, Some(false), None)),
+        );
+        assert_eq!(r.state, Vulnerable);
+        assert!(
+            r.detail.contains("TLS 1.2 first flight or the TLS 1.3"),
+            "{r:?}"
+        );
+        let r = certificate_request(None, Some(&vs(Tls13, None, None)));
+        assert_eq!(r.state, NotTested);
+        let r = certificate_request(Some(&vs(Tls12, Some(true), None)), None);
+        assert_eq!(r.state, NotVulnerable);
+        assert!(r.detail.contains("TLS 1.2 first flight"), "{r:?}");
+    }
+
+    #[test]
+    fn tls13_stapling_is_read_only_when_a_handshake_completed() {
+        use ProtocolVersion::*;
+        assert!(ocsp_tls13(None).is_none());
+        assert!(ocsp_tls13(Some(&vs(Tls13, None, None))).is_none());
+        assert_eq!(
+            ocsp_tls13(Some(&vs(Tls13, None, Some(true)))).map(|w| w.state),
+            Some(WeaknessState::NotVulnerable)
+        );
+        assert_eq!(
+            ocsp_tls13(Some(&vs(Tls13, None, Some(false)))).map(|w| w.state),
+            Some(WeaknessState::Vulnerable)
+        );
     }
 }

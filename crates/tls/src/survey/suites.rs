@@ -233,6 +233,7 @@ mod tests {
             groups: Vec::new(),
             dh_prime: None,
             certificates: Vec::new(),
+            signature_classes: Vec::new(),
             server_hello_extensions: Vec::new(),
             certificate_request: None,
             certificate_status: None,

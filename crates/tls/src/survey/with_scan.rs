@@ -46,7 +46,7 @@ fn client_cert_mode(
         )),
         (Some(WeaknessState::Vulnerable), _) => Some((
             Level::Fail,
-            "not requested: no CertificateRequest in the server's first flight",
+            "not requested: the server sent no CertificateRequest",
         )),
         (_, Some(false)) => Some((
             Level::Fail,

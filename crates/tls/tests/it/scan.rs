@@ -969,3 +969,125 @@ fn no_handshake_says_what_the_libraries_lack() {
         }
     }
 }
+
+/// A TLS 1.3-only server with an RSA-1024 and an ECDSA P-256 certificate that requires a
+/// client certificate. TLS 1.3 encrypts the Certificate and the CertificateRequest (RFC 8446
+/// §4.3-4.4), so the scan's ClientHellos saw neither: the weak key went unjudged and the
+/// request was "not tested" (testssl.sh 3.0.8 lists both certificates of this server). One
+/// completed handshake per class of signature scheme shows each certificate; OpenSSL's message
+/// callback shows the CertificateRequest.
+#[test]
+fn tls13_only_server_shows_every_certificate_and_its_request() {
+    let weak = common::pki(KeySpec::Rsa(1024));
+    let ec = common::pki(KeySpec::P256);
+    let srv = openssl_server(
+        &weak,
+        &[
+            "-tls1_3",
+            "-dcert",
+            ec.server.to_str().unwrap(),
+            "-dkey",
+            ec.server_key.to_str().unwrap(),
+            "-cipher",
+            "DEFAULT:@SECLEVEL=0",
+            "-Verify",
+            "1",
+        ],
+    );
+    let r = run(srv.addr);
+    let v13 = r.version(ProtocolVersion::Tls13).expect("TLS 1.3");
+    let mut got: Vec<(&str, &str, u32)> = v13
+        .certificates
+        .iter()
+        .map(|c| (c.auth, c.cert.key_type.as_str(), c.cert.key_bits))
+        .collect();
+    got.sort();
+    assert_eq!(got, vec![("ECDSA", "EC", 256), ("RSA", "RSA", 1024)]);
+    let classes: Vec<(&str, bool)> = v13
+        .signature_classes
+        .iter()
+        .map(|c| (c.auth, c.accepted))
+        .collect();
+    assert_eq!(
+        classes,
+        vec![
+            ("RSA", true),
+            ("RSA-PSS", false),
+            ("ECDSA", true),
+            ("EdDSA", false)
+        ]
+    );
+    let v = r
+        .verdicts
+        .iter()
+        .find(|v| v.id == "scan-certificate-keys")
+        .expect("certificate verdict");
+    assert_eq!(v.level, Level::Fail, "{v:?}");
+    assert!(v.detail.contains("RSA 1024 bits"), "{v:?}");
+    assert_eq!(
+        state(&r, "client-certificate-request"),
+        Some(WeaknessState::NotVulnerable)
+    );
+    assert_eq!(level(&r, "scan-certificate-request"), Some(Level::Pass));
+    // No status_request answer was configured.
+    assert_eq!(state(&r, "ocsp-stapling"), Some(WeaknessState::Vulnerable));
+}
+
+/// The same server without `-Verify`: the decrypted handshake carries no CertificateRequest,
+/// which is now a finding instead of "not tested".
+#[test]
+fn tls13_only_server_without_a_request_is_a_finding() {
+    let set = common::rsa();
+    let srv = openssl_server(&set, &["-tls1_3"]);
+    let r = run(srv.addr);
+    assert_eq!(
+        state(&r, "client-certificate-request"),
+        Some(WeaknessState::Vulnerable)
+    );
+    assert_eq!(level(&r, "scan-certificate-request"), Some(Level::Fail));
+    let v13 = r.version(ProtocolVersion::Tls13).expect("TLS 1.3");
+    assert_eq!(v13.certificates.len(), 1);
+    assert_eq!(v13.certificates[0].cert.key_bits, 2048);
+}
+
+/// A stapled OCSP response travels in TLS 1.3's encrypted Certificate entry (RFC 8446
+/// §4.4.2.1). `openssl ocsp` signs a response for the server's certificate with the CA's key
+/// (an empty index: status unknown, which is still a response) and `s_server -status_file`
+/// staples it.
+#[test]
+fn tls13_stapled_ocsp_is_seen() {
+    let set = common::rsa();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let index = dir.path().join("index.txt");
+    std::fs::write(&index, b"").expect("index");
+    let resp = dir.path().join("resp.der");
+    let ok = Command::new("openssl")
+        .args(["ocsp", "-index"])
+        .arg(&index)
+        .arg("-rsigner")
+        .arg(&set.ca)
+        .arg("-rkey")
+        .arg(&set.ca_key)
+        .arg("-CA")
+        .arg(&set.ca)
+        .arg("-issuer")
+        .arg(&set.ca)
+        .arg("-cert")
+        .arg(&set.server)
+        .arg("-respout")
+        .arg(&resp)
+        .args(["-ndays", "1"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .expect("openssl ocsp")
+        .success();
+    assert!(ok && resp.exists(), "openssl ocsp made no response");
+    let srv = openssl_server(&set, &["-tls1_3", "-status_file", resp.to_str().unwrap()]);
+    let r = run(srv.addr);
+    assert_eq!(
+        state(&r, "ocsp-stapling"),
+        Some(WeaknessState::NotVulnerable)
+    );
+    assert_eq!(level(&r, "scan-ocsp-stapling"), Some(Level::Pass));
+}
