@@ -62,6 +62,8 @@ pub struct Counters {
     pub reports: AtomicU64,
     /// Connections that ended with an error.
     pub errors: AtomicU64,
+    /// Connections the client ended without a release (see [`ServerSummary::ended_by_client`]).
+    pub ended_by_client: AtomicU64,
 }
 
 /// A bound, not yet running server.
@@ -225,6 +227,7 @@ impl Server {
             associations: c.associations.load(Ordering::Relaxed),
             reports: c.reports.load(Ordering::Relaxed),
             errors: c.errors.load(Ordering::Relaxed),
+            ended_by_client: c.ended_by_client.load(Ordering::Relaxed),
         })
     }
 
@@ -251,8 +254,15 @@ pub struct ServerSummary {
     pub associations: u64,
     /// Reports sent.
     pub reports: u64,
-    /// Connections that ended with an error.
+    /// Connections that ended with an error: a failed TLS handshake, malformed or truncated
+    /// input, a timeout, a refused association, a failed write.
     pub errors: u64,
+    /// Connections the client ended without an orderly release: an ACSE ABORT, a COTP DR/ER,
+    /// or TCP closed (or reset) between two packets. Many clients end so (libiec61850's
+    /// `IedConnection_abort`, a tool that just closes its socket); the event log still names
+    /// each (`peer-aborted`, `peer-disconnected`, `closed`), but none is a fault of the
+    /// server's, so they are not counted in `errors`.
+    pub ended_by_client: u64,
 }
 
 /// Follows TPKT framing on the input stream, only to tell "peer closed mid-packet"
@@ -376,6 +386,20 @@ impl Conn<'_> {
 
     fn error(&self, kind: &str, detail: impl Into<String>, stage: &str) {
         self.sh.counters.errors.fetch_add(1, Ordering::Relaxed);
+        self.end_event(kind, detail, stage);
+    }
+
+    /// The client ended the connection without a release: logged like an error (the kind
+    /// says how), counted apart ([`ServerSummary::ended_by_client`]).
+    fn client_ended(&self, kind: &str, detail: impl Into<String>, stage: &str) {
+        self.sh
+            .counters
+            .ended_by_client
+            .fetch_add(1, Ordering::Relaxed);
+        self.end_event(kind, detail, stage);
+    }
+
+    fn end_event(&self, kind: &str, detail: impl Into<String>, stage: &str) {
         self.sh.sink.emit(
             Event::new(name::ERROR, now_ns(), self.id)
                 .with("kind", kind)
@@ -514,7 +538,7 @@ impl Conn<'_> {
                                 "read",
                             );
                         } else {
-                            self.error(
+                            self.client_ended(
                                 "closed",
                                 format!(
                                     "peer closed the connection in state {:?}",
@@ -543,6 +567,8 @@ impl Conn<'_> {
                     let (k, d) = io_kind(e, self.tls);
                     if k == "closed" && tracker.mid_packet() {
                         self.error("tpkt-truncated", d, "read");
+                    } else if k == "closed" {
+                        self.client_ended(&k, d, "read");
                     } else {
                         self.error(&k, d, "read");
                     }
@@ -580,10 +606,10 @@ impl Conn<'_> {
                         }
                         CloseReason::Refused(d) => self.error("refused", d, "mms"),
                         CloseReason::PeerAborted => {
-                            self.error("peer-aborted", "peer aborted", "mms")
+                            self.client_ended("peer-aborted", "peer aborted", "mms")
                         }
                         CloseReason::PeerDisconnected => {
-                            self.error("peer-disconnected", "COTP DR/ER from peer", "mms")
+                            self.client_ended("peer-disconnected", "COTP DR/ER from peer", "mms")
                         }
                         CloseReason::LocalAbort => {}
                     }

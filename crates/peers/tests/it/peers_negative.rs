@@ -383,3 +383,75 @@ fn random_garbage_never_panics_or_hangs() {
     let errs = sev.iter().filter(|e| e.event == name::ERROR).count();
     assert_eq!(errs, 40, "every garbage connection gives exactly one ERROR");
 }
+
+/// A client that ends without a release (an ABORT after the association, a TCP close between
+/// packets, a COTP DR) is how many clients leave, libiec61850's `IedConnection_abort` among
+/// them: the event log names each, but the server's summary counts them apart from its
+/// errors. Garbage on the same server is still an error.
+#[test]
+fn a_client_that_ends_without_a_release_is_not_an_error() {
+    let mut cfg = server_cfg(None, 10);
+    cfg.timeout_ms = 700;
+    let srv = Running::start(cfg);
+    let abort = dt(&Spdu::Abort {
+        transport_disconnect: Some(gander_mms::iso_session::ABORT_TRANSPORT_DISCONNECT),
+        user_data: &[],
+    }
+    .to_vec());
+    let dr = tpkt::frame(
+        &Tpdu::DisconnectRequest {
+            dst_ref: 1,
+            src_ref: 2,
+            reason: 0,
+        }
+        .to_vec(),
+    )
+    .unwrap();
+    let cases: [(Vec<u8>, Option<Vec<u8>>); 4] = [
+        (associate(), Some(abort)),        // ABORT once associated
+        (associate(), None),               // TCP closed between packets
+        (cr(), Some(dr)),                  // COTP DR after the CC
+        (vec![0x03, 0, 0, 5, 0xff], None), // garbage: an error
+    ];
+    for (first, then) in cases {
+        let mut s = TcpStream::connect(srv.addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+        s.write_all(&first).unwrap();
+        let mut buf = [0u8; 4096];
+        // The server's answer (CC, or CC and AC) before the client ends.
+        let _ = s.read(&mut buf);
+        std::thread::sleep(Duration::from_millis(50));
+        if let Some(b) = then {
+            s.write_all(&b).unwrap();
+        }
+        s.shutdown(std::net::Shutdown::Both).unwrap();
+    }
+    let t0 = Instant::now();
+    while srv
+        .sink
+        .snapshot()
+        .iter()
+        .filter(|e| e.event == name::CLOSED)
+        .count()
+        < 4
+    {
+        assert!(
+            t0.elapsed() < Duration::from_secs(5),
+            "connections not closed"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let (summary, ev) = srv.finish();
+    let kinds = error_kinds(&ev);
+    assert!(kinds.contains(&"peer-aborted".to_string()), "{kinds:?}");
+    assert!(kinds.contains(&"closed".to_string()), "{kinds:?}");
+    assert!(
+        kinds.contains(&"peer-disconnected".to_string()),
+        "{kinds:?}"
+    );
+    assert_eq!(
+        (summary.ended_by_client, summary.errors),
+        (3, 1),
+        "{summary:?} {kinds:?}"
+    );
+}
