@@ -18,6 +18,7 @@
 
 pub mod arrival;
 pub mod assoc;
+mod cut_stream;
 pub mod finding;
 pub mod fnv;
 pub mod gdoi;
@@ -384,29 +385,15 @@ impl<'k> Auditor<'k> {
         let is_goose = matches!(s.key.kind, Kind::Goose | Kind::RGoose);
         let is_sv = matches!(s.key.kind, Kind::Sv | Kind::RSv);
         if seen.simulation {
-            s.simulation = true;
-            let (code, what) = if is_sv {
-                ("sv-simulation", "SV")
-            } else {
-                ("goose-simulation", "GOOSE")
-            };
-            f.add(code, Severity::Medium, at, no, ts, || {
-                format!("{what} with the simulation/test bit set (IEC 61850-8-1 Ed.2 §A.3, IEC 61850-7-2 LPHD.Sim): a subscriber in simulation mode acts on it")
-            });
+            simulation_seen(&mut s.simulation, s.key.kind, at, f, no, ts);
         }
         if seen.nds_com {
             f.add("goose-ndscom", Severity::Medium, at, no, ts, || {
                 "ndsCom TRUE: the publisher's control block needs commissioning (IEC 61850-7-2 §18.2.2)".into()
             });
         }
-        // timeAllowedtoLive of the frame before bounds the wait for this one.
-        if let (true, Some(tal), Some(prev)) = (is_goose, s.tal_ms, s.arrivals.last_ns()) {
-            let gap = ts.saturating_sub(prev);
-            if tal > 0 && gap > u64::from(tal) * 1_000_000 {
-                f.add("goose-tal-exceeded", Severity::Medium, at, no, ts, || {
-                    format!("{:.1} ms since the frame before, whose timeAllowedtoLive was {tal} ms (IEC 61850-8-1 §18.1.2.5)", gap as f64 / 1e6)
-                });
-            }
+        if is_goose {
+            tal_check(s, f, i, no, ts);
         }
         if seen.tal_ms.is_some() {
             s.tal_ms = seen.tal_ms;
@@ -515,7 +502,40 @@ impl<'k> Auditor<'k> {
     }
 }
 
-/// Judges a GOOSE frame's stNum/sqNum; false for a duplicate or out-of-order frame.
+/// A frame with the simulation/test bit set, of the stream whose `simulation` flag, kind and
+/// place (`at`) these are.
+fn simulation_seen(
+    flag: &mut bool,
+    kind: Kind,
+    at: Option<(usize, &str)>,
+    f: &mut Findings,
+    no: u64,
+    ts: u64,
+) {
+    *flag = true;
+    let (code, what) = if matches!(kind, Kind::Sv | Kind::RSv) {
+        ("sv-simulation", "SV")
+    } else {
+        ("goose-simulation", "GOOSE")
+    };
+    f.add(code, Severity::Medium, at, no, ts, || {
+        format!("{what} with the simulation/test bit set (IEC 61850-8-1 Ed.2 §A.3, IEC 61850-7-2 LPHD.Sim): a subscriber in simulation mode acts on it")
+    });
+}
+
+/// timeAllowedtoLive of a GOOSE stream's frame before bounds the wait for the one arriving at
+/// `ts` (IEC 61850-8-1 §18.1.2.5).
+fn tal_check(s: &Stream, f: &mut Findings, i: usize, no: u64, ts: u64) {
+    if let (Some(tal), Some(prev)) = (s.tal_ms, s.arrivals.last_ns()) {
+        let gap = ts.saturating_sub(prev);
+        if tal > 0 && gap > u64::from(tal) * 1_000_000 {
+            f.add("goose-tal-exceeded", Severity::Medium, Some((i, s.uid.as_str())), no, ts, || {
+                format!("{:.1} ms since the frame before, whose timeAllowedtoLive was {tal} ms (IEC 61850-8-1 §18.1.2.5)", gap as f64 / 1e6)
+            });
+        }
+    }
+}
+
 impl Auditor<'_> {
     /// Control blocks of one source that share an APPID: IEC 61850-8-1 §C.2.3 and
     /// IEC 61850-9-2 §5.3.3 want the APPID unique (a subscriber filters on it); reported on the
@@ -541,6 +561,7 @@ impl Auditor<'_> {
     }
 }
 
+/// Judges a GOOSE frame's stNum/sqNum; false for a duplicate or out-of-order frame.
 fn goose_event(
     s: &mut Stream,
     f: &mut Findings,

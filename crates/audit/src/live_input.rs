@@ -26,9 +26,12 @@ impl Auditor<'_> {
     /// Counts frame `no` of a file, cut by the capture's snap length (`captured_len` of
     /// `orig_len` octets recorded; `data` is what was captured, presented as Ethernet). The
     /// missing octets were never recorded, so the frame is neither malformed nor judged: not
-    /// verified, not counted in a stream, no sequence check. What its captured headers show
-    /// (`gander_sec::view::classify_cut`) is tallied, and [`Auditor::finish`] states the whole
-    /// in one `capture-truncated` finding (how many, the snap length, how many were IEC 61850).
+    /// verified, no check of its contents. What its captured headers show
+    /// (`gander_sec::view::classify_cut`) is tallied; a layer-2 GOOSE or SV frame goes into its
+    /// stream, its counters into the sequence checks where they were captured
+    /// (`crate::cut_stream`); and [`Auditor::finish`] states the whole in one
+    /// `capture-truncated` finding (how many, the snap length, how many were IEC 61850, how
+    /// many went into their streams).
     pub fn cut_by_capture(
         &mut self,
         no: u64,
@@ -49,6 +52,10 @@ impl Auditor<'_> {
             gander_sec::view::CutFrame::Iec61850(_) => c.iec += 1,
             gander_sec::view::CutFrame::Unknown => c.unknown += 1,
             gander_sec::view::CutFrame::Other => {}
+        }
+        if let Some(read) = self.cut_into_stream(no, ts_ns, data) {
+            self.cut.into_streams += 1;
+            self.cut.counters_read += u64::from(read);
         }
         self.findings.add(
             "capture-truncated",
@@ -89,14 +96,18 @@ pub(crate) struct CutTally {
     pub(crate) max_orig: u32,
     pub(crate) iec: u64,
     pub(crate) unknown: u64,
+    /// Counted into their streams (`crate::cut_stream`).
+    pub(crate) into_streams: u64,
+    /// Of those, the ones whose counters went through the sequence checks.
+    pub(crate) counters_read: u64,
 }
 
 impl CutTally {
     /// The finding's text, once every frame is counted.
     pub(crate) fn detail(&self) -> String {
         format!(
-            "{} frames cut by the capture's snap length ({} octets captured at most, of frames up to {} octets): {} of them IEC 61850 by their headers (GOOSE, SV, GSE management, R-GOOSE/R-SV), {} cut before the headers that tell. Their contents were not recorded and not judged: not verified, not counted in a stream, no sequence or malformed check; capture without a snap length to audit them",
-            self.frames, self.max_captured, self.max_orig, self.iec, self.unknown
+            "{} frames cut by the capture's snap length ({} octets captured at most, of frames up to {} octets): {} of them IEC 61850 by their headers (GOOSE, SV, GSE management, R-GOOSE/R-SV), {} cut before the headers that tell. {} went into their GOOSE/SV streams as frames seen ({} with stNum/sqNum or smpCnt read and checked in sequence; the others explain one missing number each). Their contents past the cut were not recorded and not judged: not verified, no malformed check; capture without a snap length to audit them",
+            self.frames, self.max_captured, self.max_orig, self.iec, self.unknown, self.into_streams, self.counters_read
         )
     }
 }
@@ -214,9 +225,14 @@ mod cut_tests {
             "{}",
             cut[0].detail
         );
-        // The GOOSE stream is the two whole frames; the cut one between them is not judged
-        // (its sqNum is missing from the stream: a gap, as the capture holds no more of it).
+        // The cut GOOSE frame between the two whole ones is counted in their stream (cut inside
+        // gocbRef, it goes to the one stream of its addresses and APPID, `crate::cut_stream`)
+        // and explains the sqNum missing between them: no gap.
         assert_eq!(audit.streams.len(), 1);
-        assert_eq!(audit.streams[0].frames, 2);
+        assert_eq!(
+            (audit.streams[0].frames, audit.streams[0].cut_by_capture),
+            (3, 1)
+        );
+        assert!(audit.findings.iter().all(|f| f.code != "goose-sq-gap"));
     }
 }

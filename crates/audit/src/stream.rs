@@ -131,9 +131,13 @@ pub struct Stream {
     pub sv: SvSeq,
     /// Capture times of state changes (GOOSE), for the plot.
     pub state_change_ns: Vec<u64>,
-    /// Frames refused by verification since the last trusted one: a sequence gap of at most
-    /// this many numbers is those frames, already reported, not a loss.
+    /// Frames refused by verification, or cut by the capture before their counters could be
+    /// believed, since the last trusted one: a sequence gap of at most this many numbers is
+    /// those frames, already accounted for, not a loss.
     pub refused_since_trusted: u32,
+    /// Frames of this stream the capture's snap length cut (`crate::cut_stream`): counted in
+    /// `frames`, and in `secured` or `unsecured` when their headers told.
+    pub cut: u64,
     /// Hash and recording place of the last in-order frame (what a capture copy repeats).
     pub last_recorded: (u64, crate::Recorded),
 }
@@ -179,6 +183,7 @@ impl Stream {
             sv: SvSeq::default(),
             state_change_ns: Vec::new(),
             refused_since_trusted: 0,
+            cut: 0,
             last_recorded: (0, crate::Recorded::default()),
         }
     }
@@ -222,7 +227,10 @@ impl Stream {
             } else {
                 0.0
             },
-            security: if self.secured == 0 {
+            security: if self.secured == 0 && self.unsecured == 0 {
+                // Only frames the capture cut before their security could be told.
+                "unknown"
+            } else if self.secured == 0 {
                 "unsecured"
             } else if self.unsecured == 0 {
                 "secured"
@@ -231,6 +239,7 @@ impl Stream {
             },
             secured: self.secured,
             unsecured: self.unsecured,
+            cut_by_capture: self.cut,
             verified: self.verified,
             failed: self.failed,
             key_ids: self.key_ids.clone(),
@@ -324,12 +333,16 @@ pub struct StreamReport {
     pub frames: u64,
     /// Frames per second over the stream's span.
     pub rate_per_s: f64,
-    /// unsecured, secured or mixed.
+    /// unsecured, secured or mixed; unknown when every frame was cut before its security
+    /// could be told.
     pub security: &'static str,
     /// Secured frames.
     pub secured: u64,
     /// Unsecured frames.
     pub unsecured: u64,
+    /// Frames the capture's snap length cut: in `frames` (and in `secured` or `unsecured` when
+    /// their headers told).
+    pub cut_by_capture: u64,
     /// Verified frames.
     pub verified: u64,
     /// Failed frames.

@@ -16,6 +16,7 @@
 pub mod ber;
 pub mod ber_sink;
 pub mod codec;
+pub mod cut_apdu;
 pub mod data;
 mod data_scan;
 pub mod error;

@@ -1,6 +1,7 @@
 //! The crate's integration tests, one module per former test binary: linked once instead of
 //! once per file (docs/testing.md).
 mod any_bytes;
+mod cut;
 mod gdoi;
 mod gdoi_keylog;
 mod lab;

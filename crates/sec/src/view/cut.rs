@@ -15,6 +15,7 @@ use super::{is_session_datagram, Kind};
 use gander_wire::ethernet::{self, is_tpid};
 use gander_wire::ip::PROTOCOL_UDP;
 use gander_wire::ipv6::next_header;
+use gander_wire::l2_frame;
 
 /// What the captured octets of a cut frame say it carries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,6 +28,94 @@ pub enum CutFrame {
     /// The capture cut the frame before the octets that would tell (inside the tag stack, the
     /// IP header, or a non-first fragment's missing UDP header).
     Unknown,
+}
+
+/// The captured headers of a layer-2 GOOSE or SV frame that the capture cut: what puts it into
+/// its publisher's stream (addresses, outer VLAN, APPID) and the captured start of its APDU,
+/// for `gander_wire::cut_apdu` to read the leading fields from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CutL2<'a> {
+    /// Destination MAC.
+    pub dst: [u8; 6],
+    /// Source MAC.
+    pub src: [u8; 6],
+    /// The outer VLAN id, if tagged (what `FrameView::outer_vid` gives of a whole frame).
+    pub outer_vid: Option<u16>,
+    /// The outer tag's priority (PCP), if tagged.
+    pub outer_pcp: Option<u8>,
+    /// Reserved1, if captured (the simulation bit, and IEC 62351-6's extension length).
+    pub reserved1: Option<u16>,
+    /// Whether the frame carries an IEC 62351-6 extension, from its headers alone: Length
+    /// counts more than the header and the APDU element announce, and Reserved1 announces
+    /// exactly that many octets (what `l2_frame::check_extension_len` holds a whole frame to).
+    /// `None` when the APDU's header was not captured or the headers disagree.
+    pub secured: Option<bool>,
+    /// [`Kind::Goose`] or [`Kind::Sv`].
+    pub kind: Kind,
+    /// APPID.
+    pub appid: u16,
+    /// The captured octets after Reserved2: the start of the APDU (may be empty).
+    pub apdu: &'a [u8],
+}
+
+/// Reads [`CutL2`] from the captured start of a frame the capture cut, by the rules of
+/// [`classify_cut`]; `None` unless it is GOOSE or SV with its header captured up to APPID.
+pub fn cut_l2(frame: &[u8]) -> Option<CutL2<'_>> {
+    let kind = match classify_cut(frame) {
+        CutFrame::Iec61850(k @ (Kind::Goose | Kind::Sv)) => k,
+        _ => return None,
+    };
+    let mut at = 12;
+    let mut outer_vid = None;
+    let mut outer_pcp = None;
+    // `classify_cut` found the EtherType within this many tags.
+    for _ in 0..=ethernet::MAX_TAGS {
+        let t = u16::from_be_bytes([*frame.get(at)?, *frame.get(at + 1)?]);
+        if !is_tpid(t) {
+            break;
+        }
+        if outer_vid.is_none() {
+            let tci = u16::from_be_bytes([*frame.get(at + 2)?, *frame.get(at + 3)?]);
+            outer_vid = Some(tci & 0x0fff);
+            outer_pcp = Some((tci >> 13) as u8);
+        }
+        at += ethernet::VLAN_TAG_LEN;
+    }
+    let header = at + 2;
+    if !matches!(
+        u16::from_be_bytes([*frame.get(at)?, *frame.get(at + 1)?]),
+        ethernet::ETHERTYPE_GOOSE | ethernet::ETHERTYPE_SV
+    ) {
+        return None;
+    }
+    let appid = u16::from_be_bytes([*frame.get(header)?, *frame.get(header + 1)?]);
+    let word = |at: usize| -> Option<u16> {
+        Some(u16::from_be_bytes([*frame.get(at)?, *frame.get(at + 1)?]))
+    };
+    let (length, reserved1) = (word(header + 2), word(header + 4));
+    let apdu = frame.get(header + 8..).unwrap_or(&[]);
+    let secured = match (
+        length,
+        reserved1,
+        gander_wire::cut_apdu::announced_len(apdu),
+    ) {
+        (Some(len), Some(r1), Some(a)) => usize::from(len)
+            .checked_sub(l2_frame::HEADER_LEN + a)
+            .filter(|&ext| ext == usize::from(r1 & l2_frame::RESERVED1_EXTENSION_LEN))
+            .map(|ext| ext > 0),
+        _ => None,
+    };
+    Some(CutL2 {
+        dst: frame.get(..6)?.try_into().ok()?,
+        src: frame.get(6..12)?.try_into().ok()?,
+        outer_vid,
+        outer_pcp,
+        kind,
+        appid,
+        reserved1,
+        secured,
+        apdu,
+    })
 }
 
 /// Extension headers walked before giving up (an IPv6 packet with more is [`CutFrame::Unknown`]).
@@ -237,7 +326,114 @@ mod tests {
         }
     }
 
+    /// A GOOSE frame behind two tags, cut after its APPID and inside its APDU: the addresses,
+    /// the outer VLAN (the first tag's, as `FrameView::outer_vid`), APPID and the APDU's
+    /// captured start; cut inside APPID, or not GOOSE/SV: nothing.
+    #[test]
+    fn a_cut_layer2_frame_shows_its_stream_headers() {
+        let mut g = eth(0x88b8, 2, &[0x30, 0x01, 0, 20, 0, 0, 0, 0, 0x61, 0x81]);
+        g[14] = 0x80; // outer TCI: PCP 4, VID 0x005
+        let c = cut_l2(&g).expect("GOOSE");
+        assert_eq!(
+            (c.kind, c.appid, c.outer_vid),
+            (Kind::Goose, 0x3001, Some(5))
+        );
+        assert_eq!(c.src, [2; 6]);
+        assert_eq!(c.dst, [0x01, 0x0c, 0xcd, 1, 0, 1]);
+        assert_eq!(c.apdu, &[0x61, 0x81]);
+        assert_eq!(cut_l2(&g[..24]).map(|c| c.apdu.len()), Some(0));
+        assert_eq!(cut_l2(&g[..23]), None);
+        let sv = eth(0x88ba, 0, &[0x40, 0x00]);
+        assert_eq!(
+            cut_l2(&sv).map(|c| (c.kind, c.appid, c.outer_vid)),
+            Some((Kind::Sv, 0x4000, None))
+        );
+        assert_eq!(cut_l2(&eth(0x88b9, 0, &[0, 1, 0, 8])), None);
+        assert_eq!(cut_l2(&ipv4_udp(50000, 102, &[0x01, 0x40])), None);
+    }
+
+    /// Secured or not, told from Length, Reserved1 and the APDU's header once those are
+    /// captured: a frame protected by `l2::protect` and the same frame unprotected, cut at
+    /// every length.
+    #[test]
+    fn a_cut_frame_shows_whether_it_is_secured() {
+        use crate::keystore::{KeyEntry, KeyStore};
+        use crate::{default_provider, EncAlgorithm, MacAlgorithm, Profile};
+        use gander_wire::ethernet::EthernetRepr;
+        use gander_wire::l2_frame::{GooseFrameRepr, L2Frame};
+        use gander_wire::Codec;
+        let plain = L2Frame {
+            eth: EthernetRepr {
+                dst: [0x01, 0x0c, 0xcd, 1, 0, 1],
+                src: [2; 6],
+                vlan: None,
+                ethertype: ethernet::ETHERTYPE_GOOSE,
+            },
+            body: GooseFrameRepr {
+                appid: 0x3001,
+                reserved1: 0,
+                reserved2: 0,
+                apdu: gander_wire::goose::GoosePdu {
+                    gocb_ref: "IED1LD0/LLN0$GO$gcb1".into(),
+                    time_allowed_to_live: 2000,
+                    dat_set: "IED1LD0/LLN0$ds1".into(),
+                    go_id: None,
+                    t: [0; 8],
+                    st_num: 1,
+                    sq_num: 0,
+                    simulation: false,
+                    conf_rev: 1,
+                    nds_com: false,
+                    num_dat_set_entries: 1,
+                    all_data: vec![gander_wire::data::Data::Boolean(true)],
+                }
+                .to_vec(),
+                extension: None,
+            },
+        }
+        .to_vec()
+        .unwrap();
+        let mut store = KeyStore::new();
+        store
+            .insert(
+                KeyEntry::new(
+                    1,
+                    MacAlgorithm::HmacSha256_128,
+                    EncAlgorithm::None,
+                    &[7; 32],
+                    default_provider(),
+                )
+                .unwrap(),
+            )
+            .unwrap();
+        let secured = crate::l2::protect(
+            Profile::Standard,
+            store.require(1).unwrap(),
+            &plain,
+            &mut crate::spdu::RandomIv,
+            1_767_225_600,
+        )
+        .unwrap();
+        // 14 Ethernet + 8 header + the APDU's two header octets.
+        for (frame, want) in [(&plain, false), (&secured, true)] {
+            for n in 14..frame.len() {
+                let got = cut_l2(&frame[..n]).and_then(|c| c.secured);
+                assert_eq!(got, (n >= 24).then_some(want), "cut at {n}");
+            }
+        }
+        // Reserved1 announcing another length than Length leaves: not told.
+        let mut odd = secured.clone();
+        odd[18] ^= 0x01;
+        assert_eq!(cut_l2(&odd[..40]).and_then(|c| c.secured), None);
+    }
+
     proptest! {
+        /// Any bytes: an answer, never a read past the slice.
+        #[test]
+        fn any_bytes_have_a_cut_l2_answer(data in proptest::collection::vec(any::<u8>(), 0..64)) {
+            let _ = cut_l2(&data);
+        }
+
         /// Any prefix of a GOOSE frame long enough to hold its EtherType is GOOSE, however many
         /// tags it has; any prefix of an NTP datagram that holds its UDP header and two payload
         /// octets is other traffic.
