@@ -121,7 +121,11 @@ pub fn render(audit: &Audit, title: &str) -> String {
             opt(&st.id),
             opt(&st.dat_set),
             opt(&st.conf_rev),
-            st.frames,
+            if st.cut_by_capture > 0 {
+                format!("{} ({} cut by the capture)", st.frames, st.cut_by_capture)
+            } else {
+                st.frames.to_string()
+            },
             st.rate_per_s,
             st.security,
             keys.join(" "),

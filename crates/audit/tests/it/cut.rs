@@ -88,6 +88,7 @@ fn a_goose_frame_cut_between_two_whole_ones_is_no_gap() {
     assert_eq!((a.streams.len(), s.frames, s.cut_by_capture), (1, 7, 3));
     // Unsecured is told from the cut frames' headers too (Length, Reserved1, the APDU's length).
     assert_eq!((s.unsecured, s.secured, s.security), (7, 0, "unsecured"));
+    assert!(gander_audit::html::render(&a, "cut").contains("<td>7 (3 cut by the capture)</td>"));
     let t = a
         .findings
         .iter()
