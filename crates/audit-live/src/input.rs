@@ -58,13 +58,13 @@ impl Default for LiveInput {
 
 impl LiveInput {
     /// Numbers `data` (received at `ts_ns`) and feeds it; a frame cut by the capture is
-    /// counted, not judged.
+    /// counted (and a GOOSE or SV one put into its stream), its contents not judged.
     pub fn frame(&mut self, auditor: &mut Auditor<'_>, data: &[u8], ts_ns: u64, truncated: bool) {
         self.frames += 1;
         self.last_ts_ns = ts_ns;
         let no = self.frames;
         if truncated {
-            return auditor.truncated(no, ts_ns, data.len());
+            return auditor.truncated(no, ts_ns, data);
         }
         self.findings.clear();
         let o = self

@@ -10,17 +10,21 @@ use crate::metrics::KernelTotals;
 use crate::Auditor;
 
 impl Auditor<'_> {
-    /// Counts frame `no`, cut by the capture (longer than the ring slot): it is not judged,
-    /// since a cut frame would be misread as malformed.
-    pub fn truncated(&mut self, no: u64, ts_ns: u64, len: usize) {
+    /// Counts frame `no`, cut by the capture (longer than the ring slot; `data` is what the
+    /// slot holds): its contents are not judged, since a cut frame would be misread as
+    /// malformed, but a GOOSE or SV frame goes into its stream as a file's cut frame does
+    /// (`crate::cut_stream`).
+    pub fn truncated(&mut self, no: u64, ts_ns: u64, data: &[u8]) {
         self.frames += 1;
         self.first_ts.get_or_insert(ts_ns);
         self.last_ts = self.last_ts.max(ts_ns);
         *self.kinds.entry("truncated").or_insert(0) += 1;
+        let len = data.len();
         self.findings
             .add("capture-truncated", Severity::Low, None, no, ts_ns, || {
-                format!("a frame cut to {len} octets by the capture (longer than its ring slot): not judged")
+                format!("a frame cut to {len} octets by the capture (longer than its ring slot): its contents not judged; a GOOSE or SV frame counted in its stream")
             });
+        let _ = self.cut_into_stream(no, ts_ns, data);
     }
 
     /// Counts frame `no` of a file, cut by the capture's snap length (`captured_len` of
@@ -156,12 +160,26 @@ mod tests {
     #[test]
     fn truncated_frames_are_counted_not_judged() {
         let mut a = Auditor::new(AuditOptions::default(), None);
-        a.truncated(1, 5, 2048);
+        a.truncated(1, 5, &[0u8; 2048]);
         let audit = a.finish();
         assert_eq!(audit.summary.frames, 1);
         assert_eq!(audit.summary.kinds.get("truncated"), Some(&1));
         assert!(audit.streams.is_empty());
         assert_eq!(audit.findings[0].code, "capture-truncated");
+        // A GOOSE frame longer than the slot still starts (or joins) its stream.
+        let g =
+            gander_testkit::frames::goose_frame([2; 6], [1, 0x0c, 0xcd, 1, 0, 1], None, 1, 1, 0);
+        let mut a = Auditor::new(AuditOptions::default(), None);
+        a.truncated(1, 5, &g[..g.len() - 4]);
+        let audit = a.finish();
+        assert_eq!(
+            audit
+                .streams
+                .iter()
+                .map(|s| (s.frames, s.cut_by_capture))
+                .collect::<Vec<_>>(),
+            vec![(1, 1)]
+        );
     }
 }
 
