@@ -230,17 +230,27 @@ impl Dialect {
 pub const MAX_IV_LEN: usize = 32;
 
 /// An IV held inline (no allocation per frame).
+///
+/// Laid out bytes first and 8-aligned: the value is built, returned and moved into the
+/// session header on every protected frame, and a 33-octet value at an odd offset was copied
+/// with 16-octet moves that overlap the stores just made at another alignment, which the CPU
+/// cannot forward (a store-forwarding stall per move: about 50 ns per R-GOOSE protect on an
+/// Intel Xeon, `perf annotate` of `SecuredSpduRepr::new`).
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(C)]
 pub struct Iv {
-    len: u8,
     bytes: [u8; MAX_IV_LEN],
+    // A whole word, so that the value has no padding and moves as two 16-octet and one
+    // 8-octet copy (a one-octet field left seven of padding, copied as overlapping 4-octet
+    // moves that stalled the same way).
+    len: u64,
 }
 
 impl Iv {
     /// No IV.
     pub const EMPTY: Iv = Iv {
-        len: 0,
         bytes: [0; MAX_IV_LEN],
+        len: 0,
     };
 
     /// An IV of up to [`MAX_IV_LEN`] bytes.
@@ -254,8 +264,8 @@ impl Iv {
         let mut bytes = [0; MAX_IV_LEN];
         bytes[..b.len()].copy_from_slice(b);
         Ok(Iv {
-            len: b.len() as u8,
             bytes,
+            len: b.len() as u64,
         })
     }
 
