@@ -63,6 +63,28 @@ fn g(st: u32, sq: u32) -> Vec<u8> {
     goose_frame(SRC, GOOSE_DST, None, 0x3001, st, sq)
 }
 
+fn keys() -> KeyStore {
+    KeyStore::from_toml(
+        "[[key]]\nid = 1\nmac = \"hmac-sha256-128\"\nkey_ascii = \"0123456789ABCDEF\"\n",
+        Path::new("."),
+        default_provider(),
+    )
+    .unwrap()
+}
+
+/// `g(st, sq)` protected with key 1.
+fn protected(keys: &KeyStore, st: u32, sq: u32) -> Vec<u8> {
+    protect_frame(
+        Profile::Standard,
+        keys.get(1).unwrap(),
+        &g(st, sq),
+        &mut RandomIv,
+        T0 / 1_000_000_000,
+    )
+    .unwrap()
+    .unwrap()
+}
+
 #[test]
 fn a_goose_frame_cut_between_two_whole_ones_is_no_gap() {
     let cap = Cap(vec![
@@ -181,23 +203,8 @@ fn an_sv_frame_cut_after_its_smp_cnt_is_in_sequence() {
 /// believed, but the frame still explains one missing number.
 #[test]
 fn with_keys_a_secured_stream_takes_no_counters_from_a_cut_frame() {
-    let keys = KeyStore::from_toml(
-        "[[key]]\nid = 1\nmac = \"hmac-sha256-128\"\nkey_ascii = \"0123456789ABCDEF\"\n",
-        Path::new("."),
-        default_provider(),
-    )
-    .unwrap();
-    let p = |st, sq| {
-        protect_frame(
-            Profile::Standard,
-            keys.get(1).unwrap(),
-            &g(st, sq),
-            &mut RandomIv,
-            T0 / 1_000_000_000,
-        )
-        .unwrap()
-        .unwrap()
-    };
+    let keys = keys();
+    let p = |st, sq| protected(&keys, st, sq);
     let cap = Cap(vec![
         (T0, p(1, 0), Cut::None),
         (T0 + 100 * MS, p(1, 1), Cut::AfterCounters),
@@ -252,23 +259,8 @@ fn a_capture_cut_everywhere_still_has_its_streams() {
 /// frame's are) are checked.
 #[test]
 fn a_cut_unsecured_frame_in_a_secured_stream_is_a_downgrade() {
-    let keys = KeyStore::from_toml(
-        "[[key]]\nid = 1\nmac = \"hmac-sha256-128\"\nkey_ascii = \"0123456789ABCDEF\"\n",
-        Path::new("."),
-        default_provider(),
-    )
-    .unwrap();
-    let p = |st, sq| {
-        protect_frame(
-            Profile::Standard,
-            keys.get(1).unwrap(),
-            &g(st, sq),
-            &mut RandomIv,
-            T0 / 1_000_000_000,
-        )
-        .unwrap()
-        .unwrap()
-    };
+    let keys = keys();
+    let p = |st, sq| protected(&keys, st, sq);
     let cap = Cap(vec![
         (T0, p(1, 0), Cut::None),
         (T0 + 100 * MS, g(1, 1), Cut::AfterCounters),
