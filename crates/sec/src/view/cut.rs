@@ -61,37 +61,17 @@ pub struct CutL2<'a> {
 /// Reads [`CutL2`] from the captured start of a frame the capture cut, by the rules of
 /// [`classify_cut`]; `None` unless it is GOOSE or SV with its header captured up to APPID.
 pub fn cut_l2(frame: &[u8]) -> Option<CutL2<'_>> {
-    let kind = match classify_cut(frame) {
-        CutFrame::Iec61850(k @ (Kind::Goose | Kind::Sv)) => k,
+    let (at, ethertype, outer_tci) = ethertype_behind_tags(frame)?;
+    let kind = match ethertype {
+        ethernet::ETHERTYPE_GOOSE => Kind::Goose,
+        ethernet::ETHERTYPE_SV => Kind::Sv,
         _ => return None,
     };
-    let mut at = 12;
-    let mut outer_vid = None;
-    let mut outer_pcp = None;
-    // `classify_cut` found the EtherType within this many tags.
-    for _ in 0..=ethernet::MAX_TAGS {
-        let t = u16::from_be_bytes([*frame.get(at)?, *frame.get(at + 1)?]);
-        if !is_tpid(t) {
-            break;
-        }
-        if outer_vid.is_none() {
-            let tci = u16::from_be_bytes([*frame.get(at + 2)?, *frame.get(at + 3)?]);
-            outer_vid = Some(tci & 0x0fff);
-            outer_pcp = Some((tci >> 13) as u8);
-        }
-        at += ethernet::VLAN_TAG_LEN;
-    }
     let header = at + 2;
-    if !matches!(
-        u16::from_be_bytes([*frame.get(at)?, *frame.get(at + 1)?]),
-        ethernet::ETHERTYPE_GOOSE | ethernet::ETHERTYPE_SV
-    ) {
-        return None;
-    }
-    let appid = u16::from_be_bytes([*frame.get(header)?, *frame.get(header + 1)?]);
     let word = |at: usize| -> Option<u16> {
         Some(u16::from_be_bytes([*frame.get(at)?, *frame.get(at + 1)?]))
     };
+    let appid = word(header)?;
     let (length, reserved1) = (word(header + 2), word(header + 4));
     let apdu = frame.get(header + 8..).unwrap_or(&[]);
     let secured = match (
@@ -108,8 +88,8 @@ pub fn cut_l2(frame: &[u8]) -> Option<CutL2<'_>> {
     Some(CutL2 {
         dst: frame.get(..6)?.try_into().ok()?,
         src: frame.get(6..12)?.try_into().ok()?,
-        outer_vid,
-        outer_pcp,
+        outer_vid: outer_tci.map(|t| t & 0x0fff),
+        outer_pcp: outer_tci.map(|t| (t >> 13) as u8),
         kind,
         appid,
         reserved1,
@@ -118,29 +98,35 @@ pub fn cut_l2(frame: &[u8]) -> Option<CutL2<'_>> {
     })
 }
 
+/// Walks the tag stack (at most [`ethernet::MAX_TAGS`] tags, as `classify` does): the offset and
+/// value of the EtherType behind it, and the outer tag's TCI if tagged. `None` when the capture
+/// cut the frame inside the stack.
+fn ethertype_behind_tags(frame: &[u8]) -> Option<(usize, u16, Option<u16>)> {
+    let u16_at = |at: usize| -> Option<u16> {
+        Some(u16::from_be_bytes([*frame.get(at)?, *frame.get(at + 1)?]))
+    };
+    let mut at = 12;
+    let mut outer_tci = None;
+    for _ in 0..=ethernet::MAX_TAGS {
+        let t = u16_at(at)?;
+        if !is_tpid(t) {
+            return Some((at, t, outer_tci));
+        }
+        if outer_tci.is_none() {
+            outer_tci = Some(u16_at(at + 2)?);
+        }
+        at += ethernet::VLAN_TAG_LEN;
+    }
+    None
+}
+
 /// Extension headers walked before giving up (an IPv6 packet with more is [`CutFrame::Unknown`]).
 const MAX_EXTENSIONS: usize = 8;
 
 /// Classifies the captured start `frame` (an Ethernet II frame) of a frame the capture cut.
 /// Never reads past `frame`; every arbitrary input has an answer.
 pub fn classify_cut(frame: &[u8]) -> CutFrame {
-    let u16_at = |at: usize| -> Option<u16> {
-        Some(u16::from_be_bytes([*frame.get(at)?, *frame.get(at + 1)?]))
-    };
-    let mut at = 12;
-    let mut ethertype = None;
-    for _ in 0..=ethernet::MAX_TAGS {
-        let Some(t) = u16_at(at) else {
-            return CutFrame::Unknown;
-        };
-        if is_tpid(t) {
-            at += ethernet::VLAN_TAG_LEN;
-        } else {
-            ethertype = Some(t);
-            break;
-        }
-    }
-    let Some(ethertype) = ethertype else {
+    let Some((at, ethertype, _)) = ethertype_behind_tags(frame) else {
         return CutFrame::Unknown;
     };
     let ip = at + 2;
