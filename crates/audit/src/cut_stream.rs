@@ -23,9 +23,8 @@
 //! goes to the one stream of its kind, addresses, VLAN and APPID if there is exactly one, and
 //! is otherwise only tallied.
 
-use crate::finding::Severity;
 use crate::stream::{self, Endpoint, Stream, StreamKey};
-use crate::{goose_event, simulation_seen, sv_event, tal_check, Auditor, Recorded};
+use crate::{goose_event, simulation_seen, sv_event, tal_check, unsecured_seen, Auditor, Recorded};
 use gander_sec::view::{cut_l2, CutL2, Kind};
 use gander_wire::cut_apdu::{goose_prefix, sv_prefix};
 
@@ -77,18 +76,7 @@ impl Auditor<'_> {
         s.last = (no, ts);
         match c.secured {
             Some(true) => s.secured += 1,
-            Some(false) => {
-                s.unsecured += 1;
-                if s.secured > 0 {
-                    f.add("security-downgrade", Severity::High, at, no, ts, || {
-                        "an unsecured frame in a stream that was secured before (IEC 62351-6 protection stripped; told from the headers of a frame the capture cut)".into()
-                    });
-                } else {
-                    f.add("unsecured", Severity::Medium, at, no, ts, || {
-                        format!("{} without IEC 62351-6 security", s.key.kind.name())
-                    });
-                }
-            }
+            Some(false) => unsecured_seen(&mut s.unsecured, s.secured, s.key.kind, at, f, no, ts),
             None => {}
         }
         if believed {

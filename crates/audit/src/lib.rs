@@ -332,16 +332,7 @@ impl<'k> Auditor<'k> {
                 });
             }
         } else {
-            s.unsecured += 1;
-            if s.secured > 0 {
-                f.add("security-downgrade", Severity::High, at, no, ts, || {
-                    "an unsecured frame in a stream that was secured before (IEC 62351-6 protection stripped)".into()
-                });
-            } else {
-                f.add("unsecured", Severity::Medium, at, no, ts, || {
-                    format!("{} without IEC 62351-6 security", s.key.kind.name())
-                });
-            }
+            unsecured_seen(&mut s.unsecured, s.secured, s.key.kind, at, f, no, ts);
         }
         if !trusted {
             return;
@@ -499,6 +490,29 @@ impl<'k> Auditor<'k> {
             findings,
             plots,
         }
+    }
+}
+
+/// An unsecured frame of the stream whose counters, kind and place (`at`) these are: a
+/// downgrade in a stream secured before, else an unsecured publisher.
+fn unsecured_seen(
+    unsecured: &mut u64,
+    secured: u64,
+    kind: Kind,
+    at: Option<(usize, &str)>,
+    f: &mut Findings,
+    no: u64,
+    ts: u64,
+) {
+    *unsecured += 1;
+    if secured > 0 {
+        f.add("security-downgrade", Severity::High, at, no, ts, || {
+            "an unsecured frame in a stream that was secured before (IEC 62351-6 protection stripped)".into()
+        });
+    } else {
+        f.add("unsecured", Severity::Medium, at, no, ts, || {
+            format!("{} without IEC 62351-6 security", kind.name())
+        });
     }
 }
 
