@@ -20,13 +20,11 @@
 //! the profile's certificate when one is given ([`super::ScanOptions::client_identity`]): a
 //! server that requires client authentication issues no ticket to a client without one.
 use super::conn::Conn;
+use super::tls13_client::{self, ClientSetup};
 use super::weakness::WeaknessState;
 use super::{ProtocolVersion, ScanError, ScanOptions};
 use foreign_types::ForeignTypeRef;
-use openssl::ssl::{
-    ErrorCode, Ssl, SslContext, SslFiletype, SslMethod, SslSession, SslSessionCacheMode, SslStream,
-    SslVerifyMode, SslVersion,
-};
+use openssl::ssl::{ErrorCode, SslContext, SslSession, SslSessionCacheMode, SslStream};
 use serde::Serialize;
 use std::net::TcpStream;
 use std::os::raw::c_int;
@@ -195,55 +193,26 @@ enum ProbeFailure {
     /// OpenSSL could not set the client up.
     #[error("OpenSSL: {0}")]
     Setup(#[from] openssl::error::ErrorStack),
-    /// The profile's client certificate or key could not be loaded.
-    #[error("{what} {path}: {source}")]
-    Credential {
-        what: &'static str,
-        path: String,
-        source: openssl::error::ErrorStack,
-    },
+    /// The client could not be set up (its settings or the profile's identity).
+    #[error("{0}")]
+    Client(#[from] ClientSetup),
     /// The server did not complete what the probe needs (its handshake or a ticket).
     #[error("{0}")]
     Server(String),
 }
 
-/// A TLS 1.3-only client context: no verification (the survey judges the chain), the
-/// profile's identity if given, tickets collected by the new-session callback.
+/// The scan's TLS 1.3 client (`super::tls13_client`) collecting tickets through the
+/// new-session callback.
 fn context(
     opts: &ScanOptions,
     sessions: Arc<Mutex<Vec<SslSession>>>,
 ) -> Result<SslContext, ProbeFailure> {
-    let mut b = SslContext::builder(SslMethod::tls_client())?;
-    b.set_min_proto_version(Some(SslVersion::TLS1_3))
-        .and_then(|_| b.set_max_proto_version(Some(SslVersion::TLS1_3)))?;
-    b.set_verify(SslVerifyMode::NONE);
+    let mut b = tls13_client::builder(opts)?;
     b.set_session_cache_mode(SslSessionCacheMode::CLIENT);
     b.set_new_session_callback(move |_, s| {
         sessions.lock().unwrap_or_else(|e| e.into_inner()).push(s);
     });
-    if let Some((cert, key)) = &opts.client_identity {
-        b.set_certificate_chain_file(cert)
-            .map_err(|source| ProbeFailure::Credential {
-                what: "client certificate",
-                path: cert.display().to_string(),
-                source,
-            })?;
-        b.set_private_key_file(key, SslFiletype::PEM)
-            .map_err(|source| ProbeFailure::Credential {
-                what: "client key",
-                path: key.display().to_string(),
-                source,
-            })?;
-    }
     Ok(b.build())
-}
-
-fn ssl_for(ctx: &SslContext, opts: &ScanOptions) -> Result<Ssl, ProbeFailure> {
-    let mut ssl = Ssl::new(ctx)?;
-    if let Some(n) = &opts.server_name {
-        ssl.set_hostname(n)?;
-    }
-    Ok(ssl)
 }
 
 /// Handshake, then read until a ticket arrives or `wait` passes (RFC 8446 §4.6.1: tickets
@@ -256,7 +225,7 @@ fn full_handshake(
     wait: Duration,
 ) -> Result<Option<SslSession>, ProbeFailure> {
     let _ = tcp.set_read_timeout(Some(opts.timeout));
-    let ssl = ssl_for(ctx, opts)?;
+    let ssl = tls13_client::ssl(ctx, opts)?;
     let mut s = ssl
         .connect(tcp)
         .map_err(|e| ProbeFailure::Server(format!("TLS 1.3 handshake failed: {e}")))?;
@@ -306,7 +275,7 @@ fn resume_with_early_data(
     session: &SslSession,
 ) -> Result<c_int, ProbeFailure> {
     let _ = tcp.set_read_timeout(Some(opts.timeout));
-    let mut ssl = ssl_for(ctx, opts)?;
+    let mut ssl = tls13_client::ssl(ctx, opts)?;
     // SAFETY: `session` was issued on a connection of this same context (`ctx`), which is what
     // SSL_set_session requires of it.
     unsafe { ssl.set_session(session) }?;

@@ -31,6 +31,7 @@ pub mod parse;
 pub mod registry;
 pub mod render;
 pub mod robot;
+mod tls13_client;
 pub mod tls13_flight;
 pub mod weakness;
 

@@ -21,11 +21,10 @@
 //! Finished), so its certificate is read all the same.
 use super::conn::Conn;
 use super::enumerate::ScanCertificate;
+use super::tls13_client::{self, ClientSetup};
 use super::{ProtocolVersion, ScanError, ScanOptions, VersionScan};
 use foreign_types::ForeignTypeRef;
-use openssl::ssl::{
-    Ssl, SslContext, SslFiletype, SslMethod, SslVerifyMode, SslVersion, StatusType,
-};
+use openssl::ssl::{Ssl, StatusType};
 use serde::Serialize;
 use std::os::raw::{c_int, c_long, c_void};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -141,53 +140,13 @@ pub struct SignatureClassScan {
     pub detail: Option<String>,
 }
 
-/// Why the client could not be set up (not the server's doing).
-#[derive(Debug, thiserror::Error)]
-enum SetupError {
-    #[error("OpenSSL: {0}")]
-    Ssl(#[from] openssl::error::ErrorStack),
-    #[error("{what} {path}: {source}")]
-    Credential {
-        what: &'static str,
-        path: String,
-        source: openssl::error::ErrorStack,
-    },
-}
-
-/// A TLS 1.3-only client context offering `class` alone: no verification, security level 0,
-/// the profile's identity if given.
-fn context(class: &SignatureClass, opts: &ScanOptions) -> Result<SslContext, SetupError> {
-    let mut b = SslContext::builder(SslMethod::tls_client())?;
-    b.set_min_proto_version(Some(SslVersion::TLS1_3))?;
-    b.set_max_proto_version(Some(SslVersion::TLS1_3))?;
-    b.set_verify(SslVerifyMode::NONE);
+/// A TLS 1.3-only client offering `class` alone, security level 0 (to see a weak key, not to
+/// refuse it), with `status_request`.
+fn client(class: &SignatureClass, opts: &ScanOptions) -> Result<Ssl, ClientSetup> {
+    let mut b = tls13_client::builder(opts)?;
     b.set_security_level(0);
     b.set_sigalgs_list(class.sigalgs)?;
-    if let Some((cert, key)) = &opts.client_identity {
-        b.set_certificate_chain_file(cert)
-            .map_err(|source| SetupError::Credential {
-                what: "client certificate",
-                path: cert.display().to_string(),
-                source,
-            })?;
-        b.set_private_key_file(key, SslFiletype::PEM)
-            .map_err(|source| SetupError::Credential {
-                what: "client key",
-                path: key.display().to_string(),
-                source,
-            })?;
-    }
-    Ok(b.build())
-}
-
-/// An OpenSSL connection object offering `class` alone, with `status_request` and the
-/// server name.
-fn client(class: &SignatureClass, opts: &ScanOptions) -> Result<Ssl, SetupError> {
-    let ctx = context(class, opts)?;
-    let mut ssl = Ssl::new(&ctx)?;
-    if let Some(n) = &opts.server_name {
-        ssl.set_hostname(n)?;
-    }
+    let mut ssl = tls13_client::ssl(&b.build(), opts)?;
     ssl.set_status_type(StatusType::OCSP)?;
     Ok(ssl)
 }
@@ -444,9 +403,7 @@ mod tests {
     #[test]
     fn every_class_is_a_list_openssl_accepts() {
         for c in CLASSES {
-            let mut b = SslContext::builder(SslMethod::tls_client()).unwrap();
-            b.set_sigalgs_list(c.sigalgs)
-                .unwrap_or_else(|e| panic!("{}: {e}", c.auth));
+            client(&c, &ScanOptions::default()).unwrap_or_else(|e| panic!("{}: {e}", c.auth));
         }
         let mut all: Vec<&str> = CLASSES.iter().flat_map(|c| c.sigalgs.split(':')).collect();
         let n = all.len();
