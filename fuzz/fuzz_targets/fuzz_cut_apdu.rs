@@ -1,9 +1,10 @@
 //! The readers of a cut frame's captured start (`gander_wire::cut_apdu`,
-//! `gander_sec::view::cut_l2`) on arbitrary bytes: no panic, and cutting never invents a
+//! `gander_wire::cut_spdu`, `gander_sec::view::cut_l2` and `cut_session`) on arbitrary bytes: no panic, and cutting never invents a
 //! field: whatever a shorter prefix reads, the longer input reads the same (a field is only
 //! taken when it is whole, and later octets cannot change it).
 #![no_main]
 use gander_wire::cut_apdu::{goose_prefix, sv_prefix};
+use gander_wire::cut_spdu::spdu_prefix;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -40,5 +41,25 @@ fuzz_target!(|data: &[u8]| {
     if let Some(c) = gander_sec::view::cut_l2(short) {
         let whole = gander_sec::view::cut_l2(bytes).expect("a longer prefix reads as far");
         assert_eq!((c.src, c.dst, c.outer_vid, c.appid), (whole.src, whole.dst, whole.outer_vid, whole.appid));
+    }
+    if let Some(p) = spdu_prefix(short) {
+        let whole = spdu_prefix(bytes).expect("a longer prefix reads as far");
+        assert_eq!(p.spdu_id, whole.spdu_id);
+        for (a, b) in [(p.spdu_number, whole.spdu_number), (p.key_id, whole.key_id)] {
+            if a.is_some() {
+                assert_eq!(a, b);
+            }
+        }
+        if p.secured.is_some() {
+            assert_eq!(p.secured, whole.secured);
+        }
+        if let Some(e) = p.element {
+            let w = whole.element.expect("a longer prefix reads the element");
+            assert_eq!((e.payload_type, e.simulation, e.appid), (w.payload_type, w.simulation, w.appid));
+        }
+    }
+    if let Some(c) = gander_sec::view::cut_session(short) {
+        let whole = gander_sec::view::cut_session(bytes).expect("a longer prefix reads as far");
+        assert_eq!((c.src, c.dst, c.src_port, c.dst_port, c.kind), (whole.src, whole.dst, whole.src_port, whole.dst_port, whole.kind));
     }
 });

@@ -25,7 +25,7 @@
 
 use crate::stream::{self, Endpoint, Stream, StreamKey};
 use crate::{goose_event, simulation_seen, sv_event, tal_check, unsecured_seen, Auditor, Recorded};
-use gander_sec::view::{cut_l2, CutL2, Kind};
+use gander_sec::view::{cut_l2, cut_session, CutL2, CutSession, Kind};
 use gander_wire::cut_apdu::{goose_prefix, sv_prefix};
 
 /// The counters a cut frame's captured APDU showed.
@@ -34,31 +34,106 @@ enum Counters {
     Sv(u16),
 }
 
+/// What a cut frame shows, layer-2 or session alike: the parts of its stream key, whether it
+/// is secured, and the captured start of the APDU whose fields can be believed (empty when
+/// none can: cut before it, or an SPDU payload that may be ciphertext).
+struct Cut<'a> {
+    kind: Kind,
+    src: Endpoint,
+    dst: Endpoint,
+    src_mac: [u8; 6],
+    dst_mac: [u8; 6],
+    outer_vid: Option<u16>,
+    outer_pcp: Option<u8>,
+    appid: Option<u16>,
+    secured: Option<bool>,
+    simulation: bool,
+    apdu: &'a [u8],
+}
+
+impl<'a> Cut<'a> {
+    fn of_l2(c: CutL2<'a>) -> Self {
+        Cut {
+            kind: c.kind,
+            src: Endpoint::Mac(c.src),
+            dst: Endpoint::Mac(c.dst),
+            src_mac: c.src,
+            dst_mac: c.dst,
+            outer_vid: c.outer_vid,
+            outer_pcp: c.outer_pcp,
+            appid: Some(c.appid),
+            secured: c.secured,
+            // The simulation bit of Reserved1 (IEC 61850-8-1 Ed.2).
+            simulation: c
+                .reserved1
+                .is_some_and(|r| r & gander_wire::l2_frame::RESERVED1_SIMULATION != 0),
+            apdu: c.apdu,
+        }
+    }
+
+    /// The first payload element is believed as a whole frame's is (`crate::seen`): in a
+    /// cleartext SPDU (version 1 with encryption code 0, or no security announced), or, where
+    /// a version-2 header leaves encryption to the key, when the element has the payload type
+    /// its SI announces, a simulation octet of 0 or 1 and an APDU whose reference reads whole
+    /// (ciphertext that looks like all of that is not to be expected). The APPID, and so the
+    /// stream key, then match the whole frames' of the same publisher; otherwise both are
+    /// left unread, as for a whole encrypted SPDU.
+    fn of_session(c: CutSession<'a>) -> Self {
+        let (payload_type, goose) = match c.kind {
+            Kind::RGoose => (0x81, true),
+            _ => (0x82, false),
+        };
+        let cleartext = c.spdu.encrypted == Some(false) || c.spdu.secured == Some(false);
+        let element = c.spdu.element.filter(|e| {
+            e.payload_type == payload_type
+                && e.simulation <= 1
+                && (cleartext
+                    || if goose {
+                        goose_prefix(e.apdu).gocb_ref.is_some()
+                    } else {
+                        sv_prefix(e.apdu).sv_id.is_some()
+                    })
+        });
+        Cut {
+            kind: c.kind,
+            src: Endpoint::Ip(c.src, c.src_port),
+            dst: Endpoint::Ip(c.dst, c.dst_port),
+            src_mac: c.src_mac,
+            dst_mac: c.dst_mac,
+            outer_vid: c.outer_vid,
+            outer_pcp: c.outer_pcp,
+            appid: element.map(|e| e.appid),
+            secured: c.spdu.secured,
+            simulation: element.is_some_and(|e| e.simulation != 0),
+            apdu: element.map_or(&[], |e| e.apdu),
+        }
+    }
+}
+
 impl Auditor<'_> {
-    /// Puts frame `no` (`data`, cut by the capture) into its stream. `None`: not layer-2
-    /// GOOSE/SV, or no stream to put it in; `Some(read)`: counted in a stream, `read` when its
-    /// counters went through the sequence checks.
+    /// Puts frame `no` (`data`, cut by the capture) into its stream. `None`: not GOOSE, SV,
+    /// R-GOOSE or R-SV, or no stream to put it in; `Some(read)`: counted in a stream, `read`
+    /// when its counters went through the sequence checks.
     pub(crate) fn cut_into_stream(&mut self, no: u64, ts: u64, data: &[u8]) -> Option<bool> {
-        let c = cut_l2(data)?;
-        // The simulation bit of Reserved1 (IEC 61850-8-1 Ed.2), or GOOSE's own field.
-        let mut simulation = c
-            .reserved1
-            .is_some_and(|r| r & gander_wire::l2_frame::RESERVED1_SIMULATION != 0);
-        let (id, fields, counters) = match c.kind {
-            Kind::Goose => {
-                let p = goose_prefix(c.apdu);
-                simulation |= p.simulation == Some(true);
-                let t = p.t.map(|t| gander_sec::replay::goose_time(&t));
-                let n = p
-                    .st_num
-                    .zip(p.sq_num)
-                    .map(|(a, b)| Counters::Goose(a, b, t));
-                (p.gocb_ref, (p.dat_set, p.go_id, p.tal_ms), n)
-            }
-            _ => {
-                let p = sv_prefix(c.apdu);
-                (p.sv_id, (None, None, None), p.smp_cnt.map(Counters::Sv))
-            }
+        let c = match cut_l2(data) {
+            Some(c) => Cut::of_l2(c),
+            None => Cut::of_session(cut_session(data)?),
+        };
+        let is_goose = matches!(c.kind, Kind::Goose | Kind::RGoose);
+        // GOOSE's own simulation field adds to the header's bit.
+        let mut simulation = c.simulation;
+        let (id, fields, counters) = if is_goose {
+            let p = goose_prefix(c.apdu);
+            simulation |= p.simulation == Some(true);
+            let t = p.t.map(|t| gander_sec::replay::goose_time(&t));
+            let n = p
+                .st_num
+                .zip(p.sq_num)
+                .map(|(a, b)| Counters::Goose(a, b, t));
+            (p.gocb_ref, (p.dat_set, p.go_id, p.tal_ms), n)
+        } else {
+            let p = sv_prefix(c.apdu);
+            (p.sv_id, (None, None, None), p.smp_cnt.map(Counters::Sv))
         };
         let i = self.cut_stream_of(&c, id, no, ts)?;
         let recorded = (
@@ -93,7 +168,7 @@ impl Auditor<'_> {
             if s.go_id.is_none() {
                 s.go_id = go_id.map(str::to_string);
             }
-            if c.kind == Kind::Goose {
+            if is_goose {
                 tal_check(s, f, i, no, ts);
             }
             if tal.is_some() {
@@ -123,18 +198,12 @@ impl Auditor<'_> {
     /// if none has it yet: a capture whose every frame the snap length cut still has an
     /// inventory), else the one stream of its kind, addresses, VLAN and APPID if there is
     /// exactly one.
-    fn cut_stream_of(
-        &mut self,
-        c: &CutL2<'_>,
-        id: Option<&str>,
-        no: u64,
-        ts: u64,
-    ) -> Option<usize> {
+    fn cut_stream_of(&mut self, c: &Cut<'_>, id: Option<&str>, no: u64, ts: u64) -> Option<usize> {
         let key = StreamKey {
             kind: c.kind,
-            src: Endpoint::Mac(c.src),
-            dst: Endpoint::Mac(c.dst),
-            appid: Some(c.appid),
+            src: c.src,
+            dst: c.dst,
+            appid: c.appid,
             id_hash: id.map(stream::id_hash),
             vid: c.outer_vid,
         };
@@ -142,9 +211,11 @@ impl Auditor<'_> {
             return Some(i);
         }
         if id.is_none() {
+            // An APPID not read (an SPDU cut before its first element) matches any.
             let same = |k: &StreamKey| {
                 StreamKey {
                     id_hash: None,
+                    appid: if c.appid.is_some() { k.appid } else { None },
                     ..*k
                 } == key
             };
@@ -159,7 +230,7 @@ impl Auditor<'_> {
             };
         }
         let i = self.streams.len();
-        let mut s = Stream::new(key, i, c.src, c.dst, no, ts);
+        let mut s = Stream::new(key, i, c.src_mac, c.dst_mac, no, ts);
         s.priority = c.outer_pcp;
         self.streams.push(s);
         self.index.insert(key, i);

@@ -46,7 +46,7 @@ use gander_wire::udp_rewrite::LocatedUdp;
 use std::ops::Range;
 
 pub mod cut;
-pub use cut::{classify_cut, cut_l2, CutFrame, CutL2};
+pub use cut::{classify_cut, cut_l2, cut_session, CutFrame, CutL2, CutSession};
 
 /// The UDP port of IEC 61850-90-5 sessions.
 pub const SESSION_PORT: u16 = 102;

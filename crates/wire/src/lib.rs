@@ -17,6 +17,7 @@ pub mod ber;
 pub mod ber_sink;
 pub mod codec;
 pub mod cut_apdu;
+pub mod cut_spdu;
 pub mod data;
 mod data_scan;
 pub mod error;

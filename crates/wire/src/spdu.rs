@@ -50,62 +50,62 @@ pub const VERSION_OFFSET: usize = field::VERSION.start;
 /// Field positions of the fixed part of the SPDU (the table in the module docs), from the first
 /// UDP payload octet. CLTP fields are ISO/IEC 8602 (UD TPDU); the rest is the IEC 61850-90-5
 /// session header with the IEC 62351-6 security information, all big-endian.
-mod field {
+pub(crate) mod field {
     use core::ops::Range;
     /// CLTP length indicator (ISO/IEC 8602 UD TPDU header), [`super::CLTP_LI`].
-    pub(super) const LI: usize = 0;
+    pub(crate) const LI: usize = 0;
     /// CLTP TPDU code, [`super::CLTP_UD`].
-    pub(super) const TI: usize = 1;
+    pub(crate) const TI: usize = 1;
     /// Session identifier SI (IEC 61850-90-5), [`super::SpduId`].
-    pub(super) const SI: usize = 2;
+    pub(crate) const SI: usize = 2;
     /// Session header length (IEC 61850-90-5): octets after this field up to PayloadLength.
-    pub(super) const SESSION_HEADER_LEN: usize = 3;
+    pub(crate) const SESSION_HEADER_LEN: usize = 3;
     /// Common session header parameter identifier (IEC 61850-90-5), [`super::COMMON_HEADER_TAG`].
-    pub(super) const COMMON_HEADER_TAG: usize = 4;
+    pub(crate) const COMMON_HEADER_TAG: usize = 4;
     /// Common session header length (IEC 61850-90-5).
-    pub(super) const COMMON_HEADER_LEN: usize = 5;
+    pub(crate) const COMMON_HEADER_LEN: usize = 5;
     /// SPDU length (IEC 61850-90-5): octets after this field.
-    pub(super) const SPDU_LENGTH: Range<usize> = 6..10;
+    pub(crate) const SPDU_LENGTH: Range<usize> = 6..10;
     /// SPDU number (IEC 61850-90-5): the per-session sequence counter.
-    pub(super) const SPDU_NUMBER: Range<usize> = 10..14;
+    pub(crate) const SPDU_NUMBER: Range<usize> = 10..14;
     /// Version (IEC 61850-90-5): 1 or 2, fixes the security information layout.
-    pub(super) const VERSION: Range<usize> = 14..16;
+    pub(crate) const VERSION: Range<usize> = 14..16;
     /// TimeOfCurrentKey (IEC 62351-6 security information in the 90-5 header).
-    pub(super) const TIME_OF_CURRENT_KEY: Range<usize> = 16..20;
+    pub(crate) const TIME_OF_CURRENT_KEY: Range<usize> = 16..20;
     /// TimeToNextKey, signed (IEC 62351-6 security information in the 90-5 header).
-    pub(super) const TIME_TO_NEXT_KEY: Range<usize> = 20..22;
+    pub(crate) const TIME_TO_NEXT_KEY: Range<usize> = 20..22;
     /// Start of the version-dependent security information; the fixed part ends here.
-    pub(super) const SECURITY_INFO: usize = 22;
+    pub(crate) const SECURITY_INFO: usize = 22;
     /// Version 1: encryption algorithm code (IEC 62351-6, seclib's layout).
-    pub(super) const V1_ENC_ALGORITHM: usize = 22;
+    pub(crate) const V1_ENC_ALGORITHM: usize = 22;
     /// Version 1: MAC algorithm code (IEC 62351-6, seclib's layout).
-    pub(super) const V1_MAC_ALGORITHM: usize = 23;
+    pub(crate) const V1_MAC_ALGORITHM: usize = 23;
     /// Version 1: Key ID (IEC 62351-6).
-    pub(super) const V1_KEY_ID: Range<usize> = 24..28;
+    pub(crate) const V1_KEY_ID: Range<usize> = 24..28;
     /// Version 2: Key ID (IEC 62351-6).
-    pub(super) const V2_KEY_ID: Range<usize> = 22..26;
+    pub(crate) const V2_KEY_ID: Range<usize> = 22..26;
     /// Version 2: IV length n (IEC 62351-6).
-    pub(super) const V2_IV_LEN: usize = 26;
+    pub(crate) const V2_IV_LEN: usize = 26;
     /// Version 2: first octet of the IV (n octets).
-    pub(super) const V2_IV: usize = 27;
+    pub(crate) const V2_IV: usize = 27;
     /// Size of the PayloadLength field that follows the security information.
-    pub(super) const PAYLOAD_LENGTH_LEN: usize = 4;
+    pub(crate) const PAYLOAD_LENGTH_LEN: usize = 4;
 
     /// Payload element header (IEC 61850-90-5): payload type.
-    pub(super) const ELEMENT_TYPE: usize = 0;
+    pub(crate) const ELEMENT_TYPE: usize = 0;
     /// Payload element header: simulation flag.
-    pub(super) const ELEMENT_SIMULATION: usize = 1;
+    pub(crate) const ELEMENT_SIMULATION: usize = 1;
     /// Payload element header: APPID.
-    pub(super) const ELEMENT_APPID: Range<usize> = 2..4;
+    pub(crate) const ELEMENT_APPID: Range<usize> = 2..4;
     /// Payload element header: APDU length.
-    pub(super) const ELEMENT_APDU_LEN: Range<usize> = 4..6;
+    pub(crate) const ELEMENT_APDU_LEN: Range<usize> = 4..6;
 
     /// Trailer element (padding or signature, IEC 61850-90-5 / IEC 62351-6): tag.
-    pub(super) const TRAILER_TAG: usize = 0;
+    pub(crate) const TRAILER_TAG: usize = 0;
     /// Trailer element: one-octet value length.
-    pub(super) const TRAILER_LEN: usize = 1;
+    pub(crate) const TRAILER_LEN: usize = 1;
     /// Trailer element: first octet of the value.
-    pub(super) const TRAILER_VALUE: usize = 2;
+    pub(crate) const TRAILER_VALUE: usize = 2;
 }
 
 /// Session identifier (SI), an open enum: unknown values are rejected by the parser but

@@ -7,7 +7,7 @@ use gander_audit::{Audit, AuditOptions, Auditor};
 use gander_sec::frame::protect_frame;
 use gander_sec::spdu::RandomIv;
 use gander_sec::{default_provider, KeyStore, Profile};
-use gander_testkit::frames::{goose_frame, sv_frame};
+use gander_testkit::frames::{goose_frame, rgoose_spdu, sv_frame, udp_frame, UdpAddrs};
 use std::path::Path;
 
 const T0: u64 = 1_700_000_000_000_000_000;
@@ -277,4 +277,116 @@ fn a_cut_unsecured_frame_in_a_secured_stream_is_a_downgrade() {
     assert!(!a.findings.iter().any(|f| f.code == "goose-sq-gap"));
     let s = &a.streams[0];
     assert_eq!((s.secured, s.unsecured, s.security), (2, 1, "mixed"));
+}
+
+/// R-GOOSE datagram `sq` of the lab's IED (unsecured, APPID 0x3001, SPDU number = sq).
+fn rg(sq: u32) -> Vec<u8> {
+    udp_frame(
+        &UdpAddrs::IED_TO_SUB,
+        &rgoose_spdu(Profile::Standard, 0x3001, sq, 1, sq),
+    )
+}
+
+/// An audit of `frames`, each fed whole or cut to its given length.
+fn audit_cut(frames: &[(Vec<u8>, Option<usize>)], keys: Option<&KeyStore>) -> Audit {
+    let mut a = Auditor::new(AuditOptions::default(), keys);
+    for (i, (f, cut)) in frames.iter().enumerate() {
+        let (no, ts) = (i as u64 + 1, T0 + i as u64 * 100 * MS);
+        match cut {
+            None => a.feed(no, ts, f),
+            Some(n) => a.cut_by_capture(no, ts, &f[..*n], *n as u32, f.len() as u32),
+        }
+    }
+    a.finish()
+}
+
+/// The R-GOOSE counterpart of `a_goose_frame_cut_between_two_whole_ones_is_no_gap`: an
+/// Ethernet/IPv4/UDP datagram cut inside its APDU (after stNum/sqNum) or inside its session
+/// header (before the first payload element: no APPID, no reference) goes into the publisher's
+/// stream, keyed by addresses, ports and APPID as a whole one; before, every cut datagram was
+/// only tallied and each left a `goose-sq-gap`.
+#[test]
+fn an_rgoose_datagram_cut_between_two_whole_ones_is_no_gap() {
+    // 14 Ethernet + 20 IPv4 + 8 UDP + 27 session header (version 2, no IV) + 4 PayloadLength.
+    let before_element = 14 + 20 + 8 + 27 + 4 + 3;
+    let frames = [
+        (rg(0), None),
+        (rg(1), Some(rg(1).len() - 5)),
+        (rg(2), None),
+        (rg(3), Some(before_element)),
+        (rg(4), None),
+    ];
+    let a = audit_cut(&frames, None);
+    assert_eq!(
+        codes(&a),
+        vec![
+            ("capture-truncated".to_string(), vec![2, 4]),
+            ("unsecured".to_string(), vec![1, 2, 3, 4, 5]),
+        ],
+        "{:#?}",
+        a.findings
+    );
+    assert_eq!(a.streams.len(), 1, "{:#?}", a.streams);
+    let s = &a.streams[0];
+    assert_eq!((s.kind, s.frames, s.cut_by_capture), ("r-goose", 5, 2));
+    assert_eq!((s.unsecured, s.appid), (5, Some(0x3001)));
+    // Every frame cut: the stream is still there, its counters checked where captured.
+    let cut: Vec<_> = [0, 1, 3]
+        .iter()
+        .map(|&sq| (rg(sq), Some(rg(sq).len() - 5)))
+        .collect();
+    let a = audit_cut(&cut, None);
+    assert_eq!(a.streams.len(), 1, "{:#?}", a.streams);
+    assert_eq!(a.streams[0].id.as_deref(), Some("GANDERIED/LLN0$GO$gcb01"));
+    let gaps: Vec<_> = a
+        .findings
+        .iter()
+        .filter(|f| f.code == "goose-sq-gap")
+        .collect();
+    assert_eq!(gaps.len(), 1, "{:#?}", a.findings);
+    assert_eq!(gaps[0].frames, vec![3]);
+}
+
+/// A MAC-only secured R-GOOSE stream: a cut datagram's header says secured (Key ID); without
+/// keys its cleartext element is read as a whole one's is (same stream, counters checked),
+/// with keys its counters wait for a verification it cannot have. An encrypted stream's cut
+/// datagram, whose payload cannot be told from ciphertext, joins the stream keyed without
+/// APPID, as its whole datagrams are.
+#[test]
+fn a_cut_secured_rgoose_datagram_joins_its_stream() {
+    let keys = KeyStore::from_toml(
+        "[[key]]\nid = 1\nmac = \"hmac-sha256-128\"\nkey_ascii = \"0123456789ABCDEF\"\n\
+         [[key]]\nid = 4\nenc = \"aes-256-gcm\"\n\
+         key = \"1f1e1d1c1b1a191817161514131211100f0e0d0c0b0a09080706050403020100\"\n",
+        Path::new("."),
+        default_provider(),
+    )
+    .unwrap();
+    for (id, encrypted) in [(1, false), (4, true)] {
+        let p = |sq| {
+            protect_frame(
+                Profile::Standard,
+                keys.get(id).unwrap(),
+                &rg(sq),
+                &mut RandomIv,
+                T0 / 1_000_000_000,
+            )
+            .unwrap()
+            .unwrap()
+        };
+        let frames = [(p(0), None), (p(1), Some(p(1).len() - 40)), (p(2), None)];
+        for with_keys in [false, true] {
+            let a = audit_cut(&frames, with_keys.then_some(&keys));
+            let what = format!("key {id}, with keys {with_keys}: {:#?}", a.streams);
+            assert_eq!(a.streams.len(), 1, "{what}");
+            let s = &a.streams[0];
+            assert_eq!((s.frames, s.secured, s.cut_by_capture), (3, 3, 1), "{what}");
+            assert_eq!(s.appid.is_none(), encrypted, "{what}");
+            assert!(
+                !a.findings.iter().any(|f| f.code.starts_with("goose-")),
+                "{what} {:#?}",
+                a.findings
+            );
+        }
+    }
 }

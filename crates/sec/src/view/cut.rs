@@ -12,10 +12,12 @@
 //! the ports (102) or the first payload octets (`01 40`, IEC 61850-90-5 §11.3).
 
 use super::{is_session_datagram, Kind};
+use gander_wire::cut_spdu::{spdu_prefix, SpduPrefix};
 use gander_wire::ethernet::{self, is_tpid};
 use gander_wire::ip::PROTOCOL_UDP;
 use gander_wire::ipv6::next_header;
 use gander_wire::l2_frame;
+use std::net::IpAddr;
 
 /// What the captured octets of a cut frame say it carries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -129,96 +131,171 @@ pub fn classify_cut(frame: &[u8]) -> CutFrame {
     let Some((at, ethertype, _)) = ethertype_behind_tags(frame) else {
         return CutFrame::Unknown;
     };
-    let ip = at + 2;
     match ethertype {
         ethernet::ETHERTYPE_GOOSE => CutFrame::Iec61850(Kind::Goose),
         ethernet::ETHERTYPE_SV => CutFrame::Iec61850(Kind::Sv),
         ethernet::ETHERTYPE_GSE_MANAGEMENT => CutFrame::Iec61850(Kind::GseManagement),
-        ethernet::ETHERTYPE_IPV4 => ipv4(frame, ip),
-        ethernet::ETHERTYPE_IPV6 => ipv6(frame, ip),
+        ethernet::ETHERTYPE_IPV4 | ethernet::ETHERTYPE_IPV6 => {
+            match udp_behind_ip(frame, at + 2, ethertype) {
+                Ok(u) if is_session_datagram(u.src_port, u.dst_port, u.payload) => {
+                    CutFrame::Iec61850(Kind::Session)
+                }
+                // The payload's first octets could still say `01 40`.
+                Ok(u) if u.payload.len() < 2 => CutFrame::Unknown,
+                Ok(_) => CutFrame::Other,
+                Err(k) => k,
+            }
+        }
         _ => CutFrame::Other,
     }
 }
 
-/// IPv4 (RFC 791 §3.1): protocol, then the UDP header of a first fragment.
-fn ipv4(frame: &[u8], ip: usize) -> CutFrame {
-    let Some(h) = frame.get(ip..ip + 10) else {
-        return CutFrame::Unknown;
+/// The UDP datagram of a cut frame, as far as captured.
+struct CutUdp<'a> {
+    src: IpAddr,
+    dst: IpAddr,
+    src_port: u16,
+    dst_port: u16,
+    /// The captured octets after the UDP header (may be empty).
+    payload: &'a [u8],
+}
+
+/// The UDP header behind the IP header at `ip`; `Err` says what the frame is when there is
+/// none to read ([`CutFrame::Other`]: not UDP, or not IP; [`CutFrame::Unknown`]: cut before
+/// it, or a non-first fragment).
+fn udp_behind_ip(frame: &[u8], ip: usize, ethertype: u16) -> Result<CutUdp<'_>, CutFrame> {
+    let (src, dst, at) = if ethertype == ethernet::ETHERTYPE_IPV4 {
+        ipv4(frame, ip)?
+    } else {
+        ipv6(frame, ip)?
     };
+    let u = frame.get(at..at + 4).ok_or(CutFrame::Unknown)?;
+    Ok(CutUdp {
+        src,
+        dst,
+        src_port: u16::from_be_bytes([u[0], u[1]]),
+        dst_port: u16::from_be_bytes([u[2], u[3]]),
+        payload: frame.get(at + 8..).unwrap_or(&[]),
+    })
+}
+
+/// IPv4 (RFC 791 §3.1): the addresses and where the UDP header of a first fragment starts.
+fn ipv4(frame: &[u8], ip: usize) -> Result<(IpAddr, IpAddr, usize), CutFrame> {
+    let h = frame.get(ip..ip + 10).ok_or(CutFrame::Unknown)?;
     let ihl = usize::from(h[0] & 0x0f) * 4;
     if h[0] >> 4 != 4 || ihl < 20 {
         // Not an IPv4 header: classify would refuse it whole; nothing says it is ours.
-        return CutFrame::Other;
+        return Err(CutFrame::Other);
     }
     if h[9] != PROTOCOL_UDP {
-        return CutFrame::Other;
+        return Err(CutFrame::Other);
     }
-    let offset = u16::from_be_bytes([h[6], h[7]]) & 0x1fff;
-    if offset != 0 {
-        return CutFrame::Unknown;
+    if u16::from_be_bytes([h[6], h[7]]) & 0x1fff != 0 {
+        return Err(CutFrame::Unknown);
     }
-    udp(frame, ip + ihl)
+    let a = frame.get(ip + 12..ip + 20).ok_or(CutFrame::Unknown)?;
+    let v4 = |b: &[u8]| IpAddr::from([b[0], b[1], b[2], b[3]]);
+    Ok((v4(&a[..4]), v4(&a[4..]), ip + ihl))
 }
 
-/// IPv6 (RFC 8200 §4): the extension headers a sender may put before UDP, walked.
-fn ipv6(frame: &[u8], ip: usize) -> CutFrame {
-    let Some(h) = frame.get(ip..ip + 40) else {
-        return CutFrame::Unknown;
-    };
+/// IPv6 (RFC 8200 §4): the addresses, and the extension headers a sender may put before UDP
+/// walked to where the UDP header starts.
+fn ipv6(frame: &[u8], ip: usize) -> Result<(IpAddr, IpAddr, usize), CutFrame> {
+    let h = frame.get(ip..ip + 40).ok_or(CutFrame::Unknown)?;
     if h[0] >> 4 != 6 {
-        return CutFrame::Other;
+        return Err(CutFrame::Other);
     }
+    let addr = |b: &[u8]| -> IpAddr {
+        let mut a = [0u8; 16];
+        a.copy_from_slice(b);
+        IpAddr::from(a)
+    };
+    let (src, dst) = (addr(&h[8..24]), addr(&h[24..40]));
     let (mut next, mut at) = (h[6], ip + 40);
     for _ in 0..MAX_EXTENSIONS {
         match next {
-            next_header::UDP => return udp(frame, at),
+            next_header::UDP => return Ok((src, dst, at)),
             next_header::HOP_BY_HOP | next_header::ROUTING | next_header::DEST_OPTS => {
-                let Some(e) = frame.get(at..at + 2) else {
-                    return CutFrame::Unknown;
-                };
+                let e = frame.get(at..at + 2).ok_or(CutFrame::Unknown)?;
                 next = e[0];
                 at += (usize::from(e[1]) + 1) * 8;
             }
             next_header::FRAGMENT => {
-                let Some(e) = frame.get(at..at + 8) else {
-                    return CutFrame::Unknown;
-                };
+                let e = frame.get(at..at + 8).ok_or(CutFrame::Unknown)?;
                 if u16::from_be_bytes([e[2], e[3]]) >> 3 != 0 {
-                    return CutFrame::Unknown;
+                    return Err(CutFrame::Unknown);
                 }
                 next = e[0];
                 at += 8;
             }
             next_header::AUTH => {
-                let Some(e) = frame.get(at..at + 2) else {
-                    return CutFrame::Unknown;
-                };
+                let e = frame.get(at..at + 2).ok_or(CutFrame::Unknown)?;
                 next = e[0];
                 at += (usize::from(e[1]) + 2) * 4;
             }
-            _ => return CutFrame::Other,
+            _ => return Err(CutFrame::Other),
         }
     }
-    CutFrame::Unknown
+    Err(CutFrame::Unknown)
 }
 
-/// A UDP header at `at`: ports, and the payload's first two octets when they were captured.
-fn udp(frame: &[u8], at: usize) -> CutFrame {
-    let Some(u) = frame.get(at..at + 4) else {
-        return CutFrame::Unknown;
-    };
-    let (sp, dp) = (
-        u16::from_be_bytes([u[0], u[1]]),
-        u16::from_be_bytes([u[2], u[3]]),
-    );
-    let payload = frame.get(at + 8..).unwrap_or(&[]);
-    if is_session_datagram(sp, dp, payload) {
-        CutFrame::Iec61850(Kind::Session)
-    } else if payload.len() >= 2 {
-        CutFrame::Other
-    } else {
-        CutFrame::Unknown
+/// The captured headers of an R-GOOSE or R-SV datagram (IEC 61850-90-5 over UDP) that the
+/// capture cut: where it travels (what keys its stream, as for a whole one) and what the
+/// captured start of its SPDU shows (`gander_wire::cut_spdu`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CutSession<'a> {
+    /// Destination MAC.
+    pub dst_mac: [u8; 6],
+    /// Source MAC.
+    pub src_mac: [u8; 6],
+    /// The outer VLAN id, if tagged.
+    pub outer_vid: Option<u16>,
+    /// The outer tag's priority (PCP), if tagged.
+    pub outer_pcp: Option<u8>,
+    /// Source address.
+    pub src: IpAddr,
+    /// Destination address.
+    pub dst: IpAddr,
+    /// Source port.
+    pub src_port: u16,
+    /// Destination port.
+    pub dst_port: u16,
+    /// [`Kind::RGoose`] or [`Kind::RSv`] (by SI; a tunnelled SPDU is R-GOOSE, as for a whole
+    /// one).
+    pub kind: Kind,
+    /// The session header and first payload element as captured.
+    pub spdu: SpduPrefix<'a>,
+}
+
+/// Reads [`CutSession`] from the captured start of a frame the capture cut: IPv4 or IPv6 UDP
+/// that [`classify_cut`] calls a session, whose SPDU header was captured up to its SI and
+/// common header tag and announces R-GOOSE, R-SV or a tunnelled frame. `None` otherwise.
+pub fn cut_session(frame: &[u8]) -> Option<CutSession<'_>> {
+    let (at, ethertype, outer_tci) = ethertype_behind_tags(frame)?;
+    if ethertype != ethernet::ETHERTYPE_IPV4 && ethertype != ethernet::ETHERTYPE_IPV6 {
+        return None;
     }
+    let u = udp_behind_ip(frame, at + 2, ethertype).ok()?;
+    if !is_session_datagram(u.src_port, u.dst_port, u.payload) {
+        return None;
+    }
+    let spdu = spdu_prefix(u.payload)?;
+    let kind = Kind::of_spdu(spdu.spdu_id);
+    if kind == Kind::Session {
+        return None;
+    }
+    Some(CutSession {
+        dst_mac: frame.get(..6)?.try_into().ok()?,
+        src_mac: frame.get(6..12)?.try_into().ok()?,
+        outer_vid: outer_tci.map(|t| t & 0x0fff),
+        outer_pcp: outer_tci.map(|t| (t >> 13) as u8),
+        src: u.src,
+        dst: u.dst,
+        src_port: u.src_port,
+        dst_port: u.dst_port,
+        kind,
+        spdu,
+    })
 }
 
 #[cfg(test)]
@@ -413,11 +490,75 @@ mod tests {
         assert_eq!(cut_l2(&odd[..40]).and_then(|c| c.secured), None);
     }
 
+    /// An R-GOOSE datagram cut inside its APDU: addresses, ports, the outer VLAN, the kind by
+    /// SI and the SPDU's captured fields; an R-SV one is R-SV; a session-management SPDU, a
+    /// datagram cut before its common header tag, or another UDP datagram: nothing.
+    #[test]
+    fn a_cut_session_shows_its_stream_headers() {
+        use gander_wire::spdu::{
+            Dialect, PayloadElement, SecurityInfo, SessionHeader, SpduId, SpduPayload, SpduRepr,
+        };
+        let spdu = |si: SpduId| {
+            let header = SessionHeader {
+                spdu_id: si,
+                spdu_number: 77,
+                time_of_current_key: 0,
+                time_to_next_key: 0,
+                security: SecurityInfo::V1 {
+                    enc_code: 0,
+                    mac_code: 0,
+                    key_id: 0,
+                },
+            };
+            let el = [PayloadElement {
+                payload_type: 0x81,
+                simulation: 0,
+                appid: 0x3001,
+                apdu: &[0x61, 0x03, 0x80, 0x01, b'x'],
+            }];
+            SpduRepr::new(header, SpduPayload::Elements(&el), 0, &Dialect::STANDARD)
+                .unwrap()
+                .to_vec_with_trailer(&[])
+                .unwrap()
+        };
+        let f = ipv4_udp(50000, 102, &spdu(SpduId::Goose));
+        let c = cut_session(&f[..f.len() - 2]).expect("R-GOOSE");
+        assert_eq!(c.kind, Kind::RGoose);
+        assert_eq!(
+            (c.src, c.dst, c.src_port, c.dst_port),
+            (
+                IpAddr::from([10, 0, 0, 1]),
+                IpAddr::from([10, 0, 0, 2]),
+                50000,
+                102
+            )
+        );
+        assert_eq!((c.src_mac, c.outer_vid), ([2; 6], None));
+        assert_eq!(
+            (c.spdu.spdu_number, c.spdu.secured),
+            (Some(77), Some(false))
+        );
+        assert_eq!(c.spdu.element.map(|e| e.appid), Some(0x3001));
+        let sv = ipv4_udp(50000, 102, &spdu(SpduId::SampledValues));
+        assert_eq!(cut_session(&sv).map(|c| c.kind), Some(Kind::RSv));
+        let mgmt = ipv4_udp(50000, 102, &spdu(SpduId::Management));
+        assert_eq!(cut_session(&mgmt), None);
+        assert_eq!(cut_session(&f[..14 + 20 + 8 + 4]), None);
+        assert_eq!(cut_session(&ipv4_udp(123, 123, &[0x23; 48])), None);
+        let v6 = ipv6_udp(true, 50000, 102, &spdu(SpduId::Goose));
+        let c = cut_session(&v6).expect("over IPv6");
+        assert_eq!(
+            (c.kind, c.dst_port, c.outer_vid),
+            (Kind::RGoose, 102, Some(5))
+        );
+    }
+
     proptest! {
         /// Any bytes: an answer, never a read past the slice.
         #[test]
         fn any_bytes_have_a_cut_l2_answer(data in proptest::collection::vec(any::<u8>(), 0..64)) {
             let _ = cut_l2(&data);
+            let _ = cut_session(&data);
         }
 
         /// Any prefix of a GOOSE frame long enough to hold its EtherType is GOOSE, however many
