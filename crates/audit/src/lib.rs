@@ -564,6 +564,21 @@ impl Auditor<'_> {
                 None => {
                     first.insert((s.key.kind, s.key.src, appid), i);
                 }
+                Some(&j) if self.streams[j].id.as_ref() == Some(id) => {
+                    // The same control block again, to another destination or on another
+                    // VLAN: no second block under the APPID, but a path worth naming (a
+                    // capture on both sides of a tagging switch port sees the untagged and
+                    // the tagged copy; a publisher configured twice sends both).
+                    let o = &self.streams[j];
+                    let path = |k: &StreamKey| match k.vid {
+                        Some(v) => format!("to {} on VLAN {v}", k.dst),
+                        None => format!("to {} untagged", k.dst),
+                    };
+                    let (was, now) = (path(&o.key), path(&s.key));
+                    self.findings.add("block-on-several-paths", Severity::Info, Some((i, &s.uid)), s.first.0, s.first.1, || {
+                        format!("{id:?} (APPID 0x{appid:04x}) seen {was} ({}) and {now}: a capture on both sides of a tagging switch port, or a publisher that sends the block twice", o.uid)
+                    });
+                }
                 Some(&j) => {
                     let other = self.streams[j].id.clone().unwrap_or_default();
                     self.findings.add("appid-shared", Severity::Low, Some((i, &s.uid)), s.first.0, s.first.1, || {

@@ -8,3 +8,4 @@ mod lab;
 mod mms_tls;
 mod scd;
 mod scd_routable;
+mod shared_appid;
