@@ -124,7 +124,15 @@ fn print_ied(ied: &gander_scl::Ied, variables: bool) {
     if ied.logical_devices.is_empty() {
         // A valid IED with no Server (a client-only IED, a switch an SCD lists for its
         // addresses): said, so an empty listing is not taken for a model that failed to load.
-        crate::out("  no Server: no logical device (a client-only IED); nothing to serve");
+        let outside = ied
+            .warnings
+            .iter()
+            .any(|w| matches!(w.repair, gander_scl::Repair::LDeviceOutsideServer { .. }));
+        crate::out(if outside {
+            "  no Server: no logical device served (its LDevices sit outside a Server: see the warnings); nothing to serve"
+        } else {
+            "  no Server: no logical device (a client-only IED); nothing to serve"
+        });
     }
     for ld in &ied.logical_devices {
         crate::out(format!("  LD {} (MMS domain {})", ld.inst, ld.domain));

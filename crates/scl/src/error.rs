@@ -33,12 +33,15 @@ pub enum SclErrorKind {
     /// Not well-formed XML.
     #[error("not well-formed XML: {0}")]
     Xml(String),
-    /// No LDevice of the IED has a logical node that could be built (each was left out with
-    /// a warning: a missing LNodeType, say), so the IED has no model.
-    #[error("LD {ld}: none of its logical nodes could be built (each is left out: its LNodeType missing, say), and no other LD is left")]
+    /// An LDevice none of whose logical nodes could be built (each was left out with a
+    /// warning: a missing LNodeType, say). The LD is left out; when no LD of the IED is left,
+    /// the IED has no model and this refuses it (`last`).
+    #[error("LD {ld}: none of its logical nodes could be built (each is left out: its LNodeType missing, say){}", if *last { ", and no other LD is left" } else { "" })]
     NoBuildableLn {
         /// The first such LD's MMS domain.
         ld: String,
+        /// Whether it refuses the IED (no other LD left).
+        last: bool,
     },
     /// A namespace prefix used without a declaration (Namespaces in XML 1.0 §5).
     #[error(

@@ -562,6 +562,21 @@ fn read_ied<'a, 'i>(
     let mut empty_ld = None;
     for ap in kids(ied, "AccessPoint") {
         let ap_name = cx.req(ap, "AccessPoint", "name")?;
+        for ld in kids(ap, "LDevice") {
+            cx.repaired(
+                cx.err(
+                    ld,
+                    SclErrorKind::MissingElement {
+                        element: "AccessPoint",
+                        child: "Server",
+                    },
+                ),
+                Repair::LDeviceOutsideServer {
+                    access_point: ap_name.into(),
+                    ld: ld.attribute("inst").unwrap_or("?").into(),
+                },
+            );
+        }
         for server in kids(ap, "Server") {
             if kids(server, "LDevice").next().is_none() {
                 let e = cx.err(
@@ -623,7 +638,13 @@ fn read_ied<'a, 'i>(
                     nodes.push(ln);
                 }
                 if lns.is_empty() {
-                    let e = cx.err(ld, SclErrorKind::NoBuildableLn { ld: domain.clone() });
+                    let e = cx.err(
+                        ld,
+                        SclErrorKind::NoBuildableLn {
+                            ld: domain.clone(),
+                            last: false,
+                        },
+                    );
                     empty_ld.get_or_insert(e.clone());
                     cx.repaired(e, Repair::LogicalDeviceLeftOut { ld: domain });
                     continue;
@@ -641,7 +662,10 @@ fn read_ied<'a, 'i>(
     }
     // Servers that had LDevices of which none could be built serve nothing: refused as an
     // empty Server is.
-    if let (true, Some(e)) = (lds.is_empty(), empty_server.or(empty_ld)) {
+    if let (true, Some(mut e)) = (lds.is_empty(), empty_server.or(empty_ld)) {
+        if let SclErrorKind::NoBuildableLn { last, .. } = &mut e.kind {
+            *last = true;
+        }
         return Err(e);
     }
     crate::log_control::resolve_log_refs(&name, &mut lds);
@@ -686,6 +710,20 @@ fn read_ln<'a, 'i>(
         let (_, ty) = r.lookup(ln, &t.ln, "LNodeType", ln_type)?;
         Ok((ln_class, ln_type, name, ty))
     })();
+    if let (Ok((_, _, name, _)), "LN", Some("")) = (&head, tag, ln.attribute("inst")) {
+        cx.repaired(
+            cx.err(
+                ln,
+                SclErrorKind::BadValue {
+                    element: "LN",
+                    attribute: "inst",
+                    value: String::new(),
+                    why: "not 1 to 12 digits",
+                },
+            ),
+            Repair::EmptyLnInst { ln: name.clone() },
+        );
+    }
     let (ln_class, ln_type, name, ty) = match head {
         Ok(h) => h,
         Err(e) => {

@@ -106,6 +106,23 @@ pub enum Repair {
         /// The access point.
         access_point: String,
     },
+    /// An `LDevice` placed directly in an `AccessPoint`, outside any `Server` (the schema's
+    /// tAccessPoint holds a Server, or LNs of a client; LDevices belong to tServer): it is not
+    /// served, and said so, rather than the IED read as a client without a word.
+    #[error("LDevice {ld:?} of access point {access_point:?} sits outside a Server: ignored (LDevices belong in the access point's Server)")]
+    LDeviceOutsideServer {
+        /// The access point.
+        access_point: String,
+        /// The LDevice's inst.
+        ld: String,
+    },
+    /// An `LN` (not LLN0) with `inst=""`: IEC 61850-6's tLNInst is one to twelve digits. It is
+    /// served under the name prefix and class make alone, as libiec61850 serves it.
+    #[error("served as {ln:?} (an LN's inst is 1 to 12 digits, IEC 61850-6 tLNInst)")]
+    EmptyLnInst {
+        /// The name it is served under.
+        ln: String,
+    },
     /// The root's namespace is a known foreign one, read as SCL under the named quirk.
     #[error("read as SCL under quirk {quirk:?} ({tools})")]
     NamespaceQuirk {
@@ -132,6 +149,8 @@ impl Repair {
             Repair::ControlBlockLeftOut { .. } => "control-block-left-out",
             Repair::GroupValueDropped { .. } => "group-value-dropped",
             Repair::EmptyServerIgnored { .. } => "empty-server-ignored",
+            Repair::LDeviceOutsideServer { .. } => "ldevice-outside-server",
+            Repair::EmptyLnInst { .. } => "empty-ln-inst",
             Repair::LogicalDeviceLeftOut { .. } => "logical-device-left-out",
             Repair::LnInstIgnoredOnLln0 => "ln-inst-ignored-on-lln0",
             Repair::PrefixDeclared { .. } => "prefix-declared",

@@ -560,6 +560,12 @@ fn an_ld_with_no_buildable_ln_is_left_out_and_an_ied_with_none_is_refused() {
             Repair::LogicalDeviceLeftOut { ld } if ld == "BAY1_Measurements")),
         "{w:?}"
     );
+    // Another LD is left: the warning does not say none is (open-scd's
+    // iedEditorWithIEDs.scd, IED1, read "and no other LD is left" while serving two).
+    assert!(
+        w.iter().all(|w| !w.to_string().contains("no other LD")),
+        "{w:?}"
+    );
     let domains: Vec<_> = ied
         .logical_devices
         .iter()
@@ -570,7 +576,7 @@ fn an_ld_with_no_buildable_ln_is_left_out_and_an_ied_with_none_is_refused() {
     let all = ICD.replace(r#"lnType=""#, r#"lnType="Dummy."#);
     let e = one_ied_error(&all);
     assert!(
-        matches!(&e.kind, SclErrorKind::NoBuildableLn { ld } if ld == "BAY1PROT"),
+        matches!(&e.kind, SclErrorKind::NoBuildableLn { ld, last: true } if ld == "BAY1PROT"),
         "{e}"
     );
 }
@@ -618,4 +624,41 @@ fn an_undeclared_prefix_is_declared_with_a_warning() {
     );
     assert_eq!(w.repair.token(), "prefix-declared");
     assert_eq!(ied.logical_devices.len(), 2, "the model is read whole");
+}
+
+/// Two schema defects libiec61850 and gander both read past, now said (exit 4, not "valid as
+/// written"): an `LN` with `inst=""` (smartgridadsc/IEC61850SecurityDataset's `LIED10.iid`,
+/// `<LN lnClass="PTRC" inst="">`), served as prefix and class alone; and an `LDevice` placed
+/// directly in an `AccessPoint` without a `Server` (faisalanwer/Sec_R-GOOSE-R-SV's
+/// `sample.sed`), which is not served, with a warning instead of the IED passing as a client.
+#[test]
+fn an_empty_ln_inst_and_an_ldevice_outside_a_server_are_said() {
+    // (The data set member that names PTOC1 is dropped too: a second warning.)
+    let (ied, w) = repaired(
+        r#"<LN lnClass="PTOC" inst="1" lnType="PTOC_T"/>"#,
+        r#"<LN lnClass="PTOC" inst="" lnType="PTOC_T"/>"#,
+    );
+    assert_eq!(
+        w[0].repair,
+        Repair::EmptyLnInst { ln: "PTOC".into() },
+        "{w:?}"
+    );
+    assert!(ied.logical_devices[0]
+        .logical_nodes
+        .iter()
+        .any(|l| l.name == "PTOC"));
+    let (ied, w) = one_warning(
+        "</AccessPoint>",
+        "</AccessPoint>\n    <AccessPoint name=\"S9\"><LDevice inst=\"LOOSE\"/></AccessPoint>",
+        "<LDevice inst=\"LOOSE\"",
+    );
+    assert_eq!(
+        w.repair,
+        Repair::LDeviceOutsideServer {
+            access_point: "S9".into(),
+            ld: "LOOSE".into()
+        },
+        "{w}"
+    );
+    assert!(ied.logical_devices.iter().all(|l| l.inst != "LOOSE"));
 }
