@@ -136,10 +136,7 @@ impl Auditor<'_> {
             (p.sv_id, (None, None, None), p.smp_cnt.map(Counters::Sv))
         };
         let i = self.cut_stream_of(&c, id, no, ts)?;
-        let recorded = (
-            crate::fnv::hash64(data.get(6..).unwrap_or(&[])),
-            Recorded::default(),
-        );
+        let recorded = (crate::recorded_octets_hash(data), Recorded::default());
         // The counters of a secured stream audited with keys count only once verified, which
         // a cut frame cannot be; an unsecured frame's count as a whole one's do.
         let believed = self.verifier.is_none() || c.secured == Some(false);

@@ -184,7 +184,7 @@ impl<'k> Auditor<'k> {
             return;
         }
         *self.kinds.entry(kind.name()).or_insert(0) += 1;
-        self.recorded = (fnv::hash64(data.get(6..).unwrap_or(&[])), rec);
+        self.recorded = (recorded_octets_hash(data), rec);
         let seen = Seen::read(self.opts.profile, &v);
         let verdict = self
             .verifier
@@ -699,9 +699,24 @@ fn is_capture_copy(s: &Stream, ts: u64, (hash, rec): (u64, Recorded)) -> bool {
     let Some(l) = s.arrivals.last_ns() else {
         return false;
     };
-    let dt = ts.saturating_sub(l);
     let (last_hash, last_rec) = s.last_recorded;
-    dt < COPY_WINDOW_NS || (hash == last_hash && rec != last_rec && dt < RECORDED_COPY_WINDOW_NS)
+    is_capture_copy_at(ts.saturating_sub(l), hash == last_hash, rec == last_rec)
+}
+
+/// Whether a frame that repeats another's numbers `dt_ns` after it is a copy the capture made
+/// rather than one sent twice: within [`COPY_WINDOW_NS`], or the same octets
+/// ([`recorded_octets_hash`] equal) recorded elsewhere (another interface or Linux packet type)
+/// within [`RECORDED_COPY_WINDOW_NS`]. `frame verify` asks it of a frame it would call a
+/// replay, so that the audit and the verifier tell capture copies alike.
+pub fn is_capture_copy_at(dt_ns: u64, same_octets: bool, same_recording: bool) -> bool {
+    dt_ns < COPY_WINDOW_NS || (same_octets && !same_recording && dt_ns < RECORDED_COPY_WINDOW_NS)
+}
+
+/// The hash two recordings of one frame share: its octets after the destination address
+/// (which a Linux cooked capture does not record, and which reads differently per packet
+/// type).
+pub fn recorded_octets_hash(data: &[u8]) -> u64 {
+    fnv::hash64(data.get(6..).unwrap_or(&[]))
 }
 
 fn capture_copy(f: &mut Findings, at: Option<(usize, &str)>, no: u64, ts: u64) {

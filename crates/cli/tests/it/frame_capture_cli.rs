@@ -341,3 +341,89 @@ fn a_capture_corrupt_after_whole_frames_is_audited_up_to_the_break() {
     assert!(!stderr.contains("frame 0"), "{stderr}");
     assert_eq!(stderr.matches("not a pcap").count(), 1, "{stderr}");
 }
+
+/// A Linux cooked (SLL) record of Ethernet `frame`, with Linux packet type `pkttype`.
+fn sll_of(frame: &[u8], pkttype: u16) -> Vec<u8> {
+    let mut p = pkttype.to_be_bytes().to_vec();
+    p.extend([0, 1, 0, 6]);
+    p.extend(&frame[6..12]);
+    p.extend([0, 0]);
+    p.extend(&frame[12..]);
+    p
+}
+
+/// A pcap (link type 113, SLL) of `(microseconds, record)`.
+fn sll_pcap_at(packets: &[(u32, Vec<u8>)]) -> Vec<u8> {
+    let mut f = pcap(113, &[]);
+    for (us, d) in packets {
+        f.extend(1_700_000_000u32.to_le_bytes());
+        f.extend(us.to_le_bytes());
+        f.extend((d.len() as u32).to_le_bytes());
+        f.extend((d.len() as u32).to_le_bytes());
+        f.extend(d);
+    }
+    f
+}
+
+/// A Linux "any" capture records one secured GOOSE frame once per interface it crosses, with
+/// another packet type (pg-ot/virtual-substation-beta's goose.pcapng: packet types 2, 4, 4, 2,
+/// the third copy 72 µs after the first). `frame verify` called those copies replays (exit 1)
+/// where `audit` calls them capture copies; now both tell them alike. The same frame again with
+/// the same packet type 2 ms later is still a replay.
+#[test]
+fn verify_tells_a_capture_copy_from_a_replay() {
+    use gander_sec::{default_provider, KeyStore, Profile};
+    let d = tempfile::tempdir().unwrap();
+    let keys = hmac_keys(d.path());
+    let store = KeyStore::load(&keys, default_provider()).unwrap();
+    let plain = gander_testkit::frames::goose_frame(
+        [0, 0x30, 0xa7, 1, 2, 3],
+        [1, 0x0c, 0xcd, 1, 0, 1],
+        None,
+        0x3001,
+        1,
+        0,
+    );
+    let secured = gander_sec::frame::protect_frame(
+        Profile::Standard,
+        store.get(1).unwrap(),
+        &plain,
+        &mut gander_sec::spdu::RandomIv,
+        1_700_000_000,
+    )
+    .unwrap()
+    .unwrap();
+    let verify = |records: &[(u32, Vec<u8>)]| {
+        let f = d.path().join("any.pcap");
+        std::fs::write(&f, sll_pcap_at(records)).unwrap();
+        let out = gander()
+            .args(["frame", "verify", "--at", "capture", "--keys"])
+            .arg(&keys)
+            .arg(&f)
+            .output()
+            .unwrap();
+        let words: Vec<String> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| l.split_whitespace().nth(2).unwrap_or("").to_string())
+            .collect();
+        (
+            out.status.code(),
+            words,
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let copies = [
+        (10, sll_of(&secured, 2)),
+        (19, sll_of(&secured, 4)),
+        (82, sll_of(&secured, 4)),
+    ];
+    let (code, words, err) = verify(&copies);
+    assert_eq!(words, ["verified", "capture-copy", "capture-copy"], "{err}");
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("2 copies the capture made"), "{err}");
+    let mut replayed = copies.to_vec();
+    replayed.push((2_100, sll_of(&secured, 2)));
+    let (code, words, err) = verify(&replayed);
+    assert_eq!(words[3], "replay", "{err}");
+    assert_eq!(code, Some(1), "{err}");
+}
