@@ -101,7 +101,10 @@ pub(crate) struct VerifyArgs {
 
 #[derive(Args)]
 pub(crate) struct ProtectArgs {
-    /// Input capture (pcap or pcapng; fragments are copied as they are, not reassembled).
+    /// Input capture (pcap or pcapng). A fragmented R-GOOSE/R-SV datagram is reassembled,
+    /// protected and written again in fragments; fragments of other traffic are copied; a
+    /// fragment of a datagram never reassembled that may be IEC 61850 is left out, named, and
+    /// the exit status is 1 (docs/frame-cli.md).
     pub input: PathBuf,
     /// Output capture (pcap, Ethernet).
     pub output: PathBuf,
@@ -498,12 +501,14 @@ fn protect(a: ProtectArgs) -> Result<ExitCode> {
         gander_sec::fit::check_signature(s.algorithm, s.wire_len(), Transport::L2Goose)
             .with_context(|| format!("key id {key_id} cannot protect any GOOSE frame"))?;
     }
+    // First pass: what becomes of every datagram sent in fragments (crate::protect_fragments).
+    let plan = crate::protect_fragments::plan(&a.input, a.profile.into())?;
     let file = std::fs::File::open(&a.input)
         .with_context(|| format!("cannot open {}", a.input.display()))?;
     let mut reader = CaptureReader::new(file);
     let mut out = PcapOut::create(&a.output)?;
-    let (mut secured, mut copied) = (0, 0);
-    let written = protect_into(&a, key, &mut reader, &mut out, &mut secured, &mut copied);
+    let mut n = Counts::default();
+    let written = protect_into(&a, key, &plan, &mut reader, &mut out, &mut n);
     if let Err(e) = written {
         // Nothing half-written is left as if it were the protected capture.
         drop(out);
@@ -514,23 +519,60 @@ fn protect(a: ProtectArgs) -> Result<ExitCode> {
     for w in reader.warnings() {
         eprintln!("warning: {}: {w}", a.input.display());
     }
-    eprintln!(
-        "{} frames: {secured} secured with key {key_id}, {copied} copied unchanged",
+    let mut summary = format!(
+        "{} frames: {} secured with key {key_id}, {} copied unchanged",
         reader.packets(),
+        n.secured,
+        n.copied
     );
-    Ok(ExitCode::SUCCESS)
+    if n.reassembled > 0 {
+        summary += &format!(
+            " ({} of the secured reassembled from fragments and sent again in fragments)",
+            n.reassembled
+        );
+    }
+    eprintln!("{summary}");
+    if n.left_out.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let shown: Vec<String> = n
+        .left_out
+        .iter()
+        .take(10)
+        .map(|f| format!("#{f}"))
+        .collect();
+    eprintln!(
+        "gander: {} fragments left out ({}{}): their datagrams were never reassembled (a fragment missing, or the capture began or ended inside them) and may be R-GOOSE/R-SV, which cannot be protected in part",
+        n.left_out.len(),
+        shown.join(", "),
+        if n.left_out.len() > shown.len() { ", ..." } else { "" }
+    );
+    Ok(ExitCode::from(1))
+}
+
+/// What `protect_into` wrote.
+#[derive(Debug, Default)]
+struct Counts {
+    secured: u64,
+    copied: u64,
+    /// Datagrams reassembled from fragments, protected and fragmented again.
+    reassembled: u64,
+    /// Fragment frames left out (their numbers).
+    left_out: Vec<u64>,
 }
 
 /// Protects every frame of `reader` into `out`.
 fn protect_into(
     a: &ProtectArgs,
     key: &gander_sec::KeyEntry,
+    plan: &crate::protect_fragments::Plan,
     reader: &mut CaptureReader<std::fs::File>,
     out: &mut PcapOut,
-    secured: &mut u64,
-    copied: &mut u64,
+    n: &mut Counts,
 ) -> Result<()> {
     let mut ivs = RandomIv;
+    let mut reassembler = crate::protect_fragments::reassembler();
+    let (mut datagram, mut findings) = (Vec::new(), Vec::new());
     while let Some(p) = reader
         .next_packet()
         .with_context(|| format!("{}", a.input.display()))?
@@ -550,7 +592,7 @@ fn protect_into(
             let (cap, orig) = (p.captured_len, p.orig_len);
             match classify_cut_frame(p.data) {
                 CutFrame::Other => {
-                    *copied += 1;
+                    n.copied += 1;
                     out.write(p.timestamp_ns, written_orig_len(&p), p.data)?;
                     continue;
                 }
@@ -580,13 +622,71 @@ fn protect_into(
             }
         }
         let t = now();
+        use crate::protect_fragments::Action;
+        match plan.action(p.number) {
+            None => {}
+            Some(Action::Copy) => {
+                n.copied += 1;
+                out.write(p.timestamp_ns, written_orig_len(&p), p.data)?;
+                continue;
+            }
+            Some(Action::LeaveOut) => {
+                n.left_out.push(p.number);
+                continue;
+            }
+            Some(Action::Reassemble {
+                last,
+                max_ip_len,
+                id,
+            }) => {
+                let o = reassembler.push(
+                    p.number,
+                    p.timestamp_ns,
+                    p.data,
+                    &mut datagram,
+                    &mut findings,
+                );
+                findings.clear();
+                if p.number != last {
+                    continue;
+                }
+                let gander_capture::reassembly::Outcome::Complete { first_frame, .. } = o else {
+                    bail!("frame #{}: the datagram reassembled in the first pass did not complete again", p.number);
+                };
+                let what = || {
+                    format!(
+                        "frame #{} (a datagram reassembled from frame #{first_frame} on)",
+                        p.number
+                    )
+                };
+                let Some(data) = gander_sec::frame::protect_frame_fragmented(
+                    a.profile.into(),
+                    key,
+                    &datagram,
+                    &mut ivs,
+                    t,
+                )
+                .with_context(what)?
+                else {
+                    bail!("{}: not IEC 61850 traffic on the second reading", what());
+                };
+                let parts =
+                    gander_wire::ip_fragment::fragment(&data, max_ip_len, id).with_context(what)?;
+                for f in &parts {
+                    out.write(p.timestamp_ns, f.len() as u32, f)?;
+                }
+                n.secured += 1;
+                n.reassembled += 1;
+                continue;
+            }
+        }
         match protect_frame(a.profile.into(), key, p.data, &mut ivs, t) {
             Ok(Some(data)) => {
-                *secured += 1;
+                n.secured += 1;
                 out.write(p.timestamp_ns, data.len() as u32, &data)?;
             }
             Ok(None) => {
-                *copied += 1;
+                n.copied += 1;
                 out.write(p.timestamp_ns, written_orig_len(&p), p.data)?;
             }
             Err(e) => bail!("frame #{}: {e}", p.number),

@@ -26,6 +26,7 @@ mod error_text;
 mod frame;
 mod gdoi_member;
 mod pcap_io;
+mod protect_fragments;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

@@ -270,6 +270,41 @@ pub fn protect_frame(
     ivs: &mut dyn IvSource,
     now: u64,
 ) -> Result<Option<Vec<u8>>, SecError> {
+    protect_frame_as(profile, key, frame, ivs, now, Fit::Unfragmented)
+}
+
+/// How large a protected R-GOOSE/R-SV datagram may be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fit {
+    /// One IP packet within the 1500-octet path MTU (what a gateway or a sender writes
+    /// unfragmented; `fit::check_link_payload`).
+    Unfragmented,
+    /// Up to the IP limit: the caller sends it in fragments
+    /// (`gander_wire::ip_fragment::fragment`), as its publisher sent it. Layer-2 frames
+    /// cannot be fragmented and are held to one Ethernet frame either way.
+    Fragmented,
+}
+
+/// [`protect_frame`] of a datagram reassembled from fragments, which its caller sends on in
+/// fragments again ([`Fit::Fragmented`]): the 1500-octet MTU does not bound it.
+pub fn protect_frame_fragmented(
+    profile: Profile,
+    key: &KeyEntry,
+    frame: &[u8],
+    ivs: &mut dyn IvSource,
+    now: u64,
+) -> Result<Option<Vec<u8>>, SecError> {
+    protect_frame_as(profile, key, frame, ivs, now, Fit::Fragmented)
+}
+
+fn protect_frame_as(
+    profile: Profile,
+    key: &KeyEntry,
+    frame: &[u8],
+    ivs: &mut dyn IvSource,
+    now: u64,
+    bound: Fit,
+) -> Result<Option<Vec<u8>>, SecError> {
     // A cleartext SPDU written in another implementation's dialect is still protected
     // (re-framed in `profile`'s): the first dialect, own first, that reads it whole is used.
     let mut first_err = None;
@@ -285,7 +320,13 @@ pub fn protect_frame(
                     if unsecured_spdu(&s.pdu)
                         && gander_wire::spdu::validate_elements(s.pdu.payload(), &p.dialect())
                             .is_err() => {}
-                _ => return protect_view(profile, key, &v, ivs, now),
+                _ => {
+                    let mut out = Vec::new();
+                    return Ok(
+                        protect_view_fit(profile, key, &v, ivs, now, &mut out, bound)?
+                            .then_some(out),
+                    );
+                }
             },
             Err(e) => {
                 first_err.get_or_insert(e);
@@ -330,6 +371,19 @@ pub fn protect_view_into(
     ivs: &mut dyn IvSource,
     now: u64,
     out: &mut Vec<u8>,
+) -> Result<bool, SecError> {
+    protect_view_fit(profile, key, view, ivs, now, out, Fit::Unfragmented)
+}
+
+#[allow(clippy::too_many_arguments)] // protect_view_into's arguments and the size bound
+fn protect_view_fit(
+    profile: Profile,
+    key: &KeyEntry,
+    view: &FrameView<'_>,
+    ivs: &mut dyn IvSource,
+    now: u64,
+    out: &mut Vec<u8>,
+    bound: Fit,
 ) -> Result<bool, SecError> {
     match &view.content {
         Content::Other => Ok(false),
@@ -400,7 +454,9 @@ pub fn protect_view_into(
                 Link::Datagram => s.udp.ip_packet_len(out.len()),
                 Link::Ethernet | Link::Ip => out.len() - s.udp.ip_offset,
             };
-            fit::check_link_payload(Transport::RGooseIpv4, link_payload)?;
+            if bound == Fit::Unfragmented {
+                fit::check_link_payload(Transport::RGooseIpv4, link_payload)?;
+            }
             Ok(true)
         }
     }

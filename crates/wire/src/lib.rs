@@ -24,6 +24,7 @@ pub mod error;
 pub mod ethernet;
 pub mod goose;
 pub mod ip;
+pub mod ip_fragment;
 pub mod ipv6;
 pub mod isakmp;
 pub mod l2_emit;

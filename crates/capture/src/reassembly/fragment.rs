@@ -207,3 +207,37 @@ fn find_v6(frame: &[u8], off: usize) -> Option<Fragment<'_>> {
         },
     })
 }
+
+/// What a frame's fragment is part of, for a caller that keeps the fragments of a datagram
+/// together (`gander frame protect`, which protects a fragmented R-GOOSE/R-SV datagram whole
+/// and sends it on in fragments no longer than the publisher's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FragmentOf {
+    /// The datagram (source, destination, Identification).
+    pub datagram: DatagramId,
+    /// Offset of the fragment's data in the datagram's fragmentable part, octets.
+    pub offset: u32,
+    /// More fragments follow.
+    pub more: bool,
+    /// The fragment's IP packet length (IPv4 Total Length; IPv6 40 + Payload Length).
+    pub ip_len: usize,
+}
+
+/// The fragment `frame` carries, by the reassembler's own rules; `None` if none.
+pub fn fragment_of(frame: &[u8]) -> Option<FragmentOf> {
+    let f = find(frame)?;
+    let ip = match f.patch {
+        Patch::V4 { ip_offset } | Patch::V6 { ip_offset, .. } => ip_offset,
+    };
+    let h = frame.get(ip..ip + 6)?;
+    let ip_len = match f.patch {
+        Patch::V4 { .. } => usize::from(be16(h, v4::TOTAL_LEN)),
+        Patch::V6 { .. } => IPV6_HEADER_LEN + usize::from(be16(h, v6::PAYLOAD_LEN)),
+    };
+    Some(FragmentOf {
+        datagram: f.key.id(),
+        offset: f.offset,
+        more: f.more,
+        ip_len,
+    })
+}

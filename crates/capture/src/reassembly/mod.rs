@@ -30,6 +30,7 @@ mod finding;
 mod fragment;
 
 pub use finding::{DatagramId, EvictionCause, Finding, FindingKind};
+pub use fragment::{fragment_of, FragmentOf};
 
 use datagram::{Datagram, Insert};
 use fragment::Key;

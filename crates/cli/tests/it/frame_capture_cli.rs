@@ -427,3 +427,111 @@ fn verify_tells_a_capture_copy_from_a_replay() {
     assert_eq!(words[3], "replay", "{err}");
     assert_eq!(code, Some(1), "{err}");
 }
+
+/// An Ethernet/IPv4/UDP frame of the lab's IED carrying an unsecured R-GOOSE SPDU whose GOOSE
+/// APDU has `entries` values (500: about 2,200 octets, two fragments at 1,500).
+fn big_rgoose(spdu_number: u32, entries: usize) -> Vec<u8> {
+    use gander_wire::spdu::{PayloadElement, SpduId, SpduPayload};
+    let apdu = gander_testkit::frames::goose_apdu(1, spdu_number, entries);
+    let el = [PayloadElement {
+        payload_type: 0x81,
+        simulation: 0,
+        appid: 0x3001,
+        apdu: &apdu,
+    }];
+    let repr = gander_sec::spdu_emit::PlainSpduRepr::new(
+        gander_sec::Profile::Standard,
+        SpduId::Goose,
+        spdu_number,
+        SpduPayload::Elements(&el),
+    )
+    .unwrap();
+    let mut spdu = vec![0; repr.buffer_len()];
+    repr.emit(&mut spdu).unwrap();
+    gander_testkit::frames::udp_frame(&gander_testkit::frames::UdpAddrs::IED_TO_SUB, &spdu)
+}
+
+/// robidev/iec61850-dissector's iec90-5-samples.pcap sends R-SV datagrams of 2,258 octets in
+/// two IPv4 fragments. `frame protect` stopped at the first fragment ("IP fragment of a UDP
+/// datagram"), though its help said fragments were copied, and stopped on fragmented traffic of
+/// any kind. Now a fragmented R-GOOSE datagram is reassembled, protected and written again in
+/// fragments no longer than the publisher's (it verifies, reassembled, as every whole frame
+/// does); fragments of other traffic are copied; a fragment of a datagram never reassembled
+/// (its first fragment lost) is left out and named, exit 1.
+#[test]
+fn protect_reassembles_fragmented_rgoose_and_sends_it_in_fragments() {
+    use gander_wire::ip_fragment::fragment;
+    let d = tempfile::tempdir().unwrap();
+    let keys = hmac_keys(d.path());
+    let rg = big_rgoose(1, 500);
+    assert!(rg.len() > 1514 + 300, "{}", rg.len());
+    let rg_parts = fragment(&rg, 1500, 0).unwrap();
+    assert_eq!(rg_parts.len(), 2);
+    let mut other = udp_102(2000);
+    other[2..4].copy_from_slice(&5000u16.to_be_bytes());
+    let mut other_frame = rg[..14].to_vec();
+    other_frame.extend(ipv4(9, false, 0, &other));
+    let other_parts = fragment(&other_frame, 1500, 0).unwrap();
+    let mut lost = big_rgoose(2, 500);
+    lost[14 + 4..14 + 6].copy_from_slice(&[0x77, 0x77]);
+    lost[14 + 10..14 + 12].fill(0);
+    let c = gander_wire::ip::checksum(&lost[14..34]);
+    lost[14 + 10..14 + 12].copy_from_slice(&c.to_be_bytes());
+    let lost_parts = fragment(&lost, 1500, 0).unwrap();
+    let goose = gander_testkit::frames::goose_frame(
+        [0, 0x30, 0xa7, 1, 2, 3],
+        [1, 0x0c, 0xcd, 1, 0, 1],
+        None,
+        0x3002,
+        1,
+        0,
+    );
+    let frames = vec![
+        rg_parts[0].clone(),
+        other_parts[0].clone(),
+        goose,
+        other_parts[1].clone(),
+        lost_parts[1].clone(),
+        rg_parts[1].clone(),
+    ];
+    let f = d.path().join("frag.pcap");
+    std::fs::write(&f, pcap(1, &frames)).unwrap();
+    let o = d.path().join("out.pcap");
+    let out = gander()
+        .args(["frame", "protect", "--keys"])
+        .arg(&keys)
+        .args(["--key-id", "1"])
+        .arg(&f)
+        .arg(&o)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("1 fragments left out (#5)"), "{err}");
+    assert!(
+        err.contains("2 secured") && err.contains("2 copied"),
+        "{err}"
+    );
+    // Written: the GOOSE frame, the two fragments of other traffic as they were, and the
+    // protected R-GOOSE datagram in fragments of at most 1,500 octets at the last one's place.
+    let mut reader = pcap_file::pcap::PcapReader::new(std::fs::File::open(&o).unwrap()).unwrap();
+    let mut written = Vec::new();
+    while let Some(p) = reader.next_packet() {
+        written.push(p.unwrap().data.into_owned());
+    }
+    assert_eq!(written.len(), 3 + 2, "{err}");
+    assert_eq!(written[0], other_parts[0]);
+    assert_eq!(written[2], other_parts[1]);
+    assert!(written[3..].iter().all(|w| w.len() - 14 <= 1500));
+    let v = gander()
+        .args(["frame", "verify", "--keys"])
+        .arg(&keys)
+        .arg(&o)
+        .output()
+        .unwrap();
+    let lines = String::from_utf8_lossy(&v.stdout);
+    assert_eq!(v.status.code(), Some(0), "{lines}");
+    let verified: Vec<_> = lines.lines().filter(|l| l.contains(" verified ")).collect();
+    assert_eq!(verified.len(), 2, "{lines}");
+    assert!(verified.iter().any(|l| l.contains("r-goose")), "{lines}");
+}
