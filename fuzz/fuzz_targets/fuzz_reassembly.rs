@@ -1,7 +1,11 @@
 //! gander-capture's reassembler on arbitrary frames: the input is split into frames (a length
 //! octet pair, then the frame; a capture-time step octet), with tight limits. No panic, the
-//! limits hold after every frame, and everything is released at the end.
+//! limits hold after every frame, and everything is released at the end. Each frame is also
+//! read by `fragment_of` (what `frame protect` plans with) and split by
+//! `gander_wire::ip_fragment::fragment` at a size from the input: every part within it, and a
+//! whole datagram split in several parts reassembles to itself.
 #![no_main]
+use gander_capture::reassembly::{fragment_of, Outcome};
 use gander_capture::{Limits, Reassembler};
 use libfuzzer_sys::fuzz_target;
 
@@ -21,7 +25,27 @@ fuzz_target!(|data: &[u8]| {
         at += 3;
         let end = (at + len).min(data.len());
         n += 1;
-        r.push(n, ts, &data[at..end], &mut out, &mut findings);
+        let frame = &data[at..end];
+        r.push(n, ts, frame, &mut out, &mut findings);
+        let _ = fragment_of(frame);
+        let mtu = 68 + usize::from(data[at - 1]) * 8;
+        if let Ok(parts) = gander_wire::ip_fragment::fragment(frame, mtu, 7) {
+            let mut again = Reassembler::new(Limits::default());
+            let (mut whole, mut f) = (Vec::new(), Vec::new());
+            let mut last = Outcome::NotFragment;
+            for (i, p) in parts.iter().enumerate() {
+                if parts.len() > 1 {
+                    let ip = gander_wire::ethernet::Frame::new_checked(&p[..])
+                        .expect("a fragment is a frame")
+                        .payload_offset();
+                    assert!(p.len() - ip <= mtu, "{} > {mtu}", p.len() - ip);
+                }
+                last = again.push(i as u64, 0, p, &mut whole, &mut f);
+            }
+            if parts.len() > 1 {
+                assert!(matches!(last, Outcome::Complete { .. }), "{last:?} {f:?}");
+            }
+        }
         assert!(r.in_flight() <= 3);
         assert!(r.held_bytes() <= 70 << 10);
         at = end;
