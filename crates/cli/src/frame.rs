@@ -747,10 +747,38 @@ fn sv_json(apdu: &[u8]) -> Value {
     }
 }
 
+/// A frame `classify` refused. A layer-2 GOOSE or SV frame whose APDU is whole still shows it,
+/// as tshark does, so the reader sees which publisher and state the damaged frame carried:
+/// kelecho/IEC-61850-Studio's fixtures/pcap/goose.pcap has a "secured" frame whose 32 octets
+/// after the APDU are announced in Reserved2, not Reserved1 (malformed by IEC 62351-6), and it
+/// showed only the error.
+fn malformed_json(data: &[u8], e: &gander_sec::SecError) -> Value {
+    let mut o = json!({ "kind": "malformed", "error": e.to_string(), "len": data.len() });
+    let Some(c) = view::cut_l2(data) else {
+        return o;
+    };
+    o["appid"] = json!(c.appid);
+    let whole = gander_wire::cut_apdu::announced_len(c.apdu).filter(|&n| n <= c.apdu.len());
+    if let Some(n) = whole {
+        let key = if c.kind == view::Kind::Sv {
+            "sv"
+        } else {
+            "goose"
+        };
+        o[key] = if c.kind == view::Kind::Sv {
+            sv_json(&c.apdu[..n])
+        } else {
+            goose_json(&c.apdu[..n])
+        };
+        o["after_apdu"] = json!(c.apdu.len() - n);
+    }
+    o
+}
+
 fn show_frame(data: &[u8], profile: Profile) -> Value {
     let v = match view::classify(profile, data) {
         Ok(v) => v,
-        Err(e) => return json!({ "kind": "malformed", "error": e.to_string(), "len": data.len() }),
+        Err(e) => return malformed_json(data, &e),
     };
     let tags: Vec<Value> = (0..v.tags)
         .filter_map(|i| v.tag(i))

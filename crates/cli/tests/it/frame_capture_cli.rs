@@ -535,3 +535,33 @@ fn protect_reassembles_fragmented_rgoose_and_sends_it_in_fragments() {
     assert_eq!(verified.len(), 2, "{lines}");
     assert!(verified.iter().any(|l| l.contains("r-goose")), "{lines}");
 }
+
+/// kelecho/IEC-61850-Studio's fixtures/pcap/goose.pcap: a "secured" GOOSE frame whose 32
+/// octets after the APDU are announced in Reserved2 (Reserved1 0). IEC 62351-6 puts the
+/// extension's length in Reserved1, so the frame is malformed; tshark still decodes its APDU,
+/// and `frame show` showed only the error. It now shows the APDU (and how many octets follow).
+#[test]
+fn show_decodes_the_whole_apdu_of_a_malformed_goose_frame() {
+    let d = tempfile::tempdir().unwrap();
+    let mut g = gander_testkit::frames::goose_frame(
+        [0, 0x30, 0xa7, 1, 2, 3],
+        [1, 0x0c, 0xcd, 1, 0, 1],
+        None,
+        0x0001,
+        3,
+        0,
+    );
+    let len = u16::from_be_bytes([g[16], g[17]]) + 32;
+    g[16..18].copy_from_slice(&len.to_be_bytes());
+    g[20..22].copy_from_slice(&[0x00, 0x20]);
+    g.extend([0xab; 32]);
+    let f = d.path().join("kel.pcap");
+    std::fs::write(&f, pcap(1, &[g])).unwrap();
+    let (lines, err) = show_json(&f);
+    let o = &lines[0];
+    assert_eq!(o["kind"], "malformed", "{err} {o}");
+    assert!(o["error"].as_str().unwrap().contains("Reserved1"), "{o}");
+    assert_eq!(o["goose"]["stNum"], 3, "{o}");
+    assert_eq!(o["goose"]["gocbRef"], "GANDERIED/LLN0$GO$gcb01", "{o}");
+    assert_eq!(o["after_apdu"], 32, "{o}");
+}
