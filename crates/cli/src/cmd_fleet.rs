@@ -136,6 +136,11 @@ pub(crate) fn run(
                 b.inc(1);
             }
         }
+        Progress::Retried(r) => say(format!(
+            "  {}: unreachable in an earlier run ({}): probed again",
+            r.name,
+            r.error.as_deref().unwrap_or("no answer")
+        )),
         Progress::Done { row, done, total } => {
             say(format!(
                 "[{done}/{total}] {} {}: {}{} in {:.1} s",

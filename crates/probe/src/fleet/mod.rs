@@ -91,6 +91,10 @@ impl FleetOptions {
 pub enum Progress<'a> {
     /// A device is taken from the state file, not probed again.
     Resumed(&'a Row),
+    /// A device the state file has as unreachable: probed again (what an earlier run could not
+    /// reach may be back: a cable, a route, a device switched on), its new row replacing the
+    /// old one.
+    Retried(&'a Row),
     /// A device's probe ended; `done` of `total`.
     Done {
         /// The row.
@@ -150,10 +154,20 @@ pub fn sweep(
             done.insert(r.name.clone(), r);
         }
     }
+    let mut retried: BTreeMap<String, Row> = BTreeMap::new();
+    done.retain(|name, r| {
+        let again = r.outcome == row::RowOutcome::Unreachable;
+        if again {
+            retried.insert(name.clone(), r.clone());
+        }
+        !again
+    });
     let resumed = done.len();
     for t in targets {
         if let Some(r) = done.get(&t.name) {
             progress(Progress::Resumed(r));
+        } else if let Some(r) = retried.get(&t.name) {
+            progress(Progress::Retried(r));
         }
     }
     // One task per device (IED), its targets in file order.
@@ -309,13 +323,21 @@ mod tests {
         assert_eq!(r.rows[1].outcome, RowOutcome::Unreachable);
         assert!(!r.interrupted && r.pending.is_empty());
         assert_eq!(seen.len(), 2);
-        // Both rows are in the state file; a second sweep probes nothing again.
+        // Both rows are in the state file; a second sweep takes the timed-out one from it and
+        // tries the unreachable one again.
+        let mut events = Vec::new();
         let again = sweep(&targets, &BTreeMap::new(), vec![], &o, &mut |p| {
-            assert!(matches!(p, Progress::Resumed(_)), "{p:?}");
+            events.push(match p {
+                Progress::Resumed(r) => format!("resumed {}", r.name),
+                Progress::Retried(r) => format!("retried {}", r.name),
+                Progress::Done { row, .. } => format!("done {}", row.name),
+            });
         })
         .unwrap();
-        assert_eq!(again.resumed, 2);
-        assert_eq!(again.rows, r.rows);
+        assert_eq!(events, ["resumed slow", "retried gone", "done gone"]);
+        assert_eq!(again.resumed, 1);
+        assert_eq!(again.rows[0], r.rows[0]);
+        assert_eq!(again.rows[1].outcome, RowOutcome::Unreachable);
         let _ = std::fs::remove_dir_all(&dir);
         h.join().unwrap();
     }
