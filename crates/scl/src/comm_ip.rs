@@ -13,6 +13,7 @@
 
 use crate::error::{Position, SclError, SclErrorKind};
 use crate::parse::kids;
+use crate::xml::SclAttr;
 use roxmltree::Node;
 use std::net::IpAddr;
 
@@ -34,7 +35,7 @@ pub struct IpAccessPoint {
 /// The `P` value of `type` in `addr`, trimmed.
 pub(crate) fn p<'a>(addr: Node<'a, '_>, ty: &str) -> Option<&'a str> {
     kids(addr, "P")
-        .find(|n| n.attribute("type") == Some(ty))
+        .find(|n| n.scl_attr("type") == Some(ty))
         .and_then(|n| n.text())
         .map(str::trim)
         .filter(|s| !s.is_empty())
@@ -89,9 +90,9 @@ pub fn ip_access_points(text: &str) -> Result<Vec<IpAccessPoint>, SclError> {
     let mut out = Vec::new();
     for comm in kids(root, "Communication") {
         for sn in kids(comm, "SubNetwork") {
-            let subnetwork = sn.attribute("name").unwrap_or("").to_string();
+            let subnetwork = sn.scl_attr("name").unwrap_or("").to_string();
             for cap in kids(sn, "ConnectedAP") {
-                let (Some(ied), Some(ap)) = (cap.attribute("iedName"), cap.attribute("apName"))
+                let (Some(ied), Some(ap)) = (cap.scl_attr("iedName"), cap.scl_attr("apName"))
                 else {
                     continue;
                 };
@@ -158,6 +159,35 @@ mod tests {
         assert_eq!(v[1].port, None);
         assert_eq!(v[2].address.to_string(), "fd00::3");
         assert_eq!(v[2].port, Some(102));
+    }
+
+    /// The IOP 2019 multi-vendor SED (sureenapatnaik92/sampleProject's
+    /// `IOP_2019-09-26_LV_ED2_1_V12_XF.sed`) writes `<P xsi:type="tP_IP" type="IP">` for two of
+    /// its 38 access points: roxmltree's `attribute("type")` returned the first attribute of
+    /// that local name, `xsi:type`'s `tP_IP`, and `gander probe --scd` swept 36. SCL's own
+    /// attributes are the unqualified ones (`crate::xml::SclAttr`), in either order.
+    #[test]
+    fn an_xsi_type_beside_type_is_not_the_type() {
+        let t = scd(r#"
+<ConnectedAP iedName="MU1" apName="S1"><Address><P xsi:type="tP_IP" type="IP">10.11.1.15</P>
+  <P xsi:type="tP_MMS-Port" type="MMS-Port">3782</P></Address></ConnectedAP>
+<ConnectedAP iedName="C1" apName="S1"><Address><P type="IP" xsi:type="tP_IP">10.10.13.2</P></Address></ConnectedAP>"#)
+        .replace(
+            "<SCL xmlns=",
+            "<SCL xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\" xmlns=",
+        );
+        let v = ip_access_points(&t).unwrap();
+        let got: Vec<_> = v
+            .iter()
+            .map(|a| (a.ied.as_str(), a.address.to_string(), a.port))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("MU1", "10.11.1.15".to_string(), Some(3782)),
+                ("C1", "10.10.13.2".to_string(), None)
+            ]
+        );
     }
 
     #[test]

@@ -20,6 +20,7 @@
 use crate::comm_ip::{bad, p, position};
 use crate::error::{SclError, SclErrorKind};
 use crate::parse::{kids, SCL_NS};
+use crate::xml::SclAttr;
 use roxmltree::Node;
 use std::net::IpAddr;
 
@@ -99,7 +100,7 @@ pub fn routable_addresses(text: &str) -> Result<Vec<RoutableAddress>, SclError> 
     let mut out = Vec::new();
     for sn in kids(root, "Communication").flat_map(|c| kids(c, "SubNetwork")) {
         for cap in kids(sn, "ConnectedAP") {
-            let (Some(ied), Some(ap)) = (cap.attribute("iedName"), cap.attribute("apName")) else {
+            let (Some(ied), Some(ap)) = (cap.scl_attr("iedName"), cap.scl_attr("apName")) else {
                 continue;
             };
             let mut access_point_ip = None;
@@ -111,7 +112,7 @@ pub fn routable_addresses(text: &str) -> Result<Vec<RoutableAddress>, SclError> 
                 .chain(kids(cap, "SMV").map(|n| (RoutableKind::Smv, n)));
             for (kind, block) in blocks {
                 let (Some(ld_inst), Some(cb_name)) =
-                    (block.attribute("ldInst"), block.attribute("cbName"))
+                    (block.scl_attr("ldInst"), block.scl_attr("cbName"))
                 else {
                     continue;
                 };

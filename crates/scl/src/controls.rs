@@ -15,6 +15,7 @@ use crate::error::{SclError, SclErrorKind};
 use crate::model::DataSet;
 use crate::parse::{kids, Ctx};
 use crate::warning::Repair;
+use crate::xml::SclAttr;
 use roxmltree::Node;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -196,14 +197,14 @@ impl<'a, 'i> CommIndex<'a, 'i> {
         for comm in kids(root, "Communication") {
             for sn in kids(comm, "SubNetwork") {
                 for cap in kids(sn, "ConnectedAP") {
-                    let (Some(ied), Some(ap)) = (cap.attribute("iedName"), cap.attribute("apName"))
+                    let (Some(ied), Some(ap)) = (cap.scl_attr("iedName"), cap.scl_attr("apName"))
                     else {
                         continue;
                     };
                     for (tag, map) in [("GSE", &mut ix.gse), ("SMV", &mut ix.smv)] {
                         for g in kids(cap, tag) {
                             if let (Some(ld), Some(cb)) =
-                                (g.attribute("ldInst"), g.attribute("cbName"))
+                                (g.scl_attr("ldInst"), g.scl_attr("cbName"))
                             {
                                 map.entry((ied, ld, cb)).or_default().push((ap, g));
                             }
@@ -269,7 +270,7 @@ pub(crate) fn read_ln0(
         cx.repaired(
             e,
             Repair::ControlBlockLeftOut {
-                name: n.attribute("name").unwrap_or(unnamed).into(),
+                name: n.scl_attr("name").unwrap_or(unnamed).into(),
             },
         )
     };
@@ -336,7 +337,7 @@ fn data_set(
     name: &str,
     data_sets: &[DataSet],
 ) -> Result<Option<String>, SclError> {
-    match n.attribute("datSet").filter(|s| !s.is_empty()) {
+    match n.scl_attr("datSet").filter(|s| !s.is_empty()) {
         None => Ok(None),
         Some(ds) if data_sets.iter().any(|d| d.name == ds) => Ok(Some(ds.into())),
         Some(ds) => Err(cx.err(
@@ -350,7 +351,7 @@ fn data_set(
 }
 
 fn security(cx: &Ctx, n: Node, element: &'static str) -> Result<SecurityEnable, SclError> {
-    match n.attribute("securityEnable") {
+    match n.scl_attr("securityEnable") {
         None | Some("None") => Ok(SecurityEnable::None),
         Some("Signature") => Ok(SecurityEnable::Signature),
         Some("SignatureAndEncryption") => Ok(SecurityEnable::SignatureAndEncryption),
@@ -376,7 +377,7 @@ fn gse_control(
     const E: &str = "GSEControl";
     let name = cx.name(g, E, "name")?.to_string();
     let data_set = data_set(cx, g, &name, data_sets)?;
-    let gse_type = match g.attribute("type") {
+    let gse_type = match g.scl_attr("type") {
         None | Some("GOOSE") => GseType::Goose,
         Some("GSSE") => GseType::Gsse,
         Some(v) => {
@@ -433,7 +434,7 @@ fn sv_control(
     // Required attributes: read with req first so that absence is named as such.
     cx.req(s, E, "smpRate")?;
     cx.req(s, E, "nofASDU")?;
-    let smp_mod = match s.attribute("smpMod") {
+    let smp_mod = match s.scl_attr("smpMod") {
         None | Some("SmpPerPeriod") => SmpMod::SmpPerPeriod,
         Some("SmpPerSec") => SmpMod::SmpPerSec,
         Some("SecPerSmp") => SmpMod::SecPerSmp,
@@ -491,7 +492,7 @@ fn setting_control(cx: &Ctx, s: Node) -> Result<SettingControl, SclError> {
     cx.req(s, E, "numOfSGs")?;
     let num_of_sgs = cx.num(s, E, "numOfSGs", 1u8)?;
     let act_sg = cx.num(s, E, "actSG", 1u8)?;
-    let resv_tms = match s.attribute("resvTms") {
+    let resv_tms = match s.scl_attr("resvTms") {
         None => None,
         Some(_) => Some(cx.num(s, E, "resvTms", 0u16)?),
     };
@@ -547,7 +548,7 @@ fn address(cx: &Ctx, a: Node) -> Result<CommAddress, SclError> {
                 },
             )
         };
-        match p.attribute("type") {
+        match p.scl_attr("type") {
             Some("MAC-Address") => {
                 out.mac = Some(parse_mac(v).ok_or_else(|| {
                     bad("a MAC-Address is six hexadecimal octets joined by '-' (tP_MAC-Address)")
@@ -629,7 +630,7 @@ fn millis(cx: &Ctx, t: Node, element: &'static str) -> Result<u32, SclError> {
                 },
             )
         })?;
-    if let Some(m) = t.attribute("multiplier").filter(|m| *m != "m") {
+    if let Some(m) = t.scl_attr("multiplier").filter(|m| *m != "m") {
         return Err(cx.err(
             t,
             SclErrorKind::BadValue {

@@ -15,6 +15,7 @@ use crate::model::{DataNode, Fcda, Ied, LogicalNode, NodeKind};
 use crate::parse::Ctx;
 use crate::types::Fc;
 use crate::warning::Repair;
+use crate::xml::SclAttr;
 use roxmltree::Node;
 use std::collections::HashMap;
 
@@ -110,7 +111,7 @@ pub(crate) fn resolve(
     ds: &str,
     f: Node,
 ) -> Result<Fcda, SclError> {
-    let a = |k| f.attribute(k).unwrap_or("");
+    let a = |k| f.scl_attr(k).unwrap_or("");
     let fc_s = cx.req(f, "FCDA", "fc")?;
     let fc = Fc::from_scl(fc_s).ok_or_else(|| {
         cx.err(
@@ -135,7 +136,7 @@ pub(crate) fn resolve(
     } else {
         format!("{do_name}.{}", a("daName"))
     };
-    let written = f.attribute("ldInst").unwrap_or(here_inst);
+    let written = f.scl_attr("ldInst").unwrap_or(here_inst);
     let member = format!("{written}/{ln_name}.{path} [{fc_s}]");
     let err = |kind| cx.err(f, kind);
     let unknown = |why: String| {

@@ -12,6 +12,7 @@ use crate::error::{SclError, SclErrorKind};
 use crate::model::{DataSet, LogicalDevice, TrgOps};
 use crate::parse::{kids, Ctx};
 use crate::warning::Repair;
+use crate::xml::SclAttr;
 use roxmltree::Node;
 use serde::Serialize;
 
@@ -69,7 +70,7 @@ pub(crate) fn read(cx: &Ctx, ln: Node, data_sets: &[DataSet]) -> Result<LnLogs, 
                 cx.repaired(
                     e,
                     Repair::ControlBlockLeftOut {
-                        name: lc.attribute("name").unwrap_or("(unnamed)").into(),
+                        name: lc.scl_attr("name").unwrap_or("(unnamed)").into(),
                     },
                 );
                 continue;
@@ -90,7 +91,7 @@ pub(crate) fn read(cx: &Ctx, ln: Node, data_sets: &[DataSet]) -> Result<LnLogs, 
         // The schema lets a Log go without a name (the LN's default log); libiec61850's model
         // generator calls it GeneralLog, and an LCB without logName writes to it.
         let name = l
-            .attribute("name")
+            .scl_attr("name")
             .filter(|s| !s.is_empty())
             .unwrap_or(GENERAL_LOG);
         if out.logs.iter().any(|x| x == name) {
@@ -111,7 +112,7 @@ pub(crate) fn read(cx: &Ctx, ln: Node, data_sets: &[DataSet]) -> Result<LnLogs, 
 fn one(cx: &Ctx, lc: Node, data_sets: &[DataSet]) -> Result<LogControl, SclError> {
     const E: &str = "LogControl";
     let name = cx.name(lc, E, "name")?.to_string();
-    let data_set = match lc.attribute("datSet").filter(|s| !s.is_empty()) {
+    let data_set = match lc.scl_attr("datSet").filter(|s| !s.is_empty()) {
         None => None,
         Some(ds) if data_sets.iter().any(|d| d.name == ds) => Some(ds.to_string()),
         Some(ds) => {
@@ -139,21 +140,21 @@ fn one(cx: &Ctx, lc: Node, data_sets: &[DataSet]) -> Result<LogControl, SclError
     };
     let log_ln = format!(
         "{}{}{}",
-        lc.attribute("prefix").unwrap_or(""),
-        lc.attribute("lnClass")
+        lc.scl_attr("prefix").unwrap_or(""),
+        lc.scl_attr("lnClass")
             .filter(|s| !s.is_empty())
             .unwrap_or("LLN0"),
-        lc.attribute("lnInst").unwrap_or("")
+        lc.scl_attr("lnInst").unwrap_or("")
     );
     Ok(LogControl {
         name,
         data_set,
         log_ld_inst: lc
-            .attribute("ldInst")
+            .scl_attr("ldInst")
             .filter(|s| !s.is_empty())
             .map(str::to_string),
         log_ln,
-        log_name: lc.attribute("logName").unwrap_or("").trim().to_string(),
+        log_name: lc.scl_attr("logName").unwrap_or("").trim().to_string(),
         log_ref: String::new(),
         trg_ops,
         intg_pd: cx.num(lc, E, "intgPd", 0u32)?,

@@ -16,6 +16,7 @@ use crate::error::{Position, SclError, SclErrorKind};
 use crate::model::*;
 use crate::types::{BasicType, Fc};
 use crate::warning::{Diag, Repair};
+use crate::xml::SclAttr;
 use roxmltree::Node;
 use std::collections::HashMap;
 
@@ -95,7 +96,7 @@ impl<'i> Ctx<'i> {
         element: &'static str,
         attribute: &'static str,
     ) -> Result<&'n str, SclError> {
-        n.attribute(attribute)
+        n.scl_attr(attribute)
             .ok_or_else(|| self.err(n, SclErrorKind::MissingAttribute { element, attribute }))
     }
 
@@ -147,7 +148,7 @@ impl<'i> Ctx<'i> {
         attribute: &'static str,
         default: T,
     ) -> Result<T, SclError> {
-        match n.attribute(attribute) {
+        match n.scl_attr(attribute) {
             None => Ok(default),
             Some(v) => v.trim().parse().map_err(|_| {
                 self.err(
@@ -170,7 +171,7 @@ impl<'i> Ctx<'i> {
         attribute: &'static str,
         default: bool,
     ) -> Result<bool, SclError> {
-        match n.attribute(attribute) {
+        match n.scl_attr(attribute) {
             None => Ok(default),
             // xs:boolean.
             Some("true") | Some("1") => Ok(true),
@@ -315,7 +316,7 @@ impl<'a, 'i> Resolver<'_, 'a, 'i, '_> {
                     e,
                     Repair::ComponentLeftOut {
                         element,
-                        name: c.attribute("name").unwrap_or("(unnamed)").into(),
+                        name: c.scl_attr("name").unwrap_or("(unnamed)").into(),
                         parent,
                     },
                 );
@@ -432,7 +433,7 @@ impl<'a, 'i> Resolver<'_, 'a, 'i, '_> {
             )
         })?;
         let count = self.cx.num(c, element, "count", 0u32)?;
-        let type_id = c.attribute("type");
+        let type_id = c.scl_attr("type");
         let mut children = Vec::new();
         let mut value = None;
         let mut group_values = Vec::new();
@@ -503,7 +504,7 @@ pub(crate) fn read(text: &str) -> Result<(Vec<Ied>, Vec<crate::RefusedIed>), Scl
     let mut ieds: Vec<Ied> = Vec::new();
     let mut refused: Vec<crate::RefusedIed> = Vec::new();
     for ied in kids(root, "IED") {
-        let name = ied.attribute("name").unwrap_or("(unnamed)");
+        let name = ied.scl_attr("name").unwrap_or("(unnamed)");
         // Each IED's warnings are its own; a file-wide quirk is said on every IED, since
         // every IED was read under it.
         cx.diag.take();
@@ -573,7 +574,7 @@ fn read_ied<'a, 'i>(
                 ),
                 Repair::LDeviceOutsideServer {
                     access_point: ap_name.into(),
-                    ld: ld.attribute("inst").unwrap_or("?").into(),
+                    ld: ld.scl_attr("inst").unwrap_or("?").into(),
                 },
             );
         }
@@ -597,7 +598,7 @@ fn read_ied<'a, 'i>(
             for ld in kids(server, "LDevice") {
                 let inst = cx.req(ld, "LDevice", "inst")?;
                 let domain = ld
-                    .attribute("ldName")
+                    .scl_attr("ldName")
                     .map(str::to_string)
                     .unwrap_or_else(|| format!("{name}{inst}"));
                 if lds.iter().any(|l: &LogicalDevice| l.domain == domain) {
@@ -671,8 +672,8 @@ fn read_ied<'a, 'i>(
     crate::log_control::resolve_log_refs(&name, &mut lds);
     let mut out = Ied {
         name,
-        manufacturer: ied.attribute("manufacturer").map(str::to_string),
-        ied_type: ied.attribute("type").map(str::to_string),
+        manufacturer: ied.scl_attr("manufacturer").map(str::to_string),
+        ied_type: ied.scl_attr("type").map(str::to_string),
         logical_devices: lds,
         warnings: Vec::new(),
     };
@@ -705,12 +706,12 @@ fn read_ln<'a, 'i>(
         } else {
             cx.req(ln, tag, "inst")?
         };
-        let name = format!("{}{ln_class}{inst}", ln.attribute("prefix").unwrap_or(""));
+        let name = format!("{}{ln_class}{inst}", ln.scl_attr("prefix").unwrap_or(""));
         cx.check_name(ln, tag, "prefix, lnClass and inst", &name)?;
         let (_, ty) = r.lookup(ln, &t.ln, "LNodeType", ln_type)?;
         Ok((ln_class, ln_type, name, ty))
     })();
-    if let (Ok((_, _, name, _)), "LN", Some("")) = (&head, tag, ln.attribute("inst")) {
+    if let (Ok((_, _, name, _)), "LN", Some("")) = (&head, tag, ln.scl_attr("inst")) {
         cx.repaired(
             cx.err(
                 ln,
@@ -729,9 +730,9 @@ fn read_ln<'a, 'i>(
         Err(e) => {
             let known = format!(
                 "{}{}{}",
-                ln.attribute("prefix").unwrap_or(""),
-                ln.attribute("lnClass").unwrap_or("?"),
-                ln.attribute("inst").unwrap_or("")
+                ln.scl_attr("prefix").unwrap_or(""),
+                ln.scl_attr("lnClass").unwrap_or("?"),
+                ln.scl_attr("inst").unwrap_or("")
             );
             cx.repaired(
                 e,

@@ -13,6 +13,7 @@ use crate::error::{SclError, SclErrorKind};
 use crate::model::{DataSet, OptFields, ReportControl, TrgOps};
 use crate::parse::{kids, Ctx};
 use crate::warning::Repair;
+use crate::xml::SclAttr;
 use roxmltree::Node;
 
 /// The report control blocks of `ln`, whose data sets are `data_sets`.
@@ -27,7 +28,7 @@ pub(crate) fn read_all(
             cx.repaired(
                 e,
                 Repair::ControlBlockLeftOut {
-                    name: rc.attribute("name").unwrap_or("(unnamed)").into(),
+                    name: rc.scl_attr("name").unwrap_or("(unnamed)").into(),
                 },
             )
         };
@@ -74,11 +75,11 @@ pub(crate) fn read(cx: &Ctx, rc: Node) -> Result<ReportControl, SclError> {
     const E: &str = "ReportControl";
     let name = cx.name(rc, E, "name")?.to_string();
     let rpt_id = rc
-        .attribute("rptID")
+        .scl_attr("rptID")
         .filter(|s| !s.is_empty())
         .map(str::to_string);
     let data_set = rc
-        .attribute("datSet")
+        .scl_attr("datSet")
         .filter(|s| !s.is_empty())
         .map(str::to_string);
     cx.req(rc, E, "confRev")?;

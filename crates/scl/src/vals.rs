@@ -12,6 +12,7 @@ use crate::model::{DataNode, GroupValue, NodeKind};
 use crate::parse::{kids, Ctx, Templates};
 use crate::types::BasicType;
 use crate::warning::Repair;
+use crate::xml::SclAttr;
 use roxmltree::Node;
 
 /// The `Val` children of a DA, BDA or DAI: the value without `sGroup` and the value of each
@@ -94,7 +95,7 @@ fn one(
             },
         },
     };
-    let Some(g) = v.attribute("sGroup") else {
+    let Some(g) = v.scl_attr("sGroup") else {
         return Ok((None, value));
     };
     let bad = |why| {
@@ -124,7 +125,7 @@ fn one(
 pub(crate) fn first_ord(et: Node) -> String {
     kids(et, "EnumVal")
         .next()
-        .map(|v| v.attribute("ord").unwrap_or("0").trim().to_string())
+        .map(|v| v.scl_attr("ord").unwrap_or("0").trim().to_string())
         .unwrap_or_else(|| "0".into())
 }
 
@@ -136,7 +137,7 @@ fn enum_ord(cx: &Ctx, at: Node, et: Node, literal: &str) -> Result<String, SclEr
     }
     kids(et, "EnumVal")
         .find(|v| v.text().unwrap_or("").trim() == literal)
-        .map(|v| v.attribute("ord").unwrap_or("0").trim().to_string())
+        .map(|v| v.scl_attr("ord").unwrap_or("0").trim().to_string())
         .ok_or_else(|| {
             cx.err(
                 at,
@@ -167,7 +168,7 @@ pub(crate) fn apply_instance_values(
                 "DAI" => "DAI",
                 _ => continue,
             };
-            let Some(name) = c.attribute("name") else {
+            let Some(name) = c.scl_attr("name") else {
                 continue;
             };
             let Some(target) = nodes.iter_mut().find(|d| d.name == name) else {

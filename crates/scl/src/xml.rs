@@ -20,6 +20,25 @@ use roxmltree::{Document, ParsingOptions};
 use crate::error::{Position, SclError, SclErrorKind};
 use crate::warning::Repair;
 
+/// An SCL attribute: one without a namespace (IEC 61850-6's schema declares its attributes
+/// unqualified). roxmltree's `Node::attribute("type")` matches the local name in any
+/// namespace, and returns the first: `<P xsi:type="tP_IP" type="IP">`, which tools write
+/// (the IOP 2019 multi-vendor SED's Communication section, a SEL/Novatech merging unit and
+/// client), read as type `tP_IP`, so the IED's IP address was not found and the sweep of the
+/// SCD left it out. Every attribute gander-scl reads goes through this.
+pub(crate) trait SclAttr<'a> {
+    /// The value of the unqualified attribute `name`.
+    fn scl_attr(&self, name: &str) -> Option<&'a str>;
+}
+
+impl<'a, 'input: 'a> SclAttr<'a> for roxmltree::Node<'a, 'input> {
+    fn scl_attr(&self, name: &str) -> Option<&'a str> {
+        self.attributes()
+            .find(|a| a.namespace().is_none() && a.name() == name)
+            .map(|a| a.value())
+    }
+}
+
 /// At most this many prefixes are declared for a file (each costs a parse of the whole text).
 const MAX_DECLARED: usize = 8;
 
