@@ -760,16 +760,12 @@ fn malformed_json(data: &[u8], e: &gander_sec::SecError) -> Value {
     o["appid"] = json!(c.appid);
     let whole = gander_wire::cut_apdu::announced_len(c.apdu).filter(|&n| n <= c.apdu.len());
     if let Some(n) = whole {
-        let key = if c.kind == view::Kind::Sv {
-            "sv"
+        let (key, apdu) = if c.kind == view::Kind::Sv {
+            ("sv", sv_json(&c.apdu[..n]))
         } else {
-            "goose"
+            ("goose", goose_json(&c.apdu[..n]))
         };
-        o[key] = if c.kind == view::Kind::Sv {
-            sv_json(&c.apdu[..n])
-        } else {
-            goose_json(&c.apdu[..n])
-        };
+        o[key] = apdu;
         o["after_apdu"] = json!(c.apdu.len() - n);
     }
     o
