@@ -87,10 +87,15 @@ def scd(count: int, base: str, variant: set[str], ports: dict[str, int]) -> str:
     caps = []
     for i, n in enumerate(names):
         port = f'<P type="MMS-Port">{ports[n]}</P>' if n in ports else ""
-        caps.append(f'<ConnectedAP iedName="{n}" apName="S1"><Address><P type="IP">{first + i}</P>'
+        # Every other access point writes its P elements with xsi:type first, as tools do (the
+        # IOP 2019 multi-vendor SED): an SCL reader that takes xsi:type for the P's type misses
+        # those addresses (gander-scl did, docs/scl.md "Attributes in other namespaces").
+        xsi = ' xsi:type="tP_IP"' if i % 2 else ""
+        caps.append(f'<ConnectedAP iedName="{n}" apName="S1"><Address><P{xsi} type="IP">{first + i}</P>'
                     f'<P type="IP-SUBNET">255.255.0.0</P><P type="OSI-TSEL">0001</P>{port}</Address></ConnectedAP>')
     return ('<?xml version="1.0" encoding="UTF-8"?>\n'
-            '<SCL xmlns="http://www.iec.ch/61850/2003/SCL" version="2007" revision="B" release="4">\n'
+            '<SCL xmlns="http://www.iec.ch/61850/2003/SCL" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"'
+            ' version="2007" revision="B" release="4">\n'
             '<Header id="gander-fleet-fixture"/>\n'
             f'<Communication><SubNetwork name="StationBus" type="8-MMS">{"".join(caps)}</SubNetwork></Communication>\n'
             + "\n".join(ied(n, i, n in variant) for i, n in enumerate(names))

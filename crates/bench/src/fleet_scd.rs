@@ -140,7 +140,7 @@ fn ied(out: &mut String, i: usize) {
 /// The SCD of `count` IEDs at `addr(i)`, those of `tls` (indices) on [`TLS_PORT`].
 pub fn scd(count: usize, addr: impl Fn(usize) -> Ipv4Addr, tls: &BTreeSet<usize>) -> String {
     let mut s = String::from(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<SCL xmlns=\"http://www.iec.ch/61850/2003/SCL\" version=\"2007\" revision=\"B\" release=\"4\">\n<Header id=\"gander-bench-fleet\"/>\n<Communication><SubNetwork name=\"StationBus\" type=\"8-MMS\">",
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<SCL xmlns=\"http://www.iec.ch/61850/2003/SCL\" xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\" version=\"2007\" revision=\"B\" release=\"4\">\n<Header id=\"gander-bench-fleet\"/>\n<Communication><SubNetwork name=\"StationBus\" type=\"8-MMS\">",
     );
     for i in 0..count {
         let port = if tls.contains(&i) {
@@ -148,9 +148,16 @@ pub fn scd(count: usize, addr: impl Fn(usize) -> Ipv4Addr, tls: &BTreeSet<usize>
         } else {
             String::new()
         };
+        // Every other access point writes xsi:type first, as tools do (the IOP 2019
+        // multi-vendor SED; docs/scl.md, "Attributes in other namespaces").
+        let xsi = if i % 2 == 1 {
+            r#" xsi:type="tP_IP""#
+        } else {
+            ""
+        };
         let _ = write!(
             s,
-            r#"<ConnectedAP iedName="{}" apName="S1"><Address><P type="IP">{}</P><P type="IP-SUBNET">255.255.0.0</P><P type="OSI-TSEL">0001</P>{port}</Address></ConnectedAP>"#,
+            r#"<ConnectedAP iedName="{}" apName="S1"><Address><P{xsi} type="IP">{}</P><P type="IP-SUBNET">255.255.0.0</P><P type="OSI-TSEL">0001</P>{port}</Address></ConnectedAP>"#,
             name(i),
             addr(i)
         );
