@@ -98,11 +98,18 @@ impl KeyPair {
                 if y <= one || y >= pm1 {
                     return Err(Phase1Error::InvalidKe);
                 }
-                let s = dh.compute_key(&y).map_err(|_| Phase1Error::InvalidKe)?;
-                let mut out = Zeroizing::new(vec![0u8; MODP2048_LEN]);
-                let n = s.len().min(MODP2048_LEN);
-                out[MODP2048_LEN - n..].copy_from_slice(&s[s.len() - n..]);
-                Ok(out)
+                // g^xy mod p, written as the prime's 256 octets. Not `Dh::compute_key`: it
+                // returns OpenSSL's DH_compute_key buffer whole, ignoring the length that
+                // function returns, so a secret whose top octet is zero (1 handshake in 256)
+                // came out shifted left with a zero appended, and the phase-1 keys differed
+                // from the peer's (strongSwan: "invalid ID_V1 payload length, decryption
+                // failed?" on message 5). The private exponent carries BN_FLG_CONSTTIME from
+                // key generation, so BN_mod_exp takes the constant-time path as
+                // DH_compute_key does.
+                let mut ctx = BigNumContext::new()?;
+                let mut s = BigNum::new()?;
+                s.mod_exp(&y, dh.private_key(), dh.prime_p(), &mut ctx)?;
+                Ok(Zeroizing::new(s.to_vec_padded(MODP2048_LEN as i32)?))
             }
             Inner::Ec(key) => {
                 let (nid, coord) = curve(self.group).ok_or(Phase1Error::Crypto("group"))?;
@@ -159,5 +166,33 @@ mod tests {
         let mut one = vec![0u8; 256];
         one[255] = 1;
         assert_eq!(a.shared(&one).unwrap_err(), Phase1Error::InvalidKe);
+    }
+
+    /// A MODP secret whose top octet is zero (about 1 exchange in 256): it is the 256-octet
+    /// big-endian g^xy, as an independent computation gives it, on both sides. With
+    /// `Dh::compute_key` it came out shifted (the strongSwan interop tests failed now and
+    /// then with "decryption failed" on message 5).
+    #[test]
+    fn a_modp_secret_with_a_leading_zero_octet_is_padded_not_shifted() {
+        let p = BigNum::get_rfc3526_prime_2048().unwrap();
+        let mut ctx = BigNumContext::new().unwrap();
+        for _ in 0..4096 {
+            let a = KeyPair::generate(Group::Modp2048).unwrap();
+            let b = KeyPair::generate(Group::Modp2048).unwrap();
+            let s = a.shared(b.public()).unwrap();
+            if s[0] != 0 {
+                continue;
+            }
+            let Inner::Modp(dh) = &a.inner else {
+                unreachable!()
+            };
+            let mut want = BigNum::new().unwrap();
+            let y = BigNum::from_slice(b.public()).unwrap();
+            want.mod_exp(&y, dh.private_key(), &p, &mut ctx).unwrap();
+            assert_eq!(&s[..], &want.to_vec_padded(256).unwrap()[..]);
+            assert_eq!(s, b.shared(a.public()).unwrap());
+            return;
+        }
+        panic!("no secret with a leading zero octet in 4096 exchanges");
     }
 }
