@@ -72,6 +72,7 @@ lint:
 ## is logged to out/test-stages.log (seconds since the epoch), to keep the whole within its budget.
 STAGE := scripts/test_stage.sh
 test:
+	scripts/check_disk.sh $(TARGET_DIR)
 	$(STAGE) begin
 	$(MAKE) --no-print-directory setup venv cref
 	$(MAKE) --no-print-directory test-stages || { scripts/background.sh stop cross-build; exit 1; }
