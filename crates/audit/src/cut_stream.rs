@@ -175,7 +175,7 @@ impl Auditor<'_> {
         let Some(counters) = counters.filter(|_| believed) else {
             s.refused_since_trusted = s.refused_since_trusted.saturating_add(1);
             if believed {
-                s.arrivals.add(ts);
+                s.arrived(no, ts);
             }
             return Some(false);
         };
@@ -184,7 +184,7 @@ impl Auditor<'_> {
             Counters::Sv(n) => sv_event(s, f, i, no, (ts, recorded), n),
         };
         if in_order {
-            s.arrivals.add(ts);
+            s.arrived(no, ts);
             s.last_recorded = recorded;
         }
         s.refused_since_trusted = 0;

@@ -408,7 +408,7 @@ impl<'k> Auditor<'k> {
             }
         }
         if in_order {
-            s.arrivals.add(ts);
+            s.arrived(no, ts);
             s.last_recorded = recorded;
         }
         s.refused_since_trusted = 0;
@@ -537,17 +537,28 @@ fn simulation_seen(
     });
 }
 
-/// timeAllowedtoLive of a GOOSE stream's frame before bounds the wait for the one arriving at
-/// `ts` (IEC 61850-8-1 §18.1.2.5).
-fn tal_check(s: &Stream, f: &mut Findings, i: usize, no: u64, ts: u64) {
-    if let (Some(tal), Some(prev)) = (s.tal_ms, s.arrivals.last_ns()) {
-        let gap = ts.saturating_sub(prev);
-        if tal > 0 && gap > u64::from(tal) * 1_000_000 {
-            f.add("goose-tal-exceeded", Severity::Medium, Some((i, s.uid.as_str())), no, ts, || {
-                format!("{:.1} ms since the frame before, whose timeAllowedtoLive was {tal} ms (IEC 61850-8-1 §18.1.2.5)", gap as f64 / 1e6)
-            });
-        }
+/// The timeAllowedtoLive of a GOOSE stream's last frame in order bounds the wait for the next
+/// (IEC 61850-8-1 §18.1.2.5): a frame arriving at `ts` after it ran out shows that a subscriber
+/// following the stream took the publisher as lost. Reported once per expiry, against the last
+/// frame in order: after an injection moved the counters on (a public attack trace, JiweiTian/
+/// bro-goose `AttackTrace3.pcapng`, stNum 2 injected over a publisher at stNum 1), the
+/// publisher's own frames are out of order and the wait that runs out is the injected frame's.
+fn tal_check(s: &mut Stream, f: &mut Findings, i: usize, no: u64, ts: u64) {
+    let (Some((prev_no, Some(tal))), Some(prev)) = (s.last_arrival, s.arrivals.last_ns()) else {
+        return;
+    };
+    let gap = ts.saturating_sub(prev);
+    if s.tal_reported || tal == 0 || gap <= u64::from(tal) * 1_000_000 {
+        return;
     }
+    s.tal_reported = true;
+    let counters = match s.goose.last() {
+        Some((st, sq)) => format!(" (stNum {st} sqNum {sq})"),
+        None => String::new(),
+    };
+    f.add("goose-tal-exceeded", Severity::Medium, Some((i, s.uid.as_str())), no, ts, || {
+        format!("no frame in order for {:.1} ms after frame {prev_no}{counters}, whose timeAllowedtoLive was {tal} ms: a subscriber takes the publisher as lost (IEC 61850-8-1 §18.1.2.5)", gap as f64 / 1e6)
+    });
 }
 
 impl Auditor<'_> {

@@ -125,6 +125,12 @@ pub struct Stream {
     pub simulation: bool,
     /// Inter-arrival times.
     pub arrivals: Arrivals,
+    /// The last frame taken as an arrival (in order): its number and the timeAllowedtoLive
+    /// it carried, which bounds the wait for the next one (IEC 61850-8-1 §18.1.2.5).
+    pub last_arrival: Option<(u64, Option<u32>)>,
+    /// Whether the wait after `last_arrival` was already reported as exceeded: later frames out
+    /// of order (an injection that moved the counters on) do not expire it again.
+    pub tal_reported: bool,
     /// GOOSE counters.
     pub goose: GooseSeq,
     /// SV counters.
@@ -179,6 +185,8 @@ impl Stream {
             synch: [0; 3],
             simulation: false,
             arrivals: Arrivals::default(),
+            last_arrival: None,
+            tal_reported: false,
             goose: GooseSeq::default(),
             sv: SvSeq::default(),
             state_change_ns: Vec::new(),
@@ -186,6 +194,14 @@ impl Stream {
             cut: 0,
             last_recorded: (0, crate::Recorded::default()),
         }
+    }
+
+    /// Frame `no`, captured at `ts_ns`, taken as an arrival: the inter-arrival statistics and
+    /// the wait its timeAllowedtoLive (`tal_ms`, the stream's latest) opens.
+    pub fn arrived(&mut self, no: u64, ts_ns: u64) {
+        self.arrivals.add(ts_ns);
+        self.last_arrival = Some((no, self.tal_ms));
+        self.tal_reported = false;
     }
 
     /// The inventory row.

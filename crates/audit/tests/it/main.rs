@@ -9,3 +9,4 @@ mod mms_tls;
 mod scd;
 mod scd_routable;
 mod shared_appid;
+mod tal;
