@@ -1,6 +1,7 @@
 //! `gander frame show|verify|protect` over pcap/pcapng captures.
 
 use crate::pcap_io::PcapOut;
+use crate::show_goose::goose_json;
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use gander_capture::{Capture, CaptureReader, Frame, Reassembly};
@@ -9,7 +10,6 @@ use gander_sec::frame::{protect_frame, CaptureVerifier, Outcome, Verdict};
 use gander_sec::spdu::RandomIv;
 use gander_sec::view::{self, Content, CutFrame};
 use gander_sec::{default_provider, KeyStore, Profile};
-use gander_wire::goose::GoosePdu;
 use gander_wire::l2_frame::L2Frame;
 use gander_wire::spdu::{parse_elements, SessionPdu};
 use gander_wire::sv::SavPdu;
@@ -705,26 +705,6 @@ fn written_orig_len(p: &gander_capture::Packet<'_>) -> u32 {
     u32::try_from(p.data.len())
         .unwrap_or(u32::MAX)
         .saturating_add(missing)
-}
-
-fn goose_json(apdu: &[u8]) -> Value {
-    match GoosePdu::parse(apdu) {
-        Ok(g) => json!({
-            "gocbRef": g.gocb_ref,
-            "timeAllowedtoLive": g.time_allowed_to_live,
-            "datSet": g.dat_set,
-            "goID": g.go_id,
-            "t": hex::encode(g.t),
-            "stNum": g.st_num,
-            "sqNum": g.sq_num,
-            "simulation": g.simulation,
-            "confRev": g.conf_rev,
-            "ndsCom": g.nds_com,
-            "numDatSetEntries": g.num_dat_set_entries,
-            "allData": g.all_data.iter().map(|d| format!("{d:?}")).collect::<Vec<_>>(),
-        }),
-        Err(e) => json!({ "error": e.to_string(), "bytes": apdu.len() }),
-    }
 }
 
 fn sv_json(apdu: &[u8]) -> Value {

@@ -27,6 +27,7 @@ mod frame;
 mod gdoi_member;
 mod pcap_io;
 mod protect_fragments;
+mod show_goose;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

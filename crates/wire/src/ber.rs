@@ -362,14 +362,18 @@ pub fn encode_u64(v: u64) -> IntBytes {
     }
 }
 
-/// Decode a two's-complement INTEGER of one to eight octets. Non-minimal encodings are
-/// accepted (BER allows them in practice; X.690 8.3.2 is a DER-style rule many IEDs break).
+/// Decode a two's-complement INTEGER whose value fits in 64 bits. Non-minimal encodings are
+/// accepted (BER allows them in practice; X.690 8.3.2 is a DER-style rule many IEDs break),
+/// longer than eight octets too when the extra leading octets only repeat the sign: tshark
+/// reads kit-dsn/zeek-goose-analyzer's `integer.pcap` value `85 09 00 .. 00 2a` as 42, and so
+/// does this.
 #[inline]
 pub fn decode_i64(bytes: &[u8], what: &'static str) -> Result<i64> {
     if bytes.is_empty() {
         // X.690 8.3.1: one or more octets.
         return Err(Error::BadLength { what, value: 0 });
     }
+    let bytes = without_sign_octets(bytes, 8);
     if bytes.len() > 8 {
         return Err(Error::BadValue {
             what,
@@ -380,7 +384,22 @@ pub fn decode_i64(bytes: &[u8], what: &'static str) -> Result<i64> {
     Ok(bytes.iter().fold(init, |acc, &b| (acc << 8) | b as i64))
 }
 
-/// Decode a non-negative INTEGER of one to nine octets (nine only with a leading zero).
+/// `bytes` (two's complement) without leading octets that only repeat the sign (0x00 before
+/// an octet whose top bit is clear, 0xFF before one whose top bit is set), while it is longer
+/// than `keep` octets.
+fn without_sign_octets(mut bytes: &[u8], keep: usize) -> &[u8] {
+    while bytes.len() > keep {
+        match bytes {
+            [0x00, next, ..] if next & 0x80 == 0 => bytes = &bytes[1..],
+            [0xff, next, ..] if next & 0x80 != 0 => bytes = &bytes[1..],
+            _ => break,
+        }
+    }
+    bytes
+}
+
+/// Decode a non-negative INTEGER whose value fits in 64 bits: up to eight value octets after
+/// any number of leading zero octets (nine octets are needed for values from 2^63).
 #[inline]
 pub fn decode_u64(bytes: &[u8], what: &'static str) -> Result<u64> {
     if bytes.is_empty() {
@@ -392,22 +411,16 @@ pub fn decode_u64(bytes: &[u8], what: &'static str) -> Result<u64> {
             detail: "negative value for an unsigned integer",
         });
     }
-    let digits = if bytes.len() == 9 {
-        if bytes[0] != 0 {
-            return Err(Error::BadValue {
-                what,
-                detail: "integer wider than 64 bits",
-            });
-        }
-        &bytes[1..]
-    } else if bytes.len() > 9 {
+    let mut digits = bytes;
+    while digits.len() > 8 && digits[0] == 0 {
+        digits = &digits[1..];
+    }
+    if digits.len() > 8 {
         return Err(Error::BadValue {
             what,
             detail: "integer wider than 64 bits",
         });
-    } else {
-        bytes
-    };
+    }
     Ok(digits.iter().fold(0u64, |acc, &b| (acc << 8) | b as u64))
 }
 
@@ -487,6 +500,32 @@ fn all_visible(bytes: &[u8]) -> bool {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// Leading octets that repeat the sign do not make an INTEGER wider (kit-dsn/
+    /// zeek-goose-analyzer `integer.pcap`: 42 in nine octets); a value that needs more than
+    /// 64 bits is still refused.
+    #[test]
+    fn integers_longer_than_eight_octets_that_fit() {
+        let nine_42 = [0, 0, 0, 0, 0, 0, 0, 0, 0x2a];
+        assert_eq!(decode_i64(&nine_42, "i"), Ok(42));
+        assert_eq!(decode_u64(&nine_42, "u"), Ok(42));
+        let ten_minus_2: Vec<u8> = [0xff; 10].into_iter().chain([0xfe]).collect();
+        assert_eq!(decode_i64(&ten_minus_2, "i"), Ok(-2));
+        let i64_min = [0xff, 0x80, 0, 0, 0, 0, 0, 0, 0];
+        assert_eq!(decode_i64(&i64_min, "i"), Ok(i64::MIN));
+        // 2^63 as a signed value needs 65 bits; as an unsigned one it fits.
+        let two_63 = [0, 0x80, 0, 0, 0, 0, 0, 0, 0];
+        assert!(decode_i64(&two_63, "i").is_err());
+        assert_eq!(decode_u64(&two_63, "u"), Ok(1 << 63));
+        assert_eq!(
+            decode_u64(&[0, 0, 0x80, 0, 0, 0, 0, 0, 0, 0], "u"),
+            Ok(1 << 63)
+        );
+        assert!(decode_u64(&[1, 0, 0, 0, 0, 0, 0, 0, 0], "u").is_err());
+        assert!(decode_i64(&[0x01, 0, 0, 0, 0, 0, 0, 0, 0], "i").is_err());
+        assert!(decode_i64(&[0xfe, 0xff, 0, 0, 0, 0, 0, 0, 0], "i").is_err());
+        assert!(decode_i64(&[], "i").is_err());
+    }
 
     #[test]
     fn short_and_long_lengths() {
@@ -589,7 +628,8 @@ mod tests {
         assert_eq!(decode_u64(&[0, 0, 5], "u").unwrap(), 5);
         assert!(decode_u64(&[0x80], "u").is_err());
         assert!(decode_u64(&[1, 0, 0, 0, 0, 0, 0, 0, 0], "u").is_err());
-        assert!(decode_i64(&[0; 9], "i").is_err());
+        // Leading octets that repeat the sign are accepted at any length (see below).
+        assert_eq!(decode_i64(&[0; 9], "i"), Ok(0));
         assert!(decode_i64(&[], "i").is_err());
         assert_eq!(decode_i64(&[0xff, 0xff], "i").unwrap(), -1);
         assert!(decode_u32(&[1, 0, 0, 0, 0], "u").is_err());

@@ -466,6 +466,16 @@ impl<'a> Leaf<'a> {
                 })?;
                 Leaf::UtcTime(b)
             }
+            // [1] array and [2] structure are SEQUENCE OF / SEQUENCE: constructed (X.690
+            // 8.10.1, 8.12.1). In primitive form (kit-dsn/zeek-goose-analyzer's
+            // `all_arrays.pcap` sends 0x81) they are no Data; tshark, which ignores the form
+            // bit, reads them as arrays, libiec61850's subscriber refuses them as gander does.
+            0x81 | 0x82 => {
+                return Err(Error::BadValue {
+                    what: "Data",
+                    detail: "array [1] or structure [2] in primitive form (0x81/0x82): they are constructed (0xa1/0xa2, X.690 8.10.1)",
+                })
+            }
             other => {
                 return Err(Error::UnknownTag {
                     what: "Data",
@@ -677,6 +687,21 @@ pub(crate) mod tests {
             out.extend(groups.iter().rev());
         }
         out
+    }
+
+    /// kit-dsn/zeek-goose-analyzer's test traces: an integer in nine octets whose first only
+    /// repeats the sign is 42, as tshark reads it; an array in primitive form is refused with
+    /// the reason, as libiec61850's subscriber refuses it (unknown tag).
+    #[test]
+    fn long_integers_that_fit_and_primitive_arrays() {
+        let nine = [0x85, 0x09, 0, 0, 0, 0, 0, 0, 0, 0, 0x2a];
+        assert_eq!(Data::parse(&nine), Ok(Data::Integer(42)));
+        assert_eq!(check_seq(&nine), Ok(()));
+        for primitive in [[0x81, 0x00], [0x82, 0x00]] {
+            let e = Data::parse(&primitive).unwrap_err().to_string();
+            assert!(e.contains("primitive form"), "{e}");
+            assert!(check_seq(&primitive).is_err());
+        }
     }
 
     #[test]
