@@ -233,7 +233,14 @@ def test_misbehaving_server(gander, plain, mode, after, kind):
         if after > 1:
             # Associated first: the association's results survive (a partial report).
             msg, doc = partial(gander, m.port, kind, "discovery")
-            assert "Identify" in msg, msg
+            if kind == "timeout":
+                # An Identify never answered is taken as not supported (iec61850bean 1.9
+                # advertises it and drops the request): discovery goes on over a fresh
+                # association, whose first request (GetNameList) stalls as well.
+                assert "GetNameList" in msg, msg
+                assert any(w.startswith("Identify not answered") for w in doc["warnings"]), doc
+            else:
+                assert "Identify" in msg, msg
             assert doc["mms"]["max_pdu_size"], doc["mms"]
         else:
             failed(gander, m.port, kind)

@@ -830,7 +830,15 @@ impl Session {
         self.abort_now();
     }
 
-    fn abort_now(&mut self) {
+    /// Whether this side ended the association ([`Self::abort_now`]).
+    pub fn aborted_here(&self) -> bool {
+        self.ended
+    }
+
+    /// [`Self::abort`] through a reference: the session stays, ended (a caller that replaces
+    /// it with a fresh association aborts the old one first, for a server that takes one
+    /// association at a time).
+    pub fn abort_now(&mut self) {
         if self.ended {
             return;
         }

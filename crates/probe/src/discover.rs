@@ -98,6 +98,11 @@ pub fn read_rcb(s: &mut Session, r: &RcbRef) -> Result<RcbRead, ProbeError> {
 /// stays in `d` (the probe reports it as a partial result).
 pub fn discover(s: &mut Session, d: &mut Discovery) -> Result<(), ProbeError> {
     d.identity = identify(s, &mut d.warnings)?;
+    discover_model(s, d)
+}
+
+/// [`discover`] after Identify: the logical devices, their data sets and control blocks.
+pub fn discover_model(s: &mut Session, d: &mut Discovery) -> Result<(), ProbeError> {
     let domains = s.names(
         GetNameListRequest::domains(),
         "GetNameList of the logical devices",

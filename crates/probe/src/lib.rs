@@ -363,6 +363,36 @@ fn read_rtt(
     Ok(())
 }
 
+/// Identify on the discovery association `s`. A server that advertises Identify and never
+/// answers it (iec61850bean 1.9 drops the request: its initiate response lists the service,
+/// and libiec61850's client, which does not ask, browses it whole) is a server without the
+/// service, as one that refuses it is: the outstanding request is abandoned with the
+/// association (aborted, since its answer could still come and be taken for the next one's),
+/// and discovery goes on over a fresh association.
+fn identify_or_reconnect(
+    connector: &Connector<'_>,
+    s: &mut Session,
+    opts: &ProbeOptions,
+    d: &mut discover::Discovery,
+) -> Result<(), ProbeError> {
+    match discover::identify(s, &mut d.warnings) {
+        Ok(i) => {
+            d.identity = i;
+            Ok(())
+        }
+        Err(e) if e.kind() == "timeout" => {
+            d.warnings.push(format!(
+                "Identify not answered within {} ms (the server advertises it): taken as not supported; that association aborted, discovery went on over a fresh one",
+                opts.timeout.as_millis()
+            ));
+            s.abort_now();
+            *s = connector.connect()?.0;
+            Ok(())
+        }
+        Err(e) => Err(e),
+    }
+}
+
 /// Runs the probe: discovery, read RTT, `--reports` if asked, then the HT loop.
 ///
 /// `Err` only when nothing was gathered (the options, the TLS file, or no association at all).
@@ -405,8 +435,13 @@ pub fn probe(opts: &ProbeOptions) -> Result<ProbeReport, ProbeError> {
     });
     let mut failed: Option<Failure> = None;
     let mut d = discover::Discovery::default();
-    if let Err(e) = discover::discover(&mut s, &mut d) {
-        failed = Some(Failure::new(Step::Discovery, &e));
+    match identify_or_reconnect(&connector, &mut s, opts, &mut d) {
+        Ok(()) => {
+            if let Err(e) = discover::discover_model(&mut s, &mut d) {
+                failed = Some(Failure::new(Step::Discovery, &e));
+            }
+        }
+        Err(e) => failed = Some(Failure::new(Step::Discovery, &e)),
     }
     let mut truncated = false;
 
@@ -483,7 +518,9 @@ pub fn probe(opts: &ProbeOptions) -> Result<ProbeReport, ProbeError> {
     // The end of the discovery association: released when it is usable, else aborted.
     let mut release = Vec::new();
     let mut release_works = true;
-    let association = if !s.is_open() {
+    let association = if s.aborted_here() {
+        AssociationEnd::Aborted
+    } else if !s.is_open() {
         AssociationEnd::ClosedByServer
     } else if failed.is_some() {
         s.abort();
@@ -495,10 +532,17 @@ pub fn probe(opts: &ProbeOptions) -> Result<ProbeReport, ProbeError> {
                 AssociationEnd::Released
             }
             Err(e) => {
-                // The session aborted itself; the measurements so far stand.
+                // The session aborted itself, or the server closed the connection first (a
+                // COTP disconnect in answer to the release request); the measurements so far
+                // stand.
                 release_works = false;
+                let closed = e.kind() == "closed";
                 failed = Some(Failure::new(Step::Release, &e.into()));
-                AssociationEnd::Aborted
+                if closed {
+                    AssociationEnd::ClosedByServer
+                } else {
+                    AssociationEnd::Aborted
+                }
             }
         }
     };

@@ -54,7 +54,15 @@ pub fn render(r: &ProbeReport) -> String {
             );
         }
         None => {
-            let _ = writeln!(o, "  identity: not supported by the server");
+            let said = |p: &str| r.warnings.iter().any(|w| w.starts_with(p));
+            let why = if said("Identify not answered") {
+                "not answered (taken as not supported, see warnings)"
+            } else if said("Identify not supported") || said("Identify: answered") {
+                "not supported by the server"
+            } else {
+                "unknown (the association failed before Identify was answered)"
+            };
+            let _ = writeln!(o, "  identity: {why}");
         }
     }
     let _ = writeln!(o, "model:");

@@ -30,6 +30,9 @@ enum Mode {
     IgnoreConclude,
     /// Identify is rejected (unrecognized-service), as by a server without it.
     RefuseIdentify,
+    /// Every association: Identify is read and never answered, the rest is (iec61850bean
+    /// 1.9 advertises Identify and drops the request).
+    IgnoreIdentify,
     /// The first association: after this many directory answers, silence.
     StallAfter(u64),
     /// The first association: on this read (1 = the first), FIN instead of the answer.
@@ -57,6 +60,8 @@ struct Handler {
     /// Set when the harness must stop sending (stall) or close.
     stall: bool,
     close: bool,
+    /// Set when the harness must drop this round's answer.
+    drop: bool,
 }
 
 impl Handler {
@@ -101,6 +106,7 @@ impl ServerHandler for Handler {
 
     fn identify(&mut self, _conn: ConnId) -> Option<IdentifyResponse> {
         self.count();
+        self.drop = self.mode == Mode::IgnoreIdentify;
         (self.mode != Mode::RefuseIdentify).then(|| IdentifyResponse {
             vendor: "gander tests".into(),
             model: "misbehaving".into(),
@@ -174,6 +180,7 @@ fn connection(mut c: TcpStream, mode: Mode, first: bool, stop: &AtomicBool) {
         reads: 0,
         stall: false,
         close: false,
+        drop: false,
     };
     let mut a = ServerAssociation::new(ServerConfig::default(), 1, now_ns());
     let mut silent = false;
@@ -202,8 +209,9 @@ fn connection(mut c: TcpStream, mode: Mode, first: bool, stop: &AtomicBool) {
             return;
         }
         silent |= h.stall;
+        let dropped = std::mem::take(&mut h.drop);
         while let Some(p) = a.poll_transmit() {
-            if !silent && c.write_all(&p).is_err() {
+            if !silent && !dropped && c.write_all(&p).is_err() {
                 return;
             }
         }
@@ -281,6 +289,31 @@ fn a_server_that_refuses_identify_is_complete_with_a_warning() {
         r.warnings
     );
     assert_eq!(r.model.logical_devices.len(), 1);
+}
+
+#[test]
+fn a_server_that_never_answers_identify_is_discovered_over_a_fresh_association() {
+    let s = serve(Mode::IgnoreIdentify);
+    let t0 = Instant::now();
+    let r = probe(&opts(s.port)).expect("probe");
+    assert_eq!(r.outcome, Outcome::Complete, "{:?}", r.failed);
+    assert!(r.identity.is_none());
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| w.starts_with("Identify not answered within 400 ms")),
+        "{:?}",
+        r.warnings
+    );
+    assert_eq!(r.model.logical_devices[0].logical_nodes, ["GGIO1", "LLN0"]);
+    assert_eq!(r.measurements.read_rtt_ms.as_ref().unwrap().n, 5);
+    // The fresh association is released as usual.
+    assert_eq!(r.device.association, AssociationEnd::Released);
+    assert_eq!(r.measurements.ht_ms.as_ref().unwrap().n, 3);
+    // One step timeout spent, not one per step.
+    assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
+    let text = gander_probe::text::render(&r);
+    assert!(text.contains("identity: not answered"), "{text}");
 }
 
 #[test]
