@@ -9,8 +9,9 @@
 //!   random step of up to 2 % of the configured value (at least 1.0 around zero).
 //! - **Status points**: FC ST `stVal` of BOOLEAN (SPS, SPC), Dbpos (DPS, DPC: on/off) and
 //!   integers (INS) toggle between the configured value and the next; the data objects that
-//!   say what the device *is* (`Mod`, `Beh`, `Health`, `NamPlt`) and LLN0/LPHD stay still,
-//!   since an IED does not wander between modes on its own; so does the status of a
+//!   say what the device *is* (`Mod`, `Beh`, `Health`, `EEHealth`, `NamPlt`), the
+//!   local/remote switches that decide whether a control is accepted (`Loc`, `LocKey`,
+//!   `LocSta`) and LLN0/LPHD stay still, since an IED does not wander between modes on its own; so does the status of a
 //!   controllable object (a data object with a `CO` part: SPC, DPC, INC, ...), which a real
 //!   IED changes only when it is operated (IEC 61850-7-2 clause 20; the served controls do it).
 //! - With every change: the data object's `q` is set to good (validity good, no detail bits)
@@ -30,8 +31,14 @@ use crate::bit_string::BitString;
 /// Most changes one [`ServerModel::drift`] call makes (a stalled caller does not burst).
 pub const MAX_CHANGES_PER_CALL: usize = 64;
 
-/// Data objects that describe the device's state and never drift.
-const STILL_OBJECTS: [&str; 4] = ["Mod", "Beh", "Health", "NamPlt"];
+/// Data objects that describe the device's state and never drift. `Loc`, `LocKey` and
+/// `LocSta` (IEC 61850-7-4: local/remote control behaviour, the key switch, station-level
+/// authority) decide whether a remote control is accepted: toggling them made the served
+/// XCBR and CSWI refuse operates at random (Blocked-by-switching-hierarchy), which no real
+/// breaker does while nobody turns its key (iec61850bean's client against `Ed2TestIED.icd`).
+const STILL_OBJECTS: [&str; 8] = [
+    "Mod", "Beh", "Health", "NamPlt", "Loc", "LocKey", "LocSta", "EEHealth",
+];
 
 /// How values drift.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -67,16 +67,26 @@ fn model() -> ServerModel {
         "XCBR1",
         s(vec![(
             "ST",
-            s(vec![(
-                "Pos",
-                with_qt(vec![(
-                    "stVal",
-                    ModelNode::leaf(
-                        TypeSpec::BitString(2),
-                        BitString::with_bits(2, &[1]).to_data(),
-                    ),
-                )]),
-            )]),
+            s(vec![
+                (
+                    "Pos",
+                    with_qt(vec![(
+                        "stVal",
+                        ModelNode::leaf(
+                            TypeSpec::BitString(2),
+                            BitString::with_bits(2, &[1]).to_data(),
+                        ),
+                    )]),
+                ),
+                // The local/remote switch a control is checked against: still.
+                (
+                    "Loc",
+                    with_qt(vec![(
+                        "stVal",
+                        ModelNode::leaf(TypeSpec::Boolean, Data::Boolean(false)),
+                    )]),
+                ),
+            ]),
         )]),
     )
     .unwrap();
@@ -154,7 +164,7 @@ fn points_are_measurands_and_status_but_not_the_device_state() {
     let mut m = model();
     m.enable_drift(DriftConfig::default());
     let d = m.drift_state().unwrap();
-    // TotW.mag.f and the four harmonics; Ind1 and Pos (not Mod, not Health).
+    // TotW.mag.f and the four harmonics; Ind1 and Pos (not Mod, Health or Loc).
     assert_eq!(d.points(), (5, 2));
     let keys: Vec<&str> = d.status.iter().map(|p| p.key.as_str()).collect();
     assert_eq!(keys, ["GGIO1$ST$Ind1$stVal", "XCBR1$ST$Pos$stVal"]);
