@@ -769,6 +769,16 @@ pub trait ServerHandler {
     fn read_selected(&mut self, _conn: ConnId, _var: &VariableRef) -> Option<AccessResult> {
         None
     }
+    /// Write a variable through an alternate access that is not a plain component path (an
+    /// array element, ISO 9506-2 14.1 index selection). `None`: object-access-unsupported.
+    fn write_selected(
+        &mut self,
+        _conn: ConnId,
+        _var: &VariableRef,
+        _value: &Data,
+    ) -> Option<core::result::Result<(), DataAccessError>> {
+        None
+    }
     /// Read a named variable list (data set); `None` if it does not exist.
     fn read_list(&mut self, _conn: ConnId, _list: &ObjectName) -> Option<Vec<AccessResult>> {
         None
@@ -1349,7 +1359,9 @@ impl ServerAssociation {
                                 }
                                 None => (
                                     v.name.clone(),
-                                    Err(DataAccessError::OBJECT_ACCESS_UNSUPPORTED),
+                                    handler
+                                        .write_selected(self.conn, v, d)
+                                        .unwrap_or(Err(DataAccessError::OBJECT_ACCESS_UNSUPPORTED)),
                                 ),
                             };
                             self.events.push_back(Event::Written {

@@ -477,6 +477,93 @@ impl ServerModel {
         Ok(())
     }
 
+    /// [`ServerHandler::write_selected`] of the element `path` selects in `name`.
+    fn write_element(
+        &mut self,
+        conn: ConnId,
+        name: &ObjectName,
+        path: &[dynamic_lists::Step<'_>],
+        value: &Data,
+    ) -> Result<(), DataAccessError> {
+        self.check_element_write(conn, name)?;
+        let (dom, item) = split(name).ok_or(DataAccessError::OBJECT_NON_EXISTENT)?;
+        let (dom, item) = (dom.to_string(), item.to_string());
+        let node = self
+            .node_mut(&dom, &item)
+            .and_then(|n| dynamic_lists::select_mut(n, path))
+            .ok_or(DataAccessError::OBJECT_NON_EXISTENT)?;
+        node.set_value(value.clone())
+            .map_err(node::SetError::data_access_error)?;
+        self.mark_changed(&dom, &dynamic_lists::path_key(&item, path));
+        Ok(())
+    }
+
+    /// [`ServerHandler::write_selected`] of `count` elements from `low` (all with `None`) of
+    /// the array `path` selects in `name`: `value` is an array of as many values, written
+    /// all or none.
+    fn write_elements(
+        &mut self,
+        conn: ConnId,
+        name: &ObjectName,
+        path: &[dynamic_lists::Step<'_>],
+        (low, count): (u32, Option<u32>),
+        value: &Data,
+    ) -> Result<(), DataAccessError> {
+        self.check_element_write(conn, name)?;
+        let (dom, item) = split(name).ok_or(DataAccessError::OBJECT_NON_EXISTENT)?;
+        let (dom, item) = (dom.to_string(), item.to_string());
+        let Data::Array(values) = value else {
+            return Err(DataAccessError::TYPE_INCONSISTENT);
+        };
+        let node = self
+            .node_mut(&dom, &item)
+            .and_then(|n| dynamic_lists::select_mut(n, path))
+            .ok_or(DataAccessError::OBJECT_NON_EXISTENT)?;
+        let ModelNode::Array(elements) = node else {
+            return Err(DataAccessError::TYPE_INCONSISTENT);
+        };
+        let range = element_range(elements.len(), low, count)
+            .ok_or(DataAccessError::OBJECT_NON_EXISTENT)?;
+        if range.len() != values.len() {
+            return Err(DataAccessError::TYPE_INCONSISTENT);
+        }
+        // Every value checked on a copy before any is stored.
+        let mut fresh = elements[range.clone()].to_vec();
+        for (e, v) in fresh.iter_mut().zip(values) {
+            e.set_value(v.clone())
+                .map_err(node::SetError::data_access_error)?;
+        }
+        let start = range.start;
+        elements.splice(range, fresh);
+        let base = dynamic_lists::path_key(&item, path);
+        for i in start..start + values.len() {
+            self.mark_changed(&dom, &format!("{base}$[{i}]"));
+        }
+        Ok(())
+    }
+
+    /// The rules a write of part of `name` follows, as [`ServerHandler::write`]'s: a stored
+    /// data attribute of the FCs in [`WRITABLE_FCS`], SE only in an editing session.
+    fn check_element_write(&self, conn: ConnId, name: &ObjectName) -> Result<(), DataAccessError> {
+        let (dom, item) = split(name).ok_or(DataAccessError::OBJECT_NON_EXISTENT)?;
+        if self.node(name).is_none() {
+            // A control block's attribute (spliced into the views, never stored) holds no
+            // array; anything else is not there.
+            return Err(match self.value_for(Some(conn), name) {
+                Some(_) => DataAccessError::OBJECT_ACCESS_UNSUPPORTED,
+                None => DataAccessError::OBJECT_NON_EXISTENT,
+            });
+        }
+        let fc = item.split('$').nth(1).unwrap_or("");
+        if !WRITABLE_FCS.contains(&fc) {
+            return Err(DataAccessError::OBJECT_ACCESS_DENIED);
+        }
+        if fc == "SE" {
+            self.check_se_write(conn, dom)?;
+        }
+        Ok(())
+    }
+
     /// Note a change at `dom`/`key` (a `$`-joined path, array elements as `[n]`) for every
     /// RCB whose data set has a member that contains it or lies inside it.
     fn mark_changed(&mut self, dom: &str, key: &str) {
@@ -610,6 +697,16 @@ impl ServerModel {
     }
 }
 
+/// The elements `low..low + count` (`None`: all) of an array of `len`, when all exist.
+fn element_range(len: usize, low: u32, count: Option<u32>) -> Option<core::ops::Range<usize>> {
+    let low = usize::try_from(low).ok()?;
+    let end = match count {
+        Some(c) => low.checked_add(usize::try_from(c).ok()?)?,
+        None => len,
+    };
+    (low <= end && end <= len).then_some(low..end)
+}
+
 impl ServerHandler for ServerModel {
     fn read(&mut self, conn: ConnId, name: &ObjectName) -> AccessResult {
         if let Some(sbo) = self.control_read(conn, name) {
@@ -630,10 +727,21 @@ impl ServerHandler for ServerModel {
         let Some(node) = self.node(&var.name) else {
             return Some(AccessResult::Failure(DataAccessError::OBJECT_NON_EXISTENT));
         };
-        let path = var
-            .access
-            .as_ref()
-            .and_then(dynamic_lists::selection_path)?;
+        let access = var.access.as_ref()?;
+        if let Some((path, low, count)) = dynamic_lists::range_path(access) {
+            // Several elements: an array of them (ISO 9506-2 14.1 indexRange, allElements).
+            return Some(match dynamic_lists::select(node, &path) {
+                Some(ModelNode::Array(e)) => match element_range(e.len(), low, count) {
+                    Some(r) => AccessResult::Success(Data::Array(
+                        e[r].iter().map(ModelNode::to_data).collect(),
+                    )),
+                    None => AccessResult::Failure(DataAccessError::OBJECT_NON_EXISTENT),
+                },
+                Some(_) => AccessResult::Failure(DataAccessError::TYPE_INCONSISTENT),
+                None => AccessResult::Failure(DataAccessError::OBJECT_NON_EXISTENT),
+            });
+        }
+        let path = dynamic_lists::selection_path(access)?;
         Some(match dynamic_lists::select(node, &path) {
             Some(n) => AccessResult::Success(n.to_data()),
             None => AccessResult::Failure(DataAccessError::OBJECT_NON_EXISTENT),
@@ -642,6 +750,25 @@ impl ServerHandler for ServerModel {
 
     fn read_list(&mut self, conn: ConnId, list: &ObjectName) -> Option<Vec<AccessResult>> {
         self.read_list_for(conn, list)
+    }
+
+    /// An array element, or a component of one, of a data attribute of the FCs in
+    /// [`WRITABLE_FCS`], under the rules of [`Self::write`] (its type, the SE editing
+    /// session; a data change for the data sets that contain it). libiec61850 1.6 and
+    /// iec61850bean accept such a write (a schedule's `DSCH.SchdAbsTm.val[0]`, FC SP), and
+    /// gander already read it.
+    fn write_selected(
+        &mut self,
+        conn: ConnId,
+        var: &VariableRef,
+        value: &Data,
+    ) -> Option<Result<(), DataAccessError>> {
+        let access = var.access.as_ref()?;
+        if let Some((path, low, count)) = dynamic_lists::range_path(access) {
+            return Some(self.write_elements(conn, &var.name, &path, (low, count), value));
+        }
+        let path = dynamic_lists::selection_path(access)?;
+        Some(self.write_element(conn, &var.name, &path, value))
     }
 
     /// RCB attributes follow [`RcbInstance::write`]; data attributes of the FCs in

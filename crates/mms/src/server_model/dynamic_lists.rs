@@ -137,6 +137,36 @@ pub(crate) fn selection_path(a: &AlternateAccess) -> Option<Vec<Step<'_>>> {
     }
 }
 
+/// A chain of single selections that ends in several elements of an array: `lowIndex` and
+/// `numberOfElements` (`None`: all of them, ISO 9506-2 14.1 allElements). What
+/// libiec61850's `MmsConnection_writeArrayElements` and `readArrayElements` send.
+pub(crate) fn range_path(a: &AlternateAccess) -> Option<(Vec<Step<'_>>, u32, Option<u32>)> {
+    let mut out = Vec::new();
+    let mut cur = a;
+    loop {
+        let [only] = cur.0.as_slice() else {
+            return None;
+        };
+        match only {
+            Selection::Select(AccessSelection::IndexRange { low, count }) => {
+                return Some((out, *low, Some(*count)))
+            }
+            Selection::Select(AccessSelection::AllElements) => return Some((out, 0, None)),
+            Selection::SelectAlternate(sel, inner) => {
+                out.push(match sel {
+                    AccessSelection::Component(c) if !c.is_empty() && !c.contains('$') => {
+                        Step::Component(c)
+                    }
+                    AccessSelection::Index(i) => Step::Index(*i),
+                    _ => return None,
+                });
+                cur = inner;
+            }
+            _ => return None,
+        }
+    }
+}
+
 /// The node `steps` select below `node`.
 pub(crate) fn select<'a>(node: &'a ModelNode, steps: &[Step<'_>]) -> Option<&'a ModelNode> {
     let mut n = node;
@@ -152,24 +182,49 @@ pub(crate) fn select<'a>(node: &'a ModelNode, steps: &[Step<'_>]) -> Option<&'a 
     Some(n)
 }
 
+/// [`select`] for a change: the node `steps` select below `node`.
+pub(crate) fn select_mut<'a>(
+    node: &'a mut ModelNode,
+    steps: &[Step<'_>],
+) -> Option<&'a mut ModelNode> {
+    let mut n = node;
+    for s in steps {
+        n = match (s, n) {
+            (Step::Component(c), ModelNode::Struct(children)) => {
+                &mut children.iter_mut().find(|(name, _)| name == c)?.1
+            }
+            (Step::Index(i), ModelNode::Array(e)) => e.get_mut(usize::try_from(*i).ok()?)?,
+            _ => return None,
+        };
+    }
+    Some(n)
+}
+
 /// The key under which a change of a member is matched: `item` and its selection steps
 /// joined with `$` (array elements as `[n]`), so that [`overlaps`] tells whether a changed
 /// leaf lies inside the member. `None` for a member that is not domain-specific.
 pub(crate) fn member_key(m: &VariableRef) -> Option<(&str, String)> {
     let (dom, item) = split(&m.name)?;
+    let steps = match &m.access {
+        Some(a) => selection_path(a)?,
+        None => Vec::new(),
+    };
+    Some((dom, path_key(item, &steps)))
+}
+
+/// `item` and `steps` joined as [`member_key`] spells a path.
+pub(crate) fn path_key(item: &str, steps: &[Step<'_>]) -> String {
     let mut key = item.to_string();
-    if let Some(a) = &m.access {
-        for s in selection_path(a)? {
-            match s {
-                Step::Component(c) => {
-                    key.push('$');
-                    key.push_str(c);
-                }
-                Step::Index(i) => key.push_str(&format!("$[{i}]")),
+    for s in steps {
+        match s {
+            Step::Component(c) => {
+                key.push('$');
+                key.push_str(c);
             }
+            Step::Index(i) => key.push_str(&format!("$[{i}]")),
         }
     }
-    Some((dom, key))
+    key
 }
 
 /// Whether a change at `domain`/`key` (a path as [`member_key`] spells it) touches `m`.

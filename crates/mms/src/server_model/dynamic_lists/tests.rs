@@ -463,9 +463,141 @@ fn array_elements_read_by_alternate_access() {
             AccessSelection::AllElements,
         )])),
     };
+    // allElements and indexRange (libiec61850's readArrayElements): an array of them.
+    let AccessResult::Success(Data::Array(all)) = m.read_selected(1, &range).unwrap() else {
+        panic!("all elements")
+    };
+    assert_eq!(all.len(), 4);
+    let two = VariableRef {
+        name: ObjectName::domain(D, "MHAI1$MX$HA$phsAHar"),
+        access: Some(AlternateAccess(vec![Selection::Select(
+            AccessSelection::IndexRange { low: 2, count: 2 },
+        )])),
+    };
+    let AccessResult::Success(Data::Array(got)) = m.read_selected(1, &two).unwrap() else {
+        panic!("two elements")
+    };
+    assert_eq!(got, all[2..]);
+    let past = VariableRef {
+        access: Some(AlternateAccess(vec![Selection::Select(
+            AccessSelection::IndexRange { low: 3, count: 2 },
+        )])),
+        ..two
+    };
     assert_eq!(
-        m.read_selected(1, &range),
-        None,
-        "unsupported: the association says so"
+        m.read_selected(1, &past),
+        Some(AccessResult::Failure(DataAccessError::OBJECT_NON_EXISTENT))
+    );
+    // Several selections at one level stay unsupported: the association says so.
+    let two_at_once = VariableRef {
+        name: ObjectName::domain(D, "MHAI1$MX$HA$phsAHar"),
+        access: Some(AlternateAccess(vec![
+            Selection::Select(AccessSelection::Index(0)),
+            Selection::Select(AccessSelection::Index(1)),
+        ])),
+    };
+    assert_eq!(m.read_selected(1, &two_at_once), None);
+}
+
+/// A schedule's absolute times (`DSCH.SchdAbsTm.val`, FC SP, an array of FLOAT32) written one
+/// element at a time, as iec61850bean's client and libiec61850's `MmsConnection_writeArrayElements`
+/// do: it was object-access-unsupported though the same element read.
+#[test]
+fn array_elements_written_by_alternate_access() {
+    let mut m = model();
+    let vals = ModelNode::Array((0..3).map(|i| f32leaf(i as f32)).collect());
+    m.add_logical_node(
+        D,
+        "DSCH1",
+        s(vec![("SP", s(vec![("SchdAbsTm", s(vec![("val", vals)]))]))]),
+    )
+    .unwrap();
+    m.add_data_set(
+        D,
+        "LLN0$DS2",
+        vec![ObjectName::domain(D, "DSCH1$SP$SchdAbsTm")],
+    )
+    .unwrap();
+    let at = |item: &str, i: u32| VariableRef {
+        name: ObjectName::domain(D, item),
+        access: Some(AlternateAccess(vec![Selection::Select(
+            AccessSelection::Index(i),
+        )])),
+    };
+    let val = at("DSCH1$SP$SchdAbsTm$val", 1);
+    assert_eq!(
+        m.write_selected(1, &val, &Data::FloatingPoint32(1.5)),
+        Some(Ok(()))
+    );
+    assert_eq!(
+        m.read_selected(1, &val),
+        Some(AccessResult::Success(Data::FloatingPoint32(1.5)))
+    );
+    // The other elements are as they were.
+    assert_eq!(
+        m.read_selected(1, &at("DSCH1$SP$SchdAbsTm$val", 2)),
+        Some(AccessResult::Success(Data::FloatingPoint32(2.0)))
+    );
+    // The element's type, its existence and the FC are checked as for a whole write.
+    assert_eq!(
+        m.write_selected(1, &val, &Data::Boolean(true)),
+        Some(Err(DataAccessError::TYPE_INCONSISTENT))
+    );
+    assert_eq!(
+        m.write_selected(
+            1,
+            &at("DSCH1$SP$SchdAbsTm$val", 3),
+            &Data::FloatingPoint32(0.0)
+        ),
+        Some(Err(DataAccessError::OBJECT_NON_EXISTENT))
+    );
+    assert_eq!(
+        m.write_selected(
+            1,
+            &element(0, Some("cVal$mag$f")),
+            &Data::FloatingPoint32(9.0)
+        ),
+        Some(Err(DataAccessError::OBJECT_ACCESS_DENIED)),
+        "MX is not written by clients"
+    );
+    assert_eq!(
+        m.write_selected(1, &at("DSCH1$SP$Nothing", 0), &Data::FloatingPoint32(0.0)),
+        Some(Err(DataAccessError::OBJECT_NON_EXISTENT))
+    );
+    // Several elements (libiec61850's writeArrayElements: an indexRange and an array of
+    // values), all or none.
+    let range = |low, count| VariableRef {
+        name: ObjectName::domain(D, "DSCH1$SP$SchdAbsTm$val"),
+        access: Some(AlternateAccess(vec![Selection::Select(
+            AccessSelection::IndexRange { low, count },
+        )])),
+    };
+    let floats = |v: &[f32]| Data::Array(v.iter().map(|f| Data::FloatingPoint32(*f)).collect());
+    assert_eq!(
+        m.write_selected(1, &range(1, 2), &floats(&[7.0, 8.0])),
+        Some(Ok(()))
+    );
+    assert_eq!(
+        m.read_selected(1, &range(0, 3)),
+        Some(AccessResult::Success(floats(&[0.0, 7.0, 8.0])))
+    );
+    let mixed = Data::Array(vec![Data::FloatingPoint32(5.0), Data::Boolean(true)]);
+    assert_eq!(
+        m.write_selected(1, &range(0, 2), &mixed),
+        Some(Err(DataAccessError::TYPE_INCONSISTENT))
+    );
+    assert_eq!(
+        m.write_selected(1, &range(0, 2), &floats(&[5.0])),
+        Some(Err(DataAccessError::TYPE_INCONSISTENT)),
+        "as many values as elements"
+    );
+    assert_eq!(
+        m.write_selected(1, &range(2, 2), &floats(&[5.0, 6.0])),
+        Some(Err(DataAccessError::OBJECT_NON_EXISTENT))
+    );
+    assert_eq!(
+        m.read_selected(1, &range(0, 3)),
+        Some(AccessResult::Success(floats(&[0.0, 7.0, 8.0]))),
+        "nothing of a refused write stored"
     );
 }
