@@ -479,16 +479,18 @@ pub fn probe(opts: &ProbeOptions) -> Result<ProbeReport, ProbeError> {
                 .collect();
             let r = reports::choose(&d.snapshots, ro.rcb.as_ref(), &names)
                 .cloned()
+                .map_err(reports::ReportsFailure::from)
                 .and_then(|found| reports::run(&mut s, &found, ro));
             match r {
                 Ok(r) => {
                     rcb_state = Some(RcbState::Restored);
                     Some(r)
                 }
-                Err(e) => {
-                    rcb_state = Some(RcbState::after(&e));
-                    failed = Some(Failure::new(Step::Reports, &e));
-                    None
+                Err(f) => {
+                    rcb_state = Some(RcbState::after(&f.error));
+                    failed = Some(Failure::new(Step::Reports, &f.error));
+                    // Reports received before a failed restore check still count.
+                    f.gathered.map(|r| *r)
                 }
             }
         }

@@ -337,15 +337,34 @@ pub fn analyse(
     (gaps, gi, MsSummary::from_ns(&arrivals), latency)
 }
 
+/// Why `--reports` failed, with what it had gathered when the failure came after the
+/// listening (the block not read back as found): the reports received still count.
+#[derive(Debug)]
+pub struct ReportsFailure {
+    /// The failure.
+    pub error: ProbeError,
+    /// The result so far (`restored` false), when the reports were listened to.
+    pub gathered: Option<Box<ReportsResult>>,
+}
+
+impl From<ProbeError> for ReportsFailure {
+    fn from(error: ProbeError) -> Self {
+        ReportsFailure {
+            error,
+            gathered: None,
+        }
+    }
+}
+
 /// Enables the block, listens, restores, checks. Any failure after the first write undoes what
 /// was written before the error is returned.
 pub fn run(
     s: &mut Session,
     found: &RcbSnapshot,
     opts: &ReportOptions,
-) -> Result<ReportsResult, ProbeError> {
+) -> Result<ReportsResult, ReportsFailure> {
     let rcb = found.rcb.reference();
-    let plan = RcbPlan::new(found, &settings(found))?;
+    let plan = RcbPlan::new(found, &settings(found)).map_err(ProbeError::from)?;
     let enable = plan.enable();
     if let Err((applied, e)) = write_steps(s, &rcb, &enable) {
         // Undo what was applied; if that fails too, say so first: the device is not as found.
@@ -353,9 +372,10 @@ pub fn run(
             return Err(ProbeError::NotRestored {
                 rcb: rcb.clone(),
                 detail: format!("after the enable failed ({}): {}", e.chain(), r.chain()),
-            });
+            }
+            .into());
         }
-        return Err(e);
+        return Err(e.into());
     }
     let rpt_id = match found.get("RptID") {
         Some(Data::VisibleString(v)) if !v.is_empty() => v.clone(),
@@ -380,35 +400,18 @@ pub fn run(
                             during: format!("a report of {rcb}"),
                             source: e,
                         });
-                        return Err(restore_then(s, &rcb, &plan, err));
+                        return Err(restore_then(s, &rcb, &plan, err).into());
                     }
                 }
             }
             Ok(None) => break now_ns().saturating_sub(t0),
-            Err(e) => return Err(restore_then(s, &rcb, &plan, e.into())),
+            Err(e) => return Err(restore_then(s, &rcb, &plan, e.into()).into()),
         }
     };
-    restore(s, &rcb, &plan.restore())?;
-    let after = match read_rcb(s, &found.rcb)? {
-        RcbRead::Read(a) => a,
-        RcbRead::Unreadable(e) => {
-            return Err(ProbeError::NotRestored {
-                rcb,
-                detail: format!("cannot read it back: {e}"),
-            })
-        }
-    };
-    let diff = differences(found, &after);
-    if !diff.is_empty() {
-        return Err(ProbeError::NotRestored {
-            rcb,
-            detail: diff.join("; "),
-        });
-    }
     let (seq_gaps, gi_received, inter_arrival_ms, latency_ms) =
         analyse(&mine, opts.clocks_synchronised);
-    Ok(ReportsResult {
-        rcb,
+    let mut result = ReportsResult {
+        rcb: rcb.clone(),
         buffered: found.rcb.kind == RcbKind::Buffered,
         rpt_id,
         written: enable
@@ -423,8 +426,46 @@ pub fn run(
         other_reports: other,
         inter_arrival_ms,
         latency_ms,
-        restored: true,
-    })
+        restored: false,
+    };
+    match restored_as_found(s, &rcb, &plan, found) {
+        Ok(()) => {
+            result.restored = true;
+            Ok(result)
+        }
+        Err(error) => Err(ReportsFailure {
+            error,
+            gathered: Some(Box::new(result)),
+        }),
+    }
+}
+
+/// Undoes the enable and reads the block back: every attribute as `found`, else
+/// [`ProbeError::NotRestored`] naming what differs.
+fn restored_as_found(
+    s: &mut Session,
+    rcb: &str,
+    plan: &RcbPlan,
+    found: &RcbSnapshot,
+) -> Result<(), ProbeError> {
+    restore(s, rcb, &plan.restore())?;
+    let after = match read_rcb(s, &found.rcb)? {
+        RcbRead::Read(a) => a,
+        RcbRead::Unreadable(e) => {
+            return Err(ProbeError::NotRestored {
+                rcb: rcb.into(),
+                detail: format!("cannot read it back: {e}"),
+            })
+        }
+    };
+    let diff = differences(found, &after);
+    if !diff.is_empty() {
+        return Err(ProbeError::NotRestored {
+            rcb: rcb.into(),
+            detail: diff.join("; "),
+        });
+    }
+    Ok(())
 }
 
 /// After a failure while enabled: restore (best effort on a live session), then report the

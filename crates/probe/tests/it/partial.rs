@@ -14,13 +14,13 @@ use gander_mms::service::{
     AccessResult, DataAccessError, IdentifyResponse, ObjectClass, ObjectName, ObjectScope,
     ServiceError,
 };
-use gander_probe::outcome::{AssociationEnd, Outcome, Step};
+use gander_probe::outcome::{AssociationEnd, Outcome, RcbState, Step};
 use gander_probe::{probe, ProbeError, ProbeOptions};
 use gander_wire::data::Data;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,7 +37,36 @@ enum Mode {
     StallAfter(u64),
     /// The first association: on this read (1 = the first), FIN instead of the answer.
     CloseOnRead(u64),
+    /// An unbuffered RCB `LLN0$RP$urcb01` whose GI, once written TRUE, stays TRUE (stored as
+    /// plain data: iec61850bean 1.9's server), so the probe cannot leave it as found.
+    StickyGi,
 }
+
+/// `StickyGi`'s control block, shared by the connections: RptID, RptEna, Resv, DatSet,
+/// ConfRev, OptFlds, BufTm, SqNum, TrgOps, IntgPd, GI (IEC 61850-8-1 URCB layout).
+fn urcb_initial() -> Vec<Data> {
+    vec![
+        Data::VisibleString("urcb".into()),
+        Data::Boolean(false),
+        Data::Boolean(false),
+        Data::VisibleString("LD0/LLN0$DS1".into()),
+        Data::Unsigned(1),
+        Data::BitString {
+            unused_bits: 6,
+            bytes: vec![0x70, 0x00],
+        },
+        Data::Unsigned(0),
+        Data::Unsigned(0),
+        Data::BitString {
+            unused_bits: 2,
+            bytes: vec![0x44],
+        },
+        Data::Unsigned(0),
+        Data::Boolean(false),
+    ]
+}
+
+const URCB: &str = "LLN0$RP$urcb01";
 
 const VARS: [&str; 9] = [
     "GGIO1",
@@ -54,6 +83,8 @@ const VARS: [&str; 9] = [
 /// The model and the misbehaviour of one connection.
 struct Handler {
     mode: Mode,
+    /// `StickyGi`'s control block.
+    urcb: Arc<Mutex<Vec<Data>>>,
     first: bool,
     answers: u64,
     reads: u64,
@@ -85,6 +116,11 @@ impl ServerHandler for Handler {
             }
         }
         match name {
+            ObjectName::DomainSpecific { item, .. }
+                if self.mode == Mode::StickyGi && item == URCB =>
+            {
+                AccessResult::Success(Data::Structure(self.urcb.lock().unwrap().clone()))
+            }
             ObjectName::DomainSpecific { item, .. } if item == "LLN0$ST$Mod$stVal" => {
                 AccessResult::Success(Data::Integer(1))
             }
@@ -98,10 +134,24 @@ impl ServerHandler for Handler {
     fn write(
         &mut self,
         _conn: ConnId,
-        _name: &ObjectName,
-        _value: &Data,
+        name: &ObjectName,
+        value: &Data,
     ) -> Result<(), DataAccessError> {
-        Err(DataAccessError(3))
+        let ObjectName::DomainSpecific { item, .. } = name else {
+            return Err(DataAccessError(3));
+        };
+        let attr = item.strip_prefix(URCB).and_then(|a| a.strip_prefix('$'));
+        match (self.mode, attr) {
+            (Mode::StickyGi, Some(a)) => {
+                let i = gander_mms::rcb::URCB_ELEMENTS
+                    .iter()
+                    .position(|e| *e == a)
+                    .ok_or(DataAccessError(10))?;
+                self.urcb.lock().unwrap()[i] = value.clone();
+                Ok(())
+            }
+            _ => Err(DataAccessError(3)),
+        }
     }
 
     fn identify(&mut self, _conn: ConnId) -> Option<IdentifyResponse> {
@@ -125,7 +175,17 @@ impl ServerHandler for Handler {
         Some(Ok(match (class, scope) {
             (c, ObjectScope::Vmd) if c == ObjectClass::DOMAIN => vec!["LD0".into()],
             (c, ObjectScope::Domain(d)) if c == ObjectClass::NAMED_VARIABLE && d == "LD0" => {
-                VARS.iter().map(|s| s.to_string()).collect()
+                let mut v: Vec<String> = VARS.iter().map(|s| s.to_string()).collect();
+                if self.mode == Mode::StickyGi {
+                    v.extend(["LLN0$RP".into(), URCB.into()]);
+                    v.extend(
+                        gander_mms::rcb::URCB_ELEMENTS
+                            .iter()
+                            .map(|e| format!("{URCB}${e}")),
+                    );
+                    v.sort();
+                }
+                v
             }
             _ => Vec::new(),
         }))
@@ -154,14 +214,15 @@ fn serve(mode: Mode) -> Server {
     let port = l.local_addr().unwrap().port();
     let stop = Arc::new(AtomicBool::new(false));
     let conns = Arc::new(AtomicU64::new(0));
+    let urcb = Arc::new(Mutex::new(urcb_initial()));
     let st = stop.clone();
     std::thread::spawn(move || {
         while !st.load(Ordering::SeqCst) {
             match l.accept() {
                 Ok((c, _)) => {
                     let n = conns.fetch_add(1, Ordering::SeqCst) + 1;
-                    let st = st.clone();
-                    std::thread::spawn(move || connection(c, mode, n == 1, &st));
+                    let (st, urcb) = (st.clone(), urcb.clone());
+                    std::thread::spawn(move || connection(c, mode, n == 1, &st, urcb));
                 }
                 Err(_) => std::thread::sleep(Duration::from_millis(2)),
             }
@@ -170,11 +231,18 @@ fn serve(mode: Mode) -> Server {
     Server { port, stop }
 }
 
-fn connection(mut c: TcpStream, mode: Mode, first: bool, stop: &AtomicBool) {
+fn connection(
+    mut c: TcpStream,
+    mode: Mode,
+    first: bool,
+    stop: &AtomicBool,
+    urcb: Arc<Mutex<Vec<Data>>>,
+) {
     let _ = c.set_nodelay(true);
     let _ = c.set_read_timeout(Some(Duration::from_millis(50)));
     let mut h = Handler {
         mode,
+        urcb,
         first,
         answers: 0,
         reads: 0,
@@ -314,6 +382,42 @@ fn a_server_that_never_answers_identify_is_discovered_over_a_fresh_association()
     assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
     let text = gander_probe::text::render(&r);
     assert!(text.contains("identity: not answered"), "{text}");
+}
+
+#[test]
+fn reports_received_are_kept_when_the_block_cannot_be_left_as_found() {
+    let s = serve(Mode::StickyGi);
+    let mut o = opts(s.port);
+    o.reports = Some(gander_probe::reports::ReportOptions {
+        rcb: gander_mms::rcb_plan::RcbRef::parse("LD0", URCB),
+        listen: Duration::from_millis(200),
+        clocks_synchronised: false,
+    });
+    let r = probe(&o).expect("a partial report");
+    assert_eq!(r.outcome, Outcome::Partial);
+    let f = r.failed.as_ref().unwrap();
+    assert_eq!(f.step, Step::Reports, "{f:?}");
+    assert!(
+        f.message.contains("GI: false before, true after"),
+        "{}",
+        f.message
+    );
+    assert_eq!(r.device.rcb, Some(RcbState::NotRestored));
+    // What the listening gathered is in the report, marked not restored.
+    let rep = r
+        .measurements
+        .reports
+        .as_ref()
+        .expect("the reports step's result");
+    assert_eq!((rep.count, rep.restored), (0, false));
+    assert!(rep.listened_ms >= 200, "{}", rep.listened_ms);
+    assert!(
+        rep.written.iter().any(|w| w == "GI=true"),
+        "{:?}",
+        rep.written
+    );
+    let text = gander_probe::text::render(&r);
+    assert!(text.contains("restored as found: NO"), "{text}");
 }
 
 #[test]
