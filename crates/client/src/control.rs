@@ -72,6 +72,15 @@ pub enum ControlError {
         /// The state read before, or why there is none.
         state: String,
     },
+    /// No first value was given and the state read before names none (no readable state, or
+    /// one no command yields).
+    #[error("{object}: no value given to operate it with, and the state before ({state}) names none to start from: give the first value (--control-value)")]
+    NoStartValue {
+        /// The object.
+        object: String,
+        /// The state read before, or why there is none.
+        state: String,
+    },
     /// The value does not fit the object's ctlVal.
     #[error("value {value:?} does not fit ctlVal ({expected})")]
     Value {

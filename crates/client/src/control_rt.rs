@@ -280,13 +280,25 @@ pub fn plan(first: &Data, back: &Data, count: usize) -> Vec<Data> {
         .collect()
 }
 
-/// Where the object's state is read: `stVal` (ST), `mxVal` (MX, APC), `valWTr` (ST, BSC).
-fn state_names(p: &Prepared) -> [ObjectName; 3] {
-    [
+/// Where the object's state is read, by the type of its ctlVal (IEC 61850-7-3 controllable
+/// CDCs): a BOOLEAN (SPC, DPC) in `stVal`; an INTEGER (INC, ENC, ISC) in `stVal` or `valWTr`;
+/// an AnalogueValue (APC) in `mxVal` (FC MX); a Tcmd BIT STRING (BSC, BAC) in `valWTr` or
+/// `mxVal`. Only those: a name the object cannot have is not read (iec61850bean 1.9's server
+/// drops the connection on a read of a functional constraint the node lacks, and a DPC has
+/// no MX).
+fn state_names(p: &Prepared) -> Vec<ObjectName> {
+    let (st, mx, wtr) = (
         p.name("ST", "stVal"),
         p.name("MX", "mxVal"),
         p.name("ST", "valWTr"),
-    ]
+    );
+    match p.template.ctl_val {
+        Data::Boolean(_) => vec![st],
+        Data::Integer(_) | Data::Unsigned(_) => vec![st, wtr],
+        Data::Structure(_) | Data::FloatingPoint32(_) | Data::FloatingPoint64(_) => vec![mx],
+        Data::BitString { .. } => vec![wtr, mx],
+        _ => vec![st, mx, wtr],
+    }
 }
 
 fn item(n: &ObjectName) -> String {
@@ -365,23 +377,24 @@ pub fn measure(s: &mut Session, o: &RtOptions) -> Result<Measured, ControlError>
     let current = state
         .as_ref()
         .and_then(|(_, d)| status_to_ctl(&p.template.ctl_val, d));
+    let state_shown = || match &state {
+        Some((_, d)) => show(d),
+        None => "no readable stVal, mxVal or valWTr".into(),
+    };
     // Without Test the device really moves: only when its state can be commanded back.
     if !o.control.test && current.is_none() {
         return Err(ControlError::Unrestorable {
             object: p.object.clone(),
-            state: match &state {
-                Some((_, d)) => show(d),
-                None => "no readable stVal or mxVal".into(),
-            },
+            state: state_shown(),
         });
     }
     let first = if o.control.value.is_empty() {
         current
             .as_ref()
             .and_then(other_value)
-            .ok_or(ControlError::Value {
-                value: String::new(),
-                expected: "a value (the state before names no command to start from)",
+            .ok_or_else(|| ControlError::NoStartValue {
+                object: p.object.clone(),
+                state: state_shown(),
             })?
     } else {
         p.ctl_val(&o.control.value)?

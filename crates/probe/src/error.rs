@@ -100,7 +100,9 @@ impl ProbeError {
             Self::Control(ControlError::Session(e)) => e.kind(),
             Self::Control(ControlError::Reference(_)) => "control-reference",
             Self::Control(ControlError::NotControllable { .. }) => "not-controllable",
-            Self::Control(ControlError::Value { .. }) => "control-value",
+            Self::Control(ControlError::Value { .. } | ControlError::NoStartValue { .. }) => {
+                "control-value"
+            }
             Self::Control(ControlError::Unrestorable { .. }) => "control-unrestorable",
         }
     }

@@ -153,3 +153,42 @@ proptest! {
         prop_assert!(p.last().is_none_or(|v| *v == Data::Boolean(!b)));
     }
 }
+
+/// The state is read only where the object's CDC keeps it: a DPC (BOOLEAN ctlVal) has no MX
+/// (iec61850bean's server dropped the connection on the read of `CSWI1$MX$Pos$mxVal`), an
+/// APC (AnalogueValue ctlVal) no stVal.
+#[test]
+fn the_state_is_read_where_the_cdc_keeps_it() {
+    use gander_mms::control::{Check, ControlParams, ControlTime};
+    use gander_mms::last_appl_error::Origin;
+    let prepared = |ctl_val: Data| Prepared {
+        object: "LD0/CSWI1.Pos".into(),
+        ld: "LD0".into(),
+        ln: "CSWI1".into(),
+        dob: "Pos".into(),
+        model: CtlModel::DirectNormal,
+        template: ControlParams {
+            service: ControlService::Operate,
+            ctl_val,
+            oper_tm: None,
+            origin: Origin {
+                or_cat: 3,
+                or_ident: b"t".to_vec(),
+            },
+            ctl_num: Some(0),
+            t: ControlTime::Utc([0; 8]),
+            test: false,
+            check: Some(Check::default()),
+        },
+    };
+    let items = |d: Data| -> Vec<String> { state_names(&prepared(d)).iter().map(item).collect() };
+    assert_eq!(items(Data::Boolean(true)), ["LD0/CSWI1$ST$Pos$stVal"]);
+    assert_eq!(
+        items(Data::Integer(1)),
+        ["LD0/CSWI1$ST$Pos$stVal", "LD0/CSWI1$ST$Pos$valWTr"]
+    );
+    assert_eq!(
+        items(Data::Structure(vec![Data::FloatingPoint32(1.0)])),
+        ["LD0/CSWI1$MX$Pos$mxVal"]
+    );
+}
