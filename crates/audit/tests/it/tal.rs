@@ -37,7 +37,13 @@ fn tal_findings(a: &Audit) -> Vec<(Vec<u64>, String)> {
 fn an_injection_expires_once_and_the_finding_names_the_frame_whose_wait_ran_out() {
     // The publisher every 1050 ms (stNum 1), the injection at 5.5-9.0 s (stNum 2).
     let mut frames: Vec<(u64, u32, u32)> = (0..20).map(|k| (k * 1050, 1, k as u32)).collect();
-    frames.extend([(5500, 2, 0), (6500, 2, 1), (7500, 2, 2), (8500, 2, 3), (9000, 2, 4)]);
+    frames.extend([
+        (5500, 2, 0),
+        (6500, 2, 1),
+        (7500, 2, 2),
+        (8500, 2, 3),
+        (9000, 2, 4),
+    ]);
     frames.sort();
     let injected_last = frames.iter().position(|f| *f == (9000, 2, 4)).unwrap() as u64 + 1;
     // The first frame more than 2000 ms after it: the publisher's at 11,550 ms.
@@ -66,9 +72,18 @@ fn an_injection_expires_once_and_the_finding_names_the_frame_whose_wait_ran_out(
 #[test]
 fn every_late_frame_in_order_is_its_own_expiry() {
     // Two silences longer than the TAL, each ended by a frame in order.
-    let a = audit(&[(0, 1, 0), (1000, 1, 1), (3500, 1, 2), (4500, 1, 3), (7000, 1, 4)]);
+    let a = audit(&[
+        (0, 1, 0),
+        (1000, 1, 1),
+        (3500, 1, 2),
+        (4500, 1, 3),
+        (7000, 1, 4),
+    ]);
     let tal = tal_findings(&a);
     let frames: Vec<u64> = tal.iter().flat_map(|t| t.0.clone()).collect();
     assert_eq!(frames, vec![3, 5], "{tal:#?}");
-    assert!(tal[0].1.contains("after frame 2 (stNum 1 sqNum 1)"), "{tal:#?}");
+    assert!(
+        tal[0].1.contains("after frame 2 (stNum 1 sqNum 1)"),
+        "{tal:#?}"
+    );
 }

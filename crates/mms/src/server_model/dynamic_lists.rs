@@ -112,6 +112,30 @@ pub(crate) enum Step<'a> {
 /// indices), or `None` for the forms a data set member cannot take (ranges, all elements,
 /// named alternatives, several selections at one level).
 pub(crate) fn selection_path(a: &AlternateAccess) -> Option<Vec<Step<'_>>> {
+    match chain(a)? {
+        (steps, None) => Some(steps),
+        (_, Some(_)) => None,
+    }
+}
+
+/// A chain of single selections that ends in several elements of an array: `lowIndex` and
+/// `numberOfElements` (`None`: all of them, ISO 9506-2 14.1 allElements). What
+/// libiec61850's `MmsConnection_writeArrayElements` and `readArrayElements` send.
+pub(crate) fn range_path(a: &AlternateAccess) -> Option<(Vec<Step<'_>>, u32, Option<u32>)> {
+    let (steps, (low, count)) = match chain(a)? {
+        (steps, Some(range)) => (steps, range),
+        (_, None) => return None,
+    };
+    Some((steps, low, count))
+}
+
+/// Elements `low` and on of an array (`Some(n)`: n of them, `None`: all).
+type Range = (u32, Option<u32>);
+
+/// The single selections of `a`, one per level, and the range its last one selects, if it
+/// selects one; `None` for several selections at one level, named alternatives and a range
+/// anywhere but at the end.
+fn chain(a: &AlternateAccess) -> Option<(Vec<Step<'_>>, Option<Range>)> {
     let mut out = Vec::new();
     let mut cur = a;
     loop {
@@ -123,6 +147,16 @@ pub(crate) fn selection_path(a: &AlternateAccess) -> Option<Vec<Step<'_>>> {
             Selection::SelectAlternate(s, inner) => (s, Some(inner)),
             Selection::Named(..) => return None,
         };
+        let range = match sel {
+            AccessSelection::IndexRange { low, count } => Some((*low, Some(*count))),
+            AccessSelection::AllElements => Some((0, None)),
+            _ => None,
+        };
+        match (range, next) {
+            (Some(r), None) => return Some((out, Some(r))),
+            (Some(_), Some(_)) => return None,
+            (None, _) => {}
+        }
         out.push(match sel {
             AccessSelection::Component(c) if !c.is_empty() && !c.contains('$') => {
                 Step::Component(c)
@@ -132,37 +166,7 @@ pub(crate) fn selection_path(a: &AlternateAccess) -> Option<Vec<Step<'_>>> {
         });
         match next {
             Some(n) => cur = n,
-            None => return Some(out),
-        }
-    }
-}
-
-/// A chain of single selections that ends in several elements of an array: `lowIndex` and
-/// `numberOfElements` (`None`: all of them, ISO 9506-2 14.1 allElements). What
-/// libiec61850's `MmsConnection_writeArrayElements` and `readArrayElements` send.
-pub(crate) fn range_path(a: &AlternateAccess) -> Option<(Vec<Step<'_>>, u32, Option<u32>)> {
-    let mut out = Vec::new();
-    let mut cur = a;
-    loop {
-        let [only] = cur.0.as_slice() else {
-            return None;
-        };
-        match only {
-            Selection::Select(AccessSelection::IndexRange { low, count }) => {
-                return Some((out, *low, Some(*count)))
-            }
-            Selection::Select(AccessSelection::AllElements) => return Some((out, 0, None)),
-            Selection::SelectAlternate(sel, inner) => {
-                out.push(match sel {
-                    AccessSelection::Component(c) if !c.is_empty() && !c.contains('$') => {
-                        Step::Component(c)
-                    }
-                    AccessSelection::Index(i) => Step::Index(*i),
-                    _ => return None,
-                });
-                cur = inner;
-            }
-            _ => return None,
+            None => return Some((out, None)),
         }
     }
 }
