@@ -195,3 +195,43 @@ rate = {RATE}
             gw.kill()
             gw.wait()
         sock.close()
+
+
+def test_a_driver_that_cannot_start_is_a_failure_event_not_a_start(gander, namespace, tmp_path: Path):
+    """An `l2` gateway whose IED interface does not exist: before, `gateway-start` (100) was
+    logged and nothing after it, so a SIEM saw a gateway up that forwarded nothing. Now the one
+    event is `gateway-failed` (102, error) naming the interface, and the process exits 2."""
+    keys = tmp_path / "keys.toml"
+    keys.write_text(KEYS)
+    log = tmp_path / "log.sock"
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(str(log))
+    sock.settimeout(0.2)
+    config = tmp_path / "gw.toml"
+    config.write_text(
+        f"""
+driver = "l2"
+keys = "keys.toml"
+[l2]
+ied = "nosuch0"
+net = "lo"
+[[rule]]
+direction = "inbound"
+action = "verify"
+[syslog]
+target = "unix:{log}"
+"""
+    )
+    try:
+        gw = subprocess.run(["ip", "netns", "exec", namespace, gander, "gateway", "--config", str(config)],
+                            capture_output=True, text=True, timeout=20)
+        assert gw.returncode == 2, (gw.returncode, gw.stderr)
+        assert "nosuch0" in gw.stderr, gw.stderr
+        assert "driver running" not in gw.stderr, gw.stderr
+        events = recv_events(sock, time.monotonic() + 1)
+        assert [e["id"] for e in events] == [102], events
+        e = events[0]
+        assert e["msgid"] == "gateway-failed" and e["severity"] == 3, e
+        assert "nosuch0" in e["params"]["error"], e
+    finally:
+        sock.close()

@@ -706,6 +706,7 @@ pub fn run(config: &Config, policy: Policy, ctl: &Control) -> io::Result<Policy>
     };
     let mut hk = Housekeeping::new();
     let mut kernel = KernelCounters::default();
+    ctl.set_running();
     let result = std::thread::scope(|s| -> io::Result<()> {
         let mut handles = Vec::new();
         let (shared, socks_ref) = (&shared, &socks);

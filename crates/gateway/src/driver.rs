@@ -20,6 +20,10 @@ pub struct Control {
     pub stop: AtomicBool,
     /// Ask for a counter report now (SIGUSR1).
     pub report: AtomicBool,
+    /// Set by the driver once its interfaces, sockets or queue are open and frames flow: the
+    /// service says "started" only then (a missing interface is a failure to start, not a
+    /// gateway that is up).
+    pub running: AtomicBool,
     /// Keys to switch to between two frames (SIGHUP): no frame is lost, the sockets keep
     /// queueing while the file is read by another thread.
     pub new_keys: Mutex<Option<KeyStore>>,
@@ -122,6 +126,7 @@ impl Control {
         Control {
             stop: AtomicBool::new(false),
             report: AtomicBool::new(false),
+            running: AtomicBool::new(false),
             new_keys: Mutex::new(None),
             new_group_keys: Mutex::new(None),
             gdoi: Mutex::new(None),
@@ -131,6 +136,16 @@ impl Control {
             tap: Mutex::new(None),
             stages: Mutex::new(None),
         }
+    }
+
+    /// The driver is set up: frames flow from now on.
+    pub fn set_running(&self) {
+        self.running.store(true, Ordering::Release);
+    }
+
+    /// Whether the driver is set up ([`Self::set_running`]).
+    pub fn is_running(&self) -> bool {
+        self.running.load(Ordering::Acquire)
     }
 
     /// Whether the driver should stop.

@@ -53,6 +53,9 @@ pub enum EventKind {
     GatewayStarted,
     /// 101: the gateway stopped (its final counters are in the JSON report).
     GatewayStopped,
+    /// The driver could not start (an interface, a namespace, a socket or the queue): the
+    /// gateway forwards nothing.
+    GatewayFailed,
     /// 200: a key file was reloaded (SIGHUP).
     KeysReloaded,
     /// 201: a reloaded key file was refused; the old keys stay.
@@ -76,6 +79,7 @@ impl EventKind {
         match self {
             EventKind::GatewayStarted => 100,
             EventKind::GatewayStopped => 101,
+            EventKind::GatewayFailed => 102,
             EventKind::KeysReloaded => 200,
             EventKind::KeysReloadFailed => 201,
             EventKind::ProtectKey => 202,
@@ -91,6 +95,7 @@ impl EventKind {
         match self {
             EventKind::GatewayStarted => "gateway-start",
             EventKind::GatewayStopped => "gateway-stop",
+            EventKind::GatewayFailed => "gateway-failed",
             EventKind::KeysReloaded => "keys-reloaded",
             EventKind::KeysReloadFailed => "keys-reload-failed",
             EventKind::ProtectKey => "protect-key",
@@ -111,7 +116,7 @@ impl EventKind {
                 Severity::Notice
             }
             EventKind::GdoiKeyServer => Severity::Warning,
-            EventKind::KeysReloadFailed => Severity::Error,
+            EventKind::KeysReloadFailed | EventKind::GatewayFailed => Severity::Error,
             EventKind::Suppressed => Severity::Warning,
             EventKind::Dropped(r) => match r {
                 DropReason::NoValidKey | DropReason::Crypto => Severity::Error,

@@ -464,6 +464,7 @@ pub fn run(
     let mut verdict = Vec::with_capacity(OUTPUT_CAPACITY + 64);
     let mut hk = Housekeeping::new();
     let mut verdict_errors = 0u64;
+    ctl.set_running();
     while !ctl.stopping() {
         let n = nl.recv(&mut buf, 50)?;
         let now = unix_now();

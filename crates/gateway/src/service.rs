@@ -209,6 +209,33 @@ pub fn run(path: &Path) -> Result<Counters, ServiceError> {
             run_driver(&worker_cfg, policy, &worker_ctl)
         })
         .map_err(ServiceError::Spawn)?;
+    // "Started" only once the driver is up: a driver that fails to open its interfaces (or
+    // its namespace, sockets, queue) is a gateway that never started.
+    while !ctl.is_running() && !worker.is_finished() {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    if !ctl.is_running() {
+        let error = match worker.join() {
+            Ok(Ok(_)) => io::Error::other("the driver ended before it started"),
+            Ok(Err(e)) => e,
+            Err(_) => return Err(ServiceError::WorkerPanicked),
+        };
+        emit(
+            &events,
+            SecurityEvent::new(
+                EventKind::GatewayFailed,
+                format!("{} driver failed to start", info.driver),
+            )
+            .with("driver", &info.driver)
+            .with("error", chain(&error)),
+        );
+        drop(member);
+        drop(events);
+        if let Some(l) = logger {
+            let _ = l.join();
+        }
+        return Err(ServiceError::Driver(error));
+    }
     emit(
         &events,
         SecurityEvent::new(

@@ -201,6 +201,7 @@ pub fn run(cfg: &UdpToml, mut policy: Policy, ctl: &Control) -> io::Result<Polic
         );
     }
     let mut last_kernel = std::time::Instant::now();
+    ctl.set_running();
     while !ctl.stopping() {
         let ready = poll_fds(&[ied.as_raw_fd(), net.as_raw_fd()], 50)?;
         let now = unix_now();
