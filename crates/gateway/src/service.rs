@@ -141,7 +141,44 @@ fn load_keys(path: &Path) -> Result<KeyStore, KeyFileError> {
 pub fn check(path: &Path) -> Result<Vec<String>, ServiceError> {
     let cfg = Config::load(path)?;
     let keys = load_keys(&cfg.keys_path)?;
-    Ok(Policy::new(&cfg, keys)?.warnings().to_vec())
+    let mut warnings = Policy::new(&cfg, keys)?.warnings().to_vec();
+    warnings.extend(host_warnings(
+        &cfg,
+        Path::new("/run/netns"),
+        Path::new("/sys/class/net"),
+    ));
+    Ok(warnings)
+}
+
+/// What on this host would stop the driver from starting: a network namespace that does not
+/// exist (`ip netns` keeps them under `netns_dir`), an interface that does not exist here
+/// (`net_dir`; not checked inside a namespace, which `--check` does not enter). Warnings, not
+/// errors: `--check` may run on another machine than the gateway.
+fn host_warnings(cfg: &Config, netns_dir: &Path, net_dir: &Path) -> Vec<String> {
+    if let Some(ns) = &cfg.raw.netns {
+        if !netns_dir.join(ns).exists() {
+            return vec![format!(
+                "network namespace {ns:?} does not exist on this host (ip netns list): the gateway would not start here"
+            )];
+        }
+        return Vec::new();
+    }
+    let interfaces: Vec<&str> = match (&cfg.raw.l2, &cfg.raw.nfqueue) {
+        (Some(l), _) if cfg.raw.driver == crate::config::DriverKind::L2 => {
+            vec![l.ied.as_str(), l.net.as_str()]
+        }
+        (_, Some(q)) if cfg.raw.driver == crate::config::DriverKind::Nfqueue => {
+            vec![q.ied.as_str(), q.net.as_str()]
+        }
+        _ => Vec::new(),
+    };
+    interfaces
+        .into_iter()
+        .filter(|i| !net_dir.join(i).exists())
+        .map(|i| {
+            format!("interface {i:?} does not exist on this host: the gateway would not start here")
+        })
+        .collect()
 }
 
 /// An error and its causes on one line.
@@ -461,6 +498,32 @@ mod tests {
         assert_eq!(v["counters"]["kernel"]["ied"]["packets"], 10);
         assert_eq!(v["counters"]["kernel"]["ied"]["drops"], 1);
         assert_eq!(v["counters"]["kernel"]["net"]["packets"], 7);
+    }
+
+    /// What would stop the driver here is said by `--check` (a missing interface made the
+    /// gateway fail at start while `--check` said "ok").
+    #[test]
+    fn check_names_a_missing_interface_or_namespace_on_this_host() {
+        let dir = tempfile::tempdir().unwrap();
+        let (netns, net) = (dir.path().join("netns"), dir.path().join("net"));
+        std::fs::create_dir_all(net.join("eth1")).unwrap();
+        std::fs::create_dir_all(netns.join("gw")).unwrap();
+        let cfg = |extra: &str| {
+            Config::from_toml(
+                &format!(
+                    "driver = \"l2\"\nkeys = \"k.toml\"\n{extra}[l2]\nied = \"eth1\"\nnet = \"nosuch0\"\n"
+                ),
+                dir.path(),
+            )
+            .unwrap()
+        };
+        let w = host_warnings(&cfg(""), &netns, &net);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("\"nosuch0\" does not exist"), "{w:?}");
+        // Inside a namespace the interfaces are not looked for; the namespace is.
+        assert!(host_warnings(&cfg("netns = \"gw\"\n"), &netns, &net).is_empty());
+        let w = host_warnings(&cfg("netns = \"other\"\n"), &netns, &net);
+        assert!(w.len() == 1 && w[0].contains("\"other\""), "{w:?}");
     }
 
     #[test]
