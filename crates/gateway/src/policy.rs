@@ -552,17 +552,23 @@ impl Policy {
                     v.src_mac(),
                     input.len(),
                 ),
-                None => events::drop_event(
-                    reason,
-                    dir,
-                    None,
-                    None,
-                    match link {
-                        Link::Ethernet => input.get(6..12).and_then(|m| m.try_into().ok()),
-                        Link::Ip | Link::Datagram => None,
-                    },
-                    input.len(),
-                ),
+                None => {
+                    let (kind, appid) = match link {
+                        Link::Ethernet => malformed_facts(input),
+                        Link::Ip | Link::Datagram => (None, None),
+                    };
+                    events::drop_event(
+                        reason,
+                        dir,
+                        kind,
+                        appid,
+                        match link {
+                            Link::Ethernet => input.get(6..12).and_then(|m| m.try_into().ok()),
+                            Link::Ip | Link::Datagram => None,
+                        },
+                        input.len(),
+                    )
+                }
             };
             if let Some(sink) = self.events.as_mut() {
                 sink.send(e);
@@ -1003,6 +1009,21 @@ fn unchanged(input: &[u8]) -> Decision<'_> {
 /// the buffer to its output).
 fn rewritten(out: &mut Vec<u8>) -> Decision<'_> {
     Decision::Forward(Forward::Rewritten(out.as_slice()))
+}
+
+/// What the headers of an Ethernet frame that did not classify still say, for its drop event:
+/// the kind (GOOSE, SV, GSE management, an IEC 61850 datagram) and, for layer 2, the APPID
+/// (`view::classify_cut`, `view::cut_l2`: the readers of frames a capture cut). A GOOSE frame
+/// cut to 100 octets or with an empty security extension was logged with neither, though
+/// both were readable.
+fn malformed_facts(input: &[u8]) -> (Option<&'static str>, Option<u16>) {
+    if let Some(c) = view::cut_l2(input) {
+        return (Some(c.kind.name()), Some(c.appid));
+    }
+    match view::classify_cut(input) {
+        view::CutFrame::Iec61850(k) => (Some(k.name()), None),
+        view::CutFrame::Other | view::CutFrame::Unknown => (None, None),
+    }
 }
 
 #[cfg(test)]

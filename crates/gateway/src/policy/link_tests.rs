@@ -224,3 +224,39 @@ fn a_drop_on_the_ip_path_is_logged_without_a_made_up_mac() {
     let appid = events[1].params.iter().find(|(k, _)| *k == "appid");
     assert_eq!(appid.map(|(_, v)| v.as_str()), Some("0x1000"));
 }
+
+/// A GOOSE frame cut short (bro-goose's NormalTrace2 frame cut to 100 octets, replayed
+/// through the gateway) did not classify, and its drop event had only `srcMac` and `length`,
+/// though its EtherType and APPID were intact: they are read from the headers.
+#[test]
+fn a_malformed_frame_is_logged_with_what_its_headers_say() {
+    let mut p = policy(RULE_SETS[0]);
+    let (tx, rx) = std::sync::mpsc::sync_channel(16);
+    p.set_events(crate::events::EventSink::new(tx, 100));
+    let goose = craft::goose_frame(
+        [0, 9, 0x8e, 0x21, 0x73, 0x33],
+        [1, 0x0c, 0xcd, 1, 0, 1],
+        None,
+        0x03e8,
+        1,
+        0,
+    );
+    let cut = &goose[..goose.len() - 10];
+    assert_eq!(
+        p.handle(Direction::Outbound, cut, 0, &mut Vec::new()),
+        Decision::Drop(DropReason::Malformed)
+    );
+    let events: Vec<crate::events::SecurityEvent> = rx.try_iter().collect();
+    assert_eq!(events.len(), 1, "{events:?}");
+    let param = |k: &str| {
+        events[0]
+            .params
+            .iter()
+            .find(|(n, _)| *n == k)
+            .map(|(_, v)| v.as_str())
+    };
+    assert_eq!(param("reason"), Some("malformed"));
+    assert_eq!(param("kind"), Some("goose"));
+    assert_eq!(param("appid"), Some("0x03e8"));
+    assert_eq!(param("srcMac"), Some("00:09:8e:21:73:33"));
+}
