@@ -753,6 +753,23 @@ impl Policy {
             .cloned()
     }
 
+    /// The rule that `rule` chooses for frames of `kind` from `src` in `dir` whatever their
+    /// APPID: the first that could match, when it names no APPID; `None` when an earlier rule
+    /// names one (the APPID decides) or none matches.
+    fn rule_for_any_appid(
+        &self,
+        dir: Direction,
+        kind: KindMatch,
+        src: &[u8; 6],
+    ) -> Option<&Arc<Rule>> {
+        let first = self.rules.iter().find(|r| {
+            r.direction == dir
+                && (r.kind == KindMatch::Any || r.kind == kind)
+                && r.src_mac.is_none_or(|m| &m == src)
+        })?;
+        first.appid.is_none().then_some(first)
+    }
+
     /// The default for unmatched IEC traffic.
     fn unmatched<'a>(&mut self, dir: Direction, frame: &'a [u8]) -> Verdict<'a> {
         match self.default {
@@ -836,6 +853,17 @@ impl Policy {
         let mut verified = None;
         let appid = match visible {
             Some(a) => a,
+            // A secured frame whose APPID cannot be read without its key, meeting a protect
+            // rule whatever the APPID: already secured, before any key is looked up (an
+            // R-GOOSE secured by the IED with a key the gateway lacks was `unknown-key`, which
+            // sends the operator to the key file; with a known key it was `already-secured`).
+            None if v.secured()
+                && self
+                    .rule_for_any_appid(dir, kind, &v.src)
+                    .is_some_and(|r| r.action == Action::Protect) =>
+            {
+                return Err(DropReason::AlreadySecured)
+            }
             None => {
                 let ok = self.authenticate(v, now)?;
                 let a = ok.appid();

@@ -260,3 +260,37 @@ fn a_malformed_frame_is_logged_with_what_its_headers_say() {
     assert_eq!(param("appid"), Some("0x03e8"));
     assert_eq!(param("srcMac"), Some("00:09:8e:21:73:33"));
 }
+
+/// An R-GOOSE datagram the IED already encrypted, with a key the gateway does not hold,
+/// meeting the outbound protect rule: `already-secured`, as with a key it holds (robidev's
+/// RGOOSE2.pcap protected with key 77 was `unknown-key`, which points at the key file).
+#[test]
+fn an_encrypted_datagram_meeting_a_protect_rule_is_already_secured_whatever_its_key() {
+    let mut encrypt = policy(RULE_SETS[1]);
+    let (plain, mut out) = (frames()[0].clone(), Vec::new());
+    let secured = match encrypt.handle(Direction::Outbound, &plain, 0, &mut out) {
+        Decision::Forward(f) => f.to_vec(),
+        d => panic!("the encrypting policy forwards: {d:?}"),
+    };
+    let mut protect = policy(RULE_SETS[0]);
+    assert_eq!(
+        protect.handle(Direction::Outbound, &secured, 0, &mut Vec::new()),
+        Decision::Drop(DropReason::AlreadySecured)
+    );
+    let only_key_1 = KeyStore::from_toml(
+        "[[key]]\nid = 1\nmac = \"hmac-sha256-128\"\nkey_ascii = \"0123456789ABCDEF\"\n",
+        Path::new("."),
+        default_provider(),
+    )
+    .unwrap();
+    protect.replace_keys(only_key_1);
+    assert_eq!(
+        protect.handle(Direction::Outbound, &secured, 0, &mut Vec::new()),
+        Decision::Drop(DropReason::AlreadySecured)
+    );
+    // Inbound, where the rule is verify, the missing key is what it is.
+    assert_eq!(
+        protect.handle(Direction::Inbound, &secured, 0, &mut Vec::new()),
+        Decision::Drop(DropReason::UnknownKey)
+    );
+}
