@@ -86,7 +86,7 @@ pub enum SecError {
     #[error("AEAD tag does not verify")]
     BadTag,
     /// A replayed or stale frame.
-    #[error("replay ({kind:?}) of sequence {seq}")]
+    #[error("replay ({kind:?}) of {}", ReplaySeq(*seq))]
     Replay {
         /// The rule broken.
         kind: ReplayKind,
@@ -155,5 +155,38 @@ impl SecError {
             SecError::Nonce(_) => "nonce-exhausted",
             SecError::DoesNotFit(_) => "does-not-fit",
         }
+    }
+}
+
+/// A replayed frame's sequence as users read it: a GOOSE frame's stNum and sqNum (packed as
+/// stNum<<32|sqNum: above 32 bits), else the SPDU number or smpCnt. `gander frame verify`
+/// printed "of sequence 4294967301" for stNum 1 sqNum 5.
+struct ReplaySeq(u64);
+
+impl core::fmt::Display for ReplaySeq {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self.0 >> 32 {
+            0 => write!(f, "sequence {}", self.0),
+            st => write!(f, "stNum {st} sqNum {}", self.0 & 0xffff_ffff),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_goose_replay_names_its_counters() {
+        let goose = SecError::Replay {
+            kind: ReplayKind::Duplicate,
+            seq: (1 << 32) | 5,
+        };
+        assert_eq!(goose.to_string(), "replay (Duplicate) of stNum 1 sqNum 5");
+        let spdu = SecError::Replay {
+            kind: ReplayKind::Duplicate,
+            seq: 7,
+        };
+        assert_eq!(spdu.to_string(), "replay (Duplicate) of sequence 7");
     }
 }
