@@ -56,6 +56,9 @@ pub enum EventKind {
     /// The driver could not start (an interface, a namespace, a socket or the queue): the
     /// gateway forwards nothing.
     GatewayFailed,
+    /// An SV stream wraps its smpCnt below the wrap assumed (`sv_wrap`): its frames after
+    /// each wrap are dropped as replay.
+    SvWrap,
     /// 200: a key file was reloaded (SIGHUP).
     KeysReloaded,
     /// 201: a reloaded key file was refused; the old keys stay.
@@ -85,6 +88,7 @@ impl EventKind {
             EventKind::ProtectKey => 202,
             EventKind::GdoiKeys => 203,
             EventKind::GdoiKeyServer => 204,
+            EventKind::SvWrap => 205,
             EventKind::Dropped(r) => drop_event_id(r),
             EventKind::Suppressed => 400,
         }
@@ -101,6 +105,7 @@ impl EventKind {
             EventKind::ProtectKey => "protect-key",
             EventKind::GdoiKeys => "gdoi-keys",
             EventKind::GdoiKeyServer => "gdoi-key-server",
+            EventKind::SvWrap => "sv-wrap",
             EventKind::Dropped(_) => "drop",
             EventKind::Suppressed => "events-suppressed",
         }
@@ -115,7 +120,7 @@ impl EventKind {
             EventKind::KeysReloaded | EventKind::ProtectKey | EventKind::GdoiKeys => {
                 Severity::Notice
             }
-            EventKind::GdoiKeyServer => Severity::Warning,
+            EventKind::GdoiKeyServer | EventKind::SvWrap => Severity::Warning,
             EventKind::KeysReloadFailed | EventKind::GatewayFailed => Severity::Error,
             EventKind::Suppressed => Severity::Warning,
             EventKind::Dropped(r) => match r {

@@ -290,6 +290,8 @@ pub struct Policy {
     /// so a rotation is logged once.
     events: Option<EventSink>,
     protect_keys: HashMap<(Direction, u16), u32>,
+    /// SV streams already said to wrap below the assumed wrap (`note_sv_wrap`).
+    sv_wrap_said: std::collections::HashSet<(Direction, u16)>,
     /// Origin of the monotonic clock [`Policy::handle`] reads (SV freshness).
     epoch: std::time::Instant,
     /// [`check_reflection`]'s warnings.
@@ -431,6 +433,7 @@ impl Policy {
             counters: Counters::default(),
             events: None,
             protect_keys: HashMap::new(),
+            sv_wrap_said: std::collections::HashSet::new(),
             epoch: std::time::Instant::now(),
             warnings,
         })
@@ -959,8 +962,42 @@ impl Policy {
             return Err(DropReason::Reflected);
         }
         self.check_pins(dir, kind, appid, v)?;
-        self.replay[dir as usize].check_and_accept(&ok.freshness(at_ns))?;
+        if let Err(e) = self.replay[dir as usize].check_and_accept(&ok.freshness(at_ns)) {
+            if let SecError::Replay {
+                kind: gander_sec::ReplayKind::WrappedEarly { last },
+                ..
+            } = e
+            {
+                self.note_sv_wrap(dir, appid, last);
+            }
+            return Err(e.into());
+        }
         Ok(())
+    }
+
+    /// Says once per SV stream that it wraps below the wrap assumed (its frames are dropped
+    /// as `replay`, which reads like an attack, while the fix is `sv_wrap`): on stderr and as
+    /// a `sv-wrap` event. A 50 Hz merging unit's 4000 under the default 4800 lost 4,491 of
+    /// 64,000 frames in a field test, with nothing saying why.
+    fn note_sv_wrap(&mut self, dir: Direction, appid: u16, last: u16) {
+        if !self.sv_wrap_said.insert((dir, appid)) {
+            return;
+        }
+        let wraps_at = u32::from(last) + 1;
+        let text = format!(
+            "{} SV APPID 0x{appid:04x} went from smpCnt {last} to 0: it wraps at {wraps_at}, below the wrap assumed (smpRate, else sv_wrap); its frames after each wrap are dropped as replay until sv_wrap = {wraps_at}",
+            dir.name()
+        );
+        eprintln!("gander gateway: warning: {text}");
+        if let Some(s) = self.events.as_mut() {
+            s.send(
+                SecurityEvent::new(EventKind::SvWrap, text)
+                    .with("direction", dir.name())
+                    .with("appid", format!("0x{appid:04x}"))
+                    .with("wrapsAt", wraps_at),
+            );
+        }
+        self.sync_event_counters();
     }
 
     /// What a rule's output is written with: its addresses and its key now.
@@ -1944,6 +1981,44 @@ dst_mac = "01:0c:cd:01:00:01"
     /// Frame `i` of a 4800/s stream arrives at i * 208 333 ns.
     fn sv_at(i: u64) -> u64 {
         i * 1_000_000_000 / 4800
+    }
+
+    #[test]
+    fn a_stream_wrapping_below_the_assumed_wrap_is_said_once() {
+        // A 50 Hz merging unit (smpCnt 0..3999, 4000 a second, no smpRate) under the default
+        // sv_wrap of 4800: its 0 after 3999 is dropped as replay, and the reason said once.
+        let mut tx = publisher(1);
+        let mut gw = policy(PROTECT_VERIFY);
+        let (etx, erx) = std::sync::mpsc::sync_channel(16);
+        gw.set_events(crate::events::EventSink::new(etx, 100));
+        let at = |i: u64| i * 250_000;
+        let mut dropped = 0;
+        for (i, smp) in (3995..4000).chain(0..3).enumerate() {
+            let s = fwd(tx.handle_at(
+                Direction::Outbound,
+                &sv(0x4000, "MU01", smp),
+                0,
+                at(i as u64),
+                &mut Vec::new(),
+            ));
+            match gw.handle_at(
+                Direction::Inbound,
+                &s,
+                0,
+                at(i as u64) + 50_000,
+                &mut Vec::new(),
+            ) {
+                Decision::Drop(DropReason::Replay) => dropped += 1,
+                d => assert!(d.is_forward(), "smpCnt {smp}: {d:?}"),
+            }
+        }
+        assert_eq!(dropped, 3, "0, 1 and 2 are 801-803 samples ahead");
+        let said: Vec<_> = erx
+            .try_iter()
+            .filter(|e: &crate::events::SecurityEvent| e.kind == EventKind::SvWrap)
+            .collect();
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert!(said[0].message.contains("wraps at 4000"), "{:?}", said[0]);
     }
 
     #[test]

@@ -16,6 +16,13 @@ pub enum ReplayKind {
     /// SV: smpCnt advanced further than the time since the last accepted frame allows
     /// (`docs/gateway.md`, "Replay"): a frame from an earlier turn of the counter.
     AheadOfClock,
+    /// SV: [`Self::AheadOfClock`] at smpCnt 0 right after `last`, below the wrap assumed: the
+    /// stream most likely wraps at `last + 1` (a 50 Hz merging unit's 4000 read with the
+    /// default wrap of 4800), a configuration to fix rather than an attack.
+    WrappedEarly {
+        /// The smpCnt before the 0.
+        last: u16,
+    },
 }
 
 /// A protect or verify failure.

@@ -482,6 +482,9 @@ impl SvCounter {
         let since = u128::from(at_ns.saturating_sub(self.anchor_ns)) + u128::from(SV_SLACK_NS);
         let allowed = since * u128::from(wrap) / 1_000_000_000;
         if u128::from(self.total + d) > allowed {
+            if smp == 0 && u64::from(s0) + 1 < wrap {
+                return replay(ReplayKind::WrappedEarly { last: s0 });
+            }
             return replay(ReplayKind::AheadOfClock);
         }
         Ok(())
@@ -820,6 +823,17 @@ mod tests {
             c.check(43, 4800, 1001 * ms),
             Err(SecError::Replay {
                 kind: ReplayKind::AheadOfClock,
+                ..
+            })
+        ));
+        // A 50 Hz stream (wrapping at 4000) read with the wrap at 4800: its 0 after 3999 is
+        // 801 samples ahead, and said to be a wrap below the one assumed.
+        let mut c50 = SvCounter::default();
+        c50.accept(3999, 4800, 1000 * ms);
+        assert!(matches!(
+            c50.check(0, 4800, 1000 * ms + 250_000),
+            Err(SecError::Replay {
+                kind: ReplayKind::WrappedEarly { last: 3999 },
                 ..
             })
         ));
