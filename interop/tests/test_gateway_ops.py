@@ -94,13 +94,19 @@ def recv_events(sock: socket.socket, until: float) -> list[dict]:
     return out
 
 
-def test_metrics_scrape_and_security_events(gander, namespace, tmp_path: Path):
+def keys_and_event_socket(tmp_path: Path) -> tuple[Path, Path, socket.socket]:
+    """The key file the configs name, and the Unix datagram socket the events arrive on."""
     keys = tmp_path / "keys.toml"
     keys.write_text(KEYS)
     log = tmp_path / "log.sock"
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     sock.bind(str(log))
     sock.settimeout(0.2)
+    return keys, log, sock
+
+
+def test_metrics_scrape_and_security_events(gander, namespace, tmp_path: Path):
+    keys, log, sock = keys_and_event_socket(tmp_path)
     config = tmp_path / "gw.toml"
     config.write_text(
         f"""
@@ -201,12 +207,7 @@ def test_a_driver_that_cannot_start_is_a_failure_event_not_a_start(gander, names
     """An `l2` gateway whose IED interface does not exist: before, `gateway-start` (100) was
     logged and nothing after it, so a SIEM saw a gateway up that forwarded nothing. Now the one
     event is `gateway-failed` (102, error) naming the interface, and the process exits 2."""
-    keys = tmp_path / "keys.toml"
-    keys.write_text(KEYS)
-    log = tmp_path / "log.sock"
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-    sock.bind(str(log))
-    sock.settimeout(0.2)
+    keys, log, sock = keys_and_event_socket(tmp_path)
     config = tmp_path / "gw.toml"
     config.write_text(
         f"""
