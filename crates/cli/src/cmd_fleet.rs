@@ -91,6 +91,7 @@ pub(crate) fn run(
                     declared: BTreeMap::new(),
                     refused: vec![],
                     repaired: vec![],
+                    notes: vec![],
                 },
             )
         }
@@ -99,6 +100,12 @@ pub(crate) fn run(
     // The declared models were loaded with these repairs (docs/scl.md, "Repairs").
     for w in &plan.repaired {
         eprintln!("gander: {source}: WARNING: {w}");
+    }
+    for r in &plan.refused {
+        eprintln!("gander: {source}: refused IED (still swept, its model not checked): {r}");
+    }
+    for n in &plan.notes {
+        eprintln!("gander: {source}: NOTE: {n}");
     }
     let mut o = FleetOptions::new(out.clone(), source);
     o.concurrency = a.concurrency;
@@ -167,8 +174,19 @@ pub(crate) fn run(
     write(&out, "fleet.html", &report::html(&r))?;
     write(&out, "fleet.prom", &report::openmetrics(&r))?;
     let (reach, complete, mism, fails) = r.counts();
+    // With an SCD, a device reached whose model was not checked (no server declared there,
+    // IED refused) is said, so that "0 differ" is not read as "all checked".
+    let unchecked = match r
+        .rows
+        .iter()
+        .filter(|row| row.found.is_some() && row.model_check.is_none())
+        .count()
+    {
+        n if n > 0 && a.scd.is_some() => format!(" ({n} reached not checked: see the NOTE lines)"),
+        _ => String::new(),
+    };
     let summary = format!(
-        "{} devices: {reach} reachable, {complete} complete, {mism} model(s) differ from the SCD, \
+        "{} devices: {reach} reachable, {complete} complete, {mism} model(s) differ from the SCD{unchecked}, \
 {fails} TLS verdict failure(s); {} resumed, {} pending; {:.1} s; reports in {}",
         r.rows.len() + r.pending.len(),
         r.resumed,

@@ -72,6 +72,28 @@ pub(crate) fn bad(
     )
 }
 
+/// An address as tP_IP / tP_IPv6 write it. The SCL schema's tP_IP pattern takes each
+/// dotted-quad octet as one to three decimal digits, so `10.10.0.022` is a valid tP_IP whose
+/// last octet is 22 (decimal, as the schema reads it; not inet_aton's octal), which Rust's
+/// parser refuses for its leading zero.
+fn parse_ip(text: &str) -> Option<IpAddr> {
+    if let Ok(a) = text.parse() {
+        return Some(a);
+    }
+    let parts: Vec<&str> = text.split('.').collect();
+    if parts.len() != 4 {
+        return None;
+    }
+    let mut octets = [0u8; 4];
+    for (o, p) in octets.iter_mut().zip(&parts) {
+        if p.is_empty() || p.len() > 3 || !p.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        *o = p.parse().ok()?;
+    }
+    Some(IpAddr::from(octets))
+}
+
 /// The IP access points of `text`, in file order. An SCD without a Communication section has
 /// none (`Ok(vec![])`). A `ConnectedAP` without `iedName`/`apName` is skipped (it names no
 /// access point); an `IP` that is not an address or a port that is not 1-65535 is an error with
@@ -102,9 +124,8 @@ pub fn ip_access_points(text: &str) -> Result<Vec<IpAccessPoint>, SclError> {
                         (None, Some(ip)) => ("IPv6", ip),
                         (None, None) => continue,
                     };
-                    let address: IpAddr = ip
-                        .parse()
-                        .map_err(|_| bad(addr, ty, ip, "not an IP address", text))?;
+                    let address =
+                        parse_ip(ip).ok_or_else(|| bad(addr, ty, ip, "not an IP address", text))?;
                     let port =
                         match p(addr, "MMS-Port").or_else(|| p(addr, "IP-TCP-PORT")) {
                             None => None,
@@ -129,6 +150,27 @@ pub fn ip_access_points(text: &str) -> Result<Vec<IpAccessPoint>, SclError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// tP_IP octets of one to three decimal digits, leading zeros included.
+    #[test]
+    fn zero_padded_octets_are_decimal() {
+        assert_eq!(parse_ip("10.10.0.022"), Some(IpAddr::from([10, 10, 0, 22])));
+        assert_eq!(
+            parse_ip("010.001.000.010"),
+            Some(IpAddr::from([10, 1, 0, 10]))
+        );
+        for bad in [
+            "10.10.0.256",
+            "10.10.0",
+            "10.10.0.0022",
+            "10.10.0.+2",
+            "10..0.1",
+            "x",
+        ] {
+            assert_eq!(parse_ip(bad), None, "{bad}");
+        }
+        assert_eq!(parse_ip("fd00::12"), "fd00::12".parse().ok());
+    }
 
     fn scd(addresses: &str) -> String {
         format!(

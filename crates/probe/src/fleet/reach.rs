@@ -53,11 +53,7 @@ pub fn find(t: &Target, have_tls: bool, timeout: Duration) -> Result<Endpoint, N
         .join(", ");
     let mut last = String::from("no address");
     for p in ports {
-        let addr = match (bracket(&t.address).as_str(), p)
-            .to_socket_addrs()
-            .ok()
-            .and_then(|mut a| a.next())
-        {
+        let addr = match resolve(&t.address, p) {
             Some(a) => a,
             None => {
                 last = format!("cannot resolve {}", t.address);
@@ -95,6 +91,22 @@ pub fn find(t: &Target, have_tls: bool, timeout: Duration) -> Result<Endpoint, N
 }
 
 /// An IPv6 literal in brackets for `host:port` forms, anything else as it is.
+/// `address` (an IPv4 or IPv6 address, bracketed or not, or a host name) with `port`. The
+/// `(host, port)` form of `to_socket_addrs` wants an IPv6 address without brackets: given
+/// `[fd00::12]` it looked the name up and failed, so every IPv6 device of an SCD (`P
+/// type="IPv6"`) or targets file was "cannot resolve" in a sweep, though `gander probe
+/// '[fd00::12]:102'` reached it.
+fn resolve(address: &str, port: u16) -> Option<std::net::SocketAddr> {
+    let bare = address
+        .strip_prefix('[')
+        .and_then(|a| a.strip_suffix(']'))
+        .unwrap_or(address);
+    match bare.parse::<std::net::IpAddr>() {
+        Ok(ip) => Some(std::net::SocketAddr::new(ip, port)),
+        Err(_) => (bare, port).to_socket_addrs().ok()?.next(),
+    }
+}
+
 fn bracket(a: &str) -> String {
     if a.contains(':') && !a.starts_with('[') {
         format!("[{a}]")
@@ -125,6 +137,37 @@ mod tests {
         assert_eq!(candidates(&t(None, None), false), [102]);
         assert_eq!(candidates(&t(None, Some(true)), false), [3782]);
         assert_eq!(bracket("fd00::1"), "[fd00::1]");
+    }
+
+    /// IPv6 addresses, bracketed or not, are addresses, not names to look up.
+    #[test]
+    fn ipv6_addresses_resolve_without_a_lookup() {
+        let want: std::net::SocketAddr = "[fd00::12]:102".parse().unwrap();
+        assert_eq!(resolve("fd00::12", 102), Some(want));
+        assert_eq!(resolve("[fd00::12]", 102), Some(want));
+        assert_eq!(
+            resolve("10.0.0.1", 5102),
+            Some("10.0.0.1:5102".parse().unwrap())
+        );
+        assert_eq!(resolve("localhost", 102).map(|a| a.port()), Some(102));
+    }
+
+    /// A device on an IPv6 address is reached (it was "cannot resolve fd00::12" in a sweep).
+    #[test]
+    fn an_ipv6_device_is_reached() {
+        let l = std::net::TcpListener::bind("[::1]:0").expect("IPv6 loopback");
+        let port = l.local_addr().unwrap().port();
+        let h = std::thread::spawn(move || {
+            let (mut s, _) = l.accept().unwrap();
+            let mut b = [0u8; 64];
+            let _ = s.read(&mut b);
+            let _ = s.write_all(&[3, 0, 0, 11, 6, 0xD0, 0, 1, 0, 1, 0]);
+        });
+        let mut target = t(Some(port), None);
+        target.address = "::1".into();
+        let e = find(&target, false, Duration::from_secs(2)).unwrap();
+        assert_eq!(e.addr, format!("[::1]:{port}").parse().unwrap());
+        h.join().unwrap();
     }
 
     #[test]

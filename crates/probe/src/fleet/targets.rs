@@ -56,6 +56,9 @@ pub struct Plan {
     /// ...; repaired: ...`, docs/scl.md "Repairs"): the model compared against is the repaired
     /// one, so the sweep says so at start-up.
     pub repaired: Vec<String>,
+    /// What the sweep says at start-up besides: access points left out (an unspecified
+    /// address), and targets whose model will not be checked against the SCD, with why.
+    pub notes: Vec<String>,
 }
 
 /// The sweep plan of the SCD text `text` (`path` only names it in errors).
@@ -87,21 +90,79 @@ pub fn from_scd(path: &str, text: &str) -> Result<Plan, FleetError> {
                     .collect()
             })
             .unwrap_or_default(),
+        notes: Vec::new(),
     };
+    // An access point connected to two subnetworks (or with two addresses) is two targets:
+    // named apart by the subnetwork (and, within one, by their order).
+    let mut per_ap: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+    let mut per_sn: BTreeMap<(&str, &str, &str), usize> = BTreeMap::new();
     for a in &aps {
-        let name = if per_ied.get(a.ied.as_str()).copied().unwrap_or(0) > 1 {
+        *per_ap.entry((&a.ied, &a.access_point)).or_default() += 1;
+        *per_sn
+            .entry((&a.ied, &a.access_point, &a.subnetwork))
+            .or_default() += 1;
+    }
+    let mut seen_sn: BTreeMap<(&str, &str, &str), usize> = BTreeMap::new();
+    for a in &aps {
+        // 0.0.0.0 and :: name no device (RFC 1122 3.2.1.3: a source address only); tools
+        // write them for "not configured" (smartgridadsc/CyberRange's combined SCD gives its
+        // nine switches 0.0.0.0). Probing them reaches the prober's own host.
+        if a.address.is_unspecified() {
+            plan.notes.push(format!(
+                "{}/{}: address {} is unspecified (not configured): not swept",
+                a.ied, a.access_point, a.address
+            ));
+            continue;
+        }
+        let mut name = if per_ied.get(a.ied.as_str()).copied().unwrap_or(0) > 1 {
             format!("{}/{}", a.ied, a.access_point)
         } else {
             a.ied.clone()
         };
-        if let Some(ied) = scl
-            .as_ref()
-            .and_then(|s| s.ieds.iter().find(|i| i.name == a.ied))
-        {
-            if let Ok(lds) = ied.logical_devices_of(Some(&a.access_point)) {
-                plan.declared
-                    .insert(name.clone(), Declared::from_lds(lds.into_iter()));
+        if per_ap[&(a.ied.as_str(), a.access_point.as_str())] > 1 {
+            name = format!("{}/{}@{}", a.ied, a.access_point, a.subnetwork);
+            let key = (
+                a.ied.as_str(),
+                a.access_point.as_str(),
+                a.subnetwork.as_str(),
+            );
+            if per_sn[&key] > 1 {
+                let n = seen_sn.entry(key).or_default();
+                *n += 1;
+                name = format!("{name}#{n}");
             }
+        }
+        match scl
+            .as_ref()
+            .map(|s| s.ieds.iter().find(|i| i.name == a.ied))
+        {
+            Some(Some(ied)) => match ied.logical_devices_of(Some(&a.access_point)) {
+                Ok(lds) => {
+                    plan.declared
+                        .insert(name.clone(), Declared::from_lds(lds.into_iter()));
+                }
+                Err(_) => plan.notes.push(format!(
+                    "{name}: the SCD declares no server on access point {} of IED {}: whatever answers there is not checked against it",
+                    a.access_point, a.ied
+                )),
+            },
+            Some(None)
+                if scl
+                    .as_ref()
+                    .is_some_and(|s| s.refused.iter().any(|r| r.name == a.ied)) =>
+            {
+                plan.notes.push(format!(
+                    "{name}: IED {} was refused by the SCL reader (see fleet.json refused_ieds): its model is not checked",
+                    a.ied
+                ))
+            }
+            Some(None) => plan.notes.push(format!(
+                "{name}: no IED {} in the SCD: its model is not checked",
+                a.ied
+            )),
+            None => plan.notes.push(format!(
+                "{name}: the SCD's model could not be read: not checked"
+            )),
         }
         plan.targets.push(Target {
             name,
@@ -258,5 +319,55 @@ tls = true
             plan.repaired[0]
         );
         assert!(plan.declared.contains_key("A"));
+    }
+
+    /// The sweep-plan rules a field test of public and adapted SCDs asked for: an unspecified
+    /// address is left out and said (CyberRange's switches at 0.0.0.0), an access point on two
+    /// subnetworks is two targets named apart (it refused the whole sweep as "two targets are
+    /// named"), a zero-padded octet is read (tP_IP allows it), and a target whose model cannot
+    /// be checked says why.
+    #[test]
+    fn unspecified_addresses_two_subnetworks_and_unchecked_models_are_said() {
+        let scd = r#"<?xml version="1.0"?>
+<SCL xmlns="http://www.iec.ch/61850/2003/SCL">
+  <Communication>
+    <SubNetwork name="Station">
+      <ConnectedAP iedName="A" apName="AP1"><Address><P type="IP">10.0.0.001</P></Address></ConnectedAP>
+      <ConnectedAP iedName="SW1" apName="AP1"><Address><P type="IP">0.0.0.0</P></Address></ConnectedAP>
+      <ConnectedAP iedName="A" apName="AP9"><Address><P type="IP">10.0.0.9</P></Address></ConnectedAP>
+    </SubNetwork>
+    <SubNetwork name="Process">
+      <ConnectedAP iedName="A" apName="AP1"><Address><P type="IP">10.20.0.1</P></Address></ConnectedAP>
+    </SubNetwork>
+  </Communication>
+  <IED name="A"><AccessPoint name="AP1"><Server><Authentication/><LDevice inst="LD0">
+    <LN0 lnClass="LLN0" inst="" lnType="LLN0_T"/>
+  </LDevice></Server></AccessPoint><AccessPoint name="AP9"/></IED>
+  <IED name="SW1"/>
+  <DataTypeTemplates>
+    <LNodeType id="LLN0_T" lnClass="LLN0"><DO name="Beh" type="INS_T"/></LNodeType>
+    <DOType id="INS_T" cdc="INS"><DA name="stVal" fc="ST" bType="INT32"/></DOType>
+  </DataTypeTemplates>
+</SCL>"#;
+        let plan = from_scd("s.scd", scd).unwrap();
+        let names: Vec<(&str, &str)> = plan
+            .targets
+            .iter()
+            .map(|t| (t.name.as_str(), t.address.as_str()))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("A/AP1@Station", "10.0.0.1"),
+                ("A/AP9", "10.0.0.9"),
+                ("A/AP1@Process", "10.20.0.1")
+            ]
+        );
+        assert!(plan.declared.contains_key("A/AP1@Station"));
+        assert!(plan.declared.contains_key("A/AP1@Process"));
+        assert!(!plan.declared.contains_key("A/AP9"));
+        assert_eq!(plan.notes.len(), 2, "{:?}", plan.notes);
+        assert!(plan.notes[0].contains("SW1/AP1: address 0.0.0.0 is unspecified"));
+        assert!(plan.notes[1].starts_with("A/AP9: the SCD declares no server"));
     }
 }
