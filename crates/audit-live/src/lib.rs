@@ -20,6 +20,7 @@ pub mod signals;
 
 use gander_audit::metrics::{self, LiveStats};
 use gander_audit::Auditor;
+use gander_gateway::driver::Polled;
 use gander_gateway::tap::{RingTap, BATCH};
 use gander_sec::KeyStore;
 use std::net::SocketAddr;
@@ -121,6 +122,8 @@ pub enum Stopped {
     Signal(i32),
     /// The caller's stop flag.
     Flag,
+    /// The interface was removed (ENODEV).
+    InterfaceGone,
 }
 
 impl std::fmt::Display for Stopped {
@@ -129,6 +132,7 @@ impl std::fmt::Display for Stopped {
             Stopped::Duration => f.write_str("duration reached"),
             Stopped::Signal(s) => f.write_str(signals::name(*s)),
             Stopped::Flag => f.write_str("stopped"),
+            Stopped::InterfaceGone => f.write_str("interface removed"),
         }
     }
 }
@@ -164,6 +168,45 @@ fn stats(auditor: &Auditor<'_>, interface: &str, keys: Option<&KeyStore>) -> Liv
         s.keys = metrics::key_ages(k, unix_now());
     }
     s
+}
+
+/// The index of interface `name` now (0: there is none).
+fn interface_index(name: &str) -> u32 {
+    match std::ffi::CString::new(name) {
+        // SAFETY: a valid NUL-terminated string.
+        Ok(c) => unsafe { libc::if_nametoindex(c.as_ptr()) },
+        Err(_) => 0,
+    }
+}
+
+/// The capture socket reported `e` after frame `input.frames`: the interface went down
+/// (ENETDOWN: frames while it was down were not seen) or was removed (`gone`: the audit ends
+/// there). A `capture-interrupted` finding (medium: the audit has a gap) and a line on
+/// stderr; before, the reader spun at 100% of a CPU on the pending error and said nothing.
+fn interrupted(
+    auditor: &mut Auditor<'_>,
+    interface: &str,
+    e: &std::io::Error,
+    gone: bool,
+    input: &input::LiveInput,
+) {
+    let what = if gone {
+        "was removed: the audit ends here"
+    } else {
+        "reported an error (link down?): frames while it lasted were not seen"
+    };
+    eprintln!("gander audit: warning: {interface} {what} ({e})");
+    let detail = format!(
+        "{interface} {what} ({e}), after frame {}: the audit has a gap there",
+        input.frames
+    );
+    auditor.input_finding(
+        "capture-interrupted",
+        gander_audit::finding::Severity::Medium,
+        input.frames.max(1),
+        input.last_ts_ns,
+        || detail,
+    );
 }
 
 /// Feeds `auditor` from `opts.interface` until the duration, a signal or the stop flag; the
@@ -202,6 +245,9 @@ pub fn run(
     };
     let start = Instant::now();
     let deadline = opts.duration.map(|d| start + d);
+    // The interface's index, to tell when it is removed: after it went down the socket is no
+    // longer bound and its removal raises no error of its own (packet_notifier).
+    let ifindex = interface_index(&opts.interface);
     let mut next_stats = start + STATS_EVERY;
     let mut input = input::LiveInput::default();
     let stopped = loop {
@@ -220,6 +266,11 @@ pub fn run(
             if let Some(s) = sigs.as_ref().and_then(signals::StopSignals::pending) {
                 break Stopped::Signal(s);
             }
+            if interface_index(&opts.interface) != ifindex {
+                let e = std::io::Error::from_raw_os_error(libc::ENODEV);
+                interrupted(auditor, &opts.interface, &e, true, &input);
+                break Stopped::InterfaceGone;
+            }
             let k = tap.take_stats().map_err(read_err)?;
             auditor.kernel_counters(k.packets, k.drops, input.frames, input.last_ts_ns);
             if let Some(e) = &endpoint {
@@ -230,8 +281,18 @@ pub fn run(
         let wait = deadline
             .map(|d| d.saturating_duration_since(now).as_millis())
             .map_or(IDLE_WAIT_MS, |ms| (ms as i32).clamp(0, IDLE_WAIT_MS));
-        if !tap.wait(wait).map_err(read_err)? {
-            continue;
+        match tap.wait(wait).map_err(read_err)? {
+            Polled::Readable => {}
+            Polled::Idle => continue,
+            Polled::Error(e) => {
+                let gone = matches!(e.raw_os_error(), Some(libc::ENODEV | libc::ENXIO))
+                    || interface_index(&opts.interface) != ifindex;
+                interrupted(auditor, &opts.interface, &e, gone, &input);
+                if gone {
+                    break Stopped::InterfaceGone;
+                }
+                continue;
+            }
         }
         tap.drain(BATCH, |f| {
             input.frame(auditor, f.data, f.ts_ns, f.truncated)
@@ -253,6 +314,12 @@ pub fn run(
     let k = tap.take_stats().map_err(read_err)?;
     auditor.kernel_counters(k.packets, k.drops, input.frames, input.last_ts_ns);
     input.finish(auditor);
+    // Publishers silent past their timeAllowedtoLive when the audit ends.
+    auditor.end_live(
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)),
+    );
     if let Some(e) = &endpoint {
         e.publish(metrics::render(&stats(auditor, &opts.interface, keys)));
     }

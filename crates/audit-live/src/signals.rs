@@ -6,8 +6,9 @@
 
 use std::io;
 
-/// The signals that end a live audit.
-const STOP: [libc::c_int; 2] = [libc::SIGINT, libc::SIGTERM];
+/// The signals that end a live audit: SIGHUP too (a closed terminal or ssh session), which
+/// otherwise ended the process with the audit unwritten.
+const STOP: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
 
 /// SIGINT/SIGTERM blocked in this thread; the mask before is restored when dropped.
 pub struct StopSignals {
@@ -75,6 +76,7 @@ pub fn name(sig: libc::c_int) -> &'static str {
     match sig {
         libc::SIGINT => "SIGINT",
         libc::SIGTERM => "SIGTERM",
+        libc::SIGHUP => "SIGHUP",
         _ => "signal",
     }
 }

@@ -324,3 +324,58 @@ fn a_ring_too_small_for_a_burst_reports_its_drops() {
     assert_eq!(f.severity.word(), "medium");
     assert_eq!(audit.exit_code(), 4);
 }
+
+/// The interface going down and then away under a live audit: before, the reader spun at 100%
+/// of a CPU on the socket's pending error (POLLERR: ENETDOWN, then ENODEV) and said nothing,
+/// even after the interface was deleted. Now the link going down is a `capture-interrupted`
+/// finding and the audit goes on; the interface removed ends the audit, its report whole.
+#[test]
+fn an_interface_that_goes_down_and_away_is_said_and_ends_the_audit() {
+    let Some(lab) = gander_testkit::netns::lab("alg", Mode::L2) else {
+        return;
+    };
+    let ns = lab.ns(Role::Sub);
+    let ip = |args: &[&str]| {
+        let s = std::process::Command::new("ip")
+            .args(["-n", &ns])
+            .args(args)
+            .status()
+            .unwrap();
+        assert!(s.success(), "ip {args:?}");
+    };
+    ip(&[
+        "link", "add", "flap0", "type", "veth", "peer", "name", "flap1",
+    ]);
+    ip(&["link", "set", "flap0", "up"]);
+    ip(&["link", "set", "flap1", "up"]);
+    let (tx, rx) = std::sync::mpsc::sync_channel(1);
+    let sub = ns.clone();
+    let audit = std::thread::spawn(move || {
+        gander_lab::enter(&sub).unwrap();
+        let mut a = Auditor::new(AuditOptions::default(), None);
+        let mut o = LiveOptions::new("flap0");
+        o.signals = false;
+        o.ready = Some(tx);
+        o.ring_bytes = 1 << 20;
+        o.duration = Some(Duration::from_secs(20));
+        let t0 = std::time::Instant::now();
+        let r = run(&mut a, None, &o).unwrap();
+        (r, t0.elapsed(), a.finish())
+    });
+    rx.recv_timeout(Duration::from_secs(10)).unwrap();
+    ip(&["link", "set", "flap1", "down"]);
+    std::thread::sleep(Duration::from_millis(300));
+    ip(&["link", "set", "flap1", "up"]);
+    std::thread::sleep(Duration::from_millis(300));
+    ip(&["link", "del", "flap0"]);
+    let (r, took, audit) = audit.join().unwrap();
+    assert_eq!(r.stopped, Stopped::InterfaceGone, "{r:?}");
+    assert!(took < Duration::from_secs(10), "{took:?}");
+    let f = audit
+        .findings
+        .iter()
+        .find(|f| f.code == "capture-interrupted")
+        .expect("capture-interrupted");
+    assert_eq!(f.severity.word(), "medium");
+    assert!(f.detail.contains("flap0"), "{}", f.detail);
+}

@@ -95,6 +95,8 @@ pub struct Auditor<'k> {
     last_ts: u64,
     mms: mms_tcp::MmsTracker,
     kernel: Option<metrics::KernelTotals>,
+    /// The last frame read when the kernel's counters were last read (live audits).
+    stats_read_at: Option<u64>,
     gdoi: gdoi::GdoiTracker,
     cut: live_input::CutTally,
     /// The frame being judged: a hash of its octets after the destination address (which a
@@ -122,6 +124,7 @@ impl<'k> Auditor<'k> {
             last_ts: 0,
             mms: mms_tcp::MmsTracker::default(),
             kernel: None,
+            stats_read_at: None,
             gdoi: gdoi::GdoiTracker::default(),
             cut: live_input::CutTally::default(),
             recorded: (0, Recorded::default()),

@@ -8,6 +8,7 @@
 use crate::finding::Severity;
 use crate::metrics::KernelTotals;
 use crate::Auditor;
+use gander_sec::view::Kind;
 
 impl Auditor<'_> {
     /// Counts frame `no`, cut by the capture (longer than the ring slot; `data` is what the
@@ -71,6 +72,34 @@ impl Auditor<'_> {
         );
     }
 
+    /// The end of a live audit at wall time `now_ns`: a GOOSE stream whose last frame in order
+    /// is older than its timeAllowedtoLive has fallen silent, which a file's end cannot tell
+    /// (the capture may just have stopped) but a live reader can. One `goose-tal-exceeded` per
+    /// such stream, at its last frame (bro-goose's NormalTrace1, TAL 1500 ms, replayed and
+    /// then silent for 8 s under a live audit: nothing was said).
+    pub fn end_live(&mut self, now_ns: u64) {
+        for (i, s) in self.streams.iter_mut().enumerate() {
+            if !matches!(s.key.kind, Kind::Goose | Kind::RGoose) || s.tal_reported {
+                continue;
+            }
+            let (Some((no, Some(tal))), Some(prev)) = (s.last_arrival, s.arrivals.last_ns()) else {
+                continue;
+            };
+            let silent = now_ns.saturating_sub(prev);
+            if tal == 0 || silent <= u64::from(tal) * 1_000_000 {
+                continue;
+            }
+            s.tal_reported = true;
+            let counters = match s.goose.last() {
+                Some((st, sq)) => format!(" (stNum {st} sqNum {sq})"),
+                None => String::new(),
+            };
+            self.findings.add("goose-tal-exceeded", Severity::Medium, Some((i, s.uid.as_str())), no, prev, || {
+                format!("no frame in order for {:.1} ms after frame {no}{counters} until the audit ended, whose timeAllowedtoLive was {tal} ms: the publisher fell silent, a subscriber takes it as lost (IEC 61850-8-1 §18.1.2.5)", silent as f64 / 1e6)
+            });
+        }
+    }
+
     /// Adds the kernel's capture-socket counters read since the previous call
     /// (`PACKET_STATISTICS` resets on every read); `no` and `ts_ns` are the last frame read,
     /// after which the loss was seen. A drop is a medium finding: the audit is incomplete.
@@ -78,10 +107,15 @@ impl Auditor<'_> {
         let k = self.kernel.get_or_insert_with(KernelTotals::default);
         k.packets += packets;
         k.drops += drops;
+        // The loss happened somewhere after the previous read: listed at the first frame read
+        // since (sequence gaps it caused lie between that frame and `no`), not at `no` (gaps
+        // before the finding went unexplained).
+        let since = self.stats_read_at.map_or(1, |p| p + 1).min(no.max(1));
+        self.stats_read_at = Some(no);
         if drops > 0 {
             self.findings
-                .add("capture-drops", Severity::Medium, None, no, ts_ns, || {
-                    format!("the kernel dropped {drops} frames before the audit read them (capture ring full, PACKET_STATISTICS tp_drops): the audit is incomplete, sequence gaps after frame {no} may be its own loss and whatever the lost frames held was not judged")
+                .add("capture-drops", Severity::Medium, None, since, ts_ns, || {
+                    format!("the kernel dropped {drops} frames between frames {since} and {no} before the audit read them (capture ring full, PACKET_STATISTICS tp_drops; this episode: the summary's kernel_drops is the total): the audit is incomplete, sequence gaps in that stretch may be its own loss and whatever the lost frames held was not judged")
                 });
         }
     }
@@ -138,8 +172,27 @@ mod tests {
             .find(|f| f.code == "capture-drops")
             .expect("finding");
         assert_eq!(f.severity, Severity::Medium);
-        assert_eq!(f.frames, vec![12]);
+        // Listed at the first frame read since the previous read: the gaps the loss caused
+        // lie after it (they came before the finding when it sat at frame 12).
+        assert_eq!(f.frames, vec![1]);
+        assert!(f.detail.contains("between frames 1 and 12"), "{}", f.detail);
         assert_eq!(audit.exit_code(), 4);
+    }
+
+    #[test]
+    fn each_drop_episode_is_placed_after_the_read_before_it() {
+        let mut a = Auditor::new(AuditOptions::default(), None);
+        a.kernel_counters(10, 2, 40, 0);
+        a.kernel_counters(10, 0, 80, 0);
+        a.kernel_counters(10, 5, 120, 0);
+        let audit = a.finish();
+        let f = audit
+            .findings
+            .iter()
+            .find(|f| f.code == "capture-drops")
+            .expect("finding");
+        assert_eq!(f.frames, vec![1, 81]);
+        assert_eq!(audit.summary.kernel_drops, Some(7));
     }
 
     #[test]

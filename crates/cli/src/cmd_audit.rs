@@ -126,6 +126,7 @@ fn load_scd(p: &Path) -> Result<gander_audit::scd::Scd> {
 }
 
 pub(crate) fn run(a: AuditArgs) -> Result<ExitCode> {
+    a.live.check_without_interface()?;
     if a.sv_wrap == 0 {
         anyhow::bail!(
             "--sv-wrap must be the samples per second at which smpCnt wraps (e.g. 4000, 4800)"
@@ -158,6 +159,9 @@ pub(crate) fn run(a: AuditArgs) -> Result<ExitCode> {
     }
     let mut offset = 0u64;
     if let Some(iface) = &a.live.interface {
+        // The report directory is made before the capture, not after hours of it.
+        std::fs::create_dir_all(&a.out)
+            .with_context(|| format!("cannot create {}", a.out.display()))?;
         crate::cmd_audit_live::feed(&a.live, iface, &mut auditor, store.as_ref())?;
     }
     for path in &a.captures {

@@ -21,9 +21,39 @@ pub(crate) struct LiveArgs {
     /// With --interface: serve OpenMetrics on GET /metrics at this address while running.
     #[arg(long, value_name = "ADDR:PORT", requires = "interface")]
     pub metrics: Option<SocketAddr>,
-    /// With --interface: receive ring size in MiB.
-    #[arg(long, default_value_t = 64, requires = "interface")]
-    pub ring_mib: usize,
+    /// With --interface: receive ring size in MiB (default 64, at most 65536).
+    #[arg(long, requires = "interface")]
+    pub ring_mib: Option<usize>,
+}
+
+/// The longest `--duration`: a year (a longer number, 1e19 s, overflowed the clock and
+/// panicked).
+const MAX_DURATION_S: f64 = 366.0 * 24.0 * 3600.0;
+
+/// The largest `--ring-mib` (64 GiB): beyond it the byte count wrapped.
+const MAX_RING_MIB: usize = 65536;
+
+impl LiveArgs {
+    /// Options that only a live audit reads, given without `--interface` (clap's `requires`
+    /// is not applied across the flattened group): refused, not silently ignored.
+    pub(crate) fn check_without_interface(&self) -> Result<()> {
+        let given: Vec<&str> = [
+            (self.duration.is_some(), "--duration"),
+            (self.metrics.is_some(), "--metrics"),
+            (self.ring_mib.is_some(), "--ring-mib"),
+        ]
+        .into_iter()
+        .filter_map(|(g, n)| g.then_some(n))
+        .collect();
+        if self.interface.is_none() && !given.is_empty() {
+            anyhow::bail!(
+                "{} {} to a live audit only (--interface IF); a capture file is read whole",
+                given.join(", "),
+                if given.len() == 1 { "applies" } else { "apply" }
+            );
+        }
+        Ok(())
+    }
 }
 
 /// Feeds `auditor` from the interface; prints what the input saw.
@@ -35,13 +65,19 @@ pub(crate) fn feed(
 ) -> Result<()> {
     let mut opts = gander_audit_live::LiveOptions::new(iface);
     if let Some(d) = a.duration {
-        if !(d.is_finite() && d > 0.0) {
-            anyhow::bail!("--duration must be a positive number of seconds");
+        if !(d.is_finite() && d > 0.0 && d <= MAX_DURATION_S) {
+            anyhow::bail!(
+                "--duration must be a positive number of seconds, at most {MAX_DURATION_S} (a year)"
+            );
         }
         opts.duration = Some(Duration::from_secs_f64(d));
     }
     opts.metrics = a.metrics;
-    opts.ring_bytes = a.ring_mib.max(1) << 20;
+    let mib = a.ring_mib.unwrap_or(64);
+    if !(1..=MAX_RING_MIB).contains(&mib) {
+        anyhow::bail!("--ring-mib must be 1 to {MAX_RING_MIB}");
+    }
+    opts.ring_bytes = mib << 20;
     // Blocked before the announcing thread starts, so that no thread of the process takes
     // SIGINT/SIGTERM with the default action (the end of the process, the report unwritten);
     // the reader takes them between two batches.

@@ -163,7 +163,7 @@ impl RawSocket {
                 match RxRing::new(&fd, mtu, bytes) {
                     Ok(r) => Some(r),
                     Err(e) => {
-                        eprintln!("gander gateway: {ifname}: no TPACKET_V2 receive ring ({e}); receiving one frame per system call");
+                        eprintln!("gander: {ifname}: no TPACKET_V2 receive ring ({e}); receiving one frame per system call");
                         None
                     }
                 }

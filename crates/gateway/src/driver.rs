@@ -274,6 +274,68 @@ pub fn tap_built(ctl: &Control, build: impl FnOnce() -> Option<Vec<u8>>) {
 }
 
 /// Waits until one of `fds` is readable or `timeout_ms` passes; returns the readiness flags.
+/// What one socket said to `poll`.
+#[derive(Debug)]
+pub enum Polled {
+    /// Nothing within the timeout.
+    Idle,
+    /// Readable.
+    Readable,
+    /// The socket had an error pending (POLLERR), now taken and cleared: for an AF_PACKET
+    /// socket ENETDOWN when its interface goes down, ENODEV when it is removed (packet(7),
+    /// `packet_notifier`). Until it is read, `poll` reports it at once every time: a reader
+    /// that only polled spun at 100% of a CPU after a link flap.
+    Error(std::io::Error),
+}
+
+/// The error pending on socket `fd` (`SO_ERROR`, which clears it), if any.
+pub fn take_socket_error(fd: i32) -> Option<std::io::Error> {
+    let mut err: libc::c_int = 0;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: err and len are valid for getsockopt's SO_ERROR (an int).
+    let r = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_ERROR,
+            (&mut err as *mut libc::c_int).cast(),
+            &mut len,
+        )
+    };
+    (r == 0 && err != 0).then(|| std::io::Error::from_raw_os_error(err))
+}
+
+/// Waits up to `timeout_ms` for socket `fd`: readable, idle, or its pending error (taken).
+pub fn poll_one(fd: i32, timeout_ms: i32) -> std::io::Result<Polled> {
+    let mut p = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: p is one valid pollfd.
+    let r = unsafe { libc::poll(&mut p, 1, timeout_ms) };
+    if r < 0 {
+        let e = std::io::Error::last_os_error();
+        if e.kind() == std::io::ErrorKind::Interrupted {
+            return Ok(Polled::Idle);
+        }
+        return Err(e);
+    }
+    if p.revents & libc::POLLERR != 0 {
+        if let Some(e) = take_socket_error(fd) {
+            return Ok(Polled::Error(e));
+        }
+    }
+    Ok(if p.revents & libc::POLLIN != 0 {
+        Polled::Readable
+    } else {
+        Polled::Idle
+    })
+}
+
+/// Waits up to `timeout_ms` for any of `fds`; per fd, whether it is readable. A pending
+/// socket error (POLLERR) is taken and cleared ([`take_socket_error`]), not reported as
+/// readable: the gateway's packet threads spun otherwise after a link flap.
 pub fn poll_fds(fds: &[i32], timeout_ms: i32) -> std::io::Result<Vec<bool>> {
     let mut p: Vec<libc::pollfd> = fds
         .iter()
@@ -292,9 +354,12 @@ pub fn poll_fds(fds: &[i32], timeout_ms: i32) -> std::io::Result<Vec<bool>> {
         }
         return Err(e);
     }
-    Ok(p.iter()
-        .map(|x| x.revents & (libc::POLLIN | libc::POLLERR) != 0)
-        .collect())
+    for x in &p {
+        if x.revents & libc::POLLERR != 0 {
+            let _ = take_socket_error(x.fd);
+        }
+    }
+    Ok(p.iter().map(|x| x.revents & libc::POLLIN != 0).collect())
 }
 
 #[cfg(test)]

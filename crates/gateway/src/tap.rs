@@ -80,14 +80,15 @@ impl RingTap {
         self.ring.is_some()
     }
 
-    /// Waits up to `timeout_ms` for a frame; `true` when one is ready.
-    pub fn wait(&self, timeout_ms: i32) -> io::Result<bool> {
+    /// Waits up to `timeout_ms` for a frame: ready, idle, or the socket's error (the
+    /// interface went down, or away), taken so that the next wait waits again.
+    pub fn wait(&self, timeout_ms: i32) -> io::Result<crate::driver::Polled> {
         if let Some(r) = &self.ring {
             if r.0.ready() {
-                return Ok(true);
+                return Ok(crate::driver::Polled::Readable);
             }
         }
-        Ok(crate::driver::poll_fds(&[self.sock.fd()], timeout_ms)?[0])
+        crate::driver::poll_one(self.sock.fd(), timeout_ms)
     }
 
     /// Hands up to `max` waiting frames to `f`, in arrival order, without blocking; returns

@@ -87,3 +87,37 @@ fn every_late_frame_in_order_is_its_own_expiry() {
         "{tal:#?}"
     );
 }
+
+/// A live audit ends at a wall time: a publisher silent past its TAL by then is said once
+/// (JiweiTian/bro-goose NormalTrace1 replayed, then 8 s of silence under a live audit: nothing
+/// was said, since the check runs when the next frame comes, and none came).
+#[test]
+fn a_live_audit_says_a_publisher_fell_silent() {
+    let frames = [(0, 1, 0), (1000, 1, 1), (2000, 1, 2)];
+    let feed = |a: &mut Auditor<'_>| {
+        for (i, &(ms, st, sq)) in frames.iter().enumerate() {
+            let f = goose_frame(SRC, DST, None, 0x0003, st, sq);
+            a.feed(i as u64 + 1, T0 + ms * MS, &f);
+        }
+    };
+    let mut a = Auditor::new(AuditOptions::default(), None);
+    feed(&mut a);
+    a.end_live(T0 + 3500 * MS);
+    assert!(
+        tal_findings(&a.finish()).is_empty(),
+        "1.5 s of silence is within 2000 ms"
+    );
+    let mut a = Auditor::new(AuditOptions::default(), None);
+    feed(&mut a);
+    a.end_live(T0 + 10_000 * MS);
+    let tal = tal_findings(&a.finish());
+    assert_eq!(tal.len(), 1, "{tal:#?}");
+    assert_eq!(tal[0].0, vec![3]);
+    assert!(
+        tal[0]
+            .1
+            .contains("8000.0 ms after frame 3 (stNum 1 sqNum 2) until the audit ended"),
+        "{}",
+        tal[0].1
+    );
+}
