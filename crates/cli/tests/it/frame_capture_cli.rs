@@ -565,3 +565,39 @@ fn show_decodes_the_whole_apdu_of_a_malformed_goose_frame() {
     assert_eq!(o["goose"]["gocbRef"], "GANDERIED/LLN0$GO$gcb01", "{o}");
     assert_eq!(o["after_apdu"], 32, "{o}");
 }
+
+/// Options that only a live audit reads are refused with a capture file (they were ignored),
+/// and a `--duration` the clock cannot hold is refused rather than a panic.
+#[test]
+fn live_only_options_are_refused_with_files_and_durations_are_bounded() {
+    let d = tempfile::tempdir().unwrap();
+    let path = d.path().join("empty.pcap");
+    std::fs::write(&path, pcap(1, &[])).unwrap();
+    for extra in [
+        &["--duration", "3"][..],
+        &["--metrics", "127.0.0.1:9"],
+        &["--ring-mib", "1"],
+    ] {
+        let out = gander()
+            .args(["audit", "--out"])
+            .arg(d.path().join("a"))
+            .arg(&path)
+            .args(extra)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {stderr}");
+        assert!(stderr.contains("to a live audit only"), "{stderr}");
+    }
+    for huge in ["1e19", "1e20"] {
+        let out = gander()
+            .args(["audit", "--interface", "lo", "--duration", huge, "--out"])
+            .arg(d.path().join("b"))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{huge}: {stderr}");
+        assert!(stderr.contains("at most"), "{stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+}
