@@ -227,6 +227,9 @@ impl Auditor<'_> {
             };
         }
         let i = self.streams.len();
+        if i >= crate::MAX_STREAMS {
+            return None;
+        }
         let mut s = Stream::new(key, i, c.src_mac, c.dst_mac, no, ts);
         s.priority = c.outer_pcp;
         self.streams.push(s);

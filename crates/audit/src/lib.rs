@@ -81,6 +81,13 @@ pub struct Recorded {
     pub packet_type: Option<u16>,
 }
 
+/// Publisher streams followed at once (GOOSE, SV, R-GOOSE, R-SV). Frames of streams beyond it
+/// are counted in one `streams-overflow` finding: 200,000 spoofed source MACs made 200,000
+/// streams (527 MB for a file audit), and a live audit could be pushed to running out of
+/// memory by anyone who can send frames. A substation has hundreds; MMS connections have the
+/// same cap (`mms_tcp::MAX_FLOWS`).
+pub const MAX_STREAMS: usize = 65_536;
+
 /// The audit of a capture, frame by frame.
 #[derive(Debug)]
 pub struct Auditor<'k> {
@@ -193,8 +200,18 @@ impl<'k> Auditor<'k> {
             .verifier
             .as_mut()
             .map(|ver| ver.verify_at(data, ts_ns / 1_000_000_000, ts_ns));
-        let i = self.stream_of(kind, &v, &seen, no, ts_ns);
+        let Some(i) = self.stream_of(kind, &v, &seen, no, ts_ns) else {
+            return self.stream_overflow(no, ts_ns);
+        };
         self.judge(i, no, ts_ns, &v, seen, verdict);
+    }
+
+    /// A frame of a stream beyond [`MAX_STREAMS`]: counted in one finding, not followed.
+    fn stream_overflow(&mut self, no: u64, ts: u64) {
+        self.findings
+            .add("streams-overflow", Severity::High, None, no, ts, || {
+                format!("more than {MAX_STREAMS} publisher streams: frames of further streams are counted here, not followed (a flood of spoofed sources, or a capture of more than one substation); the audit is incomplete for them")
+            });
     }
 
     /// Traffic that is not IEC 61850 multicast: MMS on TCP, GDOI on UDP 848, or other.
@@ -240,7 +257,7 @@ impl<'k> Auditor<'k> {
         seen: &Seen<'_>,
         no: u64,
         ts: u64,
-    ) -> usize {
+    ) -> Option<usize> {
         let (src, dst) = match &v.content {
             Content::Session(s) => {
                 let (sa, da) = match s.udp.ip {
@@ -263,14 +280,17 @@ impl<'k> Auditor<'k> {
             vid: v.outer_vid(),
         };
         if let Some(&i) = self.index.get(&key) {
-            return i;
+            return Some(i);
         }
         let i = self.streams.len();
+        if i >= MAX_STREAMS {
+            return None;
+        }
         let mut s = Stream::new(key, i, v.src, v.dst, no, ts);
         s.priority = v.tag(0).map(|t| t.tag.pcp);
         self.streams.push(s);
         self.index.insert(key, i);
-        i
+        Some(i)
     }
 
     fn judge(

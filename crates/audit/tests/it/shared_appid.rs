@@ -78,3 +78,38 @@ fn two_blocks_under_one_appid_are_shared_one_block_on_two_paths_is_not() {
     );
     assert_eq!(codes(&a, "block-on-several-paths"), vec![vec![2]]);
 }
+
+/// Streams beyond `MAX_STREAMS` are one `streams-overflow` finding, not more streams (a flood
+/// of spoofed source MACs grew memory without bound).
+#[test]
+fn streams_beyond_the_cap_are_counted_not_followed() {
+    let mut a = Auditor::new(AuditOptions::default(), None);
+    let extra = 3;
+    let n = gander_audit::MAX_STREAMS + extra;
+    let base = goose_frame(SRC, DST, None, 0x0001, 1, 0);
+    for i in 0..n {
+        let mut f = base.clone();
+        f[6..12].copy_from_slice(&[
+            2,
+            0,
+            (i >> 24) as u8,
+            (i >> 16) as u8,
+            (i >> 8) as u8,
+            i as u8,
+        ]);
+        a.feed(
+            i as u64 + 1,
+            1_700_000_000_000_000_000 + i as u64 * 1000,
+            &f,
+        );
+    }
+    let audit = a.finish();
+    assert_eq!(audit.streams.len(), gander_audit::MAX_STREAMS);
+    let f = audit
+        .findings
+        .iter()
+        .find(|f| f.code == "streams-overflow")
+        .expect("streams-overflow");
+    assert_eq!(f.count, extra as u64);
+    assert_eq!(f.frames[0], gander_audit::MAX_STREAMS as u64 + 1);
+}
