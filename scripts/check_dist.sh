@@ -63,8 +63,11 @@ for deb in "${debs[@]}"; do
     fi
     out=$($qemu "$bin" --config "$tmp/$example" --check 2>"$tmp/check.err")
     [[ $out == *": ok"* ]] || { echo "check_dist: --check said: $out" >&2; exit 1; }
-    # The shipped example must be clean, not merely valid: no warning either.
-    [[ ! -s $tmp/check.err ]] || { echo "check_dist: --check warned: $(cat "$tmp/check.err")" >&2; exit 1; }
+    # The shipped example must be clean, not merely valid: no warning either, except that its
+    # interfaces (eth0, eth1) may not exist on the machine that builds the package, which
+    # --check says (a warning about this host, not about the file).
+    grep -v 'does not exist on this host' "$tmp/check.err" > "$tmp/check.rest" || true
+    [[ ! -s $tmp/check.rest ]] || { echo "check_dist: --check warned: $(cat "$tmp/check.rest")" >&2; exit 1; }
     if [[ $pkg == gander-gateway ]]; then
         sed -i 's/^action = "verify"/action = "verify"\nbogus = 1/' "$tmp/$example"
     else
