@@ -567,20 +567,11 @@ fn simulation_seen(
 /// bro-goose `AttackTrace3.pcapng`, stNum 2 injected over a publisher at stNum 1), the
 /// publisher's own frames are out of order and the wait that runs out is the injected frame's.
 fn tal_check(s: &mut Stream, f: &mut Findings, i: usize, no: u64, ts: u64) {
-    let (Some((prev_no, Some(tal))), Some(prev)) = (s.last_arrival, s.arrivals.last_ns()) else {
+    let Some(e) = s.tal_expired(ts) else {
         return;
-    };
-    let gap = ts.saturating_sub(prev);
-    if s.tal_reported || tal == 0 || gap <= u64::from(tal) * 1_000_000 {
-        return;
-    }
-    s.tal_reported = true;
-    let counters = match s.goose.last() {
-        Some((st, sq)) => format!(" (stNum {st} sqNum {sq})"),
-        None => String::new(),
     };
     f.add("goose-tal-exceeded", Severity::Medium, Some((i, s.uid.as_str())), no, ts, || {
-        format!("no frame in order for {:.1} ms after frame {prev_no}{counters}, whose timeAllowedtoLive was {tal} ms: a subscriber takes the publisher as lost (IEC 61850-8-1 §18.1.2.5)", gap as f64 / 1e6)
+        format!("no frame in order for {:.1} ms after frame {}{}, whose timeAllowedtoLive was {} ms: a subscriber takes the publisher as lost (IEC 61850-8-1 §18.1.2.5)", e.gap_ns as f64 / 1e6, e.frame, e.counters, e.tal)
     });
 }
 

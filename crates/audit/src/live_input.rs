@@ -79,23 +79,14 @@ impl Auditor<'_> {
     /// then silent for 8 s under a live audit: nothing was said).
     pub fn end_live(&mut self, now_ns: u64) {
         for (i, s) in self.streams.iter_mut().enumerate() {
-            if !matches!(s.key.kind, Kind::Goose | Kind::RGoose) || s.tal_reported {
+            if !matches!(s.key.kind, Kind::Goose | Kind::RGoose) {
                 continue;
             }
-            let (Some((no, Some(tal))), Some(prev)) = (s.last_arrival, s.arrivals.last_ns()) else {
+            let Some(e) = s.tal_expired(now_ns) else {
                 continue;
             };
-            let silent = now_ns.saturating_sub(prev);
-            if tal == 0 || silent <= u64::from(tal) * 1_000_000 {
-                continue;
-            }
-            s.tal_reported = true;
-            let counters = match s.goose.last() {
-                Some((st, sq)) => format!(" (stNum {st} sqNum {sq})"),
-                None => String::new(),
-            };
-            self.findings.add("goose-tal-exceeded", Severity::Medium, Some((i, s.uid.as_str())), no, prev, || {
-                format!("no frame in order for {:.1} ms after frame {no}{counters} until the audit ended, whose timeAllowedtoLive was {tal} ms: the publisher fell silent, a subscriber takes it as lost (IEC 61850-8-1 §18.1.2.5)", silent as f64 / 1e6)
+            self.findings.add("goose-tal-exceeded", Severity::Medium, Some((i, s.uid.as_str())), e.frame, e.frame_ns, || {
+                format!("no frame in order for {:.1} ms after frame {}{} until the audit ended, whose timeAllowedtoLive was {} ms: the publisher fell silent, a subscriber takes it as lost (IEC 61850-8-1 §18.1.2.5)", e.gap_ns as f64 / 1e6, e.frame, e.counters, e.tal)
             });
         }
     }

@@ -204,6 +204,31 @@ impl Stream {
         self.tal_reported = false;
     }
 
+    /// Whether the wait the last frame in order opened (its timeAllowedtoLive, IEC 61850-8-1
+    /// §18.1.2.5) had run out at `at_ns`, not yet said: then marked said, and what the
+    /// finding names.
+    pub fn tal_expired(&mut self, at_ns: u64) -> Option<TalExpiry> {
+        let (Some((frame, Some(tal))), Some(prev)) = (self.last_arrival, self.arrivals.last_ns())
+        else {
+            return None;
+        };
+        let gap_ns = at_ns.saturating_sub(prev);
+        if self.tal_reported || tal == 0 || gap_ns <= u64::from(tal) * 1_000_000 {
+            return None;
+        }
+        self.tal_reported = true;
+        Some(TalExpiry {
+            frame,
+            frame_ns: prev,
+            gap_ns,
+            tal,
+            counters: match self.goose.last() {
+                Some((st, sq)) => format!(" (stNum {st} sqNum {sq})"),
+                None => String::new(),
+            },
+        })
+    }
+
     /// The inventory row.
     pub fn report(&self) -> StreamReport {
         let (src_ip, src_port) = match self.key.src {
@@ -379,4 +404,19 @@ pub struct StreamReport {
     pub simulation: bool,
     /// Inter-arrival summary.
     pub arrival: Option<ArrivalSummary>,
+}
+
+/// A timeAllowedtoLive that ran out ([`Stream::tal_expired`]).
+#[derive(Debug)]
+pub struct TalExpiry {
+    /// The last frame in order, whose wait ran out.
+    pub frame: u64,
+    /// Its capture time.
+    pub frame_ns: u64,
+    /// The wait, ns.
+    pub gap_ns: u64,
+    /// Its timeAllowedtoLive, ms.
+    pub tal: u32,
+    /// " (stNum S sqNum Q)" of it, or empty.
+    pub counters: String,
 }
