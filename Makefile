@@ -69,7 +69,7 @@ lint:
 	python3 scripts/check_test_build.py
 
 ## test: lint, Rust tests, then the interop suite against libiec61850 and tshark. Each stage's start
-## is logged to out/test-stages.log (seconds since the epoch), to keep the whole within its budget.
+## is logged to out/test-stages.log (seconds since the epoch and the CPU time counters), to keep the whole within its budget.
 STAGE := scripts/test_stage.sh
 test:
 	scripts/check_disk.sh $(TARGET_DIR)
@@ -121,10 +121,11 @@ cross: setup
 
 ## cross-compile: what cross-test and dist run and package, compiled and not run (no set-up:
 ## `make test` runs it beside other stages; `make cross-test` and `make dist` compile by themselves)
+# The test binaries in one cargo command (scripts/cross_test.py): one feature resolution, which the
+# binaries' build then shares.
 cross-compile:
 	for t in $(CROSS_TARGETS); do \
-		$(CROSS_CARGO) $$t test -q --release --no-run -p gander-wire -p gander-sec; \
-		$(CROSS_CARGO) $$t test -q --release --no-run -p gander-gateway --lib; \
+		scripts/cross_test.py $$t --no-run; \
 		$(CROSS_CARGO) $$t build -q --release -p gander-gateway --bin gander-gateway --bin gander-kdc; \
 	done
 
@@ -138,8 +139,7 @@ CROSS_TEST_SKIP := --skip signature_roundtrip::rsa_round_trips_every_size \
 cross-test: setup venv
 	for t in $(CROSS_TARGETS); do \
 		echo "cross-test: $$t (qemu-user)"; \
-		GANDER_CRYPTO_VECTORS=$(CRYPTO_VECTORS) $(CROSS_CARGO) $$t test -q --release -p gander-wire -p gander-sec -- $(CROSS_TEST_SKIP); \
-		$(CROSS_CARGO) $$t test -q --release -p gander-gateway --lib; \
+		GANDER_CRYPTO_VECTORS=$(CRYPTO_VECTORS) scripts/cross_test.py $$t -- $(CROSS_TEST_SKIP); \
 	done
 
 ## dist: a tarball and a .deb of the standalone gateway and of the key server per cross target, then each one checked

@@ -11,8 +11,11 @@ feature once made the test stage recompile the whole workspace after the build s
 crate and the features when a new dependency brings such a difference back.
 
 Compared with `cargo tree` (no build, no network) for the selections `make test` builds: the
-workspace (build stage, then rust-tests) and the gateway for the cross target (cross-test, then
-dist).
+workspace (build stage, then rust-tests), and for the cross target the gateway's binaries (dist)
+against the one command that builds the wire, security and gateway tests
+(`scripts/cross_test.py`, whose selection takes in the gateway, so the two must resolve alike
+in both directions: the wire and security tests built alone once lacked two features the
+gateway's tree turns on, and compiled their half of the tree twice).
 
 Binaries without unit tests are marked `test = false` (the `gander` CLI, `gander-gateway`,
 `gander-kdc`), so `cargo test` does not compile and link each again as an empty test harness;
@@ -26,12 +29,17 @@ import re
 import subprocess
 import sys
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from cross_test import PACKAGES as CROSS_TESTED  # noqa: E402  (the cross tests' selection)
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 LINE = re.compile(r"^(\S+ v\S+)(?: \(.*?\))*(?: \[(.*)\])?$")
-# (what, the cargo tree selection): each one built by a normal and by a test command.
+CROSS = ["--target", "aarch64-unknown-linux-gnu"]
+# (what, the normal build's selection, the test build's selection).
 SELECTIONS = [
-    ("workspace", ["--workspace"]),
-    ("gateway for aarch64", ["-p", "gander-gateway", "--target", "aarch64-unknown-linux-gnu"]),
+    ("workspace", ["--workspace"], ["--workspace"]),
+    ("gateway for aarch64", ["-p", "gander-gateway", *CROSS],
+     [a for p in CROSS_TESTED for a in ("-p", p)] + CROSS),
 ]
 
 
@@ -75,9 +83,9 @@ def untested_targets_with_tests() -> list[str]:
 
 def main() -> int:
     problems = untested_targets_with_tests()
-    for what, selection in SELECTIONS:
-        build = features(selection, "normal,build")
-        test = features(selection, "normal,build,dev")
+    for what, build_sel, test_sel in SELECTIONS:
+        build = features(build_sel, "normal,build")
+        test = features(test_sel, "normal,build,dev")
         for pkg in sorted(build.keys() & test.keys()):
             extra = test[pkg] - build[pkg]
             if extra:
@@ -85,10 +93,16 @@ def main() -> int:
                                 f"test build: declare them for the normal build (gander-sec's "
                                 f"Cargo.toml, \"feature unification\") or everything above it "
                                 f"compiles twice")
+            missing = build[pkg] - test[pkg]
+            if missing:
+                problems.append(f"{what}: {pkg} gets {', '.join(sorted(missing))} only in the "
+                                f"normal build: the test build's selection must take in what "
+                                f"the normal build selects, or everything above it compiles "
+                                f"twice")
     for line in problems:
         print(f"test build: {line}", file=sys.stderr)
     if not problems:
-        print(f"test build: build and test resolve alike ({', '.join(w for w, _ in SELECTIONS)}); "
+        print(f"test build: build and test resolve alike ({', '.join(w for w, _, _ in SELECTIONS)}); "
               f"no test in a `test = false` target")
     return 1 if problems else 0
 
