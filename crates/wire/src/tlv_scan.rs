@@ -224,9 +224,17 @@ mod tests {
             prop_assert_eq!(u32_of(&enc), Some(v));
         }
 
+        /// Up to eight octets the fast path reads what `decode_i64` reads. Longer integers
+        /// are `None`: `decode_i64` also reads those whose leading octets only repeat the
+        /// sign (a real capture carries them, docs/field-tests.md), and the callers of `i64_of`
+        /// hand every `None` to the general parser, so the verdict is the same.
         #[test]
         fn i64_agrees(bytes in proptest::collection::vec(any::<u8>(), 0..10)) {
-            prop_assert_eq!(i64_of(&bytes), ber::decode_i64(&bytes, "x").ok());
+            if bytes.len() <= 8 {
+                prop_assert_eq!(i64_of(&bytes), ber::decode_i64(&bytes, "x").ok());
+            } else {
+                prop_assert_eq!(i64_of(&bytes), None);
+            }
         }
 
         /// The word-at-a-time VisibleString test agrees with the octet-by-octet rule.
