@@ -1,6 +1,6 @@
 //! Where the `gander` rows spend their time beyond the primitive: counts heap allocations per
 //! `spdu::protect` / `spdu::verify` call with a counting allocator, and loops one of them
-//! for a profiler (`perf record -g target/release/examples/gander_path_profile verify gmac`).
+//! for a profiler (`perf record -g target/profiling/examples/gander_path_profile verify gmac`).
 //!
 //! Usage: `gander_path_profile [protect|verify|count] [hmac|gmac|gcm] [iterations]`.
 

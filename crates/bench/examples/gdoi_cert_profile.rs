@@ -1,6 +1,6 @@
 //! Where the key server's time goes in a registration with ECDSA P-256 certificates: runs only
 //! the certificate row of `gander bench gdoi` (`gander_bench::gdoi_cert`) for a profiler
-//! (`perf record --call-graph dwarf target/release/examples/gdoi_cert_profile 2000`) and prints
+//! (`perf record --call-graph dwarf target/profiling/examples/gdoi_cert_profile 2000`) and prints
 //! its progress line.
 //!
 //! Usage: `gdoi_cert_profile [registrations] [members]` (defaults 2000 and 64).

@@ -1,7 +1,7 @@
 //! Where the layer-2 `gander` rows of `bench crypto` spend their time beyond the primitive:
 //! loops `l2::protect_into` or `view::classify` + `view::verify` on the 12-object GOOSE frame
 //! of the layer-2 AES-GMAC-128 row (259 covered bytes), or the bare MAC over the same bytes, for
-//! a profiler (`perf record -g target/release/examples/l2_path_profile verify 3000000`), and
+//! a profiler (`perf record -g target/profiling/examples/l2_path_profile verify 3000000`), and
 //! prints the mean time per call.
 //!
 //! Usage: `l2_path_profile [protect|verify|strip|mac|mac-verify|mac-in-frame|goose|goose-fields|all-data|classify|extension] [iterations] [gmac|ascon|hmac]`.

@@ -10,9 +10,9 @@
 //! allocations in the loop are counted by the example's own allocator ([`alloc_count`]).
 //!
 //! ```text
-//! cargo build --release -p gander-gateway --example l2_path_ir
+//! cargo build --profile profiling -p gander-gateway --example l2_path_ir
 //! valgrind --tool=callgrind --toggle-collect='*measured_loop*' \
-//!     target/release/examples/l2_path_ir strip 5000
+//!     target/profiling/examples/l2_path_ir strip 5000
 //! ```
 //!
 //! Modes: `protect` (outbound protect), `strip` (inbound verify, security removed), `keep`

@@ -7,8 +7,8 @@
 //! (four data-set entries), through `Policy::handle_at` as the drivers call it.
 //!
 //! ```text
-//! cargo build --release -p gander-gateway --example policy_core_ir
-//! valgrind --tool=callgrind target/release/examples/policy_core_ir 20000
+//! cargo build --profile profiling -p gander-gateway --example policy_core_ir
+//! valgrind --tool=callgrind target/profiling/examples/policy_core_ir 20000
 //! ```
 
 use gander_gateway::config::Direction;

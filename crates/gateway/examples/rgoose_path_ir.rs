@@ -9,9 +9,9 @@
 //! divided by `N`.
 //!
 //! ```text
-//! cargo build --release -p gander-gateway --example rgoose_path_ir
+//! cargo build --profile profiling -p gander-gateway --example rgoose_path_ir
 //! valgrind --tool=callgrind --toggle-collect='*measured_loop*' \
-//!     target/release/examples/rgoose_path_ir strip 5000
+//!     target/profiling/examples/rgoose_path_ir strip 5000
 //! ```
 //!
 //! Modes: `protect` (outbound protect), `strip` (inbound verify, security removed),
