@@ -386,12 +386,20 @@ fn keep_until_expiry_and_fail_closed_when_every_key_server_is_gone() {
             "an event at each failed round: {ev:?}"
         );
     }
-    assert!(ev_keep.contains(&MemberEvent::Expired {
-        key_id: 0x3001,
-        fail_closed: false
-    }));
-    assert!(ev_closed.contains(&MemberEvent::Expired {
-        key_id: 0x3001,
-        fail_closed: true
-    }));
+    // The policy, not the key id, is checked: the member's last key is 0x3001 or, when a
+    // loaded host delays the registration past the group's first 3-second lifetime, the key
+    // server's next one, and then 0x3001 (if the member got it too) ends at its overlap, not
+    // early, because it has a successor (seen in a clean clone's `make test`, 2026-11-28).
+    let expired = |ev: &[MemberEvent], early: bool| {
+        ev.iter()
+            .any(|e| matches!(e, MemberEvent::Expired { fail_closed, .. } if *fail_closed == early))
+    };
+    assert!(
+        expired(&ev_keep, false) && !expired(&ev_keep, true),
+        "keep-until-expiry never ends a key early: {ev_keep:?}"
+    );
+    assert!(
+        expired(&ev_closed, true),
+        "fail-closed ends the last key early: {ev_closed:?}"
+    );
 }
