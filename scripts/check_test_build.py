@@ -87,18 +87,16 @@ def main() -> int:
         build = features(build_sel, "normal,build")
         test = features(test_sel, "normal,build,dev")
         for pkg in sorted(build.keys() & test.keys()):
-            extra = test[pkg] - build[pkg]
-            if extra:
-                problems.append(f"{what}: {pkg} gets {', '.join(sorted(extra))} only in the "
-                                f"test build: declare them for the normal build (gander-sec's "
-                                f"Cargo.toml, \"feature unification\") or everything above it "
-                                f"compiles twice")
-            missing = build[pkg] - test[pkg]
-            if missing:
-                problems.append(f"{what}: {pkg} gets {', '.join(sorted(missing))} only in the "
-                                f"normal build: the test build's selection must take in what "
-                                f"the normal build selects, or everything above it compiles "
-                                f"twice")
+            for only, where, fix in (
+                    (test[pkg] - build[pkg], "test",
+                     "declare them for the normal build (gander-sec's Cargo.toml, \"feature "
+                     "unification\")"),
+                    (build[pkg] - test[pkg], "normal",
+                     "the test build's selection must take in what the normal build selects")):
+                if only:
+                    problems.append(f"{what}: {pkg} gets {', '.join(sorted(only))} only in the "
+                                    f"{where} build: {fix}, or everything above it compiles "
+                                    f"twice")
     for line in problems:
         print(f"test build: {line}", file=sys.stderr)
     if not problems:

@@ -22,7 +22,6 @@ printed in full, and the exit status is 1 if any failed.
 """
 
 import argparse
-import json
 import os
 import shlex
 import subprocess
@@ -30,11 +29,14 @@ import sys
 import time
 import tomllib
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from run_rust_tests import test_binaries  # noqa: E402  (the same reading of cargo's output)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGES = ["gander-wire", "gander-sec", "gander-gateway"]
 TESTS = [a for p in PACKAGES for a in ("-p", p)] + ["--lib", "--test", "it"]
-# (package directory, target kind, target name) built but not run under qemu.
-NOT_RUN = {("gateway", "test", "it")}
+# Built but not run under qemu ("package directory:target kind:target name").
+NOT_RUN = {"gateway:test:it"}
 
 
 def runner(triple):
@@ -51,26 +53,8 @@ def build(triple):
     """Builds the test binaries; returns [(label, executable, manifest_dir, run)]."""
     cmd = [os.path.join(ROOT, "scripts", "cross_cargo.sh"), triple, "test", "-q", "--release",
            "--no-run", "--message-format=json-render-diagnostics"] + TESTS
-    p = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True)
-    bins = []
-    for line in p.stdout:
-        try:
-            m = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if m.get("reason") != "compiler-artifact" or not m.get("executable"):
-            continue
-        if not m.get("profile", {}).get("test"):
-            continue
-        t = m["target"]
-        manifest = os.path.dirname(m["manifest_path"])
-        crate = os.path.basename(manifest)
-        kind = "lib" if "lib" in t["kind"] else t["kind"][0]
-        bins.append((f"{crate}:{kind}:{t['name']}", m["executable"], manifest,
-                     (crate, kind, t["name"]) not in NOT_RUN))
-    if p.wait() != 0:
-        sys.exit(f"cross_test: `{shlex.join(cmd)}` failed")
-    return bins
+    return [(label, exe, manifest, label not in NOT_RUN)
+            for label, exe, manifest, _ in test_binaries(cmd, "cross_test")]
 
 
 def main():

@@ -43,8 +43,14 @@ def times_file():
 
 def build(extra):
     """Builds every test binary; returns [(label, executable, manifest_dir, is_integration)]."""
-    cmd = ["cargo", "test", "--workspace", "--release", "--no-run",
-           "--message-format=json-render-diagnostics"] + extra
+    return test_binaries(["cargo", "test", "--workspace", "--release", "--no-run",
+                          "--message-format=json-render-diagnostics"] + extra, "run_rust_tests")
+
+
+def test_binaries(cmd, who):
+    """Runs `cmd`, a `cargo test --no-run --message-format=json-render-diagnostics`; returns
+    its test binaries as [(label "crate:kind:name", executable, manifest_dir, is_integration)].
+    Exits naming `who` and the command if cargo fails. `scripts/cross_test.py` uses it too."""
     p = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True)
     bins = []
     for line in p.stdout:
@@ -63,7 +69,7 @@ def build(extra):
         label = f"{crate}:{kind}:{t['name']}"
         bins.append((label, m["executable"], manifest, "test" in t["kind"]))
     if p.wait() != 0:
-        sys.exit(f"run_rust_tests: `{' '.join(cmd)}` failed")
+        sys.exit(f"{who}: `{' '.join(cmd)}` failed")
     return bins
 
 
