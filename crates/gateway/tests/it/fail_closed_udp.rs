@@ -10,7 +10,6 @@ use gander_sec::{KeyStore, Profile};
 use gander_testkit::frames::{self as craft, UdpAddrs};
 use gander_wire::ip::locate_udp;
 use gander_wire::spdu::SessionPdu;
-use std::net::UdpSocket;
 use std::time::Duration;
 
 const CONFIG: &str = r#"
@@ -59,7 +58,7 @@ fn collect(
     let (tx, rx) = std::sync::mpsc::channel();
     let h = std::thread::spawn(move || {
         gander_lab::enter(&ns).unwrap();
-        let s = UdpSocket::bind(bind).unwrap();
+        let s = common::bind_udp(bind);
         s.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
         tx.send(()).unwrap();
         let store = keys.map(common::keys).unwrap_or_default();
@@ -127,7 +126,7 @@ fn udp_relay_fails_closed_and_delivers_in_order() {
     let (atk_ns, sub_ns) = (lab.ns(Role::Atk), lab.ns(Role::Sub));
     let a = std::thread::spawn(move || {
         gander_lab::enter(&atk_ns).unwrap();
-        let s = UdpSocket::bind("10.85.2.66:102").unwrap();
+        let s = common::bind_udp("10.85.2.66:102");
         for (i, f) in attacks.iter().enumerate() {
             let _ = s.send_to(f, "10.85.2.254:102");
             pace(i);
@@ -136,7 +135,7 @@ fn udp_relay_fails_closed_and_delivers_in_order() {
     let l2 = legit.clone();
     let p = std::thread::spawn(move || {
         gander_lab::enter(&sub_ns).unwrap();
-        let s = UdpSocket::bind("10.85.2.2:102").unwrap();
+        let s = common::bind_udp("10.85.2.2:102");
         for f in &l2 {
             s.send_to(f, "10.85.2.254:102").unwrap();
             std::thread::sleep(Duration::from_millis(4));
@@ -145,7 +144,7 @@ fn udp_relay_fails_closed_and_delivers_in_order() {
             s.send_to(f, "10.85.2.254:102").unwrap();
         }
         // The same frames from another source port: the port is outside every MAC.
-        let other_port = UdpSocket::bind("10.85.2.2:4000").unwrap();
+        let other_port = common::bind_udp("10.85.2.2:4000");
         for f in &l2 {
             other_port.send_to(f, "10.85.2.254:102").unwrap();
         }
@@ -159,7 +158,7 @@ fn udp_relay_fails_closed_and_delivers_in_order() {
     let late = l3.len() + reflected.len();
     std::thread::spawn(move || {
         gander_lab::enter(&atk_ns).unwrap();
-        let s = UdpSocket::bind("10.85.2.66:102").unwrap();
+        let s = common::bind_udp("10.85.2.66:102");
         for (i, f) in l3.iter().chain(&reflected).enumerate() {
             s.send_to(f, "10.85.2.254:102").unwrap();
             pace(i);
@@ -175,7 +174,7 @@ fn udp_relay_fails_closed_and_delivers_in_order() {
     let ied_ns = lab.ns(Role::Ied);
     std::thread::spawn(move || {
         gander_lab::enter(&ied_ns).unwrap();
-        let s = UdpSocket::bind("10.85.1.1:102").unwrap();
+        let s = common::bind_udp("10.85.1.1:102");
         for i in 0..n {
             s.send_to(
                 &craft::rgoose_spdu(Profile::Standard, 0x10, i, 1, i),

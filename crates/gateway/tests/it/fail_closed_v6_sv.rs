@@ -429,24 +429,6 @@ fn spdu(store: Option<(&KeyStore, u32)>, n: u32) -> Vec<u8> {
     }
 }
 
-/// Binds `addr`, waiting up to a second while it is in use: a socket the test just closed on
-/// the same address stays bound while a child process that another test of this binary is
-/// spawning still holds a copy of the descriptor table between its fork and its exec (every
-/// descriptor, close-on-exec ones included, until exec). On a loaded host that window lasts
-/// milliseconds; a clean clone's `make test` hit it once (EADDRINUSE, 2026-11-28).
-fn bind_udp(addr: &str) -> std::net::UdpSocket {
-    let mut tries = 0;
-    loop {
-        match std::net::UdpSocket::bind(addr) {
-            Err(e) if e.kind() == std::io::ErrorKind::AddrInUse && tries < 50 => {
-                tries += 1;
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            r => return r.unwrap_or_else(|e| panic!("bind {addr}: {e}")),
-        }
-    }
-}
-
 fn collect6(
     ns: String,
     bind: &'static str,
@@ -456,7 +438,7 @@ fn collect6(
     let (tx, rx) = std::sync::mpsc::channel();
     let h = std::thread::spawn(move || {
         gander_lab::enter(&ns).unwrap();
-        let s = bind_udp(bind);
+        let s = common::bind_udp(bind);
         s.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
         tx.send(()).unwrap();
         let store = keys.map(common::keys).unwrap_or_default();
@@ -526,7 +508,7 @@ fn udp_relay_fails_closed_over_ipv6() {
     let (atk_ns, sub_ns) = (lab.ns(Role::Atk), lab.ns(Role::Sub));
     let a = std::thread::spawn(move || {
         gander_lab::enter(&atk_ns).unwrap();
-        let s = std::net::UdpSocket::bind("[fd00:85:2::66]:102").unwrap();
+        let s = common::bind_udp("[fd00:85:2::66]:102");
         for (i, f) in attacks.iter().enumerate() {
             let _ = s.send_to(f, "[fd00:85:2::fe]:102");
             pace(i);
@@ -535,7 +517,7 @@ fn udp_relay_fails_closed_over_ipv6() {
     let l2 = legit.clone();
     let p = std::thread::spawn(move || {
         gander_lab::enter(&sub_ns).unwrap();
-        let s = std::net::UdpSocket::bind("[fd00:85:2::2]:102").unwrap();
+        let s = common::bind_udp("[fd00:85:2::2]:102");
         for f in &l2 {
             s.send_to(f, "[fd00:85:2::fe]:102").unwrap();
             std::thread::sleep(Duration::from_millis(4));
@@ -559,7 +541,7 @@ fn udp_relay_fails_closed_over_ipv6() {
     let ied_ns = lab.ns(Role::Ied);
     std::thread::spawn(move || {
         gander_lab::enter(&ied_ns).unwrap();
-        let s = bind_udp("[fd00:85:1::1]:102");
+        let s = common::bind_udp("[fd00:85:1::1]:102");
         for i in 0..n {
             s.send_to(
                 &craft::rgoose_spdu(Profile::Standard, APPID, i, 1, i),
@@ -696,7 +678,7 @@ fn udp_relay_ipv6_multicast() {
     let sub_ns = lab.ns(Role::Sub);
     std::thread::spawn(move || {
         gander_lab::enter(&sub_ns).unwrap();
-        let s = std::net::UdpSocket::bind("[fd00:85:2::2]:102").unwrap();
+        let s = common::bind_udp("[fd00:85:2::2]:102");
         for f in &frames {
             s.send_to(f, format!("[ff05::103%{sub0}]:102")).unwrap();
             std::thread::sleep(Duration::from_millis(2));

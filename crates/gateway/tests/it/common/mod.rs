@@ -116,3 +116,23 @@ pub(crate) fn receive_frames(
     rx.recv().expect("receiver up");
     h
 }
+
+/// Binds `addr`, waiting up to a second while it is in use: a socket the test just closed on
+/// the same address stays bound while a child process that another test of this binary is
+/// spawning still holds a copy of the descriptor table between its fork and its exec (every
+/// descriptor, close-on-exec ones included, until exec). On a loaded host that window lasts
+/// milliseconds; a clean clone's `make test` hit it once (EADDRINUSE in the IPv6 UDP relay
+/// test, 2026-11-28). Every test here that binds an address a socket of its own held before
+/// binds through this.
+pub(crate) fn bind_udp(addr: &str) -> std::net::UdpSocket {
+    let mut tries = 0;
+    loop {
+        match std::net::UdpSocket::bind(addr) {
+            Err(e) if e.kind() == std::io::ErrorKind::AddrInUse && tries < 50 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            r => return r.unwrap_or_else(|e| panic!("bind {addr}: {e}")),
+        }
+    }
+}
