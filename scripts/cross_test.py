@@ -24,13 +24,12 @@ printed in full, and the exit status is 1 if any failed.
 import argparse
 import os
 import shlex
-import subprocess
 import sys
-import time
+import tempfile
 import tomllib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run_rust_tests import test_binaries  # noqa: E402  (the same reading of cargo's output)
+from run_rust_tests import report, run_one, test_binaries  # noqa: E402  (one reading of cargo and libtest)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGES = ["gander-wire", "gander-sec", "gander-gateway"]
@@ -79,23 +78,11 @@ def main():
     prefix = runner(a.triple)
     failed = []
     passed = 0
-    for label, exe, cwd, _ in run:
-        t0 = time.monotonic()
-        p = subprocess.run(prefix + [exe] + a.libtest, cwd=cwd,
-                           env=dict(os.environ, CARGO_MANIFEST_DIR=cwd),
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        dt = time.monotonic() - t0
-        summary = [l for l in p.stdout.splitlines() if l.startswith("test result:")]
-        for s in summary:
-            try:
-                passed += int(s.split(" passed")[0].split()[-1])
-            except (ValueError, IndexError):
-                pass
-        state = "ok" if p.returncode == 0 else f"FAILED (exit {p.returncode})"
-        print(f"{state:>6}  {dt:6.1f} s  {a.triple} {label}  {'; '.join(summary)}", flush=True)
-        if p.returncode != 0:
-            failed.append(label)
-            print(p.stdout, flush=True)
+    with tempfile.TemporaryDirectory(prefix="gander-cross-tests-") as logdir:
+        for label, exe, cwd, _ in run:
+            job = (f"{a.triple} {label}", prefix + [exe] + a.libtest, cwd,
+                   {"CARGO_MANIFEST_DIR": cwd})
+            passed += report(*run_one(job, logdir), failed)
     print(f"cross_test: {a.triple}: {len(run)} binaries, {passed} tests passed"
           + (f"; FAILED: {', '.join(failed)}" if failed else ""))
     return 1 if failed else 0

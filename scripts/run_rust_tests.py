@@ -95,6 +95,23 @@ def run_one(job, logdir):
     return label, rc, dt, text, summary
 
 
+def report(label, rc, dt, text, summary, failed):
+    """Prints one binary's line (and its whole output if it failed, adding it to `failed`);
+    returns the number of tests its summaries say passed. `scripts/cross_test.py` uses it too."""
+    passed = 0
+    for s in summary:
+        try:
+            passed += int(s.split(" passed")[0].split()[-1])
+        except (ValueError, IndexError):
+            pass
+    state = "ok" if rc == 0 else f"FAILED (exit {rc})"
+    print(f"{state:>6}  {dt:6.1f} s  {label}  {'; '.join(summary)}", flush=True)
+    if rc != 0:
+        failed.append(label)
+        print(text, flush=True)
+    return passed
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--jobs", type=int, default=(os.cpu_count() or 2) + 2)
@@ -122,16 +139,7 @@ def main():
         for fut in as_completed(futures):
             label, rc, dt, text, summary = fut.result()
             times[label] = dt
-            for s in summary:
-                try:
-                    passed += int(s.split(" passed")[0].split()[-1])
-                except (ValueError, IndexError):
-                    pass
-            state = "ok" if rc == 0 else f"FAILED (exit {rc})"
-            print(f"{state:>6}  {dt:6.1f} s  {label}  {'; '.join(summary)}", flush=True)
-            if rc != 0:
-                failed.append(label)
-                print(text, flush=True)
+            passed += report(label, rc, dt, text, summary, failed)
     try:
         with open(times_file(), "w") as f:
             for k, v in sorted(times.items()):
