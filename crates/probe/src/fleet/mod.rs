@@ -170,20 +170,17 @@ pub fn sweep(
             progress(Progress::Retried(r));
         }
     }
-    // One task per device (IED), its targets in file order.
-    let mut tasks: Vec<Task> = Vec::new();
-    let mut index: BTreeMap<&str, usize> = BTreeMap::new();
-    for t in targets.iter().filter(|t| !done.contains_key(&t.name)) {
-        match index.get(t.device()) {
-            Some(&i) => tasks[i].targets.push(t.clone()),
-            None => {
-                index.insert(t.device(), tasks.len());
-                tasks.push(Task {
-                    targets: vec![t.clone()],
-                });
-            }
-        }
-    }
+    // One task per device (targets sharing an IED or an address), its targets in file order.
+    let todo: Vec<&Target> = targets
+        .iter()
+        .filter(|t| !done.contains_key(&t.name))
+        .collect();
+    let tasks: Vec<Task> = targets::devices(&todo)
+        .into_iter()
+        .map(|g| Task {
+            targets: g.into_iter().map(|i| todo[i].clone()).collect(),
+        })
+        .collect();
     let queue = Arc::new(Mutex::new(tasks.into_iter().collect::<VecDeque<_>>()));
     let total = targets.len();
     let (tx, rx) = mpsc::channel::<Row>();

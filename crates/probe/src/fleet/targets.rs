@@ -179,7 +179,77 @@ pub fn from_scd(path: &str, text: &str) -> Result<Plan, FleetError> {
             "{path} has no ConnectedAP with a P type=\"IP\" (or IPv6) address"
         )));
     }
+    plan.notes.extend(shared_addresses(&plan.targets));
     Ok(plan)
+}
+
+/// Notes for targets of different IEDs that the SCD gives one address and port: one host then
+/// answers for several names. A proxy (one server holding several IEDs' models, told apart by
+/// their AP titles, IEC 61850-8-1 "OSI-AP-Title") does this on purpose; otherwise an address
+/// was copied and not changed, and one IED of the two is not reached at all. Either way the
+/// sweep visits that host one name after the other ([`devices`]) and each row's model check
+/// says which model answered.
+fn shared_addresses(targets: &[Target]) -> Vec<String> {
+    let mut at: BTreeMap<(&str, Option<u16>), Vec<&Target>> = BTreeMap::new();
+    for t in targets {
+        at.entry((t.address.as_str(), t.port)).or_default().push(t);
+    }
+    let mut notes = Vec::new();
+    for ((address, port), ts) in at {
+        let mut ieds: Vec<&str> = ts.iter().filter_map(|t| t.ied.as_deref()).collect();
+        ieds.sort_unstable();
+        ieds.dedup();
+        if ieds.len() < 2 {
+            continue;
+        }
+        let names: Vec<&str> = ts.iter().map(|t| t.name.as_str()).collect();
+        let port = port.map(|p| format!(" port {p}")).unwrap_or_default();
+        notes.push(format!(
+            "{}: IEDs {} share one address ({address}{port}): one host answers for all of them, which is right for a proxy or one machine running several tools; otherwise an address in the SCD was copied and the others are not reached. Probed one after the other",
+            names.join(", "),
+            ieds.join(", ")
+        ));
+    }
+    notes
+}
+
+/// The targets grouped by device, each group in the targets' order and the groups in the order
+/// of their first target: targets that share an IED, or an address, are one device, so that
+/// no device is given two sessions at once, whatever names the file gives it (two IEDs of an
+/// SCD at one address, or a targets file naming one host twice).
+pub fn devices(targets: &[&Target]) -> Vec<Vec<usize>> {
+    fn root(parent: &mut [usize], mut i: usize) -> usize {
+        while parent[i] != i {
+            parent[i] = parent[parent[i]];
+            i = parent[i];
+        }
+        i
+    }
+    let mut parent: Vec<usize> = (0..targets.len()).collect();
+    let mut by_ied: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut by_address: BTreeMap<&str, usize> = BTreeMap::new();
+    for (i, t) in targets.iter().enumerate() {
+        let mut firsts = vec![*by_address.entry(t.address.as_str()).or_insert(i)];
+        if let Some(ied) = t.ied.as_deref() {
+            firsts.push(*by_ied.entry(ied).or_insert(i));
+        }
+        for f in firsts {
+            // The root of a group is its first target: groups keep the targets' order.
+            let (a, b) = (root(&mut parent, f), root(&mut parent, i));
+            parent[a.max(b)] = a.min(b);
+        }
+    }
+    let mut group_of: BTreeMap<usize, usize> = BTreeMap::new();
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for i in 0..targets.len() {
+        let r = root(&mut parent, i);
+        let g = *group_of.entry(r).or_insert_with(|| {
+            groups.push(Vec::new());
+            groups.len() - 1
+        });
+        groups[g].push(i);
+    }
+    groups
 }
 
 #[derive(Deserialize)]
@@ -369,5 +439,97 @@ tls = true
         assert_eq!(plan.notes.len(), 2, "{:?}", plan.notes);
         assert!(plan.notes[0].contains("SW1/AP1: address 0.0.0.0 is unspecified"));
         assert!(plan.notes[1].starts_with("A/AP9: the SCD declares no server"));
+    }
+
+    fn target(name: &str, ied: Option<&str>, address: &str) -> Target {
+        Target {
+            name: name.into(),
+            ied: ied.map(Into::into),
+            access_point: None,
+            address: address.into(),
+            port: None,
+            tls: None,
+        }
+    }
+
+    /// Targets sharing an IED or an address are one device (one session at a time), also
+    /// through a chain (F shares IED Z with D and address 10.0.0.3 with C), and the groups keep
+    /// the targets' order.
+    #[test]
+    fn targets_sharing_an_ied_or_an_address_are_one_device() {
+        let t = [
+            target("A", Some("X"), "10.0.0.1"),
+            target("B", Some("Y"), "10.0.0.2"),
+            target("C", Some("X"), "10.0.0.3"),
+            target("D", Some("Z"), "10.0.0.2"),
+            target("E", None, "10.0.0.4"),
+            target("G", None, "10.0.0.4"),
+        ];
+        let refs: Vec<&Target> = t.iter().collect();
+        assert_eq!(devices(&refs), [vec![0, 2], vec![1, 3], vec![4, 5]]);
+        let mut chained = t.to_vec();
+        chained.push(target("F", Some("Z"), "10.0.0.3"));
+        let refs: Vec<&Target> = chained.iter().collect();
+        assert_eq!(devices(&refs), [vec![0, 1, 2, 3, 6], vec![4, 5]]);
+        // An IED named like another target's address is not that address.
+        let odd = [
+            target("A", Some("10.0.0.9"), "10.0.0.1"),
+            target("B", None, "10.0.0.9"),
+        ];
+        let refs: Vec<&Target> = odd.iter().collect();
+        assert_eq!(devices(&refs), [vec![0], vec![1]]);
+        assert!(devices(&[]).is_empty());
+    }
+
+    /// Two IEDs of an SCD at one address and port (a copied address, or a proxy) are said at
+    /// start-up and planned as one device; at one address on two ports they are one device
+    /// (one session at a time) but not a finding. A public SED does this: the 2019 IEC 61850
+    /// interoperability test's `IOP_2019-09-26_LV_ED2_1_V12_XF.sed` (repository
+    /// sureenapatnaik92/sampleProject) gives four IEDs of three vendors 10.11.19.31 and three
+    /// client tools 10.10.20.1; the sweep used to open sessions to all four at once and said
+    /// nothing.
+    #[test]
+    fn two_ieds_at_one_address_are_said_and_probed_one_after_the_other() {
+        let ied = |name: &str| {
+            format!(
+                r#"<IED name="{name}"><AccessPoint name="AP1"><Server><Authentication/><LDevice inst="LD0">
+    <LN0 lnClass="LLN0" inst="" lnType="LLN0_T"/></LDevice></Server></AccessPoint></IED>"#
+            )
+        };
+        let scd = |p3: &str| {
+            format!(
+                r#"<?xml version="1.0"?>
+<SCL xmlns="http://www.iec.ch/61850/2003/SCL">
+  <Communication><SubNetwork name="S">
+    <ConnectedAP iedName="F1" apName="AP1"><Address><P type="IP">10.0.0.11</P></Address></ConnectedAP>
+    <ConnectedAP iedName="F2" apName="AP1"><Address><P type="IP">10.0.0.12</P></Address></ConnectedAP>
+    <ConnectedAP iedName="F3" apName="AP1"><Address><P type="IP">10.0.0.11</P>{p3}</Address></ConnectedAP>
+  </SubNetwork></Communication>
+  {}{}{}
+  <DataTypeTemplates>
+    <LNodeType id="LLN0_T" lnClass="LLN0"><DO name="Beh" type="INS_T"/></LNodeType>
+    <DOType id="INS_T" cdc="INS"><DA name="stVal" fc="ST" bType="INT32"/></DOType>
+  </DataTypeTemplates>
+</SCL>"#,
+                ied("F1"),
+                ied("F2"),
+                ied("F3")
+            )
+        };
+        let plan = from_scd("s.scd", &scd("")).unwrap();
+        assert_eq!(plan.notes.len(), 1, "{:?}", plan.notes);
+        assert!(
+            plan.notes[0].starts_with("F1, F3: IEDs F1, F3 share one address (10.0.0.11)"),
+            "{}",
+            plan.notes[0]
+        );
+        let refs: Vec<&Target> = plan.targets.iter().collect();
+        assert_eq!(devices(&refs), [vec![0, 2], vec![1]]);
+        assert!(plan.declared.contains_key("F1") && plan.declared.contains_key("F3"));
+
+        let plan = from_scd("s.scd", &scd(r#"<P type="MMS-Port">10102</P>"#)).unwrap();
+        assert!(plan.notes.is_empty(), "{:?}", plan.notes);
+        let refs: Vec<&Target> = plan.targets.iter().collect();
+        assert_eq!(devices(&refs), [vec![0, 2], vec![1]]);
     }
 }
