@@ -269,6 +269,17 @@ pub(crate) fn stats_us(ns: &[u64]) -> Summary {
         .unwrap_or_default()
 }
 
+/// The distribution-free 95% confidence interval of the p99 of samples in nanoseconds, in
+/// microseconds (`gander_measure::stats::quantile_ci`): "[lo, hi]", with "-" for a bound the
+/// sample count cannot give (a p99 needs at least 368 samples for an upper bound).
+pub(crate) fn p99_ci_us(ns: &[u64]) -> String {
+    let mut v = ns.to_vec();
+    v.sort_unstable();
+    let (lo, hi) = gander_measure::stats::quantile_ci(&v, 0.99);
+    let f = |x: Option<u64>| x.map_or("-".to_string(), |x| format!("{:.1}", x as f64 / 1e3));
+    format!("[{}, {}]", f(lo), f(hi))
+}
+
 type Times = Arc<Mutex<Vec<Option<SystemTime>>>>;
 
 fn times(n: usize) -> Times {
@@ -1279,6 +1290,16 @@ fn bench(
             og.n,
             n - n / 20,
             p.counters().inbound.dropped_total() + p.counters().outbound.dropped_total()
+        ));
+        out(format!(
+            "    one-way p99 95% confidence interval (distribution-free): gateway {}, direct {} us{}",
+            p99_ci_us(&l.one_way_gw),
+            p99_ci_us(&l.one_way_direct),
+            if l.one_way_gw.len() < 368 {
+                "; under 368 samples a p99 has no upper bound: the run with 1000 judges it"
+            } else {
+                ""
+            }
         ));
         out(format!("    one-way floor    {}", fmt_us(&of)));
         out(format!(

@@ -179,6 +179,63 @@ pub fn warmup_for(reps: usize) -> usize {
     (reps / 50).clamp(5, 5_000)
 }
 
+/// The ranks (1-based, among `n` ascending samples) of a distribution-free 95% confidence
+/// interval of the quantile `q` (0 < q < 1). For any continuous distribution the number of
+/// samples at or below the true quantile is Binomial(n, q), so the sample of rank `r` lies
+/// above it with probability P(B < r) and below it with probability P(B >= r) (order
+/// statistics; Hahn & Meeker, "Statistical Intervals", §5.2). `lower` is the largest rank
+/// whose tail is at most 2.5 %, `upper` the smallest; together they cover the quantile with
+/// probability at least 95 %.
+///
+/// A bound is `None` when no rank gives its tail 2.5 % or less: a p99's upper bound needs
+/// `0.99^n <= 0.025`, n >= 368. With fewer samples a p99 is only known to be at least its
+/// lower bound: the p99 of `gander bench gateway --quick`'s 190 samples is its second-largest
+/// sample, and one slow wake-up more or less moves it by the whole tail.
+pub fn quantile_ci_ranks(n: usize, q: f64) -> (Option<usize>, Option<usize>) {
+    if n == 0 || !(q > 0.0 && q < 1.0) {
+        return (None, None);
+    }
+    const TAIL: f64 = 0.025;
+    // P(B = i) in log space from i = 0 (q^n and (1-q)^n underflow for n in the thousands).
+    let (lq, lp) = (q.ln(), (1.0 - q).ln());
+    let mut pmf = Vec::with_capacity(n + 1);
+    let mut l = n as f64 * lp;
+    for i in 0..=n {
+        pmf.push(l.exp());
+        if i < n {
+            l += ((n - i) as f64).ln() - ((i + 1) as f64).ln() + lq - lp;
+        }
+    }
+    // lower: the largest r >= 1 with P(B <= r - 1) <= TAIL.
+    let mut below = 0.0;
+    let mut lower = None;
+    for r in 1..=n {
+        below += pmf[r - 1];
+        if below > TAIL {
+            break;
+        }
+        lower = Some(r);
+    }
+    // upper: the smallest r <= n with P(B >= r) <= TAIL (summed from the top, no cancellation).
+    let mut above = 0.0;
+    let mut upper = None;
+    for r in (1..=n).rev() {
+        above += pmf[r];
+        if above > TAIL {
+            break;
+        }
+        upper = Some(r);
+    }
+    (lower, upper)
+}
+
+/// The sample values at [`quantile_ci_ranks`] of an ascending slice.
+pub fn quantile_ci(sorted: &[u64], q: f64) -> (Option<u64>, Option<u64>) {
+    let (l, u) = quantile_ci_ranks(sorted.len(), q);
+    let at = |r: Option<usize>| r.and_then(|r| sorted.get(r - 1).copied());
+    (at(l), at(u))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -299,5 +356,60 @@ mod tests {
         assert_eq!(warmup_for(50), 5);
         assert_eq!(warmup_for(3_000), 60);
         assert_eq!(warmup_for(500_000), 5_000);
+    }
+
+    /// The textbook case: the 95% interval of the median of 10 samples is ranks 2 to 9
+    /// (coverage 1 - 2 x 11/1024 = 0.9785; ranks 3 to 8 would cover only 0.891).
+    #[test]
+    fn median_of_ten_is_ranks_two_to_nine() {
+        assert_eq!(quantile_ci_ranks(10, 0.5), (Some(2), Some(9)));
+        let v: Vec<u64> = (1..=10).map(|x| x * 10).collect();
+        assert_eq!(quantile_ci(&v, 0.5), (Some(20), Some(90)));
+    }
+
+    /// A p99 has an upper bound only from 368 samples on (0.99^367 = 0.02501 > 0.025 >=
+    /// 0.99^368), and with 1000 samples both bounds sit inside the sample.
+    #[test]
+    fn p99_needs_368_samples_for_an_upper_bound() {
+        assert_eq!(quantile_ci_ranks(190, 0.99).1, None);
+        assert_eq!(quantile_ci_ranks(367, 0.99).1, None);
+        assert_eq!(quantile_ci_ranks(368, 0.99).1, Some(368));
+        let (l, u) = quantile_ci_ranks(1000, 0.99);
+        let (l, u) = (l.unwrap(), u.unwrap());
+        assert!(
+            (980..990).contains(&l) && (991..1000).contains(&u),
+            "{l} {u}"
+        );
+        assert_eq!(quantile_ci_ranks(0, 0.99), (None, None));
+        assert_eq!(quantile_ci_ranks(10, 1.0), (None, None));
+    }
+
+    proptest::proptest! {
+        /// The ranks agree with a direct binomial sum (exact coefficients for small n): each
+        /// tail is at most 2.5 %, and one rank further would make it exceed 2.5 %.
+        #[test]
+        fn ci_ranks_agree_with_a_direct_sum(n in 1usize..60, q in 0.01f64..0.99) {
+            let choose = |k: usize| -> f64 {
+                (0..k).fold(1.0f64, |c, i| c * (n - i) as f64 / (i + 1) as f64)
+            };
+            let pmf = |k: usize| choose(k) * q.powi(k as i32) * (1.0 - q).powi((n - k) as i32);
+            let below = |r: usize| (0..r).map(pmf).sum::<f64>(); // P(B < r)
+            let above = |r: usize| (r..=n).map(pmf).sum::<f64>(); // P(B >= r)
+            let (l, u) = quantile_ci_ranks(n, q);
+            match l {
+                Some(l) => {
+                    proptest::prop_assert!(below(l) <= 0.025 + 1e-12);
+                    proptest::prop_assert!(l == n || below(l + 1) > 0.025 - 1e-12);
+                }
+                None => proptest::prop_assert!(below(1) > 0.025 - 1e-12),
+            }
+            match u {
+                Some(u) => {
+                    proptest::prop_assert!(above(u) <= 0.025 + 1e-12);
+                    proptest::prop_assert!(u == 1 || above(u - 1) > 0.025 - 1e-12);
+                }
+                None => proptest::prop_assert!(above(n) > 0.025 - 1e-12),
+            }
+        }
     }
 }
