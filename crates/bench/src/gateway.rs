@@ -1303,9 +1303,10 @@ fn bench(
         ));
         out(format!("    one-way floor    {}", fmt_us(&of)));
         out(format!(
-            "    floor: added one-way p99 {floor_added:.1} us with no gander code in the gateway's place (its direct path p99 {:.1} us); gander's added p99 above the floor {:.1} us",
+            "    floor: added one-way p99 {floor_added:.1} us with no gander code in the gateway's place (its direct path p99 {:.1} us); gander's added p99 above the floor {:.1} us; floor's one-way p99 95% confidence interval {}",
             ofd.p99,
-            added - floor_added
+            added - floor_added,
+            p99_ci_us(&lf.one_way_gw)
         ));
         let stage_json = print_stages(stages.as_ref(), out);
         json.insert(format!("latency {name}"), serde_json::json!({"one_way_gateway": og, "one_way_direct": od, "rtt_gateway": rg, "rtt_direct": rd, "added_one_way_p99_us": added, "stages": stage_json,
