@@ -35,7 +35,8 @@ pub struct Target {
 }
 
 impl Target {
-    /// The key of one-session-per-device: the IED, or the address for a targets file.
+    /// The IED, or the address for a targets file. One of the two keys a sweep groups
+    /// targets by; [`devices`] joins targets that share either (one session per host).
     pub fn device(&self) -> &str {
         self.ied.as_deref().unwrap_or(&self.address)
     }
