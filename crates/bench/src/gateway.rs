@@ -1295,8 +1295,11 @@ fn bench(
             "    one-way p99 95% confidence interval (distribution-free): gateway {}, direct {} us{}",
             p99_ci_us(&l.one_way_gw),
             p99_ci_us(&l.one_way_direct),
-            if l.one_way_gw.len() < 368 {
-                "; under 368 samples a p99 has no upper bound: the run with 1000 judges it"
+            if gander_measure::stats::quantile_ci_ranks(l.one_way_gw.len(), 0.99)
+                .1
+                .is_none()
+            {
+                "; too few samples for a p99 upper bound (at least 368): the run with 1000 judges it"
             } else {
                 ""
             }
